@@ -1,0 +1,39 @@
+# The two commands: `make demo` and `make test`. Each bootstraps what it needs.
+PYTHON ?= python3
+export UV_PYTHON_DOWNLOADS := never
+export UV_PYTHON := $(PYTHON)
+UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
+VENV := .venv
+NYLA := $(VENV)/bin/nyla
+
+.PHONY: setup demo test lint format bench clean
+
+.tools/bin/uv:
+	$(PYTHON) -m venv .tools
+	.tools/bin/pip install --quiet --disable-pip-version-check uv
+
+$(VENV)/.synced: pyproject.toml core/pyproject.toml $(wildcard plugins/*/*/pyproject.toml) | $(UV)
+	$(UV) sync --all-packages
+	touch $@
+
+setup: $(VENV)/.synced
+
+demo: setup
+	$(VENV)/bin/python -m nyla.demo
+
+test: setup
+	$(VENV)/bin/python -m pytest -q
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: setup
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: setup
+	$(VENV)/bin/python bench/startup.py
+
+clean:
+	rm -rf $(VENV) .tools

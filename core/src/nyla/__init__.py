@@ -1,0 +1,112 @@
+"""nyla: a plugin-driven AI agent framework.
+
+The public API for plugin authors and hosts. Names are imported lazily so that
+``import nyla`` (and ``nyla --help``) stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from nyla.hookspecs import hookimpl, hookspec
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # kernel
+    "Kernel": "nyla.kernel",
+    "PluginHost": "nyla.plugins",
+    "PluginRecord": "nyla.plugins",
+    "Database": "nyla.db",
+    "Base": "nyla.db",
+    "metadata": "nyla.db",
+    # ai
+    "OperationType": "nyla.models.ai",
+    "Role": "nyla.models.ai",
+    "Message": "nyla.models.ai",
+    "TextPart": "nyla.models.ai",
+    "ImagePart": "nyla.models.ai",
+    "ToolCall": "nyla.models.ai",
+    "ToolDefinition": "nyla.models.ai",
+    "Usage": "nyla.models.ai",
+    "ModelCapabilities": "nyla.models.ai",
+    "ModelSpec": "nyla.models.ai",
+    "ChatRequest": "nyla.models.ai",
+    "ChatResponse": "nyla.models.ai",
+    "StreamDelta": "nyla.models.ai",
+    "EmbeddingResponse": "nyla.models.ai",
+    "WebSearchHit": "nyla.models.ai",
+    "Provider": "nyla.models.ai",
+    # agent
+    "RunContext": "nyla.models.agent",
+    "AgentConfig": "nyla.models.agent",
+    "AgentStatus": "nyla.models.agent",
+    "AgentEvent": "nyla.models.agent",
+    "EventType": "nyla.models.agent",
+    "AgentTrace": "nyla.models.agent",
+    "ToolCallLog": "nyla.models.agent",
+    # tools
+    "Tool": "nyla.models.tools",
+    "Toolbox": "nyla.models.tools",
+    "ToolResult": "nyla.models.tools",
+    "ToolErrorDetails": "nyla.models.tools",
+    "ToolContext": "nyla.models.tools",
+    # data sources
+    "ConnectorAdapter": "nyla.models.datasource",
+    "ConnectionInfo": "nyla.models.datasource",
+    "ExternalEntry": "nyla.models.datasource",
+    "EntryPage": "nyla.models.datasource",
+    "DownloadedFile": "nyla.models.datasource",
+    "JobProgress": "nyla.models.datasource",
+    "Walker": "nyla.models.datasource",
+    "WalkResult": "nyla.models.datasource",
+    # features and ontology
+    "Feature": "nyla.models.feature",
+    "FeatureTable": "nyla.models.feature",
+    "FeatureField": "nyla.models.feature",
+    "FeatureDataProvider": "nyla.models.feature",
+    "BenchmarkQuestion": "nyla.models.feature",
+    "OntologyDescriptor": "nyla.models.ontology",
+    "Entity": "nyla.models.ontology",
+    "EntityFilter": "nyla.models.ontology",
+    "Relation": "nyla.models.ontology",
+    "Cardinality": "nyla.models.ontology",
+    "Constraint": "nyla.models.ontology",
+    "ConstraintKind": "nyla.models.ontology",
+    "CanonicalPattern": "nyla.models.ontology",
+    "PatternStep": "nyla.models.ontology",
+    # neutralization
+    "Neutralizer": "nyla.models.neutralize",
+    "Finding": "nyla.models.neutralize",
+    # errors
+    "NylaError": "nyla.errors",
+    "PluginError": "nyla.errors",
+    "ConfigurationError": "nyla.errors",
+    "DatabaseUnavailableError": "nyla.errors",
+    "DatabaseQueryError": "nyla.errors",
+    "BudgetExceeded": "nyla.errors",
+    "NeutralizationError": "nyla.errors",
+    "ModelNotAvailableError": "nyla.errors",
+    "ProviderError": "nyla.errors",
+    "ProviderAuthError": "nyla.errors",
+    "ProviderBadRequestError": "nyla.errors",
+    "ProviderRateLimitError": "nyla.errors",
+    "ProviderServerError": "nyla.errors",
+    "ProviderTimeoutError": "nyla.errors",
+}
+
+__all__ = ["__version__", "hookimpl", "hookspec", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nyla' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

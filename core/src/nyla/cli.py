@@ -1,0 +1,91 @@
+"""The ``nyla`` command. Subcommands live in their own modules and are imported only when
+invoked, so ``nyla --help`` imports no plugin and no vendor SDK."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+# command name -> "module:attribute". Kernel areas add their own command here.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "plugins": ("nyla.commands.plugins:plugins", "Inspect installed plugins."),
+    "models": ("nyla.commands.catalog:models", "List models from the provider plugins."),
+    "toolboxes": ("nyla.commands.catalog:toolboxes", "List toolboxes."),
+    "tools": ("nyla.commands.catalog:tools", "List tools."),
+    "db": ("nyla.commands.db:db", "The database (embedded PostgreSQL or NYLA_DATABASE_URL)."),
+    "ai": ("nyla.ai.cli:ai", "One-off model calls and neutralization."),
+    "run": ("nyla.agent.cli:run", "Run the agent on a prompt."),
+    "runs": ("nyla.agent.cli:runs", "Past agent runs and their traces."),
+    "knowledge": ("nyla.knowledge.cli:knowledge", "Index, search and purge the knowledge store."),
+    "feature": ("nyla.features.cli:feature", "Business features: seed data, inspect tables."),
+    "eval": ("nyla.eval.cli:eval_group", "Benchmark a feature's data agent."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on use; commands that plugins add through
+    ``nyla_cli_commands`` are looked up when a name is not a kernel command."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS:
+            target = LAZY_COMMANDS[cmd_name][0]
+            module, _, attr = target.partition(":")
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except ModuleNotFoundError as exc:
+                if exc.name and module.startswith(exc.name):
+                    return _unavailable(cmd_name, f"{module} is not part of this build")
+                raise
+        command = super().get_command(ctx, cmd_name)
+        if command is None and not getattr(self, "_plugin_commands_loaded", False):
+            self._plugin_commands_loaded = True
+            from nyla.plugins import PluginHost
+
+            host = PluginHost.discover(strict=False)
+            for impl in host.pm.hook.nyla_cli_commands.get_hookimpls():
+                try:
+                    impl.function(cli=self)
+                except Exception as exc:  # a broken plugin command never breaks the CLI
+                    click.echo(f"warning: plugin {impl.plugin_name} commands: {exc}", err=True)
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, LAZY_COMMANDS[name][1]) for name in sorted(LAZY_COMMANDS)]
+        rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _unavailable(name: str, reason: str) -> click.Command:
+    @click.command(name, context_settings={"ignore_unknown_options": True})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def command(args: Any) -> None:
+        raise click.ClickException(f"'nyla {name}' is not available: {reason}")
+
+    return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="nyla", prog_name="nyla")
+def cli() -> None:
+    """nyla: a plugin-driven AI agent framework.
+
+    Agents with toolboxes, one AI service with budgets and neutralization, and a knowledge
+    store on PostgreSQL + pgvector. Every inspector command takes --json.
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console entry point."""
+    return cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="nyla")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,1 @@
+"""Kernel CLI commands: the plugin inspector, catalogs (models, toolboxes, tools), db."""

@@ -1,0 +1,105 @@
+"""``nyla plugins list|show|check``: the plugin inspector."""
+
+from __future__ import annotations
+
+import click
+
+from nyla.commands.output import emit_json, json_option, table
+
+
+def _host():
+    from nyla.plugins import PluginHost
+
+    return PluginHost.discover(strict=False)
+
+
+def _summary(contributes: dict[str, list[str]]) -> str:
+    return ", ".join(f"{len(v)} {k}" for k, v in sorted(contributes.items()) if v) or "-"
+
+
+@click.group()
+def plugins() -> None:
+    """Inspect installed plugins: what loaded, what failed and why, what each contributes."""
+
+
+@plugins.command("list")
+@json_option
+def list_(as_json: bool) -> None:
+    """All plugins: name, distribution, version, group, status, contributions."""
+    host = _host()
+    records = sorted(host.records.values(), key=lambda r: (r.group, r.name))
+    if as_json:
+        emit_json([r.to_dict() for r in records])
+        return
+    table(
+        "nyla plugins",
+        ["name", "distribution", "version", "group", "status", "contributes / error"],
+        [
+            (
+                r.name,
+                r.distribution,
+                r.version,
+                r.group,
+                r.status,
+                r.error if r.status != "ok" else _summary(r.contributes),
+            )
+            for r in records
+        ],
+    )
+
+
+@plugins.command()
+@click.argument("name")
+@json_option
+def show(name: str, as_json: bool) -> None:
+    """One plugin: its hooks, the ids it contributes, its entry point, its error."""
+    host = _host()
+    record = host.records.get(name)
+    if record is None:
+        raise click.ClickException(
+            f"no plugin named {name!r}; known: {', '.join(sorted(host.records))}"
+        )
+    data = record.to_dict()
+    if as_json:
+        emit_json(data)
+        return
+    rows = [
+        (k, data[k])
+        for k in ("name", "distribution", "version", "group", "entryPoint", "status", "error")
+    ]
+    rows.append(("hooks", ", ".join(record.hooks) or "-"))
+    for kind, ids in sorted(record.contributes.items()):
+        rows.append((kind, ", ".join(ids)))
+    table(f"plugin {name}", ["field", "value"], rows)
+
+
+@plugins.command()
+@click.argument("name", required=False)
+@json_option
+def check(name: str | None, as_json: bool) -> None:
+    """Hook conformance and static contract checks; exit status 1 on any problem."""
+    from nyla.checks import check_host
+
+    host = _host()
+    if name and name not in host.records:
+        raise click.ClickException(f"no plugin named {name!r}")
+    problems = check_host(host, only=name)
+    checked = [
+        r.name
+        for r in host.records.values()
+        if (not name or r.name == name) and r.status != "disabled"
+    ]
+    if as_json:
+        emit_json(
+            {"ok": not problems, "checked": checked, "problems": [p.to_dict() for p in problems]}
+        )
+    elif problems:
+        table(
+            "plugin check: problems",
+            ["plugin", "subject", "problem"],
+            [(p.plugin, p.subject, p.message) for p in problems],
+        )
+    else:
+        click.echo(f"ok: {len(checked)} plugin(s) checked, no problems")
+    if problems:
+        raise SystemExit(1)

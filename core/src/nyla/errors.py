@@ -1,0 +1,94 @@
+"""The kernel's exceptions. Errors are values at the tool boundary; everywhere else they are
+these exceptions, each with a message a user can act on."""
+
+from __future__ import annotations
+
+
+class NylaError(Exception):
+    """Base class of every nyla error."""
+
+
+class PluginError(NylaError):
+    """A plugin could not be loaded or broke its contract (strict mode raises it)."""
+
+
+class ConfigurationError(NylaError):
+    """Something is not configured (a key, an endpoint, a database URL)."""
+
+
+class DatabaseUnavailableError(NylaError):
+    """The database cannot be reached or lacks pgvector."""
+
+
+class DatabaseQueryError(NylaError):
+    """A real query failure (not an empty result, which is ``[]``)."""
+
+
+class BudgetExceeded(NylaError):
+    """A call would exceed the remaining ``max_cost_chf`` (or its price is unknown)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        estimated_chf: float | None = None,
+        remaining_chf: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.estimated_chf = estimated_chf
+        self.remaining_chf = remaining_chf
+
+
+class NeutralizationError(NylaError):
+    """Neutralization failed while the context requires it: the call is blocked, not sent."""
+
+
+class ModelNotAvailableError(NylaError):
+    """No model fits the request (operation, size, restrictions), or the one named is unknown."""
+
+
+class ProviderError(NylaError):
+    """A provider call failed. ``retryable`` errors are retried and then fall back."""
+
+    retryable: bool = False
+
+    def __init__(
+        self, message: str, *, provider: str | None = None, status_code: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.status_code = status_code
+
+
+class ProviderAuthError(ProviderError):
+    """Missing or rejected credentials; ``env_var`` names what to set."""
+
+    def __init__(self, message: str, *, env_var: str | None = None, **kw) -> None:
+        super().__init__(message, **kw)
+        self.env_var = env_var
+
+
+class ProviderBadRequestError(ProviderError):
+    """The provider rejected the request as invalid (not retried)."""
+
+
+class ProviderRateLimitError(ProviderError):
+    """HTTP 429 / rate limited; ``retry_after`` seconds when the provider said so."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw) -> None:
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
+class ProviderServerError(ProviderError):
+    """HTTP 5xx or an overloaded provider."""
+
+    retryable = True
+
+
+class ProviderTimeoutError(ProviderError):
+    """The provider did not answer in time."""
+
+    retryable = True

@@ -1,0 +1,1 @@
+"""Typed contracts (pydantic models and protocols) shared by the kernel and plugins."""

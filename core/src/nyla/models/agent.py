@@ -1,0 +1,117 @@
+"""Contracts of an agent run: configuration, run context, events and the persisted trace."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import Field
+
+from nyla.models.base import WireModel
+
+
+class RunContext(WireModel):
+    """Who runs, on whose data, where. Passed explicitly through every layer, never global.
+
+    ``allowed_providers`` restricts model selection (e.g. only a private endpoint when data must
+    not leave); ``require_neutralization`` blocks a model call when neutralization fails.
+    """
+
+    user_id: str = "local"
+    mandate_id: str | None = None
+    feature_instance_id: str | None = None
+    workflow_id: str | None = None
+    timezone: str = "UTC"
+    require_neutralization: bool = False
+    allowed_providers: list[str] | None = None
+    connections: list[str] = Field(default_factory=list)
+    language: str | None = None
+
+
+class AgentConfig(WireModel):
+    """Limits and choices for one run (seeds: ``datamodelAgent.AgentConfig``)."""
+
+    max_rounds: int = Field(default=25, ge=1, le=100)
+    max_cost_chf: float | None = Field(default=None, ge=0)
+    tool_set: str = "core"
+    temperature: float | None = None
+    model: str | None = None
+    initial_toolboxes: list[str] = Field(default_factory=list)
+    exclude_action_tools: bool = False
+    stream: bool = True
+    tool_timeout_s: float = 120.0
+    system_prompt: str | None = None
+
+
+class AgentStatus(StrEnum):
+    """End state of a run."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    MAX_ROUNDS_REACHED = "maxRoundsReached"
+    BUDGET_EXCEEDED = "budgetExceeded"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
+class EventType(StrEnum):
+    """Kinds of events an agent run streams."""
+
+    CHUNK = "CHUNK"
+    TOOL_CALL = "TOOL_CALL"
+    TOOL_RESULT = "TOOL_RESULT"
+    STATUS = "STATUS"
+    FINAL = "FINAL"
+    AGENT_SUMMARY = "AGENT_SUMMARY"
+    ERROR = "ERROR"
+
+
+class AgentEvent(WireModel):
+    """One streamed event of a run. ``data`` depends on ``type``."""
+
+    type: EventType
+    round: int = 0
+    text: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallLog(WireModel):
+    """One executed tool call as recorded in the trace."""
+
+    round: int
+    call_id: str
+    tool_name: str
+    arguments: str
+    success: bool
+    error: str | None = None
+    validation_failure_code: str | None = None
+    duration_ms: float = 0.0
+
+
+class AgentTrace(WireModel):
+    """The persisted record of a run with its repair counters (seeds: ``AgentTrace``).
+
+    ``validation_failures``: calls the validator rejected before the DB.
+    ``repair_attempts``: repeats of the same tool name in later rounds after a rejection.
+    ``success_after_repair``: repair attempts whose result had no validation failure code.
+    """
+
+    run_id: str
+    status: AgentStatus = AgentStatus.RUNNING
+    prompt: str = ""
+    final_text: str = ""
+    model: str | None = None
+    rounds: int = 0
+    cost_chf: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tool_calls: list[ToolCallLog] = Field(default_factory=list)
+    validation_failures: int = 0
+    repair_attempts: int = 0
+    success_after_repair: int = 0
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    error: str | None = None
+    parent_run_id: str | None = None
+    context: RunContext = Field(default_factory=RunContext)

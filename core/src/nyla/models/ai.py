@@ -1,0 +1,267 @@
+"""Contracts of the AI service: operation types, normalized messages, model specs, providers.
+
+Every provider plugin converts between these shapes and its vendor's wire format; the kernel
+never sees a vendor payload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from enum import StrEnum
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import Field
+
+from nyla.models.base import WireModel
+
+
+class OperationType(StrEnum):
+    """What a model call is for; the selector picks models by it (seeds: OperationTypeEnum)."""
+
+    PLAN = "plan"
+    DATA_ANALYSE = "dataAnalyse"
+    DATA_GENERATE = "dataGenerate"
+    DATA_EXTRACT = "dataExtract"
+    IMAGE_ANALYSE = "imageAnalyse"
+    IMAGE_GENERATE = "imageGenerate"
+    NEUTRALIZATION_TEXT = "neutralizationText"
+    NEUTRALIZATION_IMAGE = "neutralizationImage"
+    WEB_SEARCH = "webSearch"
+    WEB_CRAWL = "webCrawl"
+    AGENT = "agent"
+    EMBEDDING = "embedding"
+    SPEECH_TEAMS = "speechTeams"
+
+
+class Role(StrEnum):
+    """Author of a message in the normalized conversation."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class TextPart(WireModel):
+    """A piece of text inside a message."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImagePart(WireModel):
+    """An image inside a message: a URL or base64 data with its mime type."""
+
+    type: Literal["image"] = "image"
+    url: str | None = None
+    data_base64: str | None = None
+    mime_type: str = "image/png"
+
+
+ContentPart = TextPart | ImagePart
+
+
+class ToolCall(WireModel):
+    """A tool call the model asked for. ``arguments`` is the raw JSON text the model sent,
+    kept verbatim so that malformed JSON can be reported back instead of being lost."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+class Message(WireModel):
+    """One message of the normalized conversation (system / user / assistant / tool)."""
+
+    role: Role
+    content: str | list[ContentPart] = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @property
+    def text(self) -> str:
+        """All text parts joined (images dropped)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(p.text for p in self.content if isinstance(p, TextPart))
+
+
+class ToolDefinition(WireModel):
+    """What the model sees of a tool: name, description and a JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class Usage(WireModel):
+    """Token usage reported by a provider for one call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class ModelCapabilities(WireModel):
+    """What a model can do; the selector and the contract suites read these flags."""
+
+    tools: bool = False
+    streaming: bool = False
+    vision: bool = False
+    reasoning: bool = False
+    embedding_dimensions: int | None = None
+    web_search: bool = False
+    image_generation: bool = False
+
+
+class ModelSpec(WireModel):
+    """A model offered by a provider plugin.
+
+    ``id`` is ``"<provider>:<model>"``. Prices are CHF per million tokens (vendor list prices
+    are taken as CHF, as the seeds' convention says). Ranks: higher is better.
+    """
+
+    id: str
+    provider: str
+    name: str
+    operation_types: list[OperationType]
+    context_window: int
+    max_output_tokens: int = 4096
+    price_input_chf_per_mtok: float | None
+    price_output_chf_per_mtok: float | None
+    capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
+    quality_rank: int = 50
+    speed_rank: int = 50
+    available: bool = True
+    unavailable_reason: str | None = None
+
+    def cost_chf(self, usage: Usage) -> float | None:
+        """Cost of ``usage`` in CHF, or ``None`` when the price is unknown (budget fails closed)."""
+        if self.price_input_chf_per_mtok is None or self.price_output_chf_per_mtok is None:
+            return None
+        return (
+            usage.input_tokens * self.price_input_chf_per_mtok
+            + usage.output_tokens * self.price_output_chf_per_mtok
+        ) / 1_000_000
+
+
+class ChatRequest(WireModel):
+    """A normalized chat request as a provider receives it (already neutralized)."""
+
+    model: str
+    messages: list[Message]
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    operation: OperationType = OperationType.AGENT
+
+
+class ChatResponse(WireModel):
+    """A provider's answer: text, tool calls, usage and anything vendor-specific in metadata
+    (citations for Perplexity, for example)."""
+
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: str | None = None
+    model: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class StreamDelta(WireModel):
+    """One streamed item: a text delta, an assembled tool call, or the closing usage."""
+
+    kind: Literal["text", "tool_call", "usage", "done"]
+    text: str = ""
+    tool_call: ToolCall | None = None
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class EmbeddingResponse(WireModel):
+    """Vectors for a batch of texts, in input order."""
+
+    vectors: list[list[float]]
+    model: str
+    dimensions: int
+    usage: Usage = Field(default_factory=Usage)
+
+
+class WebSearchHit(WireModel):
+    """One web search result."""
+
+    url: str
+    title: str = ""
+    content: str = ""
+    score: float | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model provider, contributed through ``nyla_providers``.
+
+    ``id`` is the provider prefix of its model ids. ``models()`` must be cheap and must not
+    import the vendor SDK (discovery stays fast); the call methods may. Methods a provider
+    does not support raise :class:`NotImplementedError`; its model specs say which apply.
+    Failures raise the typed errors from :mod:`nyla.errors` (``ProviderAuthError``,
+    ``ProviderRateLimitError``, ``ProviderServerError``, ``ProviderTimeoutError``, ...).
+    """
+
+    id: str
+
+    def models(self) -> list[ModelSpec]: ...
+
+    async def chat(self, request: ChatRequest) -> ChatResponse: ...
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamDelta]: ...
+
+    async def embed(self, model: str, texts: list[str]) -> EmbeddingResponse: ...
+
+    async def web_search(
+        self, model: str, query: str, max_results: int = 5
+    ) -> list[WebSearchHit]: ...
+
+
+class AiCallRequest(WireModel):
+    """A request to the AI service (not to a provider): the service neutralizes it, selects a
+    model (``model`` overrides the selector), checks the price against ``max_cost_chf`` (the
+    caller's *remaining* budget) and calls the provider with retries and fallback.
+
+    ``neutralization`` is the run's placeholder session (a
+    ``nyla.ai.neutralize.NeutralizationSession``) so placeholders stay stable across the calls
+    of one run; ``None`` starts a fresh one for this call. It is never serialized.
+    """
+
+    operation: OperationType
+    messages: list[Message]
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    model: str | None = None
+    context: Any = None  # RunContext (typed Any to keep this module free of agent imports)
+    max_cost_chf: float | None = None
+    neutralization: Any = Field(default=None, exclude=True)
+
+
+class AiCallResponse(WireModel):
+    """The AI service's answer: the provider's response plus cost, the model used, and any
+    fallbacks taken (``metadata['fallbacks']``)."""
+
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    cost_chf: float = 0.0
+    model: str = ""
+    finish_reason: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)

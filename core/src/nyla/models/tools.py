@@ -1,0 +1,175 @@
+"""Contracts of tools and toolboxes: what a tool is, what it returns, how toolboxes group them."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from nyla.models.agent import RunContext
+from nyla.models.base import WireModel
+
+
+class ToolErrorDetails(WireModel):
+    """Structured repair hints for the model (seeds: ``errorDetails``)."""
+
+    code: str
+    field: str | None = None
+    suggestion: str | None = None
+    hint: str | None = None
+
+
+class ToolResult(WireModel):
+    """What a tool returns. Errors are values here, never exceptions out of the loop."""
+
+    success: bool = True
+    content: str = ""
+    data: Any = None
+    error: str | None = None
+    error_details: ToolErrorDetails | None = None
+
+    @classmethod
+    def ok(cls, content: str = "", data: Any = None) -> ToolResult:
+        return cls(success=True, content=content, data=data)
+
+    @classmethod
+    def fail(
+        cls,
+        error: str,
+        code: str,
+        field: str | None = None,
+        suggestion: str | None = None,
+        hint: str | None = None,
+    ) -> ToolResult:
+        return cls(
+            success=False,
+            error=error,
+            error_details=ToolErrorDetails(
+                code=code, field=field, suggestion=suggestion, hint=hint
+            ),
+        )
+
+
+class ToolContext(BaseModel):
+    """What a tool handler gets besides its arguments: the run context, the kernel's services
+    (``kernel`` is the host's :class:`nyla.Kernel`), and the run's remaining limits."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    run: RunContext = Field(default_factory=RunContext)
+    kernel: Any = None
+    run_id: str | None = None
+    round: int = 0
+    call_id: str | None = None
+    remaining_rounds: int | None = None
+    remaining_budget_chf: float | None = None
+    extras: dict[str, Any] = Field(default_factory=dict)
+
+
+ToolHandler = Callable[..., Awaitable[Any]]
+
+
+class Tool(BaseModel):
+    """A tool: name the model sees, description, JSON schema of its arguments, ``read_only``
+    flag (read-only calls may run concurrently) and an async handler.
+
+    The handler is called as ``await handler(args, ctx)`` where ``args`` is an instance of
+    ``args_model`` (validated) and ``ctx`` a :class:`ToolContext`. It returns a
+    :class:`ToolResult` or any value (turned into a successful result).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    args_model: type[BaseModel]
+    handler: ToolHandler
+    read_only: bool = False
+    timeout_s: float | None = None
+    toolbox: str | None = None
+
+    @classmethod
+    def from_model(
+        cls,
+        name: str,
+        description: str,
+        args_model: type[BaseModel],
+        handler: ToolHandler,
+        *,
+        read_only: bool = False,
+        timeout_s: float | None = None,
+    ) -> Tool:
+        """A tool whose arguments are the pydantic model ``args_model``."""
+        schema = args_model.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        return cls(
+            name=name,
+            description=description,
+            parameters=schema,
+            args_model=args_model,
+            handler=handler,
+            read_only=read_only,
+            timeout_s=timeout_s,
+        )
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Awaitable[Any]],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        read_only: bool = False,
+        timeout_s: float | None = None,
+    ) -> Tool:
+        """A tool from a typed async function ``fn(ctx: ToolContext, **typed_args)``.
+
+        The JSON schema comes from the signature (every parameter but ``ctx``); the
+        description from the docstring.
+        """
+        hints = get_type_hints(fn)
+        fields: dict[str, Any] = {}
+        for pname, param in inspect.signature(fn).parameters.items():
+            if pname == "ctx":
+                continue
+            annotation = hints.get(pname, Any)
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[pname] = (annotation, default)
+        tool_name = name or fn.__name__
+        args_model = create_model(
+            f"{tool_name}Args", __config__=ConfigDict(extra="forbid"), **fields
+        )
+
+        async def handler(args: BaseModel, ctx: ToolContext) -> Any:
+            return await fn(ctx, **{k: getattr(args, k) for k in fields})
+
+        return cls.from_model(
+            tool_name,
+            description or inspect.getdoc(fn) or tool_name,
+            args_model,
+            handler,
+            read_only=read_only,
+            timeout_s=timeout_s,
+        )
+
+
+class Toolbox(BaseModel):
+    """A group of tools the agent gets together (seeds: Toolbox Registry).
+
+    ``default_active`` toolboxes are always on; ``requires_connection`` ones are on when the
+    user has that connection; ``feature_code`` ones belong to a feature. Any inactive toolbox
+    can be requested at run time through ``requestToolbox``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    id: str
+    label: str = ""
+    description: str = ""
+    tools: list[Tool] = Field(default_factory=list)
+    default_active: bool = False
+    requires_connection: str | None = None
+    feature_code: str | None = None

@@ -1,0 +1,433 @@
+"""Plugin discovery, registration and the typed registries built from them.
+
+stevedore reads each entry-point group (names are filtered before anything is imported),
+pluggy registers what loaded, then every hook is called *per plugin* so that one broken plugin
+(fails to import, raises in a hook, returns the wrong type, implements an unknown hook, or
+claims an id another plugin holds) is reported with its name and reason and left out while
+the host keeps running with the rest.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from nyla import hookspecs
+from nyla.errors import PluginError
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUPS: tuple[str, ...] = (
+    "nyla.providers",
+    "nyla.toolboxes",
+    "nyla.connectors",
+    "nyla.walkers",
+    "nyla.features",
+    "nyla.neutralizers",
+)
+
+BUILTIN_GROUP = "builtin"
+
+# The kernel's own defaults, registered through the same hooks as any plugin.
+# (name, module path); a module that does not exist yet is skipped silently.
+BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
+    ("nyla.neutralizer", "nyla.ai.default_neutralizer"),
+    ("nyla.core_tools", "nyla.tools.core"),
+    ("nyla.ai_tools", "nyla.tools.ai"),
+    ("nyla.datasource_tools", "nyla.tools.datasources"),
+)
+
+# hook name -> (contribution kind, expected type resolver, id attribute)
+_CONTRIBUTION_HOOKS: dict[str, tuple[str, str, str]] = {
+    "nyla_providers": ("providers", "nyla.models.ai:Provider", "id"),
+    "nyla_toolboxes": ("toolboxes", "nyla.models.tools:Toolbox", "id"),
+    "nyla_connectors": ("connectors", "nyla.models.datasource:ConnectorAdapter", "service"),
+    "nyla_walkers": ("walkers", "nyla.models.datasource:Walker", "id"),
+    "nyla_features": ("features", "nyla.models.feature:Feature", "code"),
+    "nyla_neutralizers": ("neutralizers", "nyla.models.neutralize:Neutralizer", "id"),
+}
+
+
+def _resolve(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _env_list(name: str) -> list[str] | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+@dataclass
+class PluginRecord:
+    """What the host knows about one plugin: where it came from, whether it loaded, what it
+    contributes, and why it failed if it did."""
+
+    name: str
+    group: str
+    entry_point: str
+    status: str = "ok"  # ok | failed | disabled
+    error: str | None = None
+    hooks: list[str] = field(default_factory=list)
+    contributes: dict[str, list[str]] = field(default_factory=dict)
+    _distribution: tuple[str | None, str | None] | None = None
+    plugin: Any = None
+
+    @property
+    def distribution(self) -> str | None:
+        return self._dist()[0]
+
+    @property
+    def version(self) -> str | None:
+        return self._dist()[1]
+
+    def _dist(self) -> tuple[str | None, str | None]:
+        if self._distribution is None:
+            self._distribution = _distribution_of(self.group, self.name, self.entry_point)
+        return self._distribution
+
+    def fail(self, reason: str) -> None:
+        self.status = "failed"
+        self.error = reason
+        self.contributes = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form used by ``nyla plugins list --json``."""
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "group": self.group,
+            "entryPoint": self.entry_point,
+            "status": self.status,
+            "error": self.error,
+            "hooks": list(self.hooks),
+            "contributes": {k: list(v) for k, v in self.contributes.items()},
+        }
+
+
+_DIST_INDEX: dict[tuple[str, str], tuple[str, str]] | None = None
+
+
+def _distribution_of(group: str, name: str, entry_point: str) -> tuple[str | None, str | None]:
+    """Distribution name and version of a plugin, found through importlib.metadata (stevedore's
+    cached entry points carry no distribution)."""
+    from importlib import metadata
+
+    if group == BUILTIN_GROUP:
+        try:
+            return "nyla", metadata.version("nyla")
+        except metadata.PackageNotFoundError:
+            return "nyla", None
+    global _DIST_INDEX
+    if _DIST_INDEX is None:
+        index: dict[tuple[str, str], tuple[str, str]] = {}
+        for dist in metadata.distributions():
+            for ep in dist.entry_points:
+                if ep.group.startswith("nyla."):
+                    index[(ep.group, ep.name)] = (dist.metadata["Name"], dist.version)
+        _DIST_INDEX = index
+    if (group, name) in _DIST_INDEX:
+        return _DIST_INDEX[(group, name)]
+    top = entry_point.split(":")[0].split(".")[0]
+    dists = metadata.packages_distributions().get(top)
+    if dists:
+        return dists[0], metadata.version(dists[0])
+    return None, None
+
+
+def _entry_points(group: str) -> list[Any]:
+    """Entry points of a group without importing them (stevedore's cache when available)."""
+    try:
+        from stevedore import _cache
+
+        return list(_cache.get_group_all(group))
+    except Exception:  # pragma: no cover - stevedore internals changed
+        from importlib import metadata
+
+        return list(metadata.entry_points(group=group))
+
+
+class PluginHost:
+    """The registered plugins and the typed registries built from their hooks.
+
+    Build it with :meth:`discover` (entry points + built-ins) or :meth:`from_plugins` (an
+    explicit list, for tests and embedding hosts).
+    """
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self.records: dict[str, PluginRecord] = {}
+        self.providers: dict[str, Any] = {}
+        self.toolboxes: dict[str, Any] = {}
+        self.connectors: dict[str, Any] = {}
+        self.walkers: dict[str, Any] = {}
+        self.features: dict[str, Any] = {}
+        self.neutralizers: dict[str, Any] = {}
+        self._owners: dict[tuple[str, str], str] = {}
+
+    # ---- construction -------------------------------------------------------------------
+
+    @classmethod
+    def discover(cls, *, builtins: bool = True, strict: bool | None = None) -> PluginHost:
+        """Load the built-ins and every installed plugin (respecting ``NYLA_PLUGINS``,
+        ``NYLA_DISABLE_PLUGINS``; ``NYLA_STRICT_PLUGINS=1`` raises on any failure)."""
+        host = cls()
+        if builtins:
+            host._load_builtins()
+        host._load_entry_points()
+        host._collect()
+        if strict is None:
+            strict = os.environ.get("NYLA_STRICT_PLUGINS", "") not in ("", "0", "false")
+        if strict:
+            host.raise_on_failures()
+        return host
+
+    @classmethod
+    def from_plugins(
+        cls, plugins: Iterable[Any], *, builtins: bool = False, names: Iterable[str] | None = None
+    ) -> PluginHost:
+        """A host from explicit plugin objects (modules or instances), independent of what is
+        installed. ``builtins=True`` adds the kernel's defaults first."""
+        host = cls()
+        if builtins:
+            host._load_builtins()
+        plugin_list = list(plugins)
+        name_list = list(names) if names is not None else [None] * len(plugin_list)
+        for obj, name in zip(plugin_list, name_list, strict=True):
+            pname = name or getattr(obj, "__name__", None) or type(obj).__name__
+            host._register(obj, PluginRecord(pname, "explicit", pname))
+        host._collect()
+        return host
+
+    def _load_builtins(self) -> None:
+        for name, module_path in BUILTIN_PLUGINS:
+            try:
+                module = importlib.import_module(module_path)
+            except ModuleNotFoundError as exc:
+                if exc.name == module_path or module_path.startswith(str(exc.name) + "."):
+                    continue  # built-in not part of this build
+                self.records[name] = PluginRecord(
+                    name, BUILTIN_GROUP, module_path, status="failed", error=f"import: {exc!r}"
+                )
+                continue
+            except Exception as exc:
+                self.records[name] = PluginRecord(
+                    name, BUILTIN_GROUP, module_path, status="failed", error=f"import: {exc!r}"
+                )
+                continue
+            self._register(module, PluginRecord(name, BUILTIN_GROUP, module_path))
+
+    def _load_entry_points(self) -> None:
+        from stevedore import NamedExtensionManager
+
+        only = _env_list("NYLA_PLUGINS")
+        disabled = set(_env_list("NYLA_DISABLE_PLUGINS") or [])
+        for group in ENTRY_POINT_GROUPS:
+            eps = _entry_points(group)
+            names: list[str] = []
+            for ep in eps:
+                if ep.name in self.records:
+                    continue
+                if (only is not None and ep.name not in only) or ep.name in disabled:
+                    self.records[ep.name] = PluginRecord(
+                        ep.name,
+                        group,
+                        ep.value,
+                        status="disabled",
+                        error="disabled by NYLA_PLUGINS / NYLA_DISABLE_PLUGINS",
+                    )
+                    continue
+                names.append(ep.name)
+            if not names:
+                continue
+            values = {ep.name: ep.value for ep in eps}
+
+            def on_failure(_manager: Any, ep: Any, exc: BaseException, group: str = group) -> None:
+                self.records[ep.name] = PluginRecord(
+                    ep.name,
+                    group,
+                    ep.value,
+                    status="failed",
+                    error=f"import failed: {type(exc).__name__}: {exc}",
+                )
+
+            manager = NamedExtensionManager(
+                group,
+                names,
+                on_load_failure_callback=on_failure,
+                on_missing_entrypoints_callback=lambda _missing: None,
+                warn_on_missing_entrypoint=False,
+            )
+            for ext in manager.extensions:
+                if ext.name in self.records:  # a name held by an earlier group or a built-in
+                    rec = PluginRecord(ext.name, group, values.get(ext.name, ""))
+                    rec.fail(f"plugin name {ext.name!r} is already used by another plugin")
+                    self.records[f"{ext.name}@{group}"] = rec
+                    continue
+                self._register(ext.plugin, PluginRecord(ext.name, group, values.get(ext.name, "")))
+
+    def _register(self, obj: Any, record: PluginRecord) -> None:
+        self.records[record.name] = record
+        record.plugin = obj
+        unknown = [
+            attr
+            for attr in dir(obj)
+            if attr.startswith("nyla_")
+            and self.pm.parse_hookimpl_opts(obj, attr) is not None
+            and not hasattr(self.pm.hook, attr)
+        ]
+        if unknown:
+            record.fail(f"implements unknown hook(s): {', '.join(unknown)} (misspelt?)")
+            return
+        try:
+            self.pm.register(obj, name=record.name)
+        except Exception as exc:  # signature mismatch, duplicate registration
+            record.fail(f"registration failed: {exc}")
+            return
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            self.pm.unregister(obj)
+            record.fail(f"hook validation failed: {exc}")
+            return
+        record.hooks = sorted(hc.name for hc in (self.pm.get_hookcallers(obj) or []))
+
+    # ---- collection ---------------------------------------------------------------------
+
+    def _collect(self) -> None:
+        """Call every contribution hook per plugin, type-check, detect id clashes."""
+        pending: dict[str, dict[str, list[Any]]] = {}
+        for hook_name, (kind, type_path, _id_attr) in _CONTRIBUTION_HOOKS.items():
+            expected = _resolve(type_path)
+            caller = getattr(self.pm.hook, hook_name)
+            for impl in caller.get_hookimpls():
+                record = self.records.get(impl.plugin_name)
+                if record is None or record.status != "ok":
+                    continue
+                try:
+                    result = impl.function()
+                except Exception as exc:
+                    self._drop(record, f"{hook_name}() raised {type(exc).__name__}: {exc}")
+                    pending.pop(record.name, None)
+                    continue
+                if result is None:
+                    result = []
+                if not isinstance(result, list | tuple):
+                    self._drop(
+                        record,
+                        f"{hook_name}() returned {type(result).__name__}, "
+                        f"expected a list of {expected.__name__}",
+                    )
+                    pending.pop(record.name, None)
+                    continue
+                bad = [item for item in result if not isinstance(item, expected)]
+                if bad:
+                    self._drop(
+                        record,
+                        f"{hook_name}() returned {type(bad[0]).__name__}, "
+                        f"expected {expected.__name__}",
+                    )
+                    pending.pop(record.name, None)
+                    continue
+                pending.setdefault(record.name, {}).setdefault(kind, []).extend(result)
+
+        # Built-ins first, then plugins in name order: the first holder of an id keeps it.
+        order = sorted(pending, key=lambda n: (self.records[n].group != BUILTIN_GROUP, n))
+        for name in order:
+            record = self.records[name]
+            contributions = pending[name]
+            clash = self._find_clash(name, contributions)
+            if clash:
+                self._drop(record, clash)
+                continue
+            for kind, items in contributions.items():
+                id_attr = next(v[2] for v in _CONTRIBUTION_HOOKS.values() if v[0] == kind)
+                registry: dict[str, Any] = getattr(self, kind)
+                for item in items:
+                    key = getattr(item, id_attr)
+                    registry[key] = item
+                    self._owners[(kind, key)] = name
+                    record.contributes.setdefault(kind, []).append(key)
+                    if kind == "providers":
+                        models = [m.id for m in _safe_models(item)]
+                        record.contributes.setdefault("models", []).extend(models)
+                    if kind == "toolboxes":
+                        for tool in item.tools:
+                            self._owners[("tools", tool.name)] = name
+                            record.contributes.setdefault("tools", []).append(tool.name)
+
+    def _find_clash(self, name: str, contributions: dict[str, list[Any]]) -> str | None:
+        seen_here: set[tuple[str, str]] = set()
+        for kind, items in contributions.items():
+            id_attr = next(v[2] for v in _CONTRIBUTION_HOOKS.values() if v[0] == kind)
+            keys: list[tuple[str, str]] = []
+            for item in items:
+                keys.append((kind, str(getattr(item, id_attr))))
+                if kind == "toolboxes":
+                    keys.extend(("tools", t.name) for t in item.tools)
+            for key in keys:
+                owner = self._owners.get(key)
+                if owner is not None:
+                    return f"{key[0][:-1]} id {key[1]!r} is already registered by plugin {owner!r}"
+                if key in seen_here:
+                    return f"{key[0][:-1]} id {key[1]!r} is registered twice by this plugin"
+                seen_here.add(key)
+        return None
+
+    def _drop(self, record: PluginRecord, reason: str) -> None:
+        log.warning("plugin %s left out: %s", record.name, reason)
+        record.fail(reason)
+        if record.plugin is not None and self.pm.is_registered(record.plugin):
+            self.pm.unregister(record.plugin)
+
+    # ---- queries ------------------------------------------------------------------------
+
+    @property
+    def failures(self) -> list[PluginRecord]:
+        """Records of plugins that failed to load or broke their contract."""
+        return [r for r in self.records.values() if r.status == "failed"]
+
+    def raise_on_failures(self) -> None:
+        """Raise :class:`PluginError` naming every failed plugin (strict mode)."""
+        if self.failures:
+            lines = "; ".join(f"{r.name}: {r.error}" for r in self.failures)
+            raise PluginError(f"plugin load failures: {lines}")
+
+    def owner_of(self, kind: str, key: str) -> str | None:
+        """Name of the plugin that contributed ``key`` of ``kind`` (``tools``, ``toolboxes``...)."""
+        return self._owners.get((kind, key))
+
+    def models(self) -> list[Any]:
+        """Every model spec of every provider."""
+        out = []
+        for provider in self.providers.values():
+            out.extend(_safe_models(provider))
+        return out
+
+    def tools(self) -> list[Any]:
+        """Every tool of every toolbox, each tagged with its toolbox id."""
+        out = []
+        for toolbox in self.toolboxes.values():
+            for tool in toolbox.tools:
+                if tool.toolbox is None:
+                    tool.toolbox = toolbox.id
+                out.append(tool)
+        return out
+
+
+def _safe_models(provider: Any) -> list[Any]:
+    try:
+        return list(provider.models())
+    except Exception as exc:  # a provider whose models() breaks lists nothing
+        log.warning("provider %s: models() failed: %s", getattr(provider, "id", "?"), exc)
+        return []

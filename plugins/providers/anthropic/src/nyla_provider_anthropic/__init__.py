@@ -1,0 +1,1 @@
+"""Anthropic Claude models: messages API with tool use and streaming."""

@@ -1,0 +1,1 @@
+"""Offline embeddings: a deterministic hashing embedder, optionally all-MiniLM-L6-v2."""

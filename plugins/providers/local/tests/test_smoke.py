@@ -1,0 +1,2 @@
+def test_fixture_loaded(make_host):
+    assert make_host().records == {}

@@ -1,0 +1,1 @@
+"""Mistral models: chat with tools, embeddings."""

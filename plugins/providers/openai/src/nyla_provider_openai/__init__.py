@@ -1,0 +1,1 @@
+"""OpenAI models: chat with tools and streaming, embeddings, image generation."""

@@ -1,0 +1,1 @@
+"""Perplexity sonar models for research, with citations."""

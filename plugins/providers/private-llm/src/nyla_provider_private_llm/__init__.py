@@ -1,0 +1,1 @@
+"""Any OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, LM Studio): data stays on premises."""

@@ -1,0 +1,1 @@
+"""Tavily web search."""

@@ -1,0 +1,1 @@
+"""The trustee toolbox: queryFeatureInstance over the trustee feature's data agent."""
