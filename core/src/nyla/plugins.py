@@ -54,6 +54,17 @@ _CONTRIBUTION_HOOKS: dict[str, tuple[str, str, str]] = {
 }
 
 
+_SINGULAR = {
+    "providers": "provider",
+    "toolboxes": "toolbox",
+    "connectors": "connector",
+    "walkers": "walker",
+    "features": "feature",
+    "neutralizers": "neutralizer",
+    "tools": "tool",
+}
+
+
 def _resolve(path: str) -> Any:
     module, _, attr = path.partition(":")
     return getattr(importlib.import_module(module), attr)
@@ -144,11 +155,19 @@ def _distribution_of(group: str, name: str, entry_point: str) -> tuple[str | Non
     return None, None
 
 
+def strict_mode() -> bool:
+    """True when ``NYLA_STRICT_PLUGINS`` asks for load failures to be errors."""
+    return os.environ.get("NYLA_STRICT_PLUGINS", "").lower() not in ("", "0", "false", "no")
+
+
 def _entry_points(group: str) -> list[Any]:
     """Entry points of a group without importing them (stevedore's cache when available)."""
     try:
-        from stevedore import _cache
+        from stevedore import ExtensionManager, _cache
 
+        cached = ExtensionManager.ENTRY_POINT_CACHE.get(group)
+        if cached is not None:
+            return list(cached)
         return list(_cache.get_group_all(group))
     except Exception:  # pragma: no cover - stevedore internals changed
         from importlib import metadata
@@ -187,7 +206,7 @@ class PluginHost:
         host._load_entry_points()
         host._collect()
         if strict is None:
-            strict = os.environ.get("NYLA_STRICT_PLUGINS", "") not in ("", "0", "false")
+            strict = strict_mode()
         if strict:
             host.raise_on_failures()
         return host
@@ -266,7 +285,6 @@ class PluginHost:
                 names,
                 on_load_failure_callback=on_failure,
                 on_missing_entrypoints_callback=lambda _missing: None,
-                warn_on_missing_entrypoint=False,
             )
             for ext in manager.extensions:
                 if ext.name in self.records:  # a name held by an earlier group or a built-in
@@ -377,10 +395,11 @@ class PluginHost:
                     keys.extend(("tools", t.name) for t in item.tools)
             for key in keys:
                 owner = self._owners.get(key)
+                what = _SINGULAR.get(key[0], key[0])
                 if owner is not None:
-                    return f"{key[0][:-1]} id {key[1]!r} is already registered by plugin {owner!r}"
+                    return f"{what} id {key[1]!r} is already registered by plugin {owner!r}"
                 if key in seen_here:
-                    return f"{key[0][:-1]} id {key[1]!r} is registered twice by this plugin"
+                    return f"{what} id {key[1]!r} is registered twice by this plugin"
                 seen_here.add(key)
         return None
 

@@ -25,12 +25,28 @@ def plugins() -> None:
 @plugins.command("list")
 @json_option
 def list_(as_json: bool) -> None:
-    """All plugins: name, distribution, version, group, status, contributions."""
+    """All plugins: name, distribution, version, group, status, contributions.
+
+    With NYLA_STRICT_PLUGINS=1 the command exits 1 when any plugin failed to load."""
     host = _host()
     records = sorted(host.records.values(), key=lambda r: (r.group, r.name))
     if as_json:
         emit_json([r.to_dict() for r in records])
-        return
+    else:
+        _print_records(records)
+    _exit_if_strict(host)
+
+
+def _exit_if_strict(host) -> None:
+    from nyla.plugins import strict_mode
+
+    if strict_mode() and host.failures:
+        names = ", ".join(f"{r.name} ({r.error})" for r in host.failures)
+        click.echo(f"error: NYLA_STRICT_PLUGINS is set and plugins failed: {names}", err=True)
+        raise SystemExit(1)
+
+
+def _print_records(records) -> None:
     table(
         "nyla plugins",
         ["name", "distribution", "version", "group", "status", "contributes / error"],

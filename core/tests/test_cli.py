@@ -1,0 +1,84 @@
+"""The `nyla` command: fast help with no vendor SDK imported, and the inspector's JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from nyla.cli import cli
+
+VENDOR_SDKS = ("openai", "anthropic", "mistralai")
+
+
+def _imported_after(args: list[str]) -> set[str]:
+    code = (
+        "import sys\n"
+        "from nyla.cli import main\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return set(result.stderr.split())
+
+
+def test_help_imports_no_vendor_sdk_and_no_plugin():
+    modules = _imported_after(["--help"])
+    assert "click" in modules  # the probe itself works
+    assert not modules & set(VENDOR_SDKS)
+    assert not {m for m in modules if m.startswith("nyla_")}, "help must not load plugins"
+    assert "sqlalchemy" not in modules
+
+
+def test_plugin_listing_imports_no_vendor_sdk():
+    modules = _imported_after(["plugins", "list", "--json"])
+    assert "nyla_provider_openai" in modules  # discovery did load the provider plugins
+    assert not modules & set(VENDOR_SDKS)
+
+
+def test_plugins_list_json_is_valid_with_required_fields():
+    result = CliRunner().invoke(cli, ["plugins", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    records = json.loads(result.output)
+    assert records, "the workspace installs plugins"
+    for rec in records:
+        assert {
+            "name",
+            "distribution",
+            "version",
+            "group",
+            "status",
+            "error",
+            "contributes",
+        } <= set(rec)
+        assert rec["status"] in ("ok", "failed", "disabled")
+
+
+def test_plugins_show_unknown_name_is_a_clear_error():
+    result = CliRunner().invoke(cli, ["plugins", "show", "no-such-plugin"])
+    assert result.exit_code != 0
+    assert "no plugin named 'no-such-plugin'" in result.output
+
+
+def test_plugins_check_is_clean_on_the_repo():
+    result = CliRunner().invoke(cli, ["plugins", "check", "--json"])
+    report = json.loads(result.output)
+    assert report["problems"] == [], report["problems"]
+    assert result.exit_code == 0
+
+
+def test_catalog_commands_have_json():
+    runner = CliRunner()
+    for args in (
+        ["models", "list", "--json"],
+        ["toolboxes", "list", "--json"],
+        ["tools", "list", "--json"],
+    ):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 0, (args, result.output)
+        assert isinstance(json.loads(result.output), list)
