@@ -122,6 +122,8 @@ class ModelCapabilities(WireModel):
     embedding_dimensions: int | None = None
     web_search: bool = False
     image_generation: bool = False
+    #: most texts one embedding request may carry (the service batches to this size)
+    max_batch_size: int | None = None
 
 
 class ModelSpec(WireModel):
@@ -144,6 +146,8 @@ class ModelSpec(WireModel):
     speed_rank: int = 50
     available: bool = True
     unavailable_reason: str | None = None
+    #: a fee per request on top of the token prices (e.g. a web search), CHF
+    price_per_call_chf: float | None = None
 
     def cost_chf(self, usage: Usage) -> float | None:
         """Cost of ``usage`` in CHF, or ``None`` when the price is unknown (budget fails closed)."""
@@ -196,6 +200,8 @@ class EmbeddingResponse(WireModel):
     model: str
     dimensions: int
     usage: Usage = Field(default_factory=Usage)
+    #: cost of the whole batch (set by the AI service)
+    cost_chf: float = 0.0
 
 
 class WebSearchHit(WireModel):
@@ -252,6 +258,11 @@ class AiCallRequest(WireModel):
     context: Any = None  # RunContext (typed Any to keep this module free of agent imports)
     max_cost_chf: float | None = None
     neutralization: Any = Field(default=None, exclude=True)
+    #: replace placeholders in the answer (text and tool-call arguments) by the real values,
+    #: so callers and tools see real data while the model only ever saw placeholders
+    restore_output: bool = True
+    #: fall back to the next eligible model when this one keeps failing (429, 5xx, timeout)
+    allow_fallback: bool = True
 
 
 class AiCallResponse(WireModel):

@@ -1,0 +1,69 @@
+"""Provider settings: API keys and endpoints from environment variables or the user config file.
+
+Lookup order for a setting such as ``OPENAI_API_KEY``: the environment, then the user config
+file (``$NYLA_CONFIG``, else ``<user config dir>/nyla/config.toml``), where it may appear at the
+top level or under an ``[env]`` table::
+
+    [env]
+    OPENAI_API_KEY = "sk-..."
+    NYLA_PRIVATE_LLM_BASE_URL = "http://localhost:11434/v1"
+
+The file is read once per process and cached; :func:`reload` forgets the cache (tests).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+
+def config_path() -> Path:
+    """Where the user config file is (it need not exist)."""
+    explicit = os.environ.get("NYLA_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("nyla")) / "config.toml"
+
+
+@lru_cache(maxsize=1)
+def _file_values() -> dict[str, Any]:
+    path = config_path()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        import logging
+
+        logging.getLogger(__name__).warning("ignoring unreadable config file %s: %s", path, exc)
+        return {}
+    values = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    values.update(data.get("env", {}) if isinstance(data.get("env"), dict) else {})
+    return values
+
+
+def reload() -> None:
+    """Forget the cached config file (read again on next lookup)."""
+    _file_values.cache_clear()
+
+
+def config_value(name: str, default: str | None = None) -> str | None:
+    """The value of setting ``name`` (environment first, then the config file), or
+    ``default``. Empty strings count as unset."""
+    value = os.environ.get(name)
+    if value:
+        return value
+    file_value = _file_values().get(name)
+    if file_value not in (None, ""):
+        return str(file_value)
+    return default
+
+
+def missing_reason(name: str) -> str:
+    """The message a model shows when setting ``name`` is missing."""
+    return f"{name} is not set (environment variable or {config_path()})"

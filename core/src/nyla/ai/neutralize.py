@@ -1,0 +1,195 @@
+"""The neutralization gate: the only place personal data is replaced before a model call.
+
+Every neutralizer from ``nyla_neutralizers`` only *finds* spans; the gate merges their
+findings, resolves overlaps (the earliest, then the longest span wins) and replaces each value
+with a placeholder such as ``[EMAIL_1]``. A :class:`NeutralizationSession` keeps the mapping
+for one run so the same value gets the same placeholder in every call of that run; the mapping
+never leaves the process, and :meth:`NeutralizationSession.restore` re-personalizes text.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from nyla.errors import NeutralizationError
+from nyla.models.ai import Message, TextPart, ToolCall
+from nyla.models.neutralize import Finding
+
+log = logging.getLogger(__name__)
+
+PLACEHOLDER = re.compile(r"\[([A-Z][A-Z0-9]*)_(\d+)\]")
+
+
+class NeutralizationSession:
+    """Placeholders of one run: value -> ``[CATEGORY_n]`` and back. Not thread-safe by design
+    (a run's calls are sequential or share one event loop)."""
+
+    def __init__(self) -> None:
+        self._by_value: dict[str, str] = {}
+        self._by_placeholder: dict[str, tuple[str, str]] = {}
+        self._counters: dict[str, int] = {}
+
+    def placeholder_for(self, category: str, value: str) -> str:
+        """The stable placeholder of ``value`` (created on first sight)."""
+        existing = self._by_value.get(value)
+        if existing is not None:
+            return existing
+        category = re.sub(r"[^A-Z0-9]", "", category.upper()) or "PII"
+        n = self._counters.get(category, 0) + 1
+        self._counters[category] = n
+        placeholder = f"[{category}_{n}]"
+        self._by_value[value] = placeholder
+        self._by_placeholder[placeholder] = (category, value)
+        return placeholder
+
+    def restore(self, text: str) -> str:
+        """``text`` with every known placeholder replaced by its original value."""
+        if not text or not self._by_placeholder:
+            return text
+
+        def sub(match: re.Match[str]) -> str:
+            hit = self._by_placeholder.get(match.group(0))
+            return hit[1] if hit else match.group(0)
+
+        return PLACEHOLDER.sub(sub, text)
+
+    def is_placeholder(self, text: str) -> bool:
+        """Whether ``text`` is one of this session's placeholders."""
+        return text in self._by_placeholder
+
+    @property
+    def mapping(self) -> dict[str, str]:
+        """A copy of placeholder -> original value."""
+        return {p: v for p, (_, v) in self._by_placeholder.items()}
+
+    def table(self) -> list[dict[str, str]]:
+        """Rows ``{placeholder, category, value}`` in creation order (for ``nyla ai neutralize``)."""
+        return [
+            {"placeholder": p, "category": c, "value": v}
+            for p, (c, v) in self._by_placeholder.items()
+        ]
+
+    def __len__(self) -> int:
+        return len(self._by_placeholder)
+
+    def __repr__(self) -> str:  # never print the values
+        return f"NeutralizationSession({len(self)} placeholders)"
+
+
+class NeutralizationGate:
+    """Runs every neutralizer over a text and replaces what they find.
+
+    A neutralizer that raises or returns spans that do not match the text is a failure: with
+    ``require=True`` the gate raises :class:`NeutralizationError` (the call is blocked);
+    otherwise the failure is logged, recorded in :attr:`errors`, and the other neutralizers'
+    findings are still applied.
+    """
+
+    def __init__(self, neutralizers: Sequence[Any], *, require: bool = False) -> None:
+        self.neutralizers = list(neutralizers)
+        self.require = require
+        self.errors: list[str] = []
+        self.replaced = 0
+
+    def _fail(self, neutralizer_id: str, reason: str) -> None:
+        message = f"neutralizer {neutralizer_id!r} failed: {reason}"
+        if self.require:
+            raise NeutralizationError(message + " (neutralization is required: call blocked)")
+        log.warning(message)
+        if message not in self.errors:
+            self.errors.append(message)
+
+    def findings(self, text: str) -> list[Finding]:
+        """All valid findings of all neutralizers in ``text`` (overlaps not yet resolved)."""
+        found: list[Finding] = []
+        for neutralizer in self.neutralizers:
+            nid = getattr(neutralizer, "id", type(neutralizer).__name__)
+            try:
+                result = list(neutralizer.find(text))
+            except Exception as exc:
+                self._fail(nid, repr(exc))
+                continue
+            for f in result:
+                if not isinstance(f, Finding) or text[f.start : f.end] != f.value or not f.value:
+                    self._fail(nid, f"returned a finding that is not a span of the text: {f!r}")
+                    break
+                found.append(f)
+        return found
+
+    def apply(self, text: str, session: NeutralizationSession) -> str:
+        """``text`` with personal data replaced by the session's placeholders."""
+        if not text or not self.neutralizers:
+            return text
+        protected = [
+            (m.start(), m.end()) for m in PLACEHOLDER.finditer(text) if session.is_placeholder(m[0])
+        ]
+        chosen: list[Finding] = []
+        end = -1
+        for f in sorted(self.findings(text), key=lambda f: (f.start, -(f.end - f.start))):
+            if f.start < end:
+                continue
+            if any(f.start < pe and ps < f.end for ps, pe in protected):
+                continue
+            chosen.append(f)
+            end = f.end
+        if not chosen:
+            return text
+        out: list[str] = []
+        pos = 0
+        for f in chosen:
+            out.append(text[pos : f.start])
+            out.append(session.placeholder_for(f.category, f.value))
+            pos = f.end
+        out.append(text[pos:])
+        self.replaced += len(chosen)
+        return "".join(out)
+
+    def apply_messages(
+        self, messages: Iterable[Message], session: NeutralizationSession
+    ) -> list[Message]:
+        """Copies of ``messages`` with every text (content, text parts, tool-call arguments,
+        tool results) neutralized."""
+        out = []
+        for message in messages:
+            if isinstance(message.content, str):
+                content: Any = self.apply(message.content, session)
+            else:
+                content = [
+                    TextPart(text=self.apply(p.text, session)) if isinstance(p, TextPart) else p
+                    for p in message.content
+                ]
+            calls = [
+                ToolCall(id=c.id, name=c.name, arguments=self.apply(c.arguments, session))
+                for c in message.tool_calls
+            ]
+            out.append(message.model_copy(update={"content": content, "tool_calls": calls}))
+        return out
+
+
+class StreamRestorer:
+    """Re-personalizes streamed text whose placeholders may be split across deltas: text from
+    an unclosed ``[`` on is held back until it can be decided."""
+
+    MAX_HOLD = 32
+
+    def __init__(self, session: NeutralizationSession) -> None:
+        self.session = session
+        self._buffer = ""
+
+    def feed(self, text: str) -> str:
+        """Take a delta; return the text that is safe to emit now."""
+        self._buffer += text
+        cut = self._buffer.rfind("[")
+        if cut == -1 or "]" in self._buffer[cut:] or len(self._buffer) - cut > self.MAX_HOLD:
+            ready, self._buffer = self._buffer, ""
+        else:
+            ready, self._buffer = self._buffer[:cut], self._buffer[cut:]
+        return self.session.restore(ready)
+
+    def flush(self) -> str:
+        """Whatever is still held back, restored."""
+        ready, self._buffer = self._buffer, ""
+        return self.session.restore(ready)

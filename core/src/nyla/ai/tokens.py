@@ -1,0 +1,89 @@
+"""Offline token counting.
+
+tiktoken downloads its encoding files on first use, which fails without network, so nyla
+counts with a calibrated character heuristic instead: it never touches the network and is
+deterministic. Calibration (cl100k/o200k-style BPE on mixed English/German prose, code and
+JSON): about 4 characters per token for Latin text, words count at least one token each,
+digits and punctuation are denser, and CJK characters are about one token each. Counts are
+estimates for selection and budget preflight; billing uses the usage the provider reports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from nyla.models.ai import Message, ToolDefinition
+
+#: tokens added per message for role and separators (OpenAI's documented chat overhead)
+MESSAGE_OVERHEAD = 4
+#: tokens added once per request (reply priming)
+REQUEST_OVERHEAD = 3
+#: tokens assumed for one image part (a low-detail image on the OpenAI scale)
+IMAGE_TOKENS = 85
+
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+")
+_DIGITS = re.compile(r"\d+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_SYMBOL = re.compile(r"[^\sA-Za-zÀ-ÖØ-öø-ÿ\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def count_text_tokens(text: str) -> int:
+    """Estimated tokens of one string (0 for the empty string)."""
+    if not text:
+        return 0
+    tokens = 0
+    for word in _WORD.findall(text):
+        # short words are one token; long ones split roughly every 4 characters
+        tokens += max(1, round(len(word) / 4.2))
+    for digits in _DIGITS.findall(text):
+        tokens += (len(digits) + 2) // 3  # BPE vocabularies hold numbers in groups of <= 3
+    tokens += len(_CJK.findall(text))
+    tokens += len(_SYMBOL.findall(text))
+    return max(1, tokens)
+
+
+def count_message_tokens(messages: Iterable[Message]) -> int:
+    """Estimated prompt tokens of a conversation, including per-message overhead."""
+    total = REQUEST_OVERHEAD
+    for message in messages:
+        total += MESSAGE_OVERHEAD
+        if isinstance(message.content, str):
+            total += count_text_tokens(message.content)
+        else:
+            for part in message.content:
+                total += count_text_tokens(part.text) if part.type == "text" else IMAGE_TOKENS
+        for call in message.tool_calls:
+            total += count_text_tokens(call.name) + count_text_tokens(call.arguments) + 3
+    return total
+
+
+def count_tool_tokens(tools: Iterable[ToolDefinition]) -> int:
+    """Estimated tokens the tool definitions add to a prompt."""
+    import json
+
+    total = 0
+    for tool in tools:
+        total += 8 + count_text_tokens(tool.name) + count_text_tokens(tool.description)
+        total += count_text_tokens(json.dumps(tool.parameters, separators=(",", ":")))
+    return total
+
+
+def count_tokens(text_or_messages: Any, model_id: str | None = None) -> int:
+    """Estimated tokens of a string, a message, or a list of messages / strings.
+
+    ``model_id`` is accepted for API stability (a future per-model tokenizer); the heuristic
+    is the same for every model today.
+    """
+    del model_id
+    if text_or_messages is None:
+        return 0
+    if isinstance(text_or_messages, str):
+        return count_text_tokens(text_or_messages)
+    if isinstance(text_or_messages, Message):
+        return count_message_tokens([text_or_messages])
+    items = list(text_or_messages)
+    if all(isinstance(m, Message) for m in items):
+        return count_message_tokens(items)
+    return sum(count_tokens(m) for m in items)

@@ -1,0 +1,244 @@
+"""The AI service pipeline over scripted providers: selection, budget, retries, fallback,
+streaming, embeddings, totals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import nyla
+from nyla.ai.neutralize import NeutralizationSession
+from nyla.ai.retry import RetryPolicy
+from nyla.errors import (
+    BudgetExceeded,
+    ModelNotAvailableError,
+    ProviderAuthError,
+    ProviderRateLimitError,
+    ProviderServerError,
+)
+from nyla.models.agent import RunContext
+from nyla.models.ai import (
+    AiCallRequest,
+    Message,
+    OperationType,
+    Role,
+    ToolDefinition,
+)
+from nyla.models.neutralize import Finding
+from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+
+
+def user(text: str) -> list[Message]:
+    return [Message(role=Role.USER, content=text)]
+
+
+class Sleeps:
+    """A sleep that records the delays instead of waiting."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+def service(kernel: Any, sleeps: Sleeps | None = None) -> Any:
+    from nyla.ai.service import AiService
+
+    return AiService(kernel, retry=RetryPolicy(sleep=sleeps or Sleeps()))
+
+
+class EmailFinder:
+    id = "test-email"
+
+    def find(self, text: str) -> list[Finding]:
+        import re
+
+        return [
+            Finding(start=m.start(), end=m.end(), category="EMAIL", value=m.group(0))
+            for m in re.finditer(r"\S+@\S+\.\w+", text)
+        ]
+
+
+class NeutralizerPlugin:
+    def __init__(self, *neutralizers: Any) -> None:
+        self.items = list(neutralizers)
+
+    @nyla.hookimpl
+    def nyla_neutralizers(self) -> list[Any]:
+        return self.items
+
+
+async def test_call_selects_best_ranked_model_and_prices_usage(make_kernel) -> None:
+    cheap = ScriptedProvider(lambda r, i: "cheap", id="a", price_input=1.0, price_output=1.0)
+    good = ScriptedProvider(lambda r, i: "good", id="b", price_input=2.0, price_output=4.0)
+    good.spec.quality_rank = 90
+    kernel = make_kernel(ScriptedPlugin(cheap, good), builtins=False)
+    ai = service(kernel)
+    response = await ai.call(AiCallRequest(operation=OperationType.AGENT, messages=user("hi")))
+    assert response.content == "good"
+    assert response.model == "b:model"
+    expected = (response.usage.input_tokens * 2.0 + response.usage.output_tokens * 4.0) / 1e6
+    assert response.cost_chf == pytest.approx(expected)
+    assert ai.totals().calls == 1
+    assert ai.totals().cost_chf == pytest.approx(expected)
+
+
+async def test_explicit_model_overrides_and_context_restricts(make_kernel) -> None:
+    a = ScriptedProvider(lambda r, i: "a", id="a")
+    b = ScriptedProvider(lambda r, i: "b", id="b")
+    b.spec.quality_rank = 99
+    ai = service(make_kernel(ScriptedPlugin(a, b), builtins=False))
+    r = await ai.call(AiCallRequest(operation="agent", messages=user("x"), model="a:model"))
+    assert r.content == "a"
+    ctx = RunContext(allowed_providers=["a"])
+    assert ai.select_model("agent", context=ctx).id == "a:model"
+    with pytest.raises(ModelNotAvailableError, match="not allowed"):
+        ai.select_model("agent", context=ctx, model="b:model")
+    with pytest.raises(ModelNotAvailableError, match="unknown model"):
+        ai.select_model("agent", model="nope:x")
+    with pytest.raises(ModelNotAvailableError, match="context window"):
+        ai.select_model("agent", estimated_tokens=10_000_000)
+
+
+async def test_budget_preflight_refuses_and_unknown_price_fails_closed(make_kernel) -> None:
+    priced = ScriptedProvider(lambda r, i: "x", id="p", price_input=1000.0, price_output=1000.0)
+    unpriced = ScriptedProvider(lambda r, i: "x", id="u", price_input=None, price_output=None)
+    ai = service(make_kernel(ScriptedPlugin(priced, unpriced), builtins=False))
+    req = AiCallRequest(operation="agent", messages=user("hello " * 50), max_cost_chf=0.0001)
+    with pytest.raises(BudgetExceeded) as info:
+        await ai.call(req.model_copy(update={"model": "p:model"}))
+    assert info.value.estimated_chf > info.value.remaining_chf == 0.0001
+    with pytest.raises(BudgetExceeded, match="no known price"):
+        await ai.call(req.model_copy(update={"model": "u:model", "max_cost_chf": 100.0}))
+    assert priced.requests == [] and unpriced.requests == []
+    # without a budget the unpriced model is allowed and costs are marked unknown
+    r = await ai.call(AiCallRequest(operation="agent", messages=user("x"), model="u:model"))
+    assert r.metadata["priceUnknown"] is True and r.cost_chf == 0.0
+
+
+async def test_rate_limit_is_retried_honouring_retry_after(make_kernel) -> None:
+    def script(request, index):
+        if index < 2:
+            raise ProviderRateLimitError("slow down", retry_after=7.0, provider="s")
+        return "finally"
+
+    sleeps = Sleeps()
+    provider = ScriptedProvider(script, id="s")
+    ai = service(make_kernel(ScriptedPlugin(provider), builtins=False), sleeps)
+    r = await ai.call(AiCallRequest(operation="agent", messages=user("x")))
+    assert r.content == "finally"
+    assert len(provider.requests) == 3
+    assert len(sleeps.delays) == 2 and all(7.0 <= d <= 7.5 for d in sleeps.delays)
+    assert r.metadata["retries"] == 2 and r.metadata["fallbacks"] == []
+
+
+async def test_repeated_server_errors_fall_back_to_next_model(make_kernel) -> None:
+    def broken(request, index):
+        raise ProviderServerError("overloaded", provider="a", status_code=529)
+
+    a = ScriptedProvider(broken, id="a")
+    a.spec.quality_rank = 99
+    b = ScriptedProvider(lambda r, i: "from b", id="b")
+    sleeps = Sleeps()
+    ai = service(make_kernel(ScriptedPlugin(a, b), builtins=False), sleeps)
+    r = await ai.call(AiCallRequest(operation="agent", messages=user("x")))
+    assert r.content == "from b" and r.model == "b:model"
+    assert [f["model"] for f in r.metadata["fallbacks"]] == ["a:model"]
+    assert r.metadata["fallbacks"][0]["errorType"] == "ProviderServerError"
+    assert len(a.requests) == 3  # max_attempts
+    # backoff is jittered exponential: within [0, base * 2**n]
+    assert len(sleeps.delays) == 2
+    assert 0 <= sleeps.delays[0] <= 0.5 and 0 <= sleeps.delays[1] <= 1.0
+
+
+async def test_auth_error_is_not_retried_nor_hidden(make_kernel) -> None:
+    def denied(request, index):
+        raise ProviderAuthError("bad key", env_var="A_KEY", provider="a", status_code=401)
+
+    a = ScriptedProvider(denied, id="a")
+    a.spec.quality_rank = 99
+    b = ScriptedProvider(lambda r, i: "b", id="b")
+    ai = service(make_kernel(ScriptedPlugin(a, b), builtins=False))
+    with pytest.raises(ProviderAuthError) as info:
+        await ai.call(AiCallRequest(operation="agent", messages=user("x")))
+    assert info.value.env_var == "A_KEY"
+    assert len(a.requests) == 1 and b.requests == []
+
+
+async def test_unexpected_provider_exception_becomes_provider_error(make_kernel) -> None:
+    def bug(request, index):
+        raise KeyError("choices")
+
+    ai = service(make_kernel(ScriptedPlugin(ScriptedProvider(bug, id="a")), builtins=False))
+    with pytest.raises(nyla.ProviderError, match="KeyError"):
+        await ai.call(AiCallRequest(operation="agent", messages=user("x")))
+
+
+async def test_stream_yields_text_tool_calls_and_done_with_response(make_kernel) -> None:
+    def script(request, index):
+        seen = request.messages[0].text.split()[-1]  # what the model sees for the address
+        if index == 0:
+            return [("lookup", {"q": f"mail {seen}"})]
+        return f"write to {seen} now"
+
+    provider = ScriptedProvider(script, id="s")
+    kernel = make_kernel(ScriptedPlugin(provider), NeutralizerPlugin(EmailFinder()), builtins=False)
+    ai = service(kernel)
+    session = NeutralizationSession()
+    tools = [ToolDefinition(name="lookup", description="d", parameters={"type": "object"})]
+    req = AiCallRequest(
+        operation="agent",
+        messages=user("my mail is bob@example.com"),
+        tools=tools,
+        neutralization=session,
+    )
+    first = [d async for d in ai.stream(req)]
+    assert [d.kind for d in first] == ["tool_call", "done"]
+    assert first[0].tool_call.arguments == '{"q": "mail bob@example.com"}'  # restored for tools
+    second = [d async for d in ai.stream(req)]
+    assert second[-1].kind == "done"
+    text = "".join(d.text for d in second if d.kind == "text")
+    assert text == "write to bob@example.com now"
+    final = second[-1].metadata["response"]
+    assert final.content == text and final.usage == second[-1].usage
+    assert final.cost_chf > 0
+    # the model only ever saw the placeholder
+    for request in provider.requests:
+        assert "bob@example.com" not in request.model_dump_json()
+        assert "[EMAIL_1]" in request.messages[0].text
+
+
+async def test_stream_falls_back_before_first_delta(make_kernel) -> None:
+    def broken(request, index):
+        raise ProviderServerError("down", provider="a", status_code=503)
+
+    a = ScriptedProvider(broken, id="a")
+    a.spec.quality_rank = 99
+    b = ScriptedProvider(lambda r, i: "hello there", id="b")
+    ai = service(make_kernel(ScriptedPlugin(a, b), builtins=False))
+    deltas = [d async for d in ai.stream(AiCallRequest(operation="agent", messages=user("x")))]
+    assert "".join(d.text for d in deltas) == "hello there"
+    meta = deltas[-1].metadata["response"].metadata
+    assert [f["model"] for f in meta["fallbacks"]] == ["a:model"]
+
+
+async def test_embed_batches_in_order_and_prices(make_kernel) -> None:
+    batches: list[int] = []
+
+    def embed_fn(texts: list[str]) -> list[list[float]]:
+        batches.append(len(texts))
+        return [[float(len(t)), 1.0] for t in texts]
+
+    provider = ScriptedProvider(lambda r, i: "", id="e", embed_fn=embed_fn)
+    provider.spec.capabilities.max_batch_size = 3
+    ai = service(make_kernel(ScriptedPlugin(provider), builtins=False))
+    batches.clear()
+    texts = ["a" * n for n in range(1, 8)]
+    result = await ai.embed(texts)
+    assert [v[0] for v in result.vectors] == [float(n) for n in range(1, 8)]
+    assert batches == [3, 3, 1]
+    assert result.dimensions == 2 and result.model == "e:model"
+    assert result.cost_chf == pytest.approx(result.usage.input_tokens * 1.0 / 1e6)
+    assert (await ai.embed([])).vectors == []
