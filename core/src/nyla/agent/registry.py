@@ -1,0 +1,302 @@
+"""The tool registry of a run: the tools the model sees, argument validation and dispatch.
+
+Dispatch never raises into the loop. Unparseable JSON, a wrong type, a missing or unknown
+field, an unknown tool, a policy denial, a timeout or an exception in a handler all come back
+as ``ToolResult(success=False, error=..., error_details={code, field, suggestion, hint})`` so
+the model can repair its call in the next round.
+
+Execution order within one model turn: consecutive read-only calls run concurrently
+(``asyncio.gather``); a writing call is a barrier that runs alone, in the order the model gave.
+Results come back in the model's order, each under its own call id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from nyla.models.ai import ToolCall, ToolDefinition
+from nyla.models.tools import Tool, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+
+#: How many characters of malformed input are echoed back to the model.
+EXCERPT_CHARS = 200
+#: From this many identical earlier calls on, a call is not executed again.
+REPEAT_LIMIT = 2
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters with a marker of what was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit} more characters]"
+
+
+def result_text(result: ToolResult) -> str:
+    """The text the model sees for a tool result (errors as JSON with their repair hints)."""
+    if result.success:
+        if result.content:
+            return result.content
+        if result.data is None:
+            return "ok"
+        return json.dumps(result.data, ensure_ascii=False, default=str)
+    body: dict[str, Any] = {"success": False, "error": result.error}
+    if result.error_details is not None:
+        body["errorDetails"] = result.error_details.model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+    return json.dumps(body, ensure_ascii=False, default=str)
+
+
+def _to_result(value: Any) -> ToolResult:
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult.ok("ok")
+    if isinstance(value, str):
+        return ToolResult.ok(value)
+    if isinstance(value, BaseModel):
+        return ToolResult.ok(value.model_dump_json(by_alias=True), data=value.model_dump())
+    return ToolResult.ok(json.dumps(value, ensure_ascii=False, default=str), data=value)
+
+
+def _validation_result(tool: Tool, exc: ValidationError) -> ToolResult:
+    """The first pydantic error as a repairable result (one clear thing to fix at a time)."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    field = ".".join(str(p) for p in first.get("loc", ())) or None
+    kind = first.get("type", "")
+    props = tool.parameters.get("properties", {})
+    expected = props.get(field.split(".")[0], {}) if field else {}
+    if kind == "missing":
+        code, suggestion = "MISSING_FIELD", f"add the required field '{field}'"
+    elif kind == "extra_forbidden":
+        code = "UNKNOWN_FIELD"
+        suggestion = f"remove '{field}'; allowed fields: {', '.join(sorted(props)) or 'none'}"
+    elif kind in ("literal_error", "enum"):
+        code, suggestion = "INVALID_VALUE", f"use one of the allowed values for '{field}'"
+    else:
+        code = "INVALID_TYPE"
+        want = expected.get("type") or expected.get("anyOf") or "see schema"
+        suggestion = f"'{field}' must be {json.dumps(want)}"
+    more = f" (+{len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    return ToolResult.fail(
+        f"invalid arguments for {tool.name}: {first.get('msg')}{more}",
+        code,
+        field=field,
+        suggestion=suggestion,
+        hint=f"arguments schema: {json.dumps(tool.parameters, ensure_ascii=False)}",
+    )
+
+
+@dataclass
+class Dispatched:
+    """One executed (or rejected) call: the call, its result and how long it took."""
+
+    call: ToolCall
+    result: ToolResult
+    duration_ms: float
+    read_only: bool
+
+
+BeforeCallHook = Callable[[Tool, dict[str, Any], ToolContext], Any]
+
+
+class ToolRegistry:
+    """The tools of one run, by name, with validating dispatch.
+
+    ``before_call`` is the ``nyla_before_tool_call`` hook (or any callable returning a list of
+    optional denials); ``default_timeout_s`` applies to tools without their own timeout.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        before_call: BeforeCallHook | None = None,
+        default_timeout_s: float = 120.0,
+    ) -> None:
+        self._tools: dict[str, Tool] = {}
+        self.before_call = before_call
+        self.default_timeout_s = default_timeout_s
+        self._seen: dict[tuple[str, str], int] = {}
+        self.refresh(tools)
+
+    def refresh(self, tools: Iterable[Tool]) -> None:
+        """Replace the tool set (after ``requestToolbox`` activated more)."""
+        self._tools = {t.name: t for t in tools}
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name`` or ``None``."""
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        """Names of the tools the model may call."""
+        return list(self._tools)
+
+    def definitions(self) -> list[ToolDefinition]:
+        """What the model sees of the tools."""
+        return [
+            ToolDefinition(name=t.name, description=t.description, parameters=t.parameters)
+            for t in self._tools.values()
+        ]
+
+    def is_read_only(self, call: ToolCall) -> bool:
+        """Whether a call may run concurrently with its read-only neighbours."""
+        tool = self._tools.get(call.name)
+        return bool(tool and tool.read_only)
+
+    # ---- dispatch ------------------------------------------------------------------------
+
+    async def dispatch(self, call: ToolCall, ctx: ToolContext) -> Dispatched:
+        """Validate and run one call; every failure is a result, never an exception."""
+        started = time.perf_counter()
+        read_only = self.is_read_only(call)
+        try:
+            result = await self._dispatch(call, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug in dispatch itself must not kill the run
+            log.exception("dispatch of %s failed", call.name)
+            result = ToolResult.fail(f"{type(exc).__name__}: {exc}", "TOOL_ERROR")
+        return Dispatched(call, result, (time.perf_counter() - started) * 1000, read_only)
+
+    async def _dispatch(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return ToolResult.fail(
+                f"unknown tool {call.name!r}",
+                "UNKNOWN_TOOL",
+                suggestion=f"call one of: {', '.join(sorted(self._tools)) or 'no tools'}",
+                hint="an inactive toolbox can be activated with requestToolbox"
+                if "requestToolbox" in self._tools
+                else None,
+            )
+        raw = call.arguments if call.arguments is not None else ""
+        try:
+            arguments = json.loads(raw) if raw.strip() else {}
+        except (json.JSONDecodeError, TypeError) as exc:
+            return ToolResult.fail(
+                f"arguments of {tool.name} are not valid JSON ({exc.msg} at position "
+                f"{exc.pos}): {excerpt(raw)}"
+                if isinstance(exc, json.JSONDecodeError)
+                else f"arguments of {tool.name} are not valid JSON: {excerpt(str(raw))}",
+                "INVALID_JSON",
+                suggestion="send the arguments as one JSON object matching the schema",
+                hint=f"arguments schema: {json.dumps(tool.parameters, ensure_ascii=False)}",
+            )
+        if not isinstance(arguments, dict):
+            return ToolResult.fail(
+                f"arguments of {tool.name} must be a JSON object, got "
+                f"{type(arguments).__name__}: {excerpt(raw)}",
+                "INVALID_JSON",
+                suggestion="wrap the arguments in an object",
+                hint=f"arguments schema: {json.dumps(tool.parameters, ensure_ascii=False)}",
+            )
+        try:
+            args = tool.args_model.model_validate(arguments)
+        except ValidationError as exc:
+            return _validation_result(tool, exc)
+
+        key = (tool.name, json.dumps(arguments, sort_keys=True, default=str))
+        seen = self._seen.get(key, 0)
+        self._seen[key] = seen + 1
+        if seen >= REPEAT_LIMIT:
+            return ToolResult.fail(
+                f"{tool.name} was already called {seen} times with exactly these arguments; "
+                "the result will not change",
+                "REPEATED_CALL",
+                suggestion="use the earlier result, change the arguments or answer now",
+            )
+
+        denial = await self._check_policy(tool, arguments, ctx)
+        if denial is not None:
+            return denial
+
+        timeout = tool.timeout_s or self.default_timeout_s
+        try:
+            value = await asyncio.wait_for(tool.handler(args, ctx), timeout)
+        except TimeoutError:
+            return ToolResult.fail(
+                f"{tool.name} did not finish within {timeout:g} s",
+                "TIMEOUT",
+                suggestion="try a narrower request",
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
+            return ToolResult.fail(f"{tool.name} failed: {type(exc).__name__}: {exc}", "TOOL_ERROR")
+        return _to_result(value)
+
+    async def _check_policy(
+        self, tool: Tool, arguments: dict[str, Any], ctx: ToolContext
+    ) -> ToolResult | None:
+        if self.before_call is None:
+            return None
+        try:
+            answers = self.before_call(tool, arguments, ctx)
+            if asyncio.iscoroutine(answers):
+                answers = await answers
+        except Exception as exc:  # a broken policy plugin denies (fails closed) and says why
+            log.warning("before_tool_call for %s raised: %s", tool.name, exc)
+            return ToolResult.fail(f"the policy check for {tool.name} failed: {exc}", "DENIED")
+        if isinstance(answers, ToolResult):
+            answers = [answers]
+        for answer in answers or []:
+            if answer is None:
+                continue
+            if isinstance(answer, ToolResult):
+                if answer.error_details is None:
+                    return ToolResult.fail(answer.error or "denied by policy", "DENIED")
+                return answer
+            return ToolResult.fail(str(answer), "DENIED")
+        return None
+
+    async def execute(self, calls: list[ToolCall], ctx_for: Callable[[ToolCall], ToolContext]):
+        """Run one model turn's calls: runs of consecutive read-only calls concurrently, every
+        other call alone in the model's order. Yields each batch's results in call order."""
+        for batch in plan_batches(calls, self.is_read_only):
+            if len(batch) == 1:
+                yield [await self.dispatch(batch[0], ctx_for(batch[0]))]
+            else:
+                yield list(await asyncio.gather(*(self.dispatch(c, ctx_for(c)) for c in batch)))
+
+
+def plan_batches(
+    calls: list[ToolCall], is_read_only: Callable[[ToolCall], bool]
+) -> list[list[ToolCall]]:
+    """Split calls into batches: consecutive read-only calls together, each write alone."""
+    batches: list[list[ToolCall]] = []
+    current: list[ToolCall] = []
+    for call in calls:
+        if is_read_only(call):
+            current.append(call)
+            continue
+        if current:
+            batches.append(current)
+            current = []
+        batches.append([call])
+    if current:
+        batches.append(current)
+    return batches
+
+
+def before_call_hook(kernel: Any) -> BeforeCallHook | None:
+    """The plugins' ``nyla_before_tool_call`` hook of a kernel (``None`` without plugins)."""
+    try:
+        hook = kernel.plugins.pm.hook.nyla_before_tool_call
+    except Exception:
+        return None
+    if not hook.get_hookimpls():
+        return None
+    return lambda tool, arguments, context: hook(tool=tool, arguments=arguments, context=context)

@@ -1,0 +1,127 @@
+"""The agent runtime (``kernel.agent``): activates toolboxes, wires the knowledge store and the
+chat workflow into a run, and lets the caller cancel a running run."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from nyla.agent import events
+from nyla.agent.loop import run_agent_loop
+from nyla.agent.toolboxes import ToolboxSession, open_session
+from nyla.models.agent import AgentConfig, AgentEvent, AgentTrace, RunContext
+
+log = logging.getLogger(__name__)
+
+
+class AgentRuntime:
+    """Runs agents for a kernel: ``async for event in kernel.agent.run(prompt): ...``.
+
+    Each run gets its toolboxes (defaults + the user's connections + the feature's +
+    ``config.initial_toolboxes`` + requested at run time), the knowledge store's context
+    builder and round recorder (both optional and non-blocking), and — when
+    ``context.workflow_id`` is set — the chat workflow that produced files are bound to.
+    """
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._cancels: dict[str, asyncio.Event] = {}
+
+    @property
+    def running(self) -> list[str]:
+        """Ids of the runs in progress."""
+        return list(self._cancels)
+
+    def cancel(self, run_id: str) -> bool:
+        """Ask a running run to stop; it ends with status ``cancelled``. False if not running."""
+        event = self._cancels.get(run_id)
+        if event is None:
+            return False
+        event.set()
+        return True
+
+    def toolbox_session(self, config: AgentConfig, context: RunContext) -> ToolboxSession:
+        """The toolboxes a run with this config and context starts with."""
+        return open_session(self.kernel.plugins.toolboxes, config, context)
+
+    async def run(
+        self,
+        prompt: str,
+        config: AgentConfig | None = None,
+        context: RunContext | None = None,
+        *,
+        run_id: str | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Run the agent on ``prompt``; yields STATUS (first: ``started`` with the run id),
+        CHUNK, TOOL_CALL, TOOL_RESULT, ERROR, then FINAL and AGENT_SUMMARY."""
+        config = config or AgentConfig()
+        context = context or RunContext()
+        run_id = run_id or uuid.uuid4().hex
+        cancel = asyncio.Event()
+        self._cancels[run_id] = cancel
+        try:
+            session = self.toolbox_session(config, context)
+            extras: dict[str, Any] = {"toolboxes": session}
+            workflow = await self._workflow(context)
+            if workflow is not None:
+                extras["workflow"] = workflow
+            yield events.status(
+                0, "started", runId=run_id, toolboxes=list(session.active), model=config.model
+            )
+            async for event in run_agent_loop(
+                self.kernel,
+                prompt,
+                config=config,
+                context=context,
+                tools=session.tools,
+                context_builder=self._context_builder(),
+                round_recorder=self._round_recorder(),
+                run_id=run_id,
+                cancel=cancel,
+                extras=extras,
+            ):
+                yield event
+        finally:
+            self._cancels.pop(run_id, None)
+
+    async def trace(self, run_id: str) -> AgentTrace | None:
+        """The persisted trace of a run."""
+        from nyla.agent.trace import load_trace
+
+        return await load_trace(self.kernel.db, run_id)
+
+    async def _workflow(self, context: RunContext) -> Any:
+        if not context.workflow_id:
+            return None
+        try:
+            return await self.kernel.files.workflows.load(context.workflow_id, context)
+        except Exception as exc:  # files still work by id without a workflow
+            log.warning("workflow %s not available: %s", context.workflow_id, exc)
+            return None
+
+    def _knowledge(self) -> Any:
+        try:
+            return self.kernel.knowledge
+        except ModuleNotFoundError:
+            return None
+        except Exception as exc:
+            log.warning("knowledge store not available: %s", exc)
+            return None
+
+    def _context_builder(self) -> Any:
+        knowledge = self._knowledge()
+        build = getattr(knowledge, "build_agent_context", None)
+        if build is None:
+            return None
+
+        async def builder(prompt: str, context: RunContext) -> str:
+            return await build(prompt, context)
+
+        return builder
+
+    def _round_recorder(self) -> Any:
+        knowledge = self._knowledge()
+        return getattr(knowledge, "record_round", None)

@@ -1,0 +1,177 @@
+"""The toolbox registry and the ``requestToolbox`` meta-tool (seeds: Toolbox Registry).
+
+Activation for a run: default toolboxes always; connection-dependent ones when the user has
+that connection (``RunContext.connections``); feature toolboxes when the run's feature
+instance belongs to that feature (``RunContext.feature_instance_id`` is ``"<featureCode>"`` or
+``"<featureCode>:<instance>"``); plus ``AgentConfig.initial_toolboxes``; plus whatever the
+agent requests at run time. ``requestToolbox`` offers only the toolboxes not yet active, and
+the tools of a requested toolbox are visible from the next round on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, create_model
+
+from nyla.models.agent import AgentConfig, RunContext
+from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
+
+REQUEST_TOOLBOX = "requestToolbox"
+
+# Workflow-action tools are named ``method_action`` (seeds: ActionToolAdapter).
+_ACTION_TOOL = re.compile(r"^[a-z][A-Za-z0-9]*_[A-Za-z0-9_]+$")
+
+
+def is_action_tool(tool: Tool) -> bool:
+    """Whether a tool is a workflow action (left out with ``exclude_action_tools``)."""
+    return bool(_ACTION_TOOL.match(tool.name))
+
+
+def feature_code_of(context: RunContext) -> str | None:
+    """The feature code of the run's feature instance (``"code"`` or ``"code:instance"``)."""
+    if not context.feature_instance_id:
+        return None
+    return context.feature_instance_id.split(":", 1)[0]
+
+
+def request_toolbox_tool(inactive_ids: list[str], session: ToolboxSession | None = None) -> Tool:
+    """The ``requestToolbox`` meta-tool offering ``inactive_ids``.
+
+    Schema ``{toolboxId: enum[inactive ids], reason: string}``. The handler activates the
+    toolbox in the run's :class:`ToolboxSession` (``session``, or ``ctx.extras['toolboxes']``).
+    """
+    ids = sorted(inactive_ids)
+    id_type: Any = Literal[tuple(ids)] if ids else str  # type: ignore[valid-type]
+    args_model = create_model(
+        "RequestToolboxArgs",
+        __config__=ConfigDict(extra="forbid", populate_by_name=True),
+        toolbox_id=(
+            id_type,
+            Field(alias="toolboxId", description="Id of the inactive toolbox to activate."),
+        ),
+        reason=(str, Field(description="Why the task needs this toolbox.")),
+    )
+
+    async def handler(args: Any, ctx: ToolContext) -> ToolResult:
+        target = session or ctx.extras.get("toolboxes")
+        if target is None:
+            return ToolResult.fail("toolboxes cannot be requested in this run", "NOT_AVAILABLE")
+        return target.request(args.toolbox_id, args.reason)
+
+    listing = ", ".join(ids) if ids else "none (every toolbox is already active)"
+    tool = Tool.from_model(
+        REQUEST_TOOLBOX,
+        "Activate an inactive toolbox when the task needs tools you do not have yet. Its "
+        f"tools are available from the next round on. Inactive toolboxes: {listing}.",
+        args_model,
+        handler,
+        read_only=False,
+    )
+    return tool
+
+
+class ToolboxSession:
+    """The toolboxes of one run: which are active, and the tool list the loop reads.
+
+    ``tools`` is one list object that the loop re-reads every round; activating a toolbox
+    updates it in place (new tools appended, ``requestToolbox`` replaced by one offering the
+    remaining inactive toolboxes).
+    """
+
+    def __init__(
+        self,
+        toolboxes: dict[str, Toolbox],
+        active: Iterable[str],
+        *,
+        exclude_action_tools: bool = False,
+        extra_tools: Iterable[Tool] = (),
+    ) -> None:
+        self.toolboxes = toolboxes
+        self.active: list[str] = []
+        self.requested: list[dict[str, str]] = []
+        self.exclude_action_tools = exclude_action_tools
+        self.extra_tools = list(extra_tools)
+        for tb_id in active:
+            if tb_id in toolboxes and tb_id not in self.active:
+                self.active.append(tb_id)
+        self.tools: list[Tool] = []
+        self._rebuild()
+
+    @property
+    def inactive(self) -> list[str]:
+        """Ids of the toolboxes that may still be requested."""
+        return sorted(set(self.toolboxes) - set(self.active))
+
+    def _rebuild(self) -> None:
+        tools: list[Tool] = []
+        for tb_id in self.active:
+            for tool in self.toolboxes[tb_id].tools:
+                if self.exclude_action_tools and is_action_tool(tool):
+                    continue
+                if tool.toolbox is None:
+                    tool.toolbox = tb_id
+                tools.append(tool)
+        tools.extend(self.extra_tools)
+        if self.inactive:
+            tools.append(request_toolbox_tool(self.inactive, self))
+        self.tools[:] = tools
+
+    def request(self, toolbox_id: str, reason: str = "") -> ToolResult:
+        """Activate ``toolbox_id`` (the ``requestToolbox`` handler)."""
+        if toolbox_id in self.active:
+            return ToolResult.ok(f"toolbox {toolbox_id!r} is already active")
+        toolbox = self.toolboxes.get(toolbox_id)
+        if toolbox is None:
+            return ToolResult.fail(
+                f"no toolbox {toolbox_id!r}",
+                "INVALID_VALUE",
+                field="toolboxId",
+                suggestion=f"one of: {', '.join(self.inactive)}",
+            )
+        self.active.append(toolbox_id)
+        self.requested.append({"toolboxId": toolbox_id, "reason": reason})
+        self._rebuild()
+        names = ", ".join(t.name for t in toolbox.tools)
+        return ToolResult.ok(
+            f"toolbox {toolbox_id!r} activated; from the next round you can call: {names}",
+            data={"toolboxId": toolbox_id, "tools": [t.name for t in toolbox.tools]},
+        )
+
+
+def initial_toolboxes(
+    toolboxes: dict[str, Toolbox], config: AgentConfig, context: RunContext
+) -> list[str]:
+    """Ids active at the start of a run, in registry order."""
+    feature = feature_code_of(context)
+    connections = set(context.connections)
+    wanted = set(config.initial_toolboxes)
+    active = []
+    for tb in toolboxes.values():
+        if (
+            tb.default_active
+            or (tb.requires_connection is not None and tb.requires_connection in connections)
+            or (tb.feature_code is not None and tb.feature_code == feature)
+            or tb.id in wanted
+        ):
+            active.append(tb.id)
+    return active
+
+
+def open_session(
+    toolboxes: dict[str, Toolbox],
+    config: AgentConfig,
+    context: RunContext,
+    *,
+    extra_tools: Iterable[Tool] = (),
+) -> ToolboxSession:
+    """The toolbox session of a new run (``config.tool_set == "none"`` starts with none)."""
+    active = [] if config.tool_set == "none" else initial_toolboxes(toolboxes, config, context)
+    return ToolboxSession(
+        toolboxes,
+        active,
+        exclude_action_tools=config.exclude_action_tools,
+        extra_tools=extra_tools,
+    )

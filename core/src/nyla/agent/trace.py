@@ -1,0 +1,116 @@
+"""Persistence of agent traces: written once per run in one transaction, read by ``nyla runs``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from nyla.agent.tables import RunRow, ToolCallRow
+from nyla.models.agent import AgentStatus, AgentTrace, RunContext, ToolCallLog
+
+
+async def save_trace(db: Any, trace: AgentTrace) -> None:
+    """Insert (or replace) the trace of a finished run and its tool calls atomically."""
+    async with db.session() as s:
+        existing = await s.get(RunRow, trace.run_id)
+        if existing is not None:
+            await s.delete(existing)
+            await s.flush()
+        s.add(
+            RunRow(
+                run_id=trace.run_id,
+                parent_run_id=trace.parent_run_id,
+                user_id=trace.context.user_id,
+                status=str(trace.status),
+                prompt=trace.prompt,
+                final_text=trace.final_text,
+                model=trace.model,
+                rounds=trace.rounds,
+                cost_chf=trace.cost_chf,
+                input_tokens=trace.input_tokens,
+                output_tokens=trace.output_tokens,
+                validation_failures=trace.validation_failures,
+                repair_attempts=trace.repair_attempts,
+                success_after_repair=trace.success_after_repair,
+                error=trace.error,
+                context=trace.context.to_wire(),
+                started_at=trace.started_at,
+                finished_at=trace.finished_at,
+            )
+        )
+        await s.flush()
+        s.add_all(
+            ToolCallRow(
+                run_id=trace.run_id,
+                seq=i,
+                round=c.round,
+                call_id=c.call_id,
+                tool_name=c.tool_name,
+                arguments=c.arguments,
+                success=c.success,
+                error=c.error,
+                validation_failure_code=c.validation_failure_code,
+                duration_ms=c.duration_ms,
+            )
+            for i, c in enumerate(trace.tool_calls)
+        )
+
+
+def _trace(row: RunRow, calls: list[ToolCallRow]) -> AgentTrace:
+    return AgentTrace(
+        run_id=row.run_id,
+        status=AgentStatus(row.status),
+        prompt=row.prompt,
+        final_text=row.final_text,
+        model=row.model,
+        rounds=row.rounds,
+        cost_chf=row.cost_chf,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        tool_calls=[
+            ToolCallLog(
+                round=c.round,
+                call_id=c.call_id,
+                tool_name=c.tool_name,
+                arguments=c.arguments,
+                success=c.success,
+                error=c.error,
+                validation_failure_code=c.validation_failure_code,
+                duration_ms=c.duration_ms,
+            )
+            for c in calls
+        ],
+        validation_failures=row.validation_failures,
+        repair_attempts=row.repair_attempts,
+        success_after_repair=row.success_after_repair,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        error=row.error,
+        parent_run_id=row.parent_run_id,
+        context=RunContext.model_validate(row.context or {}),
+    )
+
+
+async def load_trace(db: Any, run_id: str) -> AgentTrace | None:
+    """The trace of a run with its tool calls, or ``None``."""
+    async with db.session() as s:
+        row = await s.get(RunRow, run_id)
+        if row is None:
+            return None
+        calls = (
+            await s.scalars(
+                select(ToolCallRow).where(ToolCallRow.run_id == run_id).order_by(ToolCallRow.seq)
+            )
+        ).all()
+        return _trace(row, list(calls))
+
+
+async def list_traces(db: Any, *, user_id: str | None = None, limit: int = 20) -> list[AgentTrace]:
+    """The latest runs (newest first), without their tool calls."""
+    async with db.session() as s:
+        query = select(RunRow).order_by(RunRow.started_at.desc()).limit(limit)
+        if user_id is not None:
+            query = query.where(RunRow.user_id == user_id)
+        rows = (await s.scalars(query)).all()
+        return [_trace(r, []) for r in rows]
