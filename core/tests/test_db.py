@@ -1,0 +1,46 @@
+"""The database layer: URL handling, clear errors, schema isolation."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+
+from nyla.db import Database, mask_url, to_sqlalchemy_url
+from nyla.errors import DatabaseUnavailableError
+
+
+def test_libpq_urls_become_psycopg_urls():
+    assert to_sqlalchemy_url("postgresql://u:p@h:5432/d") == "postgresql+psycopg://u:p@h:5432/d"
+    assert to_sqlalchemy_url("postgres://u@h/d") == "postgresql+psycopg://u@h/d"
+    embedded = "postgresql://postgres:@/postgres?host=/tmp/x"
+    assert to_sqlalchemy_url(embedded) == "postgresql+psycopg://postgres@/postgres?host=/tmp/x"
+
+
+def test_password_is_masked():
+    masked = mask_url("postgresql+psycopg://alice:s3cret@db.example:5432/nyla")
+    assert "s3cret" not in masked and "alice" in masked and "***" in masked
+
+
+async def test_unreachable_database_is_a_clear_error(tmp_path):
+    database = Database(f"postgresql://nobody@/nyla?host={tmp_path}&connect_timeout=2")
+    with pytest.raises(DatabaseUnavailableError, match="cannot reach the database at"):
+        await database.ensure_ready()
+    await database.dispose()
+
+
+def test_schema_names_are_validated():
+    with pytest.raises(ValueError, match="invalid schema name"):
+        Database("postgresql://u@h/d", schema="x; DROP TABLE y")
+
+
+async def test_schemas_isolate_tests(db, embedded_pg):
+    other = Database(embedded_pg, schema="t_other_probe")
+    await other.ensure_ready()
+    try:
+        async with db.session() as s:
+            await s.execute(text("CREATE TABLE only_here (id int)"))
+        assert "only_here" in (await db.info())["tables"]
+        assert "only_here" not in (await other.info())["tables"]
+    finally:
+        await other.drop_schema()
+        await other.dispose()

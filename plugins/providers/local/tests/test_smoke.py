@@ -1,2 +1,0 @@
-def test_fixture_loaded(make_host):
-    assert make_host().records == {}
