@@ -1,1 +1,15 @@
-"""Offline embeddings: a deterministic hashing embedder, optionally all-MiniLM-L6-v2."""
+"""Offline embeddings: a deterministic hashing embedder (``local:hash-384``), optionally
+all-MiniLM-L6-v2 (``local:all-minilm-l6-v2``, extra ``[minilm]``)."""
+
+from __future__ import annotations
+
+import nyla
+from nyla_provider_local.provider import LocalProvider
+
+__all__ = ["LocalProvider"]
+
+
+@nyla.hookimpl
+def nyla_providers() -> list[LocalProvider]:
+    """The local provider."""
+    return [LocalProvider()]
