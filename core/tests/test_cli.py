@@ -82,3 +82,50 @@ def test_catalog_commands_have_json():
         result = runner.invoke(cli, args)
         assert result.exit_code == 0, (args, result.output)
         assert isinstance(json.loads(result.output), list)
+
+
+def test_plugins_add_commands_through_the_hook(monkeypatch):
+    import sys
+    import types
+
+    import click
+    from stevedore import ExtensionManager
+
+    import nyla
+
+    module = types.ModuleType("fake_cli_plugin")
+
+    @nyla.hookimpl
+    def nyla_cli_commands(cli):
+        @cli.command("hello-fixture")
+        @click.argument("who")
+        def hello(who):
+            """Say hello."""
+            click.echo(f"hello {who}")
+
+    module.nyla_cli_commands = nyla_cli_commands
+
+    class EP:
+        name, value, group, module = "clip", "fake_cli_plugin", "nyla.features", "fake_cli_plugin"
+
+        def load(self):
+            return module
+
+    monkeypatch.setitem(sys.modules, "fake_cli_plugin", module)
+    for group in (
+        "nyla.providers",
+        "nyla.toolboxes",
+        "nyla.connectors",
+        "nyla.walkers",
+        "nyla.neutralizers",
+    ):
+        monkeypatch.setitem(ExtensionManager.ENTRY_POINT_CACHE, group, [])
+    monkeypatch.setitem(ExtensionManager.ENTRY_POINT_CACHE, "nyla.features", [EP()])
+    try:
+        result = CliRunner().invoke(cli, ["hello-fixture", "world"])
+        assert result.exit_code == 0, result.output
+        assert result.output.strip() == "hello world"
+        unknown = CliRunner().invoke(cli, ["no-such-command"])
+        assert unknown.exit_code != 0 and "No such command" in unknown.output
+    finally:
+        cli.commands.pop("hello-fixture", None)

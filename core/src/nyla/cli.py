@@ -43,8 +43,7 @@ class LazyGroup(click.Group):
                     return _unavailable(cmd_name, f"{module} is not part of this build")
                 raise
         command = super().get_command(ctx, cmd_name)
-        if command is None and not getattr(self, "_plugin_commands_loaded", False):
-            self._plugin_commands_loaded = True
+        if command is None:
             from nyla.plugins import PluginHost
 
             host = PluginHost.discover(strict=False)
