@@ -36,6 +36,7 @@ from nyla.agent.conversation import (
     ConversationManager,
     build_system_prompt,
     compact_json,
+    estimate_tokens,
     local_progress_summary,
     progress_request,
     summary_request_messages,
@@ -159,6 +160,14 @@ def _context_window(kernel: Any, model_id: str | None) -> int | None:
     return None
 
 
+def _token_counter(kernel: Any, model_id: Callable[[], str | None]) -> Any:
+    """The AI service's token counter for the run's model (the estimate without one)."""
+    count = getattr(getattr(kernel, "ai", None), "count_tokens", None)
+    if not callable(count):
+        return estimate_tokens
+    return lambda messages: count(messages, model_id())
+
+
 def _price_known(kernel: Any, model_id: str | None) -> bool:
     for spec in kernel.plugins.models():
         if spec.id == model_id:
@@ -242,7 +251,9 @@ async def run_agent_loop(
     run = _Run(trace=trace, config=config)
     session = neutralization or new_neutralization_session(kernel, context)
     conversation = ConversationManager(
-        build_system_prompt(system_prompt or config.system_prompt, context.timezone), prompt
+        build_system_prompt(system_prompt or config.system_prompt, context.timezone),
+        prompt,
+        count_tokens=_token_counter(kernel, lambda: trace.model or config.model),
     )
     registry = ToolRegistry(
         tools, before_call=before_call_hook(kernel), default_timeout_s=config.tool_timeout_s

@@ -83,6 +83,9 @@ def _validation_result(tool: Tool, exc: ValidationError) -> ToolResult:
         suggestion = f"remove '{field}'; allowed fields: {', '.join(sorted(props)) or 'none'}"
     elif kind in ("literal_error", "enum"):
         code, suggestion = "INVALID_VALUE", f"use one of the allowed values for '{field}'"
+    elif not (kind.endswith("_type") or kind.endswith("_parsing")):
+        code = "INVALID_VALUE"  # constraint or model-level rule (too short, out of range, ...)
+        suggestion = f"fix '{field}' as the error says" if field else "fix the arguments"
     else:
         code = "INVALID_TYPE"
         want = expected.get("type") or expected.get("anyOf") or "see schema"

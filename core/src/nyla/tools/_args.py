@@ -1,0 +1,45 @@
+"""Shared pieces of the kernel's default tools: argument base model and error mapping."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from nyla.files.docrefs import DocumentReferenceError
+from nyla.files.store import FileAccessError, FolderNotEmptyError
+from nyla.models.tools import ToolContext, ToolResult
+
+
+class Args(BaseModel):
+    """Tool arguments: camelCase names for the model, unknown fields rejected."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+def guarded(
+    fn: Callable[[Any, ToolContext], Awaitable[Any]],
+) -> Callable[[Any, ToolContext], Awaitable[Any]]:
+    """Turn the store's exceptions into repairable tool results."""
+
+    @functools.wraps(fn)
+    async def wrapper(args: Any, ctx: ToolContext) -> Any:
+        try:
+            return await fn(args, ctx)
+        except FileAccessError as exc:
+            return ToolResult.fail(
+                str(exc),
+                "NOT_FOUND",
+                suggestion="use listFiles / listFolders to find the right id",
+            )
+        except FolderNotEmptyError as exc:
+            return ToolResult.fail(str(exc), "FOLDER_NOT_EMPTY", field="recursive")
+        except DocumentReferenceError as exc:
+            return ToolResult.fail(str(exc), "INVALID_VALUE", field="documentList")
+        except ValueError as exc:
+            return ToolResult.fail(str(exc), "INVALID_VALUE")
+
+    return wrapper
