@@ -68,6 +68,25 @@ class _Prepared:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+def invalid_tool_arguments(calls: list[ToolCall]) -> list[dict[str, str]]:
+    """Structured errors for tool calls whose arguments are not a JSON object (the calls are
+    kept verbatim; the agent reports the error back to the model instead of crashing)."""
+    import json
+
+    out = []
+    for call in calls:
+        try:
+            value = json.loads(call.arguments or "{}")
+        except ValueError as exc:
+            out.append({"id": call.id, "name": call.name, "error": f"invalid JSON: {exc}"})
+            continue
+        if not isinstance(value, dict):
+            out.append(
+                {"id": call.id, "name": call.name, "error": "arguments are not a JSON object"}
+            )
+    return out
+
+
 def _wrap_unexpected(provider_id: str, exc: Exception) -> ProviderError:
     if isinstance(exc, ProviderError):
         return exc
@@ -86,7 +105,8 @@ class AiService:
     Settings (``kernel.settings["ai"]``, all optional): ``neutralize`` (default ``True``; a
     context with ``require_neutralization`` always neutralizes), ``max_attempts`` (3),
     ``base_delay_s`` (0.5), ``max_retry_after_s`` (60), ``timeout_s`` (600, per provider call),
-    ``max_fallbacks`` (2), ``default_models`` (operation -> model id; also
+    ``max_fallbacks`` (2), ``embed_batch_size`` (caps the model's batch size),
+    ``default_models`` (operation -> model id; also
     ``NYLA_MODEL_<OPERATION>`` from the environment / config file).
     """
 
@@ -336,6 +356,9 @@ class AiService:
             metadata["usageEstimated"] = True
         cost = self._cost(spec, usage, metadata)
         self._record(request.context, usage, cost)
+        invalid = invalid_tool_arguments(response.tool_calls)
+        if invalid:
+            metadata["invalidToolArguments"] = invalid
         restore = prepared.session.restore if request.restore_output else (lambda s: s)
         return AiCallResponse(
             content=restore(response.content),
@@ -468,6 +491,8 @@ class AiService:
         preflight(spec, input_tokens, 0, max_cost_chf)
         provider = self._provider(spec)
         size = spec.capabilities.max_batch_size or DEFAULT_EMBED_BATCH
+        if self.settings.get("embed_batch_size"):
+            size = min(size, int(self.settings["embed_batch_size"]))
         metadata: dict[str, Any] = {"retries": 0}
         vectors: list[list[float]] = []
         usage = Usage()

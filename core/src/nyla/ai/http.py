@@ -1,0 +1,172 @@
+"""HTTP helpers provider plugins share: vendor status codes to nyla's typed errors,
+``Retry-After`` parsing, transport failures, and server-sent events.
+
+Providers that speak HTTP themselves (httpx) and SDK-based ones (whose exceptions carry the
+status code and headers) both map failures through :func:`error_for_status`, so every provider
+reports a 401 as :class:`~nyla.errors.ProviderAuthError` naming the variable to set, a 429 as
+:class:`~nyla.errors.ProviderRateLimitError` with ``retry_after``, and so on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from nyla.errors import (
+    ProviderAuthError,
+    ProviderBadRequestError,
+    ProviderError,
+    ProviderRateLimitError,
+    ProviderServerError,
+    ProviderTimeoutError,
+)
+
+
+def vendor_model(provider_id: str, model: str) -> str:
+    """The vendor's model name from a nyla model id (``openai:gpt-5`` -> ``gpt-5``)."""
+    prefix = provider_id + ":"
+    return model[len(prefix) :] if model.startswith(prefix) else model
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date)."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    raw_ms = lowered.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0.0, float(raw_ms) / 1000)
+        except ValueError:
+            pass
+    raw = lowered.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        from datetime import UTC, datetime
+
+        when = parsedate_to_datetime(raw)
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def error_message(body: Any) -> str:
+    """The human message inside a vendor error body (OpenAI / Anthropic / Mistral / Tavily
+    shapes), or the body text shortened."""
+    data = body
+    if isinstance(body, (bytes, str)):
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return text.strip()[:300]
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            for key in ("message", "detail", "error"):
+                if isinstance(err.get(key), str):
+                    return err[key]
+        if isinstance(err, str):
+            return err
+        for key in ("message", "detail"):
+            if isinstance(data.get(key), str):
+                return data[key]
+    return str(data)[:300]
+
+
+def error_for_status(
+    provider: str,
+    status: int,
+    body: Any = None,
+    headers: Mapping[str, str] | None = None,
+    *,
+    env_var: str | None = None,
+) -> ProviderError:
+    """The typed error for a failed HTTP exchange with a vendor API."""
+    detail = error_message(body) if body not in (None, b"", "") else ""
+    suffix = f": {detail}" if detail else ""
+    if status in (401, 403):
+        hint = f"; check {env_var}" if env_var else ""
+        return ProviderAuthError(
+            f"{provider} rejected the credentials (HTTP {status}){suffix}{hint}",
+            env_var=env_var,
+            provider=provider,
+            status_code=status,
+        )
+    if status == 429:
+        retry_after = parse_retry_after(headers)
+        return ProviderRateLimitError(
+            f"{provider} rate limit (HTTP 429){suffix}",
+            retry_after=retry_after,
+            provider=provider,
+            status_code=status,
+        )
+    if status in (408, 504):
+        return ProviderTimeoutError(
+            f"{provider} timed out (HTTP {status}){suffix}", provider=provider, status_code=status
+        )
+    if status >= 500:
+        return ProviderServerError(
+            f"{provider} server error (HTTP {status}){suffix}",
+            provider=provider,
+            status_code=status,
+        )
+    return ProviderBadRequestError(
+        f"{provider} rejected the request (HTTP {status}){suffix}",
+        provider=provider,
+        status_code=status,
+    )
+
+
+def error_for_transport(
+    provider: str, exc: Exception, *, endpoint: str | None = None
+) -> ProviderError:
+    """The typed error for an httpx transport failure (timeout, refused connection, ...)."""
+    import httpx
+
+    where = f" at {endpoint}" if endpoint else ""
+    if isinstance(exc, httpx.TimeoutException):
+        return ProviderTimeoutError(
+            f"{provider}{where}: no answer in time ({exc!r})", provider=provider
+        )
+    return ProviderServerError(f"{provider}{where} unreachable: {exc!r}", provider=provider)
+
+
+async def raise_for_response(response: Any, provider: str, *, env_var: str | None = None) -> None:
+    """Raise the typed error for an httpx response that is not 2xx (reads a streamed body)."""
+    if response.status_code < 400:
+        return
+    body = await response.aread()
+    raise error_for_status(
+        provider, response.status_code, body, dict(response.headers), env_var=env_var
+    )
+
+
+async def sse_events(response: Any) -> AsyncIterator[tuple[str | None, str]]:
+    """``(event, data)`` pairs of a server-sent-events response (httpx, streamed). Multi-line
+    data is joined with newlines; comments and keep-alives are skipped."""
+    event: str | None = None
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                yield event, "\n".join(data)
+            event, data = None, []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            event = value
+        elif field == "data":
+            data.append(value)
+    if data:
+        yield event, "\n".join(data)

@@ -1,0 +1,122 @@
+"""A provider for any OpenAI-compatible endpoint on the user's own infrastructure (Ollama,
+vLLM, llama.cpp server, LM Studio): the provider to allow when data must stay on premises.
+
+Configuration (environment or the user config file):
+
+- ``NYLA_PRIVATE_LLM_BASE_URL`` (required), e.g. ``http://localhost:11434/v1``
+- ``NYLA_PRIVATE_LLM_API_KEY`` (optional; most local servers take none)
+- ``NYLA_PRIVATE_LLM_MODELS``: chat models, comma-separated (default ``llama3.1:8b``)
+- ``NYLA_PRIVATE_LLM_EMBED_MODELS``: embedding models as ``name=dimensions``, comma-separated
+- ``NYLA_PRIVATE_LLM_CONTEXT_WINDOW`` (default 32768), ``NYLA_PRIVATE_LLM_TOOLS`` (``1``/``0``,
+  default 1: whether the chat models support native tool calls)
+"""
+
+from __future__ import annotations
+
+from nyla import ModelCapabilities, ModelSpec, OperationType
+from nyla.ai.config import config_value
+from nyla.ai.openai_wire import OpenAICompatibleProvider
+from nyla.errors import ConfigurationError
+
+CHAT_OPERATIONS = [
+    OperationType.AGENT,
+    OperationType.PLAN,
+    OperationType.DATA_ANALYSE,
+    OperationType.DATA_GENERATE,
+    OperationType.DATA_EXTRACT,
+    OperationType.NEUTRALIZATION_TEXT,
+]
+
+
+def _int(name: str, default: int) -> int:
+    raw = config_value(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from None
+
+
+def _names(raw: str | None) -> list[str]:
+    return [p.strip() for p in (raw or "").split(",") if p.strip()]
+
+
+class PrivateLlmProvider(OpenAICompatibleProvider):
+    """Chat (with tools and streaming) and embeddings on a self-hosted endpoint."""
+
+    id = "private-llm"
+    key_var = "NYLA_PRIVATE_LLM_API_KEY"
+    key_required = False
+    base_url_var = "NYLA_PRIVATE_LLM_BASE_URL"
+    default_base_url = None
+
+    def __init__(
+        self,
+        *,
+        models: list[str] | None = None,
+        embedding_models: dict[str, int] | None = None,
+        **kw,
+    ) -> None:
+        super().__init__(**kw)
+        self._chat_models = models
+        self._embedding_models = embedding_models
+
+    def chat_models(self) -> list[str]:
+        """Configured chat model names."""
+        if self._chat_models is not None:
+            return self._chat_models
+        return _names(config_value("NYLA_PRIVATE_LLM_MODELS")) or ["llama3.1:8b"]
+
+    def embedding_models(self) -> dict[str, int]:
+        """Configured embedding model names with their dimensions."""
+        if self._embedding_models is not None:
+            return self._embedding_models
+        out: dict[str, int] = {}
+        for item in _names(config_value("NYLA_PRIVATE_LLM_EMBED_MODELS")):
+            name, _, dims = item.rpartition("=")
+            try:
+                out[name] = int(dims)
+            except ValueError:
+                raise ConfigurationError(
+                    f"NYLA_PRIVATE_LLM_EMBED_MODELS: {item!r} is not name=dimensions"
+                ) from None
+        return out
+
+    def catalog(self) -> list[ModelSpec]:
+        """The configured models; on-premises models cost nothing per token."""
+        window = _int("NYLA_PRIVATE_LLM_CONTEXT_WINDOW", 32_768)
+        tools = config_value("NYLA_PRIVATE_LLM_TOOLS", "1") not in ("0", "false", "no")
+        specs = [
+            ModelSpec(
+                id=f"{self.id}:{name}",
+                provider=self.id,
+                name=name,
+                operation_types=CHAT_OPERATIONS,
+                context_window=window,
+                max_output_tokens=min(8192, window // 2),
+                price_input_chf_per_mtok=0.0,
+                price_output_chf_per_mtok=0.0,
+                capabilities=ModelCapabilities(tools=tools, streaming=True),
+                quality_rank=30,
+                speed_rank=40,
+            )
+            for name in self.chat_models()
+        ]
+        specs += [
+            ModelSpec(
+                id=f"{self.id}:{name}",
+                provider=self.id,
+                name=name,
+                operation_types=[OperationType.EMBEDDING],
+                context_window=8192,
+                max_output_tokens=0,
+                price_input_chf_per_mtok=0.0,
+                price_output_chf_per_mtok=0.0,
+                capabilities=ModelCapabilities(embedding_dimensions=dims, max_batch_size=64),
+                quality_rank=30,
+                speed_rank=40,
+            )
+            for name, dims in self.embedding_models().items()
+        ]
+        return specs
