@@ -1,0 +1,140 @@
+"""Job records: start, report progress, finish, cancel (one or all of a connection), and
+recover jobs a crash left ``running``."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+
+from nyla.db import Database
+from nyla.jobs.tables import Job
+
+RUNNING = "running"
+
+
+class JobStore:
+    """Job rows in the kernel database. ``is_cancelled`` is the cooperative check a job
+    makes between items."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def start(
+        self,
+        kind: str,
+        *,
+        user_id: str,
+        mandate_id: str | None = None,
+        connection_id: str | None = None,
+        data_source_id: str | None = None,
+        total: int | None = None,
+        message: str = "",
+    ) -> str:
+        """Create a running job and return its id."""
+        job_id = uuid.uuid4().hex
+        async with self.db.session() as s:
+            s.add(
+                Job(
+                    id=job_id,
+                    kind=kind,
+                    status=RUNNING,
+                    user_id=user_id,
+                    mandate_id=mandate_id,
+                    connection_id=connection_id,
+                    data_source_id=data_source_id,
+                    total=total,
+                    message=message,
+                    details={},
+                )
+            )
+        return job_id
+
+    async def progress(
+        self, job_id: str, done: int, total: int | None = None, message: str = ""
+    ) -> None:
+        """Record progress of a running job (also its liveness for the zombie check)."""
+        values: dict[str, Any] = {"progress": done, "message": message, "updated_at": _now()}
+        if total is not None:
+            values["total"] = total
+        async with self.db.session() as s:
+            await s.execute(
+                update(Job).where(Job.id == job_id, Job.status == RUNNING).values(**values)
+            )
+
+    async def finish(self, job_id: str, *, error: str | None = None) -> None:
+        """Mark a running job done (or failed with ``error``)."""
+        async with self.db.session() as s:
+            await s.execute(
+                update(Job)
+                .where(Job.id == job_id, Job.status == RUNNING)
+                .values(
+                    status="error" if error else "done",
+                    error=error,
+                    finished_at=_now(),
+                    updated_at=_now(),
+                )
+            )
+
+    async def cancel(self, job_id: str) -> bool:
+        """Cancel one running job; True when it was running."""
+        return await self._cancel(Job.id == job_id) > 0
+
+    async def cancel_by_connection(self, connection_id: str) -> int:
+        """Cancel every running job of a connection; returns how many."""
+        return await self._cancel(Job.connection_id == connection_id)
+
+    async def _cancel(self, where: Any) -> int:
+        async with self.db.session() as s:
+            result = await s.execute(
+                update(Job)
+                .where(where, Job.status == RUNNING)
+                .values(status="cancelled", finished_at=_now(), updated_at=_now())
+            )
+        return int(result.rowcount or 0)
+
+    async def is_cancelled(self, job_id: str) -> bool:
+        """True when the job was cancelled (cooperative check between items)."""
+        async with self.db.session() as s:
+            status = (await s.execute(select(Job.status).where(Job.id == job_id))).scalar()
+        return status == "cancelled"
+
+    async def running(
+        self, *, user_id: str | None = None, mandate_id: str | None = None
+    ) -> list[Job]:
+        """Running jobs, optionally of one user or mandate."""
+        query = select(Job).where(Job.status == RUNNING).order_by(Job.started_at)
+        if user_id is not None:
+            query = query.where(Job.user_id == user_id)
+        if mandate_id is not None:
+            query = query.where(Job.mandate_id == mandate_id)
+        async with self.db.session() as s:
+            return list((await s.execute(query)).scalars())
+
+    async def recover_interrupted(self) -> int:
+        """At worker start: every job still ``running`` was interrupted; mark it an error
+        (never requeued automatically, which could loop forever)."""
+        return await self._fail_running(None, "interrupted: the worker restarted")
+
+    async def kill_zombies(self, max_age_seconds: float = 1800) -> int:
+        """Mark running jobs without a progress update for ``max_age_seconds`` as errors."""
+        cutoff = _now() - timedelta(seconds=max_age_seconds)
+        return await self._fail_running(cutoff, f"no progress for {int(max_age_seconds)} s")
+
+    async def _fail_running(self, cutoff: datetime | None, reason: str) -> int:
+        where = [Job.status == RUNNING]
+        if cutoff is not None:
+            where.append(Job.updated_at < cutoff)
+        async with self.db.session() as s:
+            result = await s.execute(
+                update(Job)
+                .where(*where)
+                .values(status="error", error=reason, finished_at=_now(), updated_at=_now())
+            )
+        return int(result.rowcount or 0)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,35 @@
+"""The job table: one row per background job (indexing runs, walker syncs)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import DateTime, Integer, String, Text, func
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from nyla.db import Base
+
+
+class Job(Base):
+    """A background job with its progress; ``status`` is ``running``, ``done``, ``error`` or
+    ``cancelled``."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default="running", index=True)
+    user_id: Mapped[str] = mapped_column(String(128), index=True)
+    mandate_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    connection_id: Mapped[str | None] = mapped_column(String(128), nullable=True, index=True)
+    data_source_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    progress: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    message: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    details: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -1,0 +1,122 @@
+"""Token-aware chunking with overlap.
+
+Text is split into units (a word, a number, a symbol) whose token costs add up to exactly what
+:func:`nyla.ai.tokens.count_text_tokens` says of the whole text, so a chunk's token budget
+holds for the same counter the AI service uses. A chunk ends at a sentence or paragraph
+boundary when one lies in its last 40 %, otherwise at the budget; the next chunk starts
+``overlap`` tokens before the end of the previous one. Chunks never cross content objects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from nyla.ai.tokens import count_text_tokens
+from nyla.models.knowledge import ContentObject
+
+DEFAULT_CHUNK_TOKENS = 300
+DEFAULT_OVERLAP_TOKENS = 40
+
+_UNIT = re.compile(
+    r"[A-Za-zÀ-ÖØ-öø-ÿ]+|\d+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|\S"
+)
+_SENTENCE_END = {".", "!", "?", ";", ":"}
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a content object ready to embed."""
+
+    seq: int
+    text: str
+    context_ref: str
+    content_type: str
+    token_count: int
+    content_hash: str
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 of the whitespace-normalized text (what dedupe compares)."""
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+
+
+def split_text(
+    text: str,
+    max_tokens: int = DEFAULT_CHUNK_TOKENS,
+    overlap: int = DEFAULT_OVERLAP_TOKENS,
+) -> list[str]:
+    """``text`` cut into pieces of at most ``max_tokens`` tokens (a single unit larger than
+    the budget stands alone), each starting ``overlap`` tokens before the previous ended."""
+    if max_tokens < 1:
+        raise ValueError("max_tokens must be at least 1")
+    if not 0 <= overlap < max_tokens:
+        raise ValueError("overlap must be at least 0 and smaller than max_tokens")
+    units = [(m.start(), m.end()) for m in _UNIT.finditer(text)]
+    if not units:
+        return []
+    costs = [count_text_tokens(text[s:e]) for s, e in units]
+    pieces: list[str] = []
+    start = 0
+    n = len(units)
+    while start < n:
+        end, used = start, 0
+        while end < n and (used + costs[end] <= max_tokens or end == start):
+            used += costs[end]
+            end += 1
+        if end < n:
+            end = _snap(text, units, costs, start, end, max_tokens)
+        pieces.append(text[units[start][0] : units[end - 1][1]])
+        if end >= n:
+            break
+        back, carried = end, 0
+        while back > start + 1 and carried + costs[back - 1] <= overlap:
+            back -= 1
+            carried += costs[back]
+        start = back if overlap else end
+    return pieces
+
+
+def _snap(
+    text: str,
+    units: list[tuple[int, int]],
+    costs: list[int],
+    start: int,
+    end: int,
+    max_tokens: int,
+) -> int:
+    """Move ``end`` back to just after a sentence/paragraph end in the chunk's last 40 %."""
+    floor = 0.6 * max_tokens
+    used = sum(costs[start:end])
+    for j in range(end - 1, start, -1):
+        used -= costs[j]
+        if used + costs[j] < floor:
+            break
+        s, e = units[j]
+        paragraph = j + 1 < len(units) and "\n\n" in text[e : units[j + 1][0]]
+        if text[s:e] in _SENTENCE_END or paragraph:
+            return j + 1
+    return end
+
+
+def chunk_objects(
+    objects: list[ContentObject],
+    max_tokens: int = DEFAULT_CHUNK_TOKENS,
+    overlap: int = DEFAULT_OVERLAP_TOKENS,
+) -> list[Chunk]:
+    """Chunks of every content object, numbered in document order."""
+    chunks: list[Chunk] = []
+    for obj in objects:
+        for piece in split_text(obj.text, max_tokens, overlap):
+            chunks.append(
+                Chunk(
+                    seq=len(chunks),
+                    text=piece,
+                    context_ref=obj.context_ref,
+                    content_type=obj.content_type,
+                    token_count=count_text_tokens(piece),
+                    content_hash=content_hash(piece),
+                )
+            )
+    return chunks

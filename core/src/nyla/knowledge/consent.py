@@ -1,0 +1,173 @@
+"""Consent and control: switching indexing off purges synchronously, in one transaction.
+
+- ``rag_index_enabled`` on a data-source tree element: turning it off deletes the index rows
+  and chunks of every file below that element whose *effective* policy (longest prefix, see
+  :mod:`nyla.knowledge.policy`) is now off; a deeper element that keeps indexing on explicitly
+  keeps its files.
+- ``knowledge_ingestion_enabled`` on a connection: turning it off deletes everything indexed
+  from that connection and cancels its running jobs.
+
+Every change writes an audit record in the same transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from nyla.errors import NylaError
+from nyla.jobs.tables import Job
+from nyla.knowledge.policy import covers, effective_policy, normalize_path
+from nyla.knowledge.tables import (
+    ContentChunk,
+    DataSource,
+    FileContentIndex,
+    KnowledgeAudit,
+    UserConnection,
+)
+from nyla.models.knowledge import PurgeResult
+
+
+class NotFoundError(NylaError):
+    """A data source, connection or file does not exist."""
+
+
+class PermissionDeniedError(NylaError):
+    """The caller may not change this object."""
+
+
+async def purge_files(session: AsyncSession, file_ids: list[str], reason: str) -> PurgeResult:
+    """Delete the index rows and chunks of ``file_ids`` in the session's transaction."""
+    if not file_ids:
+        return PurgeResult(reason=reason)
+    chunks = (
+        await session.execute(
+            select(func.count()).select_from(ContentChunk).where(ContentChunk.file_id.in_(file_ids))
+        )
+    ).scalar_one()
+    await session.execute(delete(ContentChunk).where(ContentChunk.file_id.in_(file_ids)))
+    deleted = await session.execute(
+        delete(FileContentIndex).where(FileContentIndex.file_id.in_(file_ids))
+    )
+    return PurgeResult(files=int(deleted.rowcount or 0), chunks=int(chunks), reason=reason)
+
+
+def audit(
+    session: AsyncSession, action: str, actor: str, target: str, details: dict[str, Any]
+) -> None:
+    """Add an audit record (category ``permission``) to the session."""
+    session.add(
+        KnowledgeAudit(
+            category="permission",
+            action=action,
+            actor_user_id=actor,
+            target_id=target,
+            details=details,
+        )
+    )
+
+
+async def set_rag_index_enabled(
+    session: AsyncSession, data_source_id: str, enabled: bool | None, *, actor: str
+) -> PurgeResult:
+    """Set (or with ``None`` clear, i.e. inherit) ``rag_index_enabled``; purges what is no
+    longer indexed. Owner-only."""
+    ds = await session.get(DataSource, data_source_id, with_for_update=True)
+    if ds is None:
+        raise NotFoundError(f"no data source {data_source_id}")
+    if ds.user_id != actor:
+        raise PermissionDeniedError(f"only the owner may change data source {data_source_id}")
+    before = ds.rag_index_enabled
+    ds.rag_index_enabled = enabled
+    await session.flush()
+    result = PurgeResult(reason=f"rag_index_enabled={enabled} on {ds.path}")
+    siblings = list(
+        (
+            await session.execute(
+                select(DataSource).where(DataSource.connection_id == ds.connection_id)
+            )
+        ).scalars()
+    )
+    if enabled is not True:
+        prefix = normalize_path(ds.path)
+        files = (
+            await session.execute(
+                select(FileContentIndex.file_id, FileContentIndex.source_path).where(
+                    FileContentIndex.connection_id == ds.connection_id
+                )
+            )
+        ).all()
+        off = [
+            file_id
+            for file_id, path in files
+            if path is not None
+            and covers(prefix, path)
+            and not effective_policy(siblings, path, "rag_index_enabled").value
+        ]
+        result = await purge_files(session, off, result.reason)
+    audit(
+        session,
+        "datasource_rag_index_changed",
+        actor,
+        data_source_id,
+        {
+            "before": before,
+            "after": enabled,
+            "purgedFiles": result.files,
+            "purgedChunks": result.chunks,
+        },
+    )
+    return result
+
+
+async def set_knowledge_consent(
+    session: AsyncSession, connection_id: str, enabled: bool, *, actor: str
+) -> PurgeResult:
+    """Set a connection's ``knowledge_ingestion_enabled``; off purges everything indexed from
+    it and cancels its running jobs. Owner-only."""
+    conn = await session.get(UserConnection, connection_id, with_for_update=True)
+    if conn is None:
+        raise NotFoundError(f"no connection {connection_id}")
+    if conn.user_id != actor:
+        raise PermissionDeniedError(f"only the owner may change connection {connection_id}")
+    before = conn.knowledge_ingestion_enabled
+    conn.knowledge_ingestion_enabled = enabled
+    result = PurgeResult(reason=f"knowledge_ingestion_enabled={enabled}")
+    cancelled = 0
+    if not enabled:
+        ids = list(
+            (
+                await session.execute(
+                    select(FileContentIndex.file_id).where(
+                        FileContentIndex.connection_id == connection_id
+                    )
+                )
+            ).scalars()
+        )
+        result = await purge_files(session, ids, result.reason)
+        cancelled = int(
+            (
+                await session.execute(
+                    update(Job)
+                    .where(Job.connection_id == connection_id, Job.status == "running")
+                    .values(status="cancelled", finished_at=func.now(), updated_at=func.now())
+                )
+            ).rowcount
+            or 0
+        )
+    audit(
+        session,
+        "connection_knowledge_consent_changed",
+        actor,
+        connection_id,
+        {
+            "before": before,
+            "after": enabled,
+            "purgedFiles": result.files,
+            "purgedChunks": result.chunks,
+            "cancelledJobs": cancelled,
+        },
+    )
+    return result

@@ -1,0 +1,178 @@
+"""``build_agent_context``: the RAG block injected before each agent round.
+
+Six layers in the seeds' order, each with its own token budget, deduplicated across layers:
+
+1. known files (file refs from this workflow's round memory)
+2. relevant knowledge: semantic search over the instance, personal, mandate and global scopes
+3. earlier rounds of this workflow, by similarity (round memory)
+4. workflow entities (workflow memory)
+5. shared mandate knowledge (mandate scope only)
+6. optional cross-workflow hints (similar rounds of the user's other workflows)
+
+Failure is never fatal (invariant 6): when the prompt cannot be embedded, or the database
+fails, the result is an empty string and the agent runs without the block.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from nyla.ai.tokens import count_text_tokens
+from nyla.knowledge import memory
+from nyla.knowledge.chunking import content_hash
+from nyla.models.agent import RunContext
+from nyla.models.files import Scope
+
+if TYPE_CHECKING:
+    from nyla.knowledge.service import KnowledgeService
+
+log = logging.getLogger(__name__)
+
+LAYER_TITLES = (
+    "Known files",
+    "Relevant knowledge",
+    "Earlier in this workflow",
+    "Workflow entities",
+    "Shared mandate knowledge",
+    "Hints from other workflows",
+)
+
+#: a layer line longer than this many characters is cut (the budget still applies)
+MAX_LINE_CHARS = 1600
+
+
+@dataclass
+class _Layer:
+    title: str
+    budget: int
+    lines: list[str] = field(default_factory=list)
+    used: int = 0
+
+    def add(self, line: str) -> bool:
+        """Add ``line`` if it fits the budget (a first line is cut to fit); False when full."""
+        line = " ".join(line.split()) if "\n" not in line else line.strip()
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + " …"
+        cost = count_text_tokens(line)
+        if self.used + cost > self.budget:
+            if self.lines or self.budget <= 0:
+                return False
+            line = line[: max(0, self.budget * 3)] + " …"
+            cost = count_text_tokens(line)
+        self.lines.append(line)
+        self.used += cost
+        return True
+
+    def render(self) -> str:
+        return f"### {self.title}\n" + "\n".join(self.lines)
+
+
+class _Seen:
+    """Dedupe across layers by chunk id and by normalized text."""
+
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+        self.hashes: set[str] = set()
+
+    def fresh(self, text: str, chunk_id: int | None = None) -> bool:
+        h = content_hash(text)
+        if (chunk_id is not None and chunk_id in self.ids) or h in self.hashes:
+            return False
+        if chunk_id is not None:
+            self.ids.add(chunk_id)
+        self.hashes.add(h)
+        return True
+
+
+async def build_agent_context(service: KnowledgeService, prompt: str, context: RunContext) -> str:
+    """The formatted RAG block for ``prompt`` (empty string when there is nothing or when
+    embedding or the database fails)."""
+    try:
+        spec = service.embedding_spec(context)
+        response = await service.kernel.ai.embed([prompt], context=context, model=spec.id)
+        vector = list(response.vectors[0])
+        model, dims = response.model, len(vector)
+    except Exception as exc:
+        log.warning("RAG context skipped: the prompt could not be embedded: %s", exc)
+        return ""
+    try:
+        layers = await _layers(service, prompt, context, model, dims, vector)
+    except Exception as exc:
+        log.warning("RAG context skipped: %s: %s", type(exc).__name__, exc)
+        return ""
+    blocks = [layer.render() for layer in layers if layer.lines]
+    if not blocks:
+        return ""
+    return "## Knowledge context\n\n" + "\n\n".join(blocks)
+
+
+async def _layers(
+    service: KnowledgeService,
+    prompt: str,
+    context: RunContext,
+    model: str,
+    dims: int,
+    vector: list[float],
+) -> list[_Layer]:
+    budgets = service.settings.budgets
+    k = service.settings.context_k
+    seen = _Seen()
+    known = _Layer(LAYER_TITLES[0], budgets.known_files)
+    semantic = _Layer(LAYER_TITLES[1], budgets.semantic)
+    rounds = _Layer(LAYER_TITLES[2], budgets.round_memory)
+    entities = _Layer(LAYER_TITLES[3], budgets.workflow_entities)
+    shared = _Layer(LAYER_TITLES[4], budgets.mandate_shared)
+    hints = _Layer(LAYER_TITLES[5], budgets.cross_workflow)
+
+    async with service.kernel.db.session() as s:
+        for ref in await memory.known_files(s, context):
+            if seen.fresh(f"file:{ref}") and not known.add(f"- {ref}"):
+                break
+    result = await service.search_vector(
+        prompt,
+        vector=vector,
+        model=model,
+        context=context,
+        scopes=[Scope.FEATURE_INSTANCE, Scope.PERSONAL, Scope.MANDATE, Scope.GLOBAL],
+        k=k,
+    )
+    for hit in result.hits:
+        if seen.fresh(hit.text, hit.chunk_id):
+            line = f"[{hit.file_name} · {hit.context_ref} · {hit.scope}] {hit.text}"
+            if not semantic.add(line):
+                break
+    async with service.kernel.db.session() as s:
+        for summary, _distance, _wf in await memory.search_rounds(
+            s, context, model=model, dims=dims, vector=vector, k=4
+        ):
+            if summary and seen.fresh(summary) and not rounds.add(summary):
+                break
+        for key, kind, value in await memory.workflow_entries(s, context):
+            rendered = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            if seen.fresh(f"{key}={rendered}") and not entities.add(
+                f"- {key} ({kind}): {rendered}"
+            ):
+                break
+    if context.mandate_id:
+        shared_result = await service.search_vector(
+            prompt, vector=vector, model=model, context=context, scopes=[Scope.MANDATE], k=k * 2
+        )
+        for hit in shared_result.hits:
+            line = f"[{hit.file_name} · {hit.context_ref}] {hit.text}"
+            if seen.fresh(hit.text, hit.chunk_id) and not shared.add(line):
+                break
+    if service.settings.cross_workflow_hints:
+        async with service.kernel.db.session() as s:
+            for summary, _d, wf in await memory.search_rounds(
+                s, context, model=model, dims=dims, vector=vector, k=3, same_workflow=False
+            ):
+                if (
+                    summary
+                    and seen.fresh(summary)
+                    and not hints.add(f"({wf or 'no workflow'}) {summary}")
+                ):
+                    break
+    return [known, semantic, rounds, entities, shared, hints]

@@ -1,0 +1,298 @@
+"""Indexing one file: extract, neutralize at rest, chunk, dedupe, embed, write atomically.
+
+Order matters for "a failure leaves nothing half-indexed": everything slow or fallible
+(extraction, neutralization, embedding) happens before the write transaction; the transaction
+then replaces the file's index row and all of its chunks at once (binary COPY). A failure
+before it leaves the previous index of the file as it was and records the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Text, cast, delete, select
+from sqlalchemy.dialects.postgresql import insert
+
+from nyla.errors import NylaError
+from nyla.knowledge.chunking import Chunk, chunk_objects
+from nyla.knowledge.extract import ExtractionError, extract
+from nyla.knowledge.tables import ContentChunk, DataSource, FileContentIndex, UserConnection
+from nyla.knowledge.vectors import copy_chunks, owner_key
+from nyla.models.agent import RunContext
+from nyla.models.files import FileItem
+from nyla.models.knowledge import ContentObject, ExtractedDocument, IndexResult, IndexStatus
+
+if TYPE_CHECKING:
+    from nyla.knowledge.service import KnowledgeService
+
+log = logging.getLogger(__name__)
+
+
+class ConsentError(NylaError):
+    """Indexing was refused: the data source or connection does not allow it."""
+
+
+class Indexer:
+    """Indexes files for a :class:`KnowledgeService` (see :meth:`index_file`)."""
+
+    def __init__(self, service: KnowledgeService) -> None:
+        self.service = service
+
+    async def index_file(
+        self,
+        file: FileItem,
+        content: bytes,
+        *,
+        context: RunContext,
+        source_path: str | None = None,
+        connection_id: str | None = None,
+        build_index: bool = True,
+    ) -> IndexResult:
+        """Index ``file`` (its bytes in ``content``). Scope and owner ids come from the
+        FileItem. Returns the result; a failure is a result with ``status=failed`` and the
+        reason, never an exception (the rest of a batch goes on)."""
+        service = self.service
+        db = service.kernel.db
+        base = {"file_id": file.id, "name": file.name, "bytes": len(content)}
+        try:
+            key = owner_key(
+                file.scope,
+                user_id=file.user_id,
+                mandate_id=file.mandate_id,
+                feature_instance_id=file.feature_instance_id,
+            )
+            source_path, connection_id = await self._provenance(file, source_path, connection_id)
+        except (ValueError, ConsentError) as exc:
+            return IndexResult(**base, status=IndexStatus.FAILED, error=str(exc))
+
+        row = {
+            "file_id": file.id,
+            "name": file.name,
+            "mime_type": file.mime_type,
+            "size": len(content),
+            "content_hash": file.content_hash or hashlib.sha256(content).hexdigest(),
+            "scope": str(file.scope),
+            "owner_key": key,
+            "user_id": file.user_id,
+            "mandate_id": file.mandate_id,
+            "feature_instance_id": file.feature_instance_id,
+            "data_source_id": file.data_source_id,
+            "connection_id": connection_id,
+            "source_path": source_path,
+        }
+
+        try:
+            document = await asyncio.to_thread(extract, file.name, content, file.mime_type)
+        except ExtractionError as exc:
+            await self._record_failure(row, str(exc), drop_chunks=True)
+            return IndexResult(**base, status=IndexStatus.FAILED, error=str(exc))
+
+        neutralized = False
+        if file.neutralize:
+            try:
+                document = self._neutralize(document, context)
+                neutralized = True
+            except Exception as exc:
+                reason = f"neutralization failed, nothing stored: {exc}"
+                await self._record_failure(row, reason, neutralization="failed")
+                return IndexResult(**base, status=IndexStatus.FAILED, error=reason)
+
+        chunks = chunk_objects(
+            document.objects, service.settings.chunk_tokens, service.settings.overlap_tokens
+        )
+        try:
+            spec = service.embedding_spec(context)
+            vectors, reused, embedded, cost = await self._vectors(chunks, key, spec.id, context)
+        except Exception as exc:
+            reason = f"embedding failed: {type(exc).__name__}: {exc}"
+            await self._record_failure(row, reason)
+            return IndexResult(**base, status=IndexStatus.FAILED, error=reason)
+
+        dims = len(vectors[0]) if vectors else (spec.capabilities.embedding_dimensions or 0)
+        row.update(
+            structure=document.structure,
+            object_summary=document.summary,
+            status=IndexStatus.INDEXED.value,
+            error=None,
+            is_neutralized=neutralized,
+            neutralization_status="neutralized" if neutralized else "none",
+            embedding_model=spec.id,
+            chunk_count=len(chunks),
+            token_count=sum(c.token_count for c in chunks),
+            indexed_at=datetime.now(UTC),
+        )
+        rows = [
+            (
+                file.id,
+                c.seq,
+                c.text,
+                c.context_ref,
+                c.content_type,
+                c.token_count,
+                c.content_hash,
+                str(file.scope),
+                key,
+                file.data_source_id,
+                spec.id,
+                v,
+            )
+            for c, v in zip(chunks, vectors, strict=True)
+        ]
+        async with db.session() as s:
+            await s.execute(delete(ContentChunk).where(ContentChunk.file_id == file.id))
+            await _upsert_index(s, row)
+            await copy_chunks(s, rows)
+        if build_index and dims:
+            await service.ensure_vector_index(spec.id, dims)
+        return IndexResult(
+            **base,
+            status=IndexStatus.INDEXED,
+            chunks=len(chunks),
+            embedded=embedded,
+            reused=reused,
+            tokens=row["token_count"],
+            embedding_model=spec.id,
+            cost_chf=cost,
+            is_neutralized=neutralized,
+        )
+
+    async def _provenance(
+        self, file: FileItem, source_path: str | None, connection_id: str | None
+    ) -> tuple[str | None, str | None]:
+        """Source path and connection of a file from a data source; refuses a file whose
+        data source or connection has indexing switched off."""
+        if not file.data_source_id:
+            return source_path, connection_id
+        from nyla.knowledge.policy import effective_policy
+
+        async with self.service.kernel.db.session() as s:
+            ds = await s.get(DataSource, file.data_source_id)
+            if ds is None:
+                return source_path, connection_id
+            conn = await s.get(UserConnection, ds.connection_id)
+            if conn is not None and not conn.knowledge_ingestion_enabled:
+                raise ConsentError(f"knowledge ingestion is switched off for connection {conn.id}")
+            path = source_path or f"{ds.path.rstrip('/')}/{file.name}"
+            siblings = list(
+                (
+                    await s.execute(
+                        select(DataSource).where(DataSource.connection_id == ds.connection_id)
+                    )
+                ).scalars()
+            )
+        if not effective_policy(siblings, path, "rag_index_enabled").value:
+            raise ConsentError(f"RAG indexing is switched off for {path}")
+        return path, ds.connection_id
+
+    def _neutralize(self, document: ExtractedDocument, context: RunContext) -> ExtractedDocument:
+        """The document with personal data replaced (data at rest). Required: a failing or
+        missing neutralizer raises, so raw data is never stored for a ``neutralize`` file."""
+        ai = self.service.kernel.ai
+        strict = context.model_copy(update={"require_neutralization": True})
+        session = None
+        objects = []
+        for obj in document.objects:
+            text, session = ai.neutralize_text(obj.text, context=strict, session=session)
+            objects.append(ContentObject(**{**obj.model_dump(), "text": text}))
+        structure_text, session = ai.neutralize_text(
+            json.dumps(document.structure, ensure_ascii=False), context=strict, session=session
+        )
+        try:
+            structure = json.loads(structure_text)
+        except json.JSONDecodeError:
+            structure = {}
+        summary, _ = ai.neutralize_text(document.summary, context=strict, session=session)
+        return ExtractedDocument(
+            kind=document.kind, objects=objects, structure=structure, summary=summary
+        )
+
+    async def _vectors(
+        self, chunks: list[Chunk], key: str, model: str, context: RunContext
+    ) -> tuple[list[list[float]], int, int, float]:
+        """A vector per chunk: reused when the same content is already indexed in the same
+        scope with the same model, embedded (in batches, once per distinct text) otherwise.
+        Returns (vectors, reused, embedded, cost CHF)."""
+        if not chunks:
+            return [], 0, 0, 0.0
+        hashes = sorted({c.content_hash for c in chunks})
+        known: dict[str, list[float]] = {}
+        async with self.service.kernel.db.session() as s:
+            found = await s.execute(
+                select(ContentChunk.content_hash, cast(ContentChunk.embedding, Text)).where(
+                    ContentChunk.owner_key == key,
+                    ContentChunk.embedding_model == model,
+                    ContentChunk.content_hash.in_(hashes),
+                )
+            )
+            for content_hash, vector_text in found:
+                if content_hash not in known:
+                    known[content_hash] = json.loads(vector_text)
+        missing: dict[str, str] = {}
+        for c in chunks:
+            if c.content_hash not in known:
+                missing.setdefault(c.content_hash, c.text)
+        cost = 0.0
+        batch = self.service.settings.embed_batch
+        items = list(missing.items())
+        for start in range(0, len(items), batch):
+            part = items[start : start + batch]
+            response = await self.service.kernel.ai.embed(
+                [t for _, t in part], context=context, model=model
+            )
+            if response.model != model:
+                raise NylaError(f"asked for {model} embeddings, got {response.model}")
+            cost += float(getattr(response, "cost_chf", 0.0) or 0.0)
+            for (content_hash, _), vector in zip(part, response.vectors, strict=True):
+                known[content_hash] = list(vector)
+        dims = {len(v) for v in known.values()}
+        if len(dims) > 1:
+            raise NylaError(f"{model} returned vectors of different dimensions: {sorted(dims)}")
+        vectors = [known[c.content_hash] for c in chunks]
+        reused = sum(1 for c in chunks if c.content_hash not in missing)
+        return vectors, reused, len(missing), cost
+
+    async def _record_failure(
+        self,
+        row: dict[str, Any],
+        reason: str,
+        *,
+        drop_chunks: bool = False,
+        neutralization: str | None = None,
+    ) -> None:
+        """Mark a file failed with ``reason``. Its previous chunks stay searchable unless
+        ``drop_chunks`` (the file itself became unreadable)."""
+        failed = {
+            **row,
+            "status": IndexStatus.FAILED.value,
+            "error": reason,
+            "structure": {},
+            "object_summary": "",
+        }
+        if neutralization:
+            failed["neutralization_status"] = neutralization
+        try:
+            async with self.service.kernel.db.session() as s:
+                if drop_chunks:
+                    await s.execute(
+                        delete(ContentChunk).where(ContentChunk.file_id == row["file_id"])
+                    )
+                    failed["chunk_count"] = 0
+                await _upsert_index(s, failed, keep_previous=not drop_chunks)
+        except Exception:
+            log.exception("could not record the failure of %s", row["file_id"])
+
+
+async def _upsert_index(session: Any, row: dict[str, Any], *, keep_previous: bool = False) -> None:
+    """Insert or replace the file's index row. ``keep_previous`` updates only status and
+    error of an existing row (its previous index stays valid)."""
+    statement = insert(FileContentIndex).values(**row)
+    if keep_previous:
+        update = {"status": statement.excluded.status, "error": statement.excluded.error}
+    else:
+        update = {k: getattr(statement.excluded, k) for k in row if k != "file_id"}
+    await session.execute(statement.on_conflict_do_update(index_elements=["file_id"], set_=update))

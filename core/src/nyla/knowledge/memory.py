@@ -1,0 +1,193 @@
+"""Round memory (per agent round, embedded) and workflow memory (workflow-scoped key/value)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from nyla.knowledge.tables import RoundMemory, WorkflowMemory
+from nyla.knowledge.vectors import sql_literal, vector_expr, vector_literal
+from nyla.models.agent import RunContext
+
+#: characters of one tool result kept in round memory
+TOOL_RESULT_CHARS = 600
+
+
+def round_summary(
+    file_refs: Sequence[str], tool_results: Sequence[Any], decisions: Sequence[Any]
+) -> str:
+    """The text of a round that gets embedded: decisions, then tool results, then files."""
+    parts: list[str] = []
+    for d in decisions:
+        parts.append(f"decision: {_as_text(d)}")
+    for r in tool_results:
+        parts.append(f"result: {_as_text(r)[:TOOL_RESULT_CHARS]}")
+    if file_refs:
+        parts.append("files: " + ", ".join(str(f) for f in file_refs))
+    return "\n".join(parts)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json", exclude_none=True)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _jsonable(values: Sequence[Any]) -> list[Any]:
+    out = []
+    for v in values:
+        if hasattr(v, "model_dump"):
+            v = v.model_dump(mode="json", exclude_none=True)
+        out.append(json.loads(json.dumps(v, default=str)))
+    return out
+
+
+async def insert_round(
+    session: AsyncSession,
+    *,
+    run_id: str,
+    round: int,
+    context: RunContext,
+    file_refs: Sequence[str],
+    tool_results: Sequence[Any],
+    decisions: Sequence[Any],
+    summary: str,
+    model: str | None,
+    vector: Sequence[float] | None,
+) -> None:
+    """Write one RoundMemory row."""
+    session.add(
+        RoundMemory(
+            run_id=run_id,
+            workflow_id=context.workflow_id,
+            round=round,
+            user_id=context.user_id,
+            mandate_id=context.mandate_id,
+            feature_instance_id=context.feature_instance_id,
+            file_refs=[str(f) for f in file_refs],
+            tool_results=_jsonable(tool_results),
+            decisions=_jsonable(decisions),
+            summary=summary,
+            embedding_model=model if vector is not None else None,
+            embedding=list(vector) if vector is not None else None,
+        )
+    )
+
+
+async def known_files(session: AsyncSession, context: RunContext, limit: int = 50) -> list[str]:
+    """File refs the rounds of this workflow touched, most recent first, distinct."""
+    if not context.workflow_id:
+        return []
+    rows = await session.execute(
+        select(RoundMemory.file_refs)
+        .where(
+            RoundMemory.workflow_id == context.workflow_id,
+            RoundMemory.user_id == context.user_id,
+        )
+        .order_by(RoundMemory.id.desc())
+        .limit(200)
+    )
+    seen: list[str] = []
+    for (refs,) in rows:
+        for ref in refs or []:
+            if ref not in seen:
+                seen.append(ref)
+    return seen[:limit]
+
+
+async def search_rounds(
+    session: AsyncSession,
+    context: RunContext,
+    *,
+    model: str,
+    dims: int,
+    vector: Sequence[float],
+    k: int,
+    same_workflow: bool = True,
+) -> list[tuple[str, float, str | None]]:
+    """(summary, distance, workflow id) of the user's most similar rounds: of this workflow,
+    or (``same_workflow=False``) of the user's other workflows (cross-workflow hints)."""
+    if same_workflow and not context.workflow_id:
+        return []
+    where = [
+        f"embedding_model = {sql_literal(model)}",
+        "user_id = :user",
+        "embedding IS NOT NULL",
+    ]
+    params: dict[str, Any] = {"user": context.user_id, "q": vector_literal(vector), "k": k}
+    if same_workflow:
+        where.append("workflow_id = :wf")
+        params["wf"] = context.workflow_id
+    elif context.workflow_id:
+        where.append("(workflow_id IS NULL OR workflow_id <> :wf)")
+        params["wf"] = context.workflow_id
+    expr = f"{vector_expr(dims)} <=> CAST(:q AS vector({int(dims)}))"
+    rows = await session.execute(
+        text(
+            f"SELECT summary, {expr} AS d, workflow_id FROM knowledge_round_memory "
+            f"WHERE {' AND '.join(where)} ORDER BY d LIMIT :k"
+        ),
+        params,
+    )
+    return [(r[0], float(r[1]), r[2]) for r in rows]
+
+
+async def put_workflow_value(
+    session: AsyncSession,
+    *,
+    context: RunContext,
+    key: str,
+    value: Any,
+    kind: str = "entity",
+    model: str | None = None,
+    vector: Sequence[float] | None = None,
+) -> None:
+    """Set ``key`` of the context's workflow (insert or replace)."""
+    if not context.workflow_id:
+        raise ValueError("workflow memory needs a workflow_id in the run context")
+    statement = insert(WorkflowMemory).values(
+        workflow_id=context.workflow_id,
+        key=key,
+        kind=kind,
+        value=json.loads(json.dumps(value, default=str)),
+        user_id=context.user_id,
+        mandate_id=context.mandate_id,
+        embedding_model=model if vector is not None else None,
+        embedding=list(vector) if vector is not None else None,
+    )
+    excluded = statement.excluded
+    await session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["workflow_id", "key"],
+            set_={
+                "kind": excluded.kind,
+                "value": excluded.value,
+                "embedding_model": excluded.embedding_model,
+                "embedding": excluded.embedding,
+                "updated_at": text("now()"),
+            },
+        )
+    )
+
+
+async def workflow_entries(
+    session: AsyncSession, context: RunContext, kind: str | None = None
+) -> list[tuple[str, str, Any]]:
+    """(key, kind, value) of the context's workflow, newest first."""
+    if not context.workflow_id:
+        return []
+    query = select(WorkflowMemory.key, WorkflowMemory.kind, WorkflowMemory.value).where(
+        WorkflowMemory.workflow_id == context.workflow_id,
+        WorkflowMemory.user_id == context.user_id,
+    )
+    if kind is not None:
+        query = query.where(WorkflowMemory.kind == kind)
+    rows = await session.execute(query.order_by(WorkflowMemory.updated_at.desc()))
+    return [(r[0], r[1], r[2]) for r in rows]

@@ -1,0 +1,204 @@
+"""Scoped semantic search: exact ranking for small scopes, HNSW with iterative scans for
+large ones, and hybrid search fusing full-text and vector ranks (reciprocal rank fusion).
+
+Every query carries the caller's scope filter ``owner_key = ANY(:keys)`` and one embedding
+model, inside the SQL, on typed btree-indexed columns. Which vector path serves a query is
+decided by counting the readable, filtered rows up to ``exact_threshold``: at or below it the
+btree narrows the rows and they are ranked exactly (recall 1.0, always a full k); above it the
+model's HNSW index answers with ``hnsw.iterative_scan = relaxed_order``, which keeps scanning
+the graph until k rows pass the filter (pgvector >= 0.8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from nyla.knowledge.settings import KnowledgeSettings
+from nyla.knowledge.tables import TS_CONFIG
+from nyla.knowledge.vectors import hnsw_index_exists, sql_literal, vector_expr, vector_literal
+from nyla.models.files import Scope
+from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
+
+
+def _where(model: str, filters: SearchFilters | None) -> tuple[str, dict[str, Any]]:
+    clauses = [f"c.embedding_model = {sql_literal(model)}", "c.owner_key = ANY(:keys)"]
+    params: dict[str, Any] = {}
+    if filters is not None:
+        if filters.file_ids is not None:
+            clauses.append("c.file_id = ANY(:file_ids)")
+            params["file_ids"] = list(filters.file_ids)
+        if filters.data_source_ids is not None:
+            clauses.append("c.data_source_id = ANY(:data_source_ids)")
+            params["data_source_ids"] = list(filters.data_source_ids)
+        if filters.content_types is not None:
+            clauses.append("c.content_type = ANY(:content_types)")
+            params["content_types"] = list(filters.content_types)
+    return " AND ".join(clauses), params
+
+
+async def count_candidates(
+    session: AsyncSession, where: str, params: dict[str, Any], cap: int
+) -> int:
+    """Readable, filtered rows, counted up to ``cap + 1`` (cheap through the btree)."""
+    result = await session.execute(
+        text(f"SELECT count(*) FROM (SELECT 1 FROM knowledge_chunk c WHERE {where} LIMIT :cap) s"),
+        {**params, "cap": cap + 1},
+    )
+    return int(result.scalar_one())
+
+
+async def vector_ranks(
+    session: AsyncSession,
+    *,
+    where: str,
+    params: dict[str, Any],
+    dims: int,
+    vector: Sequence[float],
+    limit: int,
+    exact: bool,
+    settings: KnowledgeSettings,
+) -> list[tuple[int, float]]:
+    """(chunk id, cosine distance) of the ``limit`` nearest readable chunks."""
+    expr = f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)}))"
+    bound = {**params, "q": vector_literal(vector), "limit": limit}
+    if exact:
+        # "+ 0" keeps the planner off the HNSW index: the btree-filtered rows are sorted exactly
+        sql = (
+            f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
+            f"ORDER BY ({expr}) + 0 LIMIT :limit"
+        )
+    else:
+        await session.execute(text(f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}"))
+        await session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+        await session.execute(
+            text(f"SET LOCAL hnsw.max_scan_tuples = {int(settings.max_scan_tuples)}")
+        )
+        # relaxed_order may return rows slightly out of order: re-sort the materialized set
+        sql = (
+            "WITH nearest AS MATERIALIZED ("
+            f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
+            f"ORDER BY {expr} LIMIT :limit) "
+            "SELECT id, distance FROM nearest ORDER BY distance"
+        )
+    rows = await session.execute(text(sql), bound)
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+async def text_ranks(
+    session: AsyncSession, *, where: str, params: dict[str, Any], query: str, limit: int
+) -> list[int]:
+    """Chunk ids matching ``query`` in full text, best first (same scope filter)."""
+    rows = await session.execute(
+        text(
+            "SELECT c.id FROM knowledge_chunk c, "
+            f"websearch_to_tsquery('{TS_CONFIG}', :text) AS tq "
+            f"WHERE c.tsv @@ tq AND {where} "
+            "ORDER BY ts_rank_cd(c.tsv, tq) DESC, c.id LIMIT :limit"
+        ),
+        {**params, "text": query, "limit": limit},
+    )
+    return [int(r[0]) for r in rows]
+
+
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[int]], k: int = 60
+) -> list[tuple[int, float]]:
+    """Ids ordered by the sum of ``1 / (k + rank)`` over the rankings (rank from 1)."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+async def search(
+    session: AsyncSession,
+    *,
+    keys: list[str],
+    model: str,
+    dims: int,
+    vector: Sequence[float],
+    query: str,
+    k: int,
+    filters: SearchFilters | None,
+    hybrid: bool,
+    settings: KnowledgeSettings,
+) -> SearchResult:
+    """One scoped search in ``session`` (one transaction, so ``SET LOCAL`` stays local)."""
+    if not keys or k <= 0:
+        return SearchResult(embedding_model=model, hybrid=hybrid)
+    where, params = _where(model, filters)
+    params["keys"] = keys
+    candidates = await count_candidates(session, where, params, settings.exact_threshold)
+    if candidates == 0:
+        return SearchResult(embedding_model=model, hybrid=hybrid)
+    exact = candidates <= settings.exact_threshold or not await hnsw_index_exists(
+        session, model, dims
+    )
+    pool = max(k, settings.hybrid_candidates) if hybrid else k
+    nearest = await vector_ranks(
+        session,
+        where=where,
+        params=params,
+        dims=dims,
+        vector=vector,
+        limit=pool,
+        exact=exact,
+        settings=settings,
+    )
+    if hybrid and query.strip():
+        keyword = await text_ranks(session, where=where, params=params, query=query, limit=pool)
+        fused = reciprocal_rank_fusion([[i for i, _ in nearest], keyword], settings.rrf_k)[:k]
+        ranked = [(i, score) for i, score in fused]
+    else:
+        ranked = [(i, 1.0 - d) for i, d in nearest[:k]]
+    hits = await _hits(session, [i for i, _ in ranked], dims, vector)
+    by_id = {h.chunk_id: h for h in hits}
+    ordered = []
+    for chunk_id, score in ranked:
+        hit = by_id.get(chunk_id)
+        if hit is not None:
+            hit.score = score
+            ordered.append(hit)
+    return SearchResult(
+        hits=ordered,
+        path="exact" if exact else "hnsw",
+        hybrid=hybrid,
+        candidates=candidates,
+        embedding_model=model,
+    )
+
+
+async def _hits(
+    session: AsyncSession, ids: list[int], dims: int, vector: Sequence[float]
+) -> list[SearchHit]:
+    if not ids:
+        return []
+    rows = await session.execute(
+        text(
+            "SELECT c.id, c.file_id, f.name, c.seq, c.data, c.context_ref, c.content_type, "
+            f"c.scope, {vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)})), "
+            "c.embedding_model FROM knowledge_chunk c "
+            "JOIN knowledge_file_index f ON f.file_id = c.file_id WHERE c.id = ANY(:ids)"
+        ),
+        {"ids": ids, "q": vector_literal(vector)},
+    )
+    return [
+        SearchHit(
+            chunk_id=r[0],
+            file_id=r[1],
+            file_name=r[2],
+            seq=r[3],
+            text=r[4],
+            context_ref=r[5],
+            content_type=r[6],
+            scope=Scope(r[7]),
+            distance=float(r[8]),
+            embedding_model=r[9],
+        )
+        for r in rows
+    ]

@@ -1,0 +1,52 @@
+"""Settings of the knowledge store, read from ``kernel.settings['knowledge']`` (and
+``NYLA_EMBEDDING_MODEL`` for the embedding model)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from nyla.knowledge.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
+
+
+class ContextBudgets(BaseModel):
+    """Token budget of each layer of :meth:`KnowledgeService.build_agent_context`."""
+
+    known_files: int = 200
+    semantic: int = 1500
+    round_memory: int = 600
+    workflow_entities: int = 400
+    mandate_shared: int = 600
+    cross_workflow: int = 300
+
+
+class KnowledgeSettings(BaseModel):
+    """Tunables of indexing and search.
+
+    ``exact_threshold``: a search whose readable, filtered rows are at most this many ranks
+    them exactly (btree filter + sort); above it the HNSW index with iterative scans serves it.
+    """
+
+    embedding_model: str | None = None
+    chunk_tokens: int = Field(default=DEFAULT_CHUNK_TOKENS, ge=16)
+    overlap_tokens: int = Field(default=DEFAULT_OVERLAP_TOKENS, ge=0)
+    embed_batch: int = Field(default=64, ge=1)
+    exact_threshold: int = Field(default=10_000, ge=0)
+    ef_search: int = Field(default=100, ge=10)
+    max_scan_tuples: int = Field(default=20_000, ge=1000)
+    hybrid: bool = True
+    hybrid_candidates: int = Field(default=40, ge=1)
+    rrf_k: int = 60
+    context_k: int = 8
+    cross_workflow_hints: bool = False
+    budgets: ContextBudgets = Field(default_factory=ContextBudgets)
+
+    @classmethod
+    def from_kernel_settings(cls, settings: dict[str, Any]) -> KnowledgeSettings:
+        """Settings from ``kernel.settings['knowledge']`` plus the environment."""
+        values = dict(settings.get("knowledge") or {})
+        if not values.get("embedding_model") and os.environ.get("NYLA_EMBEDDING_MODEL"):
+            values["embedding_model"] = os.environ["NYLA_EMBEDDING_MODEL"]
+        return cls.model_validate(values)

@@ -1,0 +1,204 @@
+"""Tables of the knowledge store on the kernel's one metadata.
+
+Embeddings live in an *untyped* ``vector`` column so that models of different dimensions
+(1536 for OpenAI, 384 for the local embedders) share one table; every chunk records its
+``embedding_model``. Each model gets its own partial expression HNSW index
+``((embedding::vector(N))) WHERE embedding_model = '<model>'`` (see :mod:`nyla.knowledge.vectors`),
+and every search filters on one model, so vectors of different models never meet in one
+ranking. One table keeps scope filters, purges and the inventory single queries; one table per
+dimension would need a table per model anyway to keep models apart.
+
+Scope is denormalized onto every chunk as ``owner_key`` (``personal:<user>``,
+``mandate:<id>``, ``featureInstance:<id>``, ``global``), a typed btree-indexed column the
+search filters with ``owner_key = ANY(:readable)``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Computed,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+from sqlalchemy.orm import Mapped, mapped_column
+
+from nyla.db import Base
+
+#: text search configuration of the full-text half of hybrid search (language-neutral:
+#: the corpus mixes German and English)
+TS_CONFIG = "simple"
+
+
+class FileContentIndex(Base):
+    """Per file: structure index, summary, status, scope with owner ids, neutralization."""
+
+    __tablename__ = "knowledge_file_index"
+
+    file_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    mime_type: Mapped[str] = mapped_column(String(200), default="application/octet-stream")
+    size: Mapped[int] = mapped_column(BigInteger, default=0)
+    content_hash: Mapped[str] = mapped_column(String(64), default="")
+    structure: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    object_summary: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), default="pending", index=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    scope: Mapped[str] = mapped_column(String(32))
+    owner_key: Mapped[str] = mapped_column(String(200), index=True)
+    user_id: Mapped[str] = mapped_column(String(128), index=True)
+    mandate_id: Mapped[str | None] = mapped_column(String(128), nullable=True, index=True)
+    feature_instance_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    data_source_id: Mapped[str | None] = mapped_column(String(128), nullable=True, index=True)
+    connection_id: Mapped[str | None] = mapped_column(String(128), nullable=True, index=True)
+    source_path: Mapped[str | None] = mapped_column(Text, nullable=True)
+    is_neutralized: Mapped[bool] = mapped_column(Boolean, default=False)
+    neutralization_status: Mapped[str] = mapped_column(String(32), default="none")
+    embedding_model: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    chunk_count: Mapped[int] = mapped_column(Integer, default=0)
+    token_count: Mapped[int] = mapped_column(Integer, default=0)
+    indexed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+
+class ContentChunk(Base):
+    """A persisted chunk with its embedding and the scope columns searches filter on."""
+
+    __tablename__ = "knowledge_chunk"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    file_id: Mapped[str] = mapped_column(
+        String(128), ForeignKey("knowledge_file_index.file_id", ondelete="CASCADE")
+    )
+    seq: Mapped[int] = mapped_column(Integer)
+    data: Mapped[str] = mapped_column(Text)
+    context_ref: Mapped[str] = mapped_column(Text, default="")
+    content_type: Mapped[str] = mapped_column(String(16), default="text")
+    token_count: Mapped[int] = mapped_column(Integer, default=0)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    scope: Mapped[str] = mapped_column(String(32))
+    owner_key: Mapped[str] = mapped_column(String(200))
+    data_source_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    embedding_model: Mapped[str] = mapped_column(String(200))
+    embedding: Mapped[Any] = mapped_column(Vector())
+    tsv: Mapped[Any] = mapped_column(
+        TSVECTOR, Computed(f"to_tsvector('{TS_CONFIG}', data)", persisted=True)
+    )
+
+    __table_args__ = (
+        Index("ix_knowledge_chunk_model_owner", "embedding_model", "owner_key"),
+        Index("ix_knowledge_chunk_owner_hash", "owner_key", "content_hash"),
+        Index("ix_knowledge_chunk_file", "file_id"),
+        Index("ix_knowledge_chunk_tsv", "tsv", postgresql_using="gin"),
+    )
+
+
+class RoundMemory(Base):
+    """One agent round: files it touched, tool results, decisions, with an embedding so a
+    later round can find it even after the conversation manager summarized it away."""
+
+    __tablename__ = "knowledge_round_memory"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(String(128), index=True)
+    workflow_id: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
+    round: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[str] = mapped_column(String(128), index=True)
+    mandate_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    feature_instance_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    file_refs: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    tool_results: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    decisions: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    summary: Mapped[str] = mapped_column(Text, default="")
+    embedding_model: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    embedding: Mapped[Any | None] = mapped_column(Vector(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class WorkflowMemory(Base):
+    """Workflow-scoped key/value cache (entities, facts), optionally embedded."""
+
+    __tablename__ = "knowledge_workflow_memory"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    workflow_id: Mapped[str] = mapped_column(String(200))
+    key: Mapped[str] = mapped_column(String(300))
+    kind: Mapped[str] = mapped_column(String(32), default="entity")
+    value: Mapped[Any] = mapped_column(JSONB)
+    user_id: Mapped[str] = mapped_column(String(128))
+    mandate_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    embedding_model: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    embedding: Mapped[Any | None] = mapped_column(Vector(), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    __table_args__ = (UniqueConstraint("workflow_id", "key"),)
+
+
+class UserConnection(Base):
+    """A user's connection to an external service, with the global ingestion consent."""
+
+    __tablename__ = "user_connection"
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    service: Mapped[str] = mapped_column(String(64))
+    user_id: Mapped[str] = mapped_column(String(128), index=True)
+    mandate_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    label: Mapped[str] = mapped_column(Text, default="")
+    knowledge_ingestion_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class DataSource(Base):
+    """An element of a connection's tree. ``rag_index_enabled``, ``neutralize`` and ``scope``
+    are ``None`` when not set explicitly: the policy resolver then inherits them from the
+    longest path prefix that sets them. ``settings`` holds ``ragLimits`` (no inheritance)."""
+
+    __tablename__ = "data_source"
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    connection_id: Mapped[str] = mapped_column(
+        String(128), ForeignKey("user_connection.id", ondelete="CASCADE"), index=True
+    )
+    path: Mapped[str] = mapped_column(Text, default="/")
+    label: Mapped[str] = mapped_column(Text, default="")
+    user_id: Mapped[str] = mapped_column(String(128))
+    mandate_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    feature_instance_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    rag_index_enabled: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    neutralize: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    scope: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    last_indexed: Mapped[float | None] = mapped_column(Float, nullable=True)
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+
+    __table_args__ = (UniqueConstraint("connection_id", "path"),)
+
+
+class KnowledgeAudit(Base):
+    """Audit record of a permission-relevant change (settings, consent, purge)."""
+
+    __tablename__ = "knowledge_audit"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    category: Mapped[str] = mapped_column(String(32))
+    action: Mapped[str] = mapped_column(String(64))
+    actor_user_id: Mapped[str] = mapped_column(String(128))
+    target_id: Mapped[str] = mapped_column(String(128))
+    details: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)

@@ -1,0 +1,153 @@
+"""Low-level pieces of the vector store: scope keys, per-model HNSW indexes, the binary COPY
+write path, and vector literals for queries."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from nyla.models.agent import RunContext
+from nyla.models.files import Scope
+
+#: HNSW build parameters (pgvector defaults; the benchmark measures them)
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+
+CHUNK_COPY_COLUMNS = (
+    "file_id",
+    "seq",
+    "data",
+    "context_ref",
+    "content_type",
+    "token_count",
+    "content_hash",
+    "scope",
+    "owner_key",
+    "data_source_id",
+    "embedding_model",
+    "embedding",
+)
+_COPY_TYPES = [
+    "text",
+    "int4",
+    "text",
+    "text",
+    "text",
+    "int4",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "vector",
+]
+
+
+def owner_key(
+    scope: Scope | str,
+    *,
+    user_id: str,
+    mandate_id: str | None = None,
+    feature_instance_id: str | None = None,
+) -> str:
+    """The typed scope key stored on every chunk; raises when the scope lacks its owner id."""
+    scope = Scope(scope)
+    if scope is Scope.GLOBAL:
+        return "global"
+    if scope is Scope.PERSONAL:
+        return f"personal:{user_id}"
+    if scope is Scope.MANDATE:
+        if not mandate_id:
+            raise ValueError("a mandate-scoped file needs a mandate_id")
+        return f"mandate:{mandate_id}"
+    if not feature_instance_id:
+        raise ValueError("a featureInstance-scoped file needs a feature_instance_id")
+    return f"featureInstance:{feature_instance_id}"
+
+
+def readable_keys(context: RunContext, scopes: Iterable[Scope | str] | None = None) -> list[str]:
+    """The owner keys ``context`` may read, limited to ``scopes`` (all four when ``None``)."""
+    wanted = {Scope(s) for s in scopes} if scopes is not None else set(Scope)
+    keys: list[str] = []
+    if Scope.FEATURE_INSTANCE in wanted and context.feature_instance_id:
+        keys.append(f"featureInstance:{context.feature_instance_id}")
+    if Scope.PERSONAL in wanted and context.user_id:
+        keys.append(f"personal:{context.user_id}")
+    if Scope.MANDATE in wanted and context.mandate_id:
+        keys.append(f"mandate:{context.mandate_id}")
+    if Scope.GLOBAL in wanted:
+        keys.append("global")
+    return keys
+
+
+def sql_literal(value: str) -> str:
+    """``value`` as a SQL string literal (for DDL and index predicates, which take no
+    parameters)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def hnsw_index_name(model: str, dims: int) -> str:
+    """Name of the partial HNSW index of one embedding model."""
+    digest = hashlib.sha1(model.encode()).hexdigest()[:10]
+    return f"ix_knowledge_chunk_hnsw_{digest}_{int(dims)}"
+
+
+def vector_expr(dims: int, column: str = "embedding") -> str:
+    """The typed expression the per-model HNSW index is built on."""
+    return f"({column}::vector({int(dims)}))"
+
+
+async def hnsw_index_exists(session: AsyncSession, model: str, dims: int) -> bool:
+    """True when the model's HNSW index exists in the current schema."""
+    found = await session.execute(
+        text("SELECT to_regclass(:name) IS NOT NULL"), {"name": hnsw_index_name(model, dims)}
+    )
+    return bool(found.scalar())
+
+
+async def create_hnsw_index(session: AsyncSession, model: str, dims: int) -> None:
+    """Build (if missing) the partial HNSW index of ``model``: cosine distance on
+    ``embedding::vector(dims)`` for the rows of that model only."""
+    await session.execute(
+        text(
+            f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(model, dims)} ON knowledge_chunk "
+            f"USING hnsw ({vector_expr(dims)} vector_cosine_ops) "
+            f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) "
+            f"WHERE embedding_model = {sql_literal(model)}"
+        )
+    )
+
+
+async def driver_connection(session: AsyncSession) -> Any:
+    """The psycopg ``AsyncConnection`` under a SQLAlchemy session (same transaction)."""
+    conn = await session.connection()
+    raw = await conn.get_raw_connection()
+    return raw.driver_connection
+
+
+async def copy_chunks(session: AsyncSession, rows: Sequence[Sequence[Any]]) -> int:
+    """Write chunk rows with binary COPY inside the session's transaction. Each row follows
+    :data:`CHUNK_COPY_COLUMNS`; the embedding is a list of floats."""
+    if not rows:
+        return 0
+    from pgvector import Vector
+    from pgvector.psycopg import register_vector_async
+
+    pg = await driver_connection(session)
+    await register_vector_async(pg)
+    columns = ", ".join(CHUNK_COPY_COLUMNS)
+    statement = f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)"
+    async with pg.cursor() as cur, cur.copy(statement) as cp:
+        cp.set_types(_COPY_TYPES)
+        for row in rows:
+            await cp.write_row([*row[:-1], Vector(list(row[-1]))])
+    return len(rows)
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """A vector as pgvector's text form (``[1,2,3]``), for a bound query parameter."""
+    return "[" + ",".join(repr(float(v)) for v in vector) + "]"

@@ -1,0 +1,177 @@
+"""Contracts of the knowledge store: content objects, index results, search hits, policies,
+RAG limits, cost estimates and the inventory (seeds: ``datamodelKnowledge``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field
+
+from nyla.models.base import WireModel
+from nyla.models.files import Scope
+
+
+class IndexStatus(StrEnum):
+    """State of a file in the knowledge store."""
+
+    PENDING = "pending"
+    INDEXED = "indexed"
+    FAILED = "failed"
+
+
+class ContentObject(WireModel):
+    """One piece of extracted content (no model call): a section, a page, a table.
+
+    ``context_ref`` says where it sits in the file (``page 3``, ``section Intro > Setup``,
+    ``table 1 rows 1-40``); ``content_type`` is ``text`` or ``table``.
+    """
+
+    text: str
+    context_ref: str = ""
+    content_type: Literal["text", "table"] = "text"
+
+
+class ExtractedDocument(WireModel):
+    """What extraction produced: content objects, the structure index that
+    ``browseContainer``-style tools read (pages, sections, headings, tables) and a summary."""
+
+    kind: str
+    objects: list[ContentObject] = Field(default_factory=list)
+    structure: dict[str, Any] = Field(default_factory=dict)
+    summary: str = ""
+
+
+class IndexResult(WireModel):
+    """Outcome of indexing one file."""
+
+    file_id: str
+    name: str
+    status: IndexStatus
+    error: str | None = None
+    chunks: int = 0
+    embedded: int = 0
+    reused: int = 0
+    tokens: int = 0
+    bytes: int = 0
+    embedding_model: str | None = None
+    cost_chf: float = 0.0
+    is_neutralized: bool = False
+
+
+class SearchFilters(WireModel):
+    """Optional narrowing of a search on typed chunk columns (never JSON keys)."""
+
+    file_ids: list[str] | None = None
+    data_source_ids: list[str] | None = None
+    content_types: list[str] | None = None
+
+
+class SearchHit(WireModel):
+    """One chunk a search returned. ``distance`` is the cosine distance (``None`` for a
+    keyword-only hit of a hybrid search); ``score`` is what the result is ordered by (the RRF
+    score for hybrid, ``1 - distance`` otherwise)."""
+
+    chunk_id: int
+    file_id: str
+    file_name: str
+    seq: int
+    text: str
+    context_ref: str = ""
+    content_type: str = "text"
+    scope: Scope
+    distance: float | None = None
+    score: float = 0.0
+    embedding_model: str = ""
+
+
+class SearchResult(WireModel):
+    """Hits plus how they were found (``exact`` or ``hnsw``, hybrid or not)."""
+
+    hits: list[SearchHit] = Field(default_factory=list)
+    path: Literal["exact", "hnsw", "none"] = "none"
+    hybrid: bool = False
+    candidates: int = 0
+    embedding_model: str | None = None
+
+
+class PolicyValue(WireModel):
+    """A resolved policy field and where it came from (``None`` source = the default)."""
+
+    field: str
+    value: Any
+    source_id: str | None = None
+    source_path: str | None = None
+
+
+class PurgeResult(WireModel):
+    """What a purge removed."""
+
+    files: int = 0
+    chunks: int = 0
+    reason: str = ""
+
+
+class CostBasis(WireModel):
+    """How a cost estimate was computed."""
+
+    kind: Literal["files", "clickup"]
+    limits: dict[str, int]
+    assumptions: dict[str, Any]
+    notes: list[str] = Field(default_factory=list)
+
+
+class CostEstimate(WireModel):
+    """Indicative CHF estimate of a full sync of a data source with its current limits."""
+
+    estimated_tokens: int
+    estimated_chf: float
+    basis: CostBasis
+    source_id: str
+
+
+class InventoryRow(WireModel):
+    """One line of an inventory: a group (scope/owner) with its counts."""
+
+    scope: str
+    owner: str | None = None
+    files: int = 0
+    failed_files: int = 0
+    chunks: int = 0
+    bytes: int = 0
+    last_indexed: datetime | None = None
+
+
+class InventoryJob(WireModel):
+    """A running indexing job shown in the inventory."""
+
+    id: str
+    kind: str
+    status: str
+    progress: int = 0
+    total: int | None = None
+    message: str = ""
+    started_at: datetime | None = None
+
+
+class Inventory(WireModel):
+    """RAG inventory for a user, a mandate or the platform."""
+
+    level: Literal["user", "mandate", "platform"]
+    subject: str | None = None
+    rows: list[InventoryRow] = Field(default_factory=list)
+    jobs: list[InventoryJob] = Field(default_factory=list)
+
+    @property
+    def totals(self) -> InventoryRow:
+        """All rows added up."""
+        last = [r.last_indexed for r in self.rows if r.last_indexed]
+        return InventoryRow(
+            scope="total",
+            files=sum(r.files for r in self.rows),
+            failed_files=sum(r.failed_files for r in self.rows),
+            chunks=sum(r.chunks for r in self.rows),
+            bytes=sum(r.bytes for r in self.rows),
+            last_indexed=max(last) if last else None,
+        )
