@@ -69,6 +69,8 @@ def error_message(body: Any) -> str:
             return text.strip()[:300]
     if isinstance(data, dict):
         err = data.get("error", data)
+        if isinstance(data.get("detail"), dict):  # Tavily: {"detail": {"error": "..."}}
+            err = data["detail"]
         if isinstance(err, dict):
             for key in ("message", "detail", "error"):
                 if isinstance(err.get(key), str):

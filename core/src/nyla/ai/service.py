@@ -528,13 +528,14 @@ class AiService:
         max_results: int = 5,
         model: str | None = None,
         max_cost_chf: float | None = None,
+        allow_fallback: bool = True,
     ) -> list[WebSearchHit]:
         """Search the web through a ``webSearch`` model (neutralized query, retries,
         fallback). Placeholders in the hits are restored."""
         session = NeutralizationSession()
         clean = self._gate(context).apply(query, session)
         chain = self._chain(OperationType.WEB_SEARCH, context, 0, False, model)
-        chain = chain[: 1 + max(0, self.max_fallbacks)]
+        chain = chain[: 1 + max(0, self.max_fallbacks)] if allow_fallback else chain[:1]
         metadata: dict[str, Any] = {"fallbacks": [], "retries": 0}
         last_error: Exception | None = None
         for index, spec in enumerate(chain):

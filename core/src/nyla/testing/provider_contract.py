@@ -355,7 +355,7 @@ class ProviderContract(PluginContract):
             return await ai.call(self._request(provider, "hi", allow_fallback=False))
         if self.supports_web_search:
             model = self._model(provider, "webSearch", self.search_model)
-            return await ai.web_search("zurich weather", model=model)
+            return await ai.web_search("zurich weather", model=model, allow_fallback=False)
         model = self._model(provider, "embedding", self.embedding_model)
         return await ai.embed(["hello"], model=model)
 
