@@ -67,6 +67,10 @@ ContextBuilder = Callable[[str, RunContext], Awaitable[str]]
 RoundRecorder = Callable[..., Awaitable[Any]]
 
 
+#: Output tokens of the closing progress report (kept short so it fits a nearly spent budget).
+PROGRESS_MAX_OUTPUT = 400
+
+
 class RunCancelled(Exception):
     """The caller cancelled the run (raised inside the loop, never out of it)."""
 
@@ -503,6 +507,7 @@ async def _progress_report(
                     OperationType.AGENT,
                     [*conversation.for_call(), progress_request(str(status))],
                     model=run.config.model,
+                    max_output_tokens=PROGRESS_MAX_OUTPUT,
                 ),
                 stream=run.config.stream,
                 round_=round_,

@@ -70,6 +70,12 @@ def request_toolbox_tool(inactive_ids: list[str], session: ToolboxSession | None
         handler,
         read_only=False,
     )
+    if ids:  # pydantic writes a one-value Literal as "const"; the seeds promise an enum
+        tool.parameters["properties"]["toolboxId"] = {
+            "type": "string",
+            "enum": ids,
+            "description": "Id of the inactive toolbox to activate.",
+        }
     return tool
 
 

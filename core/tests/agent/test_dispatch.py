@@ -1,0 +1,174 @@
+"""Tool dispatch: validation errors come back as repairable results, never exceptions;
+read-only calls run concurrently, writes alone in the model's order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from pydantic import BaseModel, ConfigDict
+
+from nyla.agent.registry import EXCERPT_CHARS, ToolRegistry, plan_batches
+from nyla.models.ai import ToolCall
+from nyla.models.tools import Tool, ToolContext, ToolResult
+
+
+class AddArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    a: int
+    b: int
+
+
+async def add(args: AddArgs, ctx: ToolContext) -> int:
+    return args.a + args.b
+
+
+def add_tool(**kw) -> Tool:
+    return Tool.from_model("add", "Add two integers.", AddArgs, add, **kw)
+
+
+def call(name: str, args: str, cid: str = "c1") -> ToolCall:
+    return ToolCall(id=cid, name=name, arguments=args)
+
+
+async def dispatch(registry: ToolRegistry, c: ToolCall):
+    return (await registry.dispatch(c, ToolContext())).result
+
+
+async def test_valid_call_returns_the_handler_value():
+    result = await dispatch(ToolRegistry([add_tool()]), call("add", '{"a": 2, "b": 3}'))
+    assert result.success and result.content == "5"
+
+
+async def test_unparseable_json_is_reported_with_schema_and_a_bounded_excerpt():
+    garbage = '{"a": 1, "b": ' + "x" * 5000
+    result = await dispatch(ToolRegistry([add_tool()]), call("add", garbage))
+    assert not result.success
+    assert result.error_details.code == "INVALID_JSON"
+    assert '"properties"' in result.error_details.hint  # the schema goes back
+    assert len(result.error) < EXCERPT_CHARS + 200  # only an excerpt is echoed
+    assert "more characters" in result.error
+
+
+async def test_non_object_json_is_not_defaulted_to_empty_arguments():
+    result = await dispatch(ToolRegistry([add_tool()]), call("add", "[1, 2]"))
+    assert result.error_details.code == "INVALID_JSON"
+
+
+async def test_wrong_type_missing_and_unknown_fields_name_the_field():
+    registry = ToolRegistry([add_tool()])
+    wrong = await dispatch(registry, call("add", '{"a": "two", "b": 3}'))
+    assert (wrong.error_details.code, wrong.error_details.field) == ("INVALID_TYPE", "a")
+    missing = await dispatch(registry, call("add", '{"a": 1}'))
+    assert (missing.error_details.code, missing.error_details.field) == ("MISSING_FIELD", "b")
+    extra = await dispatch(registry, call("add", '{"a": 1, "b": 2, "c": 3}'))
+    assert (extra.error_details.code, extra.error_details.field) == ("UNKNOWN_FIELD", "c")
+    assert "a, b" in extra.error_details.suggestion
+
+
+async def test_unknown_tool_lists_the_available_ones():
+    result = await dispatch(ToolRegistry([add_tool()]), call("multiply", "{}"))
+    assert result.error_details.code == "UNKNOWN_TOOL"
+    assert "add" in result.error_details.suggestion
+
+
+async def test_handler_exception_and_timeout_become_error_results():
+    async def boom(args: BaseModel, ctx: ToolContext) -> None:
+        raise RuntimeError("disk on fire")
+
+    never = asyncio.Event()
+
+    async def hang(args: BaseModel, ctx: ToolContext) -> None:
+        await never.wait()
+
+    class NoArgs(BaseModel):
+        pass
+
+    registry = ToolRegistry(
+        [
+            Tool.from_model("boom", "fails", NoArgs, boom),
+            Tool.from_model("hang", "hangs", NoArgs, hang, timeout_s=0.01),
+        ]
+    )
+    failed = await dispatch(registry, call("boom", "{}"))
+    assert failed.error_details.code == "TOOL_ERROR" and "disk on fire" in failed.error
+    timed_out = await dispatch(registry, call("hang", "{}"))
+    assert timed_out.error_details.code == "TIMEOUT"
+
+
+async def test_the_same_call_again_and_again_is_detected():
+    registry = ToolRegistry([add_tool()])
+    results = [await dispatch(registry, call("add", '{"b": 2, "a": 1}')) for _ in range(3)]
+    assert [r.success for r in results] == [True, True, False]
+    assert results[2].error_details.code == "REPEATED_CALL"
+    other = await dispatch(registry, call("add", '{"a": 1, "b": 3}'))
+    assert other.success
+
+
+async def test_policy_hook_denial_reaches_the_model():
+    def deny(tool, arguments, context):
+        return [None, ToolResult(success=False, error="not on weekends")]
+
+    result = await dispatch(
+        ToolRegistry([add_tool()], before_call=deny), call("add", '{"a":1,"b":1}')
+    )
+    assert result.error_details.code == "DENIED" and result.error == "not on weekends"
+
+
+def test_batches_keep_writes_alone_and_in_order():
+    calls = [call(n, "{}", n) for n in ["r1", "r2", "w1", "r3", "w2", "w3", "r4"]]
+    batches = plan_batches(calls, lambda c: c.name.startswith("r"))
+    assert [[c.name for c in b] for b in batches] == [
+        ["r1", "r2"],
+        ["w1"],
+        ["r3"],
+        ["w2"],
+        ["w3"],
+        ["r4"],
+    ]
+
+
+async def test_reads_run_concurrently_and_a_write_is_a_barrier():
+    """r1 and r2 can only pass their barrier together (concurrently); the write must see
+    both reads finished and the later reads not started; one failing read loses nothing."""
+    first = asyncio.Barrier(2)
+    second = asyncio.Barrier(2)
+    log: list[str] = []
+
+    class NoArgs(BaseModel):
+        pass
+
+    def reader(name: str, barrier: asyncio.Barrier, fail: bool = False):
+        async def handler(args: BaseModel, ctx: ToolContext) -> str:
+            log.append(f"start {name}")
+            await asyncio.wait_for(barrier.wait(), 5)  # deadlocks (fails) if run serially
+            log.append(f"end {name}")
+            if fail:
+                raise ValueError(f"{name} broke")
+            return name
+
+        return Tool.from_model(name, name, NoArgs, handler, read_only=True)
+
+    async def write(args: BaseModel, ctx: ToolContext) -> str:
+        log.append("write")
+        return "written"
+
+    tools = [
+        reader("r1", first),
+        reader("r2", first, fail=True),
+        Tool.from_model("w", "w", NoArgs, write),
+        reader("r3", second),
+        reader("r4", second),
+    ]
+    registry = ToolRegistry(tools)
+    calls = [call(n, "{}", f"id-{n}") for n in ["r1", "r2", "w", "r3", "r4"]]
+    results = []
+    async for batch in registry.execute(calls, lambda c: ToolContext(call_id=c.id)):
+        results.extend(batch)
+    assert [d.call.id for d in results] == ["id-r1", "id-r2", "id-w", "id-r3", "id-r4"]
+    assert [d.result.success for d in results] == [True, False, True, True, True]
+    assert results[0].result.content == "r1"
+    write_at = log.index("write")
+    assert {"end r1", "end r2"} <= set(log[:write_at])
+    assert not any("r3" in e or "r4" in e for e in log[:write_at])
+    assert json.loads(results[1].result.model_dump_json())["success"] is False
