@@ -49,6 +49,15 @@ def split_text(
 ) -> list[str]:
     """``text`` cut into pieces of at most ``max_tokens`` tokens (a single unit larger than
     the budget stands alone), each starting ``overlap`` tokens before the previous ended."""
+    return [text[s:e] for s, e in split_spans(text, max_tokens, overlap)]
+
+
+def split_spans(
+    text: str,
+    max_tokens: int = DEFAULT_CHUNK_TOKENS,
+    overlap: int = DEFAULT_OVERLAP_TOKENS,
+) -> list[tuple[int, int]]:
+    """The (start, end) character spans of :func:`split_text`'s pieces."""
     if max_tokens < 1:
         raise ValueError("max_tokens must be at least 1")
     if not 0 <= overlap < max_tokens:
@@ -57,7 +66,7 @@ def split_text(
     if not units:
         return []
     costs = [count_text_tokens(text[s:e]) for s, e in units]
-    pieces: list[str] = []
+    pieces: list[tuple[int, int]] = []
     start = 0
     n = len(units)
     while start < n:
@@ -67,7 +76,7 @@ def split_text(
             end += 1
         if end < n:
             end = _snap(text, units, costs, start, end, max_tokens)
-        pieces.append(text[units[start][0] : units[end - 1][1]])
+        pieces.append((units[start][0], units[end - 1][1]))
         if end >= n:
             break
         back, carried = end, 0

@@ -1,0 +1,276 @@
+"""Scoped search on the real PostgreSQL: full k under selective filters on both vector paths,
+model separation, hybrid fusion, and absolute scope isolation (property test)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import uuid
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nyla.knowledge.search import reciprocal_rank_fusion
+from nyla.knowledge.tables import FileContentIndex
+from nyla.knowledge.vectors import copy_chunks, hnsw_index_exists
+from nyla.models.files import Scope
+from nyla.models.knowledge import SearchFilters
+
+from .conftest import ctx, hash_embed, item
+
+DIMS = 64
+
+
+def _unit(rng: random.Random, dims: int = DIMS) -> list[float]:
+    v = [rng.gauss(0, 1) for _ in range(dims)]
+    n = math.sqrt(sum(x * x for x in v))
+    return [x / n for x in v]
+
+
+def _cos_distance(a: list[float], b: list[float]) -> float:
+    return 1.0 - sum(x * y for x, y in zip(a, b, strict=True))
+
+
+async def _load_synthetic(kernel, n: int, needle_every: int, model: str = "scripted:model"):
+    """n chunks in 20 files; every ``needle_every``-th chunk belongs to user 'needle'
+    (personal), the rest to other users. Returns {chunk text: vector} of the needle rows."""
+    rng = random.Random(7)
+    needle: dict[str, list[float]] = {}
+    rows = []
+    files = {}
+    for i in range(n):
+        is_needle = i % needle_every == 0
+        user = "needle" if is_needle else f"other{i % 7}"
+        file_id = f"{user}-f{i % 20}"
+        files[file_id] = user
+        vec = _unit(rng)
+        text = f"chunk {i}"
+        if is_needle:
+            needle[text] = vec
+        rows.append(
+            (
+                file_id,
+                i,
+                text,
+                "",
+                "text",
+                2,
+                uuid.uuid4().hex,
+                "personal",
+                f"personal:{user}",
+                None,
+                model,
+                vec,
+            )
+        )
+    async with kernel.db.session() as s:
+        for file_id, user in files.items():
+            s.add(
+                FileContentIndex(
+                    file_id=file_id,
+                    name=file_id,
+                    scope="personal",
+                    owner_key=f"personal:{user}",
+                    user_id=user,
+                    status="indexed",
+                    structure={},
+                    size=0,
+                )
+            )
+        await s.flush()
+        await copy_chunks(s, rows)
+    await kernel.knowledge.ensure_vector_index(model, DIMS)
+    return needle
+
+
+async def test_one_percent_filter_returns_full_k_on_exact_and_hnsw_paths(kernel):
+    needle = await _load_synthetic(kernel, 3000, needle_every=100)
+    assert len(needle) == 30
+    query = _unit(random.Random(99))
+    truth = sorted(needle, key=lambda t: _cos_distance(needle[t], query))[:10]
+    service = kernel.knowledge
+    who = ctx("needle", mandate=None)
+
+    exact = await service.search_vector(
+        "", vector=query, model="scripted:model", context=who, k=10, hybrid=False
+    )
+    assert exact.path == "exact" and exact.candidates == 30
+    assert [h.text for h in exact.hits] == truth
+
+    service.settings.exact_threshold = 0  # force the HNSW path with iterative scans
+    hnsw = await service.search_vector(
+        "", vector=query, model="scripted:model", context=who, k=10, hybrid=False
+    )
+    assert hnsw.path == "hnsw"
+    assert len(hnsw.hits) == 10
+    assert all(h.text in needle for h in hnsw.hits)
+    recall = len({h.text for h in hnsw.hits} & set(truth)) / 10
+    assert recall >= 0.9
+    distances = [h.distance for h in hnsw.hits]
+    assert distances == sorted(distances)
+
+
+async def test_models_never_mix_and_each_has_its_own_index(kernel):
+    await kernel.knowledge.index_file(item("a", "a.txt"), b"payroll salary bonus", context=ctx())
+    rng = random.Random(1)
+    async with kernel.db.session() as s:
+        await copy_chunks(
+            s,
+            [
+                (
+                    "a",
+                    99,
+                    "payroll salary bonus other model",
+                    "",
+                    "text",
+                    3,
+                    "h",
+                    "personal",
+                    "personal:u1",
+                    None,
+                    "other:embed",
+                    _unit(rng, 32),
+                )
+            ],
+        )
+    await kernel.knowledge.ensure_vector_index("other:embed", 32)
+    result = await kernel.knowledge.semantic_search("payroll salary", context=ctx(), k=10)
+    assert result.hits and {h.embedding_model for h in result.hits} == {"scripted:model"}
+    async with kernel.db.session() as s:
+        assert await hnsw_index_exists(s, "scripted:model", DIMS)
+        assert await hnsw_index_exists(s, "other:embed", 32)
+
+
+async def test_hybrid_finds_a_rare_keyword_and_filters_apply(kernel):
+    docs = {
+        "k1": "The ledger of invoices for the first quarter.",
+        "k2": "Quarterly invoices and ledger entries, reconciled.",
+        "k3": "Holiday planning for the team: XQ-4711 is the code of the office door.",
+    }
+    for fid, text in docs.items():
+        await kernel.knowledge.index_file(item(fid, f"{fid}.txt"), text.encode(), context=ctx())
+    hybrid = await kernel.knowledge.semantic_search("XQ-4711", context=ctx(), k=1)
+    assert hybrid.hybrid and hybrid.hits[0].file_id == "k3"
+    filtered = await kernel.knowledge.semantic_search(
+        "invoices ledger", context=ctx(), k=5, filters=SearchFilters(file_ids=["k2"])
+    )
+    assert {h.file_id for h in filtered.hits} == {"k2"}
+
+
+def test_reciprocal_rank_fusion_orders_by_summed_reciprocal_ranks():
+    fused = reciprocal_rank_fusion([[1, 2, 3], [3, 4]], k=60)
+    ids = [i for i, _ in fused]
+    assert ids[0] == 3  # in both lists
+    assert ids.index(1) < ids.index(2) and set(ids) == {1, 2, 3, 4}
+    assert math.isclose(dict(fused)[3], 1 / 63 + 1 / 61)
+
+
+# -- scope isolation: hypothesis over random worlds --------------------------------------------
+
+USERS = ["u0", "u1", "u2"]
+MANDATES = ["m0", "m1", None]
+INSTANCES = ["f0", "f1", None]
+VOCAB = [
+    "invoice",
+    "payroll",
+    "ledger",
+    "audit",
+    "tax",
+    "salary",
+    "vat",
+    "client",
+    "report",
+    "budget",
+]
+
+file_st = st.fixed_dictionaries(
+    {
+        "scope": st.sampled_from(list(Scope)),
+        "user": st.sampled_from(USERS),
+        "mandate": st.sampled_from(["m0", "m1"]),
+        "instance": st.sampled_from(["f0", "f1"]),
+        "words": st.lists(st.sampled_from(VOCAB), min_size=1, max_size=6),
+    }
+)
+caller_st = st.fixed_dictionaries(
+    {
+        "user": st.sampled_from(USERS),
+        "mandate": st.sampled_from(MANDATES),
+        "instance": st.sampled_from(INSTANCES),
+        "scopes": st.none() | st.lists(st.sampled_from(list(Scope)), min_size=1, unique=True),
+        "query": st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3).map(" ".join),
+        "k": st.integers(min_value=1, max_value=8),
+        "hybrid": st.booleans(),
+        "exact": st.booleans(),
+    }
+)
+
+
+def _readable(f: dict, c: dict) -> bool:
+    scopes = set(c["scopes"]) if c["scopes"] is not None else set(Scope)
+    if f["scope"] not in scopes:
+        return False
+    return {
+        Scope.GLOBAL: True,
+        Scope.PERSONAL: f["user"] == c["user"],
+        Scope.MANDATE: c["mandate"] is not None and f["mandate"] == c["mandate"],
+        Scope.FEATURE_INSTANCE: c["instance"] is not None and f["instance"] == c["instance"],
+    }[f["scope"]]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    files=st.lists(file_st, min_size=1, max_size=8),
+    callers=st.lists(caller_st, min_size=1, max_size=3),
+)
+def test_property_search_never_returns_an_unreadable_chunk(embedded_pg, files, callers):
+    asyncio.run(_isolation_world(embedded_pg, files, callers))
+
+
+async def _isolation_world(url: str, files: list[dict], callers: list[dict]) -> None:
+    from nyla.db import Database
+    from nyla.kernel import Kernel
+    from nyla.plugins import PluginHost
+    from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+
+    db = Database(url, schema=f"h_{uuid.uuid4().hex[:12]}")
+    provider = ScriptedProvider(lambda r, i: "ok", embed_fn=hash_embed)
+    kernel = Kernel(
+        plugins=PluginHost.from_plugins([ScriptedPlugin(provider)], builtins=False), db=db
+    )
+    try:
+        owner_of = {}
+        for n, f in enumerate(files):
+            fid = f"f{n}"
+            owner_of[fid] = f
+            body = " ".join(f["words"]) + f" file{n}"
+            result = await kernel.knowledge.index_file(
+                item(
+                    fid,
+                    f"{fid}.txt",
+                    scope=f["scope"],
+                    user=f["user"],
+                    mandate=f["mandate"],
+                    instance=f["instance"],
+                ),
+                body.encode(),
+                context=ctx(f["user"], f["mandate"], f["instance"]),
+            )
+            assert result.status == "indexed", result.error
+        for c in callers:
+            kernel.knowledge.settings.exact_threshold = 10_000 if c["exact"] else 0
+            result = await kernel.knowledge.semantic_search(
+                c["query"],
+                context=ctx(c["user"], c["mandate"], c["instance"]),
+                scopes=c["scopes"],
+                k=c["k"],
+                hybrid=c["hybrid"],
+            )
+            for hit in result.hits:
+                assert _readable(owner_of[hit.file_id], c), (hit.file_id, owner_of[hit.file_id], c)
+            readable = sum(1 for f in owner_of.values() if _readable(f, c))
+            assert len(result.hits) == min(c["k"], readable)
+    finally:
+        await db.drop_schema()
+        await db.dispose()
