@@ -1,0 +1,201 @@
+"""Mistral models over the official ``mistralai`` SDK (imported on first call only): chat
+with tools and streaming, embeddings."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from nyla import (
+    ChatRequest,
+    ChatResponse,
+    EmbeddingResponse,
+    ModelCapabilities,
+    ModelSpec,
+    OperationType,
+    StreamDelta,
+)
+from nyla.ai.http import error_for_status, vendor_model
+from nyla.ai.openai_wire import (
+    OpenAICompatibleProvider,
+    StreamAssembler,
+    parse_completion,
+    parse_usage,
+    to_messages,
+    to_tools,
+)
+from nyla.errors import (
+    ModelNotAvailableError,
+    ProviderError,
+    ProviderServerError,
+    ProviderTimeoutError,
+)
+
+PROVIDER_ID = "mistral"
+
+TEXT_OPERATIONS = [
+    OperationType.AGENT,
+    OperationType.PLAN,
+    OperationType.DATA_ANALYSE,
+    OperationType.DATA_GENERATE,
+    OperationType.DATA_EXTRACT,
+    OperationType.NEUTRALIZATION_TEXT,
+]
+
+# name, price in, price out (USD list prices taken as CHF per 1M tokens), window, quality, speed
+_CHAT = (
+    ("mistral-large-latest", 2.0, 6.0, 131_072, 80, 55),
+    ("mistral-medium-latest", 0.4, 2.0, 131_072, 72, 70),
+    ("mistral-small-latest", 0.1, 0.3, 131_072, 60, 85),
+)
+
+
+def _plain(value: Any) -> Any:
+    """A Speakeasy model as plain JSON data (``UNSET`` fields dropped)."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", exclude_unset=False, by_alias=True)
+    return value
+
+
+class MistralProvider(OpenAICompatibleProvider):
+    """Mistral chat (tools, streaming) and ``mistral-embed`` (1024 dimensions)."""
+
+    id = PROVIDER_ID
+    key_var = "MISTRAL_API_KEY"
+    base_url_var = "MISTRAL_BASE_URL"
+    default_base_url = "https://api.mistral.ai"
+
+    def catalog(self) -> list[ModelSpec]:
+        """Mistral's chat models and its embedding model."""
+        specs = [
+            ModelSpec(
+                id=f"{PROVIDER_ID}:{name}",
+                provider=PROVIDER_ID,
+                name=name,
+                operation_types=TEXT_OPERATIONS,
+                context_window=window,
+                max_output_tokens=16_384,
+                price_input_chf_per_mtok=p_in,
+                price_output_chf_per_mtok=p_out,
+                capabilities=ModelCapabilities(tools=True, streaming=True),
+                quality_rank=quality,
+                speed_rank=speed,
+            )
+            for name, p_in, p_out, window, quality, speed in _CHAT
+        ]
+        specs.append(
+            ModelSpec(
+                id=f"{PROVIDER_ID}:mistral-embed",
+                provider=PROVIDER_ID,
+                name="mistral-embed",
+                operation_types=[OperationType.EMBEDDING],
+                context_window=8192,
+                max_output_tokens=0,
+                price_input_chf_per_mtok=0.1,
+                price_output_chf_per_mtok=0.0,
+                capabilities=ModelCapabilities(embedding_dimensions=1024, max_batch_size=128),
+                quality_rank=70,
+                speed_rank=70,
+            )
+        )
+        return specs
+
+    def sdk(self) -> Any:
+        """A configured ``Mistral`` client (SDK retries off: the AI service retries)."""
+        from mistralai.client import Mistral
+
+        reason = self.missing_configuration()
+        if reason is not None:
+            from nyla.errors import ProviderAuthError
+
+            raise ProviderAuthError(f"mistral: {reason}", env_var=self.key_var, provider=self.id)
+        kwargs: dict[str, Any] = {
+            "api_key": self.api_key,
+            "server_url": self.base_url,
+            "timeout_ms": int(self.timeout_s * 1000),
+        }
+        if self._transport is not None:
+            import httpx2
+
+            kwargs["async_client"] = httpx2.AsyncClient(transport=self._transport)
+        return Mistral(**kwargs)
+
+    def _error(self, exc: Exception) -> Exception:
+        import httpx2
+        from mistralai.client import errors
+
+        if isinstance(exc, errors.MistralError):
+            if exc.status_code < 400:  # the answer did not match the documented schema
+                return ProviderError(f"mistral: unexpected answer: {exc}", provider=self.id)
+            return error_for_status(
+                self.id, exc.status_code, exc.body, dict(exc.headers), env_var=self.key_var
+            )
+        if isinstance(exc, httpx2.TimeoutException):
+            return ProviderTimeoutError(f"mistral: no answer in time ({exc!r})", provider=self.id)
+        if isinstance(exc, (httpx2.TransportError, errors.NoResponseError)):
+            return ProviderServerError(f"mistral unreachable: {exc!r}", provider=self.id)
+        return exc
+
+    def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": vendor_model(self.id, request.model),
+            "messages": to_messages(request.messages),
+        }
+        if request.tools:
+            kwargs["tools"] = to_tools(request.tools)
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.max_output_tokens is not None:
+            kwargs["max_tokens"] = request.max_output_tokens
+        return kwargs
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion."""
+        client = self.sdk()
+        try:
+            async with client:
+                result = await client.chat.complete_async(**self._kwargs(request))
+        except Exception as exc:
+            raise self._error(exc) from exc
+        if result is None:
+            raise ProviderError("mistral returned no answer", provider=self.id)
+        return parse_completion(_plain(result), model=request.model)
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamDelta]:
+        """A streamed chat completion; tool-call arguments reassembled."""
+        client = self.sdk()
+        assembler = StreamAssembler()
+        try:
+            async with client:
+                events = await client.chat.stream_async(**self._kwargs(request))
+                async with events as stream:
+                    async for event in stream:
+                        for delta in assembler.feed(_plain(event.data)):
+                            yield delta
+        except Exception as exc:
+            raise self._error(exc) from exc
+        for delta in assembler.finish():
+            yield delta
+
+    async def embed(self, model: str, texts: list[str]) -> EmbeddingResponse:
+        """One embeddings request."""
+        spec = self.spec_for(model)
+        if spec is None or not spec.capabilities.embedding_dimensions:
+            raise ModelNotAvailableError(f"{model!r} is not a Mistral embedding model")
+        client = self.sdk()
+        try:
+            async with client:
+                result = await client.embeddings.create_async(
+                    model=vendor_model(self.id, model), inputs=texts
+                )
+        except Exception as exc:
+            raise self._error(exc) from exc
+        data = _plain(result)
+        items = sorted(data.get("data") or [], key=lambda d: d.get("index") or 0)
+        vectors = [list(map(float, d["embedding"])) for d in items]
+        return EmbeddingResponse(
+            vectors=vectors,
+            model=spec.id,
+            dimensions=len(vectors[0]) if vectors else spec.capabilities.embedding_dimensions,
+            usage=parse_usage(data.get("usage")),
+        )
