@@ -172,3 +172,28 @@ async def sse_events(response: Any) -> AsyncIterator[tuple[str | None, str]]:
             data.append(value)
     if data:
         yield event, "\n".join(data)
+
+
+def _sdk_httpx() -> Any:
+    """The httpx flavour the vendor SDKs are built on (``httpx2`` in current releases of the
+    openai / anthropic / mistralai SDKs, plain ``httpx`` in older ones)."""
+    try:
+        import httpx2
+
+        return httpx2
+    except ImportError:  # pragma: no cover - depends on the installed SDK generation
+        import httpx
+
+        return httpx
+
+
+def sdk_async_client(transport: Any = None, timeout: float = 120.0) -> Any:
+    """An async HTTP client of the kind the vendor SDKs take as ``http_client``, over
+    ``transport`` (tests pass a mock transport; ``None`` means the real network)."""
+    return _sdk_httpx().AsyncClient(transport=transport, timeout=timeout)
+
+
+def sdk_exception_types() -> tuple[type[Exception], type[Exception]]:
+    """``(TimeoutException, TransportError)`` of the SDKs' httpx flavour."""
+    module = _sdk_httpx()
+    return module.TimeoutException, module.TransportError

@@ -638,3 +638,36 @@ class OpenAIWire(ProviderWire):
                 "usage": {"prompt_tokens": 5 * len(texts), "total_tokens": 5 * len(texts)},
             },
         )
+
+
+def sdk_transport(handler: Handler) -> Any:
+    """A mock transport for a vendor SDK's own HTTP client (``httpx2`` in current SDKs) that
+    hands each request to the httpx ``handler`` the wire fakes are written against."""
+    import httpx
+
+    from nyla.ai.http import _sdk_httpx
+
+    flavour = _sdk_httpx()
+    if flavour is httpx:  # pragma: no cover - older SDK generations
+        return httpx.MockTransport(handler)
+
+    def handle(request: Any) -> Any:
+        mirrored = httpx.Request(
+            request.method,
+            str(request.url),
+            headers=list(request.headers.multi_items()),
+            content=request.read(),
+        )
+        try:
+            response = handler(mirrored)
+        except httpx.TimeoutException as exc:
+            raise flavour.ReadTimeout(str(exc), request=request) from exc
+        except httpx.TransportError as exc:
+            raise flavour.ConnectError(str(exc), request=request) from exc
+        return flavour.Response(
+            response.status_code,
+            headers=list(response.headers.multi_items()),
+            content=response.read(),
+        )
+
+    return flavour.MockTransport(handle)

@@ -1,48 +1,28 @@
 """The provider contract for Mistral: the official ``mistralai`` SDK over a mock transport
-with payloads shaped as Mistral's API reference documents them. The SDK runs on ``httpx2``
-(a fork of httpx), so a small bridge hands its requests to the contract's httpx handlers."""
+with payloads shaped as Mistral's API reference documents them."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import httpx
-import httpx2
 import pytest
 
 import nyla_provider_mistral
-from nyla.testing.provider_contract import OpenAIWire, ProviderContract, sse_response
+from nyla.testing.provider_contract import (
+    OpenAIWire,
+    ProviderContract,
+    sdk_transport,
+    sse_response,
+)
 from nyla_provider_mistral import MistralProvider
-
-
-def bridge(handler: Any) -> httpx2.MockTransport:
-    """An httpx2 mock transport delegating to an httpx handler."""
-
-    def handle(request: httpx2.Request) -> httpx2.Response:
-        mirrored = httpx.Request(
-            request.method,
-            str(request.url),
-            headers=list(request.headers.multi_items()),
-            content=request.read(),
-        )
-        try:
-            response = handler(mirrored)
-        except httpx.TimeoutException as exc:
-            raise httpx2.ReadTimeout(str(exc), request=request) from exc
-        return httpx2.Response(
-            response.status_code,
-            headers=list(response.headers.multi_items()),
-            content=response.read(),
-        )
-
-    return httpx2.MockTransport(handle)
 
 
 class MistralWire(OpenAIWire):
     model_name = "mistral-large-latest"
 
     def provider(self, handler: Any) -> MistralProvider:
-        return MistralProvider(api_key="mistral-test", transport=bridge(handler))
+        return MistralProvider(api_key="mistral-test", transport=sdk_transport(handler))
 
     def error_body(self, status: int) -> dict:
         messages = {401: "Unauthorized", 429: "Requests rate limit exceeded"}

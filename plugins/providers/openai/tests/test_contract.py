@@ -11,7 +11,7 @@ import pytest
 
 import nyla_provider_openai
 from nyla.models.ai import ChatRequest, Message, Role
-from nyla.testing.provider_contract import OpenAIWire, ProviderContract, Recorder
+from nyla.testing.provider_contract import OpenAIWire, ProviderContract, Recorder, sdk_transport
 from nyla_provider_openai import OpenAIProvider
 
 
@@ -19,7 +19,7 @@ class OpenAIApiWire(OpenAIWire):
     model_name = "gpt-5-mini"
 
     def provider(self, handler: Any) -> OpenAIProvider:
-        return OpenAIProvider(api_key="sk-test", transport=httpx.MockTransport(handler))
+        return OpenAIProvider(api_key="sk-test", transport=sdk_transport(handler))
 
 
 class TestOpenAIContract(ProviderContract):

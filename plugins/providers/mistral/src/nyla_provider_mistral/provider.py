@@ -15,7 +15,12 @@ from nyla import (
     OperationType,
     StreamDelta,
 )
-from nyla.ai.http import error_for_status, vendor_model
+from nyla.ai.http import (
+    error_for_status,
+    sdk_async_client,
+    sdk_exception_types,
+    vendor_model,
+)
 from nyla.ai.openai_wire import (
     OpenAICompatibleProvider,
     StreamAssembler,
@@ -115,14 +120,13 @@ class MistralProvider(OpenAICompatibleProvider):
             "timeout_ms": int(self.timeout_s * 1000),
         }
         if self._transport is not None:
-            import httpx2
-
-            kwargs["async_client"] = httpx2.AsyncClient(transport=self._transport)
+            kwargs["async_client"] = sdk_async_client(self._transport, self.timeout_s)
         return Mistral(**kwargs)
 
     def _error(self, exc: Exception) -> Exception:
-        import httpx2
         from mistralai.client import errors
+
+        timeout_types, transport_types = sdk_exception_types()
 
         if isinstance(exc, errors.MistralError):
             if exc.status_code < 400:  # the answer did not match the documented schema
@@ -130,9 +134,9 @@ class MistralProvider(OpenAICompatibleProvider):
             return error_for_status(
                 self.id, exc.status_code, exc.body, dict(exc.headers), env_var=self.key_var
             )
-        if isinstance(exc, httpx2.TimeoutException):
+        if isinstance(exc, timeout_types):
             return ProviderTimeoutError(f"mistral: no answer in time ({exc!r})", provider=self.id)
-        if isinstance(exc, (httpx2.TransportError, errors.NoResponseError)):
+        if isinstance(exc, (transport_types, errors.NoResponseError)):
             return ProviderServerError(f"mistral unreachable: {exc!r}", provider=self.id)
         return exc
 

@@ -6,7 +6,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from nyla import ChatRequest, ChatResponse, EmbeddingResponse, ImagePart, ModelSpec, StreamDelta
-from nyla.ai.http import error_for_status, error_for_transport, vendor_model
+from nyla.ai.http import (
+    error_for_status,
+    error_for_transport,
+    sdk_async_client,
+    vendor_model,
+)
 from nyla.ai.openai_wire import OpenAICompatibleProvider, StreamAssembler, parse_usage
 from nyla.errors import ModelNotAvailableError, ProviderError, ProviderTimeoutError
 from nyla_provider_openai.catalog import PROVIDER_ID, catalog, is_reasoning_model
@@ -38,7 +43,6 @@ class OpenAIProvider(OpenAICompatibleProvider):
 
     def sdk(self) -> Any:
         """A configured ``AsyncOpenAI`` client (SDK retries off: the AI service retries)."""
-        import httpx
         import openai
 
         reason = self.missing_configuration()
@@ -47,7 +51,7 @@ class OpenAIProvider(OpenAICompatibleProvider):
 
             raise ProviderAuthError(f"openai: {reason}", env_var=self.key_var, provider=self.id)
         http_client = (
-            httpx.AsyncClient(transport=self._transport, timeout=self.timeout_s)
+            sdk_async_client(self._transport, self.timeout_s)
             if self._transport is not None
             else None
         )
