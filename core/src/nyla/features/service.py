@@ -1,0 +1,284 @@
+"""``kernel.features``: feature lookup, table tools with validator and cache, schema prompts,
+seeding, and the feature data agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy.exc import SQLAlchemyError
+
+from nyla.errors import ConfigurationError, DatabaseQueryError
+from nyla.features.arguments import AggregateArgs, BrowseArgs, QueryArgs
+from nyla.features.cache import ResultCache
+from nyla.features.sql import (
+    QueryArgumentError,
+    TableBinding,
+    build_aggregate,
+    build_query,
+    build_sample,
+    jsonable,
+)
+from nyla.features.validator import QueryValidator
+from nyla.models.feature import Feature, FeatureTable
+from nyla.models.ontology import OntologyDescriptor
+
+log = logging.getLogger(__name__)
+
+DISABLE_ONTOLOGY_ENV = "NYLA_DISABLE_FEATURE_ONTOLOGY"
+
+
+def ontology_disabled() -> bool:
+    """``NYLA_DISABLE_FEATURE_ONTOLOGY=1`` forces the legacy domain-hints path (eval only)."""
+    return os.environ.get(DISABLE_ONTOLOGY_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+class FeatureService:
+    """Feature data access for agents and the CLI (built lazily as ``kernel.features``).
+
+    Table tools run through :meth:`browse_table`, :meth:`query_table` and
+    :meth:`aggregate_table`: SQL from SQLAlchemy Core only, every query scoped to one feature
+    instance, results cached for 5 minutes per call and dropped when the instance's data
+    version changes.
+    """
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.cache = ResultCache()
+        self._bindings: dict[str, dict[str, TableBinding]] = {}
+        self._ready: set[str] = set()
+        self._lock = asyncio.Lock()
+
+    # ---- features -----------------------------------------------------------------------
+
+    def codes(self) -> list[str]:
+        """Codes of the installed features."""
+        return sorted(self.kernel.plugins.features)
+
+    def feature(self, code: str) -> Feature:
+        """The feature with ``code`` or a :class:`ConfigurationError` naming the known ones."""
+        features = self.kernel.plugins.features
+        if code not in features:
+            known = ", ".join(sorted(features)) or "none installed"
+            raise ConfigurationError(f"unknown feature {code!r} (features: {known})")
+        return features[code]
+
+    def ontology(self, code: str, *, use_ontology: bool = True) -> OntologyDescriptor | None:
+        """The feature's ontology, or ``None`` (disabled, absent, or broken: a broken
+        ``get_agent_ontology`` is logged and treated as absent)."""
+        if not use_ontology or ontology_disabled():
+            return None
+        getter = getattr(self.feature(code), "get_agent_ontology", None)
+        if getter is None:
+            return None
+        try:
+            return getter()
+        except Exception as exc:
+            log.warning("feature %s: get_agent_ontology() failed: %r", code, exc)
+            return None
+
+    def domain_hints(self, code: str) -> str:
+        """The feature's legacy free-text hints ('' when it has none)."""
+        getter = getattr(self.feature(code), "get_agent_domain_hints", None)
+        try:
+            return (getter() if getter else "") or ""
+        except Exception as exc:
+            log.warning("feature %s: get_agent_domain_hints() failed: %r", code, exc)
+            return ""
+
+    def tables(self, code: str) -> list[FeatureTable]:
+        """The tables the data agent sees."""
+        return list(self.feature(code).tables())
+
+    def validator(self, code: str, *, use_ontology: bool = True) -> QueryValidator:
+        """A validator over the feature's tables, wired to its ontology when there is one."""
+        return QueryValidator(self.tables(code), self.ontology(code, use_ontology=use_ontology))
+
+    def bindings(self, code: str) -> dict[str, TableBinding]:
+        """Each declared table bound to the provider's SQLAlchemy table."""
+        if code not in self._bindings:
+            sa_tables = self.feature(code).data_provider().sqlalchemy_tables()
+            out = {}
+            for t in self.tables(code):
+                if t.name not in sa_tables:
+                    raise ConfigurationError(
+                        f"feature {code}: table {t.name!r} has no SQLAlchemy table in its provider"
+                    )
+                out[t.name] = TableBinding(sa_tables[t.name], {f.name: f.type for f in t.fields})
+            self._bindings[code] = out
+        return self._bindings[code]
+
+    async def provider(self, code: str) -> Any:
+        """The feature's data provider bound to the kernel's database, tables created."""
+        provider = self.feature(code).data_provider()
+        if code not in self._ready:
+            async with self._lock:
+                if code not in self._ready:
+                    if hasattr(provider, "bind"):
+                        provider.bind(self.kernel.db)
+                    await self.kernel.db.ensure_ready()
+                    if hasattr(provider, "ensure_tables"):
+                        await provider.ensure_tables()
+                    self._ready.add(code)
+        return provider
+
+    async def data_version(self, code: str, instance_id: str) -> str:
+        """The instance's current data version (cache validity)."""
+        provider = await self.provider(code)
+        return str(await provider.data_version(instance_id))
+
+    async def seed(self, code: str, instance_id: str, *, seed: int | None = None) -> dict[str, Any]:
+        """Fill an instance with the feature's generated data (the provider must offer
+        ``seed``); drops cached results of the instance."""
+        provider = await self.provider(code)
+        if not hasattr(provider, "seed"):
+            raise ConfigurationError(f"feature {code} has no data generator")
+        kwargs = {} if seed is None else {"seed": seed}
+        counts = await provider.seed(instance_id, **kwargs)
+        self.cache.invalidate(code, instance_id)
+        return counts
+
+    # ---- table tools --------------------------------------------------------------------
+
+    async def browse_table(
+        self, code: str, instance_id: str, args: BrowseArgs | dict[str, Any]
+    ) -> dict[str, Any]:
+        """Without a table: the tables. With one: its fields and sample rows."""
+        args = _as(BrowseArgs, args)
+        tables = self.tables(code)
+        if args.table is None:
+            return {
+                "tables": [
+                    {"name": t.name, "description": t.description, "fields": len(t.fields)}
+                    for t in tables
+                ]
+            }
+        table = next((t for t in tables if t.name == args.table), None)
+        if table is None:
+            raise QueryArgumentError(f"unknown table {args.table!r}")
+        binding = self.bindings(code)[table.name]
+
+        async def run() -> dict[str, Any]:
+            rows = await self._fetch(build_sample(binding, instance_id, args.sample_rows))
+            return {
+                "table": table.name,
+                "description": table.description,
+                "fields": [f.to_wire() for f in table.fields],
+                "sampleRows": rows,
+            }
+
+        return await self._cached(code, instance_id, "browseTable", args, run)
+
+    async def query_table(
+        self, code: str, instance_id: str, args: QueryArgs | dict[str, Any]
+    ) -> dict[str, Any]:
+        """Rows matching the filters (an empty list when none match)."""
+        args = _as(QueryArgs, args)
+        binding = self._binding(code, args.table)
+        stmt = build_query(binding, instance_id, args)
+
+        async def run() -> dict[str, Any]:
+            rows = await self._fetch(stmt)
+            return {"table": args.table, "rowCount": len(rows), "rows": rows}
+
+        return await self._cached(code, instance_id, "queryTable", args, run)
+
+    async def aggregate_table(
+        self, code: str, instance_id: str, args: AggregateArgs | dict[str, Any]
+    ) -> dict[str, Any]:
+        """One aggregate per group as rows ``{<group fields>, value}``."""
+        args = _as(AggregateArgs, args)
+        binding = self._binding(code, args.table)
+        stmt = build_aggregate(binding, instance_id, args)
+
+        async def run() -> dict[str, Any]:
+            rows = await self._fetch(stmt)
+            return {
+                "table": args.table,
+                "function": args.function.upper(),
+                "field": args.field,
+                "groupBy": list(args.group_by),
+                "rows": rows,
+            }
+
+        return await self._cached(code, instance_id, "aggregateTable", args, run)
+
+    def _binding(self, code: str, table: str) -> TableBinding:
+        bindings = self.bindings(code)
+        if table not in bindings:
+            raise QueryArgumentError(f"unknown table {table!r}")
+        return bindings[table]
+
+    async def _fetch(self, stmt: Any) -> list[dict[str, Any]]:
+        try:
+            async with self.kernel.db.session() as s:
+                result = await s.execute(stmt)
+                return [{k: jsonable(v) for k, v in row.items()} for row in result.mappings()]
+        except SQLAlchemyError as exc:
+            message = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise DatabaseQueryError(f"query failed: {message}") from exc
+
+    async def _cached(
+        self, code: str, instance_id: str, tool: str, args: BaseModel, run: Callable[[], Any]
+    ) -> dict[str, Any]:
+        version = await self.data_version(code, instance_id)
+        key = ResultCache.key(code, instance_id, tool, args.model_dump(mode="json"))
+        cached = self.cache.get(key, version)
+        if cached is not None:
+            return json.loads(cached)
+        value = await run()
+        self.cache.put(key, version, json.dumps(value))
+        return value
+
+    def table_tools(
+        self,
+        code: str,
+        instance_id: str,
+        *,
+        validate: bool = True,
+        use_ontology: bool = True,
+        on_call: Callable[[str, dict[str, Any], Any], None] | None = None,
+    ) -> list[Any]:
+        """``browseTable``, ``queryTable`` and ``aggregateTable`` over one feature instance,
+        with the validator in front unless ``validate=False`` (the eval baseline)."""
+        from nyla.features.table_tools import build_table_tools
+
+        validator = self.validator(code, use_ontology=use_ontology) if validate else None
+        return build_table_tools(self, code, instance_id, validator=validator, on_call=on_call)
+
+    # ---- prompts and the data agent -----------------------------------------------------
+
+    def schema_prompt(
+        self,
+        code: str,
+        *,
+        use_ontology: bool = True,
+        now: datetime | None = None,
+        timezone: str = "UTC",
+    ) -> str:
+        """The data agent's system prompt for ``code`` (see :mod:`nyla.features.prompt`)."""
+        from nyla.features.prompt import build_schema_prompt
+
+        return build_schema_prompt(
+            self.feature(code),
+            ontology=self.ontology(code, use_ontology=use_ontology),
+            domain_hints=self.domain_hints(code),
+            now=now,
+            timezone=timezone,
+        )
+
+    async def run_data_agent(self, code: str, question: str, **kwargs: Any) -> Any:
+        """Run the feature data agent (see :func:`nyla.features.data_agent.run_feature_data_agent`)."""
+        from nyla.features.data_agent import run_feature_data_agent
+
+        return await run_feature_data_agent(self.kernel, code, question, **kwargs)
+
+
+def _as(model: type[BaseModel], value: Any) -> Any:
+    return value if isinstance(value, model) else model.model_validate(value)

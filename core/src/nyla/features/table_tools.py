@@ -1,0 +1,93 @@
+"""The three tools of the feature data agent, bound to one feature instance."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from nyla.errors import DatabaseQueryError
+from nyla.features.arguments import AggregateArgs, BrowseArgs, QueryArgs
+from nyla.features.sql import QueryArgumentError
+from nyla.features.validator import QueryValidator
+from nyla.models.tools import Tool, ToolContext, ToolResult
+
+CallHook = Callable[[str, dict[str, Any], ToolResult], None]
+
+BROWSE_DESCRIPTION = (
+    "List the feature's tables (no arguments), or show one table's fields with types and "
+    "descriptions plus a few sample rows."
+)
+QUERY_DESCRIPTION = (
+    "Read rows of a table. filters: [{field, op, value}] combined with AND; op is one of eq, "
+    "ne, lt, lte, gt, gte, between ([from, to]), like, ilike, not_like, in, not_in, is_null, "
+    "not_null. Optional fields (columns to return), orderBy [{field, direction}], limit, offset."
+)
+AGGREGATE_DESCRIPTION = (
+    "Compute SUM, COUNT, AVG, MIN or MAX of a field over the rows matching filters, optionally "
+    "per groupBy fields; the result column is 'value' (orderBy may use it). Never SUM or AVG "
+    "fields that are already balances or totals."
+)
+
+
+def build_table_tools(
+    service: Any,
+    code: str,
+    instance_id: str,
+    *,
+    validator: QueryValidator | None,
+    on_call: CallHook | None = None,
+) -> list[Tool]:
+    """Tools over ``service`` (a :class:`~nyla.features.service.FeatureService`) for one
+    instance. With a ``validator`` every call is checked before the database; without it
+    (eval baseline) arguments go straight to the (still parameterised) SQL builder."""
+
+    def make(name: str, run: Callable[[str, Any], Any]) -> Callable[..., Any]:
+        async def handler(args: BaseModel, ctx: ToolContext) -> ToolResult:
+            raw = args.model_dump(mode="json", by_alias=True)
+            result = validator.validate(name, args) if validator is not None else None
+            if result is None:
+                result = await _execute(run, instance_id, args)
+            if on_call is not None:
+                on_call(name, raw, result)
+            return result
+
+        return handler
+
+    return [
+        Tool.from_model(
+            "browseTable",
+            BROWSE_DESCRIPTION,
+            BrowseArgs,
+            make("browseTable", lambda inst, a: service.browse_table(code, inst, a)),
+            read_only=True,
+        ),
+        Tool.from_model(
+            "queryTable",
+            QUERY_DESCRIPTION,
+            QueryArgs,
+            make("queryTable", lambda inst, a: service.query_table(code, inst, a)),
+            read_only=True,
+        ),
+        Tool.from_model(
+            "aggregateTable",
+            AGGREGATE_DESCRIPTION,
+            AggregateArgs,
+            make("aggregateTable", lambda inst, a: service.aggregate_table(code, inst, a)),
+            read_only=True,
+        ),
+    ]
+
+
+async def _execute(run: Callable[[str, Any], Any], instance_id: str, args: BaseModel) -> ToolResult:
+    """Run one call; argument and database problems become failed results (no repair
+    details: those come only from the validator)."""
+    try:
+        data = await run(instance_id, args)
+    except QueryArgumentError as exc:
+        return ToolResult(success=False, error=f"invalid query: {exc}")
+    except DatabaseQueryError as exc:
+        return ToolResult(success=False, error=f"database error: {exc}")
+    return ToolResult.ok(content=json.dumps(data, ensure_ascii=False), data=data)

@@ -1,0 +1,112 @@
+"""Typed coercion of filter values: what a model sends -> the Python value bound into SQL."""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+MAX_IN_VALUES = 500
+_EXAMPLES = {
+    "string": '"text"',
+    "integer": "42",
+    "number": "1234.50",
+    "boolean": "true",
+    "date": '"2025-03-31"',
+    "datetime": '"2025-03-31T12:00:00"',
+}
+
+
+class ValueTypeError(ValueError):
+    """A filter value that does not fit the field's type; ``example`` shows one that does."""
+
+    def __init__(self, message: str, field_type: str) -> None:
+        super().__init__(message)
+        self.example = _EXAMPLES.get(field_type)
+
+
+def coerce_scalar(field_type: str, value: Any) -> Any:
+    """``value`` as the Python type of ``field_type``, or :class:`ValueTypeError`."""
+    if value is None:
+        raise ValueTypeError("a value is required (use is_null to test for NULL)", field_type)
+    if isinstance(value, list | dict):
+        raise ValueTypeError(f"expected one {field_type}, got {type(value).__name__}", field_type)
+    if field_type == "string":
+        if isinstance(value, bool):
+            raise ValueTypeError("expected text, got a boolean", field_type)
+        text = str(value)
+        if "\x00" in text:
+            raise ValueTypeError("text must not contain NUL characters", field_type)
+        return text
+    if field_type == "integer":
+        if isinstance(value, bool):
+            raise ValueTypeError("expected an integer, got a boolean", field_type)
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value.strip())
+        raise ValueTypeError(f"expected an integer, got {value!r}", field_type)
+    if field_type == "number":
+        if isinstance(value, bool):
+            raise ValueTypeError("expected a number, got a boolean", field_type)
+        try:
+            number = Decimal(str(value).strip().replace("'", ""))
+        except InvalidOperation:
+            raise ValueTypeError(f"expected a number, got {value!r}", field_type) from None
+        if not number.is_finite() or (isinstance(value, float) and not math.isfinite(value)):
+            raise ValueTypeError("expected a finite number", field_type)
+        return number
+    if field_type == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise ValueTypeError(f"expected true or false, got {value!r}", field_type)
+    if field_type == "date":
+        if isinstance(value, datetime):
+            return value.date()
+        if isinstance(value, date):
+            return value
+        try:
+            return date.fromisoformat(str(value).strip()[:10])
+        except ValueError:
+            raise ValueTypeError(f"expected a date YYYY-MM-DD, got {value!r}", field_type) from None
+    if field_type == "datetime":
+        if isinstance(value, datetime):
+            return value
+        try:
+            return datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            raise ValueTypeError(f"expected an ISO date-time, got {value!r}", field_type) from None
+    raise ValueTypeError(f"unsupported field type {field_type!r}", field_type)
+
+
+def coerce_filter_value(field_type: str, op: str, value: Any) -> Any:
+    """The bound value(s) for operator ``op``: ``None`` for is_null/not_null, a pair for
+    between, a list for in/not_in, else one scalar."""
+    if op in ("is_null", "not_null"):
+        return None
+    if op == "between":
+        if not isinstance(value, list | tuple) or len(value) != 2:
+            raise ValueTypeError("between needs a list [from, to]", field_type)
+        return (coerce_scalar(field_type, value[0]), coerce_scalar(field_type, value[1]))
+    if op in ("in", "not_in"):
+        if isinstance(value, str | int | float | Decimal) and not isinstance(value, bool):
+            value = [value]
+        if not isinstance(value, list | tuple) or not value:
+            raise ValueTypeError(f"{op} needs a non-empty list", field_type)
+        if len(value) > MAX_IN_VALUES:
+            raise ValueTypeError(f"{op} takes at most {MAX_IN_VALUES} values", field_type)
+        return [coerce_scalar(field_type, v) for v in value]
+    scalar = coerce_scalar(field_type, value)
+    if op in ("like", "ilike", "not_like"):
+        trailing = len(scalar) - len(scalar.rstrip("\\"))
+        if trailing % 2:
+            raise ValueTypeError(
+                "a LIKE pattern must not end with a lone backslash (escape it as \\\\)",
+                field_type,
+            )
+    return scalar

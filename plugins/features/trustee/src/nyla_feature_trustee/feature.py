@@ -1,0 +1,40 @@
+"""The trustee feature object contributed through ``nyla_features``."""
+
+from __future__ import annotations
+
+from nyla import BenchmarkQuestion, FeatureTable, OntologyDescriptor
+from nyla_feature_trustee.ontology import DOMAIN_HINTS, build_ontology
+from nyla_feature_trustee.provider import TrusteeDataProvider
+from nyla_feature_trustee.questions import load_questions
+from nyla_feature_trustee.tables import FEATURE_TABLES
+
+
+class TrusteeFeature:
+    """Swiss SME accounting: accounts with monthly balances, journal entries and lines."""
+
+    code = "trustee"
+    label = "Trustee accounting (Swiss SME)"
+
+    def __init__(self) -> None:
+        self._provider = TrusteeDataProvider()
+        self._ontology = build_ontology()
+
+    def tables(self) -> list[FeatureTable]:
+        """The tables the data agent sees."""
+        return [t.model_copy(deep=True) for t in FEATURE_TABLES]
+
+    def data_provider(self) -> TrusteeDataProvider:
+        """The provider holding the SQLAlchemy tables, data versions and the seeder."""
+        return self._provider
+
+    def get_agent_ontology(self) -> OntologyDescriptor:
+        """The ontology (entities, relations, constraints, canonical patterns)."""
+        return self._ontology.model_copy(deep=True)
+
+    def get_agent_domain_hints(self) -> str:
+        """Legacy free-text hints for features without ontology / the baseline eval mode."""
+        return DOMAIN_HINTS
+
+    def benchmark_questions(self) -> list[BenchmarkQuestion]:
+        """Eval questions with expected numbers computed from the default seeded data."""
+        return [q.model_copy(deep=True) for q in load_questions()]
