@@ -1,0 +1,156 @@
+"""Consent revoke purges exactly the affected chunks, synchronously; settings API; inventory."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from nyla.jobs.store import JobStore
+from nyla.knowledge.consent import PermissionDeniedError
+from nyla.knowledge.limits import SettingsValidationError
+from nyla.knowledge.tables import ContentChunk, FileContentIndex, KnowledgeAudit
+from nyla.models.datasource import DownloadedFile
+from nyla.models.files import Scope
+
+from .conftest import ctx, item
+
+
+async def _files(kernel) -> dict[str, int]:
+    async with kernel.db.session() as s:
+        rows = await s.execute(
+            select(ContentChunk.file_id, func.count()).group_by(ContentChunk.file_id)
+        )
+        return dict(rows.all())
+
+
+async def _world(kernel):
+    k = kernel.knowledge
+    await k.add_connection("c1", "msft", user_id="u1", mandate_id="m1")
+    await k.add_connection("c2", "google", user_id="u1", mandate_id="m1")
+    await k.add_data_source(
+        "root", "c1", "/", user_id="u1", mandate_id="m1", rag_index_enabled=True
+    )
+    await k.add_data_source("hr", "c1", "/HR", user_id="u1", mandate_id="m1", neutralize=True)
+    await k.add_data_source(
+        "pub", "c1", "/HR/Public", user_id="u1", mandate_id="m1", rag_index_enabled=True
+    )
+    await k.add_data_source("g", "c2", "/", user_id="u1", mandate_id="m1", rag_index_enabled=True)
+    docs = {
+        ("root", "/Sales/plan.txt"): "sales plan for the year",
+        ("hr", "/HR/salaries.txt"): "salary list, contact hr@example.ch",
+        ("pub", "/HR/Public/handbook.txt"): "employee handbook and holidays",
+        ("g", "/notes.txt"): "notes from google drive",
+    }
+    for n, ((source, path), text) in enumerate(docs.items()):
+        result = await k.ingest(
+            DownloadedFile(name=path.rsplit("/", 1)[1], content=text.encode()),
+            data_source_id=source,
+            entry_id=f"e{n}",
+            entry_path=path,
+            context=ctx(),
+        )
+        assert result.status == "indexed", result.error
+    # a file indexed outside any data source
+    await k.index_file(item("upload", "upload.txt"), b"a direct upload", context=ctx())
+
+
+async def test_ingest_inherits_neutralize_and_scope_from_the_tree(kernel):
+    await _world(kernel)
+    async with kernel.db.session() as s:
+        salaries = await s.get(FileContentIndex, "c1:e1")
+        handbook = await s.get(FileContentIndex, "c1:e2")
+    assert salaries.is_neutralized and handbook.is_neutralized  # /HR sets neutralize
+    assert salaries.source_path == "/HR/salaries.txt" and salaries.connection_id == "c1"
+    chunks = await kernel.knowledge.semantic_search("salary list", context=ctx(), k=3)
+    assert all("hr@example.ch" not in h.text for h in chunks.hits)
+
+
+async def test_revoking_a_tree_element_purges_exactly_its_files(kernel):
+    await _world(kernel)
+    before = await _files(kernel)
+    assert set(before) == {"c1:e0", "c1:e1", "c1:e2", "c2:e3", "upload"}
+    result = await kernel.knowledge.set_rag_index_enabled("hr", False, actor="u1")
+    after = await _files(kernel)
+    # /HR/salaries goes; /HR/Public keeps its explicit True; everything else stays
+    assert set(after) == set(before) - {"c1:e1"}
+    assert result.files == 1 and result.chunks == before["c1:e1"]
+    assert all(after[f] == before[f] for f in after)
+    # revoking the root purges every c1 file whose effective policy is now off
+    result = await kernel.knowledge.set_rag_index_enabled("root", False, actor="u1")
+    assert set(await _files(kernel)) == {"c1:e2", "c2:e3", "upload"}
+    assert result.files == 1
+    async with kernel.db.session() as s:
+        actions = list((await s.execute(select(KnowledgeAudit.action))).scalars())
+    assert actions.count("datasource_rag_index_changed") == 2
+    # and a disabled path refuses new files
+    refused = await kernel.knowledge.ingest(
+        DownloadedFile(name="new.txt", content=b"new"),
+        data_source_id="root",
+        entry_id="n",
+        entry_path="/Sales/new.txt",
+        context=ctx(),
+    )
+    assert refused.status == "failed" and "switched off" in refused.error
+
+
+async def test_revoking_connection_consent_purges_it_and_cancels_jobs(kernel):
+    await _world(kernel)
+    jobs = JobStore(kernel.db)
+    running = await jobs.start("walk", user_id="u1", connection_id="c1")
+    other = await jobs.start("walk", user_id="u1", connection_id="c2")
+    before = await _files(kernel)
+    result = await kernel.knowledge.set_knowledge_consent("c1", False, actor="u1")
+    after = await _files(kernel)
+    assert set(after) == {"c2:e3", "upload"}
+    assert result.files == 3
+    assert result.chunks == sum(before[f] for f in ("c1:e0", "c1:e1", "c1:e2"))
+    assert await jobs.is_cancelled(running) and not await jobs.is_cancelled(other)
+    with pytest.raises(PermissionDeniedError):
+        await kernel.knowledge.set_knowledge_consent("c2", False, actor="intruder")
+    assert set(await _files(kernel)) == {"c2:e3", "upload"}
+
+
+async def test_settings_update_validation_permissions_and_audit(kernel):
+    await _world(kernel)
+    k = kernel.knowledge
+    settings = await k.update_settings("root", {"ragLimits": {"maxItems": 7}}, actor="u1")
+    assert settings == {"ragLimits": {"maxItems": 7}}
+    assert await k.get_stored_overrides("root") == {"max_items": 7}
+    assert (await k.get_rag_limits("root"))["max_items"] == 7
+    assert await k.get_stored_overrides("pub") == {}  # no inheritance
+    with pytest.raises(SettingsValidationError):
+        await k.update_settings("root", {"ragLimits": {}, "scope": "global"}, actor="u1")
+    with pytest.raises(PermissionDeniedError):
+        await k.update_settings("root", {"ragLimits": {"maxItems": 1}}, actor="u2")
+    assert await k.get_stored_overrides("root") == {"max_items": 7}
+    async with kernel.db.session() as s:
+        audits = list((await s.execute(select(KnowledgeAudit))).scalars())
+    changed = [a for a in audits if a.action == "datasource_settings_changed"]
+    assert len(changed) == 1 and changed[0].category == "permission"
+    assert changed[0].details["after"] == {"ragLimits": {"maxItems": 7}}
+    estimate = await k.estimate_cost("root")
+    assert estimate.basis.kind == "files" and estimate.source_id == "root"
+
+
+async def test_inventory_per_user_mandate_platform_and_purge(kernel):
+    await _world(kernel)
+    await kernel.knowledge.index_file(
+        item("g1", "global.txt", scope=Scope.GLOBAL, user="admin", mandate=None),
+        b"global notes",
+        context=ctx("admin"),
+    )
+    jobs = JobStore(kernel.db)
+    await jobs.start("index", user_id="u1", mandate_id="m1", total=3)
+    mine = await kernel.knowledge.inventory("user", "u1")
+    assert mine.totals.files == 5 and mine.totals.chunks >= 5
+    assert len(mine.jobs) == 1 and mine.jobs[0].total == 3
+    platform = await kernel.knowledge.inventory("platform")
+    assert platform.totals.files == 6
+    assert {r.scope for r in platform.rows} == {"personal", "global"}
+    mandate = await kernel.knowledge.inventory("mandate", "m1")
+    assert mandate.totals.files == 5
+    purged = await kernel.knowledge.purge(actor="u1", connection_id="c2")
+    assert purged.files == 1
+    assert (await kernel.knowledge.inventory("user", "u1")).totals.files == 4
+    with pytest.raises(ValueError):
+        await kernel.knowledge.purge(actor="u1")
