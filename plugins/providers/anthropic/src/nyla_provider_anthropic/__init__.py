@@ -1,1 +1,14 @@
 """Anthropic Claude models: messages API with tool use and streaming."""
+
+from __future__ import annotations
+
+import nyla
+from nyla_provider_anthropic.provider import AnthropicProvider
+
+__all__ = ["AnthropicProvider"]
+
+
+@nyla.hookimpl
+def nyla_providers() -> list[AnthropicProvider]:
+    """The Anthropic provider (models unavailable until ``ANTHROPIC_API_KEY`` is set)."""
+    return [AnthropicProvider()]
