@@ -138,6 +138,9 @@ class ProviderContract(PluginContract):
     malformed_arguments_via: str = "chat"
     #: the operation the chat wire tests ask for
     chat_operation: str = "agent"
+    #: False for providers that call no HTTP API (then ``wire`` returns the provider itself
+    #: and only the embedding / discovery tests run)
+    has_wire: bool = True
 
     @pytest.fixture
     def wire(self) -> ProviderWire:
@@ -335,6 +338,7 @@ class ProviderContract(PluginContract):
     # ---- failures -------------------------------------------------------------------------
 
     async def test_wire_401_names_the_variable(self, wire: ProviderWire) -> None:
+        self._need(self.has_wire, "an HTTP API")
         self._need(
             self.supports_chat or self.supports_embeddings or self.supports_web_search, "calls"
         )
@@ -376,6 +380,7 @@ class ProviderContract(PluginContract):
         return spec.capabilities.embedding_dimensions
 
     async def test_wire_429_retry_after_then_success(self, wire: ProviderWire) -> None:
+        self._need(self.has_wire, "an HTTP API")
         self._need(
             self.supports_chat or self.supports_web_search or self.supports_embeddings, "calls"
         )
@@ -406,6 +411,7 @@ class ProviderContract(PluginContract):
         assert len(ai.sleeps.delays) == (ai.retry.max_attempts - 1) * len(fallbacks)
 
     async def test_wire_timeout_is_typed(self, wire: ProviderWire) -> None:
+        self._need(self.has_wire, "an HTTP API")
         self._need(
             self.supports_chat or self.supports_web_search or self.supports_embeddings, "calls"
         )
