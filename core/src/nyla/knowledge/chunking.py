@@ -67,7 +67,7 @@ def split_spans(
         return []
     costs = [count_text_tokens(text[s:e]) for s, e in units]
     pieces: list[tuple[int, int]] = []
-    start = 0
+    start = prev_end = 0
     n = len(units)
     while start < n:
         end, used = start, 0
@@ -75,7 +75,8 @@ def split_spans(
             used += costs[end]
             end += 1
         if end < n:
-            end = _snap(text, units, costs, start, end, max_tokens)
+            end = _snap(text, units, costs, start, end, max_tokens, prev_end)
+        prev_end = end
         pieces.append((units[start][0], units[end - 1][1]))
         if end >= n:
             break
@@ -94,11 +95,13 @@ def _snap(
     start: int,
     end: int,
     max_tokens: int,
+    prev_end: int,
 ) -> int:
-    """Move ``end`` back to just after a sentence/paragraph end in the chunk's last 40 %."""
+    """Move ``end`` back to just after a sentence/paragraph end in the chunk's last 40 %,
+    never to or before the previous chunk's end (every chunk must add new text)."""
     floor = 0.6 * max_tokens
     used = sum(costs[start:end])
-    for j in range(end - 1, start, -1):
+    for j in range(end - 1, max(start, prev_end), -1):
         used -= costs[j]
         if used + costs[j] < floor:
             break
