@@ -107,10 +107,20 @@ async def load_trace(db: Any, run_id: str) -> AgentTrace | None:
 
 
 async def list_traces(db: Any, *, user_id: str | None = None, limit: int = 20) -> list[AgentTrace]:
-    """The latest runs (newest first), without their tool calls."""
+    """The latest runs (newest first) with their tool calls."""
     async with db.session() as s:
         query = select(RunRow).order_by(RunRow.started_at.desc()).limit(limit)
         if user_id is not None:
             query = query.where(RunRow.user_id == user_id)
         rows = (await s.scalars(query)).all()
-        return [_trace(r, []) for r in rows]
+        calls = (
+            await s.scalars(
+                select(ToolCallRow)
+                .where(ToolCallRow.run_id.in_([r.run_id for r in rows]))
+                .order_by(ToolCallRow.run_id, ToolCallRow.seq)
+            )
+        ).all()
+    by_run: dict[str, list[ToolCallRow]] = {}
+    for call in calls:
+        by_run.setdefault(call.run_id, []).append(call)
+    return [_trace(r, by_run.get(r.run_id, [])) for r in rows]

@@ -1,0 +1,137 @@
+"""``nyla run`` / ``nyla runs``: the no-model message, and a whole offline run against the
+private-LLM provider pointed at a local OpenAI-compatible server (real HTTP on localhost)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import create_engine, text
+
+from nyla.cli import cli
+
+
+def test_run_without_a_model_says_how_to_configure_one(monkeypatch, tmp_path):
+    monkeypatch.setenv("NYLA_PLUGINS", "no-such-plugin")  # only the kernel's built-ins
+    monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
+    from nyla.ai import config
+
+    config.reload()
+    result = CliRunner().invoke(cli, ["run", "hello"])
+    assert result.exit_code == 1
+    assert "no model is configured" in result.output
+    assert "NYLA_PRIVATE_LLM_BASE_URL" in result.output and "OPENAI_API_KEY" in result.output
+
+
+class ChatCompletions(BaseHTTPRequestHandler):
+    """Chat completions the way an OpenAI-compatible server answers: a tool call first, then
+    text; streamed as server-sent events when asked."""
+
+    requests: list[dict] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(body)
+        answered = any(m["role"] == "tool" for m in body["messages"])
+        base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "tiny"}
+        if not answered:
+            args = json.dumps({"name": "hello.txt", "content": "hi"})
+            delta = {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "writeFile", "arguments": args},
+                    }
+                ],
+            }
+            chunks = [delta]
+            finish = "tool_calls"
+        else:
+            chunks = [{"role": "assistant", "content": "Wrote "}, {"content": "hello.txt."}]
+            finish = "stop"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for delta in chunks:
+            event = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+        last = {
+            **base,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
+        }
+        self.wfile.write(f"data: {json.dumps(last)}\n\ndata: [DONE]\n\n".encode())
+
+
+@pytest.fixture
+def local_llm() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatCompletions)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture
+def cli_database(embedded_pg: str) -> Iterator[str]:
+    """The session database URL with its own schema on the search path."""
+    schema = f"cli_{uuid.uuid4().hex[:10]}"
+    engine = create_engine(embedded_pg)
+    with engine.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    sep = "&" if "?" in embedded_pg else "?"
+    try:
+        yield f"{embedded_pg}{sep}options=-csearch_path%3D{schema},public"
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        engine.dispose()
+
+
+def test_run_offline_against_a_local_openai_compatible_server(
+    monkeypatch, tmp_path, local_llm, cli_database
+):
+    pytest.importorskip("nyla_provider_private_llm")
+    monkeypatch.setenv("NYLA_PLUGINS", "private-llm")
+    monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("NYLA_PRIVATE_LLM_BASE_URL", local_llm)
+    monkeypatch.setenv("NYLA_PRIVATE_LLM_MODELS", "tiny")
+    monkeypatch.setenv("NYLA_DATABASE_URL", cli_database)
+    from nyla.ai import config
+
+    config.reload()
+    ChatCompletions.requests.clear()
+    runner = CliRunner()
+    result = runner.invoke(cli, ["run", "Write hello.txt", "--max-rounds", "5"])
+    assert result.exit_code == 0, result.output
+    assert "Wrote hello.txt." in result.output
+    assert "completed" in result.output and "private-llm:tiny" in result.output
+    sent_tools = {t["function"]["name"] for t in ChatCompletions.requests[0]["tools"]}
+    assert {"writeFile", "readFile", "summarizeContent"} <= sent_tools
+
+    listed = runner.invoke(cli, ["runs", "list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    runs = json.loads(listed.output)
+    assert [r["status"] for r in runs] == ["completed"] and runs[0]["toolCalls"] == 1
+    shown = runner.invoke(cli, ["runs", "show", runs[0]["runId"], "--json"])
+    trace = json.loads(shown.output)
+    assert [c["toolName"] for c in trace["toolCalls"]] == ["writeFile"]
+    assert trace["finalText"] == "Wrote hello.txt."
+
+    lines = runner.invoke(cli, ["run", "Write hello.txt", "--json"]).output.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert events[0]["type"] == "STATUS" and events[-1]["type"] == "AGENT_SUMMARY"
+    assert runner.invoke(cli, ["runs", "show", "nope"]).exit_code == 1
