@@ -238,7 +238,7 @@ class QueryValidator:
                     OPERATOR_INCOMPATIBLE,
                     f"unknown operator {f.op!r}",
                     field=f.field,
-                    suggestion=closest(op, list(OPERATORS)),
+                    suggestion=closest(op, list(OPERATORS)) or "eq",
                     hint=f"operators: {', '.join(OPERATORS)}",
                 )
             allowed = OPERATOR_TYPES[op]
@@ -360,7 +360,17 @@ class QueryValidator:
         allowed_order = [*args.group_by, AGGREGATE_ALIAS]
         for ob in args.order_by:
             if ob.field not in allowed_order:
-                return self._order_problem(ob.field, allowed_order)
+                problem = self._order_problem(ob.field, allowed_order)
+                if ob.field == args.field or problem.suggestion is None:
+                    # ordering by the aggregated field means ordering by the aggregate
+                    problem = Rejection(
+                        problem.code,
+                        problem.message,
+                        field=problem.field,
+                        suggestion=AGGREGATE_ALIAS,
+                        hint=problem.hint,
+                    )
+                return problem
         return self._required(args.table, args.filters)
 
     def _aggregate_target(self, args: AggregateArgs, function: str) -> Rejection:

@@ -4,24 +4,180 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyla.checks import check_ontology
+from nyla.checks import TABLE_TOOLS, check_ontology
 from nyla.testing.contract_base import PluginContract, _host_for
 
 
+def _features(plugin: Any) -> list[Any]:
+    host = _host_for(plugin)
+    assert host.features, "no feature registered"
+    return list(host.features.values())
+
+
+def _required_filters(validator: Any, table: str) -> list[dict[str, Any]]:
+    from nyla.features.patterns import SAMPLE_VALUES
+
+    types = {f.name: f.type for f in validator.tables[table].fields}
+    return [
+        {"field": f, "op": "eq", "value": SAMPLE_VALUES[types.get(f, "string")]}
+        for f, _ in validator.required_filters(table)
+    ]
+
+
 class FeatureContract(PluginContract):
-    """Contract for feature plugins: tables, and an ontology that references only real
-    tables and fields."""
+    """Contract for feature plugins: tables; an ontology that references only real tables and
+    fields, whose canonical patterns validate and whose constraints the validator enforces;
+    a deterministic compiled prompt; well-formed benchmark questions."""
 
     def test_feature_has_tables(self, plugin: Any) -> None:
-        host = _host_for(plugin)
-        assert host.features, "no feature registered"
-        for feature in host.features.values():
+        for feature in _features(plugin):
             tables = feature.tables()
             assert tables, f"feature {feature.code} has no tables"
             for t in tables:
                 assert t.fields, f"table {t.name} has no fields"
 
     def test_ontology_references_are_real(self, plugin: Any) -> None:
-        host = _host_for(plugin)
-        for feature in host.features.values():
+        for feature in _features(plugin):
             assert check_ontology(feature) == []
+
+    def test_provider_exposes_every_table(self, plugin: Any) -> None:
+        for feature in _features(plugin):
+            sa_tables = feature.data_provider().sqlalchemy_tables()
+            for t in feature.tables():
+                assert t.name in sa_tables, f"{t.name} has no SQLAlchemy table"
+                columns = set(sa_tables[t.name].c.keys())
+                assert "feature_instance_id" in columns, f"{t.name} is not keyed by instance"
+                missing = {f.name for f in t.fields} - columns
+                assert not missing, f"{t.name}: declared fields without column: {missing}"
+
+    def test_every_canonical_pattern_validates(self, plugin: Any) -> None:
+        from nyla.features.patterns import instantiate_step
+        from nyla.features.validator import QueryValidator
+
+        for feature in _features(plugin):
+            ontology = feature.get_agent_ontology()
+            if ontology is None:
+                continue
+            validator = QueryValidator(feature.tables(), ontology)
+            for pattern in ontology.canonical_patterns:
+                assert pattern.steps, f"pattern {pattern.name} has no steps"
+                for step in pattern.steps:
+                    args = instantiate_step(step, feature.tables())
+                    rejection = validator.check(step.tool, args)
+                    assert rejection is None, (
+                        f"pattern {pattern.name}: {step.tool} rejected: {rejection}"
+                    )
+
+    def test_every_constraint_is_enforced_by_the_validator(self, plugin: Any) -> None:
+        from nyla.features.validator import (
+            INVALID_AGGREGATE_TARGET,
+            MISSING_REQUIRED_FILTER,
+            QueryValidator,
+        )
+        from nyla.models.ontology import ConstraintKind
+
+        for feature in _features(plugin):
+            ontology = feature.get_agent_ontology()
+            if ontology is None:
+                continue
+            validator = QueryValidator(feature.tables(), ontology)
+            never = [c for c in ontology.constraints if c.kind == ConstraintKind.NEVER_AGGREGATE]
+            for c in ontology.constraints:
+                if c.kind == ConstraintKind.NEVER_AGGREGATE:
+                    for field in c.fields:
+                        for function in ("SUM", "AVG"):
+                            r = validator.check(
+                                "aggregateTable",
+                                {
+                                    "table": c.table,
+                                    "function": function,
+                                    "field": field,
+                                    "filters": _required_filters(validator, c.table),
+                                },
+                            )
+                            assert r is not None and r.code == INVALID_AGGREGATE_TARGET, (
+                                f"{function}({c.table}.{field}) passed: {r}"
+                            )
+                            assert r.field == field and r.suggestion
+                elif c.kind == ConstraintKind.REQUIRES_FILTER_ON:
+                    for field in c.fields:
+                        others = [
+                            f for f in _required_filters(validator, c.table) if f["field"] != field
+                        ]
+                        r = validator.check("queryTable", {"table": c.table, "filters": others})
+                        assert r is not None and r.code == MISSING_REQUIRED_FILTER, (
+                            f"queryTable on {c.table} without {field} passed: {r}"
+                        )
+                        assert r.field == field
+                        with_it = _required_filters(validator, c.table)
+                        assert (
+                            validator.check("queryTable", {"table": c.table, "filters": with_it})
+                            is None
+                        )
+                elif c.kind == ConstraintKind.PREFERRED_TABLE_FOR_INTENT:
+                    assert c.intent, "a PREFERRED_TABLE_FOR_INTENT constraint names its intent"
+                    types = {f.name: f.type for f in validator.tables[c.table].fields}
+                    numeric = [f for f in c.fields if types.get(f) in ("integer", "number")]
+                    blocked = validator.never_aggregate(c.table)
+                    for field in [f for f in numeric if f not in blocked]:
+                        r = validator.check(
+                            "aggregateTable",
+                            {
+                                "table": c.table,
+                                "function": "SUM",
+                                "field": field,
+                                "filters": _required_filters(validator, c.table),
+                            },
+                        )
+                        assert r is None, (
+                            f"the preferred path SUM({c.table}.{field}) is blocked: {r}"
+                        )
+                    for n in [n for n in never if n.table != c.table]:
+                        r = validator.check(
+                            "aggregateTable",
+                            {
+                                "table": n.table,
+                                "function": "SUM",
+                                "field": n.fields[0],
+                                "filters": _required_filters(validator, n.table),
+                            },
+                        )
+                        assert r is not None and c.table in (r.suggestion or ""), (
+                            f"the repair hint does not point to the preferred table {c.table}"
+                        )
+
+    def test_ontology_compiles_deterministically(self, plugin: Any) -> None:
+        from nyla.features.ontology_compiler import compile_ontology_to_prompt
+
+        for feature in _features(plugin):
+            ontology = feature.get_agent_ontology()
+            if ontology is None:
+                continue
+            first = compile_ontology_to_prompt(ontology)
+            copy = type(ontology).model_validate_json(ontology.model_dump_json())
+            assert compile_ontology_to_prompt(copy) == first
+            for name in [e.name for e in ontology.entities] + [
+                p.name for p in ontology.canonical_patterns
+            ]:
+                assert name in first
+
+    def test_domain_hints_for_the_legacy_path(self, plugin: Any) -> None:
+        for feature in _features(plugin):
+            hints = feature.get_agent_domain_hints()
+            assert isinstance(hints, str)
+            if feature.get_agent_ontology() is None:
+                assert hints.strip(), "a feature without ontology needs domain hints"
+
+    def test_benchmark_questions_are_well_formed(self, plugin: Any) -> None:
+        for feature in _features(plugin):
+            questions = feature.benchmark_questions()
+            ids = [q.id for q in questions]
+            assert len(ids) == len(set(ids)), "duplicate question ids"
+            ontology = feature.get_agent_ontology()
+            patterns = {p.name for p in ontology.canonical_patterns} if ontology else set()
+            for q in questions:
+                assert q.question.strip()
+                assert set(q.expected_tools) <= TABLE_TOOLS, f"{q.id}: unknown expected tool"
+                assert q.expected_numbers, f"{q.id} has no expected numbers"
+                if q.pattern and patterns:
+                    assert q.pattern in patterns, f"{q.id}: unknown pattern {q.pattern}"
