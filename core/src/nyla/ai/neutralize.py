@@ -75,6 +75,9 @@ class NeutralizationSession:
     def __len__(self) -> int:
         return len(self._by_placeholder)
 
+    def __bool__(self) -> bool:  # an empty session is still a session (`session or ...`)
+        return True
+
     def __repr__(self) -> str:  # never print the values
         return f"NeutralizationSession({len(self)} placeholders)"
 
