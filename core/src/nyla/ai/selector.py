@@ -79,6 +79,7 @@ class ModelSelector:
             chain.append(spec)
 
         reasons: dict[str, int] = {}
+        missing: dict[str, None] = {}
 
         def eligible(spec: ModelSpec) -> bool:
             checks = (
@@ -91,6 +92,8 @@ class ModelSelector:
             for reason, ok in checks:
                 if not ok:
                     reasons[reason] = reasons.get(reason, 0) + 1
+                    if reason == "unavailable" and spec.unavailable_reason:
+                        missing[spec.unavailable_reason] = None
                     return False
             return True
 
@@ -98,9 +101,11 @@ class ModelSelector:
         chain.extend(s for s in rest if not chain or s.id != chain[0].id)
         if not chain:
             detail = ", ".join(f"{n} {r}" for r, n in reasons.items() if r != "operation")
+            hint = "".join(f"\n  - {m}" for m in missing)
             raise ModelNotAvailableError(
                 f"no model for operation {operation.value!r}"
                 + (f" ({detail})" if detail else " (no provider offers it)")
+                + (f"; to enable one:{hint}" if hint else "")
             )
         return chain
 

@@ -33,6 +33,8 @@ def models() -> None:
 def models_list(operation: str | None, as_json: bool) -> None:
     """Every model: id, provider, operations, context window, prices (CHF/1M tokens),
     available or why not."""
+    from rich.markup import escape
+
     from nyla.models.ai import OperationType
 
     host = _host()
@@ -51,15 +53,17 @@ def models_list(operation: str | None, as_json: bool) -> None:
         return
     table(
         "models",
-        ["id", "operations", "context", "in CHF/1M", "out CHF/1M", "available"],
+        ["id", "provider", "operations", "context", "in CHF/1M", "out CHF/1M", "available"],
         [
             (
                 s.id,
+                s.provider,
                 ",".join(str(o) for o in s.operation_types),
                 s.context_window,
                 _price(s.price_input_chf_per_mtok),
-                _price(s.price_output_chf_per_mtok),
-                "yes" if s.available else f"no: {s.unavailable_reason}",
+                _price(s.price_output_chf_per_mtok)
+                + (f" +{s.price_per_call_chf:g}/call" if s.price_per_call_chf else ""),
+                "yes" if s.available else escape(f"no: {s.unavailable_reason}"),
             )
             for s in specs
         ],

@@ -1,0 +1,126 @@
+"""``nyla ai ask`` (a one-off model call, with its cost) and ``nyla ai neutralize`` (what a
+model would be sent)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from nyla.commands.output import emit_json, json_option, run_async, table
+
+
+@click.group()
+def ai() -> None:
+    """One-off model calls and neutralization."""
+
+
+def _kernel() -> Any:
+    from nyla.kernel import Kernel
+
+    return Kernel()
+
+
+def _fail(exc: Exception) -> click.ClickException:
+    from nyla.errors import ModelNotAvailableError
+
+    message = str(exc)
+    if isinstance(exc, ModelNotAvailableError):
+        message += "\n`nyla models list` shows every model and what it needs (e.g. an API key)."
+    return click.ClickException(message)
+
+
+@ai.command("ask")
+@click.argument("prompt")
+@click.option("--model", "model", default=None, help="Model id (provider:model); else selected.")
+@click.option(
+    "--operation", "operation", default="dataAnalyse", show_default=True, help="Operation type."
+)
+@click.option("--system", "system", default=None, help="A system prompt.")
+@click.option("--stream", "stream", is_flag=True, help="Print the answer as it arrives.")
+@click.option("--max-cost", "max_cost", type=float, default=None, help="Budget in CHF.")
+@json_option
+def ask(
+    prompt: str,
+    model: str | None,
+    operation: str,
+    system: str | None,
+    stream: bool,
+    max_cost: float | None,
+    as_json: bool,
+) -> None:
+    """Send PROMPT to a model once and show the answer with model, tokens and cost (CHF)."""
+    from nyla.errors import NylaError
+    from nyla.models.ai import AiCallRequest, Message, OperationType, Role
+
+    try:
+        op = OperationType(operation)
+    except ValueError:
+        raise click.BadParameter(
+            "one of: " + ", ".join(o.value for o in OperationType), param_hint="--operation"
+        ) from None
+    messages = [Message(role=Role.SYSTEM, content=system)] if system else []
+    messages.append(Message(role=Role.USER, content=prompt))
+    request = AiCallRequest(operation=op, messages=messages, model=model, max_cost_chf=max_cost)
+    kernel = _kernel()
+
+    async def go() -> Any:
+        if stream and not as_json:
+            final = None
+            async for delta in kernel.ai.stream(request):
+                if delta.kind == "text":
+                    click.echo(delta.text, nl=False)
+                elif delta.kind == "tool_call":
+                    click.echo(f"\n[tool call {delta.tool_call.name} {delta.tool_call.arguments}]")
+                elif delta.kind == "done":
+                    final = delta.metadata["response"]
+            click.echo()
+            return final
+        from rich.console import Console
+
+        with Console(stderr=True).status("asking the model..."):
+            return await kernel.ai.call(request)
+
+    try:
+        response = run_async(go())
+    except NylaError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        emit_json(response.to_wire())
+        return
+    if not stream:
+        click.echo(response.content)
+    fallbacks = ", ".join(f["model"] for f in response.metadata.get("fallbacks", [])) or "-"
+    table(
+        None,
+        ["model", "input tokens", "output tokens", "cost CHF", "fell back from"],
+        [
+            (
+                response.model,
+                response.usage.input_tokens,
+                response.usage.output_tokens,
+                f"{response.cost_chf:.6f}",
+                fallbacks,
+            )
+        ],
+    )
+
+
+@ai.command("neutralize")
+@json_option
+def neutralize(as_json: bool) -> None:
+    """Read text on stdin and print it as a model would receive it (personal data replaced
+    by placeholders); with --json also the placeholder table."""
+    from nyla.errors import NylaError
+
+    text = sys.stdin.read()
+    kernel = _kernel()
+    try:
+        clean, session = kernel.ai.neutralize_text(text)
+    except NylaError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        emit_json({"text": clean, "placeholders": session.table()})
+        return
+    click.echo(clean, nl=False)

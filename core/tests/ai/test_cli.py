@@ -1,0 +1,77 @@
+"""``nyla ai ask``, ``nyla ai neutralize`` and ``nyla models list`` through click's runner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from nyla.cli import cli
+from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_neutralize_prints_what_a_model_would_get(runner: CliRunner) -> None:
+    text = "Mail anna@example.ch, AHV 756.1234.5678.97, again anna@example.ch\n"
+    result = runner.invoke(cli, ["ai", "neutralize"], input=text)
+    assert result.exit_code == 0, result.output
+    assert result.output == "Mail [EMAIL_1], AHV [AHV_1], again [EMAIL_1]\n"
+    result = runner.invoke(cli, ["ai", "neutralize", "--json"], input=text)
+    data = json.loads(result.output)
+    assert data["text"].startswith("Mail [EMAIL_1]")
+    assert {"placeholder": "[AHV_1]", "category": "AHV", "value": "756.1234.5678.97"} in data[
+        "placeholders"
+    ]
+
+
+def test_ask_shows_answer_model_and_cost(runner, make_kernel, monkeypatch) -> None:
+    provider = ScriptedProvider(lambda r, i: f"echo: {r.messages[-1].text}", id="s")
+    kernel = make_kernel(ScriptedPlugin(provider))
+    monkeypatch.setattr("nyla.ai.cli._kernel", lambda: kernel)
+    result = runner.invoke(cli, ["ai", "ask", "hi there"])
+    assert result.exit_code == 0, result.output
+    assert "echo: hi there" in result.output
+    assert "s:model" in result.output and "cost CHF" in result.output
+    result = runner.invoke(cli, ["ai", "ask", "hi", "--json"])
+    data = json.loads(result.output)
+    assert data["model"] == "s:model" and data["costChf"] > 0
+    result = runner.invoke(cli, ["ai", "ask", "one two three", "--stream"])
+    assert result.exit_code == 0 and "echo: one two three" in result.output
+
+
+def test_ask_without_any_model_says_what_to_configure(runner, make_kernel, monkeypatch) -> None:
+    kernel = make_kernel(builtins=True)
+    monkeypatch.setattr("nyla.ai.cli._kernel", lambda: kernel)
+    result = runner.invoke(cli, ["ai", "ask", "hi"])
+    assert result.exit_code == 1
+    assert "no model for operation" in result.output and "nyla models list" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_models_list_json_names_missing_keys(runner, monkeypatch, tmp_path) -> None:
+    from nyla.ai import config
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
+    config.reload()
+    try:
+        result = runner.invoke(cli, ["models", "list", "--json"])
+        assert result.exit_code == 0, result.output
+        models = {m["id"]: m for m in json.loads(result.output)}
+        assert models["local:hash-384"]["available"] is True
+        providers = {m["provider"] for m in models.values()}
+        installed = {"openai", "anthropic", "mistral", "perplexity", "tavily", "private-llm"}
+        for name in installed & providers:
+            spec = next(m for m in models.values() if m["provider"] == name)
+            assert spec["available"] is False and spec["unavailableReason"]
+        if "openai" in providers:
+            assert "OPENAI_API_KEY" in models["openai:gpt-5"]["unavailableReason"]
+        result = runner.invoke(cli, ["models", "list", "--operation", "embedding", "--json"])
+        assert all("embedding" in m["operationTypes"] for m in json.loads(result.output))
+    finally:
+        config.reload()
