@@ -11,7 +11,7 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nyla.knowledge.search import reciprocal_rank_fusion
+from nyla.knowledge.search import keyword_query, reciprocal_rank_fusion
 from nyla.knowledge.tables import FileContentIndex
 from nyla.knowledge.vectors import copy_chunks, hnsw_index_exists
 from nyla.models.files import Scope
@@ -274,3 +274,13 @@ async def _isolation_world(url: str, files: list[dict], callers: list[dict]) -> 
     finally:
         await db.drop_schema()
         await db.dispose()
+
+
+async def test_hostile_query_text_is_harmless(kernel):
+    await kernel.knowledge.index_file(item("a", "a.txt"), b"it is a weird query", context=ctx())
+    result = await kernel.knowledge.semantic_search(
+        "it's (a) | !weird & query:* '; DROP", context=ctx()
+    )
+    assert [h.file_id for h in result.hits] == ["a"]
+    assert keyword_query("it's (a) | !weird") == "'it' | 'weird'"
+    assert keyword_query("?! a") == ""

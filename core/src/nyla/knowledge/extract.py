@@ -321,8 +321,13 @@ def _html(content: bytes) -> ExtractedDocument:
 
 
 def _pdf(content: bytes) -> ExtractedDocument:
+    import logging
+
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
+
+    # pypdf logs recoverable damage as warnings; the reason reaches the user as an error
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
 
     try:
         reader = PdfReader(io.BytesIO(content))

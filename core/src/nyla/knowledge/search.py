@@ -11,6 +11,7 @@ the graph until k rows pass the filter (pgvector >= 0.8).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -88,18 +89,28 @@ async def vector_ranks(
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
+def keyword_query(query: str) -> str:
+    """A ``to_tsquery`` expression matching any word of ``query`` (a question rarely has
+    all its words in one chunk; ranking rewards chunks that match more of them)."""
+    words = list(dict.fromkeys(w for w in re.findall(r"\w+", query.lower()) if len(w) > 1))
+    return " | ".join(f"'{w}'" for w in words[:32])
+
+
 async def text_ranks(
     session: AsyncSession, *, where: str, params: dict[str, Any], query: str, limit: int
 ) -> list[int]:
-    """Chunk ids matching ``query`` in full text, best first (same scope filter)."""
+    """Chunk ids matching words of ``query`` in full text, best first (same scope filter)."""
+    tsquery = keyword_query(query)
+    if not tsquery:
+        return []
     rows = await session.execute(
         text(
             "SELECT c.id FROM knowledge_chunk c, "
-            f"websearch_to_tsquery('{TS_CONFIG}', :text) AS tq "
+            f"to_tsquery('{TS_CONFIG}', :tsq) AS tq "
             f"WHERE c.tsv @@ tq AND {where} "
-            "ORDER BY ts_rank_cd(c.tsv, tq) DESC, c.id LIMIT :limit"
+            "ORDER BY ts_rank_cd(c.tsv, tq, 1) DESC, c.id LIMIT :limit"
         ),
-        {**params, "text": query, "limit": limit},
+        {**params, "tsq": tsquery, "limit": limit},
     )
     return [int(r[0]) for r in rows]
 

@@ -109,26 +109,55 @@ class KnowledgeService:
 
     async def index_files(
         self,
-        items: Sequence[tuple[FileItem, bytes]],
+        items: Iterable[tuple[FileItem, bytes | Path]],
         *,
         context: RunContext,
         progress: ProgressFn | None = None,
+        total: int | None = None,
+        job_kind: str | None = None,
     ) -> list[IndexResult]:
-        """Index a batch; one file's failure does not stop the rest. The HNSW index is built
-        once after the batch."""
+        """Index a batch (contents as bytes, or paths read one at a time); one file's failure
+        does not stop the rest. The HNSW index is built once after the batch. With
+        ``job_kind`` the batch is recorded as a job (shown in the inventory) and stops
+        early when that job is cancelled."""
+        from nyla.jobs.store import JobStore
+
+        items = list(items) if total is None else items
+        total = len(items) if total is None else total  # type: ignore[arg-type]
+        jobs = JobStore(self.kernel.db) if job_kind else None
+        job_id = (
+            await jobs.start(
+                job_kind, user_id=context.user_id, mandate_id=context.mandate_id, total=total
+            )
+            if jobs and job_kind
+            else None
+        )
         results: list[IndexResult] = []
-        built: set[str] = set()
-        for i, (file, content) in enumerate(items, start=1):
-            result = await self.index_file(file, content, context=context, build_index=False)
-            results.append(result)
-            if result.embedding_model and result.chunks:
-                built.add(result.embedding_model)
-            if progress is not None:
-                progress(result, i, len(items))
-        for model in built:
-            dims = await self._model_dims(model)
-            if dims:
-                await self.ensure_vector_index(model, dims)
+        models: set[str] = set()
+        error: str | None = None
+        try:
+            for i, (file, content) in enumerate(items, start=1):
+                data = content.read_bytes() if isinstance(content, Path) else content
+                result = await self.index_file(file, data, context=context, build_index=False)
+                results.append(result)
+                if result.embedding_model and result.chunks:
+                    models.add(result.embedding_model)
+                if progress is not None:
+                    progress(result, i, total)
+                if jobs and job_id:
+                    await jobs.progress(job_id, i, total, file.name)
+                    if await jobs.is_cancelled(job_id):
+                        break
+            for model in models:
+                dims = await self._model_dims(model)
+                if dims:
+                    await self.ensure_vector_index(model, dims)
+        except BaseException as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            if jobs and job_id:
+                await jobs.finish(job_id, error=error)
         return results
 
     async def index_paths(
@@ -141,13 +170,15 @@ class KnowledgeService:
         progress: ProgressFn | None = None,
     ) -> list[IndexResult]:
         """Index local files (directories recursively, supported types only), building
-        FileItems owned by the context's user/mandate/feature instance."""
-        items = [
+        FileItems owned by the context's user/mandate/feature instance. Recorded as a job."""
+        files = expand_paths(paths)
+        items = (
             (file_item_for_path(p, context=context, scope=scope, neutralize=neutralize), p)
-            for p in expand_paths(paths)
-        ]
-        loaded = [(item, p.read_bytes()) for item, p in items]
-        return await self.index_files(loaded, context=context, progress=progress)
+            for p in files
+        )
+        return await self.index_files(
+            items, context=context, progress=progress, total=len(files), job_kind="index"
+        )
 
     async def ingest(
         self,

@@ -1,0 +1,347 @@
+"""``nyla knowledge``: index local files, search, inventory, purge, show a file's structure."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from nyla.commands.output import emit_json, json_option, run_async, table
+
+SCOPES = ["personal", "featureInstance", "mandate", "global"]
+
+
+def _context_options(fn: Any) -> Any:
+    fn = click.option("--instance", "instance", default=None, help="Feature instance id.")(fn)
+    fn = click.option("--mandate", "mandate", default=None, help="Mandate id.")(fn)
+    fn = click.option("--user", "user", default="local", show_default=True, help="User id.")(fn)
+    fn = click.option(
+        "--model", default=None, help="Embedding model id (default: the AI service's choice)."
+    )(fn)
+    return fn
+
+
+def _kernel(model: str | None) -> Any:
+    from nyla.kernel import Kernel
+
+    settings = {"knowledge": {"embedding_model": model}} if model else {}
+    return Kernel(settings=settings)
+
+
+def _context(user: str, mandate: str | None, instance: str | None) -> Any:
+    from nyla.models.agent import RunContext
+
+    return RunContext(user_id=user, mandate_id=mandate, feature_instance_id=instance)
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1_048_576:.2f}"
+
+
+@click.group()
+def knowledge() -> None:
+    """Index, search and purge the knowledge store (PostgreSQL + pgvector)."""
+
+
+@knowledge.command("index")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option(
+    "--scope",
+    type=click.Choice(SCOPES),
+    default="personal",
+    show_default=True,
+    help="Who may read it.",
+)
+@click.option("--neutralize", is_flag=True, help="Replace personal data before storing (at rest).")
+@_context_options
+@json_option
+def index_command(
+    paths: tuple[str, ...],
+    scope: str,
+    neutralize: bool,
+    model: str | None,
+    user: str,
+    mandate: str | None,
+    instance: str | None,
+    as_json: bool,
+) -> None:
+    """Index files and directories (txt, md, html, pdf, docx, csv, json)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from nyla.knowledge.service import expand_paths
+
+    async def go() -> list[Any]:
+        kernel = _kernel(model)
+        try:
+            ctx = _context(user, mandate, instance)
+            total = len(expand_paths(paths))
+            counters = {"chunks": 0, "bytes": 0}
+            started = time.perf_counter()
+            with Progress(
+                TextColumn("[bold]indexing"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("files · {task.fields[chunks]} chunks · {task.fields[rate]} MB/s"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                disable=as_json,
+            ) as bar:
+                task = bar.add_task("index", total=total, chunks=0, rate="0.00")
+
+                def on_file(result: Any, done: int, _total: int) -> None:
+                    counters["chunks"] += result.chunks
+                    counters["bytes"] += result.bytes
+                    elapsed = max(time.perf_counter() - started, 1e-6)
+                    bar.update(
+                        task,
+                        completed=done,
+                        chunks=counters["chunks"],
+                        rate=_mb(counters["bytes"] / elapsed),
+                    )
+
+                return await kernel.knowledge.index_paths(
+                    paths, context=ctx, scope=scope, neutralize=neutralize, progress=on_file
+                )
+        finally:
+            await kernel.aclose()
+
+    results = run_async(go())
+    ok = [r for r in results if r.status == "indexed"]
+    if as_json:
+        emit_json([r.to_wire() for r in results])
+        if len(ok) < len(results):
+            raise SystemExit(1)
+        return
+    table(
+        "indexed",
+        ["file", "status", "chunks", "embedded", "reused", "tokens", "KB", "note"],
+        [
+            (
+                r.name,
+                r.status,
+                r.chunks,
+                r.embedded,
+                r.reused,
+                r.tokens,
+                f"{r.bytes / 1024:.1f}",
+                r.error or ("neutralized" if r.is_neutralized else ""),
+            )
+            for r in results
+        ],
+    )
+    click.echo(
+        f"{len(ok)} of {len(results)} files indexed, {sum(r.chunks for r in ok)} chunks, "
+        f"model {next((r.embedding_model for r in ok), '-')}, "
+        f"CHF {sum(r.cost_chf for r in results):.6f}"
+    )
+    if len(ok) < len(results):
+        raise SystemExit(1)
+
+
+@knowledge.command("search")
+@click.argument("query")
+@click.option("--k", "k", default=10, show_default=True, type=click.IntRange(1, 200))
+@click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES), help="Limit scopes.")
+@click.option("--no-hybrid", is_flag=True, help="Vector ranking only (no full-text fusion).")
+@_context_options
+@json_option
+def search_command(
+    query: str,
+    k: int,
+    scopes: tuple[str, ...],
+    no_hybrid: bool,
+    model: str | None,
+    user: str,
+    mandate: str | None,
+    instance: str | None,
+    as_json: bool,
+) -> None:
+    """Semantic (hybrid) search over what the given user may read."""
+
+    async def go() -> Any:
+        kernel = _kernel(model)
+        try:
+            return await kernel.knowledge.semantic_search(
+                query,
+                context=_context(user, mandate, instance),
+                scopes=list(scopes) or None,
+                k=k,
+                hybrid=not no_hybrid,
+            )
+        finally:
+            await kernel.aclose()
+
+    result = run_async(go())
+    if as_json:
+        emit_json(result.to_wire())
+        return
+    table(
+        f"{len(result.hits)} hits ({result.path}{', hybrid' if result.hybrid else ''}, "
+        f"{result.embedding_model})",
+        ["#", "score", "distance", "file", "where", "scope", "text"],
+        [
+            (
+                i,
+                f"{h.score:.4f}",
+                "" if h.distance is None else f"{h.distance:.4f}",
+                h.file_name,
+                h.context_ref,
+                h.scope,
+                " ".join(h.text.split())[:160],
+            )
+            for i, h in enumerate(result.hits, start=1)
+        ],
+    )
+
+
+@knowledge.command("inventory")
+@click.option(
+    "--level", type=click.Choice(["user", "mandate", "platform"]), default="user", show_default=True
+)
+@click.option("--user", default="local", show_default=True, help="User id (level user).")
+@click.option("--mandate", default=None, help="Mandate id (level mandate).")
+@json_option
+def inventory_command(level: str, user: str, mandate: str | None, as_json: bool) -> None:
+    """What is indexed: files, chunks, bytes, last indexed, running jobs."""
+    from nyla.kernel import Kernel
+
+    subject = {"user": user, "mandate": mandate, "platform": None}[level]
+    if level == "mandate" and not mandate:
+        raise click.UsageError("--level mandate needs --mandate ID")
+
+    async def go() -> Any:
+        kernel = Kernel()
+        try:
+            return await kernel.knowledge.inventory(level, subject)
+        finally:
+            await kernel.aclose()
+
+    inv = run_async(go())
+    if as_json:
+        emit_json({**inv.to_wire(), "totals": inv.totals.to_wire()})
+        return
+    rows = [*inv.rows, inv.totals]
+    table(
+        f"knowledge inventory ({level}{': ' + subject if subject else ''})",
+        ["scope", "owner", "files", "failed", "chunks", "MB", "last indexed"],
+        [
+            (
+                r.scope,
+                r.owner or "",
+                r.files,
+                r.failed_files,
+                r.chunks,
+                _mb(r.bytes),
+                r.last_indexed.strftime("%Y-%m-%d %H:%M") if r.last_indexed else "",
+            )
+            for r in rows
+        ],
+    )
+    if inv.jobs:
+        table(
+            "running jobs",
+            ["id", "kind", "progress", "message", "started"],
+            [
+                (j.id, j.kind, f"{j.progress}/{j.total or '?'}", j.message, j.started_at)
+                for j in inv.jobs
+            ],
+        )
+
+
+@knowledge.command("purge")
+@click.option("--file", "file_ids", multiple=True, help="File id (repeatable).")
+@click.option("--data-source", "data_source_id", default=None)
+@click.option("--connection", "connection_id", default=None)
+@click.option("--owner", "owner_user_id", default=None, help="Every file this user owns.")
+@click.option("--mandate", "mandate_id", default=None)
+@click.option("--actor", default="local", show_default=True, help="Who purges (audited).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+def purge_command(
+    file_ids: tuple[str, ...],
+    data_source_id: str | None,
+    connection_id: str | None,
+    owner_user_id: str | None,
+    mandate_id: str | None,
+    actor: str,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Delete indexed files and their chunks (all criteria must match), in one transaction."""
+    from nyla.kernel import Kernel
+
+    if not (file_ids or data_source_id or connection_id or owner_user_id or mandate_id):
+        raise click.UsageError(
+            "give at least one of --file, --data-source, --connection, --owner, --mandate"
+        )
+    if not yes and not as_json:
+        click.confirm("Delete the matching files and chunks from the knowledge store?", abort=True)
+
+    async def go() -> Any:
+        kernel = Kernel()
+        try:
+            return await kernel.knowledge.purge(
+                actor=actor,
+                file_ids=list(file_ids) or None,
+                data_source_id=data_source_id,
+                connection_id=connection_id,
+                owner_user_id=owner_user_id,
+                mandate_id=mandate_id,
+            )
+        finally:
+            await kernel.aclose()
+
+    result = run_async(go())
+    if as_json:
+        emit_json(result.to_wire())
+        return
+    click.echo(f"purged {result.files} files, {result.chunks} chunks")
+
+
+@knowledge.command("show")
+@click.argument("file_id")
+@click.option("--user", default="local", show_default=True)
+@click.option("--mandate", default=None)
+@click.option("--instance", default=None)
+@json_option
+def show_command(
+    file_id: str, user: str, mandate: str | None, instance: str | None, as_json: bool
+) -> None:
+    """A file's index entry: status, scope, summary and structure (pages, sections, tables)."""
+    from nyla.kernel import Kernel
+
+    async def go() -> Any:
+        kernel = Kernel()
+        try:
+            return await kernel.knowledge.file_index(file_id, _context(user, mandate, instance))
+        finally:
+            await kernel.aclose()
+
+    row = run_async(go())
+    if row is None:
+        raise click.ClickException(f"no indexed file {file_id} readable by {user}")
+    data = {
+        "fileId": row.file_id,
+        "name": row.name,
+        "status": row.status,
+        "error": row.error,
+        "scope": row.scope,
+        "ownerKey": row.owner_key,
+        "chunks": row.chunk_count,
+        "tokens": row.token_count,
+        "embeddingModel": row.embedding_model,
+        "isNeutralized": row.is_neutralized,
+        "summary": row.object_summary,
+        "structure": row.structure,
+        "indexedAt": row.indexed_at,
+    }
+    if as_json:
+        emit_json(data)
+        return
+    table(row.name, ["field", "value"], [(k, v) for k, v in data.items() if k != "structure"])
+    for key in ("sections", "tables", "pages"):
+        entries = (row.structure or {}).get(key) or []
+        if entries:
+            table(key, list(entries[0]), [list(e.values()) for e in entries])
