@@ -242,3 +242,36 @@ async def test_embed_batches_in_order_and_prices(make_kernel) -> None:
     assert result.dimensions == 2 and result.model == "e:model"
     assert result.cost_chf == pytest.approx(result.usage.input_tokens * 1.0 / 1e6)
     assert (await ai.embed([])).vectors == []
+
+
+class ImageProvider(ScriptedProvider):
+    def __init__(self, fail_times: int = 0, **kw: Any) -> None:
+        super().__init__(lambda r, i: "", operations=[OperationType.IMAGE_GENERATE], **kw)
+        self.prompts: list[str] = []
+        self.fail_times = fail_times
+
+    async def generate_image(self, model: str, prompt: str, *, size: str = "1024x1024"):
+        from nyla.models.ai import ImagePart
+
+        self.prompts.append(prompt)
+        if len(self.prompts) <= self.fail_times:
+            raise ProviderServerError("busy", provider=self.id, status_code=503)
+        return [ImagePart(data_base64="aGk=")]
+
+
+async def test_generate_image_neutralizes_prompt_and_retries(make_kernel) -> None:
+    provider = ImageProvider(fail_times=1, id="img")
+    kernel = make_kernel(ScriptedPlugin(provider), NeutralizerPlugin(EmailFinder()))
+    ai = service(kernel)
+    images = await ai.generate_image("a poster for bob@example.com")
+    assert images[0].data_base64 == "aGk="
+    assert provider.prompts == ["a poster for [EMAIL_1]"] * 2
+    assert ai.totals().calls == 1 and ai.totals().cost_chf > 0
+
+
+def test_exports_for_plugin_authors() -> None:
+    from nyla.ai.neutralize import NeutralizationSession
+
+    assert nyla.NeutralizationSession is NeutralizationSession
+    assert nyla.AiCallRequest is AiCallRequest
+    assert callable(nyla.config_value)

@@ -39,6 +39,7 @@ from nyla.models.ai import (
     ChatRequest,
     ChatResponse,
     EmbeddingResponse,
+    ImagePart,
     Message,
     ModelSpec,
     OperationType,
@@ -209,6 +210,12 @@ class AiService:
                 "neutralization is required but no neutralizer is installed: call blocked"
             )
         return NeutralizationGate(neutralizers, require=require)
+
+    def neutralization_session(self, context: Any = None) -> NeutralizationSession:
+        """A fresh placeholder session for one run (pass it as ``request.neutralization`` on
+        every call of the run so placeholders stay stable)."""
+        del context
+        return NeutralizationSession()
 
     def neutralize_text(
         self,
@@ -573,4 +580,56 @@ class AiService:
             ]
         if last_error is None:
             raise BudgetExceeded("no web search model fits the remaining budget")
+        raise last_error
+
+    # ---- images -------------------------------------------------------------------------
+
+    async def generate_image(
+        self,
+        prompt: str,
+        *,
+        context: Any = None,
+        model: str | None = None,
+        size: str = "1024x1024",
+        max_cost_chf: float | None = None,
+    ) -> list[ImagePart]:
+        """Images for ``prompt`` from an ``imageGenerate`` model (neutralized prompt, budget
+        preflight, retries, fallback). Cost is estimated from the prompt and the model's
+        price for one image's output tokens."""
+        session = NeutralizationSession()
+        clean = self._gate(context).apply(prompt, session)
+        chain = self._chain(OperationType.IMAGE_GENERATE, context, 0, False, model)
+        chain = chain[: 1 + max(0, self.max_fallbacks)]
+        metadata: dict[str, Any] = {"fallbacks": [], "retries": 0}
+        last_error: Exception | None = None
+        tokens = count_text_tokens(clean)
+        for index, spec in enumerate(chain):
+            try:
+                preflight(spec, tokens, None, max_cost_chf)
+            except BudgetExceeded as exc:
+                if index == 0:
+                    raise
+                self._note_fallback(metadata, spec, exc)
+                continue
+            provider = self._provider(spec)
+            if not hasattr(provider, "generate_image"):
+                last_error = ModelNotAvailableError(f"{spec.provider} cannot generate images")
+                continue
+            try:
+                images: list[ImagePart] = await self._with_retries(
+                    spec,
+                    lambda p=provider, s=spec: p.generate_image(s.id, clean, size=size),
+                    metadata,
+                )
+            except ProviderError as exc:
+                if not exc.retryable:
+                    raise
+                last_error = exc
+                self._note_fallback(metadata, spec, exc)
+                continue
+            usage = Usage(input_tokens=tokens, output_tokens=min(spec.max_output_tokens, 4160))
+            self._record(context, usage, call_cost_chf(spec, usage) or 0.0)
+            return images
+        if last_error is None:
+            raise BudgetExceeded("no image model fits the remaining budget")
         raise last_error
