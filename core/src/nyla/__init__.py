@@ -38,6 +38,11 @@ _EXPORTS: dict[str, str] = {
     "EmbeddingResponse": "nyla.models.ai",
     "WebSearchHit": "nyla.models.ai",
     "Provider": "nyla.models.ai",
+    "AiCallRequest": "nyla.models.ai",
+    "AiCallResponse": "nyla.models.ai",
+    "AiService": "nyla.ai.service",
+    "NeutralizationSession": "nyla.ai.neutralize",
+    "config_value": "nyla.ai.config",
     # agent
     "RunContext": "nyla.models.agent",
     "AgentConfig": "nyla.models.agent",
