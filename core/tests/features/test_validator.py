@@ -235,7 +235,7 @@ def test_order_by_invalid():
 def test_required_filter_only_with_ontology():
     args = {"table": "trustee_accounts", "filters": [{"field": "account_number", "value": "1020"}]}
     r = WITH_ONTOLOGY.check("queryTable", args)
-    assert (r.code, r.field) == (v.MISSING_REQUIRED_FILTER, "period")
+    assert (r.code, r.field) == (v.REQUIRES_FILTER, "period")
     assert CONVENTION_ONLY.check("queryTable", args) is None
     assert WITH_ONTOLOGY.check("queryTable", {**args, "filters": [*args["filters"], MARCH]}) is None
 

@@ -55,9 +55,11 @@ def build_schema_prompt(
     domain_hints: str = "",
     now: datetime | None = None,
     timezone: str = "UTC",
+    temporal: bool = True,
 ) -> str:
     """The full system prompt of the data agent for ``feature``. ``ontology=None`` selects
-    the legacy ``domain_hints`` block."""
+    the legacy ``domain_hints`` block. ``temporal=False`` leaves out the date/time block (the
+    agent loop adds its own)."""
     header = (
         f"You are the data agent of the feature '{feature.label}' ({feature.code}). You answer "
         "questions only from the feature's tables, with the tools browseTable, queryTable and "
@@ -69,7 +71,10 @@ def build_schema_prompt(
         domain = "## Domain hints\n" + domain_hints.strip() + "\n"
     else:
         domain = ""
-    parts = [header, temporal_context(now, timezone), tables_block(feature.tables()), GENERIC_RULES]
+    parts = [header]
+    if temporal:
+        parts.append(temporal_context(now, timezone))
+    parts += [tables_block(feature.tables()), GENERIC_RULES]
     if domain:
         parts.append(domain)
     return "\n".join(parts)

@@ -52,7 +52,7 @@ class FeatureService:
         self.kernel = kernel
         self.cache = ResultCache()
         self._bindings: dict[str, dict[str, TableBinding]] = {}
-        self._ready: set[str] = set()
+        self._ready: set[int] = set()  # ids of providers bound and with tables
         self._lock = asyncio.Lock()
 
     # ---- features -----------------------------------------------------------------------
@@ -117,15 +117,15 @@ class FeatureService:
     async def provider(self, code: str) -> Any:
         """The feature's data provider bound to the kernel's database, tables created."""
         provider = self.feature(code).data_provider()
-        if code not in self._ready:
+        if id(provider) not in self._ready:
             async with self._lock:
-                if code not in self._ready:
+                if id(provider) not in self._ready:
                     if hasattr(provider, "bind"):
                         provider.bind(self.kernel.db)
                     await self.kernel.db.ensure_ready()
                     if hasattr(provider, "ensure_tables"):
                         await provider.ensure_tables()
-                    self._ready.add(code)
+                    self._ready.add(id(provider))
         return provider
 
     async def data_version(self, code: str, instance_id: str) -> str:
@@ -261,6 +261,7 @@ class FeatureService:
         use_ontology: bool = True,
         now: datetime | None = None,
         timezone: str = "UTC",
+        temporal: bool = True,
     ) -> str:
         """The data agent's system prompt for ``code`` (see :mod:`nyla.features.prompt`)."""
         from nyla.features.prompt import build_schema_prompt
@@ -271,6 +272,7 @@ class FeatureService:
             domain_hints=self.domain_hints(code),
             now=now,
             timezone=timezone,
+            temporal=temporal,
         )
 
     async def run_data_agent(self, code: str, question: str, **kwargs: Any) -> Any:

@@ -39,7 +39,7 @@ OPERATOR_INCOMPATIBLE = "OPERATOR_INCOMPATIBLE"
 INVALID_AGGREGATE_TARGET = "INVALID_AGGREGATE_TARGET"
 ORDER_BY_INVALID = "ORDER_BY_INVALID"
 TYPE_MISMATCH = "TYPE_MISMATCH"
-MISSING_REQUIRED_FILTER = "MISSING_REQUIRED_FILTER"
+REQUIRES_FILTER = "REQUIRES_FILTER"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
 
 ERROR_CODES: tuple[str, ...] = (
@@ -49,7 +49,7 @@ ERROR_CODES: tuple[str, ...] = (
     INVALID_AGGREGATE_TARGET,
     ORDER_BY_INVALID,
     TYPE_MISMATCH,
-    MISSING_REQUIRED_FILTER,
+    REQUIRES_FILTER,
     INVALID_ARGUMENT,
 )
 
@@ -110,14 +110,17 @@ class Rejection:
     hint: str | None = None
 
     def to_result(self) -> ToolResult:
-        """The failed tool result the model sees."""
-        return ToolResult.fail(
+        """The failed tool result the model sees, marked as a validation failure (the agent
+        loop's repair counters read ``data["validationFailure"]``)."""
+        result = ToolResult.fail(
             self.message,
             code=self.code,
             field=self.field,
             suggestion=self.suggestion,
             hint=self.hint,
         )
+        result.data = {"validationFailure": True}
+        return result
 
 
 class QueryValidator:
@@ -271,7 +274,7 @@ class QueryValidator:
             if field not in present:
                 example = json.dumps({"field": field, "op": "eq", "value": "..."})
                 return Rejection(
-                    MISSING_REQUIRED_FILTER,
+                    REQUIRES_FILTER,
                     f"queries on {table} need a filter on {field}",
                     field=field,
                     suggestion=example,

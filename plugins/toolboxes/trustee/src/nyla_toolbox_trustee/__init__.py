@@ -1,1 +1,31 @@
-"""The trustee toolbox: queryFeatureInstance over the trustee feature's data agent."""
+"""The trustee toolbox: ``queryFeatureInstance`` over the trustee feature's data agent.
+
+The tool reaches the feature through the kernel (``ctx.kernel.features``), never by importing
+the feature plugin; the data agent inherits the caller's remaining rounds and budget, its
+``require_neutralization`` and its placeholder session, and its cost is charged to the caller.
+"""
+
+from __future__ import annotations
+
+from nyla import Toolbox, hookimpl
+from nyla_toolbox_trustee.tool import FEATURE_CODE, query_feature_instance_tool
+
+__all__ = ["nyla_toolboxes", "trustee_toolbox"]
+
+
+def trustee_toolbox() -> Toolbox:
+    """The ``trustee`` toolbox (belongs to the trustee feature)."""
+    return Toolbox(
+        id="trustee",
+        label="Trustee accounting",
+        description="Ask questions about a trustee (Swiss SME accounting) feature instance.",
+        tools=[query_feature_instance_tool()],
+        default_active=False,
+        feature_code=FEATURE_CODE,
+    )
+
+
+@hookimpl
+def nyla_toolboxes() -> list[Toolbox]:
+    """The trustee toolbox."""
+    return [trustee_toolbox()]
