@@ -222,6 +222,11 @@ class Provider(Protocol):
     does not support raise :class:`NotImplementedError`; its model specs say which apply.
     Failures raise the typed errors from :mod:`nyla.errors` (``ProviderAuthError``,
     ``ProviderRateLimitError``, ``ProviderServerError``, ``ProviderTimeoutError``, ...).
+
+    The AI service passes the full model id (``"openai:gpt-5"``) as ``request.model`` /
+    ``model``; :func:`nyla.ai.http.vendor_model` strips the prefix. A provider that generates
+    images may also implement ``async generate_image(model, prompt, *, size) ->
+    list[ImagePart]``.
     """
 
     id: str
