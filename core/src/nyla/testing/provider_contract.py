@@ -628,16 +628,30 @@ class OpenAIWire(ProviderWire):
         return httpx.Response(status, json=self.error_body(status), headers=headers)
 
     def embedding_reply(self, request: Any, dimensions: int) -> Any:
+        import base64
+        import struct
+
         import httpx
 
         body = json.loads(request.content)
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+
+        def encode(vector: list[float]) -> Any:
+            # with encoding_format=base64 the API sends little-endian float32 bytes
+            if body.get("encoding_format") == "base64":
+                return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+            return vector
+
         return httpx.Response(
             200,
             json={
                 "object": "list",
                 "data": [
-                    {"object": "embedding", "index": i, "embedding": fake_vector(t, dimensions)}
+                    {
+                        "object": "embedding",
+                        "index": i,
+                        "embedding": encode(fake_vector(t, dimensions)),
+                    }
                     for i, t in enumerate(texts)
                 ],
                 "model": body.get("model", self.model_name),
