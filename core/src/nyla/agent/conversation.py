@@ -128,6 +128,7 @@ class ConversationManager:
         self.knowledge_context = ""
         self.count_tokens = count_tokens
         self.summaries = 0
+        self._counted: dict[int, tuple[Message, int]] = {}
 
     def for_call(self) -> list[Message]:
         """The messages of the next model call (with the current knowledge context)."""
@@ -144,12 +145,21 @@ class ConversationManager:
         """Append a message."""
         self.messages.append(message)
 
+    def _message_tokens(self, message: Message) -> int:
+        # messages never change once added: count each once (a run re-counts every round)
+        hit = self._counted.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        try:
+            n = int(self.count_tokens([message]))
+        except Exception:  # a counter that fails must not stop the run
+            n = estimate_tokens([message])
+        self._counted[id(message)] = (message, n)
+        return n
+
     def tokens(self) -> int:
         """Tokens of the next call's messages."""
-        try:
-            return int(self.count_tokens(self.for_call()))
-        except Exception:  # a counter that fails must not stop the run
-            return estimate_tokens(self.for_call())
+        return sum(self._message_tokens(m) for m in self.for_call())
 
     def needs_summary(self, context_window: int | None, reserve: int = 0) -> bool:
         """Whether the conversation is near the window (``reserve`` = the answer's tokens)."""
@@ -189,6 +199,9 @@ class ConversationManager:
             f"results):\n{summary}",
         )
         self.messages = [self.messages[0], self.messages[1], note, *(m for u in keep for m in u)]
+        self._counted = {
+            id(m): self._counted[id(m)] for m in self.messages if id(m) in self._counted
+        }
         self.summaries += 1
         return True
 

@@ -128,6 +128,7 @@ class ToolRegistry:
         default_timeout_s: float = 120.0,
     ) -> None:
         self._tools: dict[str, Tool] = {}
+        self._definitions: list[ToolDefinition] | None = None
         self.before_call = before_call
         self.default_timeout_s = default_timeout_s
         self._seen: dict[tuple[str, str], int] = {}
@@ -135,7 +136,11 @@ class ToolRegistry:
 
     def refresh(self, tools: Iterable[Tool]) -> None:
         """Replace the tool set (after ``requestToolbox`` activated more)."""
+        tools = list(tools)
+        if [id(t) for t in tools] == [id(t) for t in self._tools.values()]:
+            return
         self._tools = {t.name: t for t in tools}
+        self._definitions = None
 
     def get(self, name: str) -> Tool | None:
         """The tool called ``name`` or ``None``."""
@@ -148,10 +153,12 @@ class ToolRegistry:
 
     def definitions(self) -> list[ToolDefinition]:
         """What the model sees of the tools."""
-        return [
-            ToolDefinition(name=t.name, description=t.description, parameters=t.parameters)
-            for t in self._tools.values()
-        ]
+        if self._definitions is None:
+            self._definitions = [
+                ToolDefinition(name=t.name, description=t.description, parameters=t.parameters)
+                for t in self._tools.values()
+            ]
+        return list(self._definitions)
 
     def is_read_only(self, call: ToolCall) -> bool:
         """Whether a call may run concurrently with its read-only neighbours."""
