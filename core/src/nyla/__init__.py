@@ -57,6 +57,13 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "nyla.models.tools",
     "ToolErrorDetails": "nyla.models.tools",
     "ToolContext": "nyla.models.tools",
+    # agent runtime and file bridge
+    "run_agent_loop": "nyla.agent.loop",
+    "AgentRuntime": "nyla.agent.runtime",
+    "FileStore": "nyla.files.store",
+    "coerce_document_reference_list": "nyla.files.docrefs",
+    "attach_file_as_chat_document": "nyla.files.bridge",
+    "format_tool_file_result": "nyla.files.bridge",
     # data sources
     "ConnectorAdapter": "nyla.models.datasource",
     "ConnectionInfo": "nyla.models.datasource",

@@ -71,7 +71,7 @@ class AgentRuntime:
             yield events.status(
                 0, "started", runId=run_id, toolboxes=list(session.active), model=config.model
             )
-            async for event in run_agent_loop(
+            loop = run_agent_loop(
                 self.kernel,
                 prompt,
                 config=config,
@@ -82,8 +82,12 @@ class AgentRuntime:
                 run_id=run_id,
                 cancel=cancel,
                 extras=extras,
-            ):
-                yield event
+            )
+            try:
+                async for event in loop:
+                    yield event
+            finally:
+                await loop.aclose()  # a consumer that stops early still gets a whole trace now
         finally:
             self._cancels.pop(run_id, None)
 
