@@ -1,0 +1,123 @@
+"""The eval harness end to end with the scripted policies, on the real agent loop and the
+seeded embedded database: the report's figures match what each policy must produce."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nyla.errors import ConfigurationError
+from nyla.eval import run_eval, to_markdown, write_report
+from nyla.eval.harness import parse_modes
+from nyla.eval.policies import EvalPolicyPlugin
+
+from .conftest import trustee
+
+pytestmark = pytest.mark.db
+
+QUESTIONS = trustee.TrusteeFeature().benchmark_questions()
+N = len(QUESTIONS)
+
+
+def tagged(tag: str) -> set[str]:
+    return {q.id for q in QUESTIONS if tag in q.tags}
+
+
+SUM, PERIOD, FIELD = tagged("trap:sum-balance"), tagged("trap:period"), tagged("trap:field")
+TRAPS = SUM | PERIOD | FIELD
+
+
+def accurate(report, mode) -> set[str]:
+    return {r.id for r in report.results if r.mode == mode and r.accuracy_ok}
+
+
+async def test_oracle_is_right_everywhere(eval_kernel, tmp_path):
+    report = await run_eval(eval_kernel, "trustee", model="eval:oracle", concurrency=4)
+    assert [s.mode for s in report.summaries] == ["baseline", "phase1", "phase2"]
+    for s in report.summaries:
+        assert (s.questions, s.accuracy, s.pattern_compliance) == (N, 1.0, 1.0)
+        assert (s.validator_rejects, s.repairs, s.repair_conversion_rate, s.errors) == (
+            0,
+            0,
+            None,
+            0,
+        )
+        assert s.total_rounds == sum(len(q.solution["steps"]) + 1 for q in QUESTIONS)
+        assert s.total_cost_chf > 0
+    md, js = write_report(report, tmp_path)
+    data = json.loads(js.read_text())
+    assert data["summaries"][2]["accuracy"] == 1.0 and len(data["results"]) == 3 * N
+    assert "| phase2 | 100.0 % | 100.0 % | 0 | – |" in md.read_text()
+
+
+async def test_sum_balance_then_repair(eval_kernel):
+    report = await run_eval(
+        eval_kernel, "trustee", model="eval:sum-balance-then-repair", concurrency=4
+    )
+    base, p1, p2 = (report.summary(m) for m in ("baseline", "phase1", "phase2"))
+    all_ids = {q.id for q in QUESTIONS}
+    # baseline: no validator, every trap's wrong figure is the answer
+    assert accurate(report, "baseline") == all_ids - TRAPS
+    assert base.validator_rejects == 0 and base.repair_conversion_rate is None
+    # phase1: the suffix convention catches summed balances, FIELD_NOT_FOUND the camelCase
+    # names; the missing period filter needs the ontology
+    assert accurate(report, "phase1") == all_ids - PERIOD
+    assert (p1.validator_rejects, p1.repairs, p1.repair_conversion_rate) == (
+        len(SUM) + len(FIELD),
+        len(SUM) + len(FIELD),
+        1.0,
+    )
+    # phase2: everything caught and repaired
+    assert p2.accuracy == 1.0 and p2.pattern_compliance == 1.0
+    assert (p2.validator_rejects, p2.repairs, p2.repair_conversion_rate) == (len(TRAPS),) * 2 + (
+        1.0,
+    )
+    # the loop's same-tool counters: queryTable -> queryTable repairs only
+    assert (p2.repair_attempts, p2.success_after_repair) == (len(PERIOD | FIELD),) * 2
+    codes = {c for r in report.results if r.mode == "phase2" for c in r.rejection_codes}
+    assert codes == {"INVALID_AGGREGATE_TARGET", "REQUIRES_FILTER", "FIELD_NOT_FOUND"}
+    # a repaired run costs a round more than the oracle's path
+    by = {(r.id, r.mode): r for r in report.results}
+    for qid in TRAPS:
+        q = next(q for q in QUESTIONS if q.id == qid)
+        assert by[(qid, "phase2")].rounds == len(q.solution["steps"]) + 2
+
+
+async def test_never_repair(eval_kernel, make_kernel, db):
+    # the policies passed explicitly as a provider plugin instead of installed by the harness
+    kernel = make_kernel(trustee, EvalPolicyPlugin(QUESTIONS), db=db, builtins=False)
+    report = await run_eval(kernel, "trustee", model="eval:never-repair", modes="phase1,phase2")
+    p1, p2 = report.summary("phase1"), report.summary("phase2")
+    all_ids = {q.id for q in QUESTIONS}
+    assert accurate(report, "phase1") == accurate(report, "phase2") == all_ids - TRAPS
+    assert (p1.validator_rejects, p1.repairs, p1.repair_conversion_rate) == (
+        len(SUM | FIELD),
+        0,
+        0.0,
+    )
+    assert (p2.validator_rejects, p2.repairs, p2.repair_conversion_rate) == (len(TRAPS), 0, 0.0)
+    # rejected anti-patterns never reached the database, so they do not break forbidOk
+    assert all(r.forbid_ok for r in report.results if r.mode == "phase2")
+    text = to_markdown(report)
+    assert f"| phase2 | {100 * (N - len(TRAPS)) / N:.1f} % |" in text
+    assert "## Misses" in text and "q01_bank_balance_march" in text
+
+
+async def test_a_failing_model_is_recorded_and_the_rest_goes_on(eval_kernel):
+    report = await run_eval(
+        eval_kernel,
+        "trustee",
+        model="nowhere:model",
+        modes=["phase2"],
+        question_ids=["q01_bank_balance_march", "q07_vat_due_q1"],
+    )
+    s = report.summary("phase2")
+    assert s.questions == 2 and s.accuracy == 0.0 and s.errors == 2
+    assert all(r.error or r.status == "error" for r in report.results)
+
+
+def test_modes_are_checked():
+    assert parse_modes("phase2, baseline") == ["phase2", "baseline"]
+    with pytest.raises(ConfigurationError):
+        parse_modes("phase3")
