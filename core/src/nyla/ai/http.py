@@ -115,11 +115,14 @@ def error_for_status(
             f"{provider} timed out (HTTP {status}){suffix}", provider=provider, status_code=status
         )
     if status >= 500:
-        return ProviderServerError(
+        error = ProviderServerError(
             f"{provider} server error (HTTP {status}){suffix}",
             provider=provider,
             status_code=status,
         )
+        # 503 / 529 "overloaded" answers may say when to come back; the retry policy reads it
+        error.retry_after = parse_retry_after(headers)  # type: ignore[attr-defined]
+        return error
     return ProviderBadRequestError(
         f"{provider} rejected the request (HTTP {status}){suffix}",
         provider=provider,

@@ -18,7 +18,7 @@ from nyla.ai.http import (
     sse_events,
     vendor_model,
 )
-from nyla.errors import ModelNotAvailableError, ProviderError
+from nyla.errors import ModelNotAvailableError, ProviderError, ProviderServerError
 from nyla.models.ai import (
     ChatRequest,
     ChatResponse,
@@ -347,7 +347,8 @@ class OpenAICompatibleProvider:
             try:
                 return response.json()
             except ValueError as exc:
-                raise ProviderError(
+                # proxies and overloaded gateways answer with HTML pages: worth a retry
+                raise ProviderServerError(
                     f"{self.id}: answer is not JSON: {response.text[:200]!r}", provider=self.id
                 ) from exc
 
@@ -374,7 +375,7 @@ class OpenAICompatibleProvider:
                         try:
                             chunk = json.loads(data)
                         except ValueError as exc:
-                            raise ProviderError(
+                            raise ProviderServerError(
                                 f"{self.id}: malformed stream chunk {data[:120]!r}",
                                 provider=self.id,
                             ) from exc

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from nyla.errors import ProviderError, ProviderRateLimitError
+from nyla.errors import ProviderError
 
 T = TypeVar("T")
 
@@ -35,7 +35,7 @@ class RetryPolicy:
         if not error.retryable or attempt >= self.max_attempts:
             return None
         retry_after = getattr(error, "retry_after", None)
-        if isinstance(error, ProviderRateLimitError) and retry_after is not None:
+        if retry_after is not None:
             if retry_after > self.max_retry_after_s:
                 return None
             return retry_after + self.rng.uniform(0, min(1.0, self.base_delay_s))

@@ -17,7 +17,7 @@ from nyla import (
 )
 from nyla.ai.config import config_value, missing_reason
 from nyla.ai.http import error_for_transport, raise_for_response, vendor_model
-from nyla.errors import ProviderAuthError, ProviderError
+from nyla.errors import ProviderAuthError, ProviderServerError
 
 PROVIDER_ID = "tavily"
 KEY_VAR = "TAVILY_API_KEY"
@@ -105,7 +105,7 @@ class TavilyProvider:
             try:
                 data = response.json()
             except ValueError as exc:
-                raise ProviderError("tavily: answer is not JSON", provider=self.id) from exc
+                raise ProviderServerError("tavily: answer is not JSON", provider=self.id) from exc
         return [
             WebSearchHit(
                 url=r["url"],
