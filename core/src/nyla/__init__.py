@@ -88,6 +88,10 @@ _EXPORTS: dict[str, str] = {
     "ConstraintKind": "nyla.models.ontology",
     "CanonicalPattern": "nyla.models.ontology",
     "PatternStep": "nyla.models.ontology",
+    "QueryValidator": "nyla.features.validator",
+    "compile_ontology_to_prompt": "nyla.features.ontology_compiler",
+    "run_feature_data_agent": "nyla.features.data_agent",
+    "FeatureAgentResult": "nyla.features.data_agent",
     # neutralization
     "Neutralizer": "nyla.models.neutralize",
     "Finding": "nyla.models.neutralize",

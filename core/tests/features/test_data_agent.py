@@ -202,3 +202,47 @@ async def test_sub_agent_config_caps():
     assert (c.max_rounds, c.max_cost_chf) == (3, 0.2)
     c = sub_agent_config(None, remaining_rounds=0)
     assert c.max_rounds == 1
+
+
+async def test_parent_run_delegates_through_query_feature_instance(agent_kernel, dataset):
+    """A parent agent with the trustee toolbox asks; the sub-agent (same scripted model,
+    recognised by its data-agent system prompt) repairs and answers; the parent's cost
+    includes the sub-agent's and the sub-run's trace points at its parent."""
+
+    def script(request, index):
+        if "data agent" in request.messages[0].text:
+            tool_turns = [m for m in request.messages if m.role == Role.TOOL]
+            return repairing_script(request, len(tool_turns))
+        tool_turns = [m for m in request.messages if m.role == Role.TOOL]
+        if not tool_turns:
+            return [("queryFeatureInstance", {"question": "Bank balance end of March 2025?"})]
+        return f"The data agent says: {tool_turns[-1].text}"
+
+    kernel, _ = agent_kernel(script)
+    config = AgentConfig(model="scripted:model", initial_toolboxes=["trustee"], max_cost_chf=1.0)
+    context = RunContext(feature_instance_id=INSTANCE)
+    events = [e async for e in kernel.agent.run("How much is in the bank?", config, context)]
+    summary = events[-1].data
+    assert summary["status"] == "completed"
+    expected = sum(
+        b.closing_balance
+        for b in dataset.balances
+        if b.period == "2025-03" and b.account_number.startswith("102")
+    )
+    assert f"{expected:.2f}" in events[-2].text
+    parent = await kernel.agent.trace(summary["runId"])
+    tool_result = next(e for e in events if e.type.value == "TOOL_RESULT")
+    assert tool_result.data["success"] is True
+    # the sub-run: persisted with its parent, its rejected call carries the failure code
+    from sqlalchemy import select
+
+    from nyla.agent.tables import RunRow
+
+    async with kernel.db.session() as s:
+        child_id = await s.scalar(
+            select(RunRow.run_id).where(RunRow.parent_run_id == parent.run_id)
+        )
+    child = await kernel.agent.trace(child_id)
+    assert child.validation_failures == 1
+    assert [c.validation_failure_code for c in child.tool_calls] == ["INVALID_AGGREGATE_TARGET", None]
+    assert parent.cost_chf > child.cost_chf > 0
