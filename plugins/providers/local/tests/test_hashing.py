@@ -88,3 +88,27 @@ async def test_big_batches_match_small_ones() -> None:
     many = await provider.embed("local:hash-384", texts)
     one = await provider.embed("local:hash-384", [texts[17]])
     assert many.vectors[17] == one.vectors[0]
+
+
+async def test_minilm_glue_runs_the_model_off_the_event_loop(monkeypatch) -> None:
+    """With the extra present, texts go to the sentence-transformers model, normalized, in a
+    worker thread (the model itself is stood in for: torch is not installed by default)."""
+    import threading
+
+    from nyla_provider_local import minilm
+
+    calls: list[tuple[list[str], bool, str]] = []
+
+    class Encoder:
+        def encode(self, texts, normalize_embeddings, convert_to_numpy):
+            calls.append((list(texts), normalize_embeddings, threading.current_thread().name))
+            return [[1.0] + [0.0] * 383 for _ in texts]
+
+    monkeypatch.setattr(minilm, "missing_reason", lambda: None)
+    monkeypatch.setattr(minilm, "_load", lambda: Encoder())
+    provider = LocalProvider()
+    assert provider.models()[1].available
+    result = await provider.embed("local:all-minilm-l6-v2", ["a", "b"])
+    assert result.dimensions == 384 and len(result.vectors) == 2
+    assert calls[0][:2] == (["a", "b"], True)
+    assert calls[0][2] != threading.main_thread().name
