@@ -153,3 +153,30 @@ async def test_default_model_per_operation_from_settings(make_kernel) -> None:
     )
     assert (await kernel.ai.call(request("x"))).model == "b:model"
     assert kernel.ai.select_model("plan").id == "a:model"
+
+
+def test_gate_reuses_a_run_s_earlier_results_but_never_partial_ones() -> None:
+    from nyla.ai.default_neutralizer import DefaultNeutralizer
+    from nyla.ai.neutralize import NeutralizationGate
+
+    class Counting(DefaultNeutralizer):
+        id = "counting"
+        calls = 0
+
+        def find(self, text: str) -> list[Finding]:
+            Counting.calls += 1
+            return super().find(text)
+
+    session = NeutralizationSession()
+    gate = NeutralizationGate([Counting()])
+    text = "history: anna@example.ch wrote"
+    first = gate.apply(text, session)
+    assert gate.apply(text, session) == first == "history: [EMAIL_1] wrote"
+    assert Counting.calls == 1
+    assert NeutralizationGate([Counting()]).apply(text, NeutralizationSession()) == first
+    assert Counting.calls == 2  # another session computes its own
+
+    flaky = NeutralizationGate([Counting(), Broken()])
+    flaky.apply("x anna@example.ch", session)
+    flaky.apply("x anna@example.ch", session)
+    assert Counting.calls == 4 and flaky.errors  # a result with a failed detector is redone

@@ -31,6 +31,9 @@ class NeutralizationSession:
         self._by_value: dict[str, str] = {}
         self._by_placeholder: dict[str, tuple[str, str]] = {}
         self._counters: dict[str, int] = {}
+        # (neutralizer ids, text) -> neutralized text: a run re-sends its whole history every
+        # round, and stable placeholders make the result of a text final once computed
+        self._cache: dict[tuple[tuple[str, ...], str], str] = {}
 
     def placeholder_for(self, category: str, value: str) -> str:
         """The stable placeholder of ``value`` (created on first sight)."""
@@ -94,6 +97,7 @@ class NeutralizationGate:
     def __init__(self, neutralizers: Sequence[Any], *, require: bool = False) -> None:
         self.neutralizers = list(neutralizers)
         self.require = require
+        self._signature = tuple(str(getattr(n, "id", type(n).__name__)) for n in self.neutralizers)
         self.errors: list[str] = []
         self.replaced = 0
 
@@ -126,6 +130,17 @@ class NeutralizationGate:
         """``text`` with personal data replaced by the session's placeholders."""
         if not text or not self.neutralizers:
             return text
+        key = (self._signature, text)
+        cached = session._cache.get(key)
+        if cached is not None:
+            return cached
+        errors_before = len(self.errors)
+        result = self._apply(text, session)
+        if len(self.errors) == errors_before:  # a partial result is never reused
+            session._cache[key] = result
+        return result
+
+    def _apply(self, text: str, session: NeutralizationSession) -> str:
         protected = [
             (m.start(), m.end()) for m in PLACEHOLDER.finditer(text) if session.is_placeholder(m[0])
         ]
