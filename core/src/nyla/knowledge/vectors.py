@@ -4,6 +4,9 @@ write path, and vector literals for queries."""
 from __future__ import annotations
 
 import hashlib
+import struct
+import sys
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -43,7 +46,7 @@ _COPY_TYPES = [
     "text",
     "text",
     "text",
-    "vector",
+    "bytea",  # the embedding, already in pgvector's binary form (see vector_binary)
 ]
 
 
@@ -129,22 +132,32 @@ async def driver_connection(session: AsyncSession) -> Any:
     return raw.driver_connection
 
 
+def vector_binary(vector: Sequence[float] | array | bytes) -> bytes:
+    """A vector in pgvector's binary wire form (dims, unused, big-endian float4s). In a binary
+    COPY the server decodes a field with the target column's receive function, so these bytes
+    can be sent as ``bytea`` without registering the vector type on the connection."""
+    if isinstance(vector, bytes | bytearray | memoryview):
+        return bytes(vector)
+    values = vector if isinstance(vector, array) and vector.typecode == "f" else array("f", vector)
+    if sys.byteorder == "little":
+        values = array("f", values)
+        values.byteswap()
+    return struct.pack(">HH", len(values), 0) + values.tobytes()
+
+
 async def copy_chunks(session: AsyncSession, rows: Sequence[Sequence[Any]]) -> int:
     """Write chunk rows with binary COPY inside the session's transaction. Each row follows
-    :data:`CHUNK_COPY_COLUMNS`; the embedding is a list of floats."""
+    :data:`CHUNK_COPY_COLUMNS`; the embedding is a sequence of floats (or
+    :func:`vector_binary` bytes)."""
     if not rows:
         return 0
-    from pgvector import Vector
-    from pgvector.psycopg import register_vector_async
-
     pg = await driver_connection(session)
-    await register_vector_async(pg)
     columns = ", ".join(CHUNK_COPY_COLUMNS)
     statement = f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)"
     async with pg.cursor() as cur, cur.copy(statement) as cp:
         cp.set_types(_COPY_TYPES)
         for row in rows:
-            await cp.write_row([*row[:-1], Vector(list(row[-1]))])
+            await cp.write_row([*row[:-1], vector_binary(row[-1])])
     return len(rows)
 
 
