@@ -275,3 +275,28 @@ def test_exports_for_plugin_authors() -> None:
     assert nyla.NeutralizationSession is NeutralizationSession
     assert nyla.AiCallRequest is AiCallRequest
     assert callable(nyla.config_value)
+
+
+def test_selector_ranks_by_quality_speed_then_price_and_respects_tools(make_kernel) -> None:
+    a = ScriptedProvider(lambda r, i: "", id="a", price_input=5.0, price_output=5.0)
+    b = ScriptedProvider(lambda r, i: "", id="b", price_input=1.0, price_output=1.0)
+    c = ScriptedProvider(lambda r, i: "", id="c")
+    c.spec.quality_rank, c.spec.capabilities.tools = 99, False
+    ai = service(make_kernel(ScriptedPlugin(a, b, c), builtins=False))
+    assert ai.select_model("agent").id == "c:model"
+    assert ai.select_model("agent", needs_tools=True).id == "b:model"  # same ranks: cheaper
+    with pytest.raises(ModelNotAvailableError, match="no model for operation 'embedding'"):
+        ai.select_model("embedding")
+
+
+async def test_fallback_that_does_not_fit_the_budget_is_skipped(make_kernel) -> None:
+    def broken(request, index):
+        raise ProviderServerError("down", provider="a", status_code=502)
+
+    a = ScriptedProvider(broken, id="a", price_input=0.0, price_output=0.0)
+    a.spec.quality_rank = 99
+    pricey = ScriptedProvider(lambda r, i: "never", id="b", price_input=1e6, price_output=1e6)
+    ai = service(make_kernel(ScriptedPlugin(a, pricey), builtins=False))
+    with pytest.raises(ProviderServerError):
+        await ai.call(AiCallRequest(operation="agent", messages=user("x"), max_cost_chf=0.01))
+    assert pricey.requests == []
