@@ -4,6 +4,7 @@ scripted policy as the model), against the session's PostgreSQL."""
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 from click.testing import CliRunner
@@ -14,8 +15,27 @@ pytestmark = pytest.mark.db
 
 
 @pytest.fixture
-def runner(embedded_pg, monkeypatch):
-    monkeypatch.setenv("NYLA_DATABASE_URL", embedded_pg)
+def scratch_database(embedded_pg):
+    """A database of its own on the session's server: the CLI's kernel uses the default
+    (public) schema, which must not leak into the per-test schemas of other tests."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    name = f"cli_{uuid.uuid4().hex[:10]}"
+    url = make_url(embedded_pg).set(drivername="postgresql")
+    admin = url.render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def runner(scratch_database, monkeypatch):
+    monkeypatch.setenv("NYLA_DATABASE_URL", scratch_database)
     monkeypatch.delenv("NYLA_DISABLE_FEATURE_ONTOLOGY", raising=False)
     return CliRunner()
 

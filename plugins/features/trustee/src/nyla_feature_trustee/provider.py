@@ -50,7 +50,10 @@ class TrusteeDataProvider:
     async def ensure_tables(self) -> None:
         """Create the feature's tables in the bound database if missing."""
         await self.db.ensure_ready()
+        schema = getattr(self.db, "schema", None)
         async with self.db.engine.begin() as conn:
+            if schema:  # check and create in the database's own schema, never a shadow in public
+                conn = await conn.execution_options(schema_translate_map={None: schema})
             await conn.run_sync(METADATA.create_all)
 
     async def data_version(self, feature_instance_id: str) -> str:
