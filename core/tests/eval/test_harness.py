@@ -3,6 +3,7 @@ seeded embedded database: the report's figures match what each policy must produ
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -10,7 +11,8 @@ import pytest
 from nyla.errors import ConfigurationError
 from nyla.eval import run_eval, to_markdown, write_report
 from nyla.eval.harness import parse_modes
-from nyla.eval.policies import EvalPolicyPlugin
+from nyla.eval.policies import EvalPolicyPlugin, EvalPolicyProvider
+from nyla.hookspecs import hookimpl
 
 from .conftest import trustee
 
@@ -121,3 +123,54 @@ def test_modes_are_checked():
     assert parse_modes("phase2, baseline") == ["phase2", "baseline"]
     with pytest.raises(ConfigurationError):
         parse_modes("phase3")
+
+
+class GatedPolicies(EvalPolicyProvider):
+    """The policies, but every model call waits until ``limit`` calls are in flight at once
+    (a barrier): a harness that ran questions one by one would never get past it."""
+
+    def __init__(self, questions, limit):
+        super().__init__(questions)
+        self.limit = limit
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.full = asyncio.Event()
+
+    async def chat(self, request):
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        if self.in_flight >= self.limit:
+            self.full.set()
+        try:
+            await self.full.wait()
+            return await super().chat(request)
+        finally:
+            self.in_flight -= 1
+
+
+class GatedPlugin:
+    def __init__(self, provider):
+        self.provider = provider
+
+    @hookimpl
+    def nyla_providers(self):
+        return [self.provider]
+
+
+async def test_questions_run_concurrently_up_to_the_limit(make_kernel, db):
+    gated = GatedPolicies(QUESTIONS, limit=3)
+    kernel = make_kernel(trustee, GatedPlugin(gated), db=db, builtins=False)
+    ids = [q.id for q in QUESTIONS[:7]]
+    report = await asyncio.wait_for(  # a deadlock guard, not a timing assertion
+        run_eval(
+            kernel,
+            "trustee",
+            model="eval:oracle",
+            modes=["phase2"],
+            concurrency=3,
+            question_ids=ids,
+        ),
+        timeout=120,
+    )
+    assert gated.max_in_flight == 3  # reached the limit, never exceeded it
+    assert report.summary("phase2").accuracy == 1.0
