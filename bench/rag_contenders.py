@@ -1,0 +1,209 @@
+"""The third-party contenders of bench/rag.py, each run in its own venv (their pins conflict):
+
+    bench/.venvs/langchain/bin/python bench/rag_contenders.py langchain --uri ... --out result.json
+    bench/.venvs/llamaindex/bin/python bench/rag_contenders.py llamaindex --uri ... --out result.json
+
+Each ingests the same precomputed vectors through the library's own write API (batches of
+1000), builds an HNSW index (m=16, ef_construction=64) on the library's table after the load,
+and answers the queries through the library's own query API with its metadata filter for the
+scope (the library's defaults otherwise). Prints nothing but progress; writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DIMS = 384
+USERS = 100
+K = 10
+BATCH = 1000
+SETTINGS = ("unfiltered", "1%", "10%")
+
+
+def owner(i: int) -> str:
+    return f"u{i % USERS}"
+
+
+def filter_users(q: int, setting: str) -> list[str] | None:
+    if setting == "unfiltered":
+        return None
+    width = 1 if setting == "1%" else 10
+    return [f"u{(q + j) % USERS}" for j in range(width)]
+
+
+def sa_uri(uri: str, driver: str) -> str:
+    return uri.replace("postgresql://", f"postgresql+{driver}://", 1).replace(
+        f"postgresql+{driver}://postgres:@", f"postgresql+{driver}://postgres@"
+    )
+
+
+def timed(fn: Any, queries: np.ndarray) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for setting in SETTINGS:
+        fn(0, queries[0], setting)  # warm-up
+        runs = []
+        for q, vec in enumerate(queries):
+            started = time.perf_counter()
+            ids = fn(q, vec, setting)
+            runs.append(((time.perf_counter() - started) * 1000, [int(i) for i in ids]))
+        out[setting] = runs
+    return out
+
+
+def hnsw(uri: str, table: str, driver: str) -> tuple[float, int]:
+    """Build the HNSW index on the library's table after the load; (seconds, bytes)."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(sa_uri(uri, driver))
+    started = time.perf_counter()
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                f"CREATE INDEX bench_hnsw ON {table} USING hnsw (embedding "
+                "vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            )
+        )
+    took = time.perf_counter() - started
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"ANALYZE {table}"))
+        size = conn.execute(sa.text("SELECT pg_relation_size('bench_hnsw')")).scalar_one()
+    engine.dispose()
+    return took, int(size)
+
+
+def langchain(
+    args: argparse.Namespace, docs: np.ndarray, texts: list[str], queries: np.ndarray
+) -> dict:
+    from langchain_core.embeddings import Embeddings
+    from langchain_postgres import PGVector
+
+    class Precomputed(Embeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            raise NotImplementedError("vectors are precomputed")
+
+        def embed_query(self, text: str) -> list[float]:
+            raise NotImplementedError("vectors are precomputed")
+
+    store = PGVector(
+        embeddings=Precomputed(),
+        collection_name="bench",
+        connection=sa_uri(args.uri, "psycopg"),
+        embedding_length=DIMS,
+        use_jsonb=True,
+        pre_delete_collection=True,
+    )
+    started = time.perf_counter()
+    for start in range(0, len(docs), BATCH):
+        stop = min(start + BATCH, len(docs))
+        store.add_embeddings(
+            texts=texts[start:stop],
+            embeddings=docs[start:stop].tolist(),
+            metadatas=[{"owner": owner(i)} for i in range(start, stop)],
+            ids=[str(i) for i in range(start, stop)],
+        )
+    ingest = time.perf_counter() - started
+    build, size = hnsw(args.uri, "langchain_pg_embedding", "psycopg")
+
+    def query(q: int, vec: np.ndarray, setting: str) -> list[int]:
+        users = filter_users(q, setting)
+        flt = None if users is None else {"owner": {"$in": users}}
+        hits = store.similarity_search_with_score_by_vector(vec.tolist(), k=K, filter=flt)
+        return [int(doc.id) for doc, _ in hits]
+
+    return {
+        "name": "langchain-postgres",
+        "path": "PGVector, JSONB metadata filter, defaults",
+        "ingest_s": ingest,
+        "build_s": build,
+        "index_bytes": size,
+        "queries": timed(query, queries),
+    }
+
+
+def llamaindex(
+    args: argparse.Namespace, docs: np.ndarray, texts: list[str], queries: np.ndarray
+) -> dict:
+    from llama_index.core.schema import TextNode
+    from llama_index.core.vector_stores.types import (
+        FilterOperator,
+        MetadataFilter,
+        MetadataFilters,
+        VectorStoreQuery,
+    )
+    from llama_index.vector_stores.postgres import PGVectorStore
+
+    store = PGVectorStore(
+        connection_string=sa_uri(args.uri, "psycopg2"),
+        async_connection_string=sa_uri(args.uri, "asyncpg"),
+        table_name="bench",
+        embed_dim=DIMS,
+    )
+    started = time.perf_counter()
+    for start in range(0, len(docs), BATCH):
+        stop = min(start + BATCH, len(docs))
+        store.add(
+            [
+                TextNode(
+                    id_=str(i),
+                    text=texts[i],
+                    embedding=docs[i].tolist(),
+                    metadata={"owner": owner(i)},
+                )
+                for i in range(start, stop)
+            ]
+        )
+    ingest = time.perf_counter() - started
+    build, size = hnsw(args.uri, "public.data_bench", "psycopg2")
+
+    def query(q: int, vec: np.ndarray, setting: str) -> list[int]:
+        users = filter_users(q, setting)
+        filters = None
+        if users is not None:
+            filters = MetadataFilters(
+                filters=[MetadataFilter(key="owner", value=users, operator=FilterOperator.IN)]
+            )
+        result = store.query(
+            VectorStoreQuery(query_embedding=vec.tolist(), similarity_top_k=K, filters=filters)
+        )
+        return [int(i) for i in result.ids]
+
+    return {
+        "name": "llama-index-vector-stores-postgres",
+        "path": "PGVectorStore, JSONB metadata filter, defaults",
+        "ingest_s": ingest,
+        "build_s": build,
+        "index_bytes": size,
+        "queries": timed(query, queries),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("contender", choices=["langchain", "llamaindex"])
+    parser.add_argument("--uri", required=True)
+    parser.add_argument("--docs", type=Path, required=True)
+    parser.add_argument("--queries", type=Path, required=True)
+    parser.add_argument("--corpus", type=Path, default=None)
+    parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("--q", type=int, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    docs = np.fromfile(args.docs, dtype="<f4", count=args.n * DIMS).reshape(args.n, DIMS)
+    queries = np.fromfile(args.queries, dtype="<f4", count=args.q * DIMS).reshape(args.q, DIMS)
+    if args.corpus is not None:
+        rows = [json.loads(line) for line in args.corpus.read_text(encoding="utf-8").splitlines()]
+        texts = [r["text"] for r in rows if r["kind"] == "doc"][: args.n]
+    else:
+        texts = [f"synthetic row {i}" for i in range(args.n)]
+    run = {"langchain": langchain, "llamaindex": llamaindex}[args.contender]
+    args.out.write_text(json.dumps(run(args, docs, texts, queries)))
+
+
+if __name__ == "__main__":
+    main()
