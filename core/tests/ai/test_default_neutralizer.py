@@ -154,3 +154,33 @@ def test_placeholders_are_stable_and_restorable(values: list[str]) -> None:
 @given(text=prose)
 def test_text_without_personal_data_is_unchanged(text: str) -> None:
     assert neutralize(text) == text
+
+
+def swiss_phone(area: int, a: int, b: int, c: int, style: int) -> str:
+    digits = f"{area:02d}{a:03d}{b:02d}{c:02d}"
+    grouped = f"{digits[:2]} {digits[2:5]} {digits[5:7]} {digits[7:]}"
+    return [
+        f"+41 {grouped}",
+        f"0041 {grouped}",
+        f"0{grouped}",
+        f"+41{digits}",
+        f"0{digits[:2]}/{digits[2:5]}.{digits[5:7]}.{digits[7:]}",
+    ][style]
+
+
+phones = st.builds(
+    swiss_phone,
+    st.integers(21, 99),
+    st.integers(0, 999),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.integers(0, 4),
+)
+ipv4s = st.ip_addresses(v=4).map(str)
+
+
+@PROPERTY
+@given(value=st.one_of(phones, ipv4s), before=prose, after=prose)
+def test_no_swiss_phone_or_ipv4_survives(value: str, before: str, after: str) -> None:
+    out = neutralize(f"{before} {value} {after}")
+    assert value not in out
