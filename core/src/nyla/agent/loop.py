@@ -24,6 +24,7 @@ still use.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -196,17 +197,21 @@ async def _call_model(
         return await _race(kernel.ai.call(request), cancel)
     iterator = kernel.ai.stream(request).__aiter__()
     response: AiCallResponse | None = None
-    text: list[str] = []
-    while True:
-        try:
-            delta = await _race(iterator.__anext__(), cancel)
-        except StopAsyncIteration:
-            break
-        if delta.kind == "text" and delta.text:
-            text.append(delta.text)
-            sink.append(events.chunk(round_, delta.text))
-        elif delta.kind == "done":
-            response = delta.metadata.get("response")
+    try:
+        while True:
+            try:
+                delta = await _race(iterator.__anext__(), cancel)
+            except StopAsyncIteration:
+                break
+            if delta.kind == "text" and delta.text:
+                sink.append(events.chunk(round_, delta.text))
+            elif delta.kind == "done":
+                response = delta.metadata.get("response")
+    finally:
+        closer = getattr(iterator, "aclose", None)
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()  # release the provider's connection when we stop early
     if response is None:
         raise RuntimeError("the model stream ended without a final response")
     if isinstance(response, dict):
