@@ -80,8 +80,9 @@ def split_spans(
         pieces.append((units[start][0], units[end - 1][1]))
         if end >= n:
             break
-        back, carried = end, 0
-        while back > start + 1 and carried + costs[back - 1] <= overlap:
+        # carry up to ``overlap`` tokens back, but leave room for the next new unit
+        back, carried, room = end, 0, max_tokens - costs[end]
+        while back > start + 1 and carried + costs[back - 1] <= min(overlap, room):
             back -= 1
             carried += costs[back]
         start = back if overlap else end

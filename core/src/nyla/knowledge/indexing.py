@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import json
 import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +38,24 @@ class ConsentError(NylaError):
     """Indexing was refused: the data source or connection does not allow it."""
 
 
+@dataclass
+class PreparedFile:
+    """A file ready to write: its index row, its chunk rows (COPY order of
+    :data:`~nyla.knowledge.vectors.CHUNK_COPY_COLUMNS`) and the result to report."""
+
+    row: dict[str, Any]
+    chunks: list[tuple[Any, ...]]
+    result: IndexResult
+    dims: int = 0
+
+
+#: (owner key, model, content hash) -> vector, shared by the files of one batch
+Memo = dict[tuple[str, str, str], list[float]]
+
+
 class Indexer:
-    """Indexes files for a :class:`KnowledgeService` (see :meth:`index_file`)."""
+    """Indexes files for a :class:`KnowledgeService`: :meth:`prepare` does everything slow
+    or fallible, :meth:`write` stores prepared files in one transaction."""
 
     def __init__(self, service: KnowledgeService) -> None:
         self.service = service
@@ -56,8 +73,31 @@ class Indexer:
         """Index ``file`` (its bytes in ``content``). Scope and owner ids come from the
         FileItem. Returns the result; a failure is a result with ``status=failed`` and the
         reason, never an exception (the rest of a batch goes on)."""
+        prepared = await self.prepare(
+            file, content, context=context, source_path=source_path, connection_id=connection_id
+        )
+        if isinstance(prepared, IndexResult):
+            return prepared
+        results = await self.write([prepared])
+        if build_index and prepared.dims and results[0].status == IndexStatus.INDEXED:
+            await self.service.ensure_vector_index(
+                prepared.result.embedding_model or "", prepared.dims
+            )
+        return results[0]
+
+    async def prepare(
+        self,
+        file: FileItem,
+        content: bytes,
+        *,
+        context: RunContext,
+        source_path: str | None = None,
+        connection_id: str | None = None,
+        memo: Memo | None = None,
+    ) -> PreparedFile | IndexResult:
+        """Extract, neutralize (when asked), chunk, dedupe and embed one file; returns the
+        prepared rows, or a failed :class:`IndexResult` (its failure already recorded)."""
         service = self.service
-        db = service.kernel.db
         base = {"file_id": file.id, "name": file.name, "bytes": len(content)}
         try:
             key = owner_key(
@@ -107,7 +147,9 @@ class Indexer:
         )
         try:
             spec = service.embedding_spec(context)
-            vectors, reused, embedded, cost = await self._vectors(chunks, key, spec.id, context)
+            vectors, reused, embedded, cost = await self._vectors(
+                chunks, key, spec.id, context, memo if memo is not None else {}
+            )
         except Exception as exc:
             reason = f"embedding failed: {type(exc).__name__}: {exc}"
             await self._record_failure(row, reason)
@@ -143,13 +185,7 @@ class Indexer:
             )
             for c, v in zip(chunks, vectors, strict=True)
         ]
-        async with db.session() as s:
-            await s.execute(delete(ContentChunk).where(ContentChunk.file_id == file.id))
-            await _upsert_index(s, row)
-            await copy_chunks(s, rows)
-        if build_index and dims:
-            await service.ensure_vector_index(spec.id, dims)
-        return IndexResult(
+        result = IndexResult(
             **base,
             status=IndexStatus.INDEXED,
             chunks=len(chunks),
@@ -160,6 +196,28 @@ class Indexer:
             cost_chf=cost,
             is_neutralized=neutralized,
         )
+        return PreparedFile(row=row, chunks=rows, result=result, dims=dims)
+
+    async def write(self, prepared: list[PreparedFile]) -> list[IndexResult]:
+        """Store prepared files in ONE transaction: their old chunks are deleted, their
+        index rows upserted and all new chunks written with one binary COPY. If the
+        transaction fails nothing of the batch is stored and every file reports the error."""
+        if not prepared:
+            return []
+        try:
+            async with self.service.kernel.db.session() as s:
+                await write_prepared(s, prepared)
+        except Exception as exc:
+            reason = f"write failed, nothing stored: {type(exc).__name__}: {exc}"
+            log.warning("%s", reason)
+            failed = []
+            for p in prepared:
+                await self._record_failure(_failure_row(p.row), reason)
+                failed.append(
+                    p.result.model_copy(update={"status": IndexStatus.FAILED, "error": reason})
+                )
+            return failed
+        return [p.result for p in prepared]
 
     async def _provenance(
         self, file: FileItem, source_path: str | None, connection_id: str | None
@@ -212,15 +270,19 @@ class Indexer:
         )
 
     async def _vectors(
-        self, chunks: list[Chunk], key: str, model: str, context: RunContext
+        self, chunks: list[Chunk], key: str, model: str, context: RunContext, memo: Memo
     ) -> tuple[list[list[float]], int, int, float]:
         """A vector per chunk: reused when the same content is already indexed in the same
         scope with the same model, embedded (in batches, once per distinct text) otherwise.
         Returns (vectors, reused, embedded, cost CHF)."""
         if not chunks:
             return [], 0, 0, 0.0
-        hashes = sorted({c.content_hash for c in chunks})
-        known: dict[str, list[float]] = {}
+        known: dict[str, list[float]] = {
+            c.content_hash: memo[(key, model, c.content_hash)]
+            for c in chunks
+            if (key, model, c.content_hash) in memo
+        }
+        hashes = sorted({c.content_hash for c in chunks} - set(known))
         async with self.service.kernel.db.session() as s:
             found = await s.execute(
                 select(ContentChunk.content_hash, cast(ContentChunk.embedding, Text)).where(
@@ -249,6 +311,8 @@ class Indexer:
             cost += float(getattr(response, "cost_chf", 0.0) or 0.0)
             for (content_hash, _), vector in zip(part, response.vectors, strict=True):
                 known[content_hash] = list(vector)
+        for content_hash, vector in known.items():
+            memo[(key, model, content_hash)] = vector
         dims = {len(v) for v in known.values()}
         if len(dims) > 1:
             raise NylaError(f"{model} returned vectors of different dimensions: {sorted(dims)}")
@@ -285,6 +349,41 @@ class Indexer:
                 await _upsert_index(s, failed, keep_previous=not drop_chunks)
         except Exception:
             log.exception("could not record the failure of %s", row["file_id"])
+
+
+async def write_prepared(session: Any, prepared: list[PreparedFile]) -> None:
+    """The write path in the caller's transaction: delete the files' old chunks, upsert
+    their index rows (one statement), COPY every new chunk (one binary COPY)."""
+    file_ids = [p.row["file_id"] for p in prepared]
+    await session.execute(delete(ContentChunk).where(ContentChunk.file_id.in_(file_ids)))
+    statement = insert(FileContentIndex).values([p.row for p in prepared])
+    columns = [k for k in prepared[0].row if k != "file_id"]
+    await session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["file_id"],
+            set_={k: getattr(statement.excluded, k) for k in columns},
+        )
+    )
+    await copy_chunks(session, [row for p in prepared for row in p.chunks])
+
+
+def _failure_row(row: dict[str, Any]) -> dict[str, Any]:
+    keep = [
+        "file_id",
+        "name",
+        "mime_type",
+        "size",
+        "content_hash",
+        "scope",
+        "owner_key",
+        "user_id",
+        "mandate_id",
+        "feature_instance_id",
+        "data_source_id",
+        "connection_id",
+        "source_path",
+    ]
+    return {k: row[k] for k in keep if k in row}
 
 
 async def _upsert_index(session: Any, row: dict[str, Any], *, keep_previous: bool = False) -> None:

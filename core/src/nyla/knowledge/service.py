@@ -117,7 +117,8 @@ class KnowledgeService:
         job_kind: str | None = None,
     ) -> list[IndexResult]:
         """Index a batch (contents as bytes, or paths read one at a time); one file's failure
-        does not stop the rest. The HNSW index is built once after the batch. With
+        does not stop the rest. Prepared files are written together, one transaction per
+        ``write_batch_rows`` chunks; the HNSW index is built once after the batch. With
         ``job_kind`` the batch is recorded as a job (shown in the inventory) and stops
         early when that job is cancelled."""
         from nyla.jobs.store import JobStore
@@ -132,33 +133,54 @@ class KnowledgeService:
             if jobs and job_kind
             else None
         )
-        results: list[IndexResult] = []
-        models: set[str] = set()
+        results: list[IndexResult | None] = []
+        pending: list[tuple[int, Any]] = []
+        memo: dict[Any, Any] = {}
+        models: dict[str, int] = {}
         error: str | None = None
-        try:
-            for i, (file, content) in enumerate(items, start=1):
-                data = content.read_bytes() if isinstance(content, Path) else content
-                result = await self.index_file(file, data, context=context, build_index=False)
-                results.append(result)
-                if result.embedding_model and result.chunks:
-                    models.add(result.embedding_model)
+        done = 0
+
+        async def flush() -> None:
+            nonlocal done
+            written = await self.indexer.write([p for _, p in pending])
+            for (slot, prepared), result in zip(pending, written, strict=True):
+                results[slot] = result
+                if result.status == "indexed" and prepared.dims and result.embedding_model:
+                    models[result.embedding_model] = prepared.dims
+            pending.clear()
+            for result in results[done:]:
+                if result is None:
+                    break
+                done += 1
                 if progress is not None:
-                    progress(result, i, total)
+                    progress(result, done, total)
+
+        try:
+            for file, content in items:
+                data = content.read_bytes() if isinstance(content, Path) else content
+                prepared = await self.indexer.prepare(file, data, context=context, memo=memo)
+                results.append(prepared if isinstance(prepared, IndexResult) else None)
+                if not isinstance(prepared, IndexResult):
+                    pending.append((len(results) - 1, prepared))
+                rows = sum(len(p.chunks) for _, p in pending)
+                if rows >= self.settings.write_batch_rows or len(pending) >= 200:
+                    await flush()
+                elif not pending:
+                    await flush()  # report failures in order
                 if jobs and job_id:
-                    await jobs.progress(job_id, i, total, file.name)
+                    await jobs.progress(job_id, len(results), total, file.name)
                     if await jobs.is_cancelled(job_id):
                         break
-            for model in models:
-                dims = await self._model_dims(model)
-                if dims:
-                    await self.ensure_vector_index(model, dims)
+            await flush()
+            for model, dims in models.items():
+                await self.ensure_vector_index(model, dims)
         except BaseException as exc:
             error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
             if jobs and job_id:
                 await jobs.finish(job_id, error=error)
-        return results
+        return [r for r in results if r is not None]
 
     async def index_paths(
         self,

@@ -33,6 +33,7 @@ class KnowledgeSettings(BaseModel):
     chunk_tokens: int = Field(default=DEFAULT_CHUNK_TOKENS, ge=16)
     overlap_tokens: int = Field(default=DEFAULT_OVERLAP_TOKENS, ge=0)
     embed_batch: int = Field(default=64, ge=1)
+    write_batch_rows: int = Field(default=5000, ge=1)
     exact_threshold: int = Field(default=10_000, ge=0)
     ef_search: int = Field(default=100, ge=10)
     max_scan_tuples: int = Field(default=20_000, ge=1000)
