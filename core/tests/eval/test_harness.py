@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from nyla.errors import ConfigurationError
+from nyla.errors import ConfigurationError, ModelNotAvailableError, ProviderServerError
 from nyla.eval import run_eval, to_markdown, write_report
 from nyla.eval.harness import parse_modes
 from nyla.eval.policies import EvalPolicyPlugin, EvalPolicyProvider
@@ -106,17 +106,32 @@ async def test_never_repair(eval_kernel, make_kernel, db):
     assert "## Misses" in text and "q01_bank_balance_march" in text
 
 
-async def test_a_failing_model_is_recorded_and_the_rest_goes_on(eval_kernel):
+class FlakyPolicies(EvalPolicyProvider):
+    """The oracle, except that the provider fails (HTTP 500) on one question."""
+
+    async def chat(self, request):
+        if any("Q1 2025" in m.text for m in request.messages if m.role.value == "user"):
+            raise ProviderServerError("upstream exploded", provider="eval", status_code=500)
+        return await super().chat(request)
+
+
+async def test_a_failing_run_is_recorded_and_the_rest_goes_on(make_kernel, db):
+    kernel = make_kernel(trustee, GatedPlugin(FlakyPolicies(QUESTIONS)), db=db, builtins=False)
+    ids = ["q01_bank_balance_march", "q07_vat_due_q1", "q19_invoice_count_q1", "q08_vat_due_q2"]
     report = await run_eval(
-        eval_kernel,
-        "trustee",
-        model="nowhere:model",
-        modes=["phase2"],
-        question_ids=["q01_bank_balance_march", "q07_vat_due_q1"],
+        kernel, "trustee", model="eval:oracle", modes=["phase2"], question_ids=ids
     )
     s = report.summary("phase2")
-    assert s.questions == 2 and s.accuracy == 0.0 and s.errors == 2
-    assert all(r.error or r.status == "error" for r in report.results)
+    failed = {r.id for r in report.results if not r.accuracy_ok}
+    assert failed == {"q19_invoice_count_q1"}  # the only question mentioning "Q1 2025"
+    assert s.errors == 1 and s.accuracy == 0.75
+    broken = next(r for r in report.results if r.id == "q19_invoice_count_q1")
+    assert broken.status == "error" and "upstream exploded" in (broken.error or broken.answer)
+
+
+async def test_unknown_or_unavailable_model_fails_before_running(eval_kernel):
+    with pytest.raises(ModelNotAvailableError, match="unknown model"):
+        await run_eval(eval_kernel, "trustee", model="nowhere:model")
 
 
 def test_modes_are_checked():

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import Field
 
-from nyla.errors import ConfigurationError
+from nyla.errors import ConfigurationError, ModelNotAvailableError
 from nyla.eval.scoring import score
 from nyla.features.data_agent import FeatureAgentResult
 from nyla.features.service import ontology_disabled
@@ -123,6 +123,19 @@ def parse_modes(value: str | list[str]) -> list[str]:
     return modes
 
 
+def check_model(kernel: Any, model: str) -> None:
+    """Fail before the first question when ``model`` is unknown or its provider says it is
+    unavailable (a missing key), instead of recording the same error for every run."""
+    spec_of = getattr(kernel.ai, "model_spec", None)
+    if spec_of is None:
+        return
+    spec = spec_of(model)
+    if spec is None:
+        raise ModelNotAvailableError(f"unknown model {model!r}: `nyla models` lists the models")
+    if not spec.available:
+        raise ModelNotAvailableError(f"model {model} is not available: {spec.unavailable_reason}")
+
+
 def summarize(mode: str, results: list[QuestionResult]) -> ModeSummary:
     """Aggregate the results of one mode."""
     n = len(results)
@@ -209,6 +222,7 @@ async def run_eval(
         from nyla.eval.policies import install_policies
 
         install_policies(kernel.plugins, questions)
+    check_model(kernel, model)
     instance = instance_id or f"eval-{feature_code}"
     if seed:
         await features.seed(feature_code, instance)
