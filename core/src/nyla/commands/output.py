@@ -16,15 +16,16 @@ def emit_json(data: Any) -> None:
 
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Print a table (rich) on stdout."""
+    """Print a table (rich) on stdout; cell text is literal (rich markup is escaped)."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=title, show_lines=False, header_style="bold")
     for col in columns:
         t.add_column(col, overflow="fold")
     for row in rows:
-        t.add_row(*["" if v is None else str(v) for v in row])
+        t.add_row(*["" if v is None else escape(str(v)) for v in row])
     Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160).print(t)
 
 
