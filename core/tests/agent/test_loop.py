@@ -470,3 +470,48 @@ class ToolboxPlugin:
     @hookimpl
     def nyla_toolboxes(self) -> list[Any]:
         return list(self._toolboxes)
+
+
+class NoWritesPolicy:
+    """A policy plugin: denies every tool that is not read-only."""
+
+    @hookimpl
+    def nyla_before_tool_call(self, tool: Any, arguments: dict, context: Any) -> Any:
+        if not tool.read_only:
+            return ToolResult(
+                success=False, error=f"{tool.name} is not allowed for {context.run.user_id}"
+            )
+        return None
+
+
+async def test_a_policy_plugin_denial_reaches_the_model(
+    scripted, make_kernel, db, run_events, only
+):
+    wrote: list[str] = []
+
+    async def write(args: BaseModel, ctx: ToolContext) -> str:
+        wrote.append("x")
+        return "written"
+
+    def script(request: ChatRequest, i: int) -> Any:
+        if i == 0:
+            return [("lookup", {}), ("write", {})]
+        assert "not allowed for anna" in request.messages[-1].text
+        return "could not write"
+
+    kernel = make_kernel(scripted(script), NoWritesPolicy(), db=db, builtins=False)
+    events = await run_events(
+        run_agent_loop(
+            kernel,
+            "write",
+            config=AgentConfig(),
+            context=RunContext(user_id="anna"),
+            tools=[tool("lookup", lookup), tool("write", write, read_only=False)],
+        )
+    )
+    assert wrote == []
+    results = only(events, EventType.TOOL_RESULT)
+    assert [(r.data["success"], (r.data["errorDetails"] or {}).get("code")) for r in results] == [
+        (True, None),
+        (False, "DENIED"),
+    ]
