@@ -83,3 +83,31 @@ def test_seed_then_eval_run_writes_the_report(runner, tmp_path):
         cli, ["eval", "run", "trustee", "--model", "eval:oracle", "--modes", "phase9"]
     )
     assert bad.exit_code != 0 and "unknown mode" in bad.output
+
+
+def test_ask_the_data_agent_offline(runner):
+    assert (
+        runner.invoke(cli, ["feature", "seed", "trustee", "--instance", "ask-acme"]).exit_code == 0
+    )
+    question = "What is the VAT payable for Q2 2025?"
+    result = runner.invoke(
+        cli,
+        [
+            "feature",
+            "ask",
+            "trustee",
+            question,
+            "--instance",
+            "ask-acme",
+            "--model",
+            "eval:oracle",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    from nyla_feature_trustee import TrusteeFeature
+
+    expected = next(q for q in TrusteeFeature().benchmark_questions() if q.question == question)
+    assert f"{expected.expected_numbers[0]:.2f}" in data["answer"]
+    assert data["status"] == "completed" and len(data["calls"]) == 2

@@ -220,6 +220,8 @@ async def test_hostile_strings_in_any_argument_never_inject(seeded_kernel):
                 {"table": "trustee_journal_lines", "function": "COUNT", "groupBy": [evil]},
             ),
         ]
+        with pytest.raises(QueryArgumentError):
+            await features.browse_table("trustee", INSTANCE, {"table": evil})
         for tool, raw in calls:
             model = QueryArgs if tool == "queryTable" else AggregateArgs
             args = model.model_validate(raw)

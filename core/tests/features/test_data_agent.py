@@ -244,5 +244,8 @@ async def test_parent_run_delegates_through_query_feature_instance(agent_kernel,
         )
     child = await kernel.agent.trace(child_id)
     assert child.validation_failures == 1
-    assert [c.validation_failure_code for c in child.tool_calls] == ["INVALID_AGGREGATE_TARGET", None]
+    assert [c.validation_failure_code for c in child.tool_calls] == [
+        "INVALID_AGGREGATE_TARGET",
+        None,
+    ]
     assert parent.cost_chf > child.cost_chf > 0

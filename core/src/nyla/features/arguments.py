@@ -72,16 +72,23 @@ class Filter(WireModel):
     not_like (``%`` wildcards), in / not_in (value a list), is_null, not_null.
     """
 
-    field: str
-    op: str = Field(default="eq", validation_alias=AliasChoices("op", "operator"))
-    value: Any = None
+    field: str = Field(description="A field of the table.")
+    op: str = Field(
+        default="eq",
+        validation_alias=AliasChoices("op", "operator"),
+        description="eq, ne, lt, lte, gt, gte, between, like, ilike, not_like, in, not_in, "
+        "is_null, not_null",
+    )
+    value: Any = Field(
+        default=None, description="The value; [from, to] for between, a list for in / not_in."
+    )
 
 
 class OrderBy(WireModel):
     """Sort key: a field (for aggregates also ``value``) and ``asc`` or ``desc``."""
 
-    field: str
-    direction: str = "asc"
+    field: str = Field(description="A field (for aggregateTable a groupBy field or 'value').")
+    direction: str = Field(default="asc", description="asc or desc")
 
 
 def _coerce_order_by(value: Any) -> Any:
@@ -105,20 +112,22 @@ class BrowseArgs(WireModel):
     """``browseTable``: without ``table`` the list of tables; with it the schema (fields with
     types and descriptions) and ``sample_rows`` example rows."""
 
-    table: str | None = None
-    sample_rows: int = Field(default=3, ge=0, le=20)
+    table: str | None = Field(default=None, description="A table; omit to list the tables.")
+    sample_rows: int = Field(default=3, ge=0, le=20, description="Example rows to show.")
 
 
 class QueryArgs(WireModel):
     """``queryTable``: rows of ``table`` matching ``filters``, optionally only ``fields``,
     sorted by ``order_by``, paged by ``limit`` / ``offset``."""
 
-    table: str
-    filters: list[Filter] = Field(default_factory=list)
-    fields: list[str] | None = None
-    order_by: list[OrderBy] = Field(default_factory=list)
-    limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
-    offset: int = Field(default=0, ge=0)
+    table: str = Field(description="The table to read.")
+    filters: list[Filter] = Field(
+        default_factory=list, description="Conditions, combined with AND."
+    )
+    fields: list[str] | None = Field(default=None, description="Fields to return (default all).")
+    order_by: list[OrderBy] = Field(default_factory=list, description="Sort keys.")
+    limit: int = Field(default=50, ge=1, le=MAX_LIMIT, description="Rows to return (max 500).")
+    offset: int = Field(default=0, ge=0, description="Rows to skip (paging).")
 
     @field_validator("order_by", mode="before")
     @classmethod
@@ -130,13 +139,17 @@ class AggregateArgs(WireModel):
     """``aggregateTable``: ``function`` (SUM, COUNT, AVG, MIN, MAX) of ``field`` over the rows
     matching ``filters``, per ``group_by`` group; the result column is called ``value``."""
 
-    table: str
-    function: str
-    field: str | None = None
-    filters: list[Filter] = Field(default_factory=list)
-    group_by: list[str] = Field(default_factory=list)
-    order_by: list[OrderBy] = Field(default_factory=list)
-    limit: int = Field(default=100, ge=1, le=MAX_LIMIT)
+    table: str = Field(description="The table to aggregate.")
+    function: str = Field(description="SUM, COUNT, AVG, MIN or MAX.")
+    field: str | None = Field(default=None, description="The field; omit for COUNT of rows.")
+    filters: list[Filter] = Field(
+        default_factory=list, description="Conditions, combined with AND."
+    )
+    group_by: list[str] = Field(default_factory=list, description="Fields to group by.")
+    order_by: list[OrderBy] = Field(
+        default_factory=list, description="Sort keys: groupBy fields or 'value'."
+    )
+    limit: int = Field(default=100, ge=1, le=MAX_LIMIT, description="Groups to return.")
 
     @field_validator("order_by", mode="before")
     @classmethod

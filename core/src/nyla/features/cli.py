@@ -159,6 +159,10 @@ def ask(
 
     async def go() -> Any:
         kernel = _kernel()
+        if model and model.startswith("eval:"):  # the offline scripted policies
+            from nyla.eval.policies import install_policies
+
+            install_policies(kernel.plugins, kernel.features.feature(code).benchmark_questions())
         try:
             return await kernel.features.run_data_agent(
                 code,
