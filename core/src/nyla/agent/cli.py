@@ -93,6 +93,9 @@ class _Printer:
         elif kind == "STATUS":
             if event.data.get("status") == "round":
                 self.round_text = ""
+                if self.err.is_terminal and event.round > 1:
+                    self._end_line()
+                    self.err.print(f"[dim]round {event.round}/{event.data['maxRounds']}[/dim]")
             elif event.data.get("status") == "summarizing":
                 self._end_line()
                 self.err.print("[dim]… summarizing the earlier conversation[/dim]")
