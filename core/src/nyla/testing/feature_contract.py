@@ -71,7 +71,7 @@ class FeatureContract(PluginContract):
     def test_every_constraint_is_enforced_by_the_validator(self, plugin: Any) -> None:
         from nyla.features.validator import (
             INVALID_AGGREGATE_TARGET,
-            MISSING_REQUIRED_FILTER,
+            REQUIRES_FILTER,
             QueryValidator,
         )
         from nyla.models.ontology import ConstraintKind
@@ -105,7 +105,7 @@ class FeatureContract(PluginContract):
                             f for f in _required_filters(validator, c.table) if f["field"] != field
                         ]
                         r = validator.check("queryTable", {"table": c.table, "filters": others})
-                        assert r is not None and r.code == MISSING_REQUIRED_FILTER, (
+                        assert r is not None and r.code == REQUIRES_FILTER, (
                             f"queryTable on {c.table} without {field} passed: {r}"
                         )
                         assert r.field == field
