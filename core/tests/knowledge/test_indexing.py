@@ -134,3 +134,20 @@ async def test_missing_scope_owner_is_a_failed_result(kernel):
         item("x", "x.txt", scope=Scope.FEATURE_INSTANCE), b"text", context=ctx()
     )
     assert result.status == "failed" and "feature_instance_id" in result.error
+
+
+async def test_a_file_failing_in_a_batch_write_fails_alone_and_leaves_nothing(kernel):
+    too_long = "x" * 300  # longer than the file id column: its write must fail
+    items = [
+        (item("good", "good.txt"), b"a good file about invoices"),
+        (item(too_long, "bad.txt"), b"a file that cannot be stored"),
+        (item("good2", "good2.txt"), b"another good file about payroll"),
+    ]
+    results = await kernel.knowledge.index_files(items, context=ctx())
+    assert [r.status for r in results] == ["indexed", "failed", "indexed"]
+    assert "write failed" in results[1].error
+    assert await _chunks(kernel, "good") and await _chunks(kernel, "good2")
+    assert not await _chunks(kernel, too_long)
+    async with kernel.db.session() as s:
+        ids = set((await s.execute(select(FileContentIndex.file_id))).scalars())
+    assert ids == {"good", "good2"}

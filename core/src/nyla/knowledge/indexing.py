@@ -200,24 +200,27 @@ class Indexer:
 
     async def write(self, prepared: list[PreparedFile]) -> list[IndexResult]:
         """Store prepared files in ONE transaction: their old chunks are deleted, their
-        index rows upserted and all new chunks written with one binary COPY. If the
-        transaction fails nothing of the batch is stored and every file reports the error."""
+        index rows upserted and all new chunks written with one binary COPY. If that
+        transaction fails, each file is retried in its own transaction, so one bad file
+        fails alone and never leaves anything half-written."""
         if not prepared:
             return []
         try:
             async with self.service.kernel.db.session() as s:
                 await write_prepared(s, prepared)
+            return [p.result for p in prepared]
         except Exception as exc:
+            if len(prepared) > 1:
+                log.warning("batch write failed (%s); writing file by file", exc)
+                return [r for p in prepared for r in await self.write([p])]
             reason = f"write failed, nothing stored: {type(exc).__name__}: {exc}"
-            log.warning("%s", reason)
-            failed = []
-            for p in prepared:
-                await self._record_failure(_failure_row(p.row), reason)
-                failed.append(
-                    p.result.model_copy(update={"status": IndexStatus.FAILED, "error": reason})
+            log.warning("%s: %s", prepared[0].row["file_id"], reason)
+            await self._record_failure(_failure_row(prepared[0].row), reason)
+            return [
+                prepared[0].result.model_copy(
+                    update={"status": IndexStatus.FAILED, "error": reason}
                 )
-            return failed
-        return [p.result for p in prepared]
+            ]
 
     async def _provenance(
         self, file: FileItem, source_path: str | None, connection_id: str | None
