@@ -73,10 +73,14 @@ async def vector_ranks(
             f"ORDER BY ({expr}) + 0 LIMIT :limit"
         )
     else:
-        await session.execute(text(f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}"))
-        await session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+        # transaction-local settings, in one round trip
         await session.execute(
-            text(f"SET LOCAL hnsw.max_scan_tuples = {int(settings.max_scan_tuples)}")
+            text(
+                "SELECT set_config('hnsw.ef_search', :ef, true), "
+                "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                "set_config('hnsw.max_scan_tuples', :mst, true)"
+            ),
+            {"ef": str(int(settings.ef_search)), "mst": str(int(settings.max_scan_tuples))},
         )
         # relaxed_order may return rows slightly out of order: re-sort the materialized set
         sql = (
