@@ -287,10 +287,11 @@ async def run_agent_loop(
             **kw,
         )
 
-    def account(response: AiCallResponse) -> None:
+    def account(response: AiCallResponse, *, agent_call: bool = True) -> None:
         run.spent += response.cost_chf or 0.0
         run.usage = run.usage + response.usage
-        trace.model = response.model or trace.model
+        if agent_call:  # the run's model (and its window) is the one answering as the agent
+            trace.model = response.model or trace.model
         if config.max_cost_chf is not None and not _price_known(kernel, response.model):
             run.unknown_price = True
 
@@ -301,7 +302,7 @@ async def run_agent_loop(
             ),
             cancel,
         )
-        account(response)
+        account(response, agent_call=False)
         return response.content
 
     try:
