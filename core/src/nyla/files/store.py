@@ -259,7 +259,10 @@ class FileStore:
         hits: list[dict[str, Any]] = []
         async with self.db.session() as s:
             for row in (await s.scalars(stmt.order_by(FileRow.name))).all():
-                text = bytes(row.content).decode("utf-8", errors="replace")
+                try:
+                    text = bytes(row.content).decode("utf-8")
+                except UnicodeDecodeError:
+                    continue  # binary files have no lines to search
                 for number, line in enumerate(text.splitlines(), 1):
                     if needle in line.lower():
                         hits.append(
