@@ -44,3 +44,21 @@ async def test_schemas_isolate_tests(db, embedded_pg):
     finally:
         await other.drop_schema()
         await other.dispose()
+
+
+async def test_a_table_in_public_does_not_hide_the_schemas_own(embedded_pg):
+    from nyla.db import metadata
+
+    public = Database(embedded_pg)
+    await public.ensure_ready()
+    scoped = Database(embedded_pg, schema="t_shadow_probe")
+    try:
+        await scoped.ensure_ready()
+        tables = set((await scoped.info())["tables"])
+        assert {t.name for t in metadata.sorted_tables} <= tables
+    finally:
+        await scoped.drop_schema()
+        await scoped.dispose()
+        async with public.engine.begin() as conn:
+            await conn.run_sync(metadata.drop_all)
+        await public.dispose()

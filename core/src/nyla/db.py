@@ -189,8 +189,22 @@ class Database:
             ) from exc
         import_table_modules()
         async with self.engine.begin() as conn:
-            await conn.run_sync(metadata.create_all)
+            await conn.run_sync(self._create_missing_tables)
         self._ready = True
+
+    def _create_missing_tables(self, conn: Any) -> None:
+        # Existence is checked in *this* schema only: SQLAlchemy's own check looks along the
+        # search path and would skip a table that exists in ``public``.
+        schema = self.schema or "public"
+        existing = set(
+            conn.execute(
+                text("SELECT table_name FROM information_schema.tables WHERE table_schema = :s"),
+                {"s": schema},
+            ).scalars()
+        )
+        missing = [t for t in metadata.sorted_tables if t.name not in existing]
+        if missing:
+            metadata.create_all(conn, tables=missing, checkfirst=False)
 
     async def info(self) -> dict[str, Any]:
         """URL (password masked), server version, pgvector version, tables."""
