@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from urllib.parse import quote
+import uuid
 
 import pytest
 from click.testing import CliRunner
@@ -14,13 +14,12 @@ from .conftest import DATA
 
 
 @pytest.fixture
-def cli_env(db, embedded_pg, monkeypatch):
-    """Point the CLI's default database at this test's schema."""
-    sep = "&" if "?" in embedded_pg else "?"
-    options = quote(f"-csearch_path={db.schema},public")
-    monkeypatch.setenv("NYLA_DATABASE_URL", f"{embedded_pg}{sep}options={options}")
+def cli_env(embedded_pg, monkeypatch):
+    """Point the CLI's default database (the public schema) at the session's server; the
+    test uses its own user ids so it shares nothing with other users of that schema."""
+    monkeypatch.setenv("NYLA_DATABASE_URL", embedded_pg)
     monkeypatch.delenv("NYLA_EMBEDDING_MODEL", raising=False)
-    return db
+    return uuid.uuid4().hex[:8]
 
 
 def _run(*args: str):
@@ -29,10 +28,11 @@ def _run(*args: str):
 
 
 def test_index_search_inventory_show_purge(cli_env, tmp_path):
+    alice, bob = f"alice-{cli_env}", f"bob-{cli_env}"
     for name in ("sample.md", "sample.pdf", "encrypted.pdf"):
         (tmp_path / name).write_bytes((DATA / name).read_bytes())
     (tmp_path / ".hidden.txt").write_text("never indexed")
-    result = _run("index", str(tmp_path), "--user", "alice", "--model", "local:hash-384", "--json")
+    result = _run("index", str(tmp_path), "--user", alice, "--model", "local:hash-384", "--json")
     assert result.exit_code == 1  # one file failed
     rows = {r["name"]: r for r in json.loads(result.output)}
     assert set(rows) == {"sample.md", "sample.pdf", "encrypted.pdf"}
@@ -41,7 +41,7 @@ def test_index_search_inventory_show_purge(cli_env, tmp_path):
     assert rows["sample.md"]["embeddingModel"] == "local:hash-384"
 
     table_run = _run(
-        "index", str(tmp_path / "sample.md"), "--user", "alice", "--model", "local:hash-384"
+        "index", str(tmp_path / "sample.md"), "--user", alice, "--model", "local:hash-384"
     )
     assert table_run.exit_code == 0
     assert "indexed" in table_run.output and "1 of 1 files indexed" in table_run.output
@@ -50,7 +50,7 @@ def test_index_search_inventory_show_purge(cli_env, tmp_path):
         "search",
         "quarterly VAT returns",
         "--user",
-        "alice",
+        alice,
         "--model",
         "local:hash-384",
         "--k",
@@ -60,27 +60,27 @@ def test_index_search_inventory_show_purge(cli_env, tmp_path):
     hits = json.loads(found.output)["hits"]
     assert hits and any("VAT" in h["text"] for h in hits)
     assert (
-        _run("search", "VAT", "--user", "bob", "--model", "local:hash-384", "--json").exit_code == 0
+        _run("search", "VAT", "--user", bob, "--model", "local:hash-384", "--json").exit_code == 0
     )
     assert (
         json.loads(
-            _run("search", "VAT", "--user", "bob", "--model", "local:hash-384", "--json").output
+            _run("search", "VAT", "--user", bob, "--model", "local:hash-384", "--json").output
         )["hits"]
         == []
     )
-    pretty = _run("search", "payroll", "--user", "alice", "--model", "local:hash-384")
+    pretty = _run("search", "payroll", "--user", alice, "--model", "local:hash-384")
     assert "hits" in pretty.output
 
-    inv = json.loads(_run("inventory", "--user", "alice", "--json").output)
+    inv = json.loads(_run("inventory", "--user", alice, "--json").output)
     assert inv["totals"]["files"] == 3 and inv["totals"]["failedFiles"] == 1
     assert "knowledge inventory" in _run("inventory", "--level", "platform").output
 
     file_id = rows["sample.pdf"]["fileId"]
-    shown = json.loads(_run("show", file_id, "--user", "alice", "--json").output)
+    shown = json.loads(_run("show", file_id, "--user", alice, "--json").output)
     assert len(shown["structure"]["pages"]) == 2
-    assert _run("show", file_id, "--user", "bob").exit_code != 0
+    assert _run("show", file_id, "--user", bob).exit_code != 0
 
-    purged = json.loads(_run("purge", "--owner", "alice", "--json").output)
+    purged = json.loads(_run("purge", "--owner", alice, "--json").output)
     assert purged["files"] == 3
-    assert json.loads(_run("inventory", "--user", "alice", "--json").output)["totals"]["files"] == 0
+    assert json.loads(_run("inventory", "--user", alice, "--json").output)["totals"]["files"] == 0
     assert _run("purge").exit_code != 0

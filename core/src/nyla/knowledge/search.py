@@ -3,9 +3,9 @@ large ones, and hybrid search fusing full-text and vector ranks (reciprocal rank
 
 Every query carries the caller's scope filter ``owner_key = ANY(:keys)`` and one embedding
 model, inside the SQL, on typed btree-indexed columns. Which vector path serves a query is
-decided by counting the readable, filtered rows up to ``exact_threshold``: at or below it the
-btree narrows the rows and they are ranked exactly (recall 1.0, always a full k); above it the
-model's HNSW index answers with ``hnsw.iterative_scan = relaxed_order``, which keeps scanning
+decided by the planner's estimate of the readable, filtered rows: at or below
+``exact_threshold`` the btree narrows the rows and they are ranked exactly (recall 1.0, always
+a full k); above it the model's HNSW index answers with ``hnsw.iterative_scan = relaxed_order``, which keeps scanning
 the graph until k rows pass the filter (pgvector >= 0.8).
 """
 
@@ -41,15 +41,18 @@ def _where(model: str, filters: SearchFilters | None) -> tuple[str, dict[str, An
     return " AND ".join(clauses), params
 
 
-async def count_candidates(
-    session: AsyncSession, where: str, params: dict[str, Any], cap: int
-) -> int:
-    """Readable, filtered rows, counted up to ``cap + 1`` (cheap through the btree)."""
+async def estimate_candidates(session: AsyncSession, where: str, params: dict[str, Any]) -> int:
+    """The planner's estimate of the readable, filtered rows (no rows are read: statistics
+    on the typed scope columns make it cheap and, after ANALYZE, close)."""
     result = await session.execute(
-        text(f"SELECT count(*) FROM (SELECT 1 FROM knowledge_chunk c WHERE {where} LIMIT :cap) s"),
-        {**params, "cap": cap + 1},
+        text(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM knowledge_chunk c WHERE {where}"), params
     )
-    return int(result.scalar_one())
+    plan = result.scalar_one()
+    if isinstance(plan, str):
+        import json
+
+        plan = json.loads(plan)
+    return int(plan[0]["Plan"]["Plan Rows"])
 
 
 async def vector_ranks(
@@ -142,18 +145,20 @@ async def search(
     filters: SearchFilters | None,
     hybrid: bool,
     settings: KnowledgeSettings,
+    known_indexes: set[tuple[str, int]] | None = None,
 ) -> SearchResult:
-    """One scoped search in ``session`` (one transaction, so ``SET LOCAL`` stays local)."""
+    """One scoped search in ``session`` (one transaction, so ``SET LOCAL`` stays local).
+    ``known_indexes`` lists (model, dims) whose HNSW index is known to exist."""
     if not keys or k <= 0:
         return SearchResult(embedding_model=model, hybrid=hybrid)
     where, params = _where(model, filters)
     params["keys"] = keys
-    candidates = await count_candidates(session, where, params, settings.exact_threshold)
-    if candidates == 0:
-        return SearchResult(embedding_model=model, hybrid=hybrid)
-    exact = candidates <= settings.exact_threshold or not await hnsw_index_exists(
-        session, model, dims
-    )
+    candidates = await estimate_candidates(session, where, params)
+    exact = candidates <= settings.exact_threshold
+    if not exact and (model, dims) not in (known_indexes or set()):
+        exact = not await hnsw_index_exists(session, model, dims)
+        if not exact and known_indexes is not None:
+            known_indexes.add((model, dims))
     pool = max(k, settings.hybrid_candidates) if hybrid else k
     nearest = await vector_ranks(
         session,

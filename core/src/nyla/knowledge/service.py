@@ -54,6 +54,9 @@ log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[IndexResult, int, int], Any]
 
+#: a batch that wrote at least this many chunks refreshes the planner statistics
+ANALYZE_AFTER_ROWS = 1000
+
 
 class KnowledgeService:
     """Indexing, scoped semantic search, agent context, round/workflow memory, consent and
@@ -174,6 +177,9 @@ class KnowledgeService:
             await flush()
             for model, dims in models.items():
                 await self.ensure_vector_index(model, dims)
+            written = sum(r.chunks for r in results if r is not None and r.status == "indexed")
+            if written >= ANALYZE_AFTER_ROWS:
+                await self.analyze()
         except BaseException as exc:
             error = f"{type(exc).__name__}: {exc}"
             raise
@@ -300,6 +306,7 @@ class KnowledgeService:
                 filters=filters,
                 hybrid=self.settings.hybrid if hybrid is None else hybrid,
                 settings=self.settings,
+                known_indexes=self._vector_indexes,
             )
 
     async def file_index(self, file_id: str, context: RunContext) -> FileContentIndex | None:
@@ -579,6 +586,15 @@ class KnowledgeService:
         platform."""
         async with self.kernel.db.session() as s:
             return await inventory(s, level, subject)
+
+    async def analyze(self) -> None:
+        """Refresh the planner statistics of the chunk table (the search path choice relies
+        on them); run after bulk loads."""
+        from sqlalchemy import text
+
+        async with self.kernel.db.engine.connect() as conn:
+            await conn.execute(text("ANALYZE knowledge_chunk"))
+            await conn.commit()
 
     async def _model_dims(self, model: str) -> int:
         from sqlalchemy import text

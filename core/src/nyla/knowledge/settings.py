@@ -25,8 +25,8 @@ class ContextBudgets(BaseModel):
 class KnowledgeSettings(BaseModel):
     """Tunables of indexing and search.
 
-    ``exact_threshold``: a search whose readable, filtered rows are at most this many ranks
-    them exactly (btree filter + sort); above it the HNSW index with iterative scans serves it.
+    ``exact_threshold``: a search whose readable, filtered rows are (by the planner's
+    estimate) at most this many ranks them exactly (btree filter + sort); above it the HNSW index with iterative scans serves it.
     """
 
     embedding_model: str | None = None
@@ -34,7 +34,7 @@ class KnowledgeSettings(BaseModel):
     overlap_tokens: int = Field(default=DEFAULT_OVERLAP_TOKENS, ge=0)
     embed_batch: int = Field(default=64, ge=1)
     write_batch_rows: int = Field(default=5000, ge=1)
-    exact_threshold: int = Field(default=10_000, ge=0)
+    exact_threshold: int = Field(default=2_000, ge=0)
     ef_search: int = Field(default=100, ge=10)
     max_scan_tuples: int = Field(default=20_000, ge=1000)
     hybrid: bool = True
