@@ -65,13 +65,14 @@ async def vector_ranks(
     limit: int,
     exact: bool,
     settings: KnowledgeSettings,
-) -> list[tuple[int, float]]:
-    """(chunk id, cosine distance) of the ``limit`` nearest readable chunks."""
+) -> list[SearchHit]:
+    """The ``limit`` nearest readable chunks, nearest first, with their details (one
+    round trip for the ranking and the rows)."""
     expr = f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)}))"
     bound = {**params, "q": vector_literal(vector), "limit": limit}
     if exact:
         # "+ 0" keeps the planner off the HNSW index: the btree-filtered rows are sorted exactly
-        sql = (
+        inner = (
             f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
             f"ORDER BY ({expr}) + 0 LIMIT :limit"
         )
@@ -85,15 +86,19 @@ async def vector_ranks(
             ),
             {"ef": str(int(settings.ef_search)), "mst": str(int(settings.max_scan_tuples))},
         )
-        # relaxed_order may return rows slightly out of order: re-sort the materialized set
-        sql = (
-            "WITH nearest AS MATERIALIZED ("
+        inner = (
             f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
-            f"ORDER BY {expr} LIMIT :limit) "
-            "SELECT id, distance FROM nearest ORDER BY distance"
+            f"ORDER BY {expr} LIMIT :limit"
         )
+    # relaxed_order may return rows slightly out of order: the outer query re-sorts
+    sql = (
+        f"WITH nearest AS MATERIALIZED ({inner}) "
+        f"SELECT {_HIT_COLUMNS}, n.distance FROM nearest n "
+        "JOIN knowledge_chunk c ON c.id = n.id "
+        "JOIN knowledge_file_index f ON f.file_id = c.file_id ORDER BY n.distance"
+    )
     rows = await session.execute(text(sql), bound)
-    return [(int(r[0]), float(r[1])) for r in rows]
+    return [_hit(r) for r in rows]
 
 
 def keyword_query(query: str) -> str:
@@ -172,12 +177,14 @@ async def search(
     )
     if hybrid and query.strip():
         keyword = await text_ranks(session, where=where, params=params, query=query, limit=pool)
-        fused = reciprocal_rank_fusion([[i for i, _ in nearest], keyword], settings.rrf_k)[:k]
-        ranked = [(i, score) for i, score in fused]
+        fused = reciprocal_rank_fusion([[h.chunk_id for h in nearest], keyword], settings.rrf_k)
+        ranked = fused[:k]
     else:
-        ranked = [(i, 1.0 - d) for i, d in nearest[:k]]
-    hits = await _hits(session, [i for i, _ in ranked], dims, vector)
-    by_id = {h.chunk_id: h for h in hits}
+        ranked = [(h.chunk_id, 1.0 - (h.distance or 0.0)) for h in nearest[:k]]
+    by_id = {h.chunk_id: h for h in nearest}
+    missing = [i for i, _ in ranked if i not in by_id]
+    for hit in await _hits(session, missing, dims, vector):
+        by_id[hit.chunk_id] = hit
     ordered = []
     for chunk_id, score in ranked:
         hit = by_id.get(chunk_id)
@@ -193,32 +200,40 @@ async def search(
     )
 
 
+_HIT_COLUMNS = (
+    "c.id, c.file_id, f.name, c.seq, c.data, c.context_ref, c.content_type, c.scope, "
+    "c.embedding_model"
+)
+
+
+def _hit(r: Any) -> SearchHit:
+    return SearchHit(
+        chunk_id=r[0],
+        file_id=r[1],
+        file_name=r[2],
+        seq=r[3],
+        text=r[4],
+        context_ref=r[5],
+        content_type=r[6],
+        scope=Scope(r[7]),
+        embedding_model=r[8],
+        distance=float(r[9]),
+    )
+
+
 async def _hits(
     session: AsyncSession, ids: list[int], dims: int, vector: Sequence[float]
 ) -> list[SearchHit]:
+    """Details of chunks found by full text only (their vector distance computed too)."""
     if not ids:
         return []
     rows = await session.execute(
         text(
-            "SELECT c.id, c.file_id, f.name, c.seq, c.data, c.context_ref, c.content_type, "
-            f"c.scope, {vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)})), "
-            "c.embedding_model FROM knowledge_chunk c "
-            "JOIN knowledge_file_index f ON f.file_id = c.file_id WHERE c.id = ANY(:ids)"
+            f"SELECT {_HIT_COLUMNS}, "
+            f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)})) "
+            "FROM knowledge_chunk c JOIN knowledge_file_index f ON f.file_id = c.file_id "
+            "WHERE c.id = ANY(:ids)"
         ),
         {"ids": ids, "q": vector_literal(vector)},
     )
-    return [
-        SearchHit(
-            chunk_id=r[0],
-            file_id=r[1],
-            file_name=r[2],
-            seq=r[3],
-            text=r[4],
-            context_ref=r[5],
-            content_type=r[6],
-            scope=Scope(r[7]),
-            distance=float(r[8]),
-            embedding_model=r[9],
-        )
-        for r in rows
-    ]
+    return [_hit(r) for r in rows]
