@@ -26,20 +26,27 @@ from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
 
 
 @pytest.fixture(scope="session")
-def embedded_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def embedded_pg() -> Iterator[str]:
     """URL of the session's PostgreSQL (embedded, started once, deleted at the end)."""
     if os.environ.get("NYLA_DATABASE_URL"):
         yield to_sqlalchemy_url(os.environ["NYLA_DATABASE_URL"])
         return
-    import pgserver
+    import shutil
+    import tempfile
+    from pathlib import Path
 
-    base = tmp_path_factory.mktemp("nyla-pg")
-    server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")
+    from nyla.db import start_embedded
+
+    # Its own directory, not pytest's basetemp: pytest prunes old basetemps, which removes the
+    # data directory of a server another pytest session on the machine is still using.
+    base = Path(tempfile.mkdtemp(prefix="nyla-pg-"))
+    server = start_embedded(base, cleanup_mode="delete")
     server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     try:
         yield to_sqlalchemy_url(server.get_uri())
     finally:
         server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest_asyncio.fixture
