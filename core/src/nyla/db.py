@@ -193,13 +193,15 @@ class Database:
         self._ready = True
 
     def _create_missing_tables(self, conn: Any) -> None:
-        # Existence is checked in *this* schema only: SQLAlchemy's own check looks along the
-        # search path and would skip a table that exists in ``public``.
-        schema = self.schema or "public"
+        # Existence is checked in the schema new tables go to (the first on the search path)
+        # only: SQLAlchemy's own check looks along the whole search path and would skip a table
+        # that exists in ``public``.
         existing = set(
             conn.execute(
-                text("SELECT table_name FROM information_schema.tables WHERE table_schema = :s"),
-                {"s": schema},
+                text(
+                    "SELECT table_name FROM information_schema.tables "
+                    "WHERE table_schema = current_schema()"
+                )
             ).scalars()
         )
         missing = [t for t in metadata.sorted_tables if t.name not in existing]

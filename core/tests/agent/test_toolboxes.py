@@ -39,7 +39,9 @@ TOOLBOXES = {
 
 def test_activation_by_default_connection_feature_and_config():
     assert initial_toolboxes(TOOLBOXES, AgentConfig(), RunContext()) == ["core"]
-    context = RunContext(connections=["microsoft"], feature_instance_id="trustee:acme")
+    context = RunContext(
+        connections=["microsoft"], feature_code="trustee", feature_instance_id="acme"
+    )
     assert initial_toolboxes(TOOLBOXES, AgentConfig(), context) == ["core", "email", "trustee"]
     config = AgentConfig(initial_toolboxes=["jira"])
     assert initial_toolboxes(TOOLBOXES, config, RunContext()) == ["core", "jira"]

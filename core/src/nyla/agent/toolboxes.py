@@ -1,9 +1,8 @@
 """The toolbox registry and the ``requestToolbox`` meta-tool (seeds: Toolbox Registry).
 
 Activation for a run: default toolboxes always; connection-dependent ones when the user has
-that connection (``RunContext.connections``); feature toolboxes when the run's feature
-instance belongs to that feature (``RunContext.feature_instance_id`` is ``"<featureCode>"`` or
-``"<featureCode>:<instance>"``); plus ``AgentConfig.initial_toolboxes``; plus whatever the
+that connection (``RunContext.connections``); feature toolboxes when the run works in an
+instance of that feature (``RunContext.feature_code``); plus ``AgentConfig.initial_toolboxes``; plus whatever the
 agent requests at run time. ``requestToolbox`` offers only the toolboxes not yet active, and
 the tools of a requested toolbox are visible from the next round on.
 """
@@ -28,13 +27,6 @@ _ACTION_TOOL = re.compile(r"^[a-z][A-Za-z0-9]*_[A-Za-z0-9_]+$")
 def is_action_tool(tool: Tool) -> bool:
     """Whether a tool is a workflow action (left out with ``exclude_action_tools``)."""
     return bool(_ACTION_TOOL.match(tool.name))
-
-
-def feature_code_of(context: RunContext) -> str | None:
-    """The feature code of the run's feature instance (``"code"`` or ``"code:instance"``)."""
-    if not context.feature_instance_id:
-        return None
-    return context.feature_instance_id.split(":", 1)[0]
 
 
 def request_toolbox_tool(inactive_ids: list[str], session: ToolboxSession | None = None) -> Tool:
@@ -151,7 +143,7 @@ def initial_toolboxes(
     toolboxes: dict[str, Toolbox], config: AgentConfig, context: RunContext
 ) -> list[str]:
     """Ids active at the start of a run, in registry order."""
-    feature = feature_code_of(context)
+    feature = context.feature_code
     connections = set(context.connections)
     wanted = set(config.initial_toolboxes)
     active = []

@@ -14,6 +14,8 @@ from nyla.models.base import WireModel
 class RunContext(WireModel):
     """Who runs, on whose data, where. Passed explicitly through every layer, never global.
 
+    ``feature_code`` names the feature whose instance ``feature_instance_id`` is (it switches
+    that feature's toolboxes on).
     ``allowed_providers`` restricts model selection (e.g. only a private endpoint when data must
     not leave); ``require_neutralization`` blocks a model call when neutralization fails.
     """
@@ -21,6 +23,7 @@ class RunContext(WireModel):
     user_id: str = "local"
     mandate_id: str | None = None
     feature_instance_id: str | None = None
+    feature_code: str | None = None
     workflow_id: str | None = None
     timezone: str = "UTC"
     require_neutralization: bool = False
