@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from nyla.models.ai import Message, ToolDefinition
@@ -29,8 +30,13 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _SYMBOL = re.compile(r"[^\sA-Za-zÀ-ÖØ-öø-ÿ\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
+@lru_cache(maxsize=8192)
 def count_text_tokens(text: str) -> int:
-    """Estimated tokens of one string (0 for the empty string)."""
+    """Estimated tokens of one string (0 for the empty string).
+
+    Memoized: an agent run re-sends its whole history every round, so the same strings are
+    counted again and again (``str`` caches its hash, so a hit costs no rescan).
+    """
     if not text:
         return 0
     tokens = 0
