@@ -297,20 +297,93 @@ def time_queries(fn: Any, queries: list[array]) -> list[tuple[float, list[int]]]
     return out
 
 
+def run_raw_same_table(base: str, docs: list[array], texts: list[str], per_file: int) -> dict:
+    """The floor for nyla's own schema: one raw binary COPY (psycopg, sync) into nyla's chunk
+    table with every index and the generated tsvector it carries."""
+    import psycopg
+
+    from nyla.db import Database, to_sqlalchemy_url
+    from nyla.knowledge.vectors import CHUNK_COPY_COLUMNS, vector_binary
+
+    uri = fresh_database(base, "bench_floor")
+    db = Database(to_sqlalchemy_url(uri))
+    asyncio.run(db.ensure_ready())
+    asyncio.run(db.dispose())
+    model = "bench:all-minilm-l6-v2"
+    with psycopg.connect(uri) as conn:
+        files = range((len(docs) + per_file - 1) // per_file)
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO knowledge_file_index (file_id, name, mime_type, size, content_hash, "
+                "structure, object_summary, status, scope, owner_key, user_id, is_neutralized, "
+                "neutralization_status, chunk_count, token_count) VALUES "
+                "(%s, %s, 'text/plain', 0, '', '{}', '', 'indexed', 'personal', 'x', 'bench', "
+                "false, 'none', 0, 0)",
+                [(f"file-{f}", f"file-{f}") for f in files],
+            )
+        conn.commit()
+        started = time.perf_counter()
+        columns = ", ".join(CHUNK_COPY_COLUMNS)
+        with (
+            conn.cursor() as cur,
+            cur.copy(f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)") as cp,
+        ):
+            cp.set_types(
+                [
+                    "text",
+                    "int4",
+                    "text",
+                    "text",
+                    "text",
+                    "int4",
+                    "text",
+                    "text",
+                    "text",
+                    "text",
+                    "text",
+                    "bytea",
+                ]
+            )
+            for i, vec in enumerate(docs):
+                cp.write_row(
+                    (
+                        f"file-{i // per_file}",
+                        i % per_file,
+                        texts[i],
+                        "",
+                        "text",
+                        0,
+                        f"{i:064x}",
+                        "personal",
+                        f"personal:{owner(i)}",
+                        None,
+                        model,
+                        vector_binary(vec),
+                    )
+                )
+        conn.commit()
+        took = time.perf_counter() - started
+    drop_database(base, "bench_floor")
+    return {"name": "raw COPY into nyla's chunk table", "ingest_s": took}
+
+
 # ---- nyla ---------------------------------------------------------------------------------
 
 
 async def run_nyla(
     uri: str, docs: list[array], texts: list[str], queries: list[array], chunks_per_file: int
 ) -> dict[str, Any]:
-    """nyla's write path (index row + binary COPY of the file's chunks, one transaction per
-    file, every knowledge-store index maintained) and its search path (auto / exact / HNSW)."""
+    """nyla's write path (``write_prepared``, as ``index_files`` uses it: files of
+    ``chunks_per_file`` chunks, their index rows upserted and their chunks written by one
+    binary COPY per 5000-row transaction, every knowledge-store index maintained) and its
+    search path (auto / exact / HNSW)."""
     from nyla.db import Database, to_sqlalchemy_url
     from nyla.kernel import Kernel
-    from nyla.knowledge.indexing import _upsert_index
+    from nyla.knowledge.indexing import PreparedFile, write_prepared
     from nyla.knowledge.search import search
     from nyla.knowledge.settings import KnowledgeSettings
-    from nyla.knowledge.vectors import copy_chunks, create_hnsw_index, hnsw_index_name
+    from nyla.knowledge.vectors import create_hnsw_index, hnsw_index_name
+    from nyla.models.knowledge import IndexResult, IndexStatus
     from nyla.plugins import PluginHost
 
     model = "bench:all-minilm-l6-v2"
@@ -318,7 +391,9 @@ async def run_nyla(
     await db.ensure_ready()
     kernel = Kernel(plugins=PluginHost.from_plugins([], builtins=False), db=db)
     out: dict[str, Any] = {"name": "nyla"}
+    batch_rows = KnowledgeSettings().write_batch_rows
     started = time.perf_counter()
+    batch: list[PreparedFile] = []
     for start in range(0, len(docs), chunks_per_file):
         stop = min(start + chunks_per_file, len(docs))
         file_id = f"file-{start // chunks_per_file}"
@@ -364,9 +439,15 @@ async def run_nyla(
             )
             for i in range(start, stop)
         ]
+        result = IndexResult(file_id=file_id, name=file_id, status=IndexStatus.INDEXED)
+        batch.append(PreparedFile(row=index_row, chunks=rows, result=result, dims=DIMS))
+        if sum(len(p.chunks) for p in batch) >= batch_rows:
+            async with db.session() as s:  # the write path index_files uses
+                await write_prepared(s, batch)
+            batch = []
+    if batch:
         async with db.session() as s:
-            await _upsert_index(s, index_row)
-            await copy_chunks(s, rows)
+            await write_prepared(s, batch)
     out["ingest_s"] = time.perf_counter() - started
     started = time.perf_counter()
     async with db.session() as s:
@@ -500,15 +581,14 @@ def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     raw_rate = n / raw["ingest_s"]
-    for key in ("raw", "nyla", "langchain", "llamaindex"):
+    for key in ("raw", "floor", "nyla", "langchain", "llamaindex"):
         r = results.get(key)
         if not r or "ingest_s" not in r:
             continue
         rate = n / r["ingest_s"]
-        lines.append(
-            f"| {r['name']} | {rate:,.0f} | {rate / raw_rate:.2f} | {r['build_s']:.1f} | "
-            f"{r['index_bytes'] / 1e6:.0f} |"
-        )
+        build = f"{r['build_s']:.1f}" if "build_s" in r else "-"
+        size = f"{r['index_bytes'] / 1e6:.0f}" if "index_bytes" in r else "-"
+        lines.append(f"| {r['name']} | {rate:,.0f} | {rate / raw_rate:.2f} | {build} | {size} |")
     lines += [
         "",
         "## Queries (k=10): p50 / p95 ms, rows returned, recall@10 vs exact",
@@ -548,7 +628,15 @@ def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
     if "nyla" in results:
         nyla_rate = n / results["nyla"]["ingest_s"]
         lines += ["", "## Goals", ""]
-        lines.append(f"- ingest: nyla / raw COPY = {nyla_rate / raw_rate:.2f} (goal >= 0.80)")
+        lines.append(
+            f"- ingest: nyla / raw COPY into a plain table = {nyla_rate / raw_rate:.2f} (goal >= 0.80)"
+        )
+        if "floor" in results:
+            floor_rate = n / results["floor"]["ingest_s"]
+            lines.append(
+                f"- ingest: nyla / raw COPY into nyla's own chunk table = "
+                f"{nyla_rate / floor_rate:.2f} (nyla's write-path overhead)"
+            )
         if faster:
             lines.append(
                 f"- ingest: nyla / faster contender = {nyla_rate / faster:.1f}x (goal >= 3x)"
@@ -602,6 +690,8 @@ def main() -> None:
     )
 
     if "nyla" in contenders:
+        log("raw COPY into nyla's table …")
+        results["floor"] = run_raw_same_table(base, docs, texts, args.chunks_per_file)
         log("nyla …")
         uri = fresh_database(base, "bench_nyla")
         results["nyla"] = asyncio.run(run_nyla(uri, docs, texts, queries, args.chunks_per_file))

@@ -285,3 +285,40 @@ async def test_hostile_query_text_is_harmless(kernel):
     assert [h.file_id for h in result.hits] == ["a"]
     assert keyword_query("it's (a) | !weird") == "'it' | 'weird'"
     assert keyword_query("?! a") == ""
+
+
+async def test_vectors_are_stored_inline_and_round_trip_exactly(kernel):
+    from sqlalchemy import text
+
+    from nyla.knowledge.vectors import vector_binary
+
+    vec = [0.5, -1.25, 3.0, 1e-3]
+    assert vector_binary(vec)[:4] == b"\x00\x04\x00\x00"
+    async with kernel.db.session() as s:
+        s.add(
+            FileContentIndex(
+                file_id="v",
+                name="v",
+                scope="personal",
+                owner_key="personal:u1",
+                user_id="u1",
+                status="indexed",
+                structure={},
+                size=0,
+            )
+        )
+        await s.flush()
+        await copy_chunks(
+            s, [("v", 0, "t", "", "text", 1, "h", "personal", "personal:u1", None, "m", vec)]
+        )
+        stored = (await s.execute(text("SELECT embedding::text FROM knowledge_chunk"))).scalar()
+        storage = (
+            await s.execute(
+                text(
+                    "SELECT attstorage FROM pg_attribute WHERE attrelid = "
+                    "'knowledge_chunk'::regclass AND attname = 'embedding'"
+                )
+            )
+        ).scalar()
+    assert [float(x) for x in stored.strip("[]").split(",")] == vec
+    assert storage == "m"

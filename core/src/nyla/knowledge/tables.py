@@ -20,6 +20,7 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
+    DDL,
     BigInteger,
     Boolean,
     Computed,
@@ -31,6 +32,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    event,
     func,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
@@ -106,6 +108,16 @@ class ContentChunk(Base):
         Index("ix_knowledge_chunk_file", "file_id"),
         Index("ix_knowledge_chunk_tsv", "tsv", postgresql_using="gin"),
     )
+
+
+# Keep vectors inline: with the default EXTERNAL storage a chunk row past ~2 kB moves its
+# vector to the TOAST table, which costs an extra insert per row and a detoast per distance.
+# MAIN lets the toaster compress or move the text first and the vector only as a last resort.
+event.listen(
+    ContentChunk.__table__,
+    "after_create",
+    DDL("ALTER TABLE %(table)s ALTER COLUMN embedding SET STORAGE MAIN"),
+)
 
 
 class RoundMemory(Base):
