@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from nyla.ai.tokens import count_text_tokens
+from nyla.errors import ModelNotAvailableError
 from nyla.knowledge import memory
 from nyla.knowledge.chunking import content_hash
 from nyla.models.agent import RunContext
@@ -96,7 +97,9 @@ async def build_agent_context(service: KnowledgeService, prompt: str, context: R
         vector = list(response.vectors[0])
         model, dims = response.model, len(vector)
     except Exception as exc:
-        log.warning("RAG context skipped: the prompt could not be embedded: %s", exc)
+        # no embedding model configured is a normal setup, not worth a warning every round
+        level = logging.DEBUG if isinstance(exc, ModelNotAvailableError) else logging.WARNING
+        log.log(level, "RAG context skipped: the prompt could not be embedded: %s", exc)
         return ""
     try:
         layers = await _layers(service, prompt, context, model, dims, vector)

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from nyla.errors import ModelNotAvailableError
 from nyla.knowledge import memory
 from nyla.knowledge.consent import (
     NotFoundError,
@@ -346,8 +347,11 @@ class KnowledgeService:
                 response = await self.kernel.ai.embed([summary], context=context, model=spec.id)
                 model, vector = response.model, list(response.vectors[0])
             except Exception as exc:
-                log.warning(
-                    "round memory of %s/%s stored without embedding: %s", run_id, round, exc
+                level = (
+                    logging.DEBUG if isinstance(exc, ModelNotAvailableError) else logging.WARNING
+                )
+                log.log(
+                    level, "round memory of %s/%s stored without embedding: %s", run_id, round, exc
                 )
         async with self.kernel.db.session() as s:
             await memory.insert_round(
