@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from nyla.jobs.store import JobStore
 from nyla.knowledge.consent import PermissionDeniedError
 from nyla.knowledge.limits import SettingsValidationError
-from nyla.knowledge.tables import ContentChunk, FileContentIndex, KnowledgeAudit
+from nyla.knowledge.tables import ContentChunk, DataSource, FileContentIndex, KnowledgeAudit
 from nyla.models.datasource import DownloadedFile
 from nyla.models.files import Scope
 
@@ -61,6 +61,11 @@ async def test_ingest_inherits_neutralize_and_scope_from_the_tree(kernel):
         handbook = await s.get(FileContentIndex, "c1:e2")
     assert salaries.is_neutralized and handbook.is_neutralized  # /HR sets neutralize
     assert salaries.source_path == "/HR/salaries.txt" and salaries.connection_id == "c1"
+    async with kernel.db.session() as s:
+        hr = await s.get(DataSource, "hr")
+        public = await s.get(DataSource, "pub")
+    assert hr.last_indexed is not None and hr.last_indexed > 0
+    assert public.last_indexed is not None  # the handbook came through /HR/Public
     chunks = await kernel.knowledge.semantic_search("salary list", context=ctx(), k=3)
     assert all("hr@example.ch" not in h.text for h in chunks.hits)
 

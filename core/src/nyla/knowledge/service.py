@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import mimetypes
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -246,13 +247,19 @@ class KnowledgeService:
             neutralize=bool(effective_policy(siblings, path, "neutralize").value),
             data_source_id=data_source_id,
         )
-        return await self.index_file(
+        result = await self.index_file(
             file,
             downloaded.content,
             context=context,
             source_path=path,
             connection_id=ds.connection_id,
         )
+        if result.status == "indexed":
+            async with self.kernel.db.session() as s:
+                source = await s.get(DataSource, data_source_id)
+                if source is not None:
+                    source.last_indexed = time.time()
+        return result
 
     # ---- search ---------------------------------------------------------------------------
 
