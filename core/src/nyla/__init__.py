@@ -92,6 +92,12 @@ _EXPORTS: dict[str, str] = {
     "compile_ontology_to_prompt": "nyla.features.ontology_compiler",
     "run_feature_data_agent": "nyla.features.data_agent",
     "FeatureAgentResult": "nyla.features.data_agent",
+    # knowledge store
+    "KnowledgeService": "nyla.knowledge.service",
+    "IndexResult": "nyla.models.knowledge",
+    "SearchFilters": "nyla.models.knowledge",
+    "SearchHit": "nyla.models.knowledge",
+    "SearchResult": "nyla.models.knowledge",
     # neutralization
     "Neutralizer": "nyla.models.neutralize",
     "Finding": "nyla.models.neutralize",
