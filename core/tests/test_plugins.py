@@ -200,3 +200,14 @@ def test_record_json_shape():
     for key in ("name", "distribution", "version", "group", "status", "error", "contributes"):
         assert key in data
     assert data["status"] == "ok" and data["error"] is None
+
+
+def test_add_plugin_to_a_built_host_keeps_isolation():
+    host = PluginHost.from_plugins([toolbox_plugin("box")], names=["tb"])
+    record = host.add_plugin(neutralizer_plugin("late"), "late")
+    assert record.status == "ok" and set(host.neutralizers) == {"late"}
+    clash = host.add_plugin(toolbox_plugin("box2", tool_name="echo"), "clash")
+    assert clash.status == "failed" and "already registered by plugin 'tb'" in clash.error
+    assert set(host.toolboxes) == {"box"}
+    with pytest.raises(PluginError, match="already registered"):
+        host.add_plugin(neutralizer_plugin("again"), "late")

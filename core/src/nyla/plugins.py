@@ -322,13 +322,25 @@ class PluginHost:
 
     # ---- collection ---------------------------------------------------------------------
 
-    def _collect(self) -> None:
+    def add_plugin(self, obj: Any, name: str, *, group: str = "explicit") -> PluginRecord:
+        """Register one more plugin on a built host (e.g. scripted policies an eval asks for),
+        with the same isolation as discovery; returns its record (check ``status``)."""
+        if name in self.records:
+            raise PluginError(f"a plugin named {name!r} is already registered")
+        self._register(obj, PluginRecord(name, group, getattr(obj, "__module__", name)))
+        if self.records[name].status == "ok":
+            self._collect(only={name})
+        return self.records[name]
+
+    def _collect(self, only: set[str] | None = None) -> None:
         """Call every contribution hook per plugin, type-check, detect id clashes."""
         pending: dict[str, dict[str, list[Any]]] = {}
         for hook_name, (kind, type_path, _id_attr) in _CONTRIBUTION_HOOKS.items():
             expected = _resolve(type_path)
             caller = getattr(self.pm.hook, hook_name)
             for impl in caller.get_hookimpls():
+                if only is not None and impl.plugin_name not in only:
+                    continue
                 record = self.records.get(impl.plugin_name)
                 if record is None or record.status != "ok":
                     continue

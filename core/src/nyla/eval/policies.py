@@ -301,20 +301,6 @@ class EvalPolicyPlugin:
 def install_policies(host: Any, questions: list[BenchmarkQuestion]) -> None:
     """Register the policy provider on an existing plugin host (when an ``eval:`` model is
     asked for and the host does not have it yet)."""
-    from nyla.plugins import PluginRecord
-
     if PROVIDER_ID in host.providers:
         return
-    plugin = EvalPolicyPlugin(questions)
-    host.providers[PROVIDER_ID] = plugin.provider
-    host.records["nyla.eval-policies"] = PluginRecord(
-        "nyla.eval-policies",
-        "explicit",
-        "nyla.eval.policies",
-        hooks=["nyla_providers"],
-        contributes={
-            "providers": [PROVIDER_ID],
-            "models": [m.id for m in plugin.provider.models()],
-        },
-        plugin=plugin,
-    )
+    host.add_plugin(EvalPolicyPlugin(questions), "nyla.eval-policies")
