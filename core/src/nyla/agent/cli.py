@@ -142,6 +142,14 @@ class _Printer:
 @click.option("--max-cost-chf", type=click.FloatRange(min=0), default=None, help="Budget in CHF.")
 @click.option("--user", "user_id", default=None, help="User id of the run (default: $USER).")
 @click.option("--timezone", default=None, help="IANA timezone for dates (default: local).")
+@click.option("--mandate", "mandate_id", default=None, help="Mandate the run works in.")
+@click.option(
+    "--feature",
+    "feature_code",
+    default=None,
+    help="Feature code of the instance (switches its toolboxes on), e.g. trustee.",
+)
+@click.option("--instance", "feature_instance_id", default=None, help="Feature instance id.")
 @click.option("--no-stream", is_flag=True, help="Wait for whole answers instead of streaming.")
 @click.option("--json", "as_json", is_flag=True, help="Print the events as JSON lines.")
 def run(
@@ -152,6 +160,9 @@ def run(
     max_cost_chf: float | None,
     user_id: str | None,
     timezone: str | None,
+    mandate_id: str | None,
+    feature_code: str | None,
+    feature_instance_id: str | None,
     no_stream: bool,
     as_json: bool,
 ) -> None:
@@ -178,6 +189,9 @@ def run(
         user_id=user_id or os.environ.get("USER") or "local",
         timezone=timezone or _timezone(),
         workflow_id=f"cli-{run_id}",
+        mandate_id=mandate_id,
+        feature_code=feature_code,
+        feature_instance_id=feature_instance_id,
     )
     printer = _Printer()
 
