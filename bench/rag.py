@@ -132,7 +132,8 @@ def vectors(n: int, queries: int, synthetic: bool) -> tuple[Path, Path, list[str
             check=True,
         )
     rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
-    texts = [r["text"] for r in rows if r["kind"] == "doc"]
+    # PostgreSQL text cannot hold NUL (a few docstrings contain one)
+    texts = [r["text"].replace("\x00", "") for r in rows if r["kind"] == "doc"]
     return Path(f"{prefix}.docs.f32"), Path(f"{prefix}.queries.f32"), texts
 
 

@@ -198,7 +198,7 @@ def main() -> None:
     queries = np.fromfile(args.queries, dtype="<f4", count=args.q * DIMS).reshape(args.q, DIMS)
     if args.corpus is not None:
         rows = [json.loads(line) for line in args.corpus.read_text(encoding="utf-8").splitlines()]
-        texts = [r["text"] for r in rows if r["kind"] == "doc"][: args.n]
+        texts = [r["text"].replace("\x00", "") for r in rows if r["kind"] == "doc"][: args.n]
     else:
         texts = [f"synthetic row {i}" for i in range(args.n)]
     run = {"langchain": langchain, "llamaindex": llamaindex}[args.contender]

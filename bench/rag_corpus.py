@@ -40,7 +40,7 @@ def passages_of(source: str) -> list[str]:
             for para in re.split(r"\n\s*\n", doc):
                 if re.search(r"^\s*(>>>|\.\.|:param|:return|Args:|Returns:)", para, re.M):
                     continue
-                text = " ".join(para.split())
+                text = " ".join(para.replace("\x00", "").split())
                 words = text.split()
                 if 8 <= len(words) <= 80 and sum(c.isalpha() for c in text) > 0.6 * len(text):
                     out.append(text)

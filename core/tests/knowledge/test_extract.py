@@ -95,3 +95,8 @@ def test_unsupported_and_invalid():
     with pytest.raises(ExtractionError, match="DOCX"):
         extract("x.docx", b"not a zip")
     assert detect_kind("x.bin", "text/markdown; charset=utf-8") == "markdown"
+
+
+def test_nul_characters_are_dropped():
+    doc = extract("x.txt", b"before\x00after")
+    assert doc.objects[0].text == "beforeafter"

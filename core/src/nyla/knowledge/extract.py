@@ -79,6 +79,9 @@ def extract(name: str, content: bytes, mime_type: str | None = None) -> Extracte
         raise
     except Exception as exc:
         raise ExtractionError(f"cannot read {kind} file {name}: {exc}") from exc
+    for obj in document.objects:
+        if "\x00" in obj.text:  # PostgreSQL text cannot hold NUL
+            obj.text = obj.text.replace("\x00", "")
     document.objects = [o for o in document.objects if o.text.strip()]
     if not document.summary:
         document.summary = _summary(document)
