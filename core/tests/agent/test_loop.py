@@ -18,6 +18,7 @@ from nyla.models.agent import AgentConfig, AgentStatus, EventType, RunContext
 from nyla.models.ai import ChatRequest, ChatResponse, OperationType, Role, ToolCall, Usage
 from nyla.models.neutralize import Finding
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
+from nyla.testing.helpers import ToolboxPlugin
 
 
 class NoArgs(BaseModel):
@@ -461,15 +462,6 @@ async def test_consumer_closing_the_stream_still_records_a_whole_trace(scripted,
     trace = await load_trace(db, "closed-run")
     assert trace.status is AgentStatus.CANCELLED
     assert [c.tool_name for c in trace.tool_calls] == ["lookup"]
-
-
-class ToolboxPlugin:
-    def __init__(self, *toolboxes: Any) -> None:
-        self._toolboxes = list(toolboxes)
-
-    @hookimpl
-    def nyla_toolboxes(self) -> list[Any]:
-        return list(self._toolboxes)
 
 
 class NoWritesPolicy:

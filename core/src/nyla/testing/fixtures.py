@@ -8,6 +8,8 @@
   is installed).
 - ``scripted``: a factory for :class:`~nyla.testing.scripted.ScriptedProvider`.
 - ``make_kernel``: a :class:`~nyla.Kernel` over explicit plugins and the test database.
+- ``toolbox_plugin``, ``run_events``, ``only``: a plugin class contributing toolboxes, an
+  event collector for agent runs, and a filter of events by type.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pytest_asyncio
 
 from nyla.db import Database, to_sqlalchemy_url
 from nyla.plugins import PluginHost
+from nyla.testing.helpers import ToolboxPlugin, collect_events, events_of
 from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
 
 
@@ -97,3 +100,21 @@ def make_kernel(make_host: Callable[..., PluginHost]) -> Callable[..., Any]:
         return Kernel(plugins=make_host(*plugins, builtins=builtins), db=db, settings=settings)
 
     return factory
+
+
+@pytest.fixture
+def toolbox_plugin() -> type[ToolboxPlugin]:
+    """``toolbox_plugin(*toolboxes)`` -> a plugin object contributing them."""
+    return ToolboxPlugin
+
+
+@pytest.fixture
+def run_events() -> Callable[..., Any]:
+    """``await run_events(async_iterator)`` -> list of events."""
+    return collect_events
+
+
+@pytest.fixture
+def only() -> Callable[..., Any]:
+    """``only(events, EventType.X)`` -> the events of that type."""
+    return events_of

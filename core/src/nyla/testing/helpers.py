@@ -1,0 +1,31 @@
+"""Small helpers for tests of agent runs and toolboxes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from nyla.hookspecs import hookimpl
+from nyla.models.agent import AgentEvent, EventType
+
+
+class ToolboxPlugin:
+    """A plugin object contributing the given toolboxes (for ``make_host`` / ``make_kernel``)."""
+
+    def __init__(self, *toolboxes: Any) -> None:
+        self._toolboxes = list(toolboxes)
+
+    @hookimpl
+    def nyla_toolboxes(self) -> list[Any]:
+        """The toolboxes given to the constructor."""
+        return list(self._toolboxes)
+
+
+async def collect_events(events: AsyncIterator[AgentEvent]) -> list[AgentEvent]:
+    """Every event of a run."""
+    return [e async for e in events]
+
+
+def events_of(events: list[AgentEvent], kind: EventType) -> list[AgentEvent]:
+    """The events of one type."""
+    return [e for e in events if e.type is kind]
