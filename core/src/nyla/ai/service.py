@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -282,11 +282,6 @@ class AiService:
 
         return await self.retry.run(guarded, on_retry)
 
-    def _preflight(
-        self, spec: ModelSpec, input_tokens: int, max_output: int | None, budget: float | None
-    ) -> float | None:
-        return preflight(spec, input_tokens, max_output, budget)
-
     def _record(self, context: Any, usage: Usage, cost: float) -> None:
         run_id = getattr(context, "workflow_id", None)
         for key in {run_id, None}:
@@ -315,16 +310,13 @@ class AiService:
         prepared = self._prepare(request)
         metadata = prepared.metadata
         last_error: Exception | None = None
-        for index, spec in enumerate(prepared.chain):
-            try:
-                estimate = self._preflight(
-                    spec, prepared.input_tokens, request.max_output_tokens, request.max_cost_chf
-                )
-            except BudgetExceeded as exc:
-                if index == 0:
-                    raise
-                self._note_fallback(metadata, spec, exc)
-                continue
+        for spec, estimate in self._within_budget(
+            prepared.chain,
+            prepared.input_tokens,
+            request.max_output_tokens,
+            request.max_cost_chf,
+            metadata,
+        ):
             provider = self._provider(spec)
             chat_request = self._chat_request(request, prepared, spec)
             started = time.perf_counter()
@@ -341,9 +333,35 @@ class AiService:
             metadata["estimatedCostChf"] = estimate
             metadata["durationMs"] = round((time.perf_counter() - started) * 1000, 1)
             return self._finish(request, prepared, spec, response)
-        if last_error is None:
-            raise BudgetExceeded("no model fits the remaining budget")
-        raise last_error
+        raise self._exhausted(last_error)
+
+    def _within_budget(
+        self,
+        chain: list[ModelSpec],
+        input_tokens: int,
+        max_output: int | None,
+        budget: float | None,
+        metadata: dict[str, Any],
+    ) -> Iterator[tuple[ModelSpec, float | None]]:
+        """The fallback chain with the budget preflight applied, as ``(spec, estimate)``: the
+        first model must fit (else :class:`BudgetExceeded`); a later one that does not is
+        noted as a fallback and skipped."""
+        for index, spec in enumerate(chain):
+            try:
+                estimate = preflight(spec, input_tokens, max_output, budget)
+            except BudgetExceeded as exc:
+                if index == 0:
+                    raise
+                self._note_fallback(metadata, spec, exc)
+                continue
+            yield spec, estimate
+
+    @staticmethod
+    def _exhausted(
+        last_error: Exception | None, message: str = "no model fits the remaining budget"
+    ) -> Exception:
+        """The error to raise when every model of the chain failed or was over budget."""
+        return last_error or BudgetExceeded(message)
 
     def _finish(
         self,
@@ -388,16 +406,13 @@ class AiService:
         prepared = self._prepare(request)
         metadata = prepared.metadata
         last_error: Exception | None = None
-        for index, spec in enumerate(prepared.chain):
-            try:
-                self._preflight(
-                    spec, prepared.input_tokens, request.max_output_tokens, request.max_cost_chf
-                )
-            except BudgetExceeded as exc:
-                if index == 0:
-                    raise
-                self._note_fallback(metadata, spec, exc)
-                continue
+        for spec, _estimate in self._within_budget(
+            prepared.chain,
+            prepared.input_tokens,
+            request.max_output_tokens,
+            request.max_cost_chf,
+            metadata,
+        ):
             provider = self._provider(spec)
             chat_request = self._chat_request(request, prepared, spec)
             attempt = 0
@@ -467,9 +482,7 @@ class AiService:
                     metadata={"response": final},
                 )
                 return
-        if last_error is None:
-            raise BudgetExceeded("no model fits the remaining budget")
-        raise last_error
+        raise self._exhausted(last_error)
 
     # ---- embeddings ---------------------------------------------------------------------
 
@@ -545,15 +558,8 @@ class AiService:
         chain = chain[: 1 + max(0, self.max_fallbacks)] if allow_fallback else chain[:1]
         metadata: dict[str, Any] = {"fallbacks": [], "retries": 0}
         last_error: Exception | None = None
-        for index, spec in enumerate(chain):
-            tokens = count_text_tokens(clean)
-            try:
-                preflight(spec, tokens, 1, max_cost_chf)
-            except BudgetExceeded as exc:
-                if index == 0:
-                    raise
-                self._note_fallback(metadata, spec, exc)
-                continue
+        tokens = count_text_tokens(clean)
+        for spec, _estimate in self._within_budget(chain, tokens, 1, max_cost_chf, metadata):
             provider = self._provider(spec)
             try:
                 hits: list[WebSearchHit] = await self._with_retries(
@@ -578,9 +584,7 @@ class AiService:
                 )
                 for hit in hits[:max_results]
             ]
-        if last_error is None:
-            raise BudgetExceeded("no web search model fits the remaining budget")
-        raise last_error
+        raise self._exhausted(last_error, "no web search model fits the remaining budget")
 
     # ---- images -------------------------------------------------------------------------
 
@@ -603,14 +607,7 @@ class AiService:
         metadata: dict[str, Any] = {"fallbacks": [], "retries": 0}
         last_error: Exception | None = None
         tokens = count_text_tokens(clean)
-        for index, spec in enumerate(chain):
-            try:
-                preflight(spec, tokens, None, max_cost_chf)
-            except BudgetExceeded as exc:
-                if index == 0:
-                    raise
-                self._note_fallback(metadata, spec, exc)
-                continue
+        for spec, _estimate in self._within_budget(chain, tokens, None, max_cost_chf, metadata):
             provider = self._provider(spec)
             if not hasattr(provider, "generate_image"):
                 last_error = ModelNotAvailableError(f"{spec.provider} cannot generate images")
@@ -630,6 +627,4 @@ class AiService:
             usage = Usage(input_tokens=tokens, output_tokens=min(spec.max_output_tokens, 4160))
             self._record(context, usage, call_cost_chf(spec, usage) or 0.0)
             return images
-        if last_error is None:
-            raise BudgetExceeded("no image model fits the remaining budget")
-        raise last_error
+        raise self._exhausted(last_error, "no image model fits the remaining budget")
