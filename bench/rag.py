@@ -381,7 +381,7 @@ async def run_nyla(
     from nyla.db import Database, to_sqlalchemy_url
     from nyla.kernel import Kernel
     from nyla.knowledge.indexing import PreparedFile, write_prepared
-    from nyla.knowledge.search import search
+    from nyla.knowledge.search import EstimateCache, search
     from nyla.knowledge.settings import KnowledgeSettings
     from nyla.knowledge.vectors import create_hnsw_index, hnsw_index_name
     from nyla.models.knowledge import IndexResult, IndexStatus
@@ -474,6 +474,7 @@ async def run_nyla(
         )
 
     all_keys = [f"personal:u{u}" for u in range(USERS)]
+    known: set[tuple[str, int]] = set()  # what KnowledgeService keeps between searches
     default = KnowledgeSettings()
     variants = {
         "auto": default,
@@ -481,13 +482,20 @@ async def run_nyla(
         "hnsw": default.model_copy(update={"exact_threshold": 0}),
     }
     for label, settings in variants.items():
+        estimates = EstimateCache()
         results: dict[str, list[tuple[float, list[int]]]] = {}
         paths: dict[str, list[str]] = {}
         for setting in SETTINGS:
             if label == "exact" and setting == "unfiltered":
                 continue
 
-            async def one(q: int, vec: array, setting: str = setting, settings: Any = settings):
+            async def one(
+                q: int,
+                vec: array,
+                setting: str = setting,
+                settings: Any = settings,
+                estimates: Any = estimates,
+            ) -> Any:
                 users = filter_users(q, setting)
                 keys = all_keys if users is None else [f"personal:{u}" for u in users]
                 async with db.session() as s:
@@ -502,6 +510,8 @@ async def run_nyla(
                         filters=None,
                         hybrid=False,
                         settings=settings,
+                        known_indexes=known,
+                        estimates=estimates,
                     )
 
             await one(0, queries[0])  # warm-up

@@ -12,6 +12,7 @@ the graph until k rows pass the filter (pgvector >= 0.8).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +40,32 @@ def _where(model: str, filters: SearchFilters | None) -> tuple[str, dict[str, An
             clauses.append("c.content_type = ANY(:content_types)")
             params["content_types"] = list(filters.content_types)
     return " AND ".join(clauses), params
+
+
+class EstimateCache:
+    """Planner estimates per (filter, keys) for ``ttl`` seconds (bounded size)."""
+
+    def __init__(self, ttl: float = 30.0, size: int = 4096) -> None:
+        self.ttl = ttl
+        self.size = size
+        self._items: dict[Any, tuple[float, int]] = {}
+
+    def get(self, key: Any) -> int | None:
+        """The cached estimate, or ``None`` when missing or expired."""
+        item = self._items.get(key)
+        if item is None or time.monotonic() - item[0] > self.ttl:
+            return None
+        return item[1]
+
+    def put(self, key: Any, value: int) -> None:
+        """Remember ``value`` (the oldest entry goes when full)."""
+        if len(self._items) >= self.size:
+            self._items.pop(next(iter(self._items)))
+        self._items[key] = (time.monotonic(), value)
+
+    def clear(self) -> None:
+        """Forget everything (after bulk loads change the row counts)."""
+        self._items.clear()
 
 
 async def estimate_candidates(session: AsyncSession, where: str, params: dict[str, Any]) -> int:
@@ -77,15 +104,7 @@ async def vector_ranks(
             f"ORDER BY ({expr}) + 0 LIMIT :limit"
         )
     else:
-        # transaction-local settings, in one round trip
-        await session.execute(
-            text(
-                "SELECT set_config('hnsw.ef_search', :ef, true), "
-                "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                "set_config('hnsw.max_scan_tuples', :mst, true)"
-            ),
-            {"ef": str(int(settings.ef_search)), "mst": str(int(settings.max_scan_tuples))},
-        )
+        await _hnsw_session_settings(session, settings)
         inner = (
             f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
             f"ORDER BY {expr} LIMIT :limit"
@@ -99,6 +118,24 @@ async def vector_ranks(
     )
     rows = await session.execute(text(sql), bound)
     return [_hit(r) for r in rows]
+
+
+async def _hnsw_session_settings(session: AsyncSession, settings: KnowledgeSettings) -> None:
+    """Set the HNSW search settings on the pooled connection once (they only affect HNSW
+    index scans, which only the knowledge store runs), not in every query."""
+    wanted = (int(settings.ef_search), int(settings.max_scan_tuples))
+    conn = await session.connection()
+    if conn.info.get("nyla_hnsw_settings") == wanted:
+        return
+    await session.execute(
+        text(
+            "SELECT set_config('hnsw.ef_search', :ef, false), "
+            "set_config('hnsw.iterative_scan', 'relaxed_order', false), "
+            "set_config('hnsw.max_scan_tuples', :mst, false)"
+        ),
+        {"ef": str(wanted[0]), "mst": str(wanted[1])},
+    )
+    conn.info["nyla_hnsw_settings"] = wanted
 
 
 def keyword_query(query: str) -> str:
@@ -151,30 +188,42 @@ async def search(
     hybrid: bool,
     settings: KnowledgeSettings,
     known_indexes: set[tuple[str, int]] | None = None,
+    estimates: EstimateCache | None = None,
 ) -> SearchResult:
-    """One scoped search in ``session`` (one transaction, so ``SET LOCAL`` stays local).
-    ``known_indexes`` lists (model, dims) whose HNSW index is known to exist."""
+    """One scoped search in ``session``. ``known_indexes`` lists (model, dims) whose HNSW
+    index is known to exist; ``estimates`` caches the planner's row estimates briefly (they
+    only choose the path: both paths return correct results)."""
     if not keys or k <= 0:
         return SearchResult(embedding_model=model, hybrid=hybrid)
     where, params = _where(model, filters)
     params["keys"] = keys
-    candidates = await estimate_candidates(session, where, params)
+    cache_key = (where, tuple(sorted(keys)), repr(sorted(params.items())))
+    candidates = estimates.get(cache_key) if estimates is not None else None
+    if candidates is None:
+        candidates = await estimate_candidates(session, where, params)
+        if estimates is not None:
+            estimates.put(cache_key, candidates)
     exact = candidates <= settings.exact_threshold
     if not exact and (model, dims) not in (known_indexes or set()):
         exact = not await hnsw_index_exists(session, model, dims)
         if not exact and known_indexes is not None:
             known_indexes.add((model, dims))
     pool = max(k, settings.hybrid_candidates) if hybrid else k
-    nearest = await vector_ranks(
-        session,
-        where=where,
-        params=params,
-        dims=dims,
-        vector=vector,
-        limit=pool,
-        exact=exact,
-        settings=settings,
-    )
+    try:
+        nearest = await vector_ranks(
+            session,
+            where=where,
+            params=params,
+            dims=dims,
+            vector=vector,
+            limit=pool,
+            exact=exact,
+            settings=settings,
+        )
+    except BaseException:
+        # a rolled-back transaction also rolls back the connection's HNSW settings
+        (await session.connection()).info.pop("nyla_hnsw_settings", None)
+        raise
     if hybrid and query.strip():
         keyword = await text_ranks(session, where=where, params=params, query=query, limit=pool)
         fused = reciprocal_rank_fusion([[h.chunk_id for h in nearest], keyword], settings.rrf_k)

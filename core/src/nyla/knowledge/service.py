@@ -34,7 +34,7 @@ from nyla.knowledge.limits import (
     merge_settings_patch,
 )
 from nyla.knowledge.policy import effective_policy, normalize_path
-from nyla.knowledge.search import search
+from nyla.knowledge.search import EstimateCache, search
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.knowledge.vectors import create_hnsw_index, hnsw_index_exists, readable_keys
@@ -69,6 +69,7 @@ class KnowledgeService:
         self.settings = KnowledgeSettings.from_kernel_settings(kernel.settings)
         self.indexer = Indexer(self)
         self._vector_indexes: set[tuple[str, int]] = set()
+        self._estimates = EstimateCache()
 
     # ---- embedding model ------------------------------------------------------------------
 
@@ -315,6 +316,7 @@ class KnowledgeService:
                 hybrid=self.settings.hybrid if hybrid is None else hybrid,
                 settings=self.settings,
                 known_indexes=self._vector_indexes,
+                estimates=self._estimates,
             )
 
     async def file_index(self, file_id: str, context: RunContext) -> FileContentIndex | None:
@@ -606,6 +608,7 @@ class KnowledgeService:
         async with self.kernel.db.engine.connect() as conn:
             await conn.execute(text("ANALYZE knowledge_chunk"))
             await conn.commit()
+        self._estimates.clear()
 
     async def _model_dims(self, model: str) -> int:
         from sqlalchemy import text
