@@ -479,7 +479,7 @@ async def run_nyla(
     variants = {
         "auto": default,
         "exact": default.model_copy(update={"exact_threshold": 10**9}),
-        "hnsw": default.model_copy(update={"exact_threshold": 0}),
+        "hnsw": default.model_copy(update={"exact_threshold": 0, "exact_cost_factor": 0}),
     }
     for label, settings in variants.items():
         estimates = EstimateCache()

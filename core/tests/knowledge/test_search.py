@@ -99,7 +99,9 @@ async def test_one_percent_filter_returns_full_k_on_exact_and_hnsw_paths(kernel)
     assert exact.path == "exact" and 15 <= exact.candidates <= 60  # the planner's estimate
     assert [h.text for h in exact.hits] == truth
 
-    service.settings.exact_threshold = 0  # force the HNSW path with iterative scans
+    # force the HNSW path with iterative scans
+    service.settings.exact_threshold = 0
+    service.settings.exact_cost_factor = 0
     hnsw = await service.search_vector(
         "", vector=query, model="scripted:model", context=who, k=10, hybrid=False
     )
@@ -261,6 +263,7 @@ async def _isolation_world(url: str, files: list[dict], callers: list[dict]) -> 
             assert result.status == "indexed", result.error
         for c in callers:
             kernel.knowledge.settings.exact_threshold = 10_000 if c["exact"] else 0
+            kernel.knowledge.settings.exact_cost_factor = 4.0 if c["exact"] else 0
             result = await kernel.knowledge.semantic_search(
                 c["query"],
                 context=ctx(c["user"], c["mandate"], c["instance"]),
@@ -322,3 +325,15 @@ async def test_vectors_are_stored_inline_and_round_trip_exactly(kernel):
         ).scalar()
     assert [float(x) for x in stored.strip("[]").split(",")] == vec
     assert storage == "m"
+
+
+def test_path_choice_follows_the_measured_crossover():
+    from nyla.knowledge.search import prefer_exact
+    from nyla.knowledge.settings import KnowledgeSettings
+
+    settings = KnowledgeSettings()
+    assert prefer_exact(1_000, 100_000, 10, settings)  # 1 % of 100k: exact
+    assert not prefer_exact(10_000, 100_000, 10, settings)  # 10 % of 100k: HNSW
+    assert prefer_exact(10_000, 1_000_000, 10, settings)  # 1 % of 1M: exact
+    assert not prefer_exact(100_000, 1_000_000, 10, settings)  # 10 % of 1M: HNSW
+    assert prefer_exact(1_500, 1_500, 10, settings)  # small stores: always exact

@@ -11,6 +11,7 @@ the graph until k rows pass the filter (pgvector >= 0.8).
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -66,6 +67,30 @@ class EstimateCache:
     def clear(self) -> None:
         """Forget everything (after bulk loads change the row counts)."""
         self._items.clear()
+
+
+async def table_rows(session: AsyncSession) -> int:
+    """The planner's row count of the chunk table (all models)."""
+    result = await session.execute(
+        text(
+            "SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'knowledge_chunk'::regclass"
+        )
+    )
+    return int(result.scalar() or 0)
+
+
+def prefer_exact(candidates: int, total: int, limit: int, settings: KnowledgeSettings) -> bool:
+    """Exact ranking when it reads fewer rows than an iterative HNSW scan would visit.
+
+    Exact reads the ``candidates`` rows; HNSW with iterative scans visits about
+    ``limit * total / candidates`` graph nodes, each costing several distance computations
+    (``exact_cost_factor`` squared). Exact wins while ``candidates**2 <= factor**2 * limit *
+    total``, and always at or below ``exact_threshold`` rows. Measured (2 cores): 10k readable
+    rows of 100k rank faster on HNSW, 10k of 1M faster exactly.
+    """
+    if candidates <= settings.exact_threshold:
+        return True
+    return candidates <= settings.exact_cost_factor * math.sqrt(limit * max(total, candidates))
 
 
 async def estimate_candidates(session: AsyncSession, where: str, params: dict[str, Any]) -> int:
@@ -203,12 +228,17 @@ async def search(
         candidates = await estimate_candidates(session, where, params)
         if estimates is not None:
             estimates.put(cache_key, candidates)
-    exact = candidates <= settings.exact_threshold
+    total = estimates.get(("total",)) if estimates is not None else None
+    if total is None:
+        total = await table_rows(session)
+        if estimates is not None:
+            estimates.put(("total",), total)
+    pool = max(k, settings.hybrid_candidates) if hybrid else k
+    exact = prefer_exact(candidates, total, pool, settings)
     if not exact and (model, dims) not in (known_indexes or set()):
         exact = not await hnsw_index_exists(session, model, dims)
         if not exact and known_indexes is not None:
             known_indexes.add((model, dims))
-    pool = max(k, settings.hybrid_candidates) if hybrid else k
     try:
         nearest = await vector_ranks(
             session,

@@ -26,7 +26,8 @@ class KnowledgeSettings(BaseModel):
     """Tunables of indexing and search.
 
     ``exact_threshold``: a search whose readable, filtered rows are (by the planner's
-    estimate) at most this many ranks them exactly (btree filter + sort); above it the HNSW index with iterative scans serves it.
+    estimate) at most this many ranks them exactly; above it, exact still wins while the rows
+    are few compared with the table (``exact_cost_factor``, see ``search.prefer_exact``) (btree filter + sort); above it the HNSW index with iterative scans serves it.
     """
 
     embedding_model: str | None = None
@@ -35,6 +36,7 @@ class KnowledgeSettings(BaseModel):
     embed_batch: int = Field(default=64, ge=1)
     write_batch_rows: int = Field(default=5000, ge=1)
     exact_threshold: int = Field(default=2_000, ge=0)
+    exact_cost_factor: float = Field(default=4.0, ge=0)
     ef_search: int = Field(default=100, ge=10)
     max_scan_tuples: int = Field(default=20_000, ge=1000)
     hybrid: bool = True
