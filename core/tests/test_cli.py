@@ -39,6 +39,8 @@ def test_plugin_listing_imports_no_vendor_sdk():
     modules = _imported_after(["plugins", "list", "--json"])
     assert "nyla_provider_openai" in modules  # discovery did load the provider plugins
     assert not modules & set(VENDOR_SDKS)
+    # listing plugins touches no storage: the database layer stays unimported (startup time)
+    assert "sqlalchemy" not in modules
 
 
 def test_plugins_list_json_is_valid_with_required_fields():

@@ -108,6 +108,8 @@ _EXPORTS: dict[str, str] = {
     "DatabaseUnavailableError": "nyla.errors",
     "DatabaseQueryError": "nyla.errors",
     "BudgetExceeded": "nyla.errors",
+    "FileAccessError": "nyla.errors",
+    "FolderNotEmptyError": "nyla.errors",
     "NeutralizationError": "nyla.errors",
     "ModelNotAvailableError": "nyla.errors",
     "ProviderError": "nyla.errors",

@@ -24,6 +24,14 @@ class DatabaseQueryError(NylaError):
     """A real query failure (not an empty result, which is ``[]``)."""
 
 
+class FileAccessError(NylaError):
+    """A file or folder does not exist or is not visible in the caller's scope."""
+
+
+class FolderNotEmptyError(NylaError):
+    """A folder still holds files or folders and ``recursive`` was not asked for."""
+
+
 class BudgetExceeded(NylaError):
     """A call would exceed the remaining ``max_cost_chf`` (or its price is unknown)."""
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from nyla.errors import FileAccessError
 from nyla.files.bridge import (
     attach_file_as_chat_document,
     format_tool_file_result,
     resolve_documents,
 )
 from nyla.files.docrefs import DocumentReferenceError, coerce_document_reference_list
-from nyla.files.store import FileAccessError, FileStore
+from nyla.files.store import FileStore
 from nyla.kernel import Kernel
 from nyla.models.agent import RunContext
 from nyla.plugins import PluginHost

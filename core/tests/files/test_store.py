@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nyla.files.store import FileAccessError, FileStore, FolderNotEmptyError
+from nyla.errors import FileAccessError, FolderNotEmptyError
+from nyla.files.store import FileStore
 from nyla.kernel import Kernel
 from nyla.models.agent import RunContext
 from nyla.models.files import Scope

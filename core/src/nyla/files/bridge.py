@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
+from nyla.errors import FileAccessError
 from nyla.files.docrefs import DocumentReference, coerce_document_reference_list
-from nyla.files.store import FileAccessError
 from nyla.files.tables import DocumentRow, MessageRow, WorkflowRow
 from nyla.models.agent import RunContext
 from nyla.models.files import FileItem

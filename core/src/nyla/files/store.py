@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from sqlalchemy import delete, func, or_, select
 
-from nyla.errors import NylaError
+from nyla.errors import FileAccessError, FolderNotEmptyError
 from nyla.files.scope import owner_ids, readable
 from nyla.files.tables import FileRow, FolderRow
 from nyla.models.agent import RunContext
@@ -27,14 +27,6 @@ from nyla.models.files import FileItem, Scope
 log = logging.getLogger(__name__)
 
 WriteMode = Literal["create", "append", "overwrite"]
-
-
-class FileAccessError(NylaError):
-    """A file or folder does not exist or is not visible in the caller's scope."""
-
-
-class FolderNotEmptyError(NylaError):
-    """A folder still holds files or folders and ``recursive`` was not asked for."""
 
 
 def content_hash(content: bytes) -> str:

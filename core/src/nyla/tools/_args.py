@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from nyla.errors import FileAccessError, FolderNotEmptyError
 from nyla.files.docrefs import DocumentReferenceError
-from nyla.files.store import FileAccessError, FolderNotEmptyError
 from nyla.models.tools import ToolContext, ToolResult
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from nyla.files.bridge import resolve_documents
 from nyla.hookspecs import hookimpl
 from nyla.models.ai import AiCallRequest, Message, OperationType, Role
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
@@ -104,6 +103,8 @@ async def summarize_content(args: SummarizeArgs, ctx: ToolContext) -> ToolResult
         parts.append(args.text)
     file_ids = list(args.file_ids or [])
     if args.document_list:
+        from nyla.files.bridge import resolve_documents
+
         documents, missing = resolve_documents(ctx.extras.get("workflow"), args.document_list)
         if missing:
             return ToolResult.fail(

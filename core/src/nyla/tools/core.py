@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from nyla.files.bridge import attach_file_as_chat_document, format_tool_file_result
 from nyla.hookspecs import hookimpl
 from nyla.models.files import FileItem
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
@@ -138,6 +137,8 @@ async def write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
             tags=args.tags,
         )
         workflow = ctx.extras.get("workflow")
+        from nyla.files.bridge import attach_file_as_chat_document, format_tool_file_result
+
         doc_id = await attach_file_as_chat_document(
             store.workflows if workflow is not None else None,
             workflow,
