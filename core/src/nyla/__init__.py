@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "metadata": "nyla.db",
     # ai
     "OperationType": "nyla.models.ai",
+    "TEXT_OPERATIONS": "nyla.models.ai",
     "Role": "nyla.models.ai",
     "Message": "nyla.models.ai",
     "TextPart": "nyla.models.ai",

@@ -33,6 +33,17 @@ class OperationType(StrEnum):
     SPEECH_TEAMS = "speechTeams"
 
 
+#: the operations any general chat model serves (providers list these for their text models)
+TEXT_OPERATIONS: tuple[OperationType, ...] = (
+    OperationType.AGENT,
+    OperationType.PLAN,
+    OperationType.DATA_ANALYSE,
+    OperationType.DATA_GENERATE,
+    OperationType.DATA_EXTRACT,
+    OperationType.NEUTRALIZATION_TEXT,
+)
+
+
 class Role(StrEnum):
     """Author of a message in the normalized conversation."""
 

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from nyla import (
+    TEXT_OPERATIONS,
     ChatRequest,
     ChatResponse,
     EmbeddingResponse,
@@ -25,15 +26,7 @@ from nyla_provider_anthropic.convert import from_anthropic, to_anthropic, to_too
 PROVIDER_ID = "anthropic"
 KEY_VAR = "ANTHROPIC_API_KEY"
 
-OPERATIONS = [
-    OperationType.AGENT,
-    OperationType.PLAN,
-    OperationType.DATA_ANALYSE,
-    OperationType.DATA_GENERATE,
-    OperationType.DATA_EXTRACT,
-    OperationType.NEUTRALIZATION_TEXT,
-    OperationType.IMAGE_ANALYSE,
-]
+OPERATIONS = [*TEXT_OPERATIONS, OperationType.IMAGE_ANALYSE]
 
 # name, price in, price out (USD list prices taken as CHF per 1M tokens), max out, quality, speed
 _MODELS = (

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from nyla import (
+    TEXT_OPERATIONS,
     ChatRequest,
     ChatResponse,
     EmbeddingResponse,
@@ -38,14 +39,6 @@ from nyla.errors import (
 
 PROVIDER_ID = "mistral"
 
-TEXT_OPERATIONS = [
-    OperationType.AGENT,
-    OperationType.PLAN,
-    OperationType.DATA_ANALYSE,
-    OperationType.DATA_GENERATE,
-    OperationType.DATA_EXTRACT,
-    OperationType.NEUTRALIZATION_TEXT,
-]
 
 # name, price in, price out (USD list prices taken as CHF per 1M tokens), window, quality, speed
 _CHAT = (

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 import re
 
-from nyla import ModelCapabilities, ModelSpec, OperationType
+from nyla import TEXT_OPERATIONS, ModelCapabilities, ModelSpec, OperationType
 
 PROVIDER_ID = "openai"
 
-TEXT_OPERATIONS = [
-    OperationType.AGENT,
-    OperationType.PLAN,
-    OperationType.DATA_ANALYSE,
-    OperationType.DATA_GENERATE,
-    OperationType.DATA_EXTRACT,
-    OperationType.NEUTRALIZATION_TEXT,
-]
 VISION_OPERATIONS = [*TEXT_OPERATIONS, OperationType.IMAGE_ANALYSE]
 
 _REASONING = re.compile(r"^(gpt-5|o\d)")

@@ -13,19 +13,12 @@ Configuration (environment or the user config file):
 
 from __future__ import annotations
 
-from nyla import ModelCapabilities, ModelSpec, OperationType
+from nyla import TEXT_OPERATIONS, ModelCapabilities, ModelSpec, OperationType
 from nyla.ai.config import config_value
 from nyla.ai.openai_wire import OpenAICompatibleProvider
 from nyla.errors import ConfigurationError
 
-CHAT_OPERATIONS = [
-    OperationType.AGENT,
-    OperationType.PLAN,
-    OperationType.DATA_ANALYSE,
-    OperationType.DATA_GENERATE,
-    OperationType.DATA_EXTRACT,
-    OperationType.NEUTRALIZATION_TEXT,
-]
+CHAT_OPERATIONS = list(TEXT_OPERATIONS)
 
 
 def _int(name: str, default: int) -> int:
