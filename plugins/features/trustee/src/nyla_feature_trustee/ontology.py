@@ -31,6 +31,14 @@ def _sub(name: str, description: str, field: str, op: str, value: str) -> Entity
     )
 
 
+def _account_in_period() -> list[dict[str, object]]:
+    """The filters of one account's journal lines in a date range (pattern placeholders)."""
+    return [
+        {"field": "account_number", "op": "eq", "value": "<account>"},
+        {"field": "booking_date", "op": "between", "value": ["<from>", "<to>"]},
+    ]
+
+
 def build_ontology() -> OntologyDescriptor:
     """The trustee ontology: entities, relations, constraints and canonical patterns."""
     return OntologyDescriptor(
@@ -158,14 +166,7 @@ def build_ontology() -> OntologyDescriptor:
                             "table": LINES,
                             "function": "SUM",
                             "field": "amount",
-                            "filters": [
-                                {"field": "account_number", "op": "eq", "value": "<account>"},
-                                {
-                                    "field": "booking_date",
-                                    "op": "between",
-                                    "value": ["<from>", "<to>"],
-                                },
-                            ],
+                            "filters": _account_in_period(),
                         },
                     )
                 ],
@@ -181,14 +182,7 @@ def build_ontology() -> OntologyDescriptor:
                             "table": LINES,
                             "function": "SUM",
                             "field": "debit",
-                            "filters": [
-                                {"field": "account_number", "op": "eq", "value": "<account>"},
-                                {
-                                    "field": "booking_date",
-                                    "op": "between",
-                                    "value": ["<from>", "<to>"],
-                                },
-                            ],
+                            "filters": _account_in_period(),
                         },
                     ),
                     PatternStep(
@@ -197,14 +191,7 @@ def build_ontology() -> OntologyDescriptor:
                             "table": LINES,
                             "function": "SUM",
                             "field": "credit",
-                            "filters": [
-                                {"field": "account_number", "op": "eq", "value": "<account>"},
-                                {
-                                    "field": "booking_date",
-                                    "op": "between",
-                                    "value": ["<from>", "<to>"],
-                                },
-                            ],
+                            "filters": _account_in_period(),
                         },
                     ),
                 ],
