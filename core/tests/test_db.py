@@ -62,3 +62,42 @@ async def test_a_table_in_public_does_not_hide_the_schemas_own(embedded_pg):
         async with public.engine.begin() as conn:
             await conn.run_sync(metadata.drop_all)
         await public.dispose()
+
+
+async def test_an_older_knowledge_layout_is_rebuilt_and_other_drift_is_an_error(embedded_pg):
+    """The knowledge index is derived data: an older layout is dropped and recreated (the
+    user is told to index again); drift in any other table stops with a clear error."""
+    old = Database(embedded_pg, schema="t_drift_probe")
+    try:
+        async with old.engine.begin() as conn:
+            await conn.execute(text('CREATE SCHEMA IF NOT EXISTS "t_drift_probe"'))
+            await conn.execute(
+                text("CREATE TABLE knowledge_chunk (id bigserial PRIMARY KEY, tsv tsvector)")
+            )
+            await conn.execute(text("INSERT INTO knowledge_chunk DEFAULT VALUES"))
+        await old.ensure_ready()
+        async with old.session() as s:
+            columns = set(
+                (
+                    await s.execute(
+                        text(
+                            "SELECT column_name FROM information_schema.columns WHERE "
+                            "table_schema = 't_drift_probe' AND table_name = 'knowledge_chunk'"
+                        )
+                    )
+                ).scalars()
+            )
+            rows = (await s.execute(text("SELECT count(*) FROM knowledge_chunk"))).scalar()
+        assert "tsv" not in columns and {"embedding", "owner_key", "content_hash"} <= columns
+        assert rows == 0
+        await old.dispose()
+
+        async with old.engine.begin() as conn:
+            await conn.execute(text("ALTER TABLE user_connection ADD COLUMN legacy int"))
+        again = Database(embedded_pg, schema="t_drift_probe")
+        with pytest.raises(DatabaseUnavailableError, match="user_connection"):
+            await again.ensure_ready()
+        await again.dispose()
+    finally:
+        await old.drop_schema()
+        await old.dispose()

@@ -9,6 +9,7 @@ instead.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import platform
 import re
@@ -18,7 +19,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import MetaData, text
+from sqlalchemy import MetaData, Sequence, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -29,6 +30,8 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.orm import DeclarativeBase
 
 from nyla.errors import ConfigurationError, DatabaseUnavailableError
+
+log = logging.getLogger(__name__)
 
 metadata = MetaData(
     naming_convention={
@@ -65,6 +68,11 @@ def import_table_modules() -> None:
         except ModuleNotFoundError as exc:
             if exc.name is None or not name.startswith(exc.name):
                 raise
+
+
+def _is_derived(table: Any) -> bool:
+    """A table whose rows can be rebuilt from elsewhere (``info={"derived": True}``)."""
+    return bool(table.info.get("derived"))
 
 
 def default_data_dir() -> Path:
@@ -196,17 +204,51 @@ class Database:
         # Existence is checked in the schema new tables go to (the first on the search path)
         # only: SQLAlchemy's own check looks along the whole search path and would skip a table
         # that exists in ``public``.
-        existing = set(
-            conn.execute(
-                text(
-                    "SELECT table_name FROM information_schema.tables "
-                    "WHERE table_schema = current_schema()"
-                )
-            ).scalars()
-        )
+        existing: dict[str, set[str]] = {}
+        for table, column in conn.execute(
+            text(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema()"
+            )
+        ):
+            existing.setdefault(table, set()).add(column)
+        drifted = [
+            t
+            for t in metadata.sorted_tables
+            if t.name in existing and existing[t.name] != {c.name for c in t.columns}
+        ]
+        if drifted:
+            self._rebuild_derived(conn, drifted)
+            existing = {k: v for k, v in existing.items() if not _is_derived(metadata.tables[k])}
         missing = [t for t in metadata.sorted_tables if t.name not in existing]
         if missing:
             metadata.create_all(conn, tables=missing, checkfirst=False)
+
+    @staticmethod
+    def _rebuild_derived(conn: Any, drifted: list[Any]) -> None:
+        """An older nyla created some tables with another layout. Derived tables (the
+        knowledge index: rebuilt by indexing again) are dropped together and recreated;
+        any other table is an error the user has to resolve."""
+        kept = [t.name for t in drifted if not _is_derived(t)]
+        if kept:
+            raise DatabaseUnavailableError(
+                "these tables were created by another version of nyla and have other "
+                f"columns: {', '.join(kept)}; migrate or drop them"
+            )
+        derived = [t for t in metadata.sorted_tables if _is_derived(t)]
+        log.warning(
+            "the knowledge index has an older layout (%s); it is dropped and recreated empty: "
+            "index your files again",
+            ", ".join(t.name for t in drifted),
+        )
+        schema = conn.execute(text("SELECT current_schema()")).scalar_one()
+        for table in reversed(derived):
+            conn.execute(text(f'DROP TABLE IF EXISTS "{schema}"."{table.name}" CASCADE'))
+            for column in table.columns:
+                if isinstance(column.default, Sequence):
+                    conn.execute(
+                        text(f'DROP SEQUENCE IF EXISTS "{schema}"."{column.default.name}"')
+                    )
 
     async def info(self) -> dict[str, Any]:
         """URL (password masked), server version, pgvector version, tables."""

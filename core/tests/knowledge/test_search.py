@@ -11,9 +11,10 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nyla.knowledge.chunking import content_hash
 from nyla.knowledge.search import keyword_query, reciprocal_rank_fusion
 from nyla.knowledge.tables import FileContentIndex
-from nyla.knowledge.vectors import copy_chunks, hnsw_index_exists
+from nyla.knowledge.vectors import ChunkRow, copy_chunks, hnsw_index_exists
 from nyla.models.files import Scope
 from nyla.models.knowledge import SearchFilters
 
@@ -49,7 +50,7 @@ async def _load_synthetic(kernel, n: int, needle_every: int, model: str = "scrip
         if is_needle:
             needle[text] = vec
         rows.append(
-            (
+            ChunkRow(
                 file_id,
                 i,
                 text,
@@ -57,7 +58,6 @@ async def _load_synthetic(kernel, n: int, needle_every: int, model: str = "scrip
                 "text",
                 2,
                 uuid.uuid4().hex,
-                "personal",
                 f"personal:{user}",
                 None,
                 model,
@@ -121,15 +121,14 @@ async def test_models_never_mix_and_each_has_its_own_index(kernel):
         await copy_chunks(
             s,
             [
-                (
+                ChunkRow(
                     "a",
                     99,
                     "payroll salary bonus other model",
                     "",
                     "text",
                     3,
-                    "h",
-                    "personal",
+                    content_hash("payroll salary bonus other model"),
                     "personal:u1",
                     None,
                     "other:embed",
@@ -312,7 +311,12 @@ async def test_vectors_are_stored_inline_and_round_trip_exactly(kernel):
         )
         await s.flush()
         await copy_chunks(
-            s, [("v", 0, "t", "", "text", 1, "h", "personal", "personal:u1", None, "m", vec)]
+            s,
+            [
+                ChunkRow(
+                    "v", 0, "t", "", "text", 1, content_hash("t"), "personal:u1", None, "m", vec
+                )
+            ],
         )
         stored = (await s.execute(text("SELECT embedding::text FROM knowledge_chunk"))).scalar()
         storage = (

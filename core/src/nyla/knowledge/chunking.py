@@ -38,8 +38,9 @@ class Chunk:
 
 
 def content_hash(text: str) -> str:
-    """SHA-256 of the whitespace-normalized text (what dedupe compares)."""
-    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+    """BLAKE2b-128 of the whitespace-normalized text, hex (what dedupe compares; stored as
+    16 bytes, which keeps the chunk table's one btree narrow)."""
+    return hashlib.blake2b(" ".join(text.split()).encode("utf-8"), digest_size=16).hexdigest()
 
 
 def split_text(

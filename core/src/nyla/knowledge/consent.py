@@ -21,12 +21,12 @@ from nyla.errors import NylaError
 from nyla.jobs.tables import Job
 from nyla.knowledge.policy import covers, effective_policy, normalize_path
 from nyla.knowledge.tables import (
-    ContentChunk,
     DataSource,
     FileContentIndex,
     KnowledgeAudit,
     UserConnection,
 )
+from nyla.knowledge.vectors import delete_file_chunks
 from nyla.models.knowledge import PurgeResult
 
 
@@ -42,16 +42,14 @@ async def purge_files(session: AsyncSession, file_ids: list[str], reason: str) -
     """Delete the index rows and chunks of ``file_ids`` in the session's transaction."""
     if not file_ids:
         return PurgeResult(reason=reason)
-    chunks = (
-        await session.execute(
-            select(func.count()).select_from(ContentChunk).where(ContentChunk.file_id.in_(file_ids))
-        )
-    ).scalar_one()
-    await session.execute(delete(ContentChunk).where(ContentChunk.file_id.in_(file_ids)))
     deleted = await session.execute(
-        delete(FileContentIndex).where(FileContentIndex.file_id.in_(file_ids))
+        delete(FileContentIndex)
+        .where(FileContentIndex.file_id.in_(file_ids))
+        .returning(FileContentIndex.file_no)
     )
-    return PurgeResult(files=int(deleted.rowcount or 0), chunks=int(chunks), reason=reason)
+    file_nos = [int(no) for no in deleted.scalars()]
+    chunks = await delete_file_chunks(session, file_nos)
+    return PurgeResult(files=len(file_nos), chunks=chunks, reason=reason)
 
 
 def audit(

@@ -4,6 +4,11 @@ Order matters for "a failure leaves nothing half-indexed": everything slow or fa
 (extraction, neutralization, embedding) happens before the write transaction; the transaction
 then replaces the file's index row and all of its chunks at once (binary COPY). A failure
 before it leaves the previous index of the file as it was and records the reason.
+
+Full text: a single file gets its full-text rows in the same transaction; a bulk load writes
+its batches without them (``fulltext=False``, the file is marked ``fulltext_ready = false``
+and is found by vector meanwhile) and fills them for all its files in one pass at the end,
+:func:`build_fulltext`.
 """
 
 from __future__ import annotations
@@ -16,14 +21,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Text, cast, delete, select
+from sqlalchemy import Text, cast, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from nyla.errors import NylaError
 from nyla.knowledge.chunking import Chunk, chunk_objects
 from nyla.knowledge.extract import ExtractionError, extract
 from nyla.knowledge.tables import ContentChunk, DataSource, FileContentIndex, UserConnection
-from nyla.knowledge.vectors import copy_chunks, owner_key
+from nyla.knowledge.vectors import (
+    MAX_CHUNKS_PER_FILE,
+    ChunkRow,
+    copy_chunks,
+    delete_file_chunks,
+    owner_key,
+    write_fulltext,
+)
 from nyla.models.agent import RunContext
 from nyla.models.files import FileItem
 from nyla.models.knowledge import ContentObject, ExtractedDocument, IndexResult, IndexStatus
@@ -40,11 +52,10 @@ class ConsentError(NylaError):
 
 @dataclass
 class PreparedFile:
-    """A file ready to write: its index row, its chunk rows (COPY order of
-    :data:`~nyla.knowledge.vectors.CHUNK_COPY_COLUMNS`) and the result to report."""
+    """A file ready to write: its index row, its chunk rows and the result to report."""
 
     row: dict[str, Any]
-    chunks: list[tuple[Any, ...]]
+    chunks: list[ChunkRow]
     result: IndexResult
     dims: int = 0
 
@@ -145,6 +156,10 @@ class Indexer:
         chunks = chunk_objects(
             document.objects, service.settings.chunk_tokens, service.settings.overlap_tokens
         )
+        if len(chunks) > MAX_CHUNKS_PER_FILE:
+            reason = f"{len(chunks)} chunks, more than the {MAX_CHUNKS_PER_FILE} a file may have"
+            await self._record_failure(row, reason)
+            return IndexResult(**base, status=IndexStatus.FAILED, error=reason)
         try:
             spec = service.embedding_spec(context)
             vectors, reused, embedded, cost = await self._vectors(
@@ -169,7 +184,7 @@ class Indexer:
             indexed_at=datetime.now(UTC),
         )
         rows = [
-            (
+            ChunkRow(
                 file.id,
                 c.seq,
                 c.text,
@@ -177,7 +192,6 @@ class Indexer:
                 c.content_type,
                 c.token_count,
                 c.content_hash,
-                str(file.scope),
                 key,
                 file.data_source_id,
                 spec.id,
@@ -198,21 +212,24 @@ class Indexer:
         )
         return PreparedFile(row=row, chunks=rows, result=result, dims=dims)
 
-    async def write(self, prepared: list[PreparedFile]) -> list[IndexResult]:
-        """Store prepared files in ONE transaction: their old chunks are deleted, their
-        index rows upserted and all new chunks written with one binary COPY. If that
-        transaction fails, each file is retried in its own transaction, so one bad file
-        fails alone and never leaves anything half-written."""
+    async def write(
+        self, prepared: list[PreparedFile], *, fulltext: bool = True
+    ) -> list[IndexResult]:
+        """Store prepared files in ONE transaction: their index rows upserted, their old
+        chunks deleted and all new chunks written with one binary COPY (full-text rows too
+        unless ``fulltext=False``, see :func:`build_fulltext`). If that transaction fails,
+        each file is retried in its own transaction, so one bad file fails alone and never
+        leaves anything half-written."""
         if not prepared:
             return []
         try:
             async with self.service.kernel.db.session() as s:
-                await write_prepared(s, prepared)
+                await write_prepared(s, prepared, fulltext=fulltext)
             return [p.result for p in prepared]
         except Exception as exc:
             if len(prepared) > 1:
                 log.warning("batch write failed (%s); writing file by file", exc)
-                return [r for p in prepared for r in await self.write([p])]
+                return [r for p in prepared for r in await self.write([p], fulltext=fulltext)]
             reason = f"write failed, nothing stored: {type(exc).__name__}: {exc}"
             log.warning("%s: %s", prepared[0].row["file_id"], reason)
             await self._record_failure(_failure_row(prepared[0].row), reason)
@@ -290,11 +307,12 @@ class Indexer:
             found = await s.execute(
                 select(ContentChunk.content_hash, cast(ContentChunk.embedding, Text)).where(
                     ContentChunk.owner_key == key,
+                    ContentChunk.content_hash.in_([bytes.fromhex(h) for h in hashes]),
                     ContentChunk.embedding_model == model,
-                    ContentChunk.content_hash.in_(hashes),
                 )
             )
-            for content_hash, vector_text in found:
+            for digest, vector_text in found:
+                content_hash = digest.hex()
                 if content_hash not in known:
                     known[content_hash] = json.loads(vector_text)
         missing: dict[str, str] = {}
@@ -345,29 +363,63 @@ class Indexer:
         try:
             async with self.service.kernel.db.session() as s:
                 if drop_chunks:
-                    await s.execute(
-                        delete(ContentChunk).where(ContentChunk.file_id == row["file_id"])
-                    )
                     failed["chunk_count"] = 0
-                await _upsert_index(s, failed, keep_previous=not drop_chunks)
+                file_no = await _upsert_index(s, failed, keep_previous=not drop_chunks)
+                if drop_chunks:
+                    await delete_file_chunks(s, [file_no])
         except Exception:
             log.exception("could not record the failure of %s", row["file_id"])
 
 
-async def write_prepared(session: Any, prepared: list[PreparedFile]) -> None:
-    """The write path in the caller's transaction: delete the files' old chunks, upsert
-    their index rows (one statement), COPY every new chunk (one binary COPY)."""
-    file_ids = [p.row["file_id"] for p in prepared]
-    await session.execute(delete(ContentChunk).where(ContentChunk.file_id.in_(file_ids)))
-    statement = insert(FileContentIndex).values([p.row for p in prepared])
-    columns = [k for k in prepared[0].row if k != "file_id"]
-    await session.execute(
+async def write_prepared(
+    session: Any, prepared: list[PreparedFile], *, fulltext: bool = True
+) -> None:
+    """The write path in the caller's transaction: upsert the files' index rows (one
+    statement; it locks them, so concurrent writers of one file queue up), delete their old
+    chunks by id range, COPY every new chunk (one binary COPY) and, with ``fulltext``, add
+    their full-text rows."""
+    rows = [{**p.row, "fulltext_ready": fulltext} for p in prepared]
+    statement = insert(FileContentIndex).values(rows)
+    columns = [k for k in rows[0] if k != "file_id"]
+    numbers = await session.execute(
         statement.on_conflict_do_update(
             index_elements=["file_id"],
             set_={k: getattr(statement.excluded, k) for k in columns},
-        )
+        ).returning(FileContentIndex.file_id, FileContentIndex.file_no)
     )
-    await copy_chunks(session, [row for p in prepared for row in p.chunks])
+    file_nos = {file_id: int(no) for file_id, no in numbers}
+    await delete_file_chunks(session, list(file_nos.values()))
+    await copy_chunks(session, [row for p in prepared for row in p.chunks], file_nos)
+    if fulltext:
+        await write_fulltext(session, list(file_nos.values()))
+
+
+async def build_fulltext(session: Any, *, batch_files: int = 2000) -> int:
+    """Fill the full-text rows of every indexed file still waiting for them (after bulk
+    loads wrote with ``fulltext=False``); returns the number of files. Files another
+    transaction is writing are skipped (their writer handles them)."""
+    done = 0
+    while True:
+        file_nos = list(
+            (
+                await session.execute(
+                    select(FileContentIndex.file_no)
+                    .where(FileContentIndex.fulltext_ready.is_(False))
+                    .order_by(FileContentIndex.file_no)
+                    .limit(batch_files)
+                    .with_for_update(skip_locked=True)
+                )
+            ).scalars()
+        )
+        if not file_nos:
+            return done
+        await write_fulltext(session, file_nos)
+        await session.execute(
+            update(FileContentIndex)
+            .where(FileContentIndex.file_no.in_(file_nos))
+            .values(fulltext_ready=True)
+        )
+        done += len(file_nos)
 
 
 def _failure_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -389,12 +441,17 @@ def _failure_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: row[k] for k in keep if k in row}
 
 
-async def _upsert_index(session: Any, row: dict[str, Any], *, keep_previous: bool = False) -> None:
-    """Insert or replace the file's index row. ``keep_previous`` updates only status and
-    error of an existing row (its previous index stays valid)."""
+async def _upsert_index(session: Any, row: dict[str, Any], *, keep_previous: bool = False) -> int:
+    """Insert or replace the file's index row; returns its ``file_no``. ``keep_previous``
+    updates only status and error of an existing row (its previous index stays valid)."""
     statement = insert(FileContentIndex).values(**row)
     if keep_previous:
-        update = {"status": statement.excluded.status, "error": statement.excluded.error}
+        changes = {"status": statement.excluded.status, "error": statement.excluded.error}
     else:
-        update = {k: getattr(statement.excluded, k) for k in row if k != "file_id"}
-    await session.execute(statement.on_conflict_do_update(index_elements=["file_id"], set_=update))
+        changes = {k: getattr(statement.excluded, k) for k in row if k != "file_id"}
+    result = await session.execute(
+        statement.on_conflict_do_update(index_elements=["file_id"], set_=changes).returning(
+            FileContentIndex.file_no
+        )
+    )
+    return int(result.scalar_one())

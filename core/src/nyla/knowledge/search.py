@@ -28,7 +28,8 @@ from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
 
 
 def _where(model: str, filters: SearchFilters | None) -> tuple[str, dict[str, Any]]:
-    clauses = [f"c.embedding_model = {sql_literal(model)}", "c.owner_key = ANY(:keys)"]
+    # the model as a literal: the partial HNSW index's predicate must match it
+    clauses = ["c.owner_key = ANY(:keys)", f"c.embedding_model = {sql_literal(model)}"]
     params: dict[str, Any] = {}
     if filters is not None:
         if filters.file_ids is not None:
@@ -179,10 +180,11 @@ async def text_ranks(
         return []
     rows = await session.execute(
         text(
-            "SELECT c.id FROM knowledge_chunk c, "
+            "SELECT c.id FROM knowledge_chunk_text t "
+            "JOIN knowledge_chunk c ON c.id = t.chunk_id, "
             f"to_tsquery('{TS_CONFIG}', :tsq) AS tq "
-            f"WHERE c.tsv @@ tq AND {where} "
-            "ORDER BY ts_rank_cd(c.tsv, tq, 1) DESC, c.id LIMIT :limit"
+            f"WHERE t.tsv @@ tq AND {where} "
+            "ORDER BY ts_rank_cd(t.tsv, tq, 1) DESC, c.id LIMIT :limit"
         ),
         {**params, "tsq": tsquery, "limit": limit},
     )
@@ -280,8 +282,8 @@ async def search(
 
 
 _HIT_COLUMNS = (
-    "c.id, c.file_id, f.name, c.seq, c.data, c.context_ref, c.content_type, c.scope, "
-    "c.embedding_model"
+    "c.id, c.file_id, f.name, c.seq, c.data, c.context_ref, c.content_type, "
+    "split_part(c.owner_key, ':', 1), c.embedding_model"
 )
 
 

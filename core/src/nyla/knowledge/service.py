@@ -24,7 +24,7 @@ from nyla.knowledge.consent import (
 )
 from nyla.knowledge.cost import estimate_cost
 from nyla.knowledge.extract import MIME_BY_KIND, detect_kind
-from nyla.knowledge.indexing import Indexer
+from nyla.knowledge.indexing import Indexer, build_fulltext
 from nyla.knowledge.inventory import inventory
 from nyla.knowledge.limits import (
     LimitKind,
@@ -124,7 +124,8 @@ class KnowledgeService:
     ) -> list[IndexResult]:
         """Index a batch (contents as bytes, or paths read one at a time); one file's failure
         does not stop the rest. Prepared files are written together, one transaction per
-        ``write_batch_rows`` chunks; the HNSW index is built once after the batch. With
+        ``write_batch_rows`` chunks; the full-text rows and the HNSW index are built once
+        after the batch (the chunks are found by vector meanwhile). With
         ``job_kind`` the batch is recorded as a job (shown in the inventory) and stops
         early when that job is cancelled."""
         from nyla.jobs.store import JobStore
@@ -148,7 +149,7 @@ class KnowledgeService:
 
         async def flush() -> None:
             nonlocal done
-            written = await self.indexer.write([p for _, p in pending])
+            written = await self.indexer.write([p for _, p in pending], fulltext=False)
             for (slot, prepared), result in zip(pending, written, strict=True):
                 results[slot] = result
                 if result.status == "indexed" and prepared.dims and result.embedding_model:
@@ -178,6 +179,7 @@ class KnowledgeService:
                     if await jobs.is_cancelled(job_id):
                         break
             await flush()
+            await self.build_fulltext()
             for model, dims in models.items():
                 await self.ensure_vector_index(model, dims)
             written = sum(r.chunks for r in results if r is not None and r.status == "indexed")
@@ -190,6 +192,13 @@ class KnowledgeService:
             if jobs and job_id:
                 await jobs.finish(job_id, error=error)
         return [r for r in results if r is not None]
+
+    async def build_fulltext(self) -> int:
+        """Fill the full-text rows of files a bulk load left waiting (``index_files`` does
+        this before it returns; an interrupted one leaves them to the next call). Returns
+        the number of files."""
+        async with self.kernel.db.session() as s:
+            return await build_fulltext(s)
 
     async def index_paths(
         self,

@@ -11,6 +11,16 @@ dimension would need a table per model anyway to keep models apart.
 Scope is denormalized onto every chunk as ``owner_key`` (``personal:<user>``,
 ``mandate:<id>``, ``featureInstance:<id>``, ``global``), a typed btree-indexed column the
 search filters with ``owner_key = ANY(:readable)``.
+
+The chunk table is laid out for the write path (measured in ``bench/rag.py``): every index a
+COPY has to maintain costs ingest rate, so a chunk row carries one secondary btree only,
+``(owner_key, content_hash)``, which serves both the scope filter and dedupe. A chunk's id
+packs the number of its file and its position (:func:`~nyla.knowledge.vectors.chunk_id`), so
+the primary key also finds a file's chunks (re-index, purge) without an index on ``file_id``.
+The full-text half of hybrid search lives in its own table, :class:`ChunkText`: computing a
+``tsvector`` and maintaining its GIN index costs more than the COPY itself, so bulk loads
+fill it in one pass after the load (like the HNSW index), single files in their own
+transaction.
 """
 
 from __future__ import annotations
@@ -23,12 +33,13 @@ from sqlalchemy import (
     DDL,
     BigInteger,
     Boolean,
-    Computed,
     DateTime,
     Float,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
+    Sequence,
     String,
     Text,
     UniqueConstraint,
@@ -45,12 +56,25 @@ from nyla.db import Base
 TS_CONFIG = "simple"
 
 
+#: numbers the indexed files; a chunk id is ``file_no << CHUNK_ID_BITS | seq``
+FILE_NO_SEQUENCE = Sequence("knowledge_file_no_seq", metadata=Base.metadata)
+
+
 class FileContentIndex(Base):
-    """Per file: structure index, summary, status, scope with owner ids, neutralization."""
+    """Per file: structure index, summary, status, scope with owner ids, neutralization.
+
+    ``file_no`` is assigned once per file and kept across re-indexes; its chunks have the ids
+    :func:`~nyla.knowledge.vectors.chunk_id_range` ``(file_no)``. ``fulltext_ready`` is false
+    while the file's chunks wait for the full-text pass of a bulk load."""
 
     __tablename__ = "knowledge_file_index"
+    __table_args__ = {"info": {"derived": True}}
 
     file_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    file_no: Mapped[int] = mapped_column(
+        BigInteger, FILE_NO_SEQUENCE, server_default=FILE_NO_SEQUENCE.next_value(), unique=True
+    )
+    fulltext_ready: Mapped[bool] = mapped_column(Boolean, default=False)
     name: Mapped[str] = mapped_column(Text)
     mime_type: Mapped[str] = mapped_column(String(200), default="application/octet-stream")
     size: Mapped[int] = mapped_column(BigInteger, default=0)
@@ -79,34 +103,31 @@ class FileContentIndex(Base):
 
 
 class ContentChunk(Base):
-    """A persisted chunk with its embedding and the scope columns searches filter on."""
+    """A persisted chunk with its embedding and the scope column searches filter on.
+
+    ``id`` is :func:`~nyla.knowledge.vectors.chunk_id` ``(file_no, seq)``; ``content_hash``
+    is the 16-byte digest of :func:`~nyla.knowledge.chunking.content_hash`. The chunk's scope
+    is the prefix of ``owner_key``. No foreign key to the file index: a referential check per
+    COPY row costs ingest rate, and every delete path removes chunks by id range itself."""
 
     __tablename__ = "knowledge_chunk"
 
-    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
-    file_id: Mapped[str] = mapped_column(
-        String(128), ForeignKey("knowledge_file_index.file_id", ondelete="CASCADE")
-    )
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    file_id: Mapped[str] = mapped_column(String(128))
     seq: Mapped[int] = mapped_column(Integer)
     data: Mapped[str] = mapped_column(Text)
     context_ref: Mapped[str] = mapped_column(Text, default="")
     content_type: Mapped[str] = mapped_column(String(16), default="text")
     token_count: Mapped[int] = mapped_column(Integer, default=0)
-    content_hash: Mapped[str] = mapped_column(String(64))
-    scope: Mapped[str] = mapped_column(String(32))
+    content_hash: Mapped[bytes] = mapped_column(LargeBinary)
     owner_key: Mapped[str] = mapped_column(String(200))
     data_source_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
     embedding_model: Mapped[str] = mapped_column(String(200))
     embedding: Mapped[Any] = mapped_column(Vector())
-    tsv: Mapped[Any] = mapped_column(
-        TSVECTOR, Computed(f"to_tsvector('{TS_CONFIG}', data)", persisted=True)
-    )
 
     __table_args__ = (
-        Index("ix_knowledge_chunk_model_owner", "embedding_model", "owner_key"),
         Index("ix_knowledge_chunk_owner_hash", "owner_key", "content_hash"),
-        Index("ix_knowledge_chunk_file", "file_id"),
-        Index("ix_knowledge_chunk_tsv", "tsv", postgresql_using="gin"),
+        {"info": {"derived": True}},
     )
 
 
@@ -118,6 +139,21 @@ event.listen(
     "after_create",
     DDL("ALTER TABLE %(table)s ALTER COLUMN embedding SET STORAGE MAIN"),
 )
+
+
+class ChunkText(Base):
+    """The full-text half of hybrid search: a chunk's ``tsvector`` (config
+    :data:`TS_CONFIG`) under a GIN index, keyed by the chunk id."""
+
+    __tablename__ = "knowledge_chunk_text"
+
+    chunk_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    tsv: Mapped[Any] = mapped_column(TSVECTOR)
+
+    __table_args__ = (
+        Index("ix_knowledge_chunk_text_tsv", "tsv", postgresql_using="gin"),
+        {"info": {"derived": True}},
+    )
 
 
 class RoundMemory(Base):

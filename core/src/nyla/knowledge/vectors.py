@@ -8,11 +8,12 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from nyla.knowledge.tables import TS_CONFIG
 from nyla.models.agent import RunContext
 from nyla.models.files import Scope
 
@@ -20,29 +21,55 @@ from nyla.models.files import Scope
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
 
-CHUNK_COPY_COLUMNS = (
-    "file_id",
-    "seq",
-    "data",
-    "context_ref",
-    "content_type",
-    "token_count",
-    "content_hash",
-    "scope",
-    "owner_key",
-    "data_source_id",
-    "embedding_model",
-    "embedding",
-)
+#: bits of a chunk id that hold the chunk's position in its file (at most 2**20 chunks per
+#: file: about 500 M tokens, far beyond any file size limit)
+CHUNK_ID_BITS = 20
+MAX_CHUNKS_PER_FILE = 1 << CHUNK_ID_BITS
+
+
+def chunk_id(file_no: int, seq: int) -> int:
+    """The id of chunk ``seq`` of file ``file_no``."""
+    if not 0 <= seq < MAX_CHUNKS_PER_FILE:
+        raise ValueError(f"chunk position {seq} out of range (max {MAX_CHUNKS_PER_FILE - 1})")
+    return (file_no << CHUNK_ID_BITS) | seq
+
+
+def chunk_id_range(file_no: int) -> tuple[int, int]:
+    """``[low, high)`` of the ids of file ``file_no``'s chunks."""
+    return file_no << CHUNK_ID_BITS, (file_no + 1) << CHUNK_ID_BITS
+
+
+#: ``c.id`` lies in the id range of one of the files ``f.no`` (for DELETE/JOIN over
+#: ``unnest(CAST(:file_nos AS bigint[])) AS f(no)``; uses the primary key)
+IN_FILE_RANGE = f"c.id >= (f.no << {CHUNK_ID_BITS}) AND c.id < ((f.no + 1) << {CHUNK_ID_BITS})"
+
+
+class ChunkRow(NamedTuple):
+    """A chunk ready for :func:`copy_chunks` (its id comes from the file's number)."""
+
+    file_id: str
+    seq: int
+    data: str
+    context_ref: str
+    content_type: str
+    token_count: int
+    content_hash: str | bytes  # hex digest or its bytes
+    owner_key: str
+    data_source_id: str | None
+    embedding_model: str
+    embedding: Sequence[float] | array | bytes
+
+
+CHUNK_COPY_COLUMNS = ("id", *ChunkRow._fields)
 _COPY_TYPES = [
+    "int8",
     "text",
     "int4",
     "text",
     "text",
     "text",
     "int4",
-    "text",
-    "text",
+    "bytea",
     "text",
     "text",
     "text",
@@ -145,20 +172,81 @@ def vector_binary(vector: Sequence[float] | array | bytes) -> bytes:
     return struct.pack(">HH", len(values), 0) + values.tobytes()
 
 
-async def copy_chunks(session: AsyncSession, rows: Sequence[Sequence[Any]]) -> int:
+async def file_numbers(session: AsyncSession, file_ids: Iterable[str]) -> dict[str, int]:
+    """``file_id -> file_no`` of indexed files."""
+    rows = await session.execute(
+        text("SELECT file_id, file_no FROM knowledge_file_index WHERE file_id = ANY(:ids)"),
+        {"ids": sorted(set(file_ids))},
+    )
+    return {r[0]: int(r[1]) for r in rows}
+
+
+async def copy_chunks(
+    session: AsyncSession,
+    rows: Sequence[ChunkRow | Sequence[Any]],
+    file_nos: dict[str, int] | None = None,
+) -> int:
     """Write chunk rows with binary COPY inside the session's transaction. Each row follows
-    :data:`CHUNK_COPY_COLUMNS`; the embedding is a sequence of floats (or
-    :func:`vector_binary` bytes)."""
+    :class:`ChunkRow`; the embedding is a sequence of floats (or :func:`vector_binary`
+    bytes). ``file_nos`` maps the rows' files to their numbers (looked up when omitted; every
+    file needs its index row first)."""
     if not rows:
         return 0
+    if file_nos is None:
+        file_nos = await file_numbers(session, (r[0] for r in rows))
     pg = await driver_connection(session)
     columns = ", ".join(CHUNK_COPY_COLUMNS)
     statement = f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)"
     async with pg.cursor() as cur, cur.copy(statement) as cp:
         cp.set_types(_COPY_TYPES)
         for row in rows:
-            await cp.write_row([*row[:-1], vector_binary(row[-1])])
+            digest = row[6]
+            await cp.write_row(
+                (
+                    chunk_id(file_nos[row[0]], row[1]),
+                    *row[:6],
+                    bytes.fromhex(digest) if isinstance(digest, str) else digest,
+                    *row[7:10],
+                    vector_binary(row[10]),
+                )
+            )
     return len(rows)
+
+
+async def delete_file_chunks(session: AsyncSession, file_nos: Sequence[int]) -> int:
+    """Delete the chunks (and their full-text rows) of the files ``file_nos``; returns the
+    number of chunks deleted."""
+    if not file_nos:
+        return 0
+    params = {"file_nos": list(file_nos)}
+    using = "USING unnest(CAST(:file_nos AS bigint[])) AS f(no) WHERE "
+    await session.execute(
+        text(
+            "DELETE FROM knowledge_chunk_text c "
+            + using
+            + IN_FILE_RANGE.replace("c.id", "c.chunk_id")
+        ),
+        params,
+    )
+    deleted = await session.execute(
+        text("DELETE FROM knowledge_chunk c " + using + IN_FILE_RANGE), params
+    )
+    return int(deleted.rowcount or 0)
+
+
+async def write_fulltext(session: AsyncSession, file_nos: Sequence[int]) -> None:
+    """Compute the full-text rows of the chunks of ``file_nos`` (which have none yet)."""
+    if not file_nos:
+        return
+    await session.execute(
+        text(
+            "INSERT INTO knowledge_chunk_text (chunk_id, tsv) "
+            f"SELECT c.id, to_tsvector('{TS_CONFIG}', c.data) "
+            "FROM unnest(CAST(:file_nos AS bigint[])) AS f(no) "
+            f"JOIN knowledge_chunk c ON {IN_FILE_RANGE}"
+        ),
+        {"file_nos": list(file_nos)},
+    )
 
 
 def vector_literal(vector: Sequence[float]) -> str:
