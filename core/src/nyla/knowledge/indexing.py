@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Text, cast, select, update
+from sqlalchemy import Text, cast, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 
 from nyla.errors import NylaError
@@ -379,16 +379,29 @@ async def write_prepared(
     chunks by id range, COPY every new chunk (one binary COPY) and, with ``fulltext``, add
     their full-text rows."""
     rows = [{**p.row, "fulltext_ready": fulltext} for p in prepared]
-    statement = insert(FileContentIndex).values(rows)
-    columns = [k for k in rows[0] if k != "file_id"]
+    columns = list(rows[0])
+    # one JSON parameter instead of a multi-row VALUES: compiling 24 binds per file cost
+    # more client time than the COPY of the file's chunks
     numbers = await session.execute(
-        statement.on_conflict_do_update(
-            index_elements=["file_id"],
-            set_={k: getattr(statement.excluded, k) for k in columns},
-        ).returning(FileContentIndex.file_id, FileContentIndex.file_no)
+        text(
+            f"INSERT INTO knowledge_file_index ({', '.join(columns)}) "
+            f"SELECT {', '.join(columns)} FROM "
+            "jsonb_populate_recordset(NULL::knowledge_file_index, CAST(:rows AS jsonb)) "
+            "ON CONFLICT (file_id) DO UPDATE SET "
+            + ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != "file_id")
+            + ", updated_at = now() "
+            # xmax = 0: the row was inserted, not updated (nothing of it to replace)
+            "RETURNING file_id, file_no, xmax = 0"
+        ),
+        {"rows": json.dumps(rows, default=_json_value)},
     )
-    file_nos = {file_id: int(no) for file_id, no in numbers}
-    await delete_file_chunks(session, list(file_nos.values()))
+    file_nos: dict[str, int] = {}
+    replaced: list[int] = []
+    for file_id, no, inserted in numbers:
+        file_nos[file_id] = int(no)
+        if not inserted:
+            replaced.append(int(no))
+    await delete_file_chunks(session, replaced)
     await copy_chunks(session, [row for p in prepared for row in p.chunks], file_nos)
     if fulltext:
         await write_fulltext(session, list(file_nos.values()))
@@ -420,6 +433,12 @@ async def build_fulltext(session: Any, *, batch_files: int = 2000) -> int:
             .values(fulltext_ready=True)
         )
         done += len(file_nos)
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot store {type(value).__name__} in the file index")
 
 
 def _failure_row(row: dict[str, Any]) -> dict[str, Any]:

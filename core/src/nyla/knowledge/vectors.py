@@ -39,9 +39,29 @@ def chunk_id_range(file_no: int) -> tuple[int, int]:
     return file_no << CHUNK_ID_BITS, (file_no + 1) << CHUNK_ID_BITS
 
 
-#: ``c.id`` lies in the id range of one of the files ``f.no`` (for DELETE/JOIN over
-#: ``unnest(CAST(:file_nos AS bigint[])) AS f(no)``; uses the primary key)
-IN_FILE_RANGE = f"c.id >= (f.no << {CHUNK_ID_BITS}) AND c.id < ((f.no + 1) << {CHUNK_ID_BITS})"
+def in_files(file_nos: Iterable[int], column: str = "c.id") -> str:
+    """SQL condition: ``column`` (a chunk id) belongs to one of the files ``file_nos``.
+
+    One primary-key range per run of consecutive file numbers, as integer literals: the
+    planner then scans exactly those ranges, even on a table that was never analyzed (a
+    join against ``unnest(:file_nos)`` there falls back to a sequential scan per batch)."""
+    numbers = sorted({int(n) for n in file_nos})
+    if not numbers:
+        return "false"
+    runs: list[tuple[int, int]] = []
+    for no in numbers:
+        if runs and runs[-1][1] == no:
+            runs[-1] = (runs[-1][0], no + 1)
+        else:
+            runs.append((no, no + 1))
+    return (
+        "("
+        + " OR ".join(
+            f"({column} >= {first << CHUNK_ID_BITS} AND {column} < {end << CHUNK_ID_BITS})"
+            for first, end in runs
+        )
+        + ")"
+    )
 
 
 class ChunkRow(NamedTuple):
@@ -61,7 +81,7 @@ class ChunkRow(NamedTuple):
 
 
 CHUNK_COPY_COLUMNS = ("id", *ChunkRow._fields)
-_COPY_TYPES = [
+CHUNK_COPY_TYPES = [
     "int8",
     "text",
     "int4",
@@ -198,7 +218,7 @@ async def copy_chunks(
     columns = ", ".join(CHUNK_COPY_COLUMNS)
     statement = f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)"
     async with pg.cursor() as cur, cur.copy(statement) as cp:
-        cp.set_types(_COPY_TYPES)
+        cp.set_types(CHUNK_COPY_TYPES)
         for row in rows:
             digest = row[6]
             await cp.write_row(
@@ -218,18 +238,11 @@ async def delete_file_chunks(session: AsyncSession, file_nos: Sequence[int]) -> 
     number of chunks deleted."""
     if not file_nos:
         return 0
-    params = {"file_nos": list(file_nos)}
-    using = "USING unnest(CAST(:file_nos AS bigint[])) AS f(no) WHERE "
     await session.execute(
-        text(
-            "DELETE FROM knowledge_chunk_text c "
-            + using
-            + IN_FILE_RANGE.replace("c.id", "c.chunk_id")
-        ),
-        params,
+        text(f"DELETE FROM knowledge_chunk_text t WHERE {in_files(file_nos, 't.chunk_id')}")
     )
     deleted = await session.execute(
-        text("DELETE FROM knowledge_chunk c " + using + IN_FILE_RANGE), params
+        text(f"DELETE FROM knowledge_chunk c WHERE {in_files(file_nos)}")
     )
     return int(deleted.rowcount or 0)
 
@@ -241,11 +254,9 @@ async def write_fulltext(session: AsyncSession, file_nos: Sequence[int]) -> None
     await session.execute(
         text(
             "INSERT INTO knowledge_chunk_text (chunk_id, tsv) "
-            f"SELECT c.id, to_tsvector('{TS_CONFIG}', c.data) "
-            "FROM unnest(CAST(:file_nos AS bigint[])) AS f(no) "
-            f"JOIN knowledge_chunk c ON {IN_FILE_RANGE}"
-        ),
-        {"file_nos": list(file_nos)},
+            f"SELECT c.id, to_tsvector('{TS_CONFIG}', c.data) FROM knowledge_chunk c "
+            f"WHERE {in_files(file_nos)}"
+        )
     )
 
 
