@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -369,6 +370,63 @@ class Indexer:
                     await delete_file_chunks(s, [file_no])
         except Exception:
             log.exception("could not record the failure of %s", row["file_id"])
+
+
+class BatchWriter:
+    """Writes prepared files in the background, in transactions of about ``batch_rows``
+    chunks (or ``max_files`` files), one transaction in flight: the caller prepares (reads,
+    extracts, embeds) the next batch while the database stores the last. ``on_written``
+    receives ``(tag, prepared, result)`` triples in the order the files were added."""
+
+    def __init__(
+        self,
+        indexer: Indexer,
+        *,
+        batch_rows: int,
+        on_written: Callable[[list[tuple[Any, PreparedFile, IndexResult]]], None],
+        max_files: int = 200,
+        fulltext: bool = False,
+    ) -> None:
+        self.indexer = indexer
+        self.batch_rows = batch_rows
+        self.max_files = max_files
+        self.fulltext = fulltext
+        self.on_written = on_written
+        self._pending: list[tuple[Any, PreparedFile]] = []
+        self._rows = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def add(self, prepared: PreparedFile, tag: Any = None) -> None:
+        """Queue a file; starts a write once a batch is full (after the previous one)."""
+        self._pending.append((tag, prepared))
+        self._rows += len(prepared.chunks)
+        if self._rows >= self.batch_rows or len(self._pending) >= self.max_files:
+            await self._start()
+
+    async def flush(self) -> None:
+        """Write what is queued and wait until every write has finished."""
+        await self._start()
+        await self._wait()
+
+    def cancel(self) -> None:
+        """Abandon the write in flight (its transaction rolls back: nothing half-written)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def _start(self) -> None:
+        batch, self._pending, self._rows = self._pending, [], 0
+        await self._wait()
+        if batch:
+            self._task = asyncio.create_task(self._write(batch))
+
+    async def _wait(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            await task
+
+    async def _write(self, batch: list[tuple[Any, PreparedFile]]) -> None:
+        results = await self.indexer.write([p for _, p in batch], fulltext=self.fulltext)
+        self.on_written([(tag, p, r) for (tag, p), r in zip(batch, results, strict=True)])
 
 
 async def write_prepared(

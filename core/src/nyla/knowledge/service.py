@@ -24,7 +24,7 @@ from nyla.knowledge.consent import (
 )
 from nyla.knowledge.cost import estimate_cost
 from nyla.knowledge.extract import MIME_BY_KIND, detect_kind
-from nyla.knowledge.indexing import Indexer, build_fulltext
+from nyla.knowledge.indexing import BatchWriter, Indexer, PreparedFile, build_fulltext
 from nyla.knowledge.inventory import inventory
 from nyla.knowledge.limits import (
     LimitKind,
@@ -123,8 +123,10 @@ class KnowledgeService:
         job_kind: str | None = None,
     ) -> list[IndexResult]:
         """Index a batch (contents as bytes, or paths read one at a time); one file's failure
-        does not stop the rest. Prepared files are written together, one transaction per
-        ``write_batch_rows`` chunks; the full-text rows and the HNSW index are built once
+        does not stop the rest. Prepared files are written together in the background while
+        the next ones are prepared, one transaction per ``write_batch_rows`` chunks (see
+        :class:`~nyla.knowledge.indexing.BatchWriter`); the full-text rows and the HNSW index
+        are built once
         after the batch (the chunks are found by vector meanwhile). With
         ``job_kind`` the batch is recorded as a job (shown in the inventory) and stops
         early when that job is cancelled."""
@@ -141,20 +143,13 @@ class KnowledgeService:
             else None
         )
         results: list[IndexResult | None] = []
-        pending: list[tuple[int, Any]] = []
         memo: dict[Any, Any] = {}
         models: dict[str, int] = {}
         error: str | None = None
         done = 0
 
-        async def flush() -> None:
+        def report() -> None:
             nonlocal done
-            written = await self.indexer.write([p for _, p in pending], fulltext=False)
-            for (slot, prepared), result in zip(pending, written, strict=True):
-                results[slot] = result
-                if result.status == "indexed" and prepared.dims and result.embedding_model:
-                    models[result.embedding_model] = prepared.dims
-            pending.clear()
             for result in results[done:]:
                 if result is None:
                     break
@@ -162,30 +157,41 @@ class KnowledgeService:
                 if progress is not None:
                     progress(result, done, total)
 
+        def written(items: list[tuple[Any, PreparedFile, IndexResult]]) -> None:
+            for slot, prepared, result in items:
+                results[slot] = result
+                if result.status == "indexed" and prepared.dims and result.embedding_model:
+                    models[result.embedding_model] = prepared.dims
+            report()
+
+        writer = BatchWriter(
+            self.indexer, batch_rows=self.settings.write_batch_rows, on_written=written
+        )
         try:
             for file, content in items:
                 data = content.read_bytes() if isinstance(content, Path) else content
                 prepared = await self.indexer.prepare(file, data, context=context, memo=memo)
-                results.append(prepared if isinstance(prepared, IndexResult) else None)
-                if not isinstance(prepared, IndexResult):
-                    pending.append((len(results) - 1, prepared))
-                rows = sum(len(p.chunks) for _, p in pending)
-                if rows >= self.settings.write_batch_rows or len(pending) >= 200:
-                    await flush()
-                elif not pending:
-                    await flush()  # report failures in order
+                if isinstance(prepared, IndexResult):
+                    results.append(prepared)
+                    report()
+                else:
+                    results.append(None)
+                    await writer.add(prepared, len(results) - 1)
                 if jobs and job_id:
                     await jobs.progress(job_id, len(results), total, file.name)
                     if await jobs.is_cancelled(job_id):
                         break
-            await flush()
+            await writer.flush()
             await self.build_fulltext()
             for model, dims in models.items():
                 await self.ensure_vector_index(model, dims)
-            written = sum(r.chunks for r in results if r is not None and r.status == "indexed")
-            if written >= ANALYZE_AFTER_ROWS:
+            written_chunks = sum(
+                r.chunks for r in results if r is not None and r.status == "indexed"
+            )
+            if written_chunks >= ANALYZE_AFTER_ROWS:
                 await self.analyze()
         except BaseException as exc:
+            writer.cancel()
             error = f"{type(exc).__name__}: {exc}"
             raise
         finally:

@@ -113,16 +113,16 @@ class ContentChunk(Base):
     __tablename__ = "knowledge_chunk"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    file_id: Mapped[str] = mapped_column(String(128))
+    file_id: Mapped[str] = mapped_column(Text)
     seq: Mapped[int] = mapped_column(Integer)
     data: Mapped[str] = mapped_column(Text)
     context_ref: Mapped[str] = mapped_column(Text, default="")
-    content_type: Mapped[str] = mapped_column(String(16), default="text")
+    content_type: Mapped[str] = mapped_column(Text, default="text")
     token_count: Mapped[int] = mapped_column(Integer, default=0)
     content_hash: Mapped[bytes] = mapped_column(LargeBinary)
-    owner_key: Mapped[str] = mapped_column(String(200))
-    data_source_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
-    embedding_model: Mapped[str] = mapped_column(String(200))
+    owner_key: Mapped[str] = mapped_column(Text)
+    data_source_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    embedding_model: Mapped[str] = mapped_column(Text)
     embedding: Mapped[Any] = mapped_column(Vector())
 
     __table_args__ = (
@@ -131,13 +131,19 @@ class ContentChunk(Base):
     )
 
 
-# Keep vectors inline: with the default EXTERNAL storage a chunk row past ~2 kB moves its
-# vector to the TOAST table, which costs an extra insert per row and a detoast per distance.
-# MAIN lets the toaster compress or move the text first and the vector only as a last resort.
+# Keep rows whole: with pgvector's default EXTERNAL storage a chunk row past ~2 kB moves its
+# vector to the TOAST table (an extra insert per row, a detoast per distance), and with MAIN
+# alone the toaster tries to compress the vector first (CPU spent on incompressible floats
+# on every COPY row). MAIN plus the largest toast_tuple_target leaves rows up to 8 kB
+# untouched; bigger ones get their text compressed before the vector is considered.
+# (Text columns instead of varchar(n): no length check per COPY row.)
 event.listen(
     ContentChunk.__table__,
     "after_create",
-    DDL("ALTER TABLE %(table)s ALTER COLUMN embedding SET STORAGE MAIN"),
+    DDL(
+        "ALTER TABLE %(table)s ALTER COLUMN embedding SET STORAGE MAIN, "
+        "SET (toast_tuple_target = 8160)"
+    ),
 )
 
 

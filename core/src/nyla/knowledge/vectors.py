@@ -3,6 +3,7 @@ write path, and vector literals for queries."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
 import sys
@@ -179,17 +180,30 @@ async def driver_connection(session: AsyncSession) -> Any:
     return raw.driver_connection
 
 
+@functools.cache
+def _vector_header(dims: int) -> bytes:
+    return struct.pack(">HH", dims, 0)
+
+
+@functools.cache
+def _vector_struct(dims: int) -> struct.Struct:
+    return struct.Struct(f">HH{dims}f")
+
+
 def vector_binary(vector: Sequence[float] | array | bytes) -> bytes:
     """A vector in pgvector's binary wire form (dims, unused, big-endian float4s). In a binary
     COPY the server decodes a field with the target column's receive function, so these bytes
     can be sent as ``bytea`` without registering the vector type on the connection."""
     if isinstance(vector, bytes | bytearray | memoryview):
         return bytes(vector)
-    values = vector if isinstance(vector, array) and vector.typecode == "f" else array("f", vector)
-    if sys.byteorder == "little":
-        values = array("f", values)
-        values.byteswap()
-    return struct.pack(">HH", len(values), 0) + values.tobytes()
+    if isinstance(vector, array) and vector.typecode == "f":
+        if sys.byteorder == "big":
+            return _vector_header(len(vector)) + vector.tobytes()
+        swapped = vector.__copy__()
+        swapped.byteswap()
+        return _vector_header(len(swapped)) + swapped.tobytes()
+    # a list of floats (what embedding APIs return): one C call packs it
+    return _vector_struct(len(vector)).pack(len(vector), 0, *vector)
 
 
 async def file_numbers(session: AsyncSession, file_ids: Iterable[str]) -> dict[str, int]:
@@ -217,17 +231,27 @@ async def copy_chunks(
     pg = await driver_connection(session)
     columns = ", ".join(CHUNK_COPY_COLUMNS)
     statement = f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)"
+    base = {file_id: no << CHUNK_ID_BITS for file_id, no in file_nos.items()}
     async with pg.cursor() as cur, cur.copy(statement) as cp:
         cp.set_types(CHUNK_COPY_TYPES)
-        for row in rows:
-            digest = row[6]
-            await cp.write_row(
+        write = cp.write_row
+        for file_id, seq, data, ref, kind, tokens, digest, key, source, model, vector in rows:
+            if not 0 <= seq < MAX_CHUNKS_PER_FILE:
+                raise ValueError(f"chunk position {seq} out of range")
+            await write(
                 (
-                    chunk_id(file_nos[row[0]], row[1]),
-                    *row[:6],
+                    base[file_id] | seq,
+                    file_id,
+                    seq,
+                    data,
+                    ref,
+                    kind,
+                    tokens,
                     bytes.fromhex(digest) if isinstance(digest, str) else digest,
-                    *row[7:10],
-                    vector_binary(row[10]),
+                    key,
+                    source,
+                    model,
+                    vector_binary(vector),
                 )
             )
     return len(rows)
