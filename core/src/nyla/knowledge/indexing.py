@@ -5,10 +5,11 @@ Order matters for "a failure leaves nothing half-indexed": everything slow or fa
 then replaces the file's index row and all of its chunks at once (binary COPY). A failure
 before it leaves the previous index of the file as it was and records the reason.
 
-Full text: a single file gets its full-text rows in the same transaction; a bulk load writes
-its batches without them (``fulltext=False``, the file is marked ``fulltext_ready = false``
-and is found by vector meanwhile) and fills them for all its files in one pass at the end,
-:func:`build_fulltext`.
+Lookup rows (full-text terms and the dedupe hash, :class:`~nyla.knowledge.tables.ChunkLookup`):
+a single file gets them in the same transaction; a bulk load writes its batches without them
+(``lookups=False``: the file is marked ``lookups_ready = false`` and is found by vector and
+exact search meanwhile) and fills them for all its files in one pass at the end,
+:func:`build_lookups`.
 """
 
 from __future__ import annotations
@@ -28,14 +29,20 @@ from sqlalchemy.dialects.postgresql import insert
 from nyla.errors import NylaError
 from nyla.knowledge.chunking import Chunk, chunk_objects
 from nyla.knowledge.extract import ExtractionError, extract
-from nyla.knowledge.tables import ContentChunk, DataSource, FileContentIndex, UserConnection
+from nyla.knowledge.tables import (
+    ChunkLookup,
+    ContentChunk,
+    DataSource,
+    FileContentIndex,
+    UserConnection,
+)
 from nyla.knowledge.vectors import (
     MAX_CHUNKS_PER_FILE,
     ChunkRow,
     copy_chunks,
     delete_file_chunks,
     owner_key,
-    write_fulltext,
+    write_lookups,
 )
 from nyla.models.agent import RunContext
 from nyla.models.files import FileItem
@@ -214,23 +221,23 @@ class Indexer:
         return PreparedFile(row=row, chunks=rows, result=result, dims=dims)
 
     async def write(
-        self, prepared: list[PreparedFile], *, fulltext: bool = True
+        self, prepared: list[PreparedFile], *, lookups: bool = True
     ) -> list[IndexResult]:
         """Store prepared files in ONE transaction: their index rows upserted, their old
-        chunks deleted and all new chunks written with one binary COPY (full-text rows too
-        unless ``fulltext=False``, see :func:`build_fulltext`). If that transaction fails,
+        chunks deleted and all new chunks written with one binary COPY (their lookup rows too
+        unless ``lookups=False``, see :func:`build_lookups`). If that transaction fails,
         each file is retried in its own transaction, so one bad file fails alone and never
         leaves anything half-written."""
         if not prepared:
             return []
         try:
             async with self.service.kernel.db.session() as s:
-                await write_prepared(s, prepared, fulltext=fulltext)
+                await write_prepared(s, prepared, lookups=lookups)
             return [p.result for p in prepared]
         except Exception as exc:
             if len(prepared) > 1:
                 log.warning("batch write failed (%s); writing file by file", exc)
-                return [r for p in prepared for r in await self.write([p], fulltext=fulltext)]
+                return [r for p in prepared for r in await self.write([p], lookups=lookups)]
             reason = f"write failed, nothing stored: {type(exc).__name__}: {exc}"
             log.warning("%s: %s", prepared[0].row["file_id"], reason)
             await self._record_failure(_failure_row(prepared[0].row), reason)
@@ -295,6 +302,8 @@ class Indexer:
     ) -> tuple[list[list[float]], int, int, float]:
         """A vector per chunk: reused when the same content is already indexed in the same
         scope with the same model, embedded (in batches, once per distinct text) otherwise.
+        Indexed content is found through the lookup rows and ``memo`` (this batch's files);
+        a chunk still waiting for another bulk load's lookup pass is embedded again.
         Returns (vectors, reused, embedded, cost CHF)."""
         if not chunks:
             return [], 0, 0, 0.0
@@ -306,9 +315,11 @@ class Indexer:
         hashes = sorted({c.content_hash for c in chunks} - set(known))
         async with self.service.kernel.db.session() as s:
             found = await s.execute(
-                select(ContentChunk.content_hash, cast(ContentChunk.embedding, Text)).where(
-                    ContentChunk.owner_key == key,
-                    ContentChunk.content_hash.in_([bytes.fromhex(h) for h in hashes]),
+                select(ChunkLookup.content_hash, cast(ContentChunk.embedding, Text))
+                .join(ContentChunk, ContentChunk.id == ChunkLookup.chunk_id)
+                .where(
+                    ChunkLookup.owner_key == key,
+                    ChunkLookup.content_hash.in_([bytes.fromhex(h) for h in hashes]),
                     ContentChunk.embedding_model == model,
                 )
             )
@@ -385,12 +396,12 @@ class BatchWriter:
         batch_rows: int,
         on_written: Callable[[list[tuple[Any, PreparedFile, IndexResult]]], None],
         max_files: int = 200,
-        fulltext: bool = False,
+        lookups: bool = False,
     ) -> None:
         self.indexer = indexer
         self.batch_rows = batch_rows
         self.max_files = max_files
-        self.fulltext = fulltext
+        self.lookups = lookups
         self.on_written = on_written
         self._pending: list[tuple[Any, PreparedFile]] = []
         self._rows = 0
@@ -425,18 +436,18 @@ class BatchWriter:
             await task
 
     async def _write(self, batch: list[tuple[Any, PreparedFile]]) -> None:
-        results = await self.indexer.write([p for _, p in batch], fulltext=self.fulltext)
+        results = await self.indexer.write([p for _, p in batch], lookups=self.lookups)
         self.on_written([(tag, p, r) for (tag, p), r in zip(batch, results, strict=True)])
 
 
 async def write_prepared(
-    session: Any, prepared: list[PreparedFile], *, fulltext: bool = True
+    session: Any, prepared: list[PreparedFile], *, lookups: bool = True
 ) -> None:
     """The write path in the caller's transaction: upsert the files' index rows (one
     statement; it locks them, so concurrent writers of one file queue up), delete their old
-    chunks by id range, COPY every new chunk (one binary COPY) and, with ``fulltext``, add
-    their full-text rows."""
-    rows = [{**p.row, "fulltext_ready": fulltext} for p in prepared]
+    chunks by id range, COPY every new chunk (one binary COPY) and, with ``lookups``, add
+    their lookup rows."""
+    rows = [{**p.row, "lookups_ready": lookups} for p in prepared]
     columns = list(rows[0])
     # one JSON parameter instead of a multi-row VALUES: compiling 24 binds per file cost
     # more client time than the COPY of the file's chunks
@@ -461,13 +472,13 @@ async def write_prepared(
             replaced.append(int(no))
     await delete_file_chunks(session, replaced)
     await copy_chunks(session, [row for p in prepared for row in p.chunks], file_nos)
-    if fulltext:
-        await write_fulltext(session, list(file_nos.values()))
+    if lookups:
+        await write_lookups(session, list(file_nos.values()))
 
 
-async def build_fulltext(session: Any, *, batch_files: int = 2000) -> int:
-    """Fill the full-text rows of every indexed file still waiting for them (after bulk
-    loads wrote with ``fulltext=False``); returns the number of files. Files another
+async def build_lookups(session: Any, *, batch_files: int = 2000) -> int:
+    """Write the lookup rows of every indexed file still waiting for them (after bulk
+    loads wrote with ``lookups=False``); returns the number of files. Files another
     transaction is writing are skipped (their writer handles them)."""
     done = 0
     while True:
@@ -475,7 +486,7 @@ async def build_fulltext(session: Any, *, batch_files: int = 2000) -> int:
             (
                 await session.execute(
                     select(FileContentIndex.file_no)
-                    .where(FileContentIndex.fulltext_ready.is_(False))
+                    .where(FileContentIndex.lookups_ready.is_(False))
                     .order_by(FileContentIndex.file_no)
                     .limit(batch_files)
                     .with_for_update(skip_locked=True)
@@ -484,11 +495,11 @@ async def build_fulltext(session: Any, *, batch_files: int = 2000) -> int:
         )
         if not file_nos:
             return done
-        await write_fulltext(session, file_nos)
+        await write_lookups(session, file_nos)
         await session.execute(
             update(FileContentIndex)
             .where(FileContentIndex.file_no.in_(file_nos))
-            .values(fulltext_ready=True)
+            .values(lookups_ready=True)
         )
         done += len(file_nos)
 

@@ -2,11 +2,14 @@
 large ones, and hybrid search fusing full-text and vector ranks (reciprocal rank fusion).
 
 Every query carries the caller's scope filter ``owner_key = ANY(:keys)`` and one embedding
-model, inside the SQL, on typed btree-indexed columns. Which vector path serves a query is
-decided by the planner's estimate of the readable, filtered rows: at or below
-``exact_threshold`` the btree narrows the rows and they are ranked exactly (recall 1.0, always
-a full k); above it the model's HNSW index answers with ``hnsw.iterative_scan = relaxed_order``, which keeps scanning
-the graph until k rows pass the filter (pgvector >= 0.8).
+model, inside the SQL, on typed columns. Which vector path serves a query is decided by the
+number of readable, filtered chunks, summed from the file index (``chunk_count`` of the
+files the scope's btree finds): for a small scope the exact path reaches exactly those
+files' chunks through their primary-key ranges and ranks them (recall 1.0, always a full
+k); for a large one the model's HNSW index answers with ``hnsw.iterative_scan =
+relaxed_order``, which keeps scanning the graph until k rows pass the filter
+(pgvector >= 0.8). The chunk table itself carries no secondary index (see
+:mod:`nyla.knowledge.tables`).
 """
 
 from __future__ import annotations
@@ -22,30 +25,48 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import TS_CONFIG
-from nyla.knowledge.vectors import hnsw_index_exists, sql_literal, vector_expr, vector_literal
+from nyla.knowledge.vectors import (
+    CHUNK_ID_BITS,
+    hnsw_index_exists,
+    sql_literal,
+    vector_expr,
+    vector_literal,
+)
 from nyla.models.files import Scope
 from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
 
 
-def _where(model: str, filters: SearchFilters | None) -> tuple[str, dict[str, Any]]:
+def _where(model: str, filters: SearchFilters | None) -> tuple[str, str, dict[str, Any]]:
+    """(condition on the file index ``f``, condition on the chunks ``c``, parameters).
+    The chunk condition alone is complete; the file condition narrows the files first."""
+    files = ["f.owner_key = ANY(:keys)"]
     # the model as a literal: the partial HNSW index's predicate must match it
-    clauses = ["c.owner_key = ANY(:keys)", f"c.embedding_model = {sql_literal(model)}"]
+    chunks = ["c.owner_key = ANY(:keys)", f"c.embedding_model = {sql_literal(model)}"]
     params: dict[str, Any] = {}
     if filters is not None:
         if filters.file_ids is not None:
-            clauses.append("c.file_id = ANY(:file_ids)")
+            files.append("f.file_id = ANY(:file_ids)")
+            chunks.append("c.file_id = ANY(:file_ids)")
             params["file_ids"] = list(filters.file_ids)
         if filters.data_source_ids is not None:
-            clauses.append("c.data_source_id = ANY(:data_source_ids)")
+            files.append("f.data_source_id = ANY(:data_source_ids)")
+            chunks.append("c.data_source_id = ANY(:data_source_ids)")
             params["data_source_ids"] = list(filters.data_source_ids)
         if filters.content_types is not None:
-            clauses.append("c.content_type = ANY(:content_types)")
+            chunks.append("c.content_type = ANY(:content_types)")
             params["content_types"] = list(filters.content_types)
-    return " AND ".join(clauses), params
+    return " AND ".join(files), " AND ".join(chunks), params
+
+
+#: the chunks of the files ``f`` (primary-key range of each file's chunk ids)
+_FILE_CHUNKS = (
+    f"JOIN knowledge_chunk c ON c.id >= (f.file_no << {CHUNK_ID_BITS}) "
+    f"AND c.id < ((f.file_no + 1) << {CHUNK_ID_BITS})"
+)
 
 
 class EstimateCache:
-    """Planner estimates per (filter, keys) for ``ttl`` seconds (bounded size)."""
+    """Candidate counts per (filter, keys) for ``ttl`` seconds (bounded size)."""
 
     def __init__(self, ttl: float = 30.0, size: int = 4096) -> None:
         self.ttl = ttl
@@ -94,23 +115,22 @@ def prefer_exact(candidates: int, total: int, limit: int, settings: KnowledgeSet
     return candidates <= settings.exact_cost_factor * math.sqrt(limit * max(total, candidates))
 
 
-async def estimate_candidates(session: AsyncSession, where: str, params: dict[str, Any]) -> int:
-    """The planner's estimate of the readable, filtered rows (no rows are read: statistics
-    on the typed scope columns make it cheap and, after ANALYZE, close)."""
+async def count_candidates(session: AsyncSession, file_where: str, params: dict[str, Any]) -> int:
+    """The readable, filtered chunks, counted from the file index (no chunk is read; a
+    content-type filter is not counted, which only errs towards the HNSW path)."""
     result = await session.execute(
-        text(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM knowledge_chunk c WHERE {where}"), params
+        text(
+            f"SELECT coalesce(sum(f.chunk_count), 0) FROM knowledge_file_index f WHERE {file_where}"
+        ),
+        params,
     )
-    plan = result.scalar_one()
-    if isinstance(plan, str):
-        import json
-
-        plan = json.loads(plan)
-    return int(plan[0]["Plan"]["Plan Rows"])
+    return int(result.scalar_one())
 
 
 async def vector_ranks(
     session: AsyncSession,
     *,
+    file_where: str,
     where: str,
     params: dict[str, Any],
     dims: int,
@@ -124,10 +144,11 @@ async def vector_ranks(
     expr = f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)}))"
     bound = {**params, "q": vector_literal(vector), "limit": limit}
     if exact:
-        # "+ 0" keeps the planner off the HNSW index: the btree-filtered rows are sorted exactly
+        # the scope's files (btree on the file index), their chunks by primary-key range,
+        # ranked exactly; "+ 0" keeps the planner off the HNSW index
         inner = (
-            f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
-            f"ORDER BY ({expr}) + 0 LIMIT :limit"
+            f"SELECT c.id, {expr} AS distance FROM knowledge_file_index f {_FILE_CHUNKS} "
+            f"WHERE {file_where} AND {where} ORDER BY ({expr}) + 0 LIMIT :limit"
         )
     else:
         await _hnsw_session_settings(session, settings)
@@ -180,10 +201,10 @@ async def text_ranks(
         return []
     rows = await session.execute(
         text(
-            "SELECT c.id FROM knowledge_chunk_text t "
+            "SELECT c.id FROM knowledge_chunk_lookup t "
             "JOIN knowledge_chunk c ON c.id = t.chunk_id, "
             f"to_tsquery('{TS_CONFIG}', :tsq) AS tq "
-            f"WHERE t.tsv @@ tq AND {where} "
+            f"WHERE t.tsv @@ tq AND t.owner_key = ANY(:keys) AND {where} "
             "ORDER BY ts_rank_cd(t.tsv, tq, 1) DESC, c.id LIMIT :limit"
         ),
         {**params, "tsq": tsquery, "limit": limit},
@@ -218,16 +239,16 @@ async def search(
     estimates: EstimateCache | None = None,
 ) -> SearchResult:
     """One scoped search in ``session``. ``known_indexes`` lists (model, dims) whose HNSW
-    index is known to exist; ``estimates`` caches the planner's row estimates briefly (they
+    index is known to exist; ``estimates`` caches the candidate counts briefly (they
     only choose the path: both paths return correct results)."""
     if not keys or k <= 0:
         return SearchResult(embedding_model=model, hybrid=hybrid)
-    where, params = _where(model, filters)
+    file_where, where, params = _where(model, filters)
     params["keys"] = keys
     cache_key = (where, tuple(sorted(keys)), repr(sorted(params.items())))
     candidates = estimates.get(cache_key) if estimates is not None else None
     if candidates is None:
-        candidates = await estimate_candidates(session, where, params)
+        candidates = await count_candidates(session, file_where, params)
         if estimates is not None:
             estimates.put(cache_key, candidates)
     total = estimates.get(("total",)) if estimates is not None else None
@@ -244,6 +265,7 @@ async def search(
     try:
         nearest = await vector_ranks(
             session,
+            file_where=file_where,
             where=where,
             params=params,
             dims=dims,

@@ -24,7 +24,7 @@ from nyla.knowledge.consent import (
 )
 from nyla.knowledge.cost import estimate_cost
 from nyla.knowledge.extract import MIME_BY_KIND, detect_kind
-from nyla.knowledge.indexing import BatchWriter, Indexer, PreparedFile, build_fulltext
+from nyla.knowledge.indexing import BatchWriter, Indexer, PreparedFile, build_lookups
 from nyla.knowledge.inventory import inventory
 from nyla.knowledge.limits import (
     LimitKind,
@@ -125,7 +125,7 @@ class KnowledgeService:
         """Index a batch (contents as bytes, or paths read one at a time); one file's failure
         does not stop the rest. Prepared files are written together in the background while
         the next ones are prepared, one transaction per ``write_batch_rows`` chunks (see
-        :class:`~nyla.knowledge.indexing.BatchWriter`); the full-text rows and the HNSW index
+        :class:`~nyla.knowledge.indexing.BatchWriter`); the lookup rows (full text, dedupe) and the HNSW index
         are built once
         after the batch (the chunks are found by vector meanwhile). With
         ``job_kind`` the batch is recorded as a job (shown in the inventory) and stops
@@ -182,7 +182,7 @@ class KnowledgeService:
                     if await jobs.is_cancelled(job_id):
                         break
             await writer.flush()
-            await self.build_fulltext()
+            await self.build_lookups()
             for model, dims in models.items():
                 await self.ensure_vector_index(model, dims)
             written_chunks = sum(
@@ -199,12 +199,13 @@ class KnowledgeService:
                 await jobs.finish(job_id, error=error)
         return [r for r in results if r is not None]
 
-    async def build_fulltext(self) -> int:
-        """Fill the full-text rows of files a bulk load left waiting (``index_files`` does
+    async def build_lookups(self) -> int:
+        """Write the lookup rows (full-text terms, dedupe hashes) of files a bulk load left
+        waiting (``index_files`` does
         this before it returns; an interrupted one leaves them to the next call). Returns
         the number of files."""
         async with self.kernel.db.session() as s:
-            return await build_fulltext(s)
+            return await build_lookups(s)
 
     async def index_paths(
         self,
@@ -616,12 +617,13 @@ class KnowledgeService:
             return await inventory(s, level, subject)
 
     async def analyze(self) -> None:
-        """Refresh the planner statistics of the chunk table (the search path choice relies
-        on them); run after bulk loads."""
+        """Refresh the planner statistics of the knowledge tables (the table size the search
+        path choice uses, the join plans of the exact path); run after bulk loads."""
         from sqlalchemy import text
 
         async with self.kernel.db.engine.connect() as conn:
-            await conn.execute(text("ANALYZE knowledge_chunk"))
+            for table in ("knowledge_chunk", "knowledge_file_index", "knowledge_chunk_lookup"):
+                await conn.execute(text(f"ANALYZE {table}"))
             await conn.commit()
         self._estimates.clear()
 

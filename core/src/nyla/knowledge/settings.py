@@ -25,9 +25,11 @@ class ContextBudgets(BaseModel):
 class KnowledgeSettings(BaseModel):
     """Tunables of indexing and search.
 
-    ``exact_threshold``: a search whose readable, filtered rows are (by the planner's
-    estimate) at most this many ranks them exactly; above it, exact still wins while the rows
-    are few compared with the table (``exact_cost_factor``, see ``search.prefer_exact``) (btree filter + sort); above it the HNSW index with iterative scans serves it.
+    ``exact_threshold``: a search whose readable, filtered chunks (counted from the file
+    index) are at most this many ranks them exactly (the scope's files, their chunks by
+    primary-key range, sorted by distance); above it, exact still wins while the chunks are
+    few compared with the table (``exact_cost_factor``, see ``search.prefer_exact``); above
+    that the HNSW index with iterative scans serves it.
     """
 
     embedding_model: str | None = None

@@ -13,14 +13,14 @@ Scope is denormalized onto every chunk as ``owner_key`` (``personal:<user>``,
 search filters with ``owner_key = ANY(:readable)``.
 
 The chunk table is laid out for the write path (measured in ``bench/rag.py``): every index a
-COPY has to maintain costs ingest rate, so a chunk row carries one secondary btree only,
-``(owner_key, content_hash)``, which serves both the scope filter and dedupe. A chunk's id
-packs the number of its file and its position (:func:`~nyla.knowledge.vectors.chunk_id`), so
-the primary key also finds a file's chunks (re-index, purge) without an index on ``file_id``.
-The full-text half of hybrid search lives in its own table, :class:`ChunkText`: computing a
-``tsvector`` and maintaining its GIN index costs more than the COPY itself, so bulk loads
-fill it in one pass after the load (like the HNSW index), single files in their own
-transaction.
+COPY has to maintain costs ingest rate, so the chunk table has its primary key and nothing
+else. A chunk's id packs the number of its file and its position
+(:func:`~nyla.knowledge.vectors.chunk_id`), so the primary key finds a file's chunks (re-index,
+purge, and the exact search path, which reaches a scope's chunks through the file index's
+``owner_key`` btree). What else is looked up per chunk lives in :class:`ChunkLookup`: its
+full-text terms (hybrid search) and its content hash per scope (dedupe). A ``tsvector`` and
+its GIN index cost more than the COPY itself, so bulk loads fill the lookup rows in one pass
+after the load (like the HNSW index); a single file gets them in its own transaction.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ class FileContentIndex(Base):
     """Per file: structure index, summary, status, scope with owner ids, neutralization.
 
     ``file_no`` is assigned once per file and kept across re-indexes; its chunks have the ids
-    :func:`~nyla.knowledge.vectors.chunk_id_range` ``(file_no)``. ``fulltext_ready`` is false
-    while the file's chunks wait for the full-text pass of a bulk load."""
+    :func:`~nyla.knowledge.vectors.chunk_id_range` ``(file_no)``. ``lookups_ready`` is false
+    while the file's chunks wait for the lookup pass of a bulk load (:class:`ChunkLookup`)."""
 
     __tablename__ = "knowledge_file_index"
     __table_args__ = {"info": {"derived": True}}
@@ -74,7 +74,7 @@ class FileContentIndex(Base):
     file_no: Mapped[int] = mapped_column(
         BigInteger, FILE_NO_SEQUENCE, server_default=FILE_NO_SEQUENCE.next_value(), unique=True
     )
-    fulltext_ready: Mapped[bool] = mapped_column(Boolean, default=False)
+    lookups_ready: Mapped[bool] = mapped_column(Boolean, default=False)
     name: Mapped[str] = mapped_column(Text)
     mime_type: Mapped[str] = mapped_column(String(200), default="application/octet-stream")
     size: Mapped[int] = mapped_column(BigInteger, default=0)
@@ -107,8 +107,9 @@ class ContentChunk(Base):
 
     ``id`` is :func:`~nyla.knowledge.vectors.chunk_id` ``(file_no, seq)``; ``content_hash``
     is the 16-byte digest of :func:`~nyla.knowledge.chunking.content_hash`. The chunk's scope
-    is the prefix of ``owner_key``. No foreign key to the file index: a referential check per
-    COPY row costs ingest rate, and every delete path removes chunks by id range itself."""
+    is the prefix of ``owner_key`` (always the owner key of its file). No secondary index and
+    no foreign key to the file index: each costs ingest rate per COPY row, and every delete
+    path removes chunks by id range itself."""
 
     __tablename__ = "knowledge_chunk"
 
@@ -125,10 +126,7 @@ class ContentChunk(Base):
     embedding_model: Mapped[str] = mapped_column(Text)
     embedding: Mapped[Any] = mapped_column(Vector())
 
-    __table_args__ = (
-        Index("ix_knowledge_chunk_owner_hash", "owner_key", "content_hash"),
-        {"info": {"derived": True}},
-    )
+    __table_args__ = {"info": {"derived": True}}
 
 
 # Keep rows whole: with pgvector's default EXTERNAL storage a chunk row past ~2 kB moves its
@@ -147,17 +145,22 @@ event.listen(
 )
 
 
-class ChunkText(Base):
-    """The full-text half of hybrid search: a chunk's ``tsvector`` (config
-    :data:`TS_CONFIG`) under a GIN index, keyed by the chunk id."""
+class ChunkLookup(Base):
+    """What is looked up per chunk besides its vector: its full-text terms (``tsvector`` in
+    config :data:`TS_CONFIG`, GIN-indexed, for hybrid search) and its content hash per scope
+    (btree, for dedupe). Written with the chunk for a single file, in one pass after the load
+    for bulk loads; meanwhile the chunk is found by vector and exact search."""
 
-    __tablename__ = "knowledge_chunk_text"
+    __tablename__ = "knowledge_chunk_lookup"
 
     chunk_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    owner_key: Mapped[str] = mapped_column(Text)
+    content_hash: Mapped[bytes] = mapped_column(LargeBinary)
     tsv: Mapped[Any] = mapped_column(TSVECTOR)
 
     __table_args__ = (
-        Index("ix_knowledge_chunk_text_tsv", "tsv", postgresql_using="gin"),
+        Index("ix_knowledge_chunk_lookup_tsv", "tsv", postgresql_using="gin"),
+        Index("ix_knowledge_chunk_lookup_owner_hash", "owner_key", "content_hash"),
         {"info": {"derived": True}},
     )
 

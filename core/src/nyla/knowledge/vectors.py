@@ -258,12 +258,12 @@ async def copy_chunks(
 
 
 async def delete_file_chunks(session: AsyncSession, file_nos: Sequence[int]) -> int:
-    """Delete the chunks (and their full-text rows) of the files ``file_nos``; returns the
+    """Delete the chunks (and their lookup rows) of the files ``file_nos``; returns the
     number of chunks deleted."""
     if not file_nos:
         return 0
     await session.execute(
-        text(f"DELETE FROM knowledge_chunk_text t WHERE {in_files(file_nos, 't.chunk_id')}")
+        text(f"DELETE FROM knowledge_chunk_lookup t WHERE {in_files(file_nos, 't.chunk_id')}")
     )
     deleted = await session.execute(
         text(f"DELETE FROM knowledge_chunk c WHERE {in_files(file_nos)}")
@@ -271,15 +271,16 @@ async def delete_file_chunks(session: AsyncSession, file_nos: Sequence[int]) -> 
     return int(deleted.rowcount or 0)
 
 
-async def write_fulltext(session: AsyncSession, file_nos: Sequence[int]) -> None:
-    """Compute the full-text rows of the chunks of ``file_nos`` (which have none yet)."""
+async def write_lookups(session: AsyncSession, file_nos: Sequence[int]) -> None:
+    """Write the lookup rows (full-text terms, scope + content hash) of the chunks of
+    ``file_nos``, which have none yet."""
     if not file_nos:
         return
     await session.execute(
         text(
-            "INSERT INTO knowledge_chunk_text (chunk_id, tsv) "
-            f"SELECT c.id, to_tsvector('{TS_CONFIG}', c.data) FROM knowledge_chunk c "
-            f"WHERE {in_files(file_nos)}"
+            "INSERT INTO knowledge_chunk_lookup (chunk_id, owner_key, content_hash, tsv) "
+            f"SELECT c.id, c.owner_key, c.content_hash, to_tsvector('{TS_CONFIG}', c.data) "
+            f"FROM knowledge_chunk c WHERE {in_files(file_nos)}"
         )
     )
 

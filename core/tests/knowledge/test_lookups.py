@@ -1,6 +1,6 @@
-"""The full-text half of hybrid search and the chunk-id layout: single files get their
-full-text rows in their own transaction, bulk loads in one pass after the load; re-index and
-purge keep chunks and full-text rows in step."""
+"""Lookup rows (full-text terms, dedupe hashes) and the chunk-id layout: single files get
+their lookup rows in their own transaction, bulk loads in one pass after the load; re-index
+and purge keep chunks and lookup rows in step; dedupe finds what earlier loads indexed."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select, text
 
 from nyla.knowledge.search import text_ranks
-from nyla.knowledge.tables import ChunkText, ContentChunk, FileContentIndex
+from nyla.knowledge.tables import ChunkLookup, ContentChunk, FileContentIndex
 from nyla.knowledge.vectors import MAX_CHUNKS_PER_FILE, chunk_id, chunk_id_range
 
 from .conftest import ctx, item
@@ -19,7 +19,7 @@ WHERE = "c.owner_key = ANY(:keys) AND c.embedding_model = 'scripted:embed'"
 async def _counts(kernel) -> tuple[int, int]:
     async with kernel.db.session() as s:
         chunks = (await s.execute(select(func.count()).select_from(ContentChunk))).scalar_one()
-        texts = (await s.execute(select(func.count()).select_from(ChunkText))).scalar_one()
+        texts = (await s.execute(select(func.count()).select_from(ChunkLookup))).scalar_one()
     return chunks, texts
 
 
@@ -57,22 +57,22 @@ async def test_bulk_writes_defer_full_text_to_one_pass(kernel):
         await service.indexer.prepare(item(f"b{i}", f"b{i}.txt"), body, context=ctx())
         for i, body in enumerate([b"quarterly zebracorn report", b"payroll for march"])
     ]
-    written = await service.indexer.write(prepared, fulltext=False)
+    written = await service.indexer.write(prepared, lookups=False)
     assert [r.status for r in written] == ["indexed", "indexed"]
     async with kernel.db.session() as s:
         ready = set(
             (
-                await s.execute(select(FileContentIndex.file_id, FileContentIndex.fulltext_ready))
+                await s.execute(select(FileContentIndex.file_id, FileContentIndex.lookups_ready))
             ).all()
         )
     assert ready == {("b0", False), ("b1", False)}
     assert await _counts(kernel) == (2, 0)
     assert await _keyword(kernel, "zebracorn") == []  # vector search finds them meanwhile
 
-    assert await service.build_fulltext() == 2
+    assert await service.build_lookups() == 2
     assert await _counts(kernel) == (2, 2)
     assert len(await _keyword(kernel, "zebracorn")) == 1
-    assert await service.build_fulltext() == 0  # nothing left waiting
+    assert await service.build_lookups() == 0  # nothing left waiting
 
 
 async def test_index_files_returns_with_every_full_text_row_written(kernel):
@@ -82,7 +82,7 @@ async def test_index_files_returns_with_every_full_text_row_written(kernel):
     assert await _counts(kernel) == (5, 5)
     async with kernel.db.session() as s:
         waiting = (
-            await s.execute(select(func.count()).where(FileContentIndex.fulltext_ready.is_(False)))
+            await s.execute(select(func.count()).where(FileContentIndex.lookups_ready.is_(False)))
         ).scalar_one()
     assert waiting == 0
     assert len(await _keyword(kernel, "zebracorn")) == 5
@@ -103,3 +103,21 @@ async def test_reindex_and_purge_keep_chunks_and_full_text_in_step(kernel):
     assert (purged.files, purged.chunks) == (1, 1)
     assert await _counts(kernel) == (1, 1)
     assert len(await _keyword(kernel, "zebracorn")) == 1
+
+
+async def test_dedupe_reuses_what_an_earlier_bulk_load_indexed(kernel, embedder):
+    texts = [f"paragraph {i} on zebracorn accounting rules".encode() for i in range(4)]
+    first = await kernel.knowledge.index_files(
+        [(item(f"a{i}", f"a{i}.txt"), t) for i, t in enumerate(texts)], context=ctx()
+    )
+    assert sum(r.embedded for r in first) == 4
+    embedded_before = len(embedder.texts)
+    again = await kernel.knowledge.index_files(
+        [(item(f"b{i}", f"b{i}.txt"), t) for i, t in enumerate(texts)], context=ctx()
+    )
+    assert [r.reused for r in again] == [1, 1, 1, 1] and sum(r.embedded for r in again) == 0
+    assert len(embedder.texts) == embedded_before
+    other = await kernel.knowledge.index_files(
+        [(item("c0", "c0.txt", user="u2"), texts[0])], context=ctx("u2")
+    )
+    assert other[0].embedded == 1  # another scope never shares vectors
