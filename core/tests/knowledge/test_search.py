@@ -4,10 +4,10 @@ model separation, hybrid fusion, and absolute scope isolation (property test).""
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 import math
 import random
 import uuid
+from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
