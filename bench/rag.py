@@ -164,6 +164,16 @@ def filter_users(q: int, setting: str) -> list[str] | None:
 SETTINGS = ("unfiltered", "1%", "10%")
 
 
+def file_layout(n: int, per_file: int) -> list[list[int]]:
+    """The rows of each file: a file has one owner (nyla keeps a file's scope on all its
+    chunks), so each user's rows are cut into files of ``per_file`` chunks."""
+    files = []
+    for u in range(USERS):
+        rows = list(range(u, n, USERS))
+        files += [rows[j : j + per_file] for j in range(0, len(rows), per_file)]
+    return files
+
+
 # ---- the server ---------------------------------------------------------------------------
 
 
@@ -217,28 +227,40 @@ def drop_database(base: str, name: str) -> None:
 # ---- raw psycopg binary COPY: the floor, and the exact ground truth -------------------------
 
 
-def run_raw(uri: str, docs: list[array], texts: list[str], queries: list[array]) -> dict[str, Any]:
-    """Plain table, one binary COPY; HNSW with default search settings (no iterative scan)."""
+def run_raw(
+    uri: str, docs: list[array], texts: list[str], queries: list[array], reps: int
+) -> dict[str, Any]:
+    """Plain table, one binary COPY (median of ``reps`` runs, the last one kept); HNSW with
+    default search settings (no iterative scan)."""
     import psycopg
 
     from nyla.knowledge.vectors import vector_binary, vector_literal
 
     out: dict[str, Any] = {"name": "raw COPY"}
+    times = []
     with psycopg.connect(uri) as conn:
-        conn.execute(
-            "CREATE TABLE items (id bigint PRIMARY KEY, owner text, data text, embedding vector(384))"
-        )
-        conn.commit()
-        started = time.perf_counter()
-        with (
-            conn.cursor() as cur,
-            cur.copy("COPY items (id, owner, data, embedding) FROM STDIN (FORMAT BINARY)") as cp,
-        ):
-            cp.set_types(["int8", "text", "text", "bytea"])
-            for i, vec in enumerate(docs):
-                cp.write_row((i, owner(i), texts[i], vector_binary(vec)))
-        conn.commit()
-        out["ingest_s"] = time.perf_counter() - started
+        for _ in range(reps):
+            conn.execute("DROP TABLE IF EXISTS items")
+            conn.execute(
+                "CREATE TABLE items (id bigint PRIMARY KEY, owner text, data text, "
+                "embedding vector(384))"
+            )
+            conn.commit()
+            conn.execute("CHECKPOINT")
+            started = time.perf_counter()
+            with (
+                conn.cursor() as cur,
+                cur.copy(
+                    "COPY items (id, owner, data, embedding) FROM STDIN (FORMAT BINARY)"
+                ) as cp,
+            ):
+                cp.set_types(["int8", "text", "text", "bytea"])
+                for i, vec in enumerate(docs):
+                    cp.write_row((i, owner(i), texts[i], vector_binary(vec)))
+            conn.commit()
+            times.append(time.perf_counter() - started)
+        out["ingest_s"] = statistics.median(times)
+        out["ingest_runs"] = times
         conn.execute("CREATE INDEX items_owner ON items (owner)")
         conn.execute("ANALYZE items")
         conn.commit()
@@ -300,59 +322,67 @@ def time_queries(fn: Any, queries: list[array]) -> list[tuple[float, list[int]]]
     return out
 
 
-def run_raw_same_table(base: str, docs: list[array], texts: list[str], per_file: int) -> dict:
+def run_raw_same_table(
+    base: str, docs: list[array], texts: list[str], per_file: int, reps: int
+) -> dict:
     """The floor for nyla's own schema: one raw binary COPY (psycopg, sync) into nyla's chunk
-    table with every index it carries."""
+    table (same files and ids as nyla writes); median of ``reps`` runs."""
     import psycopg
 
     from nyla.db import Database, to_sqlalchemy_url
     from nyla.knowledge.vectors import CHUNK_COPY_COLUMNS, CHUNK_COPY_TYPES, chunk_id, vector_binary
 
-    uri = fresh_database(base, "bench_floor")
-    db = Database(to_sqlalchemy_url(uri))
-    asyncio.run(db.ensure_ready())
-    asyncio.run(db.dispose())
-    model = "bench:all-minilm-l6-v2"
-    with psycopg.connect(uri) as conn:
-        files = range((len(docs) + per_file - 1) // per_file)
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO knowledge_file_index (file_id, file_no, name, mime_type, size, "
-                "content_hash, structure, object_summary, status, scope, owner_key, user_id, "
-                "is_neutralized, neutralization_status, chunk_count, token_count, lookups_ready) "
-                "VALUES (%s, %s, %s, 'text/plain', 0, '', '{}', '', 'indexed', 'personal', 'x', "
-                "'bench', false, 'none', 0, 0, false)",
-                [(f"file-{f}", f + 1, f"file-{f}") for f in files],
-            )
-        conn.commit()
-        started = time.perf_counter()
-        columns = ", ".join(CHUNK_COPY_COLUMNS)
-        with (
-            conn.cursor() as cur,
-            cur.copy(f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)") as cp,
-        ):
-            cp.set_types(CHUNK_COPY_TYPES)
-            for i, vec in enumerate(docs):
-                cp.write_row(
-                    (
-                        chunk_id(i // per_file + 1, i % per_file),
-                        f"file-{i // per_file}",
-                        i % per_file,
-                        texts[i],
-                        "",
-                        "text",
-                        0,
-                        i.to_bytes(16, "big"),
-                        f"personal:{owner(i)}",
-                        None,
-                        model,
-                        vector_binary(vec),
-                    )
+    layout = file_layout(len(docs), per_file)
+    times = []
+    for _ in range(reps):
+        uri = fresh_database(base, "bench_floor")
+        db = Database(to_sqlalchemy_url(uri))
+        asyncio.run(db.ensure_ready())
+        asyncio.run(db.dispose())
+        with psycopg.connect(uri) as conn:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO knowledge_file_index (file_id, file_no, name, mime_type, size, "
+                    "content_hash, structure, object_summary, status, scope, owner_key, "
+                    "user_id, is_neutralized, neutralization_status, chunk_count, token_count, "
+                    "lookups_ready) VALUES (%s, %s, %s, 'text/plain', 0, '', '{}', '', "
+                    "'indexed', 'personal', %s, 'bench', false, 'none', %s, 0, false)",
+                    [
+                        (f"file-{f}", f + 1, f"file-{f}", f"personal:{owner(rows[0])}", len(rows))
+                        for f, rows in enumerate(layout)
+                    ],
                 )
-        conn.commit()
-        took = time.perf_counter() - started
-    drop_database(base, "bench_floor")
-    return {"name": "raw COPY into nyla's chunk table", "ingest_s": took}
+            conn.commit()
+            started = time.perf_counter()
+            columns = ", ".join(CHUNK_COPY_COLUMNS)
+            with (
+                conn.cursor() as cur,
+                cur.copy(f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)") as cp,
+            ):
+                cp.set_types(CHUNK_COPY_TYPES)
+                for f, rows in enumerate(layout):
+                    for seq, i in enumerate(rows):
+                        cp.write_row(
+                            (
+                                chunk_id(f + 1, seq),
+                                texts[i],
+                                "",
+                                "text",
+                                0,
+                                i.to_bytes(16, "big"),
+                                f"personal:{owner(i)}",
+                                MODEL,
+                                vector_binary(docs[i]),
+                            )
+                        )
+            conn.commit()
+            times.append(time.perf_counter() - started)
+        drop_database(base, "bench_floor")
+    return {
+        "name": "raw COPY into nyla's chunk table",
+        "ingest_s": statistics.median(times),
+        "ingest_runs": times,
+    }
 
 
 # ---- nyla ---------------------------------------------------------------------------------
@@ -393,19 +423,20 @@ async def nyla_ingest(
         on_written=written,
     )
     model = MODEL
+    layout = file_layout(len(docs), chunks_per_file)
     started = time.perf_counter()
-    for start in range(0, len(docs), chunks_per_file):
-        stop = min(start + chunks_per_file, len(docs))
-        file_id = f"file-{start // chunks_per_file}"
+    for f, members in enumerate(layout):
+        file_id = f"file-{f}"
+        key = f"personal:{owner(members[0])}"
         index_row = {
             "file_id": file_id,
             "name": f"{file_id}.txt",
             "mime_type": "text/plain",
-            "size": sum(len(t) for t in texts[start:stop]),
+            "size": sum(len(texts[i]) for i in members),
             "content_hash": "",
             "scope": "personal",
-            "owner_key": "personal:mixed",
-            "user_id": "bench",
+            "owner_key": key,
+            "user_id": owner(members[0]),
             "mandate_id": None,
             "feature_instance_id": None,
             "data_source_id": None,
@@ -418,25 +449,15 @@ async def nyla_ingest(
             "is_neutralized": False,
             "neutralization_status": "none",
             "embedding_model": model,
-            "chunk_count": stop - start,
+            "chunk_count": len(members),
             "token_count": 0,
             "indexed_at": None,
         }
         rows = [
             ChunkRow(
-                file_id,
-                i - start,
-                texts[i],
-                "",
-                "text",
-                0,
-                i.to_bytes(16, "big"),
-                f"personal:{owner(i)}",
-                None,
-                model,
-                docs[i],
+                file_id, seq, texts[i], "", "text", 0, i.to_bytes(16, "big"), key, model, docs[i]
             )
-            for i in range(start, stop)
+            for seq, i in enumerate(members)
         ]
         result = IndexResult(file_id=file_id, name=file_id, status=IndexStatus.INDEXED)
         await writer.add(PreparedFile(row=index_row, chunks=rows, result=result, dims=DIMS))
@@ -449,27 +470,44 @@ async def nyla_ingest(
 
 
 async def run_nyla(
-    uri: str, docs: list[array], texts: list[str], queries: list[array], chunks_per_file: int
+    base: str,
+    docs: list[array],
+    texts: list[str],
+    queries: list[array],
+    chunks_per_file: int,
+    reps: int,
 ) -> dict[str, Any]:
-    """nyla's write path (``write_prepared``, as ``index_files`` uses it: files of
-    ``chunks_per_file`` chunks, their index rows upserted and their chunks written by one
-    binary COPY per 5000-row transaction, the chunk table's indexes maintained), then what
-    ``index_files`` does after a bulk load (the full-text pass, the HNSW build), and its
-    search path (auto / exact / HNSW)."""
+    """nyla's write path (:func:`nyla_ingest`; median of ``reps`` runs into fresh
+    databases), then what ``index_files`` does after a bulk load (the lookup pass: full text
+    and dedupe hashes; the HNSW build; ANALYZE), and its search path (auto / exact / HNSW)."""
     from nyla.db import Database, to_sqlalchemy_url
     from nyla.kernel import Kernel
     from nyla.knowledge.indexing import build_lookups
     from nyla.knowledge.search import EstimateCache, search
     from nyla.knowledge.settings import KnowledgeSettings
-    from nyla.knowledge.vectors import create_hnsw_index, hnsw_index_name
+    from nyla.knowledge.vectors import (
+        CHUNK_ID_BITS,
+        MAX_CHUNKS_PER_FILE,
+        create_hnsw_index,
+        hnsw_index_name,
+    )
     from nyla.plugins import PluginHost
 
     model = MODEL
-    db = Database(to_sqlalchemy_url(uri))
+    times = []
+    for _ in range(reps - 1):
+        scratch = Database(to_sqlalchemy_url(fresh_database(base, "bench_nyla_rep")))
+        await scratch.ensure_ready()
+        times.append(await nyla_ingest(scratch, docs, texts, chunks_per_file))
+        await scratch.dispose()
+        drop_database(base, "bench_nyla_rep")
+    db = Database(to_sqlalchemy_url(fresh_database(base, "bench_nyla")))
     await db.ensure_ready()
     kernel = Kernel(plugins=PluginHost.from_plugins([], builtins=False), db=db)
     out: dict[str, Any] = {"name": "nyla"}
-    out["ingest_s"] = await nyla_ingest(db, docs, texts, chunks_per_file)
+    times.append(await nyla_ingest(db, docs, texts, chunks_per_file))
+    out["ingest_s"] = statistics.median(times)
+    out["ingest_runs"] = times
     started = time.perf_counter()
     async with db.session() as s:
         await build_lookups(s)
@@ -478,24 +516,26 @@ async def run_nyla(
     async with db.session() as s:
         await create_hnsw_index(s, model, DIMS)
     out["build_s"] = time.perf_counter() - started
+    await kernel.knowledge.analyze()
+    layout = file_layout(len(docs), chunks_per_file)
     async with db.session() as s:
         from sqlalchemy import text
 
-        await s.execute(text("ANALYZE knowledge_chunk"))
         out["index_bytes"] = (
             await s.execute(
                 text("SELECT pg_relation_size(:n)"), {"n": hnsw_index_name(model, DIMS)}
             )
         ).scalar_one()
-        # id -> row number (the bench's ids) via file and position
-        ids = dict(
-            (
-                await s.execute(
-                    text("SELECT id, (substr(file_id, 6)::int * :c) + seq FROM knowledge_chunk"),
-                    {"c": chunks_per_file},
+        # chunk id -> row number (the bench's ids) via file and position
+        ids = {
+            chunk: layout[int(file_id[5:])][chunk & (MAX_CHUNKS_PER_FILE - 1)]
+            for chunk, file_id in await s.execute(
+                text(
+                    "SELECT c.id, f.file_id FROM knowledge_chunk c JOIN knowledge_file_index f "
+                    f"ON f.file_no = c.id >> {CHUNK_ID_BITS}"
                 )
-            ).all()
-        )
+            )
+        }
 
     all_keys = [f"personal:u{u}" for u in range(USERS)]
     known: set[tuple[str, int]] = set()  # what KnowledgeService keeps between searches
@@ -612,7 +652,7 @@ def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
         "",
         "## Ingest and index",
         "",
-        "| contender | ingest rows/s | vs raw COPY | full-text pass s | HNSW build s | HNSW MB "
+        "| contender | ingest rows/s | vs raw COPY | lookup pass s | HNSW build s | HNSW MB "
         "| rows/s incl. index builds |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
@@ -656,7 +696,7 @@ def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
             paths = nyla[f"{label}_paths"]
             desc = {
                 "auto": "auto (" + ", ".join(f"{s}: {'/'.join(p)}" for s, p in paths.items()) + ")",
-                "exact": "exact (btree + sort)",
+                "exact": "exact (scope's files -> chunk id ranges, sorted)",
                 "hnsw": "hnsw ef_search=100 + iterative scan",
             }[label]
             add("nyla", desc, nyla[label])
@@ -681,11 +721,11 @@ def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
             if "build_s" in r
         }
         lines.append(
-            f"- ingest + full-text pass (hybrid search's half raw COPY has none of): "
+            f"- ingest + lookup pass (full text and dedupe hashes, which raw COPY has none of): "
             f"{with_text:,.0f} rows/s = {with_text / raw_rate:.2f} of raw COPY"
         )
         lines.append(
-            f"- until searchable with every index (ingest + full text + HNSW): nyla "
+            f"- until searchable with every index (ingest + lookups + HNSW): nyla "
             f"{whole['nyla']:,.0f} rows/s vs raw COPY + HNSW {whole['raw']:,.0f} rows/s "
             f"= {whole['nyla'] / whole['raw']:.2f}"
         )
@@ -724,6 +764,12 @@ def main() -> None:
         "--contenders", default="nyla,langchain,llamaindex", help="besides raw COPY"
     )
     parser.add_argument("--chunks-per-file", type=int, default=100)
+    parser.add_argument(
+        "--ingest-reps",
+        type=int,
+        default=3,
+        help="ingest runs of raw COPY, the floor and nyla (the median is reported)",
+    )
     args = parser.parse_args()
     n = args.n or (10_000 if args.quick else 1_000_000 if args.large else 100_000)
     synthetic = args.large
@@ -741,7 +787,7 @@ def main() -> None:
 
     log("raw COPY (and exact ground truth) …")
     uri = fresh_database(base, "bench_raw")
-    results["raw"] = run_raw(uri, docs, texts, queries)
+    results["raw"] = run_raw(uri, docs, texts, queries, args.ingest_reps)
     drop_database(base, "bench_raw")
     log(
         f"  raw: {n / results['raw']['ingest_s']:,.0f} rows/s, HNSW {results['raw']['build_s']:.1f} s"
@@ -749,10 +795,13 @@ def main() -> None:
 
     if "nyla" in contenders:
         log("raw COPY into nyla's table …")
-        results["floor"] = run_raw_same_table(base, docs, texts, args.chunks_per_file)
+        results["floor"] = run_raw_same_table(
+            base, docs, texts, args.chunks_per_file, args.ingest_reps
+        )
         log("nyla …")
-        uri = fresh_database(base, "bench_nyla")
-        results["nyla"] = asyncio.run(run_nyla(uri, docs, texts, queries, args.chunks_per_file))
+        results["nyla"] = asyncio.run(
+            run_nyla(base, docs, texts, queries, args.chunks_per_file, args.ingest_reps)
+        )
         drop_database(base, "bench_nyla")
         log(
             f"  nyla: {n / results['nyla']['ingest_s']:,.0f} rows/s, HNSW {results['nyla']['build_s']:.1f} s"

@@ -3,7 +3,7 @@ re-index, neutralize at rest."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import func, literal_column, select
 
 from nyla.knowledge.tables import ContentChunk, FileContentIndex
 from nyla.models.files import Scope
@@ -12,9 +12,16 @@ from .conftest import DATA, ctx, item
 
 
 async def _chunks(kernel, file_id: str) -> list[ContentChunk]:
+    """The file's chunks in order (its chunk ids are its file number's range)."""
     async with kernel.db.session() as s:
         rows = await s.execute(
-            select(ContentChunk).where(ContentChunk.file_id == file_id).order_by(ContentChunk.seq)
+            select(ContentChunk)
+            .join(
+                FileContentIndex,
+                FileContentIndex.file_no == ContentChunk.id.op(">>")(literal_column("20")),
+            )
+            .where(FileContentIndex.file_id == file_id)
+            .order_by(ContentChunk.id)
         )
         return list(rows.scalars())
 
@@ -74,7 +81,7 @@ async def test_reindex_replaces_chunks_and_embeds_only_changed_text(kernel, embe
     new = await _chunks(kernel, "f")
     assert result.status == "indexed"
     assert not any("Gamma" in c.data for c in old) and any("Gamma" in c.data for c in new)
-    assert [c.seq for c in new] == list(range(len(new)))
+    assert [c.id & 0xFFFFF for c in new] == list(range(len(new)))
     # a chunk keeps its id (file number + position) across re-indexes
     assert [c.id for c in new[: len(old)]] == [c.id for c in old]
     assert len({c.id >> 20 for c in new}) == 1

@@ -60,7 +60,6 @@ async def _load_synthetic(kernel, n: int, needle_every: int, model: str = "scrip
                 2,
                 uuid.uuid4().hex,
                 f"personal:{user}",
-                None,
                 model,
                 vec,
             )
@@ -133,7 +132,6 @@ async def test_models_never_mix_and_each_has_its_own_index(kernel):
                     3,
                     content_hash("payroll salary bonus other model"),
                     "personal:u1",
-                    None,
                     "other:embed",
                     _unit(rng, 32),
                 )
@@ -315,11 +313,7 @@ async def test_vectors_are_stored_inline_and_round_trip_exactly(kernel):
         await s.flush()
         await copy_chunks(
             s,
-            [
-                ChunkRow(
-                    "v", 0, "t", "", "text", 1, content_hash("t"), "personal:u1", None, "m", vec
-                )
-            ],
+            [ChunkRow("v", 0, "t", "", "text", 1, content_hash("t"), "personal:u1", "m", vec)],
         )
         stored = (await s.execute(text("SELECT embedding::text FROM knowledge_chunk"))).scalar()
         storage = (

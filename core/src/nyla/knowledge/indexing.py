@@ -201,7 +201,6 @@ class Indexer:
                 c.token_count,
                 c.content_hash,
                 key,
-                file.data_source_id,
                 spec.id,
                 v,
             )

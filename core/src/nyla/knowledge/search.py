@@ -27,6 +27,8 @@ from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import TS_CONFIG
 from nyla.knowledge.vectors import (
     CHUNK_ID_BITS,
+    FILE_NO_OF,
+    SEQ_OF,
     hnsw_index_exists,
     sql_literal,
     vector_expr,
@@ -44,13 +46,20 @@ def _where(model: str, filters: SearchFilters | None) -> tuple[str, str, dict[st
     chunks = ["c.owner_key = ANY(:keys)", f"c.embedding_model = {sql_literal(model)}"]
     params: dict[str, Any] = {}
     if filters is not None:
+        # file-level filters: on a chunk through its file number (a hashed subplan)
         if filters.file_ids is not None:
             files.append("f.file_id = ANY(:file_ids)")
-            chunks.append("c.file_id = ANY(:file_ids)")
+            chunks.append(
+                f"{FILE_NO_OF} IN (SELECT file_no FROM knowledge_file_index "
+                "WHERE file_id = ANY(:file_ids))"
+            )
             params["file_ids"] = list(filters.file_ids)
         if filters.data_source_ids is not None:
             files.append("f.data_source_id = ANY(:data_source_ids)")
-            chunks.append("c.data_source_id = ANY(:data_source_ids)")
+            chunks.append(
+                f"{FILE_NO_OF} IN (SELECT file_no FROM knowledge_file_index "
+                "WHERE data_source_id = ANY(:data_source_ids))"
+            )
             params["data_source_ids"] = list(filters.data_source_ids)
         if filters.content_types is not None:
             chunks.append("c.content_type = ANY(:content_types)")
@@ -161,7 +170,7 @@ async def vector_ranks(
         f"WITH nearest AS MATERIALIZED ({inner}) "
         f"SELECT {_HIT_COLUMNS}, n.distance FROM nearest n "
         "JOIN knowledge_chunk c ON c.id = n.id "
-        "JOIN knowledge_file_index f ON f.file_id = c.file_id ORDER BY n.distance"
+        f"JOIN knowledge_file_index f ON f.file_no = {FILE_NO_OF} ORDER BY n.distance"
     )
     rows = await session.execute(text(sql), bound)
     return [_hit(r) for r in rows]
@@ -304,7 +313,7 @@ async def search(
 
 
 _HIT_COLUMNS = (
-    "c.id, c.file_id, f.name, c.seq, c.data, c.context_ref, c.content_type, "
+    f"c.id, f.file_id, f.name, {SEQ_OF}, c.data, c.context_ref, c.content_type, "
     "split_part(c.owner_key, ':', 1), c.embedding_model"
 )
 
@@ -334,7 +343,7 @@ async def _hits(
         text(
             f"SELECT {_HIT_COLUMNS}, "
             f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)})) "
-            "FROM knowledge_chunk c JOIN knowledge_file_index f ON f.file_id = c.file_id "
+            f"FROM knowledge_chunk c JOIN knowledge_file_index f ON f.file_no = {FILE_NO_OF} "
             "WHERE c.id = ANY(:ids)"
         ),
         {"ids": ids, "q": vector_literal(vector)},

@@ -105,24 +105,24 @@ class FileContentIndex(Base):
 class ContentChunk(Base):
     """A persisted chunk with its embedding and the scope column searches filter on.
 
-    ``id`` is :func:`~nyla.knowledge.vectors.chunk_id` ``(file_no, seq)``; ``content_hash``
-    is the 16-byte digest of :func:`~nyla.knowledge.chunking.content_hash`. The chunk's scope
-    is the prefix of ``owner_key`` (always the owner key of its file). No secondary index and
+    ``id`` is :func:`~nyla.knowledge.vectors.chunk_id` ``(file_no, seq)``: its file is the
+    file index row with ``file_no = id >> CHUNK_ID_BITS`` (which holds the file id, data
+    source and the rest of what all its chunks share), its position ``id & (2**20 - 1)``.
+    ``content_hash`` is the 16-byte digest of :func:`~nyla.knowledge.chunking.content_hash`.
+    The chunk's scope is the prefix of ``owner_key`` (always the owner key of its file).
+    A row holds only what differs per chunk, as a COPY writes every column of every row. No secondary index and
     no foreign key to the file index: each costs ingest rate per COPY row, and every delete
     path removes chunks by id range itself."""
 
     __tablename__ = "knowledge_chunk"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    file_id: Mapped[str] = mapped_column(Text)
-    seq: Mapped[int] = mapped_column(Integer)
     data: Mapped[str] = mapped_column(Text)
     context_ref: Mapped[str] = mapped_column(Text, default="")
     content_type: Mapped[str] = mapped_column(Text, default="text")
     token_count: Mapped[int] = mapped_column(Integer, default=0)
     content_hash: Mapped[bytes] = mapped_column(LargeBinary)
     owner_key: Mapped[str] = mapped_column(Text)
-    data_source_id: Mapped[str | None] = mapped_column(Text, nullable=True)
     embedding_model: Mapped[str] = mapped_column(Text)
     embedding: Mapped[Any] = mapped_column(Vector())
 

@@ -66,7 +66,7 @@ def in_files(file_nos: Iterable[int], column: str = "c.id") -> str:
 
 
 class ChunkRow(NamedTuple):
-    """A chunk ready for :func:`copy_chunks` (its id comes from the file's number)."""
+    """A chunk ready for :func:`copy_chunks`: file and position make its id."""
 
     file_id: str
     seq: int
@@ -76,16 +76,13 @@ class ChunkRow(NamedTuple):
     token_count: int
     content_hash: str | bytes  # hex digest or its bytes
     owner_key: str
-    data_source_id: str | None
     embedding_model: str
     embedding: Sequence[float] | array | bytes
 
 
-CHUNK_COPY_COLUMNS = ("id", *ChunkRow._fields)
+CHUNK_COPY_COLUMNS = ("id", *ChunkRow._fields[2:])
 CHUNK_COPY_TYPES = [
     "int8",
-    "text",
-    "int4",
     "text",
     "text",
     "text",
@@ -93,9 +90,12 @@ CHUNK_COPY_TYPES = [
     "bytea",
     "text",
     "text",
-    "text",
     "bytea",  # the embedding, already in pgvector's binary form (see vector_binary)
 ]
+
+#: SQL of a chunk's file number and position (``c`` the chunk table)
+FILE_NO_OF = f"(c.id >> {CHUNK_ID_BITS})"
+SEQ_OF = f"(c.id & {(1 << CHUNK_ID_BITS) - 1})::int"
 
 
 def owner_key(
@@ -235,21 +235,18 @@ async def copy_chunks(
     async with pg.cursor() as cur, cur.copy(statement) as cp:
         cp.set_types(CHUNK_COPY_TYPES)
         write = cp.write_row
-        for file_id, seq, data, ref, kind, tokens, digest, key, source, model, vector in rows:
+        for file_id, seq, data, ref, kind, tokens, digest, key, model, vector in rows:
             if not 0 <= seq < MAX_CHUNKS_PER_FILE:
                 raise ValueError(f"chunk position {seq} out of range")
             await write(
                 (
                     base[file_id] | seq,
-                    file_id,
-                    seq,
                     data,
                     ref,
                     kind,
                     tokens,
                     bytes.fromhex(digest) if isinstance(digest, str) else digest,
                     key,
-                    source,
                     model,
                     vector_binary(vector),
                 )
