@@ -228,7 +228,12 @@ def drop_database(base: str, name: str) -> None:
 
 
 def run_raw(
-    uri: str, docs: list[array], texts: list[str], queries: list[array], reps: int
+    uri: str,
+    docs: list[array],
+    texts: list[str],
+    queries: list[array],
+    reps: int,
+    efs: tuple[int, ...] = (40, 100),
 ) -> dict[str, Any]:
     """Plain table, one binary COPY (median of ``reps`` runs, the last one kept); HNSW with
     default search settings (no iterative scan)."""
@@ -274,7 +279,8 @@ def run_raw(
         out["build_s"] = time.perf_counter() - started
         out["index_bytes"] = conn.execute("SELECT pg_relation_size('items_hnsw')").fetchone()[0]
         conn.execute("ANALYZE items")
-        for ef in (40, 100):
+        out["efs"] = list(efs)
+        for ef in efs:
             conn.execute(f"SET hnsw.ef_search = {ef}")
             out[f"ef{ef}"] = {
                 s: time_queries(
@@ -476,6 +482,7 @@ async def run_nyla(
     queries: list[array],
     chunks_per_file: int,
     reps: int,
+    extra_efs: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """nyla's write path (:func:`nyla_ingest`; median of ``reps`` runs into fresh
     databases), then what ``index_files`` does after a bulk load (the lookup pass: full text
@@ -545,11 +552,17 @@ async def run_nyla(
         "exact": default.model_copy(update={"exact_threshold": 10**9}),
         "hnsw": default.model_copy(update={"exact_threshold": 0, "exact_cost_factor": 0}),
     }
+    for ef in extra_efs:
+        variants[f"hnsw{ef}"] = variants["hnsw"].model_copy(update={"ef_search": ef})
+    out["variants"] = list(variants)
+    out["ef_search"] = default.ef_search
     for label, settings in variants.items():
         estimates = EstimateCache()
         results: dict[str, list[tuple[float, list[int]]]] = {}
         paths: dict[str, list[str]] = {}
         for setting in SETTINGS:
+            if label.startswith("hnsw") and label != "hnsw" and setting != "unfiltered":
+                continue  # the ef_search sweep: unfiltered only
             if label == "exact" and setting == "unfiltered":
                 continue
 
@@ -688,17 +701,19 @@ def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
                     f"{m['rows']:.1f} | {m['recall']:.3f} |"
                 )
 
-    add("raw", "hnsw ef_search=40", raw["ef40"])
-    add("raw", "hnsw ef_search=100", raw["ef100"])
+    for ef in raw.get("efs", [40, 100]):
+        add("raw", f"hnsw ef_search={ef}", raw[f"ef{ef}"])
     if "nyla" in results:
         nyla = results["nyla"]
-        for label in ("auto", "exact", "hnsw"):
+        for label in nyla.get("variants", ["auto", "exact", "hnsw"]):
             paths = nyla[f"{label}_paths"]
-            desc = {
-                "auto": "auto (" + ", ".join(f"{s}: {'/'.join(p)}" for s, p in paths.items()) + ")",
-                "exact": "exact (scope's files -> chunk id ranges, sorted)",
-                "hnsw": "hnsw ef_search=100 + iterative scan",
-            }[label]
+            if label == "auto":
+                desc = "auto (" + ", ".join(f"{s}: {'/'.join(p)}" for s, p in paths.items()) + ")"
+            elif label == "exact":
+                desc = "exact (scope's files -> chunk id ranges, sorted)"
+            else:
+                ef = label[4:] or nyla.get("ef_search", 100)
+                desc = f"hnsw ef_search={ef} + iterative scan"
             add("nyla", desc, nyla[label])
     for key in ("langchain", "llamaindex"):
         if key in results:
@@ -765,6 +780,11 @@ def main() -> None:
     )
     parser.add_argument("--chunks-per-file", type=int, default=100)
     parser.add_argument(
+        "--ef-search",
+        default=None,
+        help="extra hnsw.ef_search values to sweep, unfiltered (default: 200,400 with --large)",
+    )
+    parser.add_argument(
         "--ingest-reps",
         type=int,
         default=3,
@@ -772,6 +792,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     n = args.n or (10_000 if args.quick else 1_000_000 if args.large else 100_000)
+    if args.ef_search is None:
+        args.ef_search = "200,400" if args.large else ""
     synthetic = args.large
     CACHE.mkdir(parents=True, exist_ok=True)
     docs_path, queries_path, texts = vectors(n, args.queries, synthetic)
@@ -787,7 +809,9 @@ def main() -> None:
 
     log("raw COPY (and exact ground truth) …")
     uri = fresh_database(base, "bench_raw")
-    results["raw"] = run_raw(uri, docs, texts, queries, args.ingest_reps)
+    extra_efs = tuple(int(x) for x in args.ef_search.split(",") if x.strip())
+    raw_efs = tuple(sorted({40, 100, *extra_efs}))
+    results["raw"] = run_raw(uri, docs, texts, queries, args.ingest_reps, raw_efs)
     drop_database(base, "bench_raw")
     log(
         f"  raw: {n / results['raw']['ingest_s']:,.0f} rows/s, HNSW {results['raw']['build_s']:.1f} s"
@@ -800,7 +824,7 @@ def main() -> None:
         )
         log("nyla …")
         results["nyla"] = asyncio.run(
-            run_nyla(base, docs, texts, queries, args.chunks_per_file, args.ingest_reps)
+            run_nyla(base, docs, texts, queries, args.chunks_per_file, args.ingest_reps, extra_efs)
         )
         drop_database(base, "bench_nyla")
         log(

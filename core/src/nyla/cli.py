@@ -55,6 +55,16 @@ class LazyGroup(click.Group):
             command = super().get_command(ctx, cmd_name)
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        # Every nyla error (refused permission, unreachable database, unknown model ...) is
+        # the user's to read: one line and exit code 1, not a traceback.
+        from nyla.errors import NylaError
+
+        try:
+            return super().invoke(ctx)
+        except NylaError as exc:
+            raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, LAZY_COMMANDS[name][1]) for name in sorted(LAZY_COMMANDS)]
         rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]

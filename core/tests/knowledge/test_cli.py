@@ -80,7 +80,9 @@ def test_index_search_inventory_show_purge(cli_env, tmp_path):
     assert len(shown["structure"]["pages"]) == 2
     assert _run("show", file_id, "--user", bob).exit_code != 0
 
-    purged = json.loads(_run("purge", "--owner", alice, "--json").output)
+    refused = _run("purge", "--owner", alice, "--actor", bob, "--json")
+    assert refused.exit_code != 0 and "may not purge 3 of the 3" in refused.output
+    purged = json.loads(_run("purge", "--owner", alice, "--actor", alice, "--json").output)
     assert purged["files"] == 3
     assert json.loads(_run("inventory", "--user", alice, "--json").output)["totals"]["files"] == 0
     assert _run("purge").exit_code != 0

@@ -167,3 +167,23 @@ async def test_inventory_per_user_mandate_platform_and_purge(kernel):
     assert (await kernel.knowledge.inventory("user", "u1")).totals.files == 4
     with pytest.raises(ValueError):
         await kernel.knowledge.purge(actor="u1")
+
+
+async def test_purge_checks_who_may_delete_and_deletes_nothing_when_refused(kernel):
+    k = kernel.knowledge
+    await k.index_file(item("p1", "mine.txt", user="u1"), b"personal notes", context=ctx("u1"))
+    await k.index_file(
+        item("m1f", "shared.txt", scope=Scope.MANDATE, user="u1"), b"mandate notes", context=ctx()
+    )
+    before = await _files(kernel)
+
+    with pytest.raises(PermissionDeniedError, match="may not purge 2 of the 2"):
+        await k.purge(actor="u2", owner_user_id="u1")
+    with pytest.raises(PermissionDeniedError, match="may not purge 1 of the 2"):
+        await k.purge(actor="u2", mandate_id="m1", is_mandate_admin=True)
+    assert await _files(kernel) == before
+
+    mandate = await k.purge(actor="u2", mandate_id="m1", file_ids=["m1f"], is_mandate_admin=True)
+    assert mandate.files == 1
+    platform = await k.purge(actor="ops", owner_user_id="u1", is_platform_admin=True)
+    assert platform.files == 1 and await _files(kernel) == {}

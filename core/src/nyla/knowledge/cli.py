@@ -257,6 +257,7 @@ def inventory_command(level: str, user: str, mandate: str | None, as_json: bool)
 @click.option("--owner", "owner_user_id", default=None, help="Every file this user owns.")
 @click.option("--mandate", "mandate_id", default=None)
 @click.option("--actor", default="local", show_default=True, help="Who purges (audited).")
+@click.option("--admin", is_flag=True, help="Purge as platform admin (files of any owner).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 def purge_command(
@@ -266,10 +267,13 @@ def purge_command(
     owner_user_id: str | None,
     mandate_id: str | None,
     actor: str,
+    admin: bool,
     yes: bool,
     as_json: bool,
 ) -> None:
-    """Delete indexed files and their chunks (all criteria must match), in one transaction."""
+    """Delete indexed files and their chunks (all criteria must match), in one transaction.
+    The actor may purge only its own files unless ``--admin``; otherwise nothing is
+    deleted."""
     from nyla.kernel import Kernel
 
     if not (file_ids or data_source_id or connection_id or owner_user_id or mandate_id):
@@ -289,6 +293,7 @@ def purge_command(
                 connection_id=connection_id,
                 owner_user_id=owner_user_id,
                 mandate_id=mandate_id,
+                is_platform_admin=admin,
             )
         finally:
             await kernel.aclose()

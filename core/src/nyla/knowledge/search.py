@@ -67,13 +67,6 @@ def _where(model: str, filters: SearchFilters | None) -> tuple[str, str, dict[st
     return " AND ".join(files), " AND ".join(chunks), params
 
 
-#: the chunks of the files ``f`` (primary-key range of each file's chunk ids)
-_FILE_CHUNKS = (
-    f"JOIN knowledge_chunk c ON c.id >= (f.file_no << {CHUNK_ID_BITS}) "
-    f"AND c.id < ((f.file_no + 1) << {CHUNK_ID_BITS})"
-)
-
-
 class EstimateCache:
     """Candidate counts per (filter, keys) for ``ttl`` seconds (bounded size)."""
 
@@ -153,11 +146,17 @@ async def vector_ranks(
     expr = f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)}))"
     bound = {**params, "q": vector_literal(vector), "limit": limit}
     if exact:
-        # the scope's files (btree on the file index), their chunks by primary-key range,
-        # ranked exactly; "+ 0" keeps the planner off the HNSW index
+        # The scope's files (btree on the file index), then each file's chunks by its
+        # primary-key range, ranked exactly. LATERAL + OFFSET 0 keeps the per-file range
+        # scans: as a plain join the planner, not knowing how few chunks a range holds,
+        # prefers one sequential scan of the whole chunk table (measured 32 ms vs 1 ms for
+        # 1,000 of 100,000 chunks). "+ 0" keeps it off the HNSW index.
         inner = (
-            f"SELECT c.id, {expr} AS distance FROM knowledge_file_index f {_FILE_CHUNKS} "
-            f"WHERE {file_where} AND {where} ORDER BY ({expr}) + 0 LIMIT :limit"
+            "SELECT x.id, x.distance FROM knowledge_file_index f CROSS JOIN LATERAL ("
+            f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c "
+            f"WHERE c.id >= (f.file_no << {CHUNK_ID_BITS}) "
+            f"AND c.id < ((f.file_no + 1) << {CHUNK_ID_BITS}) AND {where} OFFSET 0) x "
+            f"WHERE {file_where} ORDER BY x.distance + 0 LIMIT :limit"
         )
     else:
         await _hnsw_session_settings(session, settings)

@@ -513,9 +513,15 @@ class KnowledgeService:
         connection_id: str | None = None,
         owner_user_id: str | None = None,
         mandate_id: str | None = None,
+        is_mandate_admin: bool = False,
+        is_platform_admin: bool = False,
     ) -> PurgeResult:
         """Delete indexed files (and their chunks) matching every given criterion, in one
-        transaction, with an audit record. At least one criterion is required."""
+        transaction, with an audit record. At least one criterion is required.
+
+        The actor may purge the files it owns; a mandate admin also the mandate-scoped files
+        of its mandate (``mandate_id`` must be given), a platform admin any file. When any
+        matching file is beyond that, nothing is deleted (``PermissionDeniedError``)."""
         f = FileContentIndex
         where = []
         if file_ids is not None:
@@ -531,8 +537,27 @@ class KnowledgeService:
         if not where:
             raise ValueError("purge needs at least one criterion")
         async with self.kernel.db.session() as s:
-            ids = list((await s.execute(select(f.file_id).where(*where))).scalars())
-            result = await purge_files(s, ids, "purge")
+            rows = (
+                await s.execute(select(f.file_id, f.user_id, f.scope, f.mandate_id).where(*where))
+            ).all()
+            if not is_platform_admin:
+                foreign = [
+                    r.file_id
+                    for r in rows
+                    if r.user_id != actor
+                    and not (
+                        is_mandate_admin
+                        and mandate_id is not None
+                        and r.scope == Scope.MANDATE.value
+                        and r.mandate_id == mandate_id
+                    )
+                ]
+                if foreign:
+                    raise PermissionDeniedError(
+                        f"{actor} may not purge {len(foreign)} of the {len(rows)} matching "
+                        f"files (e.g. {foreign[0]}); nothing was deleted"
+                    )
+            result = await purge_files(s, [r.file_id for r in rows], "purge")
             audit(
                 s,
                 "knowledge_purged",
