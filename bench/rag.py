@@ -227,45 +227,44 @@ def drop_database(base: str, name: str) -> None:
 # ---- raw psycopg binary COPY: the floor, and the exact ground truth -------------------------
 
 
+def raw_ingest(conn: Any, docs: list[array], texts: list[str]) -> float:
+    """Seconds of one binary COPY of the rows into a fresh plain table ``items``."""
+    from nyla.knowledge.vectors import vector_binary
+
+    conn.execute("DROP TABLE IF EXISTS items")
+    conn.execute(
+        "CREATE TABLE items (id bigint PRIMARY KEY, owner text, data text, embedding vector(384))"
+    )
+    conn.commit()
+    conn.execute("CHECKPOINT")
+    started = time.perf_counter()
+    with (
+        conn.cursor() as cur,
+        cur.copy("COPY items (id, owner, data, embedding) FROM STDIN (FORMAT BINARY)") as cp,
+    ):
+        cp.set_types(["int8", "text", "text", "bytea"])
+        for i, vec in enumerate(docs):
+            cp.write_row((i, owner(i), texts[i], vector_binary(vec)))
+    conn.commit()
+    return time.perf_counter() - started
+
+
 def run_raw(
     uri: str,
     docs: list[array],
     texts: list[str],
     queries: list[array],
-    reps: int,
     efs: tuple[int, ...] = (40, 100),
 ) -> dict[str, Any]:
-    """Plain table, one binary COPY (median of ``reps`` runs, the last one kept); HNSW with
-    default search settings (no iterative scan)."""
+    """Plain table, one binary COPY; HNSW with default search settings (no iterative
+    scan); the exact ground truth."""
     import psycopg
 
-    from nyla.knowledge.vectors import vector_binary, vector_literal
+    from nyla.knowledge.vectors import vector_literal
 
     out: dict[str, Any] = {"name": "raw COPY"}
-    times = []
     with psycopg.connect(uri) as conn:
-        for _ in range(reps):
-            conn.execute("DROP TABLE IF EXISTS items")
-            conn.execute(
-                "CREATE TABLE items (id bigint PRIMARY KEY, owner text, data text, "
-                "embedding vector(384))"
-            )
-            conn.commit()
-            conn.execute("CHECKPOINT")
-            started = time.perf_counter()
-            with (
-                conn.cursor() as cur,
-                cur.copy(
-                    "COPY items (id, owner, data, embedding) FROM STDIN (FORMAT BINARY)"
-                ) as cp,
-            ):
-                cp.set_types(["int8", "text", "text", "bytea"])
-                for i, vec in enumerate(docs):
-                    cp.write_row((i, owner(i), texts[i], vector_binary(vec)))
-            conn.commit()
-            times.append(time.perf_counter() - started)
-        out["ingest_s"] = statistics.median(times)
-        out["ingest_runs"] = times
+        out["ingest_s"] = raw_ingest(conn, docs, texts)
         conn.execute("CREATE INDEX items_owner ON items (owner)")
         conn.execute("ANALYZE items")
         conn.commit()
@@ -328,67 +327,89 @@ def time_queries(fn: Any, queries: list[array]) -> list[tuple[float, list[int]]]
     return out
 
 
-def run_raw_same_table(
-    base: str, docs: list[array], texts: list[str], per_file: int, reps: int
-) -> dict:
-    """The floor for nyla's own schema: one raw binary COPY (psycopg, sync) into nyla's chunk
-    table (same files and ids as nyla writes); median of ``reps`` runs."""
+def floor_ingest(base: str, docs: list[array], texts: list[str], per_file: int) -> float:
+    """The floor for nyla's own schema: seconds of one raw binary COPY (psycopg, sync) into
+    nyla's chunk table in a fresh database, the same files and ids as nyla writes."""
     import psycopg
 
     from nyla.db import Database, to_sqlalchemy_url
     from nyla.knowledge.vectors import CHUNK_COPY_COLUMNS, CHUNK_COPY_TYPES, chunk_id, vector_binary
 
     layout = file_layout(len(docs), per_file)
-    times = []
-    for _ in range(reps):
-        uri = fresh_database(base, "bench_floor")
-        db = Database(to_sqlalchemy_url(uri))
-        asyncio.run(db.ensure_ready())
-        asyncio.run(db.dispose())
-        with psycopg.connect(uri) as conn:
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO knowledge_file_index (file_id, file_no, name, mime_type, size, "
-                    "content_hash, structure, object_summary, status, scope, owner_key, "
-                    "user_id, is_neutralized, neutralization_status, chunk_count, token_count, "
-                    "lookups_ready) VALUES (%s, %s, %s, 'text/plain', 0, '', '{}', '', "
-                    "'indexed', 'personal', %s, 'bench', false, 'none', %s, 0, false)",
-                    [
-                        (f"file-{f}", f + 1, f"file-{f}", f"personal:{owner(rows[0])}", len(rows))
-                        for f, rows in enumerate(layout)
-                    ],
-                )
-            conn.commit()
-            started = time.perf_counter()
-            columns = ", ".join(CHUNK_COPY_COLUMNS)
-            with (
-                conn.cursor() as cur,
-                cur.copy(f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)") as cp,
-            ):
-                cp.set_types(CHUNK_COPY_TYPES)
-                for f, rows in enumerate(layout):
-                    for seq, i in enumerate(rows):
-                        cp.write_row(
-                            (
-                                chunk_id(f + 1, seq),
-                                texts[i],
-                                "",
-                                "text",
-                                0,
-                                i.to_bytes(16, "big"),
-                                f"personal:{owner(i)}",
-                                MODEL,
-                                vector_binary(docs[i]),
-                            )
+    uri = fresh_database(base, "bench_floor")
+    db = Database(to_sqlalchemy_url(uri))
+    asyncio.run(db.ensure_ready())
+    asyncio.run(db.dispose())
+    with psycopg.connect(uri) as conn:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO knowledge_file_index (file_id, file_no, name, mime_type, size, "
+                "content_hash, structure, object_summary, status, scope, owner_key, "
+                "user_id, is_neutralized, neutralization_status, chunk_count, token_count, "
+                "lookups_ready) VALUES (%s, %s, %s, 'text/plain', 0, '', '{}', '', "
+                "'indexed', 'personal', %s, 'bench', false, 'none', %s, 0, false)",
+                [
+                    (f"file-{f}", f + 1, f"file-{f}", f"personal:{owner(rows[0])}", len(rows))
+                    for f, rows in enumerate(layout)
+                ],
+            )
+        conn.commit()
+        conn.execute("CHECKPOINT")
+        started = time.perf_counter()
+        columns = ", ".join(CHUNK_COPY_COLUMNS)
+        with (
+            conn.cursor() as cur,
+            cur.copy(f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)") as cp,
+        ):
+            cp.set_types(CHUNK_COPY_TYPES)
+            for f, rows in enumerate(layout):
+                for seq, i in enumerate(rows):
+                    cp.write_row(
+                        (
+                            chunk_id(f + 1, seq),
+                            texts[i],
+                            "",
+                            "text",
+                            0,
+                            i.to_bytes(16, "big"),
+                            f"personal:{owner(i)}",
+                            MODEL,
+                            vector_binary(docs[i]),
                         )
-            conn.commit()
-            times.append(time.perf_counter() - started)
-        drop_database(base, "bench_floor")
-    return {
-        "name": "raw COPY into nyla's chunk table",
-        "ingest_s": statistics.median(times),
-        "ingest_runs": times,
-    }
+                    )
+        conn.commit()
+        took = time.perf_counter() - started
+    drop_database(base, "bench_floor")
+    return took
+
+
+def ingest_rounds(
+    base: str, docs: list[array], texts: list[str], per_file: int, reps: int, nyla: bool
+) -> dict[str, list[float]]:
+    """Ingest seconds of raw COPY, the floor and nyla, ``reps`` rounds taking turns, each
+    into a fresh database: the machine's drift (a shared VM) hits all three alike."""
+    import psycopg
+
+    from nyla.db import Database, to_sqlalchemy_url
+
+    times: dict[str, list[float]] = {"raw": [], "floor": [], "nyla": []}
+
+    async def nyla_once() -> float:
+        db = Database(to_sqlalchemy_url(fresh_database(base, "bench_rounds")))
+        await db.ensure_ready()
+        try:
+            return await nyla_ingest(db, docs, texts, per_file)
+        finally:
+            await db.dispose()
+
+    for _ in range(reps):
+        with psycopg.connect(fresh_database(base, "bench_rounds")) as conn:
+            times["raw"].append(raw_ingest(conn, docs, texts))
+        if nyla:
+            times["floor"].append(floor_ingest(base, docs, texts, per_file))
+            times["nyla"].append(asyncio.run(nyla_once()))
+        drop_database(base, "bench_rounds")
+    return times
 
 
 # ---- nyla ---------------------------------------------------------------------------------
@@ -481,12 +502,11 @@ async def run_nyla(
     texts: list[str],
     queries: list[array],
     chunks_per_file: int,
-    reps: int,
     extra_efs: tuple[int, ...] = (),
 ) -> dict[str, Any]:
-    """nyla's write path (:func:`nyla_ingest`; median of ``reps`` runs into fresh
-    databases), then what ``index_files`` does after a bulk load (the lookup pass: full text
-    and dedupe hashes; the HNSW build; ANALYZE), and its search path (auto / exact / HNSW)."""
+    """nyla's write path (:func:`nyla_ingest`), then what ``index_files`` does after a bulk
+    load (the lookup pass: full text and dedupe hashes; the HNSW build; ANALYZE), and its
+    search path (auto / exact / HNSW, and HNSW at each of ``extra_efs``)."""
     from nyla.db import Database, to_sqlalchemy_url
     from nyla.kernel import Kernel
     from nyla.knowledge.indexing import build_lookups
@@ -501,20 +521,11 @@ async def run_nyla(
     from nyla.plugins import PluginHost
 
     model = MODEL
-    times = []
-    for _ in range(reps - 1):
-        scratch = Database(to_sqlalchemy_url(fresh_database(base, "bench_nyla_rep")))
-        await scratch.ensure_ready()
-        times.append(await nyla_ingest(scratch, docs, texts, chunks_per_file))
-        await scratch.dispose()
-        drop_database(base, "bench_nyla_rep")
     db = Database(to_sqlalchemy_url(fresh_database(base, "bench_nyla")))
     await db.ensure_ready()
     kernel = Kernel(plugins=PluginHost.from_plugins([], builtins=False), db=db)
     out: dict[str, Any] = {"name": "nyla"}
-    times.append(await nyla_ingest(db, docs, texts, chunks_per_file))
-    out["ingest_s"] = statistics.median(times)
-    out["ingest_runs"] = times
+    out["ingest_s"] = await nyla_ingest(db, docs, texts, chunks_per_file)
     started = time.perf_counter()
     async with db.session() as s:
         await build_lookups(s)
@@ -561,8 +572,6 @@ async def run_nyla(
         results: dict[str, list[tuple[float, list[int]]]] = {}
         paths: dict[str, list[str]] = {}
         for setting in SETTINGS:
-            if label.startswith("hnsw") and label != "hnsw" and setting != "unfiltered":
-                continue  # the ef_search sweep: unfiltered only
             if label == "exact" and setting == "unfiltered":
                 continue
 
@@ -665,9 +674,9 @@ def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
         "",
         "## Ingest and index",
         "",
-        "| contender | ingest rows/s | vs raw COPY | lookup pass s | HNSW build s | HNSW MB "
-        "| rows/s incl. index builds |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| contender | ingest rows/s | runs (min–max) | vs raw COPY | lookup pass s "
+        "| HNSW build s | HNSW MB | rows/s incl. index builds |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     raw_rate = n / raw["ingest_s"]
     for key in ("raw", "floor", "nyla", "langchain", "llamaindex"):
@@ -680,9 +689,11 @@ def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
         size = f"{r['index_bytes'] / 1e6:.0f}" if "index_bytes" in r else "-"
         whole = r["ingest_s"] + r.get("lookups_s", 0.0) + r.get("build_s", 0.0)
         overall = f"{n / whole:,.0f}" if "build_s" in r else "-"
+        runs = r.get("ingest_runs") or [r["ingest_s"]]
+        spread = f"{n / max(runs):,.0f}–{n / min(runs):,.0f} ({len(runs)})"
         lines.append(
-            f"| {r['name']} | {rate:,.0f} | {rate / raw_rate:.2f} | {lookups} | {build} "
-            f"| {size} | {overall} |"
+            f"| {r['name']} | {rate:,.0f} | {spread} | {rate / raw_rate:.2f} | {lookups} "
+            f"| {build} | {size} | {overall} |"
         )
     lines += [
         "",
@@ -782,13 +793,13 @@ def main() -> None:
     parser.add_argument(
         "--ef-search",
         default=None,
-        help="extra hnsw.ef_search values to sweep, unfiltered (default: 200,400 with --large)",
+        help="extra hnsw.ef_search values to sweep (default: 200,400 with --large)",
     )
     parser.add_argument(
         "--ingest-reps",
         type=int,
-        default=3,
-        help="ingest runs of raw COPY, the floor and nyla (the median is reported)",
+        default=5,
+        help="ingest rounds of raw COPY, the floor and nyla taking turns (medians reported)",
     )
     args = parser.parse_args()
     n = args.n or (10_000 if args.quick else 1_000_000 if args.large else 100_000)
@@ -807,29 +818,36 @@ def main() -> None:
     results: dict[str, Any] = {}
     contenders = [c.strip() for c in args.contenders.split(",") if c.strip()]
 
+    with_nyla = "nyla" in contenders
+    log(
+        f"ingest rounds ({args.ingest_reps}x raw COPY"
+        + (", floor, nyla" if with_nyla else "")
+        + ") …"
+    )
+    rounds = ingest_rounds(base, docs, texts, args.chunks_per_file, args.ingest_reps, with_nyla)
+
     log("raw COPY (and exact ground truth) …")
     uri = fresh_database(base, "bench_raw")
     extra_efs = tuple(int(x) for x in args.ef_search.split(",") if x.strip())
     raw_efs = tuple(sorted({40, 100, *extra_efs}))
-    results["raw"] = run_raw(uri, docs, texts, queries, args.ingest_reps, raw_efs)
+    results["raw"] = run_raw(uri, docs, texts, queries, raw_efs)
     drop_database(base, "bench_raw")
-    log(
-        f"  raw: {n / results['raw']['ingest_s']:,.0f} rows/s, HNSW {results['raw']['build_s']:.1f} s"
-    )
+    log(f"  raw: HNSW {results['raw']['build_s']:.1f} s")
 
-    if "nyla" in contenders:
-        log("raw COPY into nyla's table …")
-        results["floor"] = run_raw_same_table(
-            base, docs, texts, args.chunks_per_file, args.ingest_reps
-        )
+    if with_nyla:
         log("nyla …")
         results["nyla"] = asyncio.run(
-            run_nyla(base, docs, texts, queries, args.chunks_per_file, args.ingest_reps, extra_efs)
+            run_nyla(base, docs, texts, queries, args.chunks_per_file, extra_efs)
         )
         drop_database(base, "bench_nyla")
         log(
-            f"  nyla: {n / results['nyla']['ingest_s']:,.0f} rows/s, HNSW {results['nyla']['build_s']:.1f} s"
+            f"  nyla: lookups {results['nyla']['lookups_s']:.1f} s, HNSW {results['nyla']['build_s']:.1f} s"
         )
+        results["floor"] = {"name": "raw COPY into nyla's chunk table"}
+    for key, samples in rounds.items():
+        if samples:
+            results[key]["ingest_s"] = statistics.median(samples)
+            results[key]["ingest_runs"] = samples
     for name in ("langchain", "llamaindex"):
         if name in contenders:
             log(f"{name} …")
