@@ -75,6 +75,8 @@ async def test_an_older_knowledge_layout_is_rebuilt_and_other_drift_is_an_error(
                 text("CREATE TABLE knowledge_chunk (id bigserial PRIMARY KEY, tsv tsvector)")
             )
             await conn.execute(text("INSERT INTO knowledge_chunk DEFAULT VALUES"))
+            # a table nyla's metadata does not know (a feature's own) is left alone
+            await conn.execute(text("CREATE TABLE feature_owned (id int)"))
         await old.ensure_ready()
         async with old.session() as s:
             columns = set(
@@ -90,6 +92,7 @@ async def test_an_older_knowledge_layout_is_rebuilt_and_other_drift_is_an_error(
             rows = (await s.execute(text("SELECT count(*) FROM knowledge_chunk"))).scalar()
         assert "tsv" not in columns and {"embedding", "owner_key", "content_hash"} <= columns
         assert rows == 0
+        assert "feature_owned" in (await old.info())["tables"]
         await old.dispose()
 
         async with old.engine.begin() as conn:

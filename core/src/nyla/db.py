@@ -219,7 +219,11 @@ class Database:
         ]
         if drifted:
             self._rebuild_derived(conn, drifted)
-            existing = {k: v for k, v in existing.items() if not _is_derived(metadata.tables[k])}
+            existing = {
+                name: columns
+                for name, columns in existing.items()
+                if name not in metadata.tables or not _is_derived(metadata.tables[name])
+            }
         missing = [t for t in metadata.sorted_tables if t.name not in existing]
         if missing:
             metadata.create_all(conn, tables=missing, checkfirst=False)
