@@ -9,8 +9,9 @@ ranking. One table keeps scope filters, purges and the inventory single queries;
 dimension would need a table per model anyway to keep models apart.
 
 Scope is denormalized onto every chunk as ``owner_key`` (``personal:<user>``,
-``mandate:<id>``, ``featureInstance:<id>``, ``global``), a typed btree-indexed column the
-search filters with ``owner_key = ANY(:readable)``.
+``mandate:<id>``, ``featureInstance:<id>``, ``global``), a typed column every search filters
+with ``owner_key = ANY(:readable)`` (btree-indexed on the file index, where the exact path
+starts).
 
 The chunk table is laid out for the write path (measured in ``bench/rag.py``): every index a
 COPY has to maintain costs ingest rate, so the chunk table has its primary key and nothing
