@@ -564,7 +564,9 @@ async def run_nyla(
         "hnsw": default.model_copy(update={"exact_threshold": 0, "exact_cost_factor": 0}),
     }
     for ef in extra_efs:
-        variants[f"hnsw{ef}"] = variants["hnsw"].model_copy(update={"ef_search": ef})
+        variants[f"hnsw{ef}"] = variants["hnsw"].model_copy(
+            update={"ef_search": ef, "adaptive_ef_search": False}
+        )
     out["variants"] = list(variants)
     out["ef_search"] = default.ef_search
     for label, settings in variants.items():
@@ -722,9 +724,10 @@ def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
                 desc = "auto (" + ", ".join(f"{s}: {'/'.join(p)}" for s, p in paths.items()) + ")"
             elif label == "exact":
                 desc = "exact (scope's files -> chunk id ranges, sorted)"
+            elif label == "hnsw":
+                desc = "hnsw (adaptive ef_search) + iterative scan"
             else:
-                ef = label[4:] or nyla.get("ef_search", 100)
-                desc = f"hnsw ef_search={ef} + iterative scan"
+                desc = f"hnsw ef_search={label[4:]} + iterative scan"
             add("nyla", desc, nyla[label])
     for key in ("langchain", "llamaindex"):
         if key in results:

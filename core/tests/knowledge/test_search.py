@@ -328,6 +328,17 @@ async def test_vectors_are_stored_inline_and_round_trip_exactly(kernel):
     assert storage == "m"
 
 
+def test_ef_search_grows_with_the_table_and_the_filter():
+    from nyla.knowledge.search import EF_MAX, effective_ef_search
+
+    assert effective_ef_search(100, 50_000, 50_000) == 100  # small tables: as configured
+    assert effective_ef_search(100, 100_000, 100_000) == 100
+    assert effective_ef_search(100, 1_000_000, 1_000_000) == 200  # 10x rows: ~2x
+    assert effective_ef_search(100, 1_000_000, 100_000) == 399  # and a 10 % filter: ~4x
+    assert effective_ef_search(100, 10**9, 1) == EF_MAX
+    assert effective_ef_search(300, 1_000, 1_000) == 300  # never below the setting
+
+
 def test_path_choice_follows_the_measured_crossover():
     from nyla.knowledge.search import prefer_exact
     from nyla.knowledge.settings import KnowledgeSettings

@@ -40,6 +40,8 @@ class KnowledgeSettings(BaseModel):
     exact_threshold: int = Field(default=2_000, ge=0)
     exact_cost_factor: float = Field(default=4.0, ge=0)
     ef_search: int = Field(default=100, ge=10)
+    #: grow ef_search with the table and the filter (``search.effective_ef_search``)
+    adaptive_ef_search: bool = True
     max_scan_tuples: int = Field(default=20_000, ge=1000)
     hybrid: bool = True
     hybrid_candidates: int = Field(default=40, ge=1)
