@@ -26,8 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import TS_CONFIG
 from nyla.knowledge.vectors import (
-    CHUNK_ID_BITS,
     FILE_NO_OF,
+    IN_FILE,
     SEQ_OF,
     hnsw_index_exists,
     sql_literal,
@@ -172,8 +172,7 @@ async def vector_ranks(
         inner = (
             "SELECT x.id, x.distance FROM knowledge_file_index f CROSS JOIN LATERAL ("
             f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c "
-            f"WHERE c.id >= (f.file_no << {CHUNK_ID_BITS}) "
-            f"AND c.id < ((f.file_no + 1) << {CHUNK_ID_BITS}) AND {where} OFFSET 0) x "
+            f"WHERE {IN_FILE} AND {where} OFFSET 0) x "
             f"WHERE {file_where} ORDER BY x.distance + 0 LIMIT :limit"
         )
     else:

@@ -96,6 +96,8 @@ CHUNK_COPY_TYPES = [
 #: SQL of a chunk's file number and position (``c`` the chunk table)
 FILE_NO_OF = f"(c.id >> {CHUNK_ID_BITS})"
 SEQ_OF = f"(c.id & {(1 << CHUNK_ID_BITS) - 1})::int"
+#: SQL condition: chunk ``c`` belongs to file ``f`` (a primary-key range)
+IN_FILE = f"c.id >= (f.file_no << {CHUNK_ID_BITS}) AND c.id < ((f.file_no + 1) << {CHUNK_ID_BITS})"
 
 
 def owner_key(
