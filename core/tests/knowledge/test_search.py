@@ -333,8 +333,9 @@ def test_ef_search_grows_with_the_table_and_the_filter():
 
     assert effective_ef_search(100, 50_000, 50_000) == 100  # small tables: as configured
     assert effective_ef_search(100, 100_000, 100_000) == 100
-    assert effective_ef_search(100, 1_000_000, 1_000_000) == 200  # 10x rows: ~2x
-    assert effective_ef_search(100, 1_000_000, 100_000) == 399  # and a 10 % filter: ~4x
+    assert effective_ef_search(100, 1_000_000, 1_000_000) == 224  # 10x rows: ~2.2x
+    assert effective_ef_search(100, 1_000_000, 100_000) == 631  # and a 10 % filter: ~6x
+    assert effective_ef_search(100, 100_000, 10_000) == 282  # 10 % of 100k: ~2.8x
     assert effective_ef_search(100, 10**9, 1) == EF_MAX
     assert effective_ef_search(300, 1_000, 1_000) == 300  # never below the setting
 
@@ -349,3 +350,24 @@ def test_path_choice_follows_the_measured_crossover():
     assert prefer_exact(10_000, 1_000_000, 10, settings)  # 1 % of 1M: exact
     assert not prefer_exact(100_000, 1_000_000, 10, settings)  # 10 % of 1M: HNSW
     assert prefer_exact(1_500, 1_500, 10, settings)  # small stores: always exact
+
+
+async def test_query_vectors_reach_pgvector_exactly(kernel):
+    import struct
+
+    from sqlalchemy import text
+
+    from nyla.knowledge.vectors import vector_literal
+
+    rng = random.Random(3)
+    # float4 values (what pgvector stores), including extremes and tiny magnitudes
+    values = [rng.uniform(-1, 1) for _ in range(380)] + [3.4e38, -1.2e-38, 0.0, 1.0]
+    floats = [struct.unpack("f", struct.pack("f", v))[0] for v in values]
+    async with kernel.db.session() as s:
+        stored = (
+            await s.execute(
+                text("SELECT CAST(CAST(:q AS vector) AS real[])::float8[]"),
+                {"q": vector_literal(floats)},
+            )
+        ).scalar_one()
+    assert stored == floats

@@ -319,7 +319,7 @@ class KnowledgeService:
     ) -> SearchResult:
         """Like :meth:`semantic_search` with the query already embedded by ``model``."""
         keys = readable_keys(context, scopes)
-        async with self.kernel.db.session() as s:
+        async with self.kernel.db.read_session() as s:
             return await search(
                 s,
                 keys=keys,
