@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from nyla.knowledge.chunking import content_hash
 from nyla.knowledge.search import keyword_query, reciprocal_rank_fusion
 from nyla.knowledge.tables import FileContentIndex
-from nyla.knowledge.vectors import ChunkRow, copy_chunks, hnsw_index_exists
+from nyla.knowledge.vectors import ChunkRow, copy_chunks, hnsw_index_exists, hnsw_index_name
 from nyla.models.files import Scope
 from nyla.models.knowledge import SearchFilters
 
@@ -34,7 +34,9 @@ def _cos_distance(a: list[float], b: list[float]) -> float:
     return 1.0 - sum(x * y for x, y in zip(a, b, strict=True))
 
 
-async def _load_synthetic(kernel, n: int, needle_every: int, model: str = "scripted:model"):
+async def _load_synthetic(
+    kernel, n: int, needle_every: int, model: str = "scripted:model", dims: int = DIMS
+):
     """n chunks in 20 files; every ``needle_every``-th chunk belongs to user 'needle'
     (personal), the rest to other users. Returns {chunk text: vector} of the needle rows."""
     rng = random.Random(7)
@@ -46,7 +48,7 @@ async def _load_synthetic(kernel, n: int, needle_every: int, model: str = "scrip
         user = "needle" if is_needle else f"other{i % 7}"
         file_id = f"{user}-f{i % 20}"
         files[file_id] = user
-        vec = _unit(rng)
+        vec = _unit(rng, dims)
         text = f"chunk {i}"
         if is_needle:
             needle[text] = vec
@@ -82,7 +84,7 @@ async def _load_synthetic(kernel, n: int, needle_every: int, model: str = "scrip
             )
         await s.flush()
         await copy_chunks(s, rows)
-    await kernel.knowledge.ensure_vector_index(model, DIMS)
+    await kernel.knowledge.ensure_vector_index(model, dims)
     await kernel.knowledge.analyze()
     return needle
 
@@ -114,6 +116,56 @@ async def test_one_percent_filter_returns_full_k_on_exact_and_hnsw_paths(kernel)
     assert recall >= 0.9
     distances = [h.distance for h in hnsw.hits]
     assert distances == sorted(distances)
+
+
+async def test_wide_embeddings_get_an_hnsw_index_and_exact_distances(kernel):
+    # OpenAI's text-embedding-3-large: 3072 dimensions, more than pgvector's HNSW indexes
+    # as `vector` (2000) — the index holds half precision, which it takes up to 4000
+    dims = 3072
+    needle = await _load_synthetic(kernel, 300, needle_every=3, model="wide:model", dims=dims)
+    async with kernel.db.session() as s:
+        assert await hnsw_index_exists(s, "wide:model", dims)
+    service = kernel.knowledge
+    service.settings.exact_threshold = 0
+    service.settings.exact_cost_factor = 0
+    text, vector = sorted(needle.items())[5]
+    result = await service.search_vector(
+        "",
+        vector=vector,
+        model="wide:model",
+        context=ctx("needle", mandate=None),
+        k=5,
+        hybrid=False,
+    )
+    assert result.path == "hnsw" and len(result.hits) == 5
+    assert result.hits[0].text == text
+    # distances are computed on the stored full-precision vectors
+    assert abs(result.hits[0].distance) < 1e-6
+    assert [h.distance for h in result.hits] == sorted(h.distance for h in result.hits)
+    assert all(abs(h.distance - _cos_distance(needle[h.text], vector)) < 1e-5 for h in result.hits)
+
+
+async def test_an_older_single_precision_index_is_replaced(kernel):
+    from sqlalchemy import text
+
+    from nyla.knowledge.vectors import _single_precision_index_name
+
+    await kernel.knowledge.index_file(item("a", "a.txt"), b"payroll salary", context=ctx())
+    old = _single_precision_index_name("scripted:model", DIMS)
+    async with kernel.db.session() as s:
+        await s.execute(text(f"DROP INDEX {hnsw_index_name('scripted:model', DIMS)}"))
+        await s.execute(
+            text(
+                f"CREATE INDEX {old} ON knowledge_chunk USING hnsw "
+                f"((embedding::vector({DIMS})) vector_cosine_ops) "
+                "WHERE embedding_model = 'scripted:model'"
+            )
+        )
+    kernel.knowledge._vector_indexes.clear()
+    await kernel.knowledge.ensure_vector_index("scripted:model", DIMS)
+    async with kernel.db.session() as s:
+        assert await hnsw_index_exists(s, "scripted:model", DIMS)
+        assert (await s.execute(text("SELECT to_regclass(:n)"), {"n": old})).scalar() is None
 
 
 async def test_models_never_mix_and_each_has_its_own_index(kernel):

@@ -30,6 +30,7 @@ from nyla.knowledge.vectors import (
     IN_FILE,
     SEQ_OF,
     hnsw_index_exists,
+    index_expr,
     sql_literal,
     vector_expr,
     vector_literal,
@@ -179,11 +180,14 @@ async def vector_ranks(
         )
     else:
         await _hnsw_session_settings(session, ef_search or settings.ef_search, settings)
+        # the index orders by half precision; the reported distance is the exact one
+        order = f"{index_expr(dims, 'c.embedding')} <=> CAST(:q AS halfvec({int(dims)}))"
         inner = (
             f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
-            f"ORDER BY {expr} LIMIT :limit"
+            f"ORDER BY {order} LIMIT :limit"
         )
-    # relaxed_order may return rows slightly out of order: the outer query re-sorts
+    # relaxed_order may return rows slightly out of order (and half precision may swap
+    # near ties): the outer query sorts by the exact distance
     sql = (
         f"WITH nearest AS MATERIALIZED ({inner}) "
         f"SELECT {_HIT_COLUMNS}, n.distance FROM nearest n "

@@ -37,7 +37,12 @@ from nyla.knowledge.policy import effective_policy, normalize_path
 from nyla.knowledge.search import EstimateCache, search
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
-from nyla.knowledge.vectors import create_hnsw_index, hnsw_index_exists, readable_keys
+from nyla.knowledge.vectors import (
+    MAX_INDEXED_DIMS,
+    create_hnsw_index,
+    hnsw_index_exists,
+    readable_keys,
+)
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec, OperationType
 from nyla.models.datasource import DownloadedFile
@@ -69,6 +74,7 @@ class KnowledgeService:
         self.settings = KnowledgeSettings.from_kernel_settings(kernel.settings)
         self.indexer = Indexer(self)
         self._vector_indexes: set[tuple[str, int]] = set()
+        self._unindexable: set[tuple[str, int]] = set()  # beyond MAX_INDEXED_DIMS
         self._estimates = EstimateCache()
 
     # ---- embedding model ------------------------------------------------------------------
@@ -81,12 +87,24 @@ class KnowledgeService:
         )
 
     async def ensure_vector_index(self, model: str, dims: int) -> None:
-        """Build the model's HNSW index if it does not exist yet (call after bulk loads)."""
-        if (model, dims) in self._vector_indexes:
+        """Build the model's HNSW index if it does not exist yet (call after bulk loads).
+        A model beyond :data:`~nyla.knowledge.vectors.MAX_INDEXED_DIMS` gets none (its
+        searches rank exactly) and a warning."""
+        if (model, dims) in self._vector_indexes or (model, dims) in self._unindexable:
             return
         async with self.kernel.db.session() as s:
-            if not await hnsw_index_exists(s, model, dims):
-                await create_hnsw_index(s, model, dims)
+            if not await hnsw_index_exists(s, model, dims) and not await create_hnsw_index(
+                s, model, dims
+            ):
+                log.warning(
+                    "%s has %d dimensions, more than an HNSW index takes (%d): its "
+                    "searches rank exactly",
+                    model,
+                    dims,
+                    MAX_INDEXED_DIMS,
+                )
+                self._unindexable.add((model, dims))
+                return
         self._vector_indexes.add((model, dims))
 
     # ---- indexing -------------------------------------------------------------------------

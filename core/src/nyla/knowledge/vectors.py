@@ -143,15 +143,35 @@ def sql_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+#: pgvector's HNSW indexes ``halfvec`` up to 4000 dimensions (``vector`` only up to 2000)
+MAX_INDEXED_DIMS = 4000
+
+
 def hnsw_index_name(model: str, dims: int) -> str:
     """Name of the partial HNSW index of one embedding model."""
+    digest = hashlib.sha1(model.encode()).hexdigest()[:10]
+    return f"ix_knowledge_chunk_hnswh_{digest}_{int(dims)}"
+
+
+def _single_precision_index_name(model: str, dims: int) -> str:
+    # the index of stores built before the index moved to half precision
     digest = hashlib.sha1(model.encode()).hexdigest()[:10]
     return f"ix_knowledge_chunk_hnsw_{digest}_{int(dims)}"
 
 
 def vector_expr(dims: int, column: str = "embedding") -> str:
-    """The typed expression the per-model HNSW index is built on."""
+    """The stored vector at its model's dimension: exact distances are computed on it."""
     return f"({column}::vector({int(dims)}))"
+
+
+def index_expr(dims: int, column: str = "embedding") -> str:
+    """The half-precision expression the per-model HNSW index is built on and ordered by.
+
+    Half precision takes models up to 4000 dimensions (OpenAI's text-embedding-3-large has
+    3072), halves the index and the pages a search reads, and keeps the ranking (float16
+    has 11 significant bits; see docs/knowledge.md for the measured recall); the distances
+    a search reports are recomputed on the stored single-precision vectors."""
+    return f"({column}::halfvec({int(dims)}))"
 
 
 async def hnsw_index_exists(session: AsyncSession, model: str, dims: int) -> bool:
@@ -162,17 +182,23 @@ async def hnsw_index_exists(session: AsyncSession, model: str, dims: int) -> boo
     return bool(found.scalar())
 
 
-async def create_hnsw_index(session: AsyncSession, model: str, dims: int) -> None:
-    """Build (if missing) the partial HNSW index of ``model``: cosine distance on
-    ``embedding::vector(dims)`` for the rows of that model only."""
+async def create_hnsw_index(session: AsyncSession, model: str, dims: int) -> bool:
+    """Build (if missing) the partial HNSW index of ``model`` (cosine distance on
+    :func:`index_expr` for the rows of that model only) and drop the single-precision
+    index an older store has for it. False, building nothing, beyond
+    :data:`MAX_INDEXED_DIMS`: such a model's searches rank exactly."""
+    if dims > MAX_INDEXED_DIMS:
+        return False
     await session.execute(
         text(
             f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(model, dims)} ON knowledge_chunk "
-            f"USING hnsw ({vector_expr(dims)} vector_cosine_ops) "
+            f"USING hnsw ({index_expr(dims)} halfvec_cosine_ops) "
             f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) "
             f"WHERE embedding_model = {sql_literal(model)}"
         )
     )
+    await session.execute(text(f"DROP INDEX IF EXISTS {_single_precision_index_name(model, dims)}"))
+    return True
 
 
 async def driver_connection(session: AsyncSession) -> Any:
