@@ -513,7 +513,6 @@ async def run_nyla(
     from nyla.db import Database, to_sqlalchemy_url
     from nyla.kernel import Kernel
     from nyla.knowledge.indexing import build_lookups
-    from nyla.knowledge.search import EstimateCache, search
     from nyla.knowledge.settings import KnowledgeSettings
     from nyla.knowledge.vectors import (
         CHUNK_ID_BITS,
@@ -558,7 +557,6 @@ async def run_nyla(
             )
         }
 
-    all_keys = [f"personal:u{u}" for u in range(USERS)]
     known: set[tuple[str, int]] = set()  # what KnowledgeService keeps between searches
     default = KnowledgeSettings()
     variants = {
@@ -573,46 +571,15 @@ async def run_nyla(
     out["variants"] = list(variants)
     out["ef_search"] = default.ef_search
     for label, settings in variants.items():
-        estimates = EstimateCache()
         results: dict[str, list[tuple[float, list[int]]]] = {}
         paths: dict[str, list[str]] = {}
         for setting in SETTINGS:
             if label == "exact" and setting == "unfiltered":
                 continue
 
-            async def one(
-                q: int,
-                vec: array,
-                setting: str = setting,
-                settings: Any = settings,
-                estimates: Any = estimates,
-            ) -> Any:
-                users = filter_users(q, setting)
-                keys = all_keys if users is None else [f"personal:{u}" for u in users]
-                async with db.read_session() as s:
-                    return await search(
-                        s,
-                        keys=keys,
-                        model=model,
-                        dims=DIMS,
-                        vector=list(vec),
-                        query="",
-                        k=K,
-                        filters=None,
-                        hybrid=False,
-                        settings=settings,
-                        known_indexes=known,
-                        estimates=estimates,
-                    )
-
-            for q, vec in enumerate(queries):  # untimed pass, as in time_queries
-                await one(q, vec)
             timings = []
             used = set()
-            for q, vec in enumerate(queries):
-                started = time.perf_counter()
-                result = await one(q, vec)
-                elapsed = (time.perf_counter() - started) * 1000
+            for elapsed, result in await nyla_series(db, queries, setting, settings, known):
                 timings.append((elapsed, [ids[h.chunk_id] for h in result.hits]))
                 used.add(result.path)
             results[setting] = timings
@@ -621,6 +588,44 @@ async def run_nyla(
         out[f"{label}_paths"] = paths
     await db.dispose()
     del kernel
+    return out
+
+
+async def nyla_series(
+    db: Any, queries: list[array], setting: str, settings: Any, known: set[tuple[str, int]]
+) -> list[tuple[float, Any]]:
+    """(latency ms, SearchResult) of each query under ``setting``'s scope filter, searched
+    as ``KnowledgeService.search_vector`` does (one read session each, its estimate cache),
+    after an untimed pass over the same queries (see :func:`time_queries`)."""
+    from nyla.knowledge.search import EstimateCache, search
+
+    estimates = EstimateCache()
+
+    async def one(q: int, vec: array) -> Any:
+        users = filter_users(q, setting) or [f"u{u}" for u in range(USERS)]
+        async with db.read_session() as s:
+            return await search(
+                s,
+                keys=[f"personal:{u}" for u in users],
+                model=MODEL,
+                dims=DIMS,
+                vector=list(vec),
+                query="",
+                k=K,
+                filters=None,
+                hybrid=False,
+                settings=settings,
+                known_indexes=known,
+                estimates=estimates,
+            )
+
+    for q, vec in enumerate(queries):
+        await one(q, vec)
+    out = []
+    for q, vec in enumerate(queries):
+        started = time.perf_counter()
+        result = await one(q, vec)
+        out.append(((time.perf_counter() - started) * 1000, result))
     return out
 
 

@@ -35,6 +35,7 @@ from rag import (
     fresh_database,
     log,
     nyla_ingest,
+    nyla_series,
     read_f32,
     start_server,
     vectors,
@@ -115,9 +116,8 @@ def truth(uri: str, queries: list[array], ids: dict[int, int], n: int) -> dict[s
         for s in SETTINGS:
             rows = []
             for q, vec in enumerate(queries):
-                users = filter_users(q, s)
-                keys = [f"personal:u{u}" for u in range(USERS)] if users is None else users
-                keys = [k if k.startswith("personal:") else f"personal:{k}" for k in keys]
+                users = filter_users(q, s) or [f"u{u}" for u in range(USERS)]
+                keys = [f"personal:{u}" for u in users]
                 rows.append(
                     [
                         ids[r[0]]
@@ -143,48 +143,16 @@ async def sweep(
     settings_list: tuple[str, ...],
 ) -> list[tuple[str, str, str, float, float, float, float]]:
     from nyla.db import Database, to_sqlalchemy_url
-    from nyla.knowledge.search import EstimateCache, search
 
     db = Database(to_sqlalchemy_url(uri))
-    all_keys = [f"personal:u{u}" for u in range(USERS)]
     known: set[tuple[str, int]] = set()
     table = []
     for label, settings in variants.items():
-        estimates = EstimateCache()
         for setting in settings_list:
-
-            async def one(
-                q: int,
-                vec: array,
-                setting: str = setting,
-                settings: Any = settings,
-                estimates: Any = estimates,
-            ) -> Any:
-                users = filter_users(q, setting)
-                keys = all_keys if users is None else [f"personal:{u}" for u in users]
-                async with db.read_session() as s:
-                    return await search(
-                        s,
-                        keys=keys,
-                        model=MODEL,
-                        dims=DIMS,
-                        vector=list(vec),
-                        query="",
-                        k=K,
-                        filters=None,
-                        hybrid=False,
-                        settings=settings,
-                        known_indexes=known,
-                        estimates=estimates,
-                    )
-
-            for q, vec in enumerate(queries):  # untimed pass: pages into shared buffers
-                await one(q, vec)
             lat, recall, rows, paths = [], [], [], set()
-            for q, vec in enumerate(queries):
-                started = time.perf_counter()
-                result = await one(q, vec)
-                lat.append((time.perf_counter() - started) * 1000)
+            series = await nyla_series(db, queries, setting, settings, known)
+            for q, (elapsed, result) in enumerate(series):
+                lat.append(elapsed)
                 got = {ids[h.chunk_id] for h in result.hits}
                 want = exact[setting][q]
                 recall.append(len(got & set(want)) / len(want) if want else 1.0)
