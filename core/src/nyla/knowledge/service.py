@@ -93,19 +93,19 @@ class KnowledgeService:
         if (model, dims) in self._vector_indexes or (model, dims) in self._unindexable:
             return
         async with self.kernel.db.session() as s:
-            if not await hnsw_index_exists(s, model, dims) and not await create_hnsw_index(
+            built = await hnsw_index_exists(s, model, dims) or await create_hnsw_index(
                 s, model, dims
-            ):
-                log.warning(
-                    "%s has %d dimensions, more than an HNSW index takes (%d): its "
-                    "searches rank exactly",
-                    model,
-                    dims,
-                    MAX_INDEXED_DIMS,
-                )
-                self._unindexable.add((model, dims))
-                return
-        self._vector_indexes.add((model, dims))
+            )
+        if built:
+            self._vector_indexes.add((model, dims))
+            return
+        log.warning(
+            "%s has %d dimensions, more than an HNSW index takes (%d): its searches rank exactly",
+            model,
+            dims,
+            MAX_INDEXED_DIMS,
+        )
+        self._unindexable.add((model, dims))
 
     # ---- indexing -------------------------------------------------------------------------
 

@@ -147,16 +147,15 @@ def sql_literal(value: str) -> str:
 MAX_INDEXED_DIMS = 4000
 
 
-def hnsw_index_name(model: str, dims: int) -> str:
+def hnsw_index_name(model: str, dims: int, *, kind: str = "hnswh") -> str:
     """Name of the partial HNSW index of one embedding model."""
     digest = hashlib.sha1(model.encode()).hexdigest()[:10]
-    return f"ix_knowledge_chunk_hnswh_{digest}_{int(dims)}"
+    return f"ix_knowledge_chunk_{kind}_{digest}_{int(dims)}"
 
 
 def _single_precision_index_name(model: str, dims: int) -> str:
     # the index of stores built before the index moved to half precision
-    digest = hashlib.sha1(model.encode()).hexdigest()[:10]
-    return f"ix_knowledge_chunk_hnsw_{digest}_{int(dims)}"
+    return hnsw_index_name(model, dims, kind="hnsw")
 
 
 def vector_expr(dims: int, column: str = "embedding") -> str:
@@ -310,7 +309,9 @@ async def write_lookups(session: AsyncSession, file_nos: Sequence[int]) -> None:
     )
 
 
-_LITERAL_FORMATS: dict[int, str] = {}
+@functools.cache
+def _literal_format(dims: int) -> str:
+    return "[" + ",".join(["%.9g"] * dims) + "]"
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -319,7 +320,4 @@ def vector_literal(vector: Sequence[float]) -> str:
     Nine significant digits hold any float4 exactly (pgvector stores float4), and one
     cached format string per dimension renders them three times faster than ``repr``
     with about 40 % fewer characters for the server to parse."""
-    fmt = _LITERAL_FORMATS.get(len(vector))
-    if fmt is None:
-        fmt = _LITERAL_FORMATS.setdefault(len(vector), "[" + ",".join(["%.9g"] * len(vector)) + "]")
-    return fmt % tuple(vector)
+    return _literal_format(len(vector)) % tuple(vector)
