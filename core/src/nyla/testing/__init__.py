@@ -13,6 +13,7 @@ from nyla.testing.contracts import (
     ToolboxContract,
     WalkerContract,
 )
+from nyla.testing.helpers import invoke_cli
 from nyla.testing.scripted import ScriptedProvider, scripted_reply
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "ScriptedProvider",
     "ToolboxContract",
     "WalkerContract",
+    "invoke_cli",
     "scripted_reply",
 ]
