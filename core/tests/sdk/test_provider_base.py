@@ -24,7 +24,13 @@ class Demo(ProviderBase):
     def catalog(self) -> list[ModelSpec]:
         return [
             ModelSpec(
-                id="demo:m1", provider="demo", name="m1", operation_types=[OperationType.AGENT]
+                id="demo:m1",
+                provider="demo",
+                name="m1",
+                operation_types=[OperationType.AGENT],
+                context_window=8000,
+                price_input_chf_per_mtok=1.0,
+                price_output_chf_per_mtok=2.0,
             )
         ]
 
