@@ -12,7 +12,7 @@ NYLA := $(VENV)/bin/nyla
 	$(PYTHON) -m venv .tools
 	.tools/bin/pip install --quiet --disable-pip-version-check uv
 
-$(VENV)/.synced: pyproject.toml core/pyproject.toml $(wildcard plugins/*/*/pyproject.toml) | $(UV)
+$(VENV)/.synced: pyproject.toml core/pyproject.toml $(wildcard plugins/*/*/pyproject.toml) $(wildcard hosts/*/pyproject.toml) | $(UV)
 	$(UV) sync --all-packages
 	touch $@
 
