@@ -221,3 +221,18 @@ async def test_tool_call_events_carry_the_tool(state, client, token_for, replies
     call = next(e for e in events if e["type"] == "TOOL_CALL")
     result = next(e for e in events if e["type"] == "TOOL_RESULT")
     assert call["data"]["toolName"] == "listFiles" and result["data"]["success"] is True
+
+
+async def test_the_demo_model_streams_word_by_word_and_calls_a_tool(db, make_kernel, run_events):
+    from nyla import AgentConfig, EventType
+    from nyla_host.demo_model import MODEL_ID, DemoPlugin
+
+    kernel = make_kernel(DemoPlugin(delay_s=0), db=db)
+    events = await run_events(
+        kernel.agent.run("which files do I have?", AgentConfig(model=MODEL_ID))
+    )
+    kinds = [e.type for e in events]
+    assert EventType.TOOL_CALL in kinds and kinds.count(EventType.CHUNK) > 5
+    final = next(e for e in events if e.type is EventType.FINAL)
+    assert final.text.startswith("You asked: which files do I have?")
+    assert final.data["status"] == "completed"

@@ -73,16 +73,10 @@ async def test_a_sync_stopped_at_a_limit_shows_as_partial(state, client, token_f
         f"/api/datasources/{ds_id}/settings", json={"ragLimits": {"maxItems": 1}}, headers=headers
     )
     assert limited.status_code == 200, limited.text
-    from nyla_host import sync
-
-    sync.FIRST_SYNC_LIMITS["max_items"] = 1
-    try:
-        await client.patch(
-            f"/api/datasources/{ds_id}/rag-index", json={"enabled": True}, headers=headers
-        )
-        await _wait_jobs(state, headers, client)
-    finally:
-        sync.FIRST_SYNC_LIMITS["max_items"] = 200
+    await client.patch(
+        f"/api/datasources/{ds_id}/rag-index", json={"enabled": True}, headers=headers
+    )
+    await _wait_jobs(state, headers, client)
     inventory = (await client.get("/api/rag/inventory/me", headers=headers)).json()
     assert [p["dataSourceId"] for p in inventory["partial"]] == [ds_id]
     assert inventory["totals"]["files"] == 1
@@ -103,7 +97,7 @@ async def test_settings_accept_only_rag_limits_and_move_the_estimate(state, clie
     assert bad.status_code == 400 and "colour" in bad.text
     unchanged = (await client.get(f"/api/datasources/{ds_id}", headers=headers)).json()
     assert unchanged["settings"] == {}
-    half = before["basis"]["limits"]["max_bytes"] // 2
+    half = before["basis"]["limits"]["maxBytes"] // 2
     ok = await client.patch(
         f"/api/datasources/{ds_id}/settings",
         json={"ragLimits": {"maxBytes": half}},

@@ -35,13 +35,13 @@ PUBLIC_PATHS: frozenset[str] = frozenset(
 
 
 def bearer(request: Request) -> str | None:
-    """The bearer credential of a request (``Authorization: Bearer``, or ``access_token`` in
-    the query for EventSource, which cannot set headers)."""
+    """The bearer credential of a request (``Authorization: Bearer`` only: a credential in
+    the URL would end up in logs and browser history)."""
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
-    return request.query_params.get("access_token") or None
+    return None
 
 
 class Authenticator:

@@ -15,14 +15,28 @@ def _run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-def _kernel(demo_model: bool = False) -> Any:
+def _kernel(demo_model: bool = False, extra: tuple[str, ...] = ()) -> Any:
+    import importlib
+
     from nyla import Kernel
 
     kernel = Kernel()
     if demo_model:
         from nyla_host.demo_model import DemoPlugin
 
-        kernel.plugins.add_plugin(DemoPlugin(), "nyla_host.demo-model")
+        record = kernel.plugins.add_plugin(DemoPlugin(), "nyla_host.demo-model")
+        if record.status != "ok":
+            raise click.ClickException(f"the demo model failed to load: {record.error}")
+    for spec in extra:
+        module, _, attr = spec.partition(":")
+        try:
+            obj = importlib.import_module(module)
+            obj = getattr(obj, attr)() if attr else obj
+        except (ImportError, AttributeError) as exc:
+            raise click.BadParameter(f"{spec}: {exc}", param_hint="--plugin") from exc
+        record = kernel.plugins.add_plugin(obj, spec)
+        if record.status != "ok":
+            raise click.BadParameter(f"{spec}: {record.error}", param_hint="--plugin")
     return kernel
 
 
@@ -42,6 +56,13 @@ def _oidc(issuer: str | None, audience: str | None, jwks_url: str | None) -> Any
 @click.option("--oidc-issuer", envvar="NYLA_OIDC_ISSUER", default=None, help="Accept JWTs.")
 @click.option("--oidc-audience", envvar="NYLA_OIDC_AUDIENCE", default=None)
 @click.option("--oidc-jwks-url", envvar="NYLA_OIDC_JWKS_URL", default=None)
+@click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    metavar="MODULE[:FACTORY]",
+    help="Register a plugin that is not installed (a module, or a factory returning one).",
+)
 @click.option("--log-level", default="warning", show_default=True)
 def serve(
     host: str,
@@ -51,6 +72,7 @@ def serve(
     oidc_issuer: str | None,
     oidc_audience: str | None,
     oidc_jwks_url: str | None,
+    plugins: tuple[str, ...],
     log_level: str,
 ) -> None:
     """Serve the REST API, streamed agent runs and the web page."""
@@ -60,7 +82,7 @@ def serve(
     from nyla_host.demo_model import MODEL_ID
     from nyla_host.state import HostSettings
 
-    kernel = _kernel(demo_model)
+    kernel = _kernel(demo_model, plugins)
     settings = HostSettings(default_model=model or (MODEL_ID if demo_model else None))
     ping = os.environ.get("NYLA_SSE_PING_S")
     if ping:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
+from typing import Any
 
 from nyla import (
     ChatRequest,
@@ -90,6 +91,9 @@ class DemoProvider:
 
     async def embed(self, model: str, texts: list[str]) -> EmbeddingResponse:
         raise NotImplementedError("the demo model does not embed")
+
+    async def web_search(self, model: str, query: str, max_results: int = 5) -> list[Any]:
+        raise NotImplementedError("the demo model does not search the web")
 
 
 class DemoPlugin:

@@ -49,6 +49,21 @@ async def toolboxes(request: Request, identity: Identity = Depends(need_user)) -
     }
 
 
+@router.get("/connectors")
+async def connectors(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
+    """The services the installed connectors reach (what a connection can be made to)."""
+    plugins = host(request).kernel.plugins
+    return {
+        "connectors": [
+            {
+                "service": service,
+                "walker": any(service in w.services for w in plugins.walkers.values()),
+            }
+            for service in sorted(plugins.connectors)
+        ]
+    }
+
+
 @router.get("/knowledge/search")
 async def knowledge_search(
     request: Request,

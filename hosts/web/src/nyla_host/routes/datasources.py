@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Request
 from pydantic import Field
+from pydantic.alias_generators import to_camel
 
 from nyla import SettingsValidationError, get_data_source, list_connections, list_data_sources
 from nyla.models.base import WireModel
@@ -32,6 +33,11 @@ class RagToggle(WireModel):
     """``PATCH /api/datasources/{id}/rag-index``: ``null`` clears it (inherit)."""
 
     enabled: bool | None
+
+
+def camel_limits(limits: dict[str, int]) -> dict[str, int]:
+    """Limits with the wire's camelCase keys (``maxBytes``; bytes stay bytes)."""
+    return {to_camel(key): value for key, value in limits.items()}
 
 
 def administers(identity: Identity, source: Any) -> bool:
@@ -93,7 +99,7 @@ async def data_source(
     """One data source with its effective 🧠 and its limits."""
     source = await visible_source(request, data_source_id, identity)
     limits = await host(request).kernel.knowledge.get_rag_limits(data_source_id)
-    return {**source.to_wire(), "ragLimits": limits}
+    return {**source.to_wire(), "ragLimits": camel_limits(limits)}
 
 
 @router.patch("/{data_source_id}/rag-index")
@@ -135,7 +141,8 @@ async def settings(
         )
     except SettingsValidationError as exc:
         raise HTTPException(400, str(exc)) from exc
-    return {"settings": updated, "ragLimits": await knowledge.get_rag_limits(data_source_id)}
+    limits = await knowledge.get_rag_limits(data_source_id)
+    return {"settings": updated, "ragLimits": camel_limits(limits)}
 
 
 @router.get("/{data_source_id}/cost-estimate")
@@ -145,5 +152,6 @@ async def cost_estimate(
     """Indicative CHF for a full sync with the current limits:
     ``{estimatedTokens, estimatedChf, basis: {kind, limits, assumptions, notes}, sourceId}``."""
     await visible_source(request, data_source_id, identity)
-    estimate = await host(request).kernel.knowledge.estimate_cost(data_source_id)
-    return estimate.to_wire()
+    estimate = (await host(request).kernel.knowledge.estimate_cost(data_source_id)).to_wire()
+    estimate["basis"]["limits"] = camel_limits(estimate["basis"]["limits"])
+    return estimate
