@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import MetaData, Sequence, text
+from sqlalchemy import MetaData, Sequence, String, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -56,6 +56,7 @@ TABLE_MODULES: tuple[str, ...] = (
     "nyla.agent.tables",
     "nyla.knowledge.tables",
     "nyla.jobs.tables",
+    "nyla.connections.tables",
     "nyla.features.tables",
 )
 
@@ -233,6 +234,7 @@ class Database:
             for t in metadata.sorted_tables
             if t.name in existing and existing[t.name] != {c.name for c in t.columns}
         ]
+        drifted = [t for t in drifted if not self._add_columns(conn, t, existing[t.name])]
         if drifted:
             self._rebuild_derived(conn, drifted)
             existing = {
@@ -243,6 +245,28 @@ class Database:
         missing = [t for t in metadata.sorted_tables if t.name not in existing]
         if missing:
             metadata.create_all(conn, tables=missing, checkfirst=False)
+
+    @staticmethod
+    def _add_columns(conn: Any, table: Any, present: set[str]) -> bool:
+        """Bring a table up to date when the only change is new columns that carry a server
+        default or may be null (added with ``ALTER TABLE ... ADD COLUMN``); False otherwise."""
+        wanted = {c.name: c for c in table.columns}
+        if present - set(wanted):
+            return False
+        new = [wanted[name] for name in wanted if name not in present]
+        if any(not c.nullable and c.server_default is None for c in new):
+            return False
+        for column in new:
+            kind = column.type.compile(dialect=conn.dialect)
+            default = ""
+            if column.server_default is not None:
+                default = " DEFAULT " + conn.dialect.statement_compiler(
+                    conn.dialect, None
+                ).render_literal_value(str(column.server_default.arg), String())
+            conn.execute(
+                text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}{default}')
+            )
+        return True
 
     @staticmethod
     def _rebuild_derived(conn: Any, drifted: list[Any]) -> None:
