@@ -103,13 +103,9 @@ _EXPORTS: dict[str, str] = {
     "NotFoundError": "nyla.knowledge.consent",
     "PermissionDeniedError": "nyla.knowledge.consent",
     "SettingsValidationError": "nyla.knowledge.limits",
-    "ConnectionView": "nyla.knowledge.sources",
     "DataSourceView": "nyla.knowledge.sources",
-    "list_connections": "nyla.knowledge.sources",
-    "get_connection": "nyla.knowledge.sources",
     "list_data_sources": "nyla.knowledge.sources",
     "get_data_source": "nyla.knowledge.sources",
-    "remove_connection": "nyla.knowledge.sources",
     # background jobs
     "JobStore": "nyla.jobs.store",
     # neutralization

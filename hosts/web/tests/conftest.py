@@ -41,12 +41,12 @@ def memory_plugin() -> MemoryPlugin:
 
 
 @pytest.fixture
-def kernel(db, make_kernel, provider, memory_plugin):
+def kernel(db, make_kernel, provider, memory_plugin, tmp_path):
     return make_kernel(
         provider,
         memory_plugin,
         db=db,
-        settings={"knowledge": {"embedding_model": "scripted:model"}},
+        settings={"knowledge": {"embedding_model": "scripted:model"}, "data_dir": tmp_path},
     )
 
 

@@ -1,7 +1,7 @@
 """An in-memory connector (service ``memfs``), its walker and a hashing embedder: the data
 side of the host's tests. Also loaded by the served process of the end-to-end tests
-(``nyla serve --plugin memfs:MemoryPlugin``); there ``NYLA_E2E_RELEASE`` names a file the
-walker waits for before it walks, so a test sees the running job first."""
+(``nyla serve --plugin memfs:ServedPlugin``); there ``NYLA_E2E_RELEASE`` names a file a sync
+waits for before its first page, so a test sees the running job first."""
 
 from __future__ import annotations
 
@@ -13,14 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from nyla import (
-    DownloadedFile,
-    EntryPage,
-    ExternalEntry,
-    OperationType,
-    WalkResult,
-    hookimpl,
-)
+from nyla import OperationType, hookimpl
+from nyla.sdk.connectors import BaseConnector, Download, Item, ItemPage, SyncPage
 from nyla.testing.scripted import ScriptedProvider
 
 DIMS = 32
@@ -43,78 +37,67 @@ def hash_embed(texts: list[str]) -> list[list[float]]:
     return out
 
 
-class MemoryConnector:
-    """A connector over the in-memory :data:`FILES` (service ``memfs``)."""
+class MemoryConnector(BaseConnector):
+    """A connector over the in-memory :data:`FILES` (service ``memfs``). ``gate`` (tests) or
+    the file ``NYLA_E2E_RELEASE`` names (end-to-end) holds a sync before its first page."""
 
     service = "memfs"
-
-    async def browse(self, connection, path="", page_token=None, limit=50) -> EntryPage:
-        entries = [
-            ExternalEntry(id=p, name=p.rsplit("/", 1)[-1], path=p, size=len(c))
-            for p, c in FILES.items()
-            if p.startswith(path or "/")
-        ]
-        return EntryPage(entries=entries)
-
-    async def search(self, connection, query, scope_path="", page_token=None, limit=25):
-        return EntryPage()
-
-    async def download(self, connection, entry_id: str) -> DownloadedFile:
-        return DownloadedFile(name=entry_id.rsplit("/", 1)[-1], content=FILES[entry_id])
-
-    def normalize_metadata(self, entry) -> dict[str, Any]:
-        return {}
-
-
-class MemoryWalker:
-    """Walks :data:`FILES` below each data source's path; stops at ``max_items``."""
-
-    id = "memfs-walker"
-    services = ["memfs"]
+    label = "In-memory files"
+    auth_modes = ("none",)
 
     def __init__(self) -> None:
         self.gate: asyncio.Event | None = None
 
-    async def walk(self, data_sources, progress, ingest, limits=None) -> list[WalkResult]:
+    def _item(self, path: str) -> Item:
+        return Item(
+            id=path,
+            title=path.rsplit("/", 1)[-1],
+            path=path,
+            size=len(FILES[path]),
+            mime="text/plain",
+            version=str(len(FILES[path])),
+        )
+
+    async def browse(self, ctx, path: str = "", cursor: str | None = None) -> ItemPage:
+        prefix = (path or "/").rstrip("/") + "/"
+        return ItemPage(items=[self._item(p) for p in FILES if p.startswith(prefix)])
+
+    async def download(self, ctx, item_id: str, max_bytes: int | None = None) -> Download:
+        return Download(item=self._item(item_id), content=FILES[item_id], mime="text/plain")
+
+    async def sync(self, ctx, scope: str, checkpoint: dict[str, Any] | None):
         if self.gate is not None:
             await self.gate.wait()
         release = os.environ.get("NYLA_E2E_RELEASE")
         while release and not Path(release).exists():
             await asyncio.sleep(0.05)
-        results = []
-        for ds in data_sources:
-            # a stored override wins over the caller's limit (seeds: getStoredOverrides)
-            stored = (ds.get("settings") or {}).get("ragLimits") or {}
-            max_items = stored.get("maxItems", (limits or {}).get("max_items", 1000))
-            result = WalkResult(data_source_id=ds["id"])
-            paths = [p for p in FILES if p.startswith(ds["path"].rstrip("/") + "/")]
-            for path in paths:
-                result.items_seen += 1
-                if result.items_indexed >= max_items:
-                    result.stopped_at_limit = True
-                    break
-                await ingest(
-                    DownloadedFile(name=path.rsplit("/", 1)[-1], content=FILES[path]),
-                    data_source_id=ds["id"],
-                    entry_id=path,
-                    entry_path=path,
-                )
-                result.items_indexed += 1
-                result.bytes_indexed += len(FILES[path])
-                progress.update(result.items_indexed, len(paths), path)
-            results.append(result)
-        return results
+        page = await self.browse(ctx, scope)
+        yield SyncPage(
+            items=page.items, checkpoint={"seen": len(page.items)}, done=True, full_listing=True
+        )
+
+
+class MemoryWalker:
+    """The walker of ``memfs``: every text file."""
+
+    id = "memfs-walker"
+    services = ["memfs"]
+    limit_kind = "files"
+
+    def accepts(self, item: Item) -> bool:
+        return item.mime == "text/plain"
 
 
 class MemoryPlugin:
     """Contributes the connector and its walker."""
 
     def __init__(self) -> None:
+        self.connector = MemoryConnector()
         self.walker = MemoryWalker()
 
     @hookimpl
     def nyla_connectors(self) -> list[Any]:
-        return [MemoryConnector()]
+        return [self.connector]
 
     @hookimpl
     def nyla_walkers(self) -> list[Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
+from cryptography.fernet import Fernet
 
 import nyla_host.tables  # noqa: F401
 from nyla import Database
@@ -66,6 +67,7 @@ class Served:
             "NYLA_DEMO_MODEL_DELAY": str(delay_s),
             "NYLA_E2E_RELEASE": str(self.release),
             "NYLA_SSE_PING_S": "0.2",
+            "NYLA_SECRET_KEY": Fernet.generate_key().decode(),
             "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
         }
         command = [str(NYLA), "serve", "--port", str(self.port), "--demo-model"]

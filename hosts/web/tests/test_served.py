@@ -56,7 +56,7 @@ async def test_killed_server_marks_the_run_interrupted_at_next_boot(served):
         replay = (await client.get(run["eventsUrl"], headers=headers)).text
         assert "event: ERROR" in replay and '"status": "interrupted"' in replay
         assert replay.rstrip().endswith(
-            '"status": "interrupted", "lastEventId": %d}' % shown["lastEventId"]
+            f'"status": "interrupted", "lastEventId": {shown["lastEventId"]}}}'
         )
     db = served.database()
     try:

@@ -36,7 +36,7 @@ async def _wait_jobs(state, headers, client) -> None:
 async def test_rag_toggle_on_syncs_and_off_purges(state, client, token_for, memory_plugin):
     headers = await token_for("alice")
     conn_id, ds_id = await _source(client, headers)
-    memory_plugin.walker.gate = asyncio.Event()
+    memory_plugin.connector.gate = asyncio.Event()
     on = await client.patch(
         f"/api/datasources/{ds_id}/rag-index", json={"enabled": True}, headers=headers
     )
@@ -45,7 +45,7 @@ async def test_rag_toggle_on_syncs_and_off_purges(state, client, token_for, memo
     running = (await client.get("/api/rag/inventory/jobs", headers=headers)).json()["jobs"]
     assert [j["id"] for j in running] == [on.json()["jobId"]]
     assert running[0]["dataSourceId"] == ds_id
-    memory_plugin.walker.gate.set()
+    memory_plugin.connector.gate.set()
     await _wait_jobs(state, headers, client)
     inventory = (await client.get("/api/rag/inventory/me", headers=headers)).json()
     assert inventory["totals"]["files"] == 2 and inventory["totals"]["chunks"] >= 2
@@ -138,7 +138,7 @@ async def test_consent_off_purges_and_stop_cancels(state, client, token_for, mem
         f"/api/datasources/{ds_id}/rag-index", json={"enabled": True}, headers=headers
     )
     await _wait_jobs(state, headers, client)
-    memory_plugin.walker.gate = asyncio.Event()  # the next sync hangs until stopped
+    memory_plugin.connector.gate = asyncio.Event()  # the next sync hangs until stopped
     await client.patch(
         f"/api/datasources/{ds_id}/rag-index", json={"enabled": True}, headers=headers
     )
@@ -148,7 +148,7 @@ async def test_consent_off_purges_and_stop_cancels(state, client, token_for, mem
         f"/api/connections/{conn_id}/knowledge-consent", json={"enabled": False}, headers=headers
     )
     assert consent.status_code == 200 and consent.json()["purge"]["files"] == 2
-    memory_plugin.walker.gate.set()
+    memory_plugin.connector.gate.set()
     listed = (await client.get("/api/connections", headers=headers)).json()["connections"]
     assert listed[0]["knowledgeIngestionEnabled"] is False
     again = await client.patch(
@@ -200,3 +200,79 @@ async def test_catalog(client, token_for):
     assert "listFiles" in core["tools"] and core["defaultActive"] is True
     schema = (await client.get("/api/openapi.json", headers=headers)).json()
     assert "/api/datasources/{data_source_id}/rag-index" in schema["paths"]
+
+
+async def test_oauth_sign_in_round_trip(db, make_kernel, provider, tmp_path, monkeypatch):
+    from urllib.parse import parse_qs, urlparse
+
+    import httpx
+
+    from nyla import hookimpl
+    from nyla.sdk.connectors import BaseConnector, OAuthConfig
+    from nyla_host.app import add_page, bare_app, build_state, mount, startup
+
+    class Cloud(BaseConnector):
+        service = "cloud"
+        oauth = OAuthConfig(
+            token_url="https://idp.test/token",
+            authorize_url="https://idp.test/authorize",
+            client_id_setting="NYLA_TEST_CLOUD_CLIENT",
+            scopes=["files.read"],
+        )
+
+    class CloudPlugin:
+        @hookimpl
+        def nyla_connectors(self):
+            return [Cloud()]
+
+    exchanged = []
+
+    def idp(request: httpx.Request) -> httpx.Response:
+        form = parse_qs(request.content.decode())
+        exchanged.append(form)
+        return httpx.Response(
+            200,
+            json={
+                "access_token": "at-1",
+                "refresh_token": "rt-1",
+                "expires_in": 3600,
+                "token_type": "Bearer",
+            },
+        )
+
+    monkeypatch.setenv("NYLA_TEST_CLOUD_CLIENT", "client-42")
+    kernel = make_kernel(
+        provider,
+        CloudPlugin(),
+        db=db,
+        settings={"transport": httpx.MockTransport(idp), "data_dir": tmp_path},
+    )
+    state = build_state(kernel)
+    await startup(state)
+    app = bare_app()
+    mount(app, state)
+    add_page(app)
+    token, _ = await state.tokens.create("alice")
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://h"
+    ) as client:
+        started = (await client.post("/api/connections/oauth/cloud/start", headers=headers)).json()
+        query = parse_qs(urlparse(started["authorizeUrl"]).query)
+        assert query["client_id"] == ["client-42"] and query["scope"] == ["files.read"]
+        assert query["state"] == [started["state"]]
+        callback = urlparse(query["redirect_uri"][0]).path
+        assert callback == "/api/connections/oauth/cloud/callback"
+        forged = await client.get(callback, params={"state": "forged", "code": "c"})
+        assert forged.status_code == 400 and exchanged == []
+        done = await client.get(callback, params={"state": started["state"], "code": "code-7"})
+        assert done.status_code == 200, done.text
+        assert exchanged[0]["code"] == ["code-7"] and exchanged[0]["grant_type"] == [
+            "authorization_code"
+        ]
+        listed = (await client.get("/api/connections", headers=headers)).json()["connections"]
+        assert [c["id"] for c in listed] == [done.json()["connectionId"]]
+        assert "at-1" not in str(listed)  # tokens stay in the encrypted store
+        again = await client.get(callback, params={"state": started["state"], "code": "code-7"})
+        assert again.status_code == 400  # a state is used once
+    await state.runs.aclose()

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Request
 from pydantic import Field
 from pydantic.alias_generators import to_camel
 
-from nyla import SettingsValidationError, get_data_source, list_connections, list_data_sources
+from nyla import SettingsValidationError, get_data_source, list_data_sources
 from nyla.models.base import WireModel
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
@@ -63,9 +63,10 @@ async def visible_source(request: Request, data_source_id: str, identity: Identi
 @router.get("")
 async def data_sources(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
     """Every connection of the caller with its data-source tree."""
-    db = host(request).kernel.db
+    kernel = host(request).kernel
+    db = kernel.db
     out = []
-    for connection in await list_connections(db, identity.user_id):
+    for connection in await kernel.connections.list(identity.user_id):
         sources = await list_data_sources(db, connection.id)
         out.append({**connection.to_wire(), "dataSources": [s.to_wire() for s in sources]})
     return {"connections": out}
