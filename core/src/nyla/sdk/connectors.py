@@ -19,9 +19,18 @@ from nyla.connections.errors import (
     VendorTimeoutError,
 )
 from nyla.connections.http import HttpPolicy, HttpStats, VendorHttp, error_for_response
+from nyla.connections.inline import inline_line, inline_listing
 from nyla.connections.limits import Limiter, RateBudget
+from nyla.connections.mail import (
+    MAIL_CAPABILITIES,
+    MailConnector,
+    MailMessage,
+    MailQuery,
+    mail_capabilities,
+)
 from nyla.connections.oauth import device_code_flow, oauth2_refresh
 from nyla.connections.tokens import grant_from_token_response
+from nyla.connections.tooling import NoConnection, connector_failure, pick_connection
 from nyla.models.datasource import (
     CAPABILITIES,
     EXTRA_KEYS,
@@ -43,6 +52,7 @@ from nyla.models.datasource import (
 __all__ = [
     "CAPABILITIES",
     "EXTRA_KEYS",
+    "MAIL_CAPABILITIES",
     "BaseConnector",
     "ConnectionInfo",
     "ConnectorAdapter",
@@ -58,7 +68,11 @@ __all__ = [
     "ItemPage",
     "ItemTooLargeError",
     "Limiter",
+    "MailConnector",
+    "MailMessage",
+    "MailQuery",
     "NeedsReconsentError",
+    "NoConnection",
     "NotSupportedError",
     "OAuthConfig",
     "OutgoingMessage",
@@ -75,9 +89,14 @@ __all__ = [
     "VendorTimeoutError",
     "Walker",
     "capabilities",
+    "connector_failure",
     "device_code_flow",
     "error_for_response",
     "grant_from_token_response",
+    "inline_line",
+    "inline_listing",
+    "mail_capabilities",
     "oauth2_refresh",
+    "pick_connection",
     "sync_pages",
 ]
