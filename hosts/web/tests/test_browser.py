@@ -159,6 +159,8 @@ async def test_the_page_end_to_end(served, page):
         await page.click("button.tab[data-view=inventory]")
         banner = page.locator("#partial .banner")
         await banner.wait_for()
+        assert "Docs" in await banner.text_content()
+        await page.wait_for_selector("#jobs-badge[hidden]", state="attached")
         await shot(page, "inventory")
         await banner.locator("button").click()
         await page.wait_for_selector("#settings-modal[open]")

@@ -78,7 +78,7 @@ async def test_a_sync_stopped_at_a_limit_shows_as_partial(state, client, token_f
     )
     await _wait_jobs(state, headers, client)
     inventory = (await client.get("/api/rag/inventory/me", headers=headers)).json()
-    assert [p["dataSourceId"] for p in inventory["partial"]] == [ds_id]
+    assert [(p["dataSourceId"], p["label"]) for p in inventory["partial"]] == [(ds_id, "Docs")]
     assert inventory["totals"]["files"] == 1
 
 
