@@ -166,3 +166,31 @@ async def test_host_app_auth_hook(kernel):
         platform = await client.get("/api/rag/inventory/platform", headers={"X-SSO-User": "e"})
         assert platform.status_code == 200
         assert (await client.get("/api/me")).status_code == 401
+
+
+def test_tokens_cli(db, monkeypatch):
+    import json
+    from urllib.parse import quote
+
+    from click.testing import CliRunner
+
+    from nyla_host.cli import tokens
+
+    sep = "&" if "?" in db.url else "?"
+    options = quote(f"-csearch_path={db.schema},public")
+    monkeypatch.setenv("NYLA_DATABASE_URL", f"{db.url}{sep}options={options}")
+    runner = CliRunner()
+    created = runner.invoke(tokens, ["create", "--user", "zoe", "--role", "sysadmin", "--json"])
+    assert created.exit_code == 0, created.output
+    info = json.loads(created.output)
+    assert info["token"].startswith("nyla_") and info["role"] == "sysadmin"
+    listed = json.loads(runner.invoke(tokens, ["list", "--json"]).output)
+    assert [t["id"] for t in listed] == [info["id"]] and "token" not in listed[0]
+    table = runner.invoke(tokens, ["list"])
+    assert info["id"] in table.output and info["token"] not in table.output
+    assert runner.invoke(tokens, ["revoke", info["id"]]).exit_code == 0
+    assert json.loads(runner.invoke(tokens, ["list", "--json"]).output) == []
+    again = runner.invoke(tokens, ["revoke", info["id"]])
+    assert again.exit_code == 1 and "no active token" in again.output
+    bad = runner.invoke(tokens, ["create", "--user", "x", "--role", "mandate-admin"])
+    assert bad.exit_code == 2 and "--mandate" in bad.output

@@ -148,7 +148,11 @@ async def test_the_page_end_to_end(served, page):
         # a sync that stopped at a limit: the banner's button opens the same modal
         await node.locator("button.gear").click()
         await page.fill("#limits input[name=maxItems]", "1")
-        await page.wait_for_function("document.querySelector('#settings-error').textContent === ''")
+        await until(
+            api,
+            f"/api/datasources/{docs['id']}",
+            lambda d: d["settings"].get("ragLimits", {}).get("maxItems") == 1,
+        )
         await page.click("#settings-form button[value=close]")
         await node.locator("button.rag").click()  # off (purge) ...
         await page.wait_for_selector(
@@ -159,6 +163,8 @@ async def test_the_page_end_to_end(served, page):
         await page.click("button.tab[data-view=inventory]")
         banner = page.locator("#partial .banner")
         await banner.wait_for()
+        assert "Docs" in await banner.text_content()
+        await page.wait_for_selector("#jobs-badge[hidden]", state="attached")
         await shot(page, "inventory")
         await banner.locator("button").click()
         await page.wait_for_selector("#settings-modal[open]")

@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 
-from nyla import JobStore
+from nyla import JobStore, get_data_source
 from nyla_host.auth import need_mandate_admin, need_sysadmin, need_user
 from nyla_host.identity import Identity
 from nyla_host.state import host
@@ -43,9 +43,12 @@ async def _partial(request: Request, **who: Any) -> list[dict[str, Any]]:
         seen.add(job.data_source_id)
         for result in (job.details or {}).get("results", []):
             if result.get("stoppedAtLimit"):
+                source = await get_data_source(host(request).kernel.db, job.data_source_id)
                 partial.append(
                     {
                         "dataSourceId": job.data_source_id,
+                        "label": (source.label or source.path) if source else None,
+                        "path": source.path if source else None,
                         "connectionId": job.connection_id,
                         "itemsIndexed": result.get("itemsIndexed", 0),
                         "bytesIndexed": result.get("bytesIndexed", 0),

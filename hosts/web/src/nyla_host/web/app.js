@@ -341,7 +341,7 @@ async function loadInventory(level) {
   const t = inventory.totals;
   $("#inventory-table tfoot").replaceChildren(el("tr", {}, el("td", {}, "total"), el("td", {}), el("td", { class: "total-files" }, String(t.files)), el("td", {}, String(t.failedFiles)), el("td", {}, String(t.chunks)), el("td", {}, fmtBytes(t.bytes)), el("td", {}, fmtTime(t.lastIndexed))));
   $("#partial").replaceChildren(...inventory.partial.map((p) => el("div", { class: "banner", role: "alert" },
-    el("span", {}, `Partial: indexing of a data source stopped at a limit (${p.itemsIndexed} items, ${fmtBytes(p.bytesIndexed)}).`),
+    el("span", {}, `Partial: indexing of ${p.label || "a data source"} stopped at a limit (${p.itemsIndexed} items, ${fmtBytes(p.bytesIndexed)}).`),
     el("button", { onclick: () => openSettings(p.dataSourceId) }, "Adjust limit"))));
 }
 
