@@ -3,6 +3,9 @@ layer, OAuth helpers and typed errors. See ``docs/connectors.md``."""
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from nyla.connections.base import BaseConnector, capabilities, sync_pages
 from nyla.connections.errors import (
     ConnectorError,
@@ -28,8 +31,6 @@ from nyla.connections.mail import (
     MailQuery,
     mail_capabilities,
 )
-from nyla.connections.oauth import device_code_flow, oauth2_refresh
-from nyla.connections.tokens import grant_from_token_response
 from nyla.connections.tooling import NoConnection, connector_failure, pick_connection
 from nyla.models.datasource import (
     CAPABILITIES,
@@ -100,3 +101,17 @@ __all__ = [
     "pick_connection",
     "sync_pages",
 ]
+
+#: names whose modules reach the database layer: imported on first use, so that loading a
+#: connector plugin (``nyla plugins list``) stays free of SQLAlchemy
+_LAZY = {
+    "device_code_flow": "nyla.connections.oauth",
+    "oauth2_refresh": "nyla.connections.oauth",
+    "grant_from_token_response": "nyla.connections.tokens",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
