@@ -4,7 +4,7 @@ layer, OAuth helpers and typed errors. See ``docs/connectors.md``."""
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyla.connections.base import BaseConnector, capabilities, sync_pages
 from nyla.connections.errors import (
@@ -49,6 +49,10 @@ from nyla.models.datasource import (
     TokenGrant,
     Walker,
 )
+
+if TYPE_CHECKING:
+    from nyla.connections.oauth import device_code_flow, oauth2_refresh
+    from nyla.connections.tokens import grant_from_token_response
 
 __all__ = [
     "CAPABILITIES",
