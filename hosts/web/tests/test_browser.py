@@ -190,3 +190,10 @@ async def test_the_page_end_to_end(served, page):
         assert await page.locator(".msg.assistant .tool.call").count() == 1
         assert await page.text_content(".msg.user") == "Which files do I have?"
         await shot(page, "chat")
+        rendered = await page.evaluate(
+            "markdown('# Title\\n- **bold** and `code`\\n- <img src=x onerror=alert(1)>')"
+        )
+        assert rendered.startswith(
+            "<h4>Title</h4><ul><li><strong>bold</strong> and <code>code</code>"
+        )
+        assert "<img" not in rendered and "&lt;img src=x onerror=alert(1)&gt;" in rendered
