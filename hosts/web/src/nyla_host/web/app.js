@@ -65,6 +65,7 @@ async function signIn(token) {
 function signOut() {
   localStorage.removeItem("nyla.token");
   localStorage.removeItem("nyla.run");
+  localStorage.removeItem("nyla.workflow");
   state.me = null;
   clearTimeout(state.jobsTimer);
   location.hash = "";
@@ -209,7 +210,13 @@ async function sendPrompt(event) {
   $("#prompt").value = "";
   const bubble = assistantBubble();
   try {
-    const run = await api("/api/runs", { method: "POST", body: { prompt } });
+    // one chat workflow per signed-in browser: round memory and files accumulate across prompts
+    let workflowId = localStorage.getItem("nyla.workflow");
+    if (!workflowId) {
+      workflowId = `chat:${crypto.randomUUID ? crypto.randomUUID() : Date.now().toString(36)}`;
+      localStorage.setItem("nyla.workflow", workflowId);
+    }
+    const run = await api("/api/runs", { method: "POST", body: { prompt, workflowId } });
     localStorage.setItem("nyla.run", run.runId);
     bubble.dataset.run = run.runId;
     follow(run.runId, bubble);
