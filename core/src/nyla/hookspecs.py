@@ -3,8 +3,8 @@
 A plugin is a module or object with functions marked ``@nyla.hookimpl`` (also
 ``nyla.sdk.hookimpl``) whose names match the specs below. It is found through an entry point in
 one of the groups ``nyla.providers``, ``nyla.toolboxes``, ``nyla.connectors``,
-``nyla.walkers``, ``nyla.features`` and ``nyla.neutralizers``; the group only tells the
-inspector what kind of plugin it is — a plugin may implement any hook. The kernel's own
+``nyla.walkers``, ``nyla.features``, ``nyla.neutralizers`` and ``nyla.hosts``; the group only
+tells the inspector what kind of plugin it is — a plugin may implement any hook. The kernel's own
 defaults are registered through the same hooks.
 
 Every hook is called through pluggy, so ``tryfirst`` / ``trylast`` and hook wrappers work:

@@ -15,6 +15,8 @@ What is here:
 - configuration lookup: :func:`config_value`, :func:`missing_reason`
 - offline token counting: :func:`count_tokens` and friends
 - the typed models and the errors plugins raise
+- :mod:`nyla.sdk.connectors`: the connector protocol, the normalised item model, the vendor
+  HTTP layer and its typed errors (imported on its own: ``from nyla.sdk.connectors import ...``)
 """
 
 from __future__ import annotations
