@@ -4,6 +4,7 @@ Plugins load the fixtures with ``pytest_plugins = ["nyla.testing.fixtures"]`` in
 ``conftest.py`` and subclass the contract suites in ``tests/test_contract.py``.
 """
 
+from nyla.agent.registry import ToolRegistry, before_call_hook
 from nyla.testing.contracts import (
     ConnectorContract,
     ContractSuite,
@@ -23,8 +24,10 @@ __all__ = [
     "NeutralizerContract",
     "ProviderContract",
     "ScriptedProvider",
+    "ToolRegistry",
     "ToolboxContract",
     "WalkerContract",
+    "before_call_hook",
     "invoke_cli",
     "scripted_reply",
 ]
