@@ -15,8 +15,10 @@ Every hook is called through pluggy, so ``tryfirst`` / ``trylast`` and hook wrap
   failure its own and every contribution attributed to its plugin; a plugin's own wrappers
   apply to its own answer. Contributions are merged built-ins first, then plugins by name; the
   first holder of an id keeps it, whatever ``tryfirst`` says (ids must be unique).
-- ``nyla_before_tool_call`` and ``nyla_cli_commands`` are called once for all plugins, in
-  pluggy's order (``tryfirst`` first, then the last registered first, ``trylast`` last).
+- ``nyla_cli_commands`` is called the same way, per plugin, so a plugin whose commands fail
+  is named and the others' commands stay.
+- ``nyla_before_tool_call`` is called once for all plugins, in pluggy's order (``tryfirst``
+  first, then the last registered first, ``trylast`` last); hook wrappers see every answer.
 
 Docstrings here follow one layout — what the hook is for, then ``Arguments``, ``Returns``,
 ``Results`` (``firstresult`` or every answer), ``Sync or async``, ``Called`` and ``Bad
@@ -91,7 +93,8 @@ def nyla_toolboxes() -> list[Toolbox]:
     all plugins and the built-ins (``core``, ``ai``, ``readFile`` ...); every tool's
     ``parameters`` must be a valid JSON schema of an object.
     {rules}
-    A tool whose schema is not a valid JSON schema leaves the plugin out as well.
+    A tool a model API would reject (an invalid name, a schema that is not a valid JSON schema
+    of an object) is left out with a warning on the plugin; the rest of the plugin stays.
 
     Consumed by: the agent's toolbox registry (``kernel.agent``), ``nyla tools list``.
     """
@@ -106,8 +109,9 @@ def nyla_connectors() -> list[ConnectorAdapter]:
     Returns: a list of :class:`~nyla.models.datasource.ConnectorAdapter` (browse / search /
     download, scoping, pagination, metadata normaliser). The ``service`` id must be unique.
     {rules}
-    Consumed by: nothing yet. The registry is built and shown by ``nyla plugins``; the data
-    source tools and walkers that will use it come with their own issue.
+    Consumed by: the connection service (``kernel.connections``: connect, token refresh,
+    browse, search, download), the toolboxes that reach a connection through it, ``nyla run``
+    (the toolboxes of the user's connections) and ``nyla serve``'s data-source routes.
     """
 
 
@@ -120,8 +124,8 @@ def nyla_walkers() -> list[Walker]:
     Returns: a list of :class:`~nyla.models.datasource.Walker`, each naming the connector
     ``services`` it syncs into the knowledge store. The ``id`` must be unique.
     {rules}
-    Consumed by: nothing yet. The registry is built and shown by ``nyla plugins``; the jobs
-    that will run walkers come with their own issue.
+    Consumed by: ``nyla serve`` (a data source's first sync, and the catalog's "can be
+    indexed" flag). The kernel's own walker runner and its jobs come with their own issue.
     """
 
 
@@ -167,7 +171,8 @@ def nyla_cli_commands(cli: click.Group) -> None:
 
     Sync or async: sync only.
 
-    Called: once, when ``nyla`` is asked for a command name the kernel does not have.
+    Called: once per plugin (through pluggy), when ``nyla`` is asked for a command name the
+    kernel does not have.
 
     Bad answers: an implementation that raises is reported as a warning naming the plugin
     and the other plugins' commands stay available (an error under ``NYLA_STRICT_PLUGINS=1``).

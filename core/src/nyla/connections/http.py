@@ -26,7 +26,7 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 
-from nyla.ai.http import error_message, parse_retry_after
+from nyla.sdk.http import error_message, parse_retry_after
 from nyla.connections.errors import (
     ConnectorError,
     CursorExpiredError,
