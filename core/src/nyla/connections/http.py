@@ -26,7 +26,6 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 
-from nyla.sdk.http import error_message, parse_retry_after
 from nyla.connections.errors import (
     ConnectorError,
     CursorExpiredError,
@@ -40,6 +39,7 @@ from nyla.connections.errors import (
     VendorTimeoutError,
 )
 from nyla.connections.limits import Limiter, RateBudget
+from nyla.sdk.http import error_message, parse_retry_after
 
 T = TypeVar("T")
 
