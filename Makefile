@@ -15,7 +15,7 @@ NYLA := $(VENV)/bin/nyla
 	.tools/bin/pip install --quiet --disable-pip-version-check uv
 
 $(VENV)/.synced: pyproject.toml core/pyproject.toml $(wildcard plugins/*/*/pyproject.toml) $(wildcard hosts/*/pyproject.toml) | $(UV)
-	$(UV) sync --all-packages
+	$(UV) sync --all-packages --inexact
 	touch $@
 
 setup: $(VENV)/.synced

@@ -310,11 +310,12 @@ class PluginHost:
 
     def _check_selection(self, only: list[str] | None, disabled: set[str]) -> None:
         """Unknown names in ``NYLA_PLUGINS`` / ``NYLA_DISABLE_PLUGINS`` are an error naming the
-        known ones (a typo would otherwise disable every plugin without a word)."""
+        known ones (a typo would otherwise disable every plugin without a word);
+        ``NYLA_PLUGINS=none`` loads only the kernel's built-ins."""
         known = {ep.name for group in ENTRY_POINT_GROUPS for ep in _entry_points(group)}
         known |= set(self.records)
         for variable, names in (("NYLA_PLUGINS", only or []), ("NYLA_DISABLE_PLUGINS", disabled)):
-            unknown = sorted(set(names) - known)
+            unknown = sorted(set(names) - known - {"none"})
             if unknown:
                 raise PluginError(
                     f"{variable} names unknown plugin(s): {', '.join(unknown)}; "

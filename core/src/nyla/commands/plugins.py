@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from nyla.commands.install import install, uninstall
 from nyla.commands.output import emit_json, json_option, table
 
 
@@ -133,3 +134,7 @@ def check(name: str | None, as_json: bool) -> None:
         click.echo(f"ok: {len(checked)} plugin(s) checked, no problems")
     if problems:
         raise SystemExit(1)
+
+
+plugins.add_command(install)
+plugins.add_command(uninstall)
