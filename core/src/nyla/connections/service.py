@@ -67,8 +67,8 @@ class ConnectionService:
     ) -> None:
         self.kernel = kernel
         self.transport = transport if transport is not None else kernel.settings.get("transport")
-        self.sleep = sleep
-        self.limiter = limiter or Limiter(sleep=sleep)
+        self.sleep = kernel.settings.get("sleep") or sleep
+        self.limiter = limiter or Limiter(sleep=self.sleep)
         self.store = ConnectionStore(kernel.db, cipher or _cipher(kernel))
         self.tokens = TokenManager(kernel.db, self.store, self._refresh)
 

@@ -3,7 +3,7 @@ layer, OAuth helpers and typed errors. See ``docs/connectors.md``."""
 
 from __future__ import annotations
 
-from nyla.connections.base import BaseConnector, capabilities, sync_pages
+from nyla.connections.base import BaseConnector, BaseWalker, capabilities, sync_pages
 from nyla.connections.errors import (
     ConnectorError,
     CursorExpiredError,
@@ -44,6 +44,7 @@ __all__ = [
     "CAPABILITIES",
     "EXTRA_KEYS",
     "BaseConnector",
+    "BaseWalker",
     "ConnectionInfo",
     "ConnectorAdapter",
     "ConnectorContext",
