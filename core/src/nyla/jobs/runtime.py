@@ -66,7 +66,9 @@ class JobHandle:
         return self._cancelled
 
     @contextlib.asynccontextmanager
-    async def item(self, name: str, phase: str, timeout_s: float | None = None) -> AsyncIterator[None]:
+    async def item(
+        self, name: str, phase: str, timeout_s: float | None = None
+    ) -> AsyncIterator[None]:
         """One phase of one item under its timeout (``ITEM_TIMEOUTS[phase]`` by default);
         logs its start so a hang names the item."""
         limit = timeout_s if timeout_s is not None else ITEM_TIMEOUTS.get(phase)

@@ -69,7 +69,9 @@ class WalkerContract(PluginContract):
         """Documents with a distinctive word each."""
         corpus = FakeCorpus(page_size=3)
         for i in range(self.corpus_size):
-            corpus.add(f"note-{i:02d}.txt", f"Meeting note {i} about topic{i} budget.", wire.scope or "/")
+            corpus.add(
+                f"note-{i:02d}.txt", f"Meeting note {i} about topic{i} budget.", wire.scope or "/"
+            )
         return corpus
 
     @pytest.fixture
@@ -81,7 +83,7 @@ class WalkerContract(PluginContract):
     def vendor(self, wire: ConnectorWire, corpus: FakeCorpus) -> FakeVendor:
         """The fake vendor."""
         oauth = getattr(wire.adapter(), "oauth", None)
-        return FakeVendor(wire, corpus, oauth.token_url if oauth else None)
+        return FakeVendor(wire, corpus, oauth.token_url if oauth else None, _scheme(wire.adapter()))
 
     @pytest_asyncio.fixture
     async def kernel(
@@ -148,16 +150,20 @@ class WalkerContract(PluginContract):
             assert not inspect.iscoroutinefunction(walker.accepts)
 
     async def test_sync_indexes_everything_for_its_owner_only(
-        self, kernel: Any, source: str, corpus: FakeCorpus
+        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
     ) -> None:
         from nyla.models.agent import RunContext
 
         _, result = await kernel.sync.run(source, user_id=USER)
         assert result.pages >= 2 and not result.errors, result
-        assert set(await self._indexed(kernel)) == {d.id for d in corpus.live()}
-        owner = await kernel.knowledge.semantic_search("topic3", context=RunContext(user_id=USER), k=3)
+        assert set(await self._indexed(kernel)) == {wire.item_id(d) for d in corpus.live()}
+        owner = await kernel.knowledge.semantic_search(
+            "topic3", context=RunContext(user_id=USER), k=3
+        )
         assert owner.hits and "topic3" in owner.hits[0].text
-        other = await kernel.knowledge.semantic_search("topic3", context=RunContext(user_id="intruder"))
+        other = await kernel.knowledge.semantic_search(
+            "topic3", context=RunContext(user_id="intruder")
+        )
         assert not other.hits, "synced content leaked to another user"
 
     async def test_second_sync_embeds_nothing_unchanged(
@@ -178,7 +184,7 @@ class WalkerContract(PluginContract):
         corpus.remove(gone.id)
         _, result = await kernel.sync.run(source, user_id=USER)
         indexed = await self._indexed(kernel)
-        assert gone.id not in indexed and changed.id in indexed
+        assert wire.item_id(gone) not in indexed and wire.item_id(changed) in indexed
         assert result.items_indexed >= 1 and result.items_deleted == 1, result
 
     async def test_truncated_listing_deletes_nothing(
@@ -193,10 +199,12 @@ class WalkerContract(PluginContract):
         assert result.sweep.startswith(("refused", "not run", "not needed")), result.sweep
 
     async def test_cancel_mid_sync_resumes_without_duplicates(
-        self, kernel: Any, source: str, corpus: FakeCorpus
+        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
     ) -> None:
         class CancelAfterFirstPage(JobHandle):
-            async def progress(self, done: int, total: int | None = None, message: str = "") -> None:
+            async def progress(
+                self, done: int, total: int | None = None, message: str = ""
+            ) -> None:
                 await super().progress(done, total, message)
                 await self.store.cancel(self.id)
 
@@ -210,18 +218,25 @@ class WalkerContract(PluginContract):
         assert first.cancelled and 0 < len(await self._indexed(kernel)) < corpus_size(corpus)
         _, second = await kernel.sync.run(source, user_id=USER)
         indexed = await self._indexed(kernel)
-        assert set(indexed) == {d.id for d in corpus.live()}, "items lost after the resume"
+        assert set(indexed) == {wire.item_id(d) for d in corpus.live()}, (
+            "items lost after the resume"
+        )
         assert await self._chunks(kernel) == sum(indexed.values()), "duplicate chunks"
         assert second.items_indexed + first.items_indexed == corpus_size(corpus)
 
     async def test_limits_stop_the_sync_and_say_why(
-        self, kernel: Any, source: str, corpus: FakeCorpus
+        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
     ) -> None:
         big = corpus.live()[0]
         big.content = b"large " * 400
-        _, result = await kernel.sync.run(source, user_id=USER, limits={"max_items": 3, "max_file_size": 1000})
+        _, result = await kernel.sync.run(
+            source, user_id=USER, limits={"max_items": 3, "max_file_size": 1000}
+        )
         assert result.stopped_at_limit
-        assert big.id in result.skipped and "max_file_size" in result.skipped[big.id]
+        assert (
+            wire.item_id(big) in result.skipped
+            and "max_file_size" in result.skipped[wire.item_id(big)]
+        )
         assert len(await self._indexed(kernel)) == 2  # three counted, the large one skipped
         [row] = [r for r in await kernel.sync.status(user_id=USER) if r["dataSourceId"] == source]
         assert row["stoppedAtLimit"] == "max_items"
@@ -230,21 +245,32 @@ class WalkerContract(PluginContract):
         connection_id = source.removeprefix("ds-")
 
         class WithdrawAfterFirstPage(JobHandle):
-            async def progress(self, done: int, total: int | None = None, message: str = "") -> None:
+            async def progress(
+                self, done: int, total: int | None = None, message: str = ""
+            ) -> None:
                 await super().progress(done, total, message)
                 await kernel.knowledge.set_knowledge_consent(connection_id, False, actor=USER)
 
         async def job(handle: JobHandle) -> Any:
-            return await kernel.sync.runner.sync(source, WithdrawAfterFirstPage(handle.store, handle.id))
+            return await kernel.sync.runner.sync(
+                source, WithdrawAfterFirstPage(handle.store, handle.id)
+            )
 
         _, result = await kernel.jobs.run(
             "sync", job, user_id=USER, data_source_id=source, connection_id=connection_id
         )
         assert result.cancelled
-        assert await self._indexed(kernel) == {}, "content stayed (or was written) after consent off"
+        assert await self._indexed(kernel) == {}, (
+            "content stayed (or was written) after consent off"
+        )
         assert await self._chunks(kernel) == 0
 
 
 def corpus_size(corpus: FakeCorpus) -> int:
     """Number of live documents."""
     return len(corpus.live())
+
+
+def _scheme(adapter: Any) -> str:
+    policy = getattr(adapter, "http_policy", None)
+    return getattr(policy, "auth_scheme", "Bearer")

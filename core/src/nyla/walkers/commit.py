@@ -55,7 +55,9 @@ async def known_items(db: Any, ds_id: str, item_ids: list[str]) -> dict[str, Kno
         return {}
     async with db.session() as s:
         rows = await s.execute(
-            select(SyncItem.item_id, SyncItem.item_hash, SyncItem.content_hash, FileContentIndex.status)
+            select(
+                SyncItem.item_id, SyncItem.item_hash, SyncItem.content_hash, FileContentIndex.status
+            )
             .outerjoin(FileContentIndex, FileContentIndex.file_id == SyncItem.file_id)
             .where(SyncItem.data_source_id == ds_id, SyncItem.item_id.in_(item_ids))
         )
@@ -92,7 +94,10 @@ async def commit_page(
             await s.execute(
                 statement.on_conflict_do_update(
                     index_elements=["data_source_id", "item_id"],
-                    set_={k: statement.excluded[k] for k in ("item_hash", "content_hash", "file_id", "run_id")},
+                    set_={
+                        k: statement.excluded[k]
+                        for k in ("item_hash", "content_hash", "file_id", "run_id")
+                    },
                 )
             )
         purged = await _delete_items(s, ds, tombstones, "deleted at the source")
@@ -137,7 +142,8 @@ async def sweep(
         gone = [
             item_id
             for item_id, seen_run in rows
-            if (keep is not None and item_id not in keep) or (run_id is not None and seen_run != run_id)
+            if (keep is not None and item_id not in keep)
+            or (run_id is not None and seen_run != run_id)
         ]
         if not gone:
             return "complete: nothing deleted", 0

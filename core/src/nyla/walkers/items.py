@@ -90,7 +90,9 @@ class PageWorker:
         result.skipped[item.id] = reason
         plan.seen[item.id] = (item_hash(item), None, None)
 
-    async def _one(self, item: Item, known: Known | None, plan: PagePlan, result: WalkResult) -> None:
+    async def _one(
+        self, item: Item, known: Known | None, plan: PagePlan, result: WalkResult
+    ) -> None:
         result.items_seen += 1
         digest = item_hash(item)
         limits = self.limits
@@ -114,7 +116,9 @@ class PageWorker:
         if item.size is not None and item.size > room:
             plan.limit = "max_bytes"
             return None
-        await self._fetch_and_prepare(item, digest, known, plan, result, min(max_file or room, room))
+        await self._fetch_and_prepare(
+            item, digest, known, plan, result, min(max_file or room, room)
+        )
         return None
 
     async def _fetch_and_prepare(

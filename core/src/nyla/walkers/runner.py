@@ -142,7 +142,9 @@ class WalkerRunner:
             }
             if stop:  # the page is not complete: its checkpoint is not passed
                 new_state["in_listing"] = in_listing
-            result.items_deleted += await commit_page(db, source.ds, plan, page.tombstones, new_state)
+            result.items_deleted += await commit_page(
+                db, source.ds, plan, page.tombstones, new_state
+            )
             result.pages += 1
             result.chunks_written += sum(len(p.chunks) for p in plan.prepared)
             await self._progress(worker, result, session, page_done=page.done)
@@ -168,7 +170,11 @@ class WalkerRunner:
             )
         elif reconcile and "list_ids" in capabilities(session.adapter):
             try:
-                listed = {i async for page in session.adapter.list_ids(session, source.ds.path) for i in page}
+                listed = {
+                    i
+                    async for page in session.adapter.list_ids(session, source.ds.path)
+                    for i in page
+                }
             except ConnectorError as exc:
                 result.sweep = f"not run: the listing failed ({exc.code})"
                 return
@@ -180,7 +186,9 @@ class WalkerRunner:
             return
         result.items_deleted += deleted
 
-    async def _progress(self, worker: PageWorker, result: WalkResult, session: Any, *, page_done: bool) -> None:
+    async def _progress(
+        self, worker: PageWorker, result: WalkResult, session: Any, *, page_done: bool
+    ) -> None:
         if worker.handle is None:
             return
         await worker.handle.progress(result.items_seen, None, f"page {result.pages}")
@@ -197,7 +205,9 @@ class WalkerRunner:
         async with self.kernel.db.session() as s:
             state = await s.get(SyncState, ds_id)
             if state is not None:
-                state.last_result = result.model_dump(mode="json", by_alias=True, exclude={"skipped"})
+                state.last_result = result.model_dump(
+                    mode="json", by_alias=True, exclude={"skipped"}
+                )
             ds = await s.get(DataSource, ds_id)
             if ds is not None and result.items_indexed:
                 import time
