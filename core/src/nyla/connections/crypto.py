@@ -41,7 +41,7 @@ class TokenCipher:
         configured = config_value(KEY_SETTING)
         if configured:
             return cls([k.strip() for k in configured.split(",") if k.strip()])
-        from nyla.db import default_data_dir
+        from nyla.embedded import default_data_dir
 
         path = (data_dir or default_data_dir()) / "secret.key"
         if not path.exists():
