@@ -82,13 +82,6 @@ class JobStore:
                 .values(heartbeat_at=_now())
             )
 
-    async def set_details(self, job_id: str, details: dict[str, Any]) -> None:
-        """Merge ``details`` into the job's details (current item, HTTP budget, results)."""
-        async with self.db.session() as s:
-            await s.execute(
-                update(Job).where(Job.id == job_id).values(details=Job.details.op("||")(details))
-            )
-
     async def get(self, job_id: str) -> Job | None:
         """One job row."""
         async with self.db.session() as s:
