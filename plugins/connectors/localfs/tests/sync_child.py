@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 async def main(url: str, schema: str, ds_id: str) -> None:
-    from helpers import make_kernel
+    from localfs_helpers import make_kernel
 
     from nyla.db import Database
 

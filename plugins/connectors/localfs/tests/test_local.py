@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import func, select, update
 
 from nyla.connections.errors import VendorNotFoundError
@@ -20,8 +21,6 @@ from nyla.jobs.tables import Job
 from nyla.knowledge.tables import ContentChunk, FileContentIndex
 from nyla.models.agent import RunContext
 from nyla.walkers.tables import SyncState
-
-from .helpers import local_source, make_kernel, make_tree
 
 
 async def test_search_browse_download_upload_stay_inside_the_folder(db, tmp_path: Path) -> None:

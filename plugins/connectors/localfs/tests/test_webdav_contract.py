@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from localfs_webdav_wire import WebDavWire
 
 import nyla_connector_localfs.plugin as plugin_module
 from nyla.testing.connector_contract import ConnectorContract
 from nyla.testing.fake_vendor import ConnectorWire
 from nyla.testing.walker_contract import WalkerContract
-
-from .webdav_wire import WebDavWire
 
 
 class TestWebDavConnector(ConnectorContract):
