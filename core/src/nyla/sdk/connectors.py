@@ -20,8 +20,7 @@ from nyla.connections.errors import (
 )
 from nyla.connections.http import HttpPolicy, HttpStats, VendorHttp, error_for_response
 from nyla.connections.limits import Limiter, RateBudget
-from nyla.connections.oauth import device_code_flow, oauth2_refresh
-from nyla.connections.tokens import grant_from_token_response
+from nyla.connections.oauth import device_code_flow, grant_from_token_response, oauth2_refresh
 from nyla.models.datasource import (
     CAPABILITIES,
     EXTRA_KEYS,

@@ -53,11 +53,16 @@ class SyncService:
         user_id: str | None,
         limits: dict[str, int] | None = None,
         reconcile: bool = True,
+        on_progress: Any = None,
     ) -> tuple[str, WalkResult]:
-        """Sync a data source now, as a job, and wait for it; returns ``(job id, result)``."""
+        """Sync a data source now, as a job, and wait for it; returns ``(job id, result)``.
+        ``on_progress(done, total, message)`` also gets the job's progress (a CLI bar)."""
+        from nyla.walkers.progress import with_callback
+
         fields = await self._job_fields(ds_id, user_id)
 
         async def job(handle: Any) -> WalkResult:
+            handle = with_callback(handle, on_progress)
             result = await self.runner.sync(ds_id, handle, limits=limits, reconcile=reconcile)
             await handle.details(result=result.model_dump(mode="json", exclude={"skipped"}))
             return result

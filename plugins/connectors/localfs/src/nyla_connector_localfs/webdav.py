@@ -15,8 +15,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from webdav4.multistatus import MultiStatusResponse
-
 from nyla.sdk.connectors import (
     BaseConnector,
     ConnectorContext,
@@ -54,6 +52,8 @@ async def propfind(ctx: ConnectorContext, item_id: str, depth: int) -> list[Item
         content=PROPFIND_BODY,
         headers={"Depth": str(depth), "Content-Type": "application/xml"},
     )
+    from webdav4.multistatus import MultiStatusResponse  # imported on use: discovery stays light
+
     base = _base_path(ctx)
     items = []
     for entry in MultiStatusResponse(response.text).responses.values():
