@@ -236,3 +236,28 @@ async def test_the_demo_model_streams_word_by_word_and_calls_a_tool(db, make_ker
     final = next(e for e in events if e.type is EventType.FINAL)
     assert final.text.startswith("You asked: which files do I have?")
     assert final.data["status"] == "completed"
+
+
+async def test_another_process_follows_a_run_from_the_database(state, client, token_for, provider):
+    gate = asyncio.Event()
+    original = provider.chat
+
+    async def slow_chat(request):
+        await gate.wait()
+        return await original(request)
+
+    provider.chat = slow_chat
+    headers = await token_for("alice")
+    run = await start(client, headers)
+    other = RunManager(state.kernel, poll_interval=0.01)  # a second worker: no live state
+
+    async def follow():
+        return [e async for e in other.events(run["runId"], 0, keepalive=30) if e is not None]
+
+    follower = asyncio.create_task(follow())
+    gate.set()
+    await wait_run(state, run["runId"])
+    followed = await asyncio.wait_for(follower, 30)
+    replayed = [e async for e in state.runs.events(run["runId"], 0, keepalive=30)]
+    assert [e["seq"] for e in followed] == list(range(1, len(followed) + 1))
+    assert followed == replayed and followed[-1]["type"] == "AGENT_SUMMARY"

@@ -276,3 +276,13 @@ async def test_oauth_sign_in_round_trip(db, make_kernel, provider, tmp_path, mon
         again = await client.get(callback, params={"state": started["state"], "code": "code-7"})
         assert again.status_code == 400  # a state is used once
     await state.runs.aclose()
+
+
+async def test_an_upload_above_the_limit_is_refused(state, client, token_for):
+    state.settings.max_upload_bytes = 100
+    headers = await token_for("alice")
+    big = await client.post("/api/files", files={"file": ("big.bin", b"x" * 101)}, headers=headers)
+    assert big.status_code == 413
+    assert (await client.get("/api/files", headers=headers)).json()["files"] == []
+    nameless = await client.post("/api/files", files={"file": ("", b"x")}, headers=headers)
+    assert nameless.status_code in (400, 422)

@@ -103,7 +103,8 @@ def create_app(
         finally:
             await shutdown(state)
 
-    app = bare_app(lifespan=lifespan)
+    # the body limit refuses oversized uploads before they are read (1 MiB for multipart)
+    app = bare_app(lifespan=lifespan, max_body_size=state.settings.max_upload_bytes + 2**20)
     mount(app, state)
     add_page(app)
     return app

@@ -94,7 +94,10 @@ def serve(
     click.echo(
         f"nyla serving on http://{shown}:{port}/  (sign in with a token: nyla tokens create --user YOU)"
     )
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level)).run()
+    # keep-alive above uvicorn's 5 s: under load a queued client's idle connection was
+    # closed just as it sent its next request (bench/host.py at 200 clients)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, timeout_keep_alive=30)
+    uvicorn.Server(config).run()
 
 
 @click.group("tokens")

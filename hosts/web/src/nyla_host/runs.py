@@ -2,8 +2,9 @@
 
 A run is an asyncio task that consumes ``kernel.agent.run`` and numbers each event (1, 2, ...,
 the SSE id). Events are kept in memory for live subscribers and written to
-``host_run_events`` (chunks in small batches, every other event at once), so a finished run —
-or a run held by another worker process — replays from the database. A subscriber's
+``host_run_events`` in batches (every :data:`CHUNK_BATCH` events, :data:`FLUSH_DELAY_S` after
+the first unsaved one, and with the run's end in the transaction that records its status), so
+a finished run — or a run held by another worker process — replays from the database. A subscriber's
 disconnect never touches the run; ``cancel`` is its own call. A server that dies mid-run
 leaves ``running`` rows behind: :meth:`RunManager.recover_interrupted` marks them
 ``interrupted`` at the next boot and closes their event stream with an ERROR event."""
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 
 RUNNING, INTERRUPTED = "running", "interrupted"
 CHUNK_BATCH = 32
+#: how long an event may stay unsaved (what a crash can lose; a follower in another process lags)
+FLUSH_DELAY_S = 0.5
 
 
 @dataclass
@@ -40,6 +43,8 @@ class _LiveRun:
     done: bool = False
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     task: asyncio.Task[None] | None = None
+    saving: asyncio.Lock = field(default_factory=asyncio.Lock)
+    flush: asyncio.Task[None] | None = None
 
 
 def run_dict(row: HostRunRow) -> dict[str, Any]:
@@ -135,20 +140,33 @@ class RunManager:
             live.events.append(payload)
             live.unsaved.append(payload)
             live.changed.notify_all()
-        if event.type is not EventType.CHUNK or len(live.unsaved) >= CHUNK_BATCH:
+        if len(live.unsaved) >= CHUNK_BATCH:
+            await self._save(live)
+        elif live.flush is None:
+            live.flush = asyncio.create_task(self._flush_later(live))
+
+    async def _flush_later(self, live: _LiveRun) -> None:
+        await asyncio.sleep(FLUSH_DELAY_S)
+        live.flush = None
+        if live.unsaved and not live.done:
             await self._save(live)
 
     async def _save(self, live: _LiveRun, **values: Any) -> None:
-        batch, live.unsaved = live.unsaved, []
-        async with self.kernel.db.session() as s:
-            s.add_all(
-                HostRunEventRow(run_id=live.run_id, seq=e["seq"], type=e["type"], payload=e)
-                for e in batch
-            )
-            values.setdefault("last_seq", len(live.events))
-            await s.execute(
-                update(HostRunRow).where(HostRunRow.run_id == live.run_id).values(**values)
-            )
+        # one writer at a time: the run's end must commit after every earlier batch, so a
+        # follower that sees the final status also sees every event
+        async with live.saving:
+            batch, live.unsaved = live.unsaved, []
+            if not batch and not values:
+                return
+            async with self.kernel.db.session() as s:
+                s.add_all(
+                    HostRunEventRow(run_id=live.run_id, seq=e["seq"], type=e["type"], payload=e)
+                    for e in batch
+                )
+                values.setdefault("last_seq", func.greatest(HostRunRow.last_seq, len(live.events)))
+                await s.execute(
+                    update(HostRunRow).where(HostRunRow.run_id == live.run_id).values(**values)
+                )
 
     async def _finish(
         self, live: _LiveRun, status: str, final_text: str, cost: float, error: str | None
@@ -165,6 +183,8 @@ class RunManager:
                 )
             )
         finally:
+            if live.flush is not None:
+                live.flush.cancel()
             async with live.changed:
                 live.done = True
                 live.changed.notify_all()
