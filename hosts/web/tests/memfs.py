@@ -59,8 +59,22 @@ class MemoryConnector(BaseConnector):
         )
 
     async def browse(self, ctx, path: str = "", cursor: str | None = None) -> ItemPage:
+        """The folders and files directly below ``path``."""
         prefix = (path or "/").rstrip("/") + "/"
-        return ItemPage(items=[self._item(p) for p in FILES if p.startswith(prefix)])
+        folders, files = set(), []
+        for p in FILES:
+            if p.startswith(prefix):
+                head, _, rest = p[len(prefix) :].partition("/")
+                if rest:
+                    folders.add(prefix + head)
+                else:
+                    files.append(self._item(p))
+        dirs = [Item(id=f, title=f.rsplit("/", 1)[-1], path=f, kind="folder") for f in folders]
+        return ItemPage(items=sorted(dirs, key=lambda i: i.path) + files)
+
+    def _walk(self, scope: str) -> list[Item]:
+        prefix = (scope or "/").rstrip("/") + "/"
+        return [self._item(p) for p in FILES if p.startswith(prefix)]
 
     async def download(self, ctx, item_id: str, max_bytes: int | None = None) -> Download:
         return Download(item=self._item(item_id), content=FILES[item_id], mime="text/plain")
@@ -71,10 +85,8 @@ class MemoryConnector(BaseConnector):
         release = os.environ.get("NYLA_E2E_RELEASE")
         while release and not Path(release).exists():
             await asyncio.sleep(0.05)
-        page = await self.browse(ctx, scope)
-        yield SyncPage(
-            items=page.items, checkpoint={"seen": len(page.items)}, done=True, full_listing=True
-        )
+        items = self._walk(scope)
+        yield SyncPage(items=items, checkpoint={"seen": len(items)}, done=True, full_listing=True)
 
 
 class MemoryWalker:

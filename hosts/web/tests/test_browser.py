@@ -102,13 +102,6 @@ async def test_the_page_end_to_end(served, page):
         connection = (
             await api.post("/api/connections", json={"service": "memfs", "label": "Team share"})
         ).json()
-        docs = (
-            await api.post(
-                "/api/datasources",
-                json={"connectionId": connection["id"], "path": "/docs", "label": "Docs"},
-            )
-        ).json()
-
         # sign in
         await page.goto(server.url + "/")
         await shot(page, "signin")
@@ -118,10 +111,17 @@ async def test_the_page_end_to_end(served, page):
         assert "Europe/Zurich" in await page.text_content("#who")  # the browser's zone, sent
 
         # the tree: toggle 🧠 → the running job shows in the badge → released → inventory
+        # (the folder comes from the connector's browse; switching it on makes it a data source)
         await page.click("button.tab[data-view=sources]")
-        node = page.locator(f".node[data-id='{docs['id']}']")
-        await node.locator("button.rag").click()
+        await page.click(".browse-node[data-path='/docs'] button.rag")
         await page.wait_for_selector("#jobs-badge:not([hidden])")
+        tree = (await api.get(f"/api/connections/{connection['id']}/tree")).json()
+        docs = tree["dataSources"][0]
+        assert (docs["path"], docs["label"], docs["ragIndexEnabled"]) == ("/docs", "docs", True)
+        node = page.locator(f".node[data-id='{docs['id']}']")
+        await page.wait_for_selector(
+            ".browse-node[data-path='/docs'] > .node button.rag[aria-pressed=true]"
+        )
         assert "indexing" in await page.text_content("#jobs-badge")
         assert await node.locator("button.rag").get_attribute("aria-pressed") == "true"
         await shot(page, "sources")
@@ -163,7 +163,7 @@ async def test_the_page_end_to_end(served, page):
         await page.click("button.tab[data-view=inventory]")
         banner = page.locator("#partial .banner")
         await banner.wait_for()
-        assert "Docs" in await banner.text_content()
+        assert "docs" in await banner.text_content()
         await page.wait_for_selector("#jobs-badge[hidden]", state="attached")
         await shot(page, "inventory")
         await banner.locator("button").click()

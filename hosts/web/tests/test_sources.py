@@ -286,3 +286,26 @@ async def test_an_upload_above_the_limit_is_refused(state, client, token_for):
     assert (await client.get("/api/files", headers=headers)).json()["files"] == []
     nameless = await client.post("/api/files", files={"file": ("", b"x")}, headers=headers)
     assert nameless.status_code in (400, 422)
+
+
+async def test_browse_shows_the_connectors_tree_with_effective_rag(client, token_for):
+    headers = await token_for("alice")
+    conn_id, ds_id = await _source(client, headers, path="/docs")
+    root = (await client.get(f"/api/connections/{conn_id}/browse", headers=headers)).json()
+    assert [(i["nodePath"], i["isFolder"]) for i in root["items"]] == [("/docs", True)]
+    assert root["items"][0]["dataSourceId"] == ds_id
+    assert root["items"][0]["ragIndexEffective"] is False
+    await client.patch(
+        f"/api/datasources/{ds_id}/rag-index", json={"enabled": True}, headers=headers
+    )
+    docs = (
+        await client.get(
+            f"/api/connections/{conn_id}/browse", params={"path": "/docs"}, headers=headers
+        )
+    ).json()
+    names = [(i["title"], i["dataSourceId"], i["ragIndexEffective"]) for i in docs["items"]]
+    assert names == [("handbook.txt", None, True), ("notes.txt", None, True)]  # inherited
+    stranger = await token_for("mallory")
+    assert (
+        await client.get(f"/api/connections/{conn_id}/browse", headers=stranger)
+    ).status_code == 404

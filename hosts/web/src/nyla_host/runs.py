@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 RUNNING, INTERRUPTED = "running", "interrupted"
 CHUNK_BATCH = 32
 #: how long an event may stay unsaved (what a crash can lose; a follower in another process lags)
-FLUSH_DELAY_S = 0.5
+FLUSH_DELAY_S = 2.0
 
 
 @dataclass

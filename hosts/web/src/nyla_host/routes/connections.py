@@ -15,7 +15,7 @@ from pydantic import Field
 
 from nyla import JobStore, NotFoundError, PermissionDeniedError, config_value, list_data_sources
 from nyla.models.base import WireModel
-from nyla.sdk.connectors import grant_from_token_response
+from nyla.sdk.connectors import ConnectorError, grant_from_token_response
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.state import host
@@ -95,6 +95,42 @@ async def tree(
     connection = await owned_connection(request, connection_id, identity)
     sources = await list_data_sources(host(request).kernel.db, connection_id)
     return {"connection": connection.to_wire(), "dataSources": [s.to_wire() for s in sources]}
+
+
+@router.get("/{connection_id}/browse")
+async def browse(
+    connection_id: str,
+    request: Request,
+    path: str = "",
+    cursor: str | None = None,
+    identity: Identity = Depends(need_user),
+) -> dict[str, Any]:
+    """One level of the connection's own tree (the connector's ``browse``), each item with
+    the data source at its path (if any) and its effective 🧠 (inherited along the tree)."""
+    connection = await owned_connection(request, connection_id, identity)
+    kernel = host(request).kernel
+    try:
+        async with kernel.connections.open(connection_id, user_id=connection.user_id) as ctx:
+            page = await ctx.adapter.browse(ctx, path, cursor)
+    except ConnectorError as exc:
+        raise HTTPException(502, f"{connection.service}: {exc}") from exc
+    sources = {s.path: s for s in await list_data_sources(kernel.db, connection_id)}
+    items = []
+    for item in page.items:
+        node = "/" + "/".join(p for p in (item.path or item.id).split("/") if p)
+        source = sources.get(node)
+        policy = await kernel.knowledge.resolve_policy(connection_id, node, "rag_index_enabled")
+        items.append(
+            {
+                **item.to_wire(),
+                "isFolder": item.is_folder,
+                "nodePath": node,
+                "dataSourceId": source.id if source else None,
+                "ragIndexEnabled": source.rag_index_enabled if source else None,
+                "ragIndexEffective": bool(policy.value),
+            }
+        )
+    return {"connectionId": connection_id, "path": path, "items": items, "cursor": page.cursor}
 
 
 @router.patch("/{connection_id}/knowledge-consent")

@@ -231,10 +231,53 @@ function connectionCard(connection) {
     const gear = el("button", { class: "gear", title: "Settings", "aria-label": `Settings of ${source.path}`, onclick: () => openSettings(source.id) }, "⚙️");
     return el("div", { class: "node", "data-id": source.id, style: `padding-left:${depth}rem` }, el("span", { class: "path" }, source.label ? `${source.label} (${source.path})` : source.path), rag, gear);
   });
+  const browseTree = el("ul", { class: "browse", "aria-label": `Browse ${connection.label}` });
+  loadBrowse(connection, "", browseTree);
   return el("div", { class: "connection", "data-id": connection.id },
     el("h2", {}, connection.label || connection.service, el("span", { class: "muted small" }, `${connection.service}${connection.knowledgeIngestionEnabled ? "" : " · consent off"}`)),
     ...nodes,
-    el("form", { class: "add-source", onsubmit: (e) => { e.preventDefault(); addSource(connection.id, pathInput.value); } }, pathInput, el("button", { type: "submit" }, "Add folder")));
+    el("form", { class: "add-source", onsubmit: (e) => { e.preventDefault(); addSource(connection.id, pathInput.value); } }, pathInput, el("button", { type: "submit" }, "Add folder")),
+    el("details", { class: "browse-box", open: "" }, el("summary", {}, "Browse"), browseTree));
+}
+
+// The connection's own tree (the connector's browse): 🧠 and ⚙️ on any folder; a folder
+// without a data source gets one when it is first switched or configured.
+async function loadBrowse(connection, path, list) {
+  try {
+    const page = await api(`/api/connections/${connection.id}/browse?path=${encodeURIComponent(path)}`);
+    list.replaceChildren(...page.items.map((item) => browseNode(connection, item)));
+  } catch (error) {
+    list.replaceChildren(el("li", { class: "error" }, error.message));
+  }
+}
+
+function browseNode(connection, item) {
+  if (!item.isFolder) return el("li", { class: "browse-file muted" }, `${item.title} · ${fmtBytes(item.size || 0)}`);
+  const children = el("ul", { class: "browse" });
+  const expand = el("button", { class: "expand", "aria-expanded": "false", onclick: () => {
+    const open = expand.getAttribute("aria-expanded") === "true";
+    expand.setAttribute("aria-expanded", String(!open));
+    expand.textContent = open ? "▸" : "▾";
+    if (open) children.replaceChildren(); else loadBrowse(connection, item.nodePath, children);
+  } }, "▸");
+  const rag = el("button", {
+    class: `rag${item.ragIndexEnabled === null ? " inherited" : ""}`,
+    "aria-pressed": String(item.ragIndexEffective),
+    onclick: async () => {
+      const id = await ensureSource(connection, item);
+      await toggleRag({ id, ragIndexEffective: item.ragIndexEffective });
+    },
+  }, `🧠 ${item.ragIndexEffective ? "on" : "off"}`);
+  const gear = el("button", { class: "gear", "aria-label": `Settings of ${item.nodePath}`, onclick: async () => openSettings(await ensureSource(connection, item)) }, "⚙️");
+  return el("li", { class: "browse-node", "data-path": item.nodePath },
+    el("div", { class: "node" }, expand, el("span", { class: "path" }, item.title), rag, gear), children);
+}
+
+async function ensureSource(connection, item) {
+  if (item.dataSourceId) return item.dataSourceId;
+  const source = await api("/api/datasources", { method: "POST", body: { connectionId: connection.id, path: item.nodePath, label: item.title } });
+  item.dataSourceId = source.id;
+  return source.id;
 }
 
 async function toggleRag(source) {
