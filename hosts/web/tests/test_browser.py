@@ -187,6 +187,15 @@ async def test_the_page_end_to_end(served, page):
         assert answer.startswith("You asked: Which files do I have?")
         assert answer.count("You asked") == 1  # replayed once, not duplicated
         assert "CHF" in await page.text_content(".msg.assistant .summary")
+        shown = (await api.get(f"/api/runs/{run_id}")).json()
+        assert shown["trace"]["context"]["workflowId"].startswith("chat:")
         assert await page.locator(".msg.assistant .tool.call").count() == 1
         assert await page.text_content(".msg.user") == "Which files do I have?"
         await shot(page, "chat")
+        rendered = await page.evaluate(
+            "markdown('# Title\\n- **bold** and `code`\\n- <img src=x onerror=alert(1)>')"
+        )
+        assert rendered.startswith(
+            "<h4>Title</h4><ul><li><strong>bold</strong> and <code>code</code>"
+        )
+        assert "<img" not in rendered and "&lt;img src=x onerror=alert(1)&gt;" in rendered

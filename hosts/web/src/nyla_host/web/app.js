@@ -65,6 +65,7 @@ async function signIn(token) {
 function signOut() {
   localStorage.removeItem("nyla.token");
   localStorage.removeItem("nyla.run");
+  localStorage.removeItem("nyla.workflow");
   state.me = null;
   clearTimeout(state.jobsTimer);
   location.hash = "";
@@ -102,7 +103,7 @@ function render(bubble, event) {
     const ok = event.data.success;
     bubble.querySelector(".tools").append(el("div", { class: `tool ${ok ? "ok" : "failed"}` }, `${event.data.toolName}${ok ? "" : `: ${event.data.error}`}`));
   } else if (event.type === "FINAL") {
-    answer.textContent = event.text;
+    answer.innerHTML = markdown(event.text);
     answer.classList.add("final");
   } else if (event.type === "AGENT_SUMMARY") {
     const d = event.data;
@@ -110,6 +111,36 @@ function render(bubble, event) {
   } else if (event.type === "ERROR") {
     bubble.append(el("div", { class: "run-error" }, event.text));
   }
+}
+
+// A small Markdown subset for answers: everything is escaped first, so only the tags made
+// here reach the page (headings, lists, code, bold, italics, paragraphs).
+function markdown(text) {
+  const escape = (t) => t.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  const inline = (t) => escape(t)
+    .replace(/`([^`]+)`/g, "<code>$1</code>")
+    .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
+    .replace(/(^|[^*])\*([^*\s][^*]*)\*/g, "$1<em>$2</em>");
+  const out = [];
+  let list = null;
+  const closeList = () => { if (list) { out.push(`</${list}>`); list = null; } };
+  const blocks = text.replace(/\r/g, "").split(/```/);
+  blocks.forEach((block, i) => {
+    if (i % 2 === 1) { closeList(); out.push(`<pre><code>${escape(block.replace(/^\w*\n/, ""))}</code></pre>`); return; }
+    for (const line of block.split("\n")) {
+      const heading = line.match(/^(#{1,4})\s+(.*)$/);
+      const item = line.match(/^\s*(?:[-*]|(\d+)\.)\s+(.*)$/);
+      if (heading) { closeList(); out.push(`<h4>${inline(heading[2])}</h4>`); }
+      else if (item) {
+        const kind = item[1] ? "ol" : "ul";
+        if (list !== kind) { closeList(); out.push(`<${kind}>`); list = kind; }
+        out.push(`<li>${inline(item[2])}</li>`);
+      } else if (line.trim()) { closeList(); out.push(`<p>${inline(line)}</p>`); }
+      else closeList();
+    }
+  });
+  closeList();
+  return out.join("");
 }
 
 function parseFrames(buffer, onMessage) {
@@ -179,7 +210,13 @@ async function sendPrompt(event) {
   $("#prompt").value = "";
   const bubble = assistantBubble();
   try {
-    const run = await api("/api/runs", { method: "POST", body: { prompt } });
+    // one chat workflow per signed-in browser: round memory and files accumulate across prompts
+    let workflowId = localStorage.getItem("nyla.workflow");
+    if (!workflowId) {
+      workflowId = `chat:${crypto.randomUUID ? crypto.randomUUID() : Date.now().toString(36)}`;
+      localStorage.setItem("nyla.workflow", workflowId);
+    }
+    const run = await api("/api/runs", { method: "POST", body: { prompt, workflowId } });
     localStorage.setItem("nyla.run", run.runId);
     bubble.dataset.run = run.runId;
     follow(run.runId, bubble);
