@@ -23,6 +23,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL = ROOT / "core" / "src" / "nyla"
 PUBLIC = {"sdk", "testing"}
+#: plugin test files that still reach kernel internals (database tables, job store) for
+#: integration checks nyla.testing does not offer yet; debt, listed so nothing new joins them
+TEST_DEBT = {
+    "plugins/connectors/localfs/tests/localfs_helpers.py",
+    "plugins/connectors/localfs/tests/localfs_webdav_wire.py",
+    "plugins/connectors/localfs/tests/sync_child.py",
+    "plugins/connectors/localfs/tests/test_cli.py",
+    "plugins/connectors/localfs/tests/test_local.py",
+}
 
 
 def plugin_packages() -> list[str]:
@@ -87,6 +96,8 @@ def test_imports() -> list[str]:
     """``file: module`` for each import of a kernel internal in a plugin's tests."""
     bad = []
     for path in sorted(ROOT.glob("plugins/*/*/tests/**/*.py")):
+        if str(path.relative_to(ROOT)) in TEST_DEBT:
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 modules = [node.module]
