@@ -44,6 +44,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("nyla.neutralizer", "nyla.ai.default_neutralizer"),
     ("nyla.core_tools", "nyla.tools.core"),
     ("nyla.ai_tools", "nyla.tools.ai"),
+    ("nyla.datasource_tools", "nyla.tools.datasources"),
 )
 
 # hook name -> (contribution kind, expected type resolver, id attribute)
