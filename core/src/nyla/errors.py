@@ -100,3 +100,15 @@ class ProviderTimeoutError(ProviderError):
     """The provider did not answer in time."""
 
     retryable = True
+
+
+class InvalidQueryError(NylaError):
+    """A search query that cannot be searched (empty, or nothing in it to embed)."""
+
+
+class NotFoundError(NylaError):
+    """A data source, connection or file does not exist."""
+
+
+class PermissionDeniedError(NylaError):
+    """The caller may not change this object."""
