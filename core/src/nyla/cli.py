@@ -1,5 +1,6 @@
 """The ``nyla`` command. Subcommands live in their own modules and are imported only when
-invoked, so ``nyla --help`` imports no plugin and no vendor SDK."""
+invoked; ``nyla --help`` discovers the plugins (to list the commands they add) but imports no
+vendor SDK."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("nyla.eval.cli:eval_group", "Benchmark a feature's data agent."),
     "connections": ("nyla.walkers.cli:connections", "Connections to external services."),
     "sync": ("nyla.walkers.cli:sync", "Sync connected folders into the knowledge store."),
+    "worker": (
+        "nyla.jobs.cli:worker",
+        "A worker process for queued syncs (NYLA_JOBS=procrastinate).",
+    ),
 }
 
 
@@ -51,14 +56,23 @@ class LazyGroup(click.Group):
                 raise
         command = super().get_command(ctx, cmd_name)
         if command is None:
-            host = PluginHost.discover(strict=False)
-            for name, error in host.add_cli_commands(self):
-                message = f"plugin {name} could not add its commands: {error}"
-                if strict_mode():
-                    raise click.ClickException(f"{message} (NYLA_STRICT_PLUGINS)")
-                click.echo(f"warning: {message}", err=True)
+            self._add_plugin_commands()
             command = super().get_command(ctx, cmd_name)
         return command
+
+    def _add_plugin_commands(self) -> None:
+        """Discover the plugins and let each add its commands (once per process)."""
+        if getattr(self, "_plugin_commands_added", False):
+            return
+        self._plugin_commands_added = True
+        from nyla.plugins import PluginHost, strict_mode
+
+        host = PluginHost.discover(strict=False)
+        for name, error in host.add_cli_commands(self):
+            message = f"plugin {name} could not add its commands: {error}"
+            if strict_mode():
+                raise click.ClickException(f"{message} (NYLA_STRICT_PLUGINS)")
+            click.echo(f"warning: {message}", err=True)
 
     def invoke(self, ctx: click.Context) -> Any:
         # Every nyla error (refused permission, unreachable database, unknown model ...) and
@@ -82,6 +96,7 @@ class LazyGroup(click.Group):
             raise click.ClickException(f"{message[0]}: {message[1]}") from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._add_plugin_commands()  # --help lists what plugins add, as `llm --help` does
         rows = [(name, LAZY_COMMANDS[name][1]) for name in sorted(LAZY_COMMANDS)]
         rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
         with formatter.section("Commands"):
