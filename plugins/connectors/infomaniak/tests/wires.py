@@ -154,7 +154,7 @@ def event_response(doc: FakeDoc) -> str:
     href = doc.id.removeprefix("caldav:")
     return (
         f"<d:response><d:href>{escape(href)}</d:href><d:propstat><d:prop>"
-        f'<d:getetag>"{doc.etag}"</d:getetag><cal:calendar-data>{escape(ics(doc))}</cal:calendar-data>'
+        f'<d:getetag>"{doc.etag}"</d:getetag><d:getcontentlength>{len(doc.content)}</d:getcontentlength><cal:calendar-data>{escape(ics(doc))}</cal:calendar-data>'
         "</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
     )
 
@@ -166,6 +166,9 @@ class CalDavWire(ConnectorWire):
 
     def adapter(self) -> InfomaniakConnector:
         return InfomaniakConnector()
+
+    def settings(self) -> dict[str, Any]:
+        return {"caldavUser": "contract@example.com"}
 
     def grant(self) -> TokenGrant:
         return TokenGrant(access_token="pat-1")

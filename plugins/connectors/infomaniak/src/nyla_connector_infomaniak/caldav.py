@@ -34,7 +34,7 @@ NS = {"d": "DAV:", "c": "urn:ietf:params:xml:ns:caldav"}
 MAX_RANGE = timedelta(days=89)
 DEFAULT_PAST = timedelta(days=30)
 SYNC_PAGE = 100
-PROPS = "<d:prop><d:getetag/><c:calendar-data/></d:prop>"
+PROPS = "<d:prop><d:getetag/><d:getcontentlength/><c:calendar-data/></d:prop>"
 HEAD = '<?xml version="1.0" encoding="utf-8"?>'
 XMLNS = 'xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"'
 
@@ -42,7 +42,13 @@ XMLNS = 'xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"'
 def home(ctx: ConnectorContext) -> str:
     """The account's calendar home URL."""
     base = str(ctx.connection.settings.get("caldavUrl") or DEFAULT_CALDAV).rstrip("/")
-    return f"{base}/calendars/{quote(ctx.connection.account)}/"
+    user = str(ctx.connection.settings.get("caldavUser") or ctx.connection.account)
+    if not user:
+        raise VendorBadRequestError(
+            "infomaniak: the connection names no CalDAV user (account or caldavUser setting)",
+            service="infomaniak",
+        )
+    return f"{base}/calendars/{quote(user)}/"
 
 
 def calendar_url(ctx: ConnectorContext, path: str) -> tuple[str, str, dict[str, str]]:
@@ -94,8 +100,11 @@ def _iso(value: Any) -> str | None:
     return dt.isoformat() if isinstance(dt, date) else str(dt)
 
 
-def event_item(href: str, etag: str | None, ics: str, calendar: str) -> Item:
-    """The first VEVENT of an iCalendar object as an event item."""
+def event_item(
+    href: str, etag: str | None, ics: str, calendar: str, size: int | None = None
+) -> Item:
+    """The first VEVENT of an iCalendar object as an event item (``size``: the stored
+    object's length, when the server said)."""
     from icalendar import Calendar
 
     name = href.rstrip("/").rsplit("/", 1)[-1]
@@ -108,39 +117,50 @@ def event_item(href: str, etag: str | None, ics: str, calendar: str) -> Item:
             id=f"caldav:{href}", title=name, kind="other", path=f"/calendar/{calendar}/{name}"
         )
     changed = event.get("LAST-MODIFIED") or event.get("DTSTAMP")
+    title = str(event.get("SUMMARY") or "(no title)")
+    start, end = _iso(event.get("DTSTART")), _iso(event.get("DTEND"))
+    where = str(event.get("LOCATION") or "")
+    # the text a walker indexes: what the event is, when, where, and its description
+    text = f"{title}\n{start or ''} – {end or ''}\n{where}\n\n{event.get('DESCRIPTION') or ''}"
     organizer = str(event.get("ORGANIZER") or "").removeprefix("mailto:").removeprefix("MAILTO:")
     return Item(
         id=f"caldav:{href}",
-        title=str(event.get("SUMMARY") or "(no title)"),
+        title=title,
         kind="event",
         path=f"/calendar/{calendar}/{name}",
         modified=changed.dt if changed is not None and isinstance(changed.dt, datetime) else None,
         author=organizer or None,
-        mime="text/calendar",
+        size=size,
+        mime="text/plain",
         version=etag,
         extra={
-            "start": _iso(event.get("DTSTART")),
-            "end": _iso(event.get("DTEND")),
-            "location": str(event.get("LOCATION") or ""),
+            "start": start,
+            "end": end,
+            "location": where,
             "vendor": {"uid": str(event.get("UID") or "")},
         },
-        content=str(event.get("DESCRIPTION") or "") or None,
+        content=text,
     )
 
 
-def _responses(body: bytes) -> tuple[list[tuple[str, str, str | None, str | None]], str | None]:
-    """(href, status, etag, calendar-data) of each response, and the sync token."""
+Found = tuple[str, str, str | None, str | None, int | None]
+
+
+def _responses(body: bytes) -> tuple[list[Found], str | None]:
+    """(href, status, etag, calendar-data, length) of each response, and the sync token."""
     root = ET.fromstring(body)
     out = []
     for response in root.findall("d:response", NS):
         href = response.findtext("d:href", "", NS)
         status = response.findtext("d:status", "", NS)
-        etag = data = None
+        etag = data = length = None
         for propstat in response.findall("d:propstat", NS):
             status = propstat.findtext("d:status", status, NS)
             etag = propstat.findtext("d:prop/d:getetag", None, NS)
             data = propstat.findtext("d:prop/c:calendar-data", None, NS)
-        out.append((href, status, etag, data))
+            raw_length = propstat.findtext("d:prop/d:getcontentlength", "", NS)
+            length = int(raw_length) if raw_length.strip().isdigit() else None
+        out.append((href, status, etag, data, length))
     return out, root.findtext("d:sync-token", None, NS)
 
 
@@ -189,7 +209,7 @@ async def events(ctx: ConnectorContext, path: str) -> ItemPage:
         "</c:comp-filter></c:comp-filter></c:filter></c:calendar-query>"
     )
     found, _ = _responses(await report(ctx, url, body))
-    return ItemPage(items=[event_item(h, e, d, name) for h, s, e, d in found if d])
+    return ItemPage(items=[event_item(h, e, d, name, n) for h, _, e, d, n in found if d])
 
 
 async def search(ctx: ConnectorContext, query: str, path: str) -> ItemPage:
@@ -202,7 +222,7 @@ async def search(ctx: ConnectorContext, query: str, path: str) -> ItemPage:
         "</c:prop-filter></c:comp-filter></c:comp-filter></c:filter></c:calendar-query>"
     )
     found, _ = _responses(await report(ctx, url, body))
-    return ItemPage(items=[event_item(h, e, d, name) for h, s, e, d in found if d])
+    return ItemPage(items=[event_item(h, e, d, name, n) for h, _, e, d, n in found if d])
 
 
 async def download(ctx: ConnectorContext, href: str, max_bytes: int | None) -> Download:
@@ -210,7 +230,7 @@ async def download(ctx: ConnectorContext, href: str, max_bytes: int | None) -> D
     data = await ctx.http.download(href, max_bytes=max_bytes)
     name = href.rstrip("/").split("/")[-2] if href.count("/") > 1 else ""
     return Download(
-        item=event_item(href, None, data.decode("utf-8", "replace"), name),
+        item=event_item(href, None, data.decode("utf-8", "replace"), name, len(data)),
         content=data,
         mime="text/calendar",
     )
@@ -233,14 +253,14 @@ async def sync(
         )
         found, new_token = _responses(await report(ctx, url, body))
         items, gone, more = [], [], False
-        for href, status, etag, data in found:
+        for href, status, etag, data, length in found:
             if " 507" in status:
                 more = True
             elif " 404" in status:
                 gone.append(f"caldav:{href}")
             elif data and (href, etag) not in seen:
                 seen.add((href, etag))
-                items.append(event_item(href, etag, data, name))
+                items.append(event_item(href, etag, data, name, length))
         token = new_token or token
         yield SyncPage(
             items=items,

@@ -44,6 +44,7 @@ class InfomaniakConnector(BaseConnector):
     settings_help: ClassVar[dict[str, str]] = {
         "driveId": "the kDrive id (the number in the kDrive URL)",
         "caldavUrl": f"the CalDAV server (default {caldav.DEFAULT_CALDAV})",
+        "caldavUser": "the CalDAV user name (default: the connection's account)",
     }
 
     async def search(
