@@ -31,6 +31,7 @@ TEST_DEBT = {
     "plugins/connectors/localfs/tests/sync_child.py",
     "plugins/connectors/localfs/tests/test_cli.py",
     "plugins/connectors/localfs/tests/test_local.py",
+    "plugins/connectors/infomaniak/tests/conftest.py",
     "plugins/connectors/jira/tests/refresh_worker.py",
     "plugins/connectors/jira/tests/test_jira.py",
     "plugins/connectors/localfs/tests/test_queue.py",
