@@ -42,6 +42,7 @@ from nyla.agent.conversation import (
     progress_request,
     summary_request_messages,
 )
+from nyla.agent.inherit import restricted_context
 from nyla.agent.registry import (
     Dispatched,
     ToolRegistry,
@@ -249,6 +250,7 @@ async def run_agent_loop(
     The last two events are always FINAL and AGENT_SUMMARY.
     """
     run_id = run_id or uuid.uuid4().hex
+    context = restricted_context(kernel, config, context)
     trace = AgentTrace(
         run_id=run_id,
         prompt=prompt,
@@ -267,7 +269,12 @@ async def run_agent_loop(
     registry = ToolRegistry(
         tools, before_call=before_call_hook(kernel), default_timeout_s=config.tool_timeout_s
     )
-    tool_extras = {**(extras or {}), "charge": run.charge, "neutralization": session}
+    tool_extras = {
+        **(extras or {}),
+        "charge": run.charge,
+        "neutralization": session,
+        "model": config.model,
+    }
     status = AgentStatus.RUNNING
     final_text = ""
     round_ = 0

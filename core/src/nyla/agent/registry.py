@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from nyla.agent.authorize import authorize
 from nyla.models.ai import ToolCall, ToolDefinition
 from nyla.models.tools import Tool, ToolContext, ToolResult
 
@@ -216,6 +217,9 @@ class ToolRegistry:
             args = tool.args_model.model_validate(arguments)
         except ValidationError as exc:
             return _validation_result(tool, exc)
+        refusal = await authorize(tool, args, ctx)
+        if refusal is not None:
+            return refusal
 
         key = (tool.name, json.dumps(arguments, sort_keys=True, default=str))
         seen = self._seen.get(key, 0)

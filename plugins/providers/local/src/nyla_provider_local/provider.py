@@ -75,6 +75,7 @@ class LocalProvider:
                 ),
                 quality_rank=10,
                 speed_rank=100,
+                on_premises=True,
             ),
             ModelSpec(
                 id=f"{PROVIDER_ID}:{minilm.MODEL_NAME}",
@@ -90,6 +91,7 @@ class LocalProvider:
                 ),
                 quality_rank=40,
                 speed_rank=40,
+                on_premises=True,
                 available=reason is None,
                 unavailable_reason=reason,
             ),
