@@ -2,17 +2,19 @@
 PYTHON ?= python3
 export UV_PYTHON_DOWNLOADS := never
 export UV_PYTHON := $(PYTHON)
+# .pyc files at install: without them `nyla --help` takes ~4x as long on its first runs.
+export UV_COMPILE_BYTECODE := 1
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 VENV := .venv
 NYLA := $(VENV)/bin/nyla
 
-.PHONY: setup demo test lint format bench clean
+.PHONY: setup demo serve test lint format bench clean
 
 .tools/bin/uv:
 	$(PYTHON) -m venv .tools
 	.tools/bin/pip install --quiet --disable-pip-version-check uv
 
-$(VENV)/.synced: pyproject.toml core/pyproject.toml $(wildcard plugins/*/*/pyproject.toml) | $(UV)
+$(VENV)/.synced: pyproject.toml core/pyproject.toml $(wildcard plugins/*/*/pyproject.toml) $(wildcard hosts/*/pyproject.toml) | $(UV)
 	$(UV) sync --all-packages
 	touch $@
 
@@ -20,6 +22,11 @@ setup: $(VENV)/.synced
 
 demo: setup
 	$(VENV)/bin/python -m nyla.demo
+
+# The web host with the scripted demo model: prints a sign-in token, then the URL.
+serve: setup
+	@$(NYLA) tokens create --user demo --role sysadmin --name "make serve"
+	$(NYLA) serve --demo-model
 
 test: setup
 	$(VENV)/bin/python -m pytest -q

@@ -114,13 +114,9 @@ def test_plugins_add_commands_through_the_hook(monkeypatch):
             return module
 
     monkeypatch.setitem(sys.modules, "fake_cli_plugin", module)
-    for group in (
-        "nyla.providers",
-        "nyla.toolboxes",
-        "nyla.connectors",
-        "nyla.walkers",
-        "nyla.neutralizers",
-    ):
+    from nyla.plugins import ENTRY_POINT_GROUPS
+
+    for group in ENTRY_POINT_GROUPS:
         monkeypatch.setitem(ExtensionManager.ENTRY_POINT_CACHE, group, [])
     monkeypatch.setitem(ExtensionManager.ENTRY_POINT_CACHE, "nyla.features", [EP()])
     try:

@@ -25,3 +25,44 @@ async def test_every_demo_step_runs(db, tmp_path, monkeypatch):
     assert "phase2" in text and "100.0 %" in text
     assert "0 of the demo user's personal chunks" in text
     assert len(list((tmp_path / "reports").glob("*.md"))) == 1
+
+
+async def test_the_demo_keeps_to_its_own_schema(embedded_pg, monkeypatch, capsys):
+    """`make demo` indexes docs/ in the schema ``nyla_demo``, never in the user's own store."""
+    import sqlalchemy as sa
+
+    from nyla import demo
+
+    monkeypatch.setenv("NYLA_DATABASE_URL", embedded_pg)
+    monkeypatch.delenv("NYLA_DATABASE_SCHEMA", raising=False)
+    monkeypatch.setattr(demo, "DEMO_STEPS", demo.DEMO_STEPS[:1])  # the knowledge step
+    engine = sa.create_engine(embedded_pg)
+    try:
+        await demo.main()
+        assert "demo's own schema 'nyla_demo'" in capsys.readouterr().out
+        with engine.begin() as conn:
+            tables = {
+                (schema, name)
+                for schema, name in conn.execute(
+                    sa.text(
+                        "SELECT table_schema, table_name FROM information_schema.tables "
+                        "WHERE table_name = 'knowledge_file_index'"
+                    )
+                )
+            }
+            assert ("nyla_demo", "knowledge_file_index") in tables
+            demo_files = conn.execute(
+                sa.text("SELECT count(*) FROM nyla_demo.knowledge_file_index")
+            ).scalar_one()
+            assert demo_files > 0
+            if ("public", "knowledge_file_index") in tables:
+                public_demo = conn.execute(
+                    sa.text(
+                        "SELECT count(*) FROM public.knowledge_file_index WHERE user_id = 'demo'"
+                    )
+                ).scalar_one()
+                assert public_demo == 0
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.text("DROP SCHEMA IF EXISTS nyla_demo CASCADE"))
+        engine.dispose()

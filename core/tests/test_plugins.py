@@ -138,13 +138,9 @@ def _fake_entry_points(monkeypatch: pytest.MonkeyPatch, modules: dict[str, Any])
             monkeypatch.setitem(sys.modules, ep.value, module)
     from stevedore import ExtensionManager
 
-    for group in (
-        "nyla.providers",
-        "nyla.connectors",
-        "nyla.walkers",
-        "nyla.features",
-        "nyla.neutralizers",
-    ):
+    from nyla.plugins import ENTRY_POINT_GROUPS
+
+    for group in ENTRY_POINT_GROUPS:
         monkeypatch.setitem(ExtensionManager.ENTRY_POINT_CACHE, group, [])
     monkeypatch.setitem(ExtensionManager.ENTRY_POINT_CACHE, "nyla.toolboxes", eps)
     return imported

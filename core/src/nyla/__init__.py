@@ -99,6 +99,15 @@ _EXPORTS: dict[str, str] = {
     "SearchFilters": "nyla.models.knowledge",
     "SearchHit": "nyla.models.knowledge",
     "SearchResult": "nyla.models.knowledge",
+    "Scope": "nyla.models.files",
+    "NotFoundError": "nyla.knowledge.consent",
+    "PermissionDeniedError": "nyla.knowledge.consent",
+    "SettingsValidationError": "nyla.knowledge.limits",
+    "DataSourceView": "nyla.knowledge.sources",
+    "list_data_sources": "nyla.knowledge.sources",
+    "get_data_source": "nyla.knowledge.sources",
+    # background jobs
+    "JobStore": "nyla.jobs.store",
     # neutralization
     "Neutralizer": "nyla.models.neutralize",
     "Finding": "nyla.models.neutralize",

@@ -56,20 +56,69 @@ class LazyGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
-        # Every nyla error (refused permission, unreachable database, unknown model ...) is
-        # the user's to read: one line and exit code 1, not a traceback.
-        from nyla.errors import NylaError
-
+        # Every nyla error (refused permission, unreachable database, unknown model ...) and
+        # every database failure is the user's to read: one line and exit code 1, not a
+        # traceback (NYLA_DEBUG=1 or --debug shows it). Under --json the error is JSON too.
+        as_json = "--json" in ctx.args  # read before click consumes the arguments
         try:
             return super().invoke(ctx)
-        except NylaError as exc:
-            raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+        except click.ClickException as exc:
+            if as_json:
+                _json_error("UsageError" if isinstance(exc, click.UsageError) else "Error", exc)
+                ctx.exit(exc.exit_code)
+            raise
+        except Exception as exc:
+            message = user_error(exc)
+            if message is None or debug_enabled():
+                raise
+            if as_json:
+                _json_error(message[0], message[1])
+                ctx.exit(1)
+            raise click.ClickException(f"{message[0]}: {message[1]}") from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, LAZY_COMMANDS[name][1]) for name in sorted(LAZY_COMMANDS)]
         rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _json_error(kind: str, message: Any) -> None:
+    from nyla.commands.output import json_line
+
+    text = message.format_message() if isinstance(message, click.ClickException) else message
+    click.echo(json_line({"error": {"type": kind, "message": str(text)}}))
+
+
+def debug_enabled() -> bool:
+    """Whether errors keep their traceback (``NYLA_DEBUG=1`` or ``nyla --debug``)."""
+    import os
+
+    return os.environ.get("NYLA_DEBUG", "").lower() in ("1", "true", "yes")
+
+
+def user_error(exc: BaseException) -> tuple[str, str] | None:
+    """(kind, one line) for an error a user can act on; ``None`` for a bug."""
+    from nyla.errors import NylaError
+
+    if isinstance(exc, NylaError):
+        return type(exc).__name__, str(exc).strip().replace("\n", " ")
+    try:
+        from sqlalchemy.exc import DBAPIError
+    except ImportError:  # pragma: no cover
+        return None
+    if isinstance(exc, DBAPIError) and (exc.connection_invalidated or _is_connection_error(exc)):
+        first = str(exc.orig or exc).strip().splitlines()
+        return "DatabaseUnavailableError", (
+            f"the database connection failed: {first[0] if first else type(exc).__name__}"
+        )
+    return None
+
+
+def _is_connection_error(exc: Any) -> bool:
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    return isinstance(exc, OperationalError | InterfaceError)
 
 
 def _unavailable(name: str, reason: str) -> click.Command:
@@ -81,8 +130,23 @@ def _unavailable(name: str, reason: str) -> click.Command:
     return command
 
 
+def _set_debug(ctx: click.Context, param: Any, value: bool) -> None:
+    if value:
+        import os
+
+        os.environ["NYLA_DEBUG"] = "1"
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="nyla", prog_name="nyla")
+@click.option(
+    "--debug",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_set_debug,
+    help="Show tracebacks instead of one-line errors (or NYLA_DEBUG=1).",
+)
 def cli() -> None:
     """nyla: a plugin-driven AI agent framework.
 

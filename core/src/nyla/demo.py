@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+
+DEMO_SCHEMA = "nyla_demo"
 
 # (title, "module:function"): each is `async def run_demo(kernel, console) -> None`.
 DEMO_STEPS: tuple[tuple[str, str], ...] = (
@@ -38,7 +42,7 @@ def _plugins_table(host: Any) -> Table:
             r.name,
             f"{r.distribution} {r.version or ''}",
             r.group,
-            r.status if r.status == "ok" else f"{r.status}: {r.error}",
+            r.status if r.status == "ok" else escape(f"{r.status}: {r.error}"),
             contributes or "-",
         )
     return t
@@ -58,7 +62,7 @@ def _models_table(host: Any) -> Table:
             m.id,
             ", ".join(str(o) for o in m.operation_types),
             price,
-            "yes" if m.available else f"no: {m.unavailable_reason}",
+            "yes" if m.available else escape(f"no: {m.unavailable_reason}"),
         )
     return t
 
@@ -75,8 +79,8 @@ def _load_step(target: str) -> Callable[[Any, Console], Awaitable[None]] | None:
 
 async def main() -> None:
     """Run the demo end to end."""
-    import sys
 
+    from nyla.db import Database
     from nyla.kernel import Kernel
 
     console = Console(width=None if sys.stdout.isatty() else 140)
@@ -84,12 +88,15 @@ async def main() -> None:
 
     started = time.perf_counter()
     with console.status("starting the embedded PostgreSQL + pgvector…"):
-        kernel = Kernel()
+        # The demo's files, runs and traces live in a schema of their own, so the user's
+        # own store (and their later searches) never see them.
+        kernel = Kernel(db=Database(schema=DEMO_SCHEMA))
         info = await kernel.db.info()
     console.print(
         f"database: PostgreSQL {info['serverVersion']}, pgvector {info['pgvectorVersion']} "
         f"at {info['url']} ({time.perf_counter() - started:.1f} s), "
-        f"{len(info['tables'])} tables"
+        f"{len(info['tables'])} tables in the demo's own schema {DEMO_SCHEMA!r} "
+        "(your own store is not touched)"
     )
 
     host = kernel.plugins
@@ -124,5 +131,19 @@ async def main() -> None:
     await kernel.aclose()
 
 
+def cli_main() -> None:
+    """``python -m nyla.demo``: a failure the user can act on ends in one line, exit 1."""
+    from nyla.cli import debug_enabled, user_error
+
+    try:
+        asyncio.run(main())
+    except Exception as exc:
+        message = user_error(exc)
+        if message is None or debug_enabled():
+            raise
+        print(f"Error: {message[0]}: {message[1]}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    cli_main()

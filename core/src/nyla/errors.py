@@ -100,3 +100,7 @@ class ProviderTimeoutError(ProviderError):
     """The provider did not answer in time."""
 
     retryable = True
+
+
+class InvalidQueryError(NylaError):
+    """A search query that cannot be searched (empty, or nothing in it to embed)."""

@@ -2,8 +2,8 @@
 
 A plugin is a module or object with functions marked ``@nyla.hookimpl`` whose names match
 the specs below. It is found through an entry point in one of the groups ``nyla.providers``,
-``nyla.toolboxes``, ``nyla.connectors``, ``nyla.walkers``, ``nyla.features`` and
-``nyla.neutralizers``; the group only tells the inspector what kind of plugin it is — a plugin
+``nyla.toolboxes``, ``nyla.connectors``, ``nyla.walkers``, ``nyla.features``,
+``nyla.neutralizers`` and ``nyla.hosts``; the group only tells the inspector what kind of plugin it is — a plugin
 may implement any hook. Hooks return typed objects (pydantic models or protocol
 implementations), never dicts; the kernel checks the types and reports a plugin that returns
 anything else. The kernel's own defaults are registered through the same hooks.

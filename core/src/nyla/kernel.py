@@ -71,6 +71,11 @@ class Kernel:
         """Feature data access (table tools, validator, data agent)."""
         return _service("nyla.features.service:FeatureService", self)
 
+    @cached_property
+    def connections(self) -> Any:
+        """Connections to external services, their tokens, and connector sessions."""
+        return _service("nyla.connections.service:ConnectionService", self)
+
     async def aclose(self) -> None:
         """Release pooled connections and clients."""
         if "db" in self.__dict__:

@@ -30,6 +30,7 @@ ENTRY_POINT_GROUPS: tuple[str, ...] = (
     "nyla.walkers",
     "nyla.features",
     "nyla.neutralizers",
+    "nyla.hosts",
 )
 
 BUILTIN_GROUP = "builtin"

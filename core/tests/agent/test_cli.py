@@ -135,3 +135,50 @@ def test_run_offline_against_a_local_openai_compatible_server(
     events = [json.loads(line) for line in lines]
     assert events[0]["type"] == "STATUS" and events[-1]["type"] == "AGENT_SUMMARY"
     assert runner.invoke(cli, ["runs", "show", "nope"]).exit_code == 1
+
+
+def test_run_acts_as_the_one_default_user(monkeypatch, tmp_path, local_llm, cli_database):
+    pytest.importorskip("nyla_provider_private_llm")
+    monkeypatch.setenv("NYLA_PLUGINS", "private-llm")
+    monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("NYLA_PRIVATE_LLM_BASE_URL", local_llm)
+    monkeypatch.setenv("NYLA_PRIVATE_LLM_MODELS", "tiny")
+    monkeypatch.setenv("NYLA_DATABASE_URL", cli_database)
+    monkeypatch.setenv("NYLA_USER", "erin")
+    monkeypatch.setenv("USER", "somebody-else")
+    from nyla.ai import config
+
+    config.reload()
+    runner = CliRunner()
+    result = runner.invoke(cli, ["run", "Write hello.txt", "--max-rounds", "5"])
+    assert result.exit_code == 0, result.output
+    assert "as user erin" in result.output
+    mine = json.loads(runner.invoke(cli, ["runs", "list", "--user", "erin", "--json"]).output)
+    assert len(mine) == 1
+    assert (
+        json.loads(runner.invoke(cli, ["runs", "list", "--user", "somebody-else", "--json"]).output)
+        == []
+    )
+
+
+def test_run_errors_are_json_under_json(monkeypatch, tmp_path):
+    monkeypatch.setenv("NYLA_PLUGINS", "no-such-plugin")
+    monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
+    from nyla.ai import config
+
+    config.reload()
+    result = CliRunner().invoke(cli, ["run", "hello", "--json"])
+    assert result.exit_code == 1
+    error = json.loads(result.stdout)["error"]
+    assert "no model is configured" in error["message"]
+
+
+def test_one_budget_flag_name_everywhere():
+    from nyla.agent.cli import run
+    from nyla.ai.cli import ask
+    from nyla.eval.cli import run as eval_run
+
+    for command in (run, ask, eval_run):
+        flags = {opt for p in command.params for opt in p.opts}
+        assert "--max-cost-chf" in flags, command.name
+        assert "--max-cost" not in flags, command.name

@@ -86,3 +86,40 @@ def test_index_search_inventory_show_purge(cli_env, tmp_path):
     assert purged["files"] == 3
     assert json.loads(_run("inventory", "--user", alice, "--json").output)["totals"]["files"] == 0
     assert _run("purge").exit_code != 0
+
+
+def test_index_and_search_act_as_the_same_default_user(cli_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("NYLA_USER", f"dora-{cli_env}")
+    (tmp_path / "note.md").write_text("The blue heron nests by the old mill pond every spring.")
+    indexed = _run("index", str(tmp_path), "--model", "local:hash-384", "--json")
+    assert indexed.exit_code == 0, indexed.output
+    found = json.loads(
+        _run("search", "heron mill pond", "--model", "local:hash-384", "--json").output
+    )
+    assert any(h["fileName"] == "note.md" for h in found["hits"])
+    other = _run(
+        "search", "heron mill pond", "--user", "nobody-else", "--model", "local:hash-384", "--json"
+    )
+    assert json.loads(other.output)["hits"] == []
+
+
+@pytest.mark.parametrize("query", ["", "   ", "???", "!? ... ;"])
+def test_a_query_without_words_is_a_clear_error_and_json_stays_valid(cli_env, query):
+    result = _run("search", query, "--user", f"u-{cli_env}", "--json")
+    assert result.exit_code == 1
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "InvalidQueryError" and "no words" in error["message"]
+    plain = _run("search", query, "--user", f"u-{cli_env}")
+    assert plain.exit_code == 1 and "no words to search for" in plain.output
+    assert "NaN" not in plain.output
+
+
+def test_an_empty_store_and_an_empty_folder_say_so(cli_env, tmp_path):
+    result = _run("search", "anything at all", "--user", f"new-{cli_env}")
+    assert result.exit_code == 0
+    assert "nothing is indexed yet" in result.output and "nyla knowledge index" in result.output
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / ".hidden.md").write_text("hidden")
+    result = _run("index", str(tmp_path / "empty"), "--user", f"new-{cli_env}")
+    assert result.exit_code == 1
+    assert "no files found under" in result.output

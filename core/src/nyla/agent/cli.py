@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import uuid
 from typing import Any
 
 import click
+from rich.markup import escape
 
-from nyla.commands.output import emit_json, json_option, run_async, table
+from nyla.commands.output import emit_json, json_line, json_option, run_async, safe_text, table
 
 NO_MODEL_HELP = """no model is configured for agent runs.
 
@@ -87,7 +87,7 @@ class _Printer:
     def __call__(self, event: Any) -> None:
         kind = str(event.type)
         if kind == "CHUNK":
-            click.echo(event.text, nl=False)
+            click.echo(safe_text(event.text), nl=False)
             self.round_text += event.text
             self.open_line = True
         elif kind == "STATUS":
@@ -102,11 +102,17 @@ class _Printer:
         elif kind == "TOOL_RESULT":
             self._end_line()
             d = event.data
-            mark = "[green]ok[/green]" if d["success"] else f"[red]error[/red] {d.get('error')}"
-            self.err.print(f"  [cyan]{d['toolName']}[/cyan] ({d['durationMs']:.0f} ms) {mark}")
+            mark = (
+                "[green]ok[/green]"
+                if d["success"]
+                else f"[red]error[/red] {escape(str(d.get('error')))}"
+            )
+            self.err.print(
+                f"  [cyan]{escape(str(d['toolName']))}[/cyan] ({d['durationMs']:.0f} ms) {mark}"
+            )
         elif kind == "ERROR":
             self._end_line()
-            self.err.print(f"[red]{event.text}[/red]")
+            self.err.print(f"[red]{escape(event.text)}[/red]")
         elif kind == "FINAL":
             if event.text and event.text.strip() != self.round_text.strip():
                 self._end_line()
@@ -134,13 +140,24 @@ class _Printer:
             table("run", ["", ""], rows)
 
 
+async def connected_services(kernel: Any, user_id: str) -> list[str]:
+    """Services of the user's active connections: they switch on the toolboxes that require
+    them (``email`` with an ``msft`` connection, ...)."""
+    if not kernel.plugins.connectors:
+        return []
+    connections = await kernel.connections.list(user_id)
+    return sorted({c.service for c in connections if c.status == "active"})
+
+
 @click.command("run")
 @click.argument("prompt")
 @click.option("--model", default=None, help="Model id (provider:model); default: the selector's.")
 @click.option("--toolbox", "toolboxes", multiple=True, help="Activate this toolbox too (repeat).")
 @click.option("--max-rounds", type=click.IntRange(1, 100), default=25, show_default=True)
 @click.option("--max-cost-chf", type=click.FloatRange(min=0), default=None, help="Budget in CHF.")
-@click.option("--user", "user_id", default=None, help="User id of the run (default: $USER).")
+@click.option(
+    "--user", "user_id", default=None, help="User id of the run (default: $NYLA_USER or local)."
+)
 @click.option("--timezone", default=None, help="IANA timezone for dates (default: local).")
 @click.option("--mandate", "mandate_id", default=None, help="Mandate the run works in.")
 @click.option(
@@ -167,6 +184,7 @@ def run(
     as_json: bool,
 ) -> None:
     """Run the agent on PROMPT and stream what it does."""
+    from nyla.identity import default_user
     from nyla.kernel import Kernel
     from nyla.models.agent import AgentConfig, RunContext
 
@@ -186,7 +204,7 @@ def run(
         stream=not no_stream,
     )
     context = RunContext(
-        user_id=user_id or os.environ.get("USER") or "local",
+        user_id=user_id or default_user(),
         timezone=timezone or _timezone(),
         workflow_id=f"cli-{run_id}",
         mandate_id=mandate_id,
@@ -194,13 +212,16 @@ def run(
         feature_instance_id=feature_instance_id,
     )
     printer = _Printer()
+    if not as_json:
+        printer.err.print(f"[dim]run {run_id} as user {escape(context.user_id)}[/dim]")
 
     async def go() -> str:
         status = "error"
         try:
+            context.connections = await connected_services(kernel, context.user_id)
             async for event in kernel.agent.run(prompt, config, context, run_id=run_id):
                 if as_json:
-                    click.echo(json.dumps(event.to_wire(), ensure_ascii=False, default=str))
+                    click.echo(json_line(event.to_wire()))
                 else:
                     printer(event)
                 if str(event.type) == "AGENT_SUMMARY":

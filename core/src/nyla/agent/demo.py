@@ -86,4 +86,6 @@ async def run_demo(kernel: Any, console: Any) -> None:
         f"{summary.get('costChf', 0):.6f}",
     )
     console.print(table)
-    console.print(f"  the trace is stored: nyla runs show {run_id}")
+    schema = kernel.db.schema
+    prefix = f"NYLA_DATABASE_SCHEMA={schema} " if schema else ""
+    console.print(f"  the trace is stored: {prefix}nyla runs show {run_id}")

@@ -220,6 +220,36 @@ async def _call_model(
     return response
 
 
+class _LiveSink:
+    """Where a streaming model call puts its CHUNK events (``append``), read by the loop as
+    they arrive rather than after the call."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+
+    def append(self, event: AgentEvent) -> None:
+        self.queue.put_nowait(event)
+
+    async def drain_while(self, call: asyncio.Future[Any]) -> AsyncIterator[AgentEvent]:
+        """Yield events until ``call`` is done, then the rest; a consumer that stops early
+        cancels the call."""
+        try:
+            while not call.done():
+                getter = asyncio.ensure_future(self.queue.get())
+                done, _ = await asyncio.wait({call, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield getter.result()
+                else:
+                    getter.cancel()
+            while not self.queue.empty():
+                yield self.queue.get_nowait()
+        finally:
+            if not call.done():
+                call.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await call
+
+
 async def run_agent_loop(
     kernel: Any,
     prompt: str,
@@ -349,8 +379,9 @@ async def run_agent_loop(
                     log.warning("summarization failed: %s", exc)
                     yield events.error(round_, f"summarization failed: {exc}")
 
-            try:
-                response = await _call_model(
+            live = _LiveSink()
+            call = asyncio.ensure_future(
+                _call_model(
                     kernel,
                     request(
                         OperationType.AGENT,
@@ -361,12 +392,12 @@ async def run_agent_loop(
                     stream=config.stream,
                     round_=round_,
                     cancel=cancel,
-                    sink=sink,
+                    sink=live,  # type: ignore[arg-type]
                 )
-            finally:
-                for event in sink:
-                    yield event
-                sink.clear()
+            )
+            async for event in live.drain_while(call):
+                yield event  # CHUNK events reach the caller while the model still streams
+            response = call.result()
             account(response)
             run.last_text = response.content or run.last_text
             conversation.add(

@@ -39,7 +39,9 @@ def _fail(exc: Exception) -> click.ClickException:
 )
 @click.option("--system", "system", default=None, help="A system prompt.")
 @click.option("--stream", "stream", is_flag=True, help="Print the answer as it arrives.")
-@click.option("--max-cost", "max_cost", type=float, default=None, help="Budget in CHF.")
+@click.option(
+    "--max-cost-chf", "max_cost", type=click.FloatRange(min=0), default=None, help="Budget in CHF."
+)
 @json_option
 def ask(
     prompt: str,

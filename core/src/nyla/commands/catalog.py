@@ -33,7 +33,6 @@ def models() -> None:
 def models_list(operation: str | None, as_json: bool) -> None:
     """Every model: id, provider, operations, context window, prices (CHF/1M tokens),
     available or why not."""
-    from rich.markup import escape
 
     from nyla.models.ai import OperationType
 
@@ -63,7 +62,7 @@ def models_list(operation: str | None, as_json: bool) -> None:
                 _price(s.price_input_chf_per_mtok),
                 _price(s.price_output_chf_per_mtok)
                 + (f" +{s.price_per_call_chf:g}/call" if s.price_per_call_chf else ""),
-                "yes" if s.available else escape(f"no: {s.unavailable_reason}"),
+                "yes" if s.available else f"no: {s.unavailable_reason}",
             )
             for s in specs
         ],

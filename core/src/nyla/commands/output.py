@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -10,9 +11,33 @@ from typing import Any
 import click
 
 
+def json_safe(data: Any) -> Any:
+    """``data`` with every float JSON cannot hold (NaN, ±inf) as ``null``."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: json_safe(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [json_safe(v) for v in data]
+    return data
+
+
+def safe_text(text: str) -> str:
+    """``text`` printable as UTF-8 (a lone surrogate from a model becomes ``\\udxxx``)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def json_line(data: Any, *, indent: int | None = None) -> str:
+    """``data`` as always valid JSON text: no NaN, no lone surrogates."""
+    text = json.dumps(
+        json_safe(data), indent=indent, default=str, ensure_ascii=False, allow_nan=False
+    )
+    return safe_text(text)
+
+
 def emit_json(data: Any) -> None:
-    """Print ``data`` as indented JSON on stdout."""
-    click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    """Print ``data`` as indented, always valid JSON on stdout."""
+    click.echo(json_line(data, indent=2))
 
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -22,10 +47,16 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
     from rich.table import Table
 
     t = Table(title=title, show_lines=False, header_style="bold")
-    for col in columns:
-        t.add_column(col, overflow="fold")
-    for row in rows:
-        t.add_row(*["" if v is None else escape(str(v)) for v in row])
+    cells = [["" if v is None else str(v) for v in row] for row in rows]
+    for i, col in enumerate(columns):
+        if col == "id" or col.endswith(" id"):
+            # Ids are copied into the next command: never wrapped or cut.
+            widest = max([len(col), *(len(r[i]) for r in cells if i < len(r))])
+            t.add_column(col, no_wrap=True, min_width=widest)
+        else:
+            t.add_column(col, overflow="fold")
+    for row in cells:
+        t.add_row(*[escape(v) for v in row])
     Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160).print(t)
 
 

@@ -30,7 +30,12 @@ def eval_group() -> None:
 @click.option("--instance", "instance_id", help="Feature instance (default eval-<feature>).")
 @click.option("--questions", "question_ids", help="Only these question ids (comma-separated).")
 @click.option("--max-rounds", default=12, show_default=True, help="Rounds per question.")
-@click.option("--max-cost", "max_cost_chf", type=float, help="Budget per question in CHF.")
+@click.option(
+    "--max-cost-chf",
+    "max_cost_chf",
+    type=click.FloatRange(min=0),
+    help="Budget per question in CHF.",
+)
 @click.option("--no-seed", is_flag=True, help="Keep the instance's data instead of reseeding.")
 @click.option(
     "--out",

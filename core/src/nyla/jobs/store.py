@@ -95,6 +95,25 @@ class JobStore:
             )
         return int(result.rowcount or 0)
 
+    async def set_details(self, job_id: str, details: dict[str, Any]) -> None:
+        """Merge ``details`` (e.g. a walk's results) into the job's details."""
+        async with self.db.session() as s:
+            job = await s.get(Job, job_id)
+            if job is not None:
+                job.details = {**(job.details or {}), **details}
+
+    async def finished(
+        self, *, user_id: str | None = None, mandate_id: str | None = None, limit: int = 50
+    ) -> list[Job]:
+        """Jobs that ended (done, error, cancelled), newest first."""
+        query = select(Job).where(Job.status != RUNNING).order_by(Job.finished_at.desc())
+        if user_id is not None:
+            query = query.where(Job.user_id == user_id)
+        if mandate_id is not None:
+            query = query.where(Job.mandate_id == mandate_id)
+        async with self.db.session() as s:
+            return list((await s.execute(query.limit(limit))).scalars())
+
     async def is_cancelled(self, job_id: str) -> bool:
         """True when the job was cancelled (cooperative check between items)."""
         async with self.db.session() as s:

@@ -8,14 +8,23 @@ from typing import Any
 import click
 
 from nyla.commands.output import emit_json, json_option, run_async, table
+from nyla.identity import default_user
 
 SCOPES = ["personal", "featureInstance", "mandate", "global"]
+USER_DEFAULT = "$NYLA_USER or local"
+
+
+def user_option(fn: Any) -> Any:
+    """``--user``: the identity the command acts as (the same default as ``nyla run``)."""
+    return click.option(
+        "--user", "user", default=default_user, show_default=USER_DEFAULT, help="User id."
+    )(fn)
 
 
 def _context_options(fn: Any) -> Any:
     fn = click.option("--instance", "instance", default=None, help="Feature instance id.")(fn)
     fn = click.option("--mandate", "mandate", default=None, help="Mandate id.")(fn)
-    fn = click.option("--user", "user", default="local", show_default=True, help="User id.")(fn)
+    fn = user_option(fn)
     fn = click.option(
         "--model", default=None, help="Embedding model id (default: the AI service's choice)."
     )(fn)
@@ -107,6 +116,11 @@ def index_command(
         finally:
             await kernel.aclose()
 
+    if not expand_paths(paths):
+        raise click.ClickException(
+            f"no files found under {', '.join(paths)} (indexable: txt, md, html, pdf, docx, "
+            "csv, json; hidden entries are skipped)"
+        )
     results = run_async(go())
     ok = [r for r in results if r.status == "indexed"]
     if as_json:
@@ -163,19 +177,28 @@ def search_command(
     async def go() -> Any:
         kernel = _kernel(model)
         try:
-            return await kernel.knowledge.semantic_search(
+            result = await kernel.knowledge.semantic_search(
                 query,
                 context=_context(user, mandate, instance),
                 scopes=list(scopes) or None,
                 k=k,
                 hybrid=not no_hybrid,
             )
+            files = 1
+            if not result.hits:
+                files = (await kernel.knowledge.inventory("user", user)).totals.files
+            return result, files
         finally:
             await kernel.aclose()
 
-    result = run_async(go())
+    result, indexed_files = run_async(go())
     if as_json:
         emit_json(result.to_wire())
+        return
+    if not result.hits and not indexed_files:
+        click.echo(
+            f"nothing is indexed yet for user {user} (run `nyla knowledge index PATH`)", err=True
+        )
         return
     table(
         f"{len(result.hits)} hits ({result.path}{', hybrid' if result.hybrid else ''}, "
@@ -200,7 +223,7 @@ def search_command(
 @click.option(
     "--level", type=click.Choice(["user", "mandate", "platform"]), default="user", show_default=True
 )
-@click.option("--user", default="local", show_default=True, help="User id (level user).")
+@user_option
 @click.option("--mandate", default=None, help="Mandate id (level mandate).")
 @json_option
 def inventory_command(level: str, user: str, mandate: str | None, as_json: bool) -> None:
@@ -256,7 +279,9 @@ def inventory_command(level: str, user: str, mandate: str | None, as_json: bool)
 @click.option("--connection", "connection_id", default=None)
 @click.option("--owner", "owner_user_id", default=None, help="Every file this user owns.")
 @click.option("--mandate", "mandate_id", default=None)
-@click.option("--actor", default="local", show_default=True, help="Who purges (audited).")
+@click.option(
+    "--actor", default=default_user, show_default=USER_DEFAULT, help="Who purges (audited)."
+)
 @click.option("--admin", is_flag=True, help="Purge as platform admin (files of any owner).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
@@ -307,7 +332,7 @@ def purge_command(
 
 @knowledge.command("show")
 @click.argument("file_id")
-@click.option("--user", default="local", show_default=True)
+@user_option
 @click.option("--mandate", default=None)
 @click.option("--instance", default=None)
 @json_option

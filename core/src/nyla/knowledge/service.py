@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from nyla.errors import ModelNotAvailableError
+from nyla.errors import InvalidQueryError, ModelNotAvailableError
 from nyla.knowledge import memory
 from nyla.knowledge.consent import (
     NotFoundError,
@@ -310,8 +310,17 @@ class KnowledgeService:
     ) -> SearchResult:
         """The ``k`` chunks nearest to ``query`` that ``context`` may read (optionally only
         in ``scopes``), fused with full-text ranks unless ``hybrid=False``."""
+        if not any(ch.isalnum() for ch in query):
+            raise InvalidQueryError(
+                f"the query {query!r} has no words to search for: give a word or a phrase"
+            )
         spec = self.embedding_spec(context)
         response = await self.kernel.ai.embed([query], context=context, model=spec.id)
+        if not any(response.vectors[0]):
+            raise InvalidQueryError(
+                f"the embedding model {response.model} gives {query!r} no direction to search "
+                "(a zero vector): rephrase the query"
+            )
         return await self.search_vector(
             query,
             vector=response.vectors[0],

@@ -218,7 +218,9 @@ class WorkflowMemory(Base):
 
 
 class UserConnection(Base):
-    """A user's connection to an external service, with the global ingestion consent."""
+    """A user's connection to an external service: which account, granted scopes, status
+    (``active``, ``needs_reconsent``, ``error``) and the global ingestion consent. Its tokens
+    are in :class:`nyla.connections.tables.ConnectionCredential`."""
 
     __tablename__ = "user_connection"
 
@@ -229,6 +231,13 @@ class UserConnection(Base):
     label: Mapped[str] = mapped_column(Text, default="")
     knowledge_ingestion_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    # columns added after the first layout carry server defaults: an existing table gets them
+    # with ALTER TABLE ... ADD COLUMN (see nyla.db)
+    account: Mapped[str] = mapped_column(Text, default="", server_default="")
+    scopes: Mapped[list[str]] = mapped_column(JSONB, default=list, server_default="[]")
+    status: Mapped[str] = mapped_column(String(32), default="active", server_default="active")
+    status_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict, server_default="{}")
 
 
 class DataSource(Base):

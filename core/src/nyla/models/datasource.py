@@ -1,45 +1,102 @@
-"""Contracts of connectors to external sources and of the RAG walkers that sync them."""
+"""Contracts of connectors to external sources and of the RAG walkers that sync them.
+
+A connector adapter (one per service: ``msft``, ``google``, ``clickup``, ``localfs``, ...)
+implements what its service can — live ``search``, ``browse``, ``download``, ``upload``,
+``send`` and, for walkers, ``sync(checkpoint)`` and ``list_ids()`` — over one
+:class:`ConnectorContext` the kernel hands it (the connection, and an HTTP client that already
+authenticates, retries, waits out ``Retry-After`` and keeps the vendor's rate budget).
+
+Every item an adapter returns is an :class:`Item`: one normalised metadata block for all
+services, so tools render the same inline line for a mail, an event or a file.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
 from nyla.models.base import WireModel
 
+ItemKind = Literal["file", "folder", "mail", "event", "contact", "task", "page", "other"]
 
-class ExternalEntry(WireModel):
-    """An item in an external source: file, folder, mail, event, contact, task.
+#: keys of :attr:`Item.extra` that tools render inline, with the kinds that use them
+EXTRA_KEYS: dict[str, str] = {
+    "from": "mail: sender",
+    "to": "mail: recipients (list of addresses)",
+    "date": "mail: sent/received time (ISO 8601)",
+    "start": "event: start (ISO 8601)",
+    "end": "event: end (ISO 8601)",
+    "location": "event: place",
+    "email": "contact: e-mail address",
+    "phone": "contact: phone number",
+    "company": "contact: organisation",
+    "status": "task: status",
+    "assignee": "task: assignee",
+    "due": "task: due date",
+    "priority": "task: priority",
+    "labels": "mail/task: labels or tags (list)",
+    "project": "task: project, list or board",
+}
 
-    ``metadata`` holds the vendor's fields; the adapter's ``normalize_metadata`` maps them to
-    the common keys (``date``, ``from``, ``start``, ``end``, ``location``, ``email``, ``phone``,
-    ``company``, ``status``, ``assignee``, ``due``) that tool output renders inline.
+#: capability names an adapter may implement (the contract suite derives its tests from them)
+CAPABILITIES = ("search", "browse", "download", "upload", "send", "sync", "list_ids", "refresh")
+
+
+class Item(WireModel):
+    """An item of an external source with its normalised metadata block.
+
+    ``version`` is the vendor's change marker (etag, cTag, updated time): a walker re-reads
+    an item only when it changed. ``extra`` holds service-specific values under the common
+    keys of :data:`EXTRA_KEYS`; anything else goes under ``extra["vendor"]``. ``content``
+    carries the item's text when the listing already has it (a mail body, a task
+    description); files are fetched with ``download``.
     """
 
     id: str
-    name: str
+    title: str
+    kind: ItemKind = "file"
     path: str = ""
-    kind: str = "file"  # file | folder | mail | event | contact | task
-    is_folder: bool = False
-    mime_type: str | None = None
+    url: str | None = None
+    modified: datetime | None = None
+    author: str | None = None
     size: int | None = None
-    modified_at: datetime | None = None
-    web_url: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    mime: str | None = None
+    version: str | None = None
+    depth: int = 0
+    extra: dict[str, Any] = Field(default_factory=dict)
+    content: str | None = None
+
+    @property
+    def is_folder(self) -> bool:
+        """True for containers (folders, lists, boards) that ``browse`` can open."""
+        return self.kind == "folder"
 
 
-class EntryPage(WireModel):
-    """One page of entries; ``next_page_token`` is set when more exist."""
+class ItemPage(WireModel):
+    """One page of items; ``cursor`` (opaque) is set when more exist."""
 
-    entries: list[ExternalEntry] = Field(default_factory=list)
-    next_page_token: str | None = None
+    items: list[Item] = Field(default_factory=list)
+    cursor: str | None = None
+
+
+class Download(WireModel):
+    """Bytes downloaded from a source, with the item they belong to."""
+
+    item: Item
+    content: bytes
+    mime: str = "application/octet-stream"
+
+    @property
+    def name(self) -> str:
+        """File name to store the bytes under."""
+        return self.item.title
 
 
 class DownloadedFile(WireModel):
-    """Bytes downloaded from a source, with what is known about them."""
+    """Named bytes handed to :meth:`nyla.KnowledgeService.ingest` (one file of a data source)."""
 
     name: str
     content: bytes
@@ -47,45 +104,123 @@ class DownloadedFile(WireModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class ItemFailure(WireModel):
+    """An item the adapter could not read while syncing (the sync goes on)."""
+
+    item_id: str
+    reason: str
+
+
+class SyncPage(WireModel):
+    """One page of a sync: changed or new items, ids deleted at the source (tombstones),
+    per-item failures, and the checkpoint that resumes *after* this page.
+
+    ``done`` marks the last page of this run. ``full_listing`` marks a run that lists every
+    item (a first sync, or a re-sync after an expired cursor): when such a run completes, the
+    walker may sweep what it did not see.
+    """
+
+    items: list[Item] = Field(default_factory=list)
+    tombstones: list[str] = Field(default_factory=list)
+    failures: list[ItemFailure] = Field(default_factory=list)
+    checkpoint: dict[str, Any] = Field(default_factory=dict)
+    done: bool = False
+    full_listing: bool = False
+
+
+class TokenGrant(WireModel):
+    """OAuth tokens as a token endpoint returns them (``expires_at`` computed on receipt)."""
+
+    access_token: str
+    refresh_token: str | None = None
+    expires_at: datetime | None = None
+    token_type: str = "Bearer"
+    scopes: list[str] = Field(default_factory=list)
+
+
+class OAuthConfig(WireModel):
+    """Where and how a service issues tokens (standard OAuth 2.0 endpoints).
+
+    ``client_id_setting`` / ``client_secret_setting`` name the configuration values
+    (environment or config file) that hold the app's credentials.
+    """
+
+    token_url: str
+    device_code_url: str | None = None
+    authorize_url: str | None = None
+    scopes: list[str] = Field(default_factory=list)
+    client_id_setting: str = ""
+    client_secret_setting: str | None = None
+
+
 class ConnectionInfo(WireModel):
-    """A user's connection to an external service (tokens stay with the host)."""
+    """A user's connection as adapters see it (the tokens stay with the token manager)."""
 
     id: str
     service: str
     user_id: str
-    access_token: str | None = None
-    base_url: str | None = None
+    mandate_id: str | None = None
+    account: str = ""
+    label: str = ""
+    scopes: list[str] = Field(default_factory=list)
+    status: str = "active"
+    knowledge_ingestion_enabled: bool = True
     settings: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str | None:
+        """The service endpoint when the connection names one (self-hosted services)."""
+        value = self.settings.get("baseUrl")
+        return str(value) if value else None
+
+
+class OutgoingMessage(WireModel):
+    """A message to send through a connection (mail, chat)."""
+
+    to: list[str]
+    subject: str = ""
+    body: str = ""
+    cc: list[str] = Field(default_factory=list)
+    attachments: list[Download] = Field(default_factory=list)
+
+
+class ConnectorContext(Protocol):
+    """What an adapter method gets: the connection and its vendor HTTP client
+    (:class:`nyla.connections.http.VendorHttp`: authenticated, retried, rate-limited)."""
+
+    connection: ConnectionInfo
+    http: Any
 
 
 @runtime_checkable
 class ConnectorAdapter(Protocol):
     """An adapter to one external service (seeds: ``ServiceAdapter``), contributed through
-    ``nyla_connectors``. Search-first: ``search`` runs the source's own server-side search,
-    scoped to the connected folder/label and paginated; ``browse`` only lists a folder."""
+    ``nyla_connectors``. Implement the capabilities the service has; subclass
+    :class:`nyla.sdk.connectors.BaseConnector` so the kernel can tell which ones those are.
+
+    Search first: ``search`` runs the service's own server-side search, scoped and paged;
+    ``browse`` only lists one container.
+    """
 
     service: str
-
-    async def browse(
-        self,
-        connection: ConnectionInfo,
-        path: str = "",
-        page_token: str | None = None,
-        limit: int = 50,
-    ) -> EntryPage: ...
+    label: str
+    query_syntax: str
 
     async def search(
-        self,
-        connection: ConnectionInfo,
-        query: str,
-        scope_path: str = "",
-        page_token: str | None = None,
-        limit: int = 25,
-    ) -> EntryPage: ...
+        self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None
+    ) -> ItemPage: ...
 
-    async def download(self, connection: ConnectionInfo, entry_id: str) -> DownloadedFile: ...
+    async def browse(
+        self, ctx: ConnectorContext, path: str = "", cursor: str | None = None
+    ) -> ItemPage: ...
 
-    def normalize_metadata(self, entry: ExternalEntry) -> dict[str, Any]: ...
+    async def download(
+        self, ctx: ConnectorContext, item_id: str, max_bytes: int | None = None
+    ) -> Download: ...
+
+    def sync(
+        self, ctx: ConnectorContext, scope: str, checkpoint: dict[str, Any] | None
+    ) -> AsyncIterator[SyncPage]: ...
 
 
 class JobProgress(Protocol):
@@ -97,30 +232,35 @@ class JobProgress(Protocol):
 
 
 class WalkResult(WireModel):
-    """What one walk did."""
+    """What one walk of one data source did."""
 
     data_source_id: str
+    pages: int = 0
     items_seen: int = 0
     items_indexed: int = 0
+    items_unchanged: int = 0
+    items_skipped: int = 0
     items_failed: int = 0
+    items_deleted: int = 0
+    chunks_written: int = 0
     bytes_indexed: int = 0
     stopped_at_limit: bool = False
     cancelled: bool = False
+    full_resync: bool = False
+    sweep: str = "not run"
+    skipped: dict[str, str] = Field(default_factory=dict)
     errors: list[str] = Field(default_factory=list)
 
 
 @runtime_checkable
 class Walker(Protocol):
-    """A RAG walker, contributed through ``nyla_walkers``: syncs the DataSources of its
-    connector ``services`` that have ``rag_index_enabled`` into the knowledge store."""
+    """A RAG walker, contributed through ``nyla_walkers``: which connector ``services`` it
+    syncs into the knowledge store, and its limit kind (``files`` or ``clickup``). The kernel's
+    walker runner does the rest (checkpoints, limits, deletions); a walker may narrow what
+    is indexed with ``accepts(item)``."""
 
     id: str
     services: list[str]
+    limit_kind: str
 
-    async def walk(
-        self,
-        data_sources: list[dict[str, Any]],
-        progress: JobProgress,
-        ingest: Callable[..., Awaitable[Any]],
-        limits: dict[str, Any] | None = None,
-    ) -> list[WalkResult]: ...
+    def accepts(self, item: Item) -> bool: ...

@@ -38,7 +38,7 @@ def embedded_pg() -> Iterator[str]:
     import tempfile
     from pathlib import Path
 
-    from nyla.db import start_embedded
+    from nyla.embedded import start_embedded
 
     # Its own directory, not pytest's basetemp: pytest prunes old basetemps, which removes the
     # data directory of a server another pytest session on the machine is still using.

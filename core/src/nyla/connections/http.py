@@ -1,0 +1,307 @@
+"""The one vendor HTTP layer every connector goes through (httpx).
+
+:class:`VendorHttp` is bound to one connection. Each request: waits for a slot under the
+account's concurrency cap and the vendor's rate budget, sends with a timeout and the
+connection's current token, and then
+
+- on 401 asks the token source for a fresh token once and sends again;
+- on 429 (or 503) waits what ``Retry-After`` says (seconds or an HTTP date) plus jitter;
+- on 5xx, timeouts and unreachable hosts backs off exponentially with full jitter;
+- gives up with a typed error (:mod:`nyla.connections.errors`) when the attempts or the cap
+  on total waiting (``max_total_wait_s``) are used up, or at once for errors that retrying
+  cannot fix (400, 403, 404, 410).
+
+``stats`` counts requests, retries and seconds waited; walkers show them with the budget left
+in their job's progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+import httpx
+
+from nyla.ai.http import error_message, parse_retry_after
+from nyla.connections.errors import (
+    ConnectorError,
+    CursorExpiredError,
+    ItemTooLargeError,
+    VendorAuthError,
+    VendorBadRequestError,
+    VendorForbiddenError,
+    VendorNotFoundError,
+    VendorRateLimitError,
+    VendorServerError,
+    VendorTimeoutError,
+)
+from nyla.connections.limits import Limiter, RateBudget
+
+T = TypeVar("T")
+
+
+class TokenSource(Protocol):
+    """Where a client gets the connection's access token, and a fresh one after a 401."""
+
+    async def token(self) -> str | None: ...
+
+    async def refresh(self, rejected: str | None) -> str | None: ...
+
+
+@dataclass
+class HttpPolicy:
+    """Timeouts, retries, the concurrency cap and the rate budget of one vendor.
+
+    A connector sets its vendor's numbers (``BaseConnector.http_policy``); the defaults suit
+    an API that documents none.
+    """
+
+    timeout_s: float = 30.0
+    connect_timeout_s: float = 10.0
+    max_attempts: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    max_total_wait_s: float = 120.0
+    max_concurrency: int = 4
+    rate_requests: int | None = None
+    rate_window_s: float = 1.0
+    slow_down_at: float = 0.8
+    remaining_header: str | None = None
+
+
+@dataclass
+class HttpStats:
+    """What one client did: requests sent, retries, refreshes, seconds waited."""
+
+    requests: int = 0
+    retries: int = 0
+    refreshes: int = 0
+    throttled: int = 0
+    waited_s: float = 0.0
+    delays: list[float] = field(default_factory=list)
+
+
+def error_for_response(service: str, response: httpx.Response) -> ConnectorError:
+    """The typed error for a vendor answer that is not 2xx (its body already read)."""
+    status = response.status_code
+    detail = error_message(response.content) if response.content else ""
+    text = f"{service}: HTTP {status} for {response.request.method} {response.request.url.path}"
+    text += f": {detail}" if detail else ""
+    kw: dict[str, Any] = {"service": service, "status_code": status}
+    if status == 401:
+        return VendorAuthError(text, **kw)
+    if status == 403:
+        return VendorForbiddenError(text, **kw)
+    if status == 404:
+        return VendorNotFoundError(text, **kw)
+    if status == 410:
+        return CursorExpiredError(text, **kw)
+    if status == 429 or (status == 503 and "retry-after" in response.headers):
+        return VendorRateLimitError(
+            text, retry_after=parse_retry_after(dict(response.headers)), **kw
+        )
+    if status in (408, 504):
+        return VendorTimeoutError(text, **kw)
+    if status >= 500:
+        return VendorServerError(text, **kw)
+    return VendorBadRequestError(text, **kw)
+
+
+class VendorHttp:
+    """An httpx client for one connection with auth, retries, caps and budgets.
+
+    ``client`` carries the base URL and transport (tests pass an ``httpx.MockTransport``);
+    ``sleep`` and ``rng`` are injectable so tests never wait.
+    """
+
+    def __init__(
+        self,
+        service: str,
+        account: str,
+        *,
+        client: httpx.AsyncClient,
+        auth: TokenSource | None = None,
+        policy: HttpPolicy | None = None,
+        limiter: Limiter | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.service = service
+        self.account = account
+        self.client = client
+        self.auth = auth
+        self.policy = policy or HttpPolicy()
+        self.limiter = limiter or Limiter(sleep=sleep)
+        self.sleep = sleep
+        self.rng = rng or random.Random()
+        self.stats = HttpStats()
+
+    @property
+    def budget(self) -> RateBudget | None:
+        """The vendor's rate budget this client draws from (``None``: none configured)."""
+        p = self.policy
+        return self.limiter.budget(self.service, p.rate_requests, p.rate_window_s, p.slow_down_at)
+
+    @property
+    def budget_left(self) -> int | None:
+        """Requests left in the vendor's current window (shown in job progress)."""
+        budget = self.budget
+        return budget.remaining if budget is not None else None
+
+    async def request(self, method: str, url: str, **kw: Any) -> httpx.Response:
+        """Send a request; returns the (read) 2xx response or raises a typed error."""
+        return await self._exchange(method, url, _read, **kw)
+
+    async def get_json(self, url: str, **kw: Any) -> Any:
+        """GET ``url`` and decode the JSON answer."""
+        return (await self.request("GET", url, **kw)).json()
+
+    async def download(self, url: str, *, max_bytes: int | None = None, **kw: Any) -> bytes:
+        """GET ``url`` as bytes, refusing (``ItemTooLargeError``) once more than ``max_bytes``
+        are announced or received: the body is streamed and never held past the cap."""
+
+        async def consume(response: httpx.Response) -> bytes:
+            return await _read_capped(self.service, response, max_bytes)
+
+        return await self._exchange("GET", url, consume, **kw)
+
+    async def _exchange(
+        self,
+        method: str,
+        url: str,
+        consume: Callable[[httpx.Response], Awaitable[T]],
+        *,
+        headers: Mapping[str, str] | None = None,
+        **kw: Any,
+    ) -> T:
+        token = await self.auth.token() if self.auth else None
+        refreshed = False
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await self._send_once(method, url, consume, headers, token, **kw)
+            except VendorAuthError as exc:
+                if self.auth is None or refreshed or exc.status_code != 401:
+                    raise
+                refreshed = True
+                self.stats.refreshes += 1
+                token = await self.auth.refresh(token)
+                attempt -= 1  # a refresh is not a failed attempt
+                continue
+            except ConnectorError as exc:
+                await self._wait_or_raise(exc, attempt)
+
+    async def _send_once(
+        self,
+        method: str,
+        url: str,
+        consume: Callable[[httpx.Response], Awaitable[T]],
+        headers: Mapping[str, str] | None,
+        token: str | None,
+        **kw: Any,
+    ) -> T:
+        merged = dict(headers or {})
+        if token:
+            merged["Authorization"] = f"Bearer {token}"
+        p = self.policy
+        timeout = httpx.Timeout(p.timeout_s, connect=p.connect_timeout_s)
+        semaphore = self.limiter.semaphore(f"{self.service}:{self.account}", p.max_concurrency)
+        async with semaphore:
+            if (budget := self.budget) is not None:
+                before = budget.waited_s
+                await budget.acquire()
+                self.stats.waited_s += budget.waited_s - before
+            self.stats.requests += 1
+            request = self.client.build_request(method, url, headers=merged, timeout=timeout, **kw)
+            try:
+                response = await self.client.send(request, stream=True)
+            except httpx.TimeoutException as exc:
+                raise VendorTimeoutError(
+                    f"{self.service}: no answer within {p.timeout_s:g} s ({type(exc).__name__})",
+                    service=self.service,
+                ) from exc
+            except httpx.TransportError as exc:
+                raise VendorServerError(
+                    f"{self.service} unreachable: {exc!r}", service=self.service
+                ) from exc
+            try:
+                self._observe(response)
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise error_for_response(self.service, response)
+                return await consume(response)
+            finally:
+                await response.aclose()
+
+    def _observe(self, response: httpx.Response) -> None:
+        header = self.policy.remaining_header
+        budget = self.budget
+        if header and budget is not None and header in response.headers:
+            with contextlib.suppress(ValueError):
+                budget.observe(int(response.headers[header]))
+
+    async def _wait_or_raise(self, error: ConnectorError, attempt: int) -> None:
+        """Sleep before the next attempt, or raise ``error`` when retrying is pointless or
+        the caps are reached."""
+        p = self.policy
+        retry_after = getattr(error, "retry_after", None)
+        if not error.retryable:
+            raise error
+        if retry_after is None and attempt >= p.max_attempts:
+            raise error
+        if retry_after is not None:
+            self.stats.throttled += 1
+            delay = retry_after + self.rng.uniform(0, min(1.0, p.base_delay_s * 2))
+        else:
+            delay = self.rng.uniform(0, min(p.max_delay_s, p.base_delay_s * 2 ** (attempt - 1)))
+        if self.stats.waited_s + delay > p.max_total_wait_s or attempt >= 3 * p.max_attempts:
+            raise type(error)(
+                f"{error} (gave up after waiting {self.stats.waited_s:.0f} s; "
+                f"the cap is {p.max_total_wait_s:.0f} s)",
+                **_error_kw(error),
+            ) from error
+        self.stats.retries += 1
+        self.stats.waited_s += delay
+        self.stats.delays.append(delay)
+        await self.sleep(delay)
+
+
+def _error_kw(error: ConnectorError) -> dict[str, Any]:
+    kw: dict[str, Any] = {"service": error.service, "status_code": error.status_code}
+    if isinstance(error, VendorRateLimitError):
+        kw["retry_after"] = error.retry_after
+    return kw
+
+
+async def _read(response: httpx.Response) -> httpx.Response:
+    await response.aread()
+    return response
+
+
+async def _read_capped(service: str, response: httpx.Response, max_bytes: int | None) -> bytes:
+    announced = response.headers.get("content-length")
+    if max_bytes is not None and announced and announced.isdigit() and int(announced) > max_bytes:
+        raise ItemTooLargeError(
+            f"{service}: {announced} bytes is more than the limit of {max_bytes}",
+            size=int(announced),
+            limit=max_bytes,
+            service=service,
+        )
+    parts: list[bytes] = []
+    received = 0
+    async for chunk in response.aiter_bytes():
+        received += len(chunk)
+        if max_bytes is not None and received > max_bytes:
+            raise ItemTooLargeError(
+                f"{service}: more than the limit of {max_bytes} bytes (stopped while reading)",
+                size=None,
+                limit=max_bytes,
+                service=service,
+            )
+        parts.append(chunk)
+    return b"".join(parts)

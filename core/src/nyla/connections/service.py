@@ -1,0 +1,216 @@
+"""``kernel.connections``: the connection store, the token manager and the connector
+registry behind one service that hosts, tools, walkers and the CLI share.
+
+``open(connection_id, user_id=...)`` yields a :class:`ConnectorSession`: the connection, its
+adapter and a :class:`~nyla.connections.http.VendorHttp` that authenticates with the
+connection's token (refreshed under the credential's lock), waits out throttling and keeps
+the vendor's budget. Every id is checked against the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from nyla.connections.base import capabilities
+from nyla.connections.crypto import TokenCipher
+from nyla.connections.errors import ConnectorError, NeedsReconsentError
+from nyla.connections.http import HttpPolicy, VendorHttp
+from nyla.connections.limits import Limiter
+from nyla.connections.store import ConnectionStore
+from nyla.connections.tokens import ConnectionTokens, TokenManager
+from nyla.knowledge.consent import NotFoundError
+from nyla.models.datasource import ConnectionInfo, TokenGrant
+from nyla.models.knowledge import PurgeResult
+
+
+@dataclass
+class ConnectorSession:
+    """One connection opened for work: adapter methods take it as their ``ctx``."""
+
+    connection: ConnectionInfo
+    adapter: Any
+    http: VendorHttp
+
+
+@dataclass
+class ConnectionTest:
+    """The outcome of ``nyla connections test``."""
+
+    ok: bool
+    message: str
+    seconds: float
+    status: str
+
+
+class ConnectionService:
+    """Connections of users to external services, their tokens, and sessions to work in.
+
+    ``transport`` replaces the network (tests pass an ``httpx.MockTransport``); ``sleep``
+    replaces waiting (tests record instead of sleeping).
+    """
+
+    def __init__(
+        self,
+        kernel: Any,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        cipher: TokenCipher | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        limiter: Limiter | None = None,
+    ) -> None:
+        self.kernel = kernel
+        self.transport = transport if transport is not None else kernel.settings.get("transport")
+        self.sleep = sleep
+        self.limiter = limiter or Limiter(sleep=sleep)
+        self.store = ConnectionStore(kernel.db, cipher or _cipher(kernel))
+        self.tokens = TokenManager(kernel.db, self.store, self._refresh)
+
+    # ---- registry -----------------------------------------------------------------------
+
+    @property
+    def adapters(self) -> dict[str, Any]:
+        """Installed connector adapters by service id."""
+        return dict(self.kernel.plugins.connectors)
+
+    def adapter(self, service: str) -> Any:
+        """The adapter of ``service``; a clear error naming the installed ones otherwise."""
+        adapter = self.kernel.plugins.connectors.get(service)
+        if adapter is None:
+            known = ", ".join(sorted(self.kernel.plugins.connectors)) or "none"
+            raise NotFoundError(f"no connector for service {service!r} (installed: {known})")
+        return adapter
+
+    # ---- connections --------------------------------------------------------------------
+
+    async def add(
+        self,
+        service: str,
+        *,
+        user_id: str,
+        account: str = "",
+        label: str = "",
+        grant: TokenGrant | None = None,
+        settings: dict[str, Any] | None = None,
+        mandate_id: str | None = None,
+        knowledge_ingestion_enabled: bool = True,
+        connection_id: str | None = None,
+    ) -> ConnectionInfo:
+        """Store a connection for an installed connector (hosts pass tokens in here)."""
+        self.adapter(service)
+        return await self.store.add(
+            service=service,
+            user_id=user_id,
+            account=account,
+            label=label,
+            grant=grant,
+            settings=settings,
+            mandate_id=mandate_id,
+            knowledge_ingestion_enabled=knowledge_ingestion_enabled,
+            connection_id=connection_id,
+        )
+
+    async def list(self, user_id: str) -> list[ConnectionInfo]:
+        """The user's connections."""
+        return await self.store.list(user_id)
+
+    async def get(self, connection_id: str, *, user_id: str | None) -> ConnectionInfo:
+        """One connection of ``user_id``."""
+        return await self.store.get(connection_id, user_id=user_id)
+
+    async def remove(self, connection_id: str, *, user_id: str) -> PurgeResult:
+        """Remove a connection with everything indexed from it."""
+        return await self.store.remove(connection_id, actor=user_id)
+
+    async def reconsent(self, connection_id: str, grant: TokenGrant, *, user_id: str) -> None:
+        """New tokens after the user signed in again (status back to ``active``)."""
+        await self.store.update_grant(connection_id, grant, actor=user_id)
+
+    # ---- sessions -------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def open(
+        self, connection_id: str, *, user_id: str | None
+    ) -> AsyncIterator[ConnectorSession]:
+        """A session on one connection of ``user_id`` (``None``: trusted kernel caller)."""
+        connection = await self.store.get(connection_id, user_id=user_id)
+        adapter = self.adapter(connection.service)
+        async with self._client(adapter, connection) as client:
+            http = VendorHttp(
+                connection.service,
+                connection.account or connection.id,
+                client=client,
+                auth=ConnectionTokens(self.tokens, connection.id),
+                policy=getattr(adapter, "http_policy", None) or HttpPolicy(),
+                limiter=self.limiter,
+                sleep=self.sleep,
+            )
+            yield ConnectorSession(connection=connection, adapter=adapter, http=http)
+
+    @asynccontextmanager
+    async def _client(
+        self, adapter: Any, connection: ConnectionInfo | None
+    ) -> AsyncIterator[httpx.AsyncClient]:
+        base = (connection.base_url if connection else None) or getattr(adapter, "base_url", "")
+        policy = getattr(adapter, "http_policy", None) or HttpPolicy()
+        async with httpx.AsyncClient(
+            base_url=base or "",
+            transport=self.transport,
+            timeout=httpx.Timeout(policy.timeout_s, connect=policy.connect_timeout_s),
+            follow_redirects=True,
+        ) as client:
+            yield client
+
+    @asynccontextmanager
+    async def plain_http(self, service: str) -> AsyncIterator[VendorHttp]:
+        """An unauthenticated client for the service's token endpoints (sign-in, refresh)."""
+        adapter = self.adapter(service)
+        async with self._client(adapter, None) as client:
+            yield VendorHttp(
+                service,
+                "oauth",
+                client=client,
+                policy=getattr(adapter, "http_policy", None) or HttpPolicy(),
+                limiter=self.limiter,
+                sleep=self.sleep,
+            )
+
+    async def _refresh(self, connection: ConnectionInfo, refresh_token: str) -> TokenGrant:
+        adapter = self.adapter(connection.service)
+        if "refresh" not in capabilities(adapter):
+            raise NeedsReconsentError(
+                f"{connection.service} rejected the token and cannot refresh it: connect again",
+                service=connection.service,
+            )
+        async with self.plain_http(connection.service) as http:
+            return await adapter.refresh_token(http, refresh_token)
+
+    async def test(self, connection_id: str, *, user_id: str) -> ConnectionTest:
+        """Call the service once with the connection's token; report what happened."""
+        started = time.perf_counter()
+        try:
+            async with self.open(connection_id, user_id=user_id) as session:
+                message = await session.adapter.check(session)
+            ok = True
+        except ConnectorError as exc:
+            ok, message = False, f"{exc.code}: {exc}"
+        connection = await self.store.get(connection_id, user_id=user_id)
+        return ConnectionTest(
+            ok=ok,
+            message=message,
+            seconds=time.perf_counter() - started,
+            status=connection.status,
+        )
+
+
+def _cipher(kernel: Any) -> TokenCipher:
+    explicit = kernel.settings.get("secret_key")
+    if explicit:
+        return TokenCipher([explicit])
+    return TokenCipher.from_config(kernel.settings.get("data_dir"))

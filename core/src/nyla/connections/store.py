@@ -1,0 +1,217 @@
+"""The connection store: a user's connections (``user_connection``) and their tokens,
+encrypted at rest (``connection_credential``).
+
+Every read and change checks the caller: a connection belongs to one user. Removing a
+connection purges what was indexed from it, cancels its running jobs and deletes its data
+sources and tokens, in one transaction with an audit record.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from nyla.connections.crypto import TokenCipher
+from nyla.connections.tables import ConnectionCredential
+from nyla.db import Database
+from nyla.jobs.tables import Job
+from nyla.knowledge.consent import NotFoundError, PermissionDeniedError, audit, purge_files
+from nyla.knowledge.tables import FileContentIndex, UserConnection
+from nyla.models.datasource import ConnectionInfo, TokenGrant
+from nyla.models.knowledge import PurgeResult
+
+ACTIVE = "active"
+NEEDS_RECONSENT = "needs_reconsent"
+STATUSES = (ACTIVE, NEEDS_RECONSENT, "error", "disabled")
+
+
+def connection_info(row: UserConnection) -> ConnectionInfo:
+    """The adapter-facing view of a connection row."""
+    return ConnectionInfo(
+        id=row.id,
+        service=row.service,
+        user_id=row.user_id,
+        mandate_id=row.mandate_id,
+        account=row.account or "",
+        label=row.label or "",
+        scopes=list(row.scopes or []),
+        status=row.status or ACTIVE,
+        knowledge_ingestion_enabled=row.knowledge_ingestion_enabled,
+        settings=dict(row.settings or {}),
+    )
+
+
+class ConnectionStore:
+    """Connections and their encrypted tokens in the kernel database."""
+
+    def __init__(self, db: Database, cipher: TokenCipher) -> None:
+        self.db = db
+        self.cipher = cipher
+
+    async def add(
+        self,
+        *,
+        service: str,
+        user_id: str,
+        account: str = "",
+        label: str = "",
+        scopes: list[str] | None = None,
+        settings: dict[str, Any] | None = None,
+        grant: TokenGrant | None = None,
+        mandate_id: str | None = None,
+        knowledge_ingestion_enabled: bool = True,
+        connection_id: str | None = None,
+    ) -> ConnectionInfo:
+        """Store a new connection (and its tokens, encrypted); returns it."""
+        row = UserConnection(
+            id=connection_id or f"conn-{uuid.uuid4().hex[:12]}",
+            service=service,
+            user_id=user_id,
+            mandate_id=mandate_id,
+            account=account,
+            label=label or account or service,
+            scopes=list(scopes or (grant.scopes if grant else [])),
+            status=ACTIVE,
+            settings=dict(settings or {}),
+            knowledge_ingestion_enabled=knowledge_ingestion_enabled,
+        )
+        async with self.db.session() as s:
+            s.add(row)
+            await s.flush()
+            if grant is not None:
+                await self.save_grant(s, row.id, grant)
+            audit(s, "connection_added", user_id, row.id, {"service": service, "account": account})
+        return connection_info(row)
+
+    async def list(self, user_id: str, *, service: str | None = None) -> list[ConnectionInfo]:
+        """The user's connections, oldest first (optionally of one service)."""
+        query = select(UserConnection).where(UserConnection.user_id == user_id)
+        if service:
+            query = query.where(UserConnection.service == service)
+        async with self.db.session() as s:
+            rows = (await s.execute(query.order_by(UserConnection.created_at))).scalars()
+            return [connection_info(r) for r in rows]
+
+    async def get(self, connection_id: str, *, user_id: str | None) -> ConnectionInfo:
+        """One connection; ``user_id`` must own it (``None``: a trusted kernel caller)."""
+        async with self.db.session() as s:
+            row = await s.get(UserConnection, connection_id)
+            _check_owner(row, connection_id, user_id)
+            return connection_info(row)  # type: ignore[arg-type]
+
+    async def remove(self, connection_id: str, *, actor: str) -> PurgeResult:
+        """Delete a connection: purge its indexed files, cancel its running jobs, drop its data
+        sources and tokens (cascade). Owner only."""
+        async with self.db.session() as s:
+            row = await s.get(UserConnection, connection_id, with_for_update=True)
+            _check_owner(row, connection_id, actor)
+            files = list(
+                (
+                    await s.execute(
+                        select(FileContentIndex.file_id).where(
+                            FileContentIndex.connection_id == connection_id
+                        )
+                    )
+                ).scalars()
+            )
+            result = await purge_files(s, files, "connection removed")
+            cancelled = await s.execute(
+                update(Job)
+                .where(Job.connection_id == connection_id, Job.status.in_(("running", "queued")))
+                .values(status="cancelled", finished_at=func.now(), updated_at=func.now())
+            )
+            await s.execute(delete(UserConnection).where(UserConnection.id == connection_id))
+            audit(
+                s,
+                "connection_removed",
+                actor,
+                connection_id,
+                {
+                    "purgedFiles": result.files,
+                    "purgedChunks": result.chunks,
+                    "cancelledJobs": int(cancelled.rowcount or 0),
+                },
+            )
+        return result
+
+    async def set_status(
+        self, connection_id: str, status: str, reason: str | None = None, *, session: Any = None
+    ) -> None:
+        """Record a connection's status (e.g. ``needs_reconsent`` with the vendor's reason)."""
+        if status not in STATUSES:
+            raise ValueError(f"unknown connection status {status!r}; one of {STATUSES}")
+        statement = (
+            update(UserConnection)
+            .where(UserConnection.id == connection_id)
+            .values(status=status, status_reason=reason)
+        )
+        if session is not None:
+            await session.execute(statement)
+            return
+        async with self.db.session() as s:
+            await s.execute(statement)
+
+    async def update_grant(self, connection_id: str, grant: TokenGrant, *, actor: str) -> None:
+        """Replace a connection's tokens (a new consent) and mark it active again."""
+        async with self.db.session() as s:
+            row = await s.get(UserConnection, connection_id, with_for_update=True)
+            _check_owner(row, connection_id, actor)
+            await self.save_grant(s, connection_id, grant)
+            row.status, row.status_reason = ACTIVE, None  # type: ignore[union-attr]
+            audit(s, "connection_reconsented", actor, connection_id, {})
+
+    # ---- tokens (in the caller's transaction) ---------------------------------------------
+
+    async def read_grant(self, session: AsyncSession, connection_id: str) -> TokenGrant | None:
+        """The decrypted tokens of a connection (``None`` when it has none)."""
+        row = await session.get(ConnectionCredential, connection_id, populate_existing=True)
+        if row is None:
+            return None
+        return TokenGrant(
+            access_token=self.cipher.decrypt(row.access_token),
+            refresh_token=self.cipher.decrypt(row.refresh_token) if row.refresh_token else None,
+            expires_at=row.expires_at,
+            token_type=row.token_type,
+        )
+
+    async def save_grant(
+        self, session: AsyncSession, connection_id: str, grant: TokenGrant
+    ) -> None:
+        """Store tokens encrypted (insert or replace; the version grows)."""
+        row = await session.get(ConnectionCredential, connection_id)
+        access = self.cipher.encrypt(grant.access_token)
+        refresh = self.cipher.encrypt(grant.refresh_token) if grant.refresh_token else None
+        if row is None:
+            session.add(
+                ConnectionCredential(
+                    connection_id=connection_id,
+                    access_token=access,
+                    refresh_token=refresh,
+                    token_type=grant.token_type,
+                    expires_at=grant.expires_at,
+                    version=1,
+                )
+            )
+        else:
+            row.access_token, row.refresh_token = access, refresh
+            row.token_type, row.expires_at = grant.token_type, grant.expires_at
+            row.version += 1
+        await session.flush()
+
+    async def token_expiry(self, connection_id: str) -> datetime | None:
+        """When the stored access token expires (for listings; never the token itself)."""
+        async with self.db.session() as s:
+            row = await s.get(ConnectionCredential, connection_id)
+            return row.expires_at if row else None
+
+
+def _check_owner(row: UserConnection | None, connection_id: str, user_id: str | None) -> None:
+    if row is None:
+        raise NotFoundError(f"no connection {connection_id}")
+    if user_id is not None and row.user_id != user_id:
+        # the same answer as for a missing one: ids of others' connections are not confirmed
+        raise PermissionDeniedError(f"no connection {connection_id} for this user")

@@ -1,0 +1,29 @@
+"""The credential table: a connection's OAuth tokens, encrypted at rest."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, func
+from sqlalchemy.orm import Mapped, mapped_column
+
+from nyla.db import Base
+
+
+class ConnectionCredential(Base):
+    """Tokens of one connection (Fernet ciphertext). ``version`` grows with every refresh;
+    rows are only changed under the credential's advisory lock."""
+
+    __tablename__ = "connection_credential"
+
+    connection_id: Mapped[str] = mapped_column(
+        String(128), ForeignKey("user_connection.id", ondelete="CASCADE"), primary_key=True
+    )
+    access_token: Mapped[str] = mapped_column(Text)
+    refresh_token: Mapped[str | None] = mapped_column(Text, nullable=True)
+    token_type: Mapped[str] = mapped_column(String(32), default="Bearer")
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )

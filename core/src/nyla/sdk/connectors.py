@@ -1,0 +1,121 @@
+"""What a connector plugin needs: the adapter base class and its models, the vendor HTTP
+layer, OAuth helpers and typed errors. See ``docs/connectors.md``."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from nyla.connections.base import BaseConnector, capabilities, sync_pages
+from nyla.connections.errors import (
+    ConnectorError,
+    CursorExpiredError,
+    ItemTooLargeError,
+    NeedsReconsentError,
+    NotSupportedError,
+    VendorAuthError,
+    VendorBadRequestError,
+    VendorForbiddenError,
+    VendorNotFoundError,
+    VendorRateLimitError,
+    VendorServerError,
+    VendorTimeoutError,
+)
+from nyla.connections.http import HttpPolicy, HttpStats, VendorHttp, error_for_response
+from nyla.connections.inline import inline_line, inline_listing
+from nyla.connections.limits import Limiter, RateBudget
+from nyla.connections.mail import (
+    MAIL_CAPABILITIES,
+    MailConnector,
+    MailMessage,
+    MailQuery,
+    mail_capabilities,
+)
+from nyla.connections.tooling import NoConnection, connector_failure, pick_connection
+from nyla.models.datasource import (
+    CAPABILITIES,
+    EXTRA_KEYS,
+    ConnectionInfo,
+    ConnectorAdapter,
+    ConnectorContext,
+    Download,
+    Item,
+    ItemFailure,
+    ItemKind,
+    ItemPage,
+    OAuthConfig,
+    OutgoingMessage,
+    SyncPage,
+    TokenGrant,
+    Walker,
+)
+
+if TYPE_CHECKING:
+    from nyla.connections.oauth import device_code_flow, oauth2_refresh
+    from nyla.connections.tokens import grant_from_token_response
+
+__all__ = [
+    "CAPABILITIES",
+    "EXTRA_KEYS",
+    "MAIL_CAPABILITIES",
+    "BaseConnector",
+    "ConnectionInfo",
+    "ConnectorAdapter",
+    "ConnectorContext",
+    "ConnectorError",
+    "CursorExpiredError",
+    "Download",
+    "HttpPolicy",
+    "HttpStats",
+    "Item",
+    "ItemFailure",
+    "ItemKind",
+    "ItemPage",
+    "ItemTooLargeError",
+    "Limiter",
+    "MailConnector",
+    "MailMessage",
+    "MailQuery",
+    "NeedsReconsentError",
+    "NoConnection",
+    "NotSupportedError",
+    "OAuthConfig",
+    "OutgoingMessage",
+    "RateBudget",
+    "SyncPage",
+    "TokenGrant",
+    "VendorAuthError",
+    "VendorBadRequestError",
+    "VendorForbiddenError",
+    "VendorHttp",
+    "VendorNotFoundError",
+    "VendorRateLimitError",
+    "VendorServerError",
+    "VendorTimeoutError",
+    "Walker",
+    "capabilities",
+    "connector_failure",
+    "device_code_flow",
+    "error_for_response",
+    "grant_from_token_response",
+    "inline_line",
+    "inline_listing",
+    "mail_capabilities",
+    "oauth2_refresh",
+    "pick_connection",
+    "sync_pages",
+]
+
+#: names whose modules reach the database layer: imported on first use, so that loading a
+#: connector plugin (``nyla plugins list``) stays free of SQLAlchemy
+_LAZY = {
+    "device_code_flow": "nyla.connections.oauth",
+    "oauth2_refresh": "nyla.connections.oauth",
+    "grant_from_token_response": "nyla.connections.tokens",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

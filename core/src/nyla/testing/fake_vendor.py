@@ -1,0 +1,300 @@
+"""A fake vendor at the wire for connector and walker contract suites.
+
+The suite owns the *data* (:class:`FakeCorpus`: documents, a change log, cursors that can
+expire, listings that can repeat or lose items) and the *faults* (:class:`FakeVendor`: 429
+with ``Retry-After``, timeouts, revoked tokens, a token endpoint). The plugin supplies only a
+:class:`ConnectorWire`: how its vendor's API shapes a listing, a search, a download or a delta
+page of that data, as the vendor's public docs show. So every connector runs the same
+scenarios over its own wire format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx
+
+from nyla.models.datasource import TokenGrant
+
+
+class StaleCursorError(Exception):
+    """A cursor from before :meth:`FakeCorpus.expire_cursors` was presented; the wire answers
+    with its vendor's "cursor expired" response (:meth:`ConnectorWire.expired_reply`)."""
+
+
+@dataclass
+class FakeDoc:
+    """One document of the fake vendor."""
+
+    id: str
+    name: str
+    folder: str
+    content: bytes
+    mime: str = "text/plain"
+    modified: datetime = field(default_factory=lambda: datetime(2026, 1, 5, 9, 30, tzinfo=UTC))
+    author: str = "Ada Muster"
+    version: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        """Full path of the document (``/folder/name``)."""
+        return f"{self.folder.rstrip('/')}/{self.name}"
+
+    @property
+    def etag(self) -> str:
+        """A change marker that differs for every version of the content."""
+        return hashlib.sha1(self.content + str(self.version).encode()).hexdigest()[:16]
+
+
+class FakeCorpus:
+    """Documents with a change log and opaque cursors ``"<generation>.<mode>.<offset>.<since>
+    .<upto>"`` (the wire passes them through untouched)."""
+
+    def __init__(self, page_size: int = 3) -> None:
+        self.page_size = page_size
+        self.docs: dict[str, FakeDoc] = {}
+        self.log: list[tuple[int, str]] = []  # (seq, doc id) of every add/change/remove
+        self.deleted: set[str] = set()
+        self.seq = 0
+        self.generation = 1
+        #: each page after the first repeats the previous page's last item (delta APIs do)
+        self.duplicate_boundary = False
+        #: listings end after this many items while claiming to be complete
+        self.truncate_after: int | None = None
+
+    # ---- changing the data ---------------------------------------------------------------
+
+    def add(self, name: str, content: str | bytes, folder: str = "/", **kw: Any) -> FakeDoc:
+        """Add a document; returns it."""
+        self.seq += 1
+        doc_id = f"doc{self.seq:05d}"
+        data = content.encode() if isinstance(content, str) else content
+        doc = FakeDoc(id=doc_id, name=name, folder=folder, content=data, **kw)
+        self.docs[doc_id] = doc
+        self.log.append((self.seq, doc_id))
+        return doc
+
+    def change(self, doc_id: str, content: str | bytes) -> FakeDoc:
+        """Replace a document's content (a new version)."""
+        self.seq += 1
+        doc = self.docs[doc_id]
+        doc.content = content.encode() if isinstance(content, str) else content
+        doc.version += 1
+        doc.modified = doc.modified + timedelta(minutes=self.seq)
+        self.log.append((self.seq, doc_id))
+        return doc
+
+    def remove(self, doc_id: str) -> None:
+        """Delete a document (delta listings report it as deleted)."""
+        self.seq += 1
+        self.docs.pop(doc_id)
+        self.deleted.add(doc_id)
+        self.log.append((self.seq, doc_id))
+
+    def expire_cursors(self) -> None:
+        """Every cursor handed out so far becomes invalid (410 / vendor's equivalent)."""
+        self.generation += 1
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def live(self, folder: str | None = None) -> list[FakeDoc]:
+        """Current documents (below ``folder`` when given), ordered by id."""
+        prefix = (folder or "/").rstrip("/") + "/"
+        return [d for _, d in sorted(self.docs.items()) if d.path.startswith(prefix)]
+
+    def get(self, doc_id: str) -> FakeDoc | None:
+        """A document by id."""
+        return self.docs.get(doc_id)
+
+    def _decode(self, cursor: str | None, mode: str) -> tuple[int, int, int]:
+        if not cursor:
+            return 0, 0, self.seq
+        try:
+            gen, got_mode, offset, since, upto = cursor.split(".")
+            values = int(gen), int(offset), int(since), int(upto)
+        except ValueError as exc:
+            raise StaleCursorError(f"malformed cursor {cursor!r}") from exc
+        if values[0] != self.generation or got_mode != mode:
+            raise StaleCursorError(f"cursor {cursor!r} expired")
+        return values[1], values[2], values[3]
+
+    def _cursor(self, mode: str, offset: int, since: int, upto: int) -> str:
+        return f"{self.generation}.{mode}.{offset}.{since}.{upto}"
+
+    def _slice(self, docs: list[Any], offset: int) -> tuple[list[Any], int | None]:
+        limit = len(docs) if self.truncate_after is None else min(len(docs), self.truncate_after)
+        start = offset - 1 if self.duplicate_boundary and offset > 0 else offset
+        end = min(offset + self.page_size, limit)
+        return docs[start:end], (end if end < limit else None)
+
+    def listing(
+        self, cursor: str | None, folder: str | None = None
+    ) -> tuple[list[FakeDoc], str | None]:
+        """One page of every document (below ``folder``) and the cursor of the next."""
+        offset, _, upto = self._decode(cursor, "l")
+        page, nxt = self._slice(self.live(folder), offset)
+        return page, (self._cursor("l", nxt, 0, upto) if nxt is not None else None)
+
+    def search(self, query: str, cursor: str | None) -> tuple[list[FakeDoc], str | None]:
+        """One page of the documents whose name or text contains every word of ``query``."""
+        offset, _, upto = self._decode(cursor, "s")
+        words = [w.lower() for w in query.split()]
+        hits = [
+            d
+            for d in self.live()
+            if all(w in (d.name + " " + d.content.decode("utf-8", "ignore")).lower() for w in words)
+        ]
+        page, nxt = self._slice(hits, offset)
+        return page, (self._cursor("s", nxt, 0, upto) if nxt is not None else None)
+
+    def delta(
+        self, cursor: str | None, folder: str | None = None
+    ) -> tuple[list[FakeDoc], list[str], str | None, str | None]:
+        """One page of a delta: ``(changed docs, deleted ids, next cursor, delta cursor)``.
+        From ``None`` it lists everything; the last page carries the delta cursor that later
+        returns the changes made after it was handed out."""
+        if cursor and cursor.split(".")[1:2] == ["D"]:
+            _, since, _ = self._decode(cursor, "D")
+            offset, upto = 0, self.seq
+        else:
+            offset, since, upto = self._decode(cursor, "d") if cursor else (0, 0, self.seq)
+        if since == 0:
+            changed = [d.id for d in self.live(folder)]
+        else:
+            changed = sorted({doc_id for seq, doc_id in self.log if since < seq <= upto})
+        page_ids, nxt = self._slice(changed, offset)
+        docs = [self.docs[i] for i in page_ids if i in self.docs]
+        deleted = [i for i in page_ids if i not in self.docs and i in self.deleted]
+        if nxt is not None:
+            return docs, deleted, self._cursor("d", nxt, since, upto), None
+        return docs, deleted, None, self._cursor("D", 0, max(upto, 1), 0)
+
+
+class ConnectorWire:
+    """What a connector plugin supplies to its contract suite: its vendor's wire format.
+
+    Override :meth:`adapter` and :meth:`handle`; the rest has defaults that fit a standard
+    OAuth 2.0 vendor answering errors as JSON.
+    """
+
+    #: scope passed to search / sync / list_ids (a folder path, label, project ...)
+    scope: str = ""
+
+    def adapter(self) -> Any:
+        """A fresh adapter under test."""
+        raise NotImplementedError
+
+    def settings(self) -> dict[str, Any]:
+        """Settings of the connection the suite creates (e.g. ``{"baseUrl": ...}``)."""
+        return {}
+
+    def grant(self) -> TokenGrant | None:
+        """The tokens of the test connection (``None`` for services without OAuth)."""
+        return TokenGrant(
+            access_token="access-1",
+            refresh_token="refresh-1",
+            expires_at=datetime.now(UTC) + timedelta(hours=1),
+        )
+
+    def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+        """Answer a data request (listing, search, download, delta, upload) from ``corpus`` in
+        the vendor's documented format. Raise :class:`StaleCursorError` (or let the corpus
+        raise it) for an expired cursor."""
+        raise NotImplementedError
+
+    def expired_reply(self, request: httpx.Request) -> httpx.Response:
+        """The vendor's answer to an expired cursor (Graph: 410 Gone)."""
+        return httpx.Response(410, json={"error": {"code": "resyncRequired"}})
+
+    def error_reply(self, status: int, headers: dict[str, str] | None = None) -> httpx.Response:
+        """The vendor's error answer with ``status`` (and headers such as Retry-After)."""
+        return httpx.Response(status, headers=headers, json={"error": {"code": str(status)}})
+
+    def token_reply(self, access: str, refresh: str, expires_in: int) -> httpx.Response:
+        """The token endpoint's answer (RFC 6749 §5.1)."""
+        return httpx.Response(
+            200,
+            json={
+                "access_token": access,
+                "refresh_token": refresh,
+                "expires_in": expires_in,
+                "token_type": "Bearer",
+            },
+        )
+
+    def invalid_grant_reply(self) -> httpx.Response:
+        """The token endpoint's answer to a revoked refresh token (RFC 6749 §5.2)."""
+        return httpx.Response(
+            400, json={"error": "invalid_grant", "error_description": "consent revoked"}
+        )
+
+    def search_term(self, doc: FakeDoc) -> str:
+        """A term the vendor's search finds ``doc`` by (default: its name without suffix)."""
+        return doc.name.rsplit(".", 1)[0]
+
+
+class FakeVendor:
+    """The transport handler the suites install: token endpoint, auth, faults, then the
+    wire. ``faults`` maps the 1-based number of a data request to what happens to it
+    (``"429"``, ``"429-date"``, ``"timeout"``, ``"500"``); ``"*"`` applies to every one."""
+
+    def __init__(self, wire: ConnectorWire, corpus: FakeCorpus, token_url: str | None) -> None:
+        self.wire = wire
+        self.corpus = corpus
+        self.token_url = token_url
+        grant = wire.grant()
+        self.access = grant.access_token if grant else None
+        self.refresh = grant.refresh_token if grant else None
+        self.faults: dict[int | str, str] = {}
+        self.retry_after_s = 7
+        self.data_requests: list[httpx.Request] = []
+        self.token_requests: list[httpx.Request] = []
+        self.refresh_revoked = False
+        self._issued = 1
+
+    def revoke_access(self) -> None:
+        """The current access token stops working (the vendor answers 401)."""
+        self.access = f"never-issued-{self._issued}"
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if self.token_url and str(request.url).split("?")[0] == self.token_url.split("?")[0]:
+            return self._token(request)
+        self.data_requests.append(request)
+        number = len(self.data_requests)
+        fault = self.faults.get(number) or self.faults.get("*")
+        if fault:
+            return self._fault(fault, request)
+        if self.access is not None:
+            auth = request.headers.get("authorization", "")
+            if auth != f"Bearer {self.access}":
+                return self.wire.error_reply(401)
+        try:
+            return self.wire.handle(request, self.corpus)
+        except StaleCursorError:
+            return self.wire.expired_reply(request)
+
+    def _fault(self, fault: str, request: httpx.Request) -> httpx.Response:
+        if fault == "timeout":
+            raise httpx.ReadTimeout("fake vendor: no answer", request=request)
+        if fault == "429":
+            return self.wire.error_reply(429, {"Retry-After": str(self.retry_after_s)})
+        if fault == "429-date":
+            when = datetime.now(UTC) + timedelta(seconds=30)
+            return self.wire.error_reply(429, {"Retry-After": format_datetime(when, usegmt=True)})
+        return self.wire.error_reply(int(fault))
+
+    def _token(self, request: httpx.Request) -> httpx.Response:
+        self.token_requests.append(request)
+        form = {k: v[0] for k, v in parse_qs(request.content.decode()).items()}
+        if self.refresh_revoked or form.get("refresh_token") != self.refresh:
+            return self.wire.invalid_grant_reply()
+        self._issued += 1
+        self.access = f"access-{self._issued}"
+        self.refresh = f"refresh-{self._issued}"
+        return self.wire.token_reply(self.access, self.refresh, 3600)

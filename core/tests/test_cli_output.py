@@ -1,0 +1,56 @@
+"""What people and programs read from the CLI: valid JSON whatever the data, ids in one piece,
+literal text where rich would see markup, and the build settings that keep it fast."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+from nyla.commands.output import emit_json, json_line, table
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_json_output_is_valid_for_nan_infinity_and_lone_surrogates():
+    text = json_line({"d": math.nan, "e": [math.inf, -math.inf, 1.5], "t": "a\ud800b"})
+    data = json.loads(text)
+    assert data == {"d": None, "e": [None, None, 1.5], "t": "a\ud800b"}
+    text.encode("utf-8")  # encodable: no lone surrogate left
+
+
+def _printed(fn) -> str:
+    @click.command()
+    def command() -> None:
+        fn()
+
+    result = CliRunner().invoke(command, [], terminal_width=60)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_emit_json_prints_null_not_nan():
+    out = _printed(lambda: emit_json([{"distance": math.nan}]))
+    assert json.loads(out) == [{"distance": None}]
+
+
+def test_ids_are_never_wrapped_and_markup_is_literal():
+    run_id = "375e9447c73f4dc7ab74485c5bf36764"
+    out = _printed(
+        lambda: table(
+            "runs",
+            ["run id", "prompt", "available"],
+            [(run_id, "a long prompt " * 6, "no: pip install 'nyla-provider-local[minilm]'")],
+        )
+    )
+    assert run_id in out
+    assert "[minilm]" in out
+    assert "\\[minilm]" not in out
+
+
+def test_the_environment_make_builds_has_bytecode():
+    makefile = (REPO / "Makefile").read_text()
+    assert "export UV_COMPILE_BYTECODE := 1" in makefile

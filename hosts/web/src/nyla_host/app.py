@@ -1,0 +1,144 @@
+"""The FastAPI app of ``nyla serve``, and :func:`mount` for host apps that bring their own.
+
+At start-up the app makes sure the database is ready, marks runs a dead server left
+``running`` as ``interrupted`` and recovers interrupted jobs; at shutdown it stops the runs
+in progress (they end ``interrupted`` too)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse, JSONResponse
+
+import nyla_host.tables  # noqa: F401  (the host's tables join the kernel's metadata)
+from nyla import NylaError
+from nyla_host.auth import Authenticator, AuthHook
+from nyla_host.oidc import OidcSettings, OidcVerifier
+from nyla_host.routes import api_router
+from nyla_host.runs import RunManager
+from nyla_host.state import HostSettings, HostState
+from nyla_host.sync import SyncRunner
+from nyla_host.timezone import TimezoneMiddleware
+from nyla_host.tokens import TokenStore
+
+log = logging.getLogger(__name__)
+WEB_DIR = Path(__file__).parent / "web"
+
+
+def build_state(
+    kernel: Any,
+    *,
+    settings: HostSettings | None = None,
+    oidc: OidcSettings | OidcVerifier | None = None,
+    auth_hooks: list[AuthHook] | None = None,
+) -> HostState:
+    """The host services over ``kernel``."""
+    tokens = TokenStore(kernel.db)
+    verifier = OidcVerifier(oidc) if isinstance(oidc, OidcSettings) else oidc
+    return HostState(
+        kernel=kernel,
+        auth=Authenticator(tokens, verifier, auth_hooks),
+        tokens=tokens,
+        runs=RunManager(kernel),
+        settings=settings or HostSettings(),
+        services={"sync": SyncRunner(kernel)},
+    )
+
+
+async def startup(state: HostState) -> dict[str, int]:
+    """Database ready; runs and jobs a dead server left behind recovered."""
+    await state.kernel.db.ensure_ready()
+    runs = await state.runs.recover_interrupted()
+    from nyla import JobStore
+
+    jobs = await JobStore(state.kernel.db).recover_interrupted()
+    if runs or jobs:
+        log.warning("recovered after a restart: %d interrupted runs, %d jobs", runs, jobs)
+    return {"runs": runs, "jobs": jobs}
+
+
+async def shutdown(state: HostState) -> None:
+    """Stop runs and sync jobs in progress (they end interrupted)."""
+    await state.runs.aclose()
+    await state.services["sync"].aclose()
+
+
+def mount(app: FastAPI, state: HostState) -> None:
+    """Add nyla's API routes, error mapping and timezone middleware to a host app's FastAPI
+    app (its own lifespan must call :func:`startup` and :func:`shutdown`)."""
+    app.state.nyla = state
+    app.add_middleware(TimezoneMiddleware)
+    app.router.routes.extend(api_router().routes)
+    app.add_exception_handler(NylaError, _nyla_error)
+
+
+async def _nyla_error(request: Request, exc: Exception) -> JSONResponse:
+    name = type(exc).__name__
+    status = {"NotFoundError": 404, "PermissionDeniedError": 403}.get(name, 400)
+    if name in {"DatabaseUnavailableError", "DatabaseQueryError"}:
+        status = 503
+    return JSONResponse({"detail": f"{exc}", "error": name}, status_code=status)
+
+
+def create_app(
+    kernel: Any,
+    *,
+    settings: HostSettings | None = None,
+    oidc: OidcSettings | OidcVerifier | None = None,
+    auth_hooks: list[AuthHook] | None = None,
+) -> FastAPI:
+    """The whole host: API, the web page and its assets."""
+    state = build_state(kernel, settings=settings, oidc=oidc, auth_hooks=auth_hooks)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await startup(state)
+        try:
+            yield
+        finally:
+            await shutdown(state)
+
+    # the body limit refuses oversized uploads before they are read (1 MiB for multipart)
+    app = bare_app(lifespan=lifespan, max_body_size=state.settings.max_upload_bytes + 2**20)
+    mount(app, state)
+    add_page(app)
+    return app
+
+
+def bare_app(**kw: Any) -> FastAPI:
+    """A FastAPI app without the public docs routes (the schema is served, authenticated,
+    at ``/api/openapi.json``)."""
+    return FastAPI(
+        title="nyla", version=_version(), openapi_url=None, docs_url=None, redoc_url=None, **kw
+    )
+
+
+def add_page(app: FastAPI) -> None:
+    """The web page at ``/`` and its assets under ``/static/``."""
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        """The web page (its sign-in form is the first thing it shows)."""
+        return FileResponse(WEB_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/static/{path:path}", include_in_schema=False)
+    async def static(path: str) -> FileResponse:
+        """The page's vendored scripts and styles."""
+        target = (WEB_DIR / path).resolve()
+        if WEB_DIR.resolve() not in target.parents or not target.is_file():
+            raise HTTPException(404, "not found")
+        return FileResponse(target, headers={"Cache-Control": "no-cache"})
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nyla-host")
+    except PackageNotFoundError:
+        return "0"

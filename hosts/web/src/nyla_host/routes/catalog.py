@@ -1,0 +1,80 @@
+"""What the installed plugins offer (models, toolboxes) and knowledge search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+
+from nyla import NylaError, RunContext
+from nyla_host.auth import need_user
+from nyla_host.identity import Identity
+from nyla_host.state import host
+from nyla_host.timezone import request_timezone
+
+router = APIRouter(prefix="/api", tags=["catalog"])
+
+
+def run_context(identity: Identity) -> RunContext:
+    """The run context of a request's caller (the request's timezone included)."""
+    return RunContext(
+        user_id=identity.user_id, mandate_id=identity.mandate_id, timezone=request_timezone()
+    )
+
+
+@router.get("/models")
+async def models(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
+    """Every model the provider plugins offer, with prices (CHF per million tokens)."""
+    specs = host(request).kernel.plugins.models()
+    return {"models": [spec.to_wire() for spec in specs]}
+
+
+@router.get("/toolboxes")
+async def toolboxes(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
+    """Every toolbox with its tools and when it is active."""
+    registry = host(request).kernel.plugins.toolboxes
+    return {
+        "toolboxes": [
+            {
+                "id": tb.id,
+                "label": tb.label,
+                "description": tb.description,
+                "tools": [t.name for t in tb.tools],
+                "defaultActive": tb.default_active,
+                "requiresConnection": tb.requires_connection,
+                "featureCode": tb.feature_code,
+            }
+            for tb in sorted(registry.values(), key=lambda t: t.id)
+        ]
+    }
+
+
+@router.get("/connectors")
+async def connectors(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
+    """The services the installed connectors reach (what a connection can be made to)."""
+    plugins = host(request).kernel.plugins
+    return {
+        "connectors": [
+            {
+                "service": service,
+                "walker": any(service in w.services for w in plugins.walkers.values()),
+            }
+            for service in sorted(plugins.connectors)
+        ]
+    }
+
+
+@router.get("/knowledge/search")
+async def knowledge_search(
+    request: Request,
+    q: str = Query(min_length=1, max_length=2000),
+    k: int = Query(default=10, ge=1, le=100),
+    identity: Identity = Depends(need_user),
+) -> dict[str, Any]:
+    """Semantic (hybrid) search over what the caller may read in the knowledge store."""
+    knowledge = host(request).kernel.knowledge
+    try:
+        result = await knowledge.semantic_search(q, context=run_context(identity), k=k)
+    except NylaError as exc:
+        raise HTTPException(503, f"search unavailable: {exc}") from exc
+    return result.to_wire()

@@ -1,0 +1,158 @@
+"""Data sources (tree elements of a connection): list, add, the 🧠 RAG toggle, settings
+(``ragLimits`` only) and the cost estimate — the seeds' paths and semantics."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends, HTTPException, Request
+from pydantic import Field
+from pydantic.alias_generators import to_camel
+
+from nyla import SettingsValidationError, get_data_source, list_data_sources
+from nyla.models.base import WireModel
+from nyla_host.auth import need_user
+from nyla_host.identity import Identity
+from nyla_host.routes.connections import owned_connection
+from nyla_host.state import host
+
+router = APIRouter(prefix="/api/datasources", tags=["datasources"])
+
+
+class NewDataSource(WireModel):
+    """``POST /api/datasources``: a tree element of one of the caller's connections."""
+
+    connection_id: str
+    path: str = Field(min_length=1, max_length=2000)
+    label: str = Field(default="", max_length=200)
+    scope: str | None = None
+
+
+class RagToggle(WireModel):
+    """``PATCH /api/datasources/{id}/rag-index``: ``null`` clears it (inherit)."""
+
+    enabled: bool | None
+
+
+def camel_limits(limits: dict[str, int]) -> dict[str, int]:
+    """Limits with the wire's camelCase keys (``maxBytes``; bytes stay bytes)."""
+    return {to_camel(key): value for key, value in limits.items()}
+
+
+def administers(identity: Identity, source: Any) -> bool:
+    """The caller owns ``source``, or administers its mandate and it is mandate-scoped."""
+    if source.user_id == identity.user_id or identity.is_sysadmin:
+        return True
+    return (
+        identity.is_mandate_admin
+        and source.scope == "mandate"
+        and source.mandate_id is not None
+        and source.mandate_id == identity.mandate_id
+    )
+
+
+async def visible_source(request: Request, data_source_id: str, identity: Identity) -> Any:
+    """A data source the caller owns or administers (404 otherwise)."""
+    source = await get_data_source(host(request).kernel.db, data_source_id)
+    if source is None or not administers(identity, source):
+        raise HTTPException(404, f"no data source {data_source_id}")
+    return source
+
+
+@router.get("")
+async def data_sources(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
+    """Every connection of the caller with its data-source tree."""
+    kernel = host(request).kernel
+    db = kernel.db
+    out = []
+    for connection in await kernel.connections.list(identity.user_id):
+        sources = await list_data_sources(db, connection.id)
+        out.append({**connection.to_wire(), "dataSources": [s.to_wire() for s in sources]})
+    return {"connections": out}
+
+
+@router.post("", status_code=201)
+async def add_data_source(
+    body: NewDataSource, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """Add a tree element to one of the caller's connections (indexing inherited)."""
+    await owned_connection(request, body.connection_id, identity)
+    if body.scope not in (None, "personal", "mandate"):
+        raise HTTPException(400, "scope is personal or mandate")
+    data_source_id = uuid.uuid4().hex
+    await host(request).kernel.knowledge.add_data_source(
+        data_source_id,
+        body.connection_id,
+        body.path,
+        user_id=identity.user_id,
+        mandate_id=identity.mandate_id,
+        scope=body.scope,
+        label=body.label,
+    )
+    return (await get_data_source(host(request).kernel.db, data_source_id)).to_wire()
+
+
+@router.get("/{data_source_id}")
+async def data_source(
+    data_source_id: str, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """One data source with its effective 🧠 and its limits."""
+    source = await visible_source(request, data_source_id, identity)
+    limits = await host(request).kernel.knowledge.get_rag_limits(data_source_id)
+    return {**source.to_wire(), "ragLimits": camel_limits(limits)}
+
+
+@router.patch("/{data_source_id}/rag-index")
+async def rag_index(
+    data_source_id: str, body: RagToggle, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """Toggle ``ragIndexEnabled``: on starts a first small sync job, off purges at once."""
+    source = await visible_source(request, data_source_id, identity)
+    state = host(request)
+    purge = await state.kernel.knowledge.set_rag_index_enabled(
+        data_source_id, body.enabled, actor=identity.user_id
+    )
+    source = await get_data_source(state.kernel.db, data_source_id)
+    job_id = None
+    if source.rag_index_effective:
+        connection = await owned_connection(request, source.connection_id, identity)
+        if connection.knowledge_ingestion_enabled:
+            job_id = await state.services["sync"].start(source, connection.service)
+    return {"dataSource": source.to_wire(), "purge": purge.to_wire(), "jobId": job_id}
+
+
+@router.patch("/{data_source_id}/settings")
+async def settings(
+    data_source_id: str,
+    request: Request,
+    patch: dict[str, Any] = Body(...),
+    identity: Identity = Depends(need_user),
+) -> dict[str, Any]:
+    """Partial update of the settings: only ``ragLimits`` (unknown keys → 400); owner-only,
+    a mandate admin also for mandate-scoped sources; audited."""
+    source = await visible_source(request, data_source_id, identity)
+    knowledge = host(request).kernel.knowledge
+    try:
+        updated = await knowledge.update_settings(
+            data_source_id,
+            patch,
+            actor=source.user_id if identity.is_sysadmin else identity.user_id,
+            is_mandate_admin=administers(identity, source) and source.user_id != identity.user_id,
+        )
+    except SettingsValidationError as exc:
+        raise HTTPException(400, str(exc)) from exc
+    limits = await knowledge.get_rag_limits(data_source_id)
+    return {"settings": updated, "ragLimits": camel_limits(limits)}
+
+
+@router.get("/{data_source_id}/cost-estimate")
+async def cost_estimate(
+    data_source_id: str, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """Indicative CHF for a full sync with the current limits:
+    ``{estimatedTokens, estimatedChf, basis: {kind, limits, assumptions, notes}, sourceId}``."""
+    await visible_source(request, data_source_id, identity)
+    estimate = (await host(request).kernel.knowledge.estimate_cost(data_source_id)).to_wire()
+    estimate["basis"]["limits"] = camel_limits(estimate["basis"]["limits"])
+    return estimate

@@ -1,0 +1,81 @@
+"""Files through the kernel's file store: upload, list, metadata, download, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request, UploadFile
+from fastapi.responses import Response
+
+from nyla import FileAccessError
+from nyla_host.auth import need_user
+from nyla_host.identity import Identity
+from nyla_host.routes.catalog import run_context
+from nyla_host.state import host
+
+router = APIRouter(prefix="/api/files", tags=["files"])
+
+
+@router.post("", status_code=201)
+async def upload(
+    file: UploadFile, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """Store an uploaded file (multipart field ``file``) in the caller's personal scope."""
+    limit = host(request).settings.max_upload_bytes
+    content = await file.read(limit + 1)
+    if len(content) > limit:
+        raise HTTPException(413, f"files above {limit} bytes are refused")
+    if not file.filename:
+        raise HTTPException(400, "the upload needs a file name")
+    item = await host(request).kernel.files.save(
+        file.filename, content, run_context(identity), mime_type=file.content_type or None
+    )
+    return item.to_wire()
+
+
+@router.get("")
+async def list_files(
+    request: Request, search: str | None = None, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """The files the caller may read, newest first."""
+    items = await host(request).kernel.files.list(run_context(identity), search=search)
+    return {"files": [i.to_wire() for i in items]}
+
+
+@router.get("/{file_id}")
+async def file_info(
+    file_id: str, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """A file's metadata."""
+    item = await host(request).kernel.files.get(file_id, run_context(identity))
+    if item is None:
+        raise HTTPException(404, f"no file {file_id}")
+    return item.to_wire()
+
+
+@router.get("/{file_id}/content")
+async def download(file_id: str, request: Request, identity: Identity = Depends(need_user)) -> Any:
+    """The file's bytes."""
+    store = host(request).kernel.files
+    context = run_context(identity)
+    item = await store.get(file_id, context)
+    if item is None:
+        raise HTTPException(404, f"no file {file_id}")
+    try:
+        content = await store.read_bytes(file_id, context)
+    except FileAccessError as exc:
+        raise HTTPException(404, str(exc)) from exc
+    quoted = item.name.replace('"', "")
+    return Response(
+        content,
+        media_type=item.mime_type,
+        headers={"Content-Disposition": f'attachment; filename="{quoted}"'},
+    )
+
+
+@router.delete("/{file_id}")
+async def delete(file_id: str, request: Request, identity: Identity = Depends(need_user)) -> Any:
+    """Delete a file the caller may read."""
+    if not await host(request).kernel.files.delete(file_id, run_context(identity)):
+        raise HTTPException(404, f"no file {file_id}")
+    return {"deleted": file_id}

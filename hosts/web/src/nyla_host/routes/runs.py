@@ -1,0 +1,117 @@
+"""Agent runs: start (detached from the connection), list, show, stream (SSE), cancel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Request
+from pydantic import Field
+
+from nyla import AgentConfig
+from nyla.models.base import WireModel
+from nyla_host.auth import need_user
+from nyla_host.identity import Identity
+from nyla_host.runs import RunNotFound, run_dict
+from nyla_host.sse import last_event_id, sse_response
+from nyla_host.state import host
+from nyla_host.timezone import local_iso, request_timezone
+
+router = APIRouter(prefix="/api/runs", tags=["runs"])
+
+
+class RunRequest(WireModel):
+    """``POST /api/runs``: the prompt and the run's limits."""
+
+    prompt: str = Field(min_length=1, max_length=100_000)
+    model: str | None = None
+    max_rounds: int = Field(default=10, ge=1, le=100)
+    max_cost_chf: float | None = Field(default=None, ge=0)
+    toolboxes: list[str] = Field(default_factory=list)
+    workflow_id: str | None = None
+
+
+async def _visible(request: Request, run_id: str, identity: Identity) -> Any:
+    try:
+        return await host(request).runs.get(run_id, identity)
+    except RunNotFound:
+        raise HTTPException(404, f"no run {run_id}") from None
+
+
+def _with_local_times(row: Any) -> dict[str, Any]:
+    data = run_dict(row)
+    data["startedAtLocal"] = local_iso(row.started_at)
+    return data
+
+
+@router.post("", status_code=202)
+async def start_run(
+    body: RunRequest, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """Start a run; it goes on when the client disconnects. Stream it from ``eventsUrl``."""
+    state = host(request)
+    config = AgentConfig(
+        model=body.model or state.settings.default_model,
+        max_rounds=body.max_rounds,
+        max_cost_chf=body.max_cost_chf,
+        initial_toolboxes=body.toolboxes,
+    )
+    row = await state.runs.start(
+        body.prompt,
+        identity,
+        config=config,
+        timezone=request_timezone(),
+        workflow_id=body.workflow_id,
+    )
+    data = _with_local_times(row)
+    data["eventsUrl"] = f"/api/runs/{row.run_id}/events"
+    return data
+
+
+@router.get("")
+async def list_runs(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
+    """The caller's latest runs."""
+    rows = await host(request).runs.list(identity)
+    return {"runs": [_with_local_times(r) for r in rows]}
+
+
+@router.get("/{run_id}")
+async def show_run(
+    run_id: str, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """A run with its persisted trace (once the run ended)."""
+    row = await _visible(request, run_id, identity)
+    data = _with_local_times(row)
+    trace = await host(request).kernel.agent.trace(run_id)
+    data["trace"] = trace.to_wire() if trace is not None else None
+    return data
+
+
+@router.get("/{run_id}/events")
+async def run_events(
+    run_id: str,
+    request: Request,
+    identity: Identity = Depends(need_user),
+    last_event_id_header: str | None = Header(default=None, alias="Last-Event-ID"),
+) -> Any:
+    """The run's events as Server-Sent Events; resumes after ``Last-Event-ID`` (header, or
+    ``lastEventId`` in the query for a fresh page)."""
+    await _visible(request, run_id, identity)
+    state = host(request)
+    after = last_event_id(last_event_id_header, request.query_params.get("lastEventId"))
+    events = state.runs.events(run_id, after, keepalive=state.settings.ping_interval_s)
+
+    async def end() -> dict[str, Any]:
+        row = await state.runs.get(run_id, identity)
+        return {"runId": run_id, "status": row.status, "lastEventId": row.last_seq}
+
+    return sse_response(events, end)
+
+
+@router.post("/{run_id}/cancel")
+async def cancel_run(
+    run_id: str, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """Ask a running run to stop (it ends ``cancelled``); a disconnect never does this."""
+    await _visible(request, run_id, identity)
+    cancelled = await host(request).runs.cancel(run_id, identity)
+    return {"runId": run_id, "cancelled": cancelled}

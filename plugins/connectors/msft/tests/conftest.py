@@ -1,0 +1,103 @@
+"""Fixtures: a kernel connection service over a scripted Graph transport."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+import pytest_asyncio
+
+pytest_plugins = ["nyla.testing.fixtures"]
+
+
+class Graph:
+    """A scripted Graph: ``routes`` maps ``(METHOD, path)`` to a handler (or a list of
+    answers served in turn); every request is recorded."""
+
+    def __init__(self) -> None:
+        self.routes: dict[tuple[str, str], Any] = {}
+        self.requests: list[httpx.Request] = []
+        self.token_requests: list[httpx.Request] = []
+        self.access = "access-1"
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host == "login.microsoftonline.com":
+            self.token_requests.append(request)
+            self.access = f"access-{len(self.token_requests) + 1}"
+            return httpx.Response(
+                200,
+                json={
+                    "token_type": "Bearer",
+                    "scope": "Mail.ReadWrite",
+                    "expires_in": 3599,
+                    "access_token": self.access,
+                    "refresh_token": f"refresh-{len(self.token_requests) + 1}",
+                },
+            )
+        self.requests.append(request)
+        if request.headers.get("authorization") != f"Bearer {self.access}":
+            from .graph_wire import graph_error
+
+            return graph_error(401, 401)
+        key = (request.method, request.url.path.removeprefix("/v1.0"))
+        answer = self.routes.get(key)
+        if answer is None:
+            return httpx.Response(
+                404, json={"error": {"code": "itemNotFound", "message": str(key)}}
+            )
+        if isinstance(answer, list):
+            answer = answer.pop(0) if len(answer) > 1 else answer[0]
+        return answer(request) if callable(answer) else answer
+
+
+class Sleeps:
+    """Delays the HTTP layer asked for (never slept)."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+@pytest.fixture
+def graph() -> Graph:
+    return Graph()
+
+
+@pytest.fixture
+def sleeps() -> Sleeps:
+    return Sleeps()
+
+
+@pytest_asyncio.fixture
+async def open_session(
+    db: Any, graph: Graph, sleeps: Sleeps, monkeypatch: Any
+) -> AsyncIterator[Callable[[], Any]]:
+    """``async with open_session() as session``: a session on a fresh msft connection."""
+    from cryptography.fernet import Fernet
+
+    import nyla_connector_msft
+    from nyla.connections.service import ConnectionService
+    from nyla.kernel import Kernel
+    from nyla.plugins import PluginHost
+    from nyla.sdk.connectors import TokenGrant
+
+    monkeypatch.setenv("NYLA_MSFT_CLIENT_ID", "client-id")
+    host = PluginHost.from_plugins([nyla_connector_msft], names=["msft"])
+    kernel = Kernel(plugins=host, db=db, settings={"secret_key": Fernet.generate_key()})
+    service = ConnectionService(kernel, transport=httpx.MockTransport(graph), sleep=sleeps)
+    conn = await service.add(
+        "msft",
+        user_id="u1",
+        account="megan@contoso.com",
+        grant=TokenGrant(
+            access_token="access-1",
+            refresh_token="refresh-1",
+            expires_at=datetime.now(UTC) + timedelta(hours=1),
+        ),
+    )
+    yield lambda: service.open(conn.id, user_id="u1")

@@ -1,0 +1,46 @@
+"""The write barrier in front of ``sendEmail``: a ``nyla_before_tool_call`` policy.
+
+Sending is never read-only (the tool runs alone, in the model's order), and before it runs
+this policy checks the settings: ``NYLA_EMAIL_SEND=off`` denies every send, and
+``NYLA_EMAIL_SEND_DOMAINS=example.com,example.org`` allows only those recipient domains.
+Any other plugin's ``nyla_before_tool_call`` can deny it as well (the first denial wins).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nyla import Tool, ToolContext, ToolResult, config_value
+
+SEND_TOOL = "sendEmail"
+
+
+def _domains() -> set[str]:
+    raw = config_value("NYLA_EMAIL_SEND_DOMAINS") or ""
+    return {d.strip().lower().lstrip("@") for d in raw.split(",") if d.strip()}
+
+
+def send_policy(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> ToolResult | None:
+    """``None`` (allow) or the denial the model sees."""
+    if tool.name != SEND_TOOL:
+        return None
+    if (config_value("NYLA_EMAIL_SEND") or "on").lower() in ("off", "0", "false", "no"):
+        return ToolResult.fail(
+            "sending e-mail is switched off here (NYLA_EMAIL_SEND=off)",
+            "DENIED",
+            suggestion="save a draft with draftEmail and tell the user to send it",
+        )
+    allowed = _domains()
+    recipients = [*(arguments.get("to") or []), *(arguments.get("cc") or [])]
+    outside = [
+        r for r in recipients if isinstance(r, str) and r.rsplit("@", 1)[-1].lower() not in allowed
+    ]
+    if allowed and outside:
+        return ToolResult.fail(
+            f"sending to {', '.join(outside)} is not allowed (allowed domains: "
+            f"{', '.join(sorted(allowed))})",
+            "DENIED",
+            field="to",
+            suggestion="save a draft with draftEmail and tell the user to send it",
+        )
+    return None

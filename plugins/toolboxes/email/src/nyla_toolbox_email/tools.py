@@ -1,0 +1,326 @@
+"""The five e-mail tools: ``searchEmail``, ``readEmail``, ``draftEmail``, ``sendEmail``,
+``organizeEmail``. Each works on any connected mail service (an adapter with the mail
+capabilities of :class:`nyla.sdk.connectors.MailConnector`), reached through the kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from nyla import Tool, ToolContext, ToolResult
+from nyla.sdk.connectors import (
+    ConnectorError,
+    Download,
+    MailQuery,
+    NoConnection,
+    OutgoingMessage,
+    connector_failure,
+    inline_line,
+    inline_listing,
+    mail_capabilities,
+    pick_connection,
+)
+
+#: the largest attachment saved into the user's files, and the most attachments per mail
+MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
+MAX_BODY_CHARS = 20_000
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    connection_id: str | None = Field(
+        default=None,
+        alias="connectionId",
+        description="The mail connection; needed only when the user has several.",
+    )
+
+
+class SearchEmailArgs(_Args):
+    """Arguments of ``searchEmail``."""
+
+    query: str = Field(default="", description="Words to find in subject, body and sender.")
+    sender: str = Field(default="", alias="from", description="Sender address or name.")
+    subject: str = Field(default="", description="Words of the subject.")
+    folder: str = Field(
+        default="",
+        description="Folder id or well-known name (inbox, sentitems, drafts, archive); "
+        "empty: the whole mailbox.",
+    )
+    date_from: datetime | None = Field(
+        default=None, alias="dateFrom", description="Received on or after (ISO 8601)."
+    )
+    date_to: datetime | None = Field(
+        default=None, alias="dateTo", description="Received before (ISO 8601)."
+    )
+    unread_only: bool = Field(default=False, alias="unreadOnly")
+    cursor: str | None = Field(default=None, description="From a previous result: next page.")
+
+
+class ReadEmailArgs(_Args):
+    """Arguments of ``readEmail``."""
+
+    message_id: str = Field(alias="messageId", description="Id from searchEmail.")
+    save_attachments: bool = Field(
+        default=False,
+        alias="saveAttachments",
+        description="Save the attachments into the user's files (readFile can open them).",
+    )
+
+
+class DraftEmailArgs(_Args):
+    """Arguments of ``draftEmail``."""
+
+    to: list[str] = Field(min_length=1, description="Recipient addresses.")
+    subject: str = Field(min_length=1)
+    body: str = Field(description="Plain-text body.")
+    cc: list[str] = Field(default_factory=list)
+    attachment_file_ids: list[str] = Field(
+        default_factory=list, alias="attachmentFileIds", description="Ids of the user's files."
+    )
+
+
+class SendEmailArgs(DraftEmailArgs):
+    """Arguments of ``sendEmail``: a saved draft, or a new message."""
+
+    draft_id: str | None = Field(default=None, alias="draftId", description="Draft to send.")
+    to: list[str] = Field(default_factory=list, description="Recipients of a new message.")
+    subject: str = ""
+    body: str = ""
+
+    @model_validator(mode="after")
+    def _draft_or_message(self) -> SendEmailArgs:
+        if not self.draft_id and not (self.to and self.subject):
+            raise ValueError("pass draftId, or to and subject (and body) of a new message")
+        return self
+
+
+class OrganizeEmailArgs(_Args):
+    """Arguments of ``organizeEmail``."""
+
+    message_id: str = Field(alias="messageId")
+    move_to: str | None = Field(
+        default=None, alias="moveTo", description="Folder id or well-known name (archive, ...)."
+    )
+    flagged: bool | None = Field(default=None, description="Set or clear the follow-up flag.")
+    read: bool | None = Field(default=None, description="Mark read (true) or unread (false).")
+
+    @model_validator(mode="after")
+    def _something(self) -> OrganizeEmailArgs:
+        if self.move_to is None and self.flagged is None and self.read is None:
+            raise ValueError("pass moveTo, flagged or read")
+        return self
+
+
+Work = Callable[[Any], Awaitable[ToolResult]]
+
+
+async def with_mail(
+    ctx: ToolContext, connection_id: str | None, need: str, work: Work
+) -> ToolResult:
+    """Run ``work(session)`` on the user's mail connection that can ``need``; connector
+    errors come back as results."""
+    try:
+        conn = await pick_connection(
+            ctx, connection_id, lambda a: need in mail_capabilities(a), "mail"
+        )
+        async with ctx.kernel.connections.open(conn.id, user_id=ctx.run.user_id) as session:
+            return await work(session)
+    except NoConnection as exc:
+        return exc.result
+    except ConnectorError as exc:
+        return connector_failure(exc)
+
+
+async def search_email(args: SearchEmailArgs, ctx: ToolContext) -> ToolResult:
+    """Messages by words, sender, subject, folder and received date; one line each."""
+    query = MailQuery(
+        text=args.query,
+        sender=args.sender,
+        subject=args.subject,
+        folder=args.folder,
+        since=args.date_from,
+        until=args.date_to,
+        unread_only=args.unread_only,
+    )
+
+    async def work(s: Any) -> ToolResult:
+        page = await s.adapter.search_mail(s, query, args.cursor)
+        data = {
+            "connectionId": s.connection.id,
+            "items": [i.to_wire() for i in page.items],
+            "cursor": page.cursor,
+        }
+        return ToolResult.ok(inline_listing(page.items, page.cursor), data=data)
+
+    return await with_mail(ctx, args.connection_id, "search_mail", work)
+
+
+async def _save(ctx: ToolContext, s: Any, download: Download) -> str:
+    policy = ctx.kernel.knowledge.resolve_policy
+    neutralize = (await policy(s.connection.id, download.item.path or "/", "neutralize")).value
+    saved = await ctx.kernel.files.save(
+        download.name, download.content, ctx.run, mime_type=download.mime,
+        neutralize=bool(neutralize),
+    )  # fmt: skip
+    return saved.id
+
+
+async def read_email(args: ReadEmailArgs, ctx: ToolContext) -> ToolResult:
+    """A message's text and its attachments (saved into the user's files on request)."""
+
+    async def work(s: Any) -> ToolResult:
+        msg = await s.adapter.read_message(s, args.message_id)
+        lines = [inline_line(msg.item), f"to: {', '.join(msg.to) or '-'}"]
+        if msg.cc:
+            lines.append(f"cc: {', '.join(msg.cc)}")
+        body = msg.body if len(msg.body) <= MAX_BODY_CHARS else msg.body[:MAX_BODY_CHARS] + " [...]"
+        lines += ["", body, ""]
+        saved: dict[str, str] = {}
+        for att in msg.attachments:
+            note = ""
+            if args.save_attachments:
+                try:
+                    got = await s.adapter.download(s, att.id, MAX_ATTACHMENT_BYTES)
+                    saved[att.id] = await _save(ctx, s, got)
+                    note = f" -> saved as file {saved[att.id]}"
+                except ConnectorError as exc:
+                    note = f" (not saved: {exc.code}: {exc})"
+            lines.append(f"attachment: {inline_line(att)}{note}")
+        data = {"message": msg.to_wire(), "savedFiles": saved}
+        return ToolResult.ok("\n".join(lines).strip(), data=data)
+
+    return await with_mail(ctx, args.connection_id, "read_message", work)
+
+
+async def _outgoing(args: DraftEmailArgs, ctx: ToolContext) -> OutgoingMessage:
+    from nyla.sdk.connectors import Item
+
+    attachments = []
+    for file_id in args.attachment_file_ids:
+        meta = await ctx.kernel.files.get(file_id, ctx.run)
+        if meta is None:
+            raise LookupError(file_id)
+        content = await ctx.kernel.files.read_bytes(file_id, ctx.run)
+        item = Item(id=file_id, title=meta.name, size=len(content), mime=meta.mime_type)
+        attachments.append(Download(item=item, content=content, mime=meta.mime_type))
+    return OutgoingMessage(
+        to=args.to, cc=args.cc, subject=args.subject, body=args.body, attachments=attachments
+    )
+
+
+def _missing_file(file_id: str) -> ToolResult:
+    return ToolResult.fail(
+        f"no file {file_id} for this user",
+        "NOT_FOUND",
+        field="attachmentFileIds",
+        suggestion="use ids from listFiles",
+    )
+
+
+async def draft_email(args: DraftEmailArgs, ctx: ToolContext) -> ToolResult:
+    """Save a draft (nothing is sent)."""
+    try:
+        message = await _outgoing(args, ctx)
+    except LookupError as exc:
+        return _missing_file(str(exc.args[0]))
+
+    async def work(s: Any) -> ToolResult:
+        draft = await s.adapter.draft(s, message)
+        return ToolResult.ok(
+            f"draft saved: {inline_line(draft)}; send it with sendEmail(draftId={draft.id!r})",
+            data={"draftId": draft.id, "connectionId": s.connection.id},
+        )
+
+    return await with_mail(ctx, args.connection_id, "draft", work)
+
+
+async def send_email(args: SendEmailArgs, ctx: ToolContext) -> ToolResult:
+    """Send a saved draft or a new message (a write: the policy hook sees it first)."""
+    message = None
+    if not args.draft_id:
+        try:
+            message = await _outgoing(args, ctx)
+        except LookupError as exc:
+            return _missing_file(str(exc.args[0]))
+
+    async def work(s: Any) -> ToolResult:
+        if args.draft_id:
+            sent = await s.adapter.send_draft(s, args.draft_id)
+        else:
+            sent = await s.adapter.send(s, message)
+        return ToolResult.ok(f"sent (id {sent})", data={"messageId": sent})
+
+    need = "send_draft" if args.draft_id else "draft"
+    return await with_mail(ctx, args.connection_id, need, work)
+
+
+async def organize_email(args: OrganizeEmailArgs, ctx: ToolContext) -> ToolResult:
+    """Flag, mark read/unread and/or move a message."""
+
+    async def work(s: Any) -> ToolResult:
+        message_id, done = args.message_id, []
+        if args.flagged is not None or args.read is not None:
+            item = await s.adapter.flag(s, message_id, flagged=args.flagged, read=args.read)
+            message_id = item.id
+            done.append("flagged" if args.flagged else "updated")
+        if args.move_to:
+            item = await s.adapter.move(s, message_id, args.move_to)
+            message_id = item.id
+            done.append(f"moved to {args.move_to}")
+        return ToolResult.ok(
+            f"{', '.join(done)}; the message id is now {message_id}",
+            data={"messageId": message_id},
+        )
+
+    need = "move" if args.move_to else "flag"
+    return await with_mail(ctx, args.connection_id, need, work)
+
+
+def email_tools() -> list[Tool]:
+    """The five tools."""
+    return [
+        Tool.from_model(
+            "searchEmail",
+            "Search the user's mailbox (Outlook, ...) on the server: words, sender (from), "
+            "subject, folder, received dates. One line per message with date and sender; "
+            "use readEmail for a message's text. Search before browsing.",
+            SearchEmailArgs,
+            search_email,
+            read_only=True,
+            timeout_s=60,
+        ),
+        Tool.from_model(
+            "readEmail",
+            "Read one message: text, recipients, attachments (saveAttachments stores them in "
+            "the user's files).",
+            ReadEmailArgs,
+            read_email,
+            read_only=True,
+            timeout_s=120,
+        ),
+        Tool.from_model(
+            "draftEmail",
+            "Save a draft in the user's mailbox. Nothing is sent.",
+            DraftEmailArgs,
+            draft_email,
+            timeout_s=60,
+        ),
+        Tool.from_model(
+            "sendEmail",
+            "Send a saved draft (draftId) or a new message. Only when the user asked to send.",
+            SendEmailArgs,
+            send_email,
+            timeout_s=60,
+        ),
+        Tool.from_model(
+            "organizeEmail",
+            "Flag or unflag, mark read or unread, and/or move a message to a folder.",
+            OrganizeEmailArgs,
+            organize_email,
+            timeout_s=60,
+        ),
+    ]
