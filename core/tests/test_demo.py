@@ -24,6 +24,8 @@ async def test_every_demo_step_runs(db, tmp_path, monkeypatch):
     assert "completed" in text
     assert "phase2" in text and "100.0 %" in text
     assert "0 of the demo user's personal chunks" in text
+    assert "2026-05-offsite.txt" in text and "nothing re-embedded" in text
+    assert "Search first" in text
     assert len(list((tmp_path / "reports").glob("*.md"))) == 1
 
 

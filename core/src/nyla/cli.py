@@ -22,6 +22,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "knowledge": ("nyla.knowledge.cli:knowledge", "Index, search and purge the knowledge store."),
     "feature": ("nyla.features.cli:feature", "Business features: seed data, inspect tables."),
     "eval": ("nyla.eval.cli:eval_group", "Benchmark a feature's data agent."),
+    "connections": ("nyla.walkers.cli:connections", "Connections to external services."),
+    "sync": ("nyla.walkers.cli:sync", "Sync connected folders into the knowledge store."),
 }
 
 

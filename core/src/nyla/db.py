@@ -55,6 +55,7 @@ TABLE_MODULES: tuple[str, ...] = (
     "nyla.knowledge.tables",
     "nyla.jobs.tables",
     "nyla.connections.tables",
+    "nyla.walkers.tables",
     "nyla.features.tables",
 )
 

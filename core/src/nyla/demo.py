@@ -25,6 +25,7 @@ DEMO_STEPS: tuple[tuple[str, str], ...] = (
     ("Knowledge store: index and search offline", "nyla.knowledge.demo:run_demo"),
     ("Feature data agent: the trustee benchmark with a scripted policy", "nyla.eval.demo:run_demo"),
     ("Agent run: tools, events and trace", "nyla.agent.demo:run_demo"),
+    ("Your own data: a local folder connected, searched, synced", "nyla.walkers.demo:run_demo"),
 )
 
 
@@ -125,6 +126,8 @@ async def main() -> None:
         "  nyla tools list                           the tools an agent can call\n"
         '  nyla knowledge search "QUERY"             semantic search over what was indexed\n'
         '  nyla run "PROMPT"                         run the agent (set a provider key first)\n'
+        "  nyla connections add localfs --setting root=DIR   connect a folder; then\n"
+        "  nyla sync run CONNECTION_ID               sync it into the knowledge store\n"
         "  nyla db info | stop                       the embedded database\n"
         "  docs/: writing-a-plugin.md, hooks.md, configuration.md"
     )

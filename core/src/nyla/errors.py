@@ -104,3 +104,11 @@ class ProviderTimeoutError(ProviderError):
 
 class InvalidQueryError(NylaError):
     """A search query that cannot be searched (empty, or nothing in it to embed)."""
+
+
+class NotFoundError(NylaError):
+    """A data source, connection or file does not exist."""
+
+
+class PermissionDeniedError(NylaError):
+    """The caller may not change this object."""

@@ -76,7 +76,31 @@ class Kernel:
         """Connections to external services, their tokens, and connector sessions."""
         return _service("nyla.connections.service:ConnectionService", self)
 
+    @property
+    def jobs_backend(self) -> str:
+        """Where background jobs run: ``inprocess`` (default) or ``procrastinate``
+        (``NYLA_JOBS``)."""
+        import os
+
+        return str(self.settings.get("jobs") or os.environ.get("NYLA_JOBS") or "inprocess")
+
+    @cached_property
+    def jobs(self) -> Any:
+        """The job runner (heartbeat, boot recovery, zombie killer, cancel)."""
+        if self.jobs_backend == "procrastinate":
+            return _service("nyla.jobs.queue:ProcrastinateRunner", self)
+        from nyla.jobs.runtime import JobRunner
+
+        return JobRunner(self.db)
+
+    @cached_property
+    def sync(self) -> Any:
+        """Syncs of data sources into the knowledge store (walkers, as jobs)."""
+        return _service("nyla.walkers.service:SyncService", self)
+
     async def aclose(self) -> None:
         """Release pooled connections and clients."""
+        if "jobs" in self.__dict__:
+            await self.jobs.aclose()
         if "db" in self.__dict__:
             await self.db.dispose()

@@ -15,6 +15,7 @@ import httpx
 from nyla.hookspecs import hookimpl
 from nyla.sdk.connectors import (
     BaseConnector,
+    BaseWalker,
     Download,
     HttpPolicy,
     Item,
@@ -107,12 +108,23 @@ class ExampleDrive(BaseConnector):
             url = body.get("@odata.nextLink")
 
 
+class ExampleWalker(BaseWalker):
+    """Syncs the example drive (every file)."""
+
+    id = "exampledrive"
+    services = ["exampledrive"]
+
+
 class ExampleDrivePlugin:
     """The plugin object (what an entry point would name)."""
 
     @hookimpl
     def nyla_connectors(self) -> list[Any]:
         return [ExampleDrive()]
+
+    @hookimpl
+    def nyla_walkers(self) -> list[Any]:
+        return [ExampleWalker()]
 
 
 def drive_item(doc: FakeDoc) -> dict[str, Any]:

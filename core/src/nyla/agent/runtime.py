@@ -76,6 +76,7 @@ class AgentRuntime:
                 prompt,
                 config=config,
                 context=context,
+                system_prompt=await self._system_prompt(config, context, session),
                 tools=session.tools,
                 context_builder=self._context_builder(),
                 round_recorder=self._round_recorder(),
@@ -90,6 +91,22 @@ class AgentRuntime:
                 await loop.aclose()  # a consumer that stops early still gets a whole trace now
         finally:
             self._cancels.pop(run_id, None)
+
+    async def _system_prompt(
+        self, config: AgentConfig, context: RunContext, session: ToolboxSession
+    ) -> str | None:
+        """The base prompt plus the search-first block when the user has connections."""
+        from nyla.agent.conversation import DEFAULT_SYSTEM_PROMPT
+        from nyla.tools.datasources import data_source_prompt
+
+        try:
+            block = await data_source_prompt(self.kernel, context.user_id, session.tools)
+        except Exception as exc:  # no database, no connections: the run goes on without
+            log.info("no data-source block: %s", exc)
+            return None
+        if block is None:
+            return None
+        return f"{config.system_prompt or DEFAULT_SYSTEM_PROMPT}\n\n{block}"
 
     async def trace(self, run_id: str) -> AgentTrace | None:
         """The persisted trace of a run."""

@@ -145,3 +145,17 @@ async def sync_pages(
             if restarted:
                 raise
             restarted = True
+
+
+class BaseWalker:
+    """Base of a RAG walker: the connector ``services`` it syncs and its limit kind
+    (``files``: max_bytes, max_file_size, max_items, max_depth; ``clickup``: max_tasks, ...).
+    The kernel's walker runner does the crawling; override :meth:`accepts` to leave items out."""
+
+    id: ClassVar[str] = ""
+    services: ClassVar[list[str]] = []
+    limit_kind: ClassVar[str] = "files"
+
+    def accepts(self, item: Item) -> bool:
+        """Whether to index ``item`` (default: every item that is not a folder)."""
+        return not item.is_folder

@@ -18,6 +18,7 @@ in their job's progress.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import random
 from collections.abc import Awaitable, Callable, Mapping
@@ -71,6 +72,8 @@ class HttpPolicy:
     rate_window_s: float = 1.0
     slow_down_at: float = 0.8
     remaining_header: str | None = None
+    #: ``Bearer`` (OAuth tokens) or ``Basic`` (the stored token is ``user:password``)
+    auth_scheme: str = "Bearer"
 
 
 @dataclass
@@ -206,9 +209,9 @@ class VendorHttp:
         **kw: Any,
     ) -> T:
         merged = dict(headers or {})
-        if token:
-            merged["Authorization"] = f"Bearer {token}"
         p = self.policy
+        if token:
+            merged["Authorization"] = _authorization(p.auth_scheme, token)
         timeout = httpx.Timeout(p.timeout_s, connect=p.connect_timeout_s)
         semaphore = self.limiter.semaphore(f"{self.service}:{self.account}", p.max_concurrency)
         async with semaphore:
@@ -269,6 +272,12 @@ class VendorHttp:
         self.stats.waited_s += delay
         self.stats.delays.append(delay)
         await self.sleep(delay)
+
+
+def _authorization(scheme: str, token: str) -> str:
+    if scheme.lower() == "basic":
+        return "Basic " + base64.b64encode(token.encode("utf-8")).decode("ascii")
+    return f"{scheme} {token}"
 
 
 def _error_kw(error: ConnectorError) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from nyla.ai.config import config_value
@@ -15,7 +16,6 @@ from nyla.connections.errors import (
     VendorBadRequestError,
 )
 from nyla.connections.http import VendorHttp
-from nyla.connections.tokens import grant_from_token_response
 from nyla.errors import ConfigurationError
 from nyla.models.datasource import OAuthConfig, TokenGrant
 
@@ -110,3 +110,19 @@ async def device_code_flow(
                 continue
             raise ConnectorError(f"{service}: sign-in failed: {exc}", service=service) from exc
     raise ConnectorError(f"{service}: the sign-in code expired before it was approved")
+
+
+def grant_from_token_response(body: dict[str, Any], *, now: datetime | None = None) -> TokenGrant:
+    """A :class:`TokenGrant` from an OAuth 2.0 token endpoint's JSON answer (RFC 6749 §5.1)."""
+    expires_in = body.get("expires_in")
+    expires_at = None
+    if isinstance(expires_in, (int, float, str)) and str(expires_in).isdigit():
+        expires_at = (now or datetime.now(UTC)) + timedelta(seconds=int(expires_in))
+    scope = body.get("scope") or ""
+    return TokenGrant(
+        access_token=str(body["access_token"]),
+        refresh_token=body.get("refresh_token"),
+        expires_at=expires_at,
+        token_type=str(body.get("token_type") or "Bearer"),
+        scopes=scope.split() if isinstance(scope, str) else list(scope),
+    )

@@ -67,8 +67,8 @@ class ConnectionService:
     ) -> None:
         self.kernel = kernel
         self.transport = transport if transport is not None else kernel.settings.get("transport")
-        self.sleep = sleep
-        self.limiter = limiter or Limiter(sleep=sleep)
+        self.sleep = kernel.settings.get("sleep") or sleep
+        self.limiter = limiter or Limiter(sleep=self.sleep)
         self.store = ConnectionStore(kernel.db, cipher or _cipher(kernel))
         self.tokens = TokenManager(kernel.db, self.store, self._refresh)
 
@@ -209,8 +209,29 @@ class ConnectionService:
         )
 
 
-def _cipher(kernel: Any) -> TokenCipher:
-    explicit = kernel.settings.get("secret_key")
-    if explicit:
-        return TokenCipher([explicit])
-    return TokenCipher.from_config(kernel.settings.get("data_dir"))
+class _LazyCipher:
+    """The configured cipher, made on first use (listing connections needs no key)."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._cipher: TokenCipher | None = None
+
+    def _get(self) -> TokenCipher:
+        if self._cipher is None:
+            explicit = self.kernel.settings.get("secret_key")
+            self._cipher = (
+                TokenCipher([explicit])
+                if explicit
+                else TokenCipher.from_config(self.kernel.settings.get("data_dir"))
+            )
+        return self._cipher
+
+    def encrypt(self, value: str) -> str:
+        return self._get().encrypt(value)
+
+    def decrypt(self, value: str) -> str:
+        return self._get().decrypt(value)
+
+
+def _cipher(kernel: Any) -> Any:
+    return _LazyCipher(kernel)

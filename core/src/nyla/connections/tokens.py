@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from sqlalchemy import text
 
@@ -137,19 +136,3 @@ class ConnectionTokens:
     async def refresh(self, rejected: str | None) -> str | None:
         """A fresh token after a 401."""
         return await self.manager.refresh_after_rejection(self.connection_id, rejected)
-
-
-def grant_from_token_response(body: dict[str, Any], *, now: datetime | None = None) -> TokenGrant:
-    """A :class:`TokenGrant` from an OAuth 2.0 token endpoint's JSON answer (RFC 6749 §5.1)."""
-    expires_in = body.get("expires_in")
-    expires_at = None
-    if isinstance(expires_in, (int, float, str)) and str(expires_in).isdigit():
-        expires_at = (now or datetime.now(UTC)) + timedelta(seconds=int(expires_in))
-    scope = body.get("scope") or ""
-    return TokenGrant(
-        access_token=str(body["access_token"]),
-        refresh_token=body.get("refresh_token"),
-        expires_at=expires_at,
-        token_type=str(body.get("token_type") or "Bearer"),
-        scopes=scope.split() if isinstance(scope, str) else list(scope),
-    )

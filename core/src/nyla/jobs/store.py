@@ -3,11 +3,13 @@ recover jobs a crash left ``running``."""
 
 from __future__ import annotations
 
+import os
+import socket
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from nyla.db import Database
 from nyla.jobs.tables import Job
@@ -32,9 +34,12 @@ class JobStore:
         data_source_id: str | None = None,
         total: int | None = None,
         message: str = "",
+        worker: str | None = None,
+        job_id: str | None = None,
     ) -> str:
-        """Create a running job and return its id."""
-        job_id = uuid.uuid4().hex
+        """Create a running job and return its id (``worker`` = ``this_worker()`` for jobs
+        this process runs)."""
+        job_id = job_id or uuid.uuid4().hex
         async with self.db.session() as s:
             s.add(
                 Job(
@@ -48,6 +53,8 @@ class JobStore:
                     total=total,
                     message=message,
                     details={},
+                    worker=worker,
+                    heartbeat_at=_now() if worker else None,
                 )
             )
         return job_id
@@ -63,6 +70,34 @@ class JobStore:
             await s.execute(
                 update(Job).where(Job.id == job_id, Job.status == RUNNING).values(**values)
             )
+
+    async def heartbeat(self, job_ids: list[str]) -> None:
+        """Record that the process running these jobs is alive (not that they progressed)."""
+        if not job_ids:
+            return
+        async with self.db.session() as s:
+            await s.execute(
+                update(Job)
+                .where(Job.id.in_(job_ids), Job.status == RUNNING)
+                .values(heartbeat_at=_now())
+            )
+
+    async def get(self, job_id: str) -> Job | None:
+        """One job row."""
+        async with self.db.session() as s:
+            return await s.get(Job, job_id)
+
+    async def recent(
+        self, *, user_id: str | None = None, data_source_id: str | None = None, limit: int = 20
+    ) -> list[Job]:
+        """The latest jobs, newest first."""
+        query = select(Job).order_by(Job.started_at.desc()).limit(limit)
+        if user_id is not None:
+            query = query.where(Job.user_id == user_id)
+        if data_source_id is not None:
+            query = query.where(Job.data_source_id == data_source_id)
+        async with self.db.session() as s:
+            return list((await s.execute(query)).scalars())
 
     async def finish(self, job_id: str, *, error: str | None = None) -> None:
         """Mark a running job done (or failed with ``error``)."""
@@ -133,19 +168,31 @@ class JobStore:
             return list((await s.execute(query)).scalars())
 
     async def recover_interrupted(self) -> int:
-        """At worker start: every job still ``running`` was interrupted; mark it an error
-        (never requeued automatically, which could loop forever)."""
-        return await self._fail_running(None, "interrupted: the worker restarted")
+        """At start: jobs still ``running`` whose process is gone (no worker recorded, or a
+        worker on this host whose pid no longer exists) were interrupted; mark them errors
+        (never requeued automatically, which could loop forever; a sync resumes from its
+        checkpoint the next time it runs). Jobs of live processes are left alone."""
+        async with self.db.session() as s:
+            rows = (await s.execute(select(Job.id, Job.worker).where(Job.status == RUNNING))).all()
+        dead = [job_id for job_id, worker in rows if not worker_alive(worker)]
+        if not dead:
+            return 0
+        return await self._fail_running(None, "interrupted: its worker process ended", dead)
 
     async def kill_zombies(self, max_age_seconds: float = 1800) -> int:
-        """Mark running jobs without a progress update for ``max_age_seconds`` as errors."""
+        """Mark running jobs without a heartbeat (or, for jobs without one, progress) for
+        ``max_age_seconds`` as errors."""
         cutoff = _now() - timedelta(seconds=max_age_seconds)
-        return await self._fail_running(cutoff, f"no progress for {int(max_age_seconds)} s")
+        return await self._fail_running(cutoff, f"no heartbeat for {int(max_age_seconds)} s")
 
-    async def _fail_running(self, cutoff: datetime | None, reason: str) -> int:
+    async def _fail_running(
+        self, cutoff: datetime | None, reason: str, ids: list[str] | None = None
+    ) -> int:
         where = [Job.status == RUNNING]
         if cutoff is not None:
-            where.append(Job.updated_at < cutoff)
+            where.append(func.coalesce(Job.heartbeat_at, Job.updated_at) < cutoff)
+        if ids is not None:
+            where.append(Job.id.in_(ids))
         async with self.db.session() as s:
             result = await s.execute(
                 update(Job)
@@ -157,3 +204,25 @@ class JobStore:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def this_worker() -> str:
+    """This process as a job's worker: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def worker_alive(worker: str | None) -> bool:
+    """Whether a job's worker process still exists (workers on other hosts count as alive:
+    the zombie killer handles them by their heartbeat)."""
+    if not worker:
+        return False
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -13,8 +13,10 @@ from nyla.db import Base
 
 
 class Job(Base):
-    """A background job with its progress; ``status`` is ``running``, ``done``, ``error`` or
-    ``cancelled``."""
+    """A background job with its progress; ``status`` is ``queued``, ``running``, ``done``,
+    ``error`` or ``cancelled``. ``heartbeat_at`` is liveness (a beat from the process running
+    it), separate from progress: a slow job that beats is alive. ``worker`` names the process
+    (``host:pid``) so boot recovery can tell a dead worker's jobs from a live one's."""
 
     __tablename__ = "jobs"
 
@@ -33,3 +35,5 @@ class Job(Base):
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    worker: Mapped[str | None] = mapped_column(String(200), nullable=True)

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from nyla.errors import NylaError
+from nyla.errors import NotFoundError, PermissionDeniedError
 from nyla.jobs.tables import Job
 from nyla.knowledge.policy import covers, effective_policy, normalize_path
 from nyla.knowledge.tables import (
@@ -28,14 +28,6 @@ from nyla.knowledge.tables import (
 )
 from nyla.knowledge.vectors import delete_file_chunks
 from nyla.models.knowledge import PurgeResult
-
-
-class NotFoundError(NylaError):
-    """A data source, connection or file does not exist."""
-
-
-class PermissionDeniedError(NylaError):
-    """The caller may not change this object."""
 
 
 async def purge_files(session: AsyncSession, file_ids: list[str], reason: str) -> PurgeResult:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from nyla.connections.base import BaseConnector, capabilities, sync_pages
+from nyla.connections.base import BaseConnector, BaseWalker, capabilities, sync_pages
 from nyla.connections.errors import (
     ConnectorError,
     CursorExpiredError,
@@ -51,14 +51,14 @@ from nyla.models.datasource import (
 )
 
 if TYPE_CHECKING:
-    from nyla.connections.oauth import device_code_flow, oauth2_refresh
-    from nyla.connections.tokens import grant_from_token_response
+    from nyla.connections.oauth import device_code_flow, grant_from_token_response, oauth2_refresh
 
 __all__ = [
     "CAPABILITIES",
     "EXTRA_KEYS",
     "MAIL_CAPABILITIES",
     "BaseConnector",
+    "BaseWalker",
     "ConnectionInfo",
     "ConnectorAdapter",
     "ConnectorContext",
@@ -111,7 +111,7 @@ __all__ = [
 _LAZY = {
     "device_code_flow": "nyla.connections.oauth",
     "oauth2_refresh": "nyla.connections.oauth",
-    "grant_from_token_response": "nyla.connections.tokens",
+    "grant_from_token_response": "nyla.connections.oauth",
 }
 
 

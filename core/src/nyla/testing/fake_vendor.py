@@ -108,6 +108,12 @@ class FakeCorpus:
         prefix = (folder or "/").rstrip("/") + "/"
         return [d for _, d in sorted(self.docs.items()) if d.path.startswith(prefix)]
 
+    def listed(self, folder: str | None = None) -> list[FakeDoc]:
+        """What a listing shows: :meth:`live`, cut at ``truncate_after`` (for wires of vendors
+        without cursors, e.g. WebDAV's PROPFIND)."""
+        docs = self.live(folder)
+        return docs if self.truncate_after is None else docs[: self.truncate_after]
+
     def get(self, doc_id: str) -> FakeDoc | None:
         """A document by id."""
         return self.docs.get(doc_id)
@@ -204,7 +210,8 @@ class ConnectorWire:
 
     def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
         """Answer a data request (listing, search, download, delta, upload) from ``corpus`` in
-        the vendor's documented format. Raise :class:`StaleCursorError` (or let the corpus
+        the vendor's documented format: listings through ``corpus.listing`` / ``search`` /
+        ``delta`` (paged, cursors), or ``corpus.listed()`` for vendors without paging. Raise :class:`StaleCursorError` (or let the corpus
         raise it) for an expired cursor."""
         raise NotImplementedError
 
@@ -234,6 +241,11 @@ class ConnectorWire:
             400, json={"error": "invalid_grant", "error_description": "consent revoked"}
         )
 
+    def item_id(self, doc: FakeDoc) -> str:
+        """The id the adapter gives ``doc`` (default: the vendor's own id; path-addressed
+        stores such as WebDAV use the path)."""
+        return doc.id
+
     def search_term(self, doc: FakeDoc) -> str:
         """A term the vendor's search finds ``doc`` by (default: its name without suffix)."""
         return doc.name.rsplit(".", 1)[0]
@@ -244,8 +256,15 @@ class FakeVendor:
     wire. ``faults`` maps the 1-based number of a data request to what happens to it
     (``"429"``, ``"429-date"``, ``"timeout"``, ``"500"``); ``"*"`` applies to every one."""
 
-    def __init__(self, wire: ConnectorWire, corpus: FakeCorpus, token_url: str | None) -> None:
+    def __init__(
+        self,
+        wire: ConnectorWire,
+        corpus: FakeCorpus,
+        token_url: str | None,
+        auth_scheme: str = "Bearer",
+    ) -> None:
         self.wire = wire
+        self.auth_scheme = auth_scheme
         self.corpus = corpus
         self.token_url = token_url
         grant = wire.grant()
@@ -271,8 +290,10 @@ class FakeVendor:
         if fault:
             return self._fault(fault, request)
         if self.access is not None:
+            from nyla.connections.http import _authorization
+
             auth = request.headers.get("authorization", "")
-            if auth != f"Bearer {self.access}":
+            if auth != _authorization(self.auth_scheme, self.access):
                 return self.wire.error_reply(401)
         try:
             return self.wire.handle(request, self.corpus)

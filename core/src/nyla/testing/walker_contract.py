@@ -1,19 +1,276 @@
-"""Contract suite for walker plugins."""
+"""Contract suite for walker plugins: a connector's walker syncing a fake vendor into the
+real knowledge store on the embedded PostgreSQL, through the kernel's walker runner.
+
+Subclass :class:`WalkerContract` and override ``plugin`` (a plugin contributing the connector
+and its walker) and ``wire`` (the connector's :class:`~nyla.testing.fake_vendor.ConnectorWire`).
+Scenarios: everything indexed over several pages and found only by its owner; a second sync
+embeds nothing unchanged; changes and deletions reach the index; a truncated listing deletes
+nothing; a cancel mid-sync resumes where it stopped without duplicates; limits stop the sync
+and say why; consent withdrawn mid-sync purges and stops.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import math
+import re
 from typing import Any
 
+import httpx
+import pytest
+import pytest_asyncio
+from sqlalchemy import func, select
+
+from nyla.jobs.runtime import JobHandle
 from nyla.testing.contract_base import PluginContract, _host_for
+from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus, FakeVendor
+
+USER = "walker-user"
+DIMS = 32
+
+
+class CountingEmbedder:
+    """A deterministic bag-of-words embedder that counts what it embedded."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.texts.extend(texts)
+        out = []
+        for text in texts:
+            vec = [0.0] * DIMS
+            for word in re.findall(r"\w+", text.lower()):
+                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+                vec[h % DIMS] += 1.0 if (h >> 32) & 1 else -1.0
+            norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+            out.append([v / norm if any(vec) else 1.0 / math.sqrt(DIMS) for v in vec])
+        return out
+
+
+class _Sleeps:
+    async def __call__(self, seconds: float) -> None:
+        return None
 
 
 class WalkerContract(PluginContract):
-    """Contract for walker plugins: which services each walks, and an async ``walk``."""
+    """The scenarios every walker passes over a fake of its connector's vendor."""
+
+    corpus_size: int = 7
+
+    @pytest.fixture
+    def wire(self) -> ConnectorWire:
+        """The connector's wire format. Override."""
+        raise NotImplementedError("override the `wire` fixture with your ConnectorWire")
+
+    @pytest.fixture
+    def corpus(self, wire: ConnectorWire) -> FakeCorpus:
+        """Documents with a distinctive word each."""
+        corpus = FakeCorpus(page_size=3)
+        for i in range(self.corpus_size):
+            corpus.add(
+                f"note-{i:02d}.txt", f"Meeting note {i} about topic{i} budget.", wire.scope or "/"
+            )
+        return corpus
+
+    @pytest.fixture
+    def embedder(self) -> CountingEmbedder:
+        """The embedder of the test kernel (counts embedded texts)."""
+        return CountingEmbedder()
+
+    @pytest.fixture
+    def vendor(self, wire: ConnectorWire, corpus: FakeCorpus) -> FakeVendor:
+        """The fake vendor."""
+        oauth = getattr(wire.adapter(), "oauth", None)
+        return FakeVendor(wire, corpus, oauth.token_url if oauth else None, _scheme(wire.adapter()))
+
+    @pytest_asyncio.fixture
+    async def kernel(
+        self, db: Any, plugin: Any, vendor: FakeVendor, embedder: CountingEmbedder, monkeypatch: Any
+    ) -> Any:
+        """A kernel with the plugin, a scripted embedding model and the fake vendor."""
+        from cryptography.fernet import Fernet
+
+        from nyla.kernel import Kernel
+        from nyla.plugins import PluginHost
+        from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+
+        oauth = getattr(vendor.wire.adapter(), "oauth", None)
+        if oauth is not None and oauth.client_id_setting:
+            monkeypatch.setenv(oauth.client_id_setting, "contract-client")
+        provider = ScriptedProvider(lambda request, index: "ok", embed_fn=embedder)
+        host = PluginHost.from_plugins(
+            [plugin, ScriptedPlugin(provider)], names=["plugin-under-test", "scripted"]
+        )
+        settings = {
+            "secret_key": Fernet.generate_key(),
+            "transport": httpx.MockTransport(vendor),
+            "sleep": _Sleeps(),
+        }
+        return Kernel(plugins=host, db=db, settings=settings)
+
+    @pytest_asyncio.fixture
+    async def source(self, kernel: Any, wire: ConnectorWire) -> str:
+        """A data source with indexing on, at the wire's scope; returns its id."""
+        adapter = wire.adapter()
+        conn = await kernel.connections.add(
+            adapter.service, user_id=USER, grant=wire.grant(), settings=wire.settings()
+        )
+        await kernel.knowledge.add_data_source(
+            f"ds-{conn.id}", conn.id, wire.scope or "/", user_id=USER, rag_index_enabled=True
+        )
+        return f"ds-{conn.id}"
+
+    async def _indexed(self, kernel: Any) -> dict[str, int]:
+        from nyla.knowledge.tables import FileContentIndex
+
+        async with kernel.db.session() as s:
+            rows = await s.execute(
+                select(FileContentIndex.file_id, FileContentIndex.chunk_count).where(
+                    FileContentIndex.status == "indexed"
+                )
+            )
+            return {file_id.split(":", 1)[1]: n for file_id, n in rows}
+
+    async def _chunks(self, kernel: Any) -> int:
+        from nyla.knowledge.tables import ContentChunk
+
+        async with kernel.db.session() as s:
+            return int((await s.execute(select(func.count()).select_from(ContentChunk))).scalar())
+
+    # ---- the scenarios ------------------------------------------------------------------
 
     def test_walkers_declare_services(self, plugin: Any) -> None:
         host = _host_for(plugin)
-        assert host.walkers, "no walker registered"
+        assert host.walkers, "the plugin registers no walker (nyla_walkers)"
         for walker in host.walkers.values():
             assert walker.services, f"walker {walker.id} names no connector service"
-            assert inspect.iscoroutinefunction(walker.walk)
+            assert walker.limit_kind in ("files", "clickup"), walker.limit_kind
+            assert not inspect.iscoroutinefunction(walker.accepts)
+
+    async def test_sync_indexes_everything_for_its_owner_only(
+        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
+    ) -> None:
+        from nyla.models.agent import RunContext
+
+        _, result = await kernel.sync.run(source, user_id=USER)
+        assert result.pages >= 2 and not result.errors, result
+        assert set(await self._indexed(kernel)) == {wire.item_id(d) for d in corpus.live()}
+        owner = await kernel.knowledge.semantic_search(
+            "topic3", context=RunContext(user_id=USER), k=3
+        )
+        assert owner.hits and "topic3" in owner.hits[0].text
+        other = await kernel.knowledge.semantic_search(
+            "topic3", context=RunContext(user_id="intruder")
+        )
+        assert not other.hits, "synced content leaked to another user"
+
+    async def test_second_sync_embeds_nothing_unchanged(
+        self, kernel: Any, source: str, embedder: CountingEmbedder
+    ) -> None:
+        await kernel.sync.run(source, user_id=USER)
+        embedded = len(embedder.texts)
+        _, again = await kernel.sync.run(source, user_id=USER)
+        assert len(embedder.texts) == embedded, "unchanged items were embedded again"
+        assert again.items_indexed == 0
+
+    async def test_changes_and_deletions_reach_the_index(
+        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
+    ) -> None:
+        await kernel.sync.run(source, user_id=USER)
+        changed, gone = corpus.live()[0], corpus.live()[1]
+        corpus.change(changed.id, "Meeting note rewritten about zeppelins.")
+        corpus.remove(gone.id)
+        _, result = await kernel.sync.run(source, user_id=USER)
+        indexed = await self._indexed(kernel)
+        assert wire.item_id(gone) not in indexed and wire.item_id(changed) in indexed
+        assert result.items_indexed >= 1 and result.items_deleted == 1, result
+
+    async def test_truncated_listing_deletes_nothing(
+        self, kernel: Any, source: str, corpus: FakeCorpus
+    ) -> None:
+        await kernel.sync.run(source, user_id=USER)
+        before = await self._indexed(kernel)
+        corpus.truncate_after = 2
+        corpus.expire_cursors()
+        _, result = await kernel.sync.run(source, user_id=USER)
+        assert await self._indexed(kernel) == before, "a truncated listing deleted knowledge"
+        assert result.sweep.startswith(("refused", "not run", "not needed")), result.sweep
+
+    async def test_cancel_mid_sync_resumes_without_duplicates(
+        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
+    ) -> None:
+        class CancelAfterFirstPage(JobHandle):
+            async def progress(
+                self, done: int, total: int | None = None, message: str = ""
+            ) -> None:
+                await super().progress(done, total, message)
+                await self.store.cancel(self.id)
+
+        ticks = iter(range(0, 10_000, 10))
+
+        async def job(handle: JobHandle) -> Any:
+            cancelling = CancelAfterFirstPage(handle.store, handle.id, clock=lambda: next(ticks))
+            return await kernel.sync.runner.sync(source, cancelling)
+
+        _, first = await kernel.jobs.run("sync", job, user_id=USER, data_source_id=source)
+        assert first.cancelled and 0 < len(await self._indexed(kernel)) < corpus_size(corpus)
+        _, second = await kernel.sync.run(source, user_id=USER)
+        indexed = await self._indexed(kernel)
+        assert set(indexed) == {wire.item_id(d) for d in corpus.live()}, (
+            "items lost after the resume"
+        )
+        assert await self._chunks(kernel) == sum(indexed.values()), "duplicate chunks"
+        assert second.items_indexed + first.items_indexed == corpus_size(corpus)
+
+    async def test_limits_stop_the_sync_and_say_why(
+        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
+    ) -> None:
+        big = corpus.live()[0]
+        big.content = b"large " * 400
+        _, result = await kernel.sync.run(
+            source, user_id=USER, limits={"max_items": 3, "max_file_size": 1000}
+        )
+        assert result.stopped_at_limit
+        assert (
+            wire.item_id(big) in result.skipped
+            and "max_file_size" in result.skipped[wire.item_id(big)]
+        )
+        assert len(await self._indexed(kernel)) == 2  # three counted, the large one skipped
+        [row] = [r for r in await kernel.sync.status(user_id=USER) if r["dataSourceId"] == source]
+        assert row["stoppedAtLimit"] == "max_items"
+
+    async def test_consent_off_mid_sync_purges_and_stops(self, kernel: Any, source: str) -> None:
+        connection_id = source.removeprefix("ds-")
+
+        class WithdrawAfterFirstPage(JobHandle):
+            async def progress(
+                self, done: int, total: int | None = None, message: str = ""
+            ) -> None:
+                await super().progress(done, total, message)
+                await kernel.knowledge.set_knowledge_consent(connection_id, False, actor=USER)
+
+        async def job(handle: JobHandle) -> Any:
+            return await kernel.sync.runner.sync(
+                source, WithdrawAfterFirstPage(handle.store, handle.id)
+            )
+
+        _, result = await kernel.jobs.run(
+            "sync", job, user_id=USER, data_source_id=source, connection_id=connection_id
+        )
+        assert result.cancelled
+        assert await self._indexed(kernel) == {}, (
+            "content stayed (or was written) after consent off"
+        )
+        assert await self._chunks(kernel) == 0
+
+
+def corpus_size(corpus: FakeCorpus) -> int:
+    """Number of live documents."""
+    return len(corpus.live())
+
+
+def _scheme(adapter: Any) -> str:
+    policy = getattr(adapter, "http_policy", None)
+    return getattr(policy, "auth_scheme", "Bearer")

@@ -1,0 +1,205 @@
+"""One page of a sync, item by item: limits, unchanged detection, download, preparation.
+
+Everything slow or fallible (download, extraction, embedding) happens here, before the page's
+transaction; :mod:`nyla.walkers.commit` then writes the page at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from nyla.connections.errors import ConnectorError, ItemTooLargeError
+from nyla.knowledge.indexing import PreparedFile
+from nyla.knowledge.policy import effective_policy, normalize_path
+from nyla.models.agent import RunContext
+from nyla.models.datasource import Item, WalkResult
+from nyla.models.files import FileItem, Scope
+from nyla.models.knowledge import IndexResult
+
+
+def item_hash(item: Item) -> str:
+    """Hash of an item's metadata block (its version, size, time, names): equal hashes mean
+    an unchanged item that is neither downloaded nor embedded again."""
+    data = item.model_dump(mode="json", exclude={"content", "depth"})
+    if item.content is not None:
+        data["content"] = hashlib.sha256(item.content.encode()).hexdigest()
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def item_depth(item: Item, root: str) -> int:
+    """How deep below the data source's path an item sits (1 = directly in it)."""
+    rel = normalize_path(item.path or item.title)[len(normalize_path(root).rstrip("/")) :]
+    return max(item.depth, len([p for p in rel.split("/") if p]))
+
+
+@dataclass
+class Known:
+    """What the last sync stored about an item (``indexed``: its file is in the index)."""
+
+    item_hash: str
+    content_hash: str | None
+    indexed: bool
+
+
+@dataclass
+class PagePlan:
+    """The outcome of preparing one page: rows to write and items seen."""
+
+    prepared: list[PreparedFile] = field(default_factory=list)
+    seen: dict[str, tuple[str, str | None, str | None]] = field(default_factory=dict)
+    limit: str | None = None
+
+
+class PageWorker:
+    """Prepares the items of pages for one data source within its limits."""
+
+    def __init__(
+        self, runner: Any, source: Any, session: Any, handle: Any, limits: dict[str, int]
+    ) -> None:
+        self.runner = runner
+        self.kernel = runner.kernel
+        self.source = source
+        self.session = session
+        self.handle = handle
+        self.limits = limits
+        self.counted = 0
+        self.bytes = 0
+        self.memo: dict[Any, Any] = {}
+        self.dims: dict[str, int] = {}
+
+    async def prepare_page(
+        self, items: list[Item], known: dict[str, Known], result: WalkResult
+    ) -> PagePlan:
+        """Walk a page's items (duplicates by id: the last one counts)."""
+        plan = PagePlan()
+        for item in {i.id: i for i in items}.values():
+            if plan.limit is not None:
+                break
+            if self.handle is not None and await self.handle.is_cancelled():
+                result.cancelled = True
+                break
+            await self._one(item, known.get(item.id), plan, result)
+        return plan
+
+    def _skip(self, item: Item, reason: str, plan: PagePlan, result: WalkResult) -> None:
+        result.items_skipped += 1
+        result.skipped[item.id] = reason
+        plan.seen[item.id] = (item_hash(item), None, None)
+
+    async def _one(
+        self, item: Item, known: Known | None, plan: PagePlan, result: WalkResult
+    ) -> None:
+        result.items_seen += 1
+        digest = item_hash(item)
+        limits = self.limits
+        if item.is_folder or not self.runner.walker.accepts(item):
+            reason = "a folder" if item.is_folder else "not taken by the walker"
+            return self._skip(item, reason, plan, result)
+        if "max_depth" in limits and item_depth(item, self.source.ds.path) > limits["max_depth"]:
+            return self._skip(item, f"deeper than max_depth {limits['max_depth']}", plan, result)
+        if self.counted >= limits.get("max_items", limits.get("max_tasks", 1 << 62)):
+            plan.limit = "max_items" if "max_items" in limits else "max_tasks"
+            return None
+        self.counted += 1
+        if known is not None and known.indexed and known.item_hash == digest:
+            result.items_unchanged += 1
+            plan.seen[item.id] = (digest, known.content_hash, self.file_id(item))
+            return None
+        max_file = limits.get("max_file_size")
+        if max_file is not None and item.size is not None and item.size > max_file:
+            return self._skip(item, f"larger than max_file_size ({item.size} bytes)", plan, result)
+        room = limits.get("max_bytes", 1 << 62) - self.bytes
+        if item.size is not None and item.size > room:
+            plan.limit = "max_bytes"
+            return None
+        await self._fetch_and_prepare(
+            item, digest, known, plan, result, min(max_file or room, room)
+        )
+        return None
+
+    async def _fetch_and_prepare(
+        self, item: Item, digest: str, known: Known | None, plan: PagePlan, result: WalkResult,
+        cap: int,
+    ) -> None:  # fmt: skip
+        try:
+            content, mime = await self._content(item, cap)
+        except ItemTooLargeError as exc:
+            return self._skip(item, f"too large: {exc}", plan, result)
+        except (ConnectorError, TimeoutError) as exc:
+            result.items_failed += 1
+            result.errors.append(f"{item.id}: {exc}")
+            # seen (so a sweep keeps its earlier index) with an empty hash (retried next run)
+            plan.seen[item.id] = ("", known.content_hash if known else None, self.file_id(item))
+            return None
+        self.bytes += len(content)
+        content_hash = hashlib.sha256(content).hexdigest()
+        if known is not None and known.indexed and known.content_hash == content_hash:
+            result.items_unchanged += 1
+            plan.seen[item.id] = (digest, content_hash, self.file_id(item))
+            return None
+        prepared = await self._prepare(item, content, mime, content_hash)
+        if isinstance(prepared, IndexResult):
+            result.items_failed += 1
+            result.errors.append(f"{item.id}: {prepared.error}")
+            plan.seen[item.id] = (digest, None, None)
+            return None
+        if prepared.dims and prepared.result.embedding_model:
+            self.dims[prepared.result.embedding_model] = prepared.dims
+        plan.prepared.append(prepared)
+        plan.seen[item.id] = (digest, content_hash, self.file_id(item))
+        result.items_indexed += 1
+        result.bytes_indexed += len(content)
+        return None
+
+    async def _content(self, item: Item, cap: int) -> tuple[bytes, str]:
+        if item.content is not None:
+            data = item.content.encode("utf-8")
+            if len(data) > cap:
+                raise ItemTooLargeError(f"{len(data)} bytes", size=len(data), limit=cap)
+            return data, item.mime or "text/plain"
+        async with self._phase(item, "download"):
+            got = await self.session.adapter.download(self.session, item.id, max_bytes=cap)
+        return got.content, got.mime or item.mime or "application/octet-stream"
+
+    def _phase(self, item: Item, phase: str) -> Any:
+        if self.handle is not None:
+            return self.handle.item(item.path or item.title, phase)
+        return contextlib.nullcontext()
+
+    def file_id(self, item: Item) -> str:
+        """The knowledge file id of a synced item."""
+        return f"{self.source.ds.connection_id}:{item.id}"
+
+    async def _prepare(
+        self, item: Item, content: bytes, mime: str, content_hash: str
+    ) -> PreparedFile | IndexResult:
+        ds, siblings = self.source.ds, self.source.siblings
+        path = normalize_path(item.path or f"{ds.path}/{item.title}")
+        name = item.title if "." in item.title or item.kind == "file" else f"{item.title}.txt"
+        file = FileItem(
+            id=self.file_id(item),
+            name=name,
+            mime_type=mime,
+            size=len(content),
+            content_hash=content_hash,
+            scope=Scope(effective_policy(siblings, path, "scope").value),
+            user_id=ds.user_id,
+            mandate_id=ds.mandate_id,
+            feature_instance_id=ds.feature_instance_id,
+            neutralize=bool(effective_policy(siblings, path, "neutralize").value),
+            data_source_id=ds.id,
+        )
+        context = RunContext(user_id=ds.user_id, mandate_id=ds.mandate_id)
+        async with self._phase(item, "extract"):
+            return await self.kernel.knowledge.indexer.prepare(
+                file,
+                content,
+                context=context,
+                source_path=path,
+                connection_id=ds.connection_id,
+                memo=self.memo,
+            )

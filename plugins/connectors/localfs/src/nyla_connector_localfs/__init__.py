@@ -1,0 +1,1 @@
+"""nyla connector: local folder and WebDAV."""

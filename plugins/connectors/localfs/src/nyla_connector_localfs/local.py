@@ -1,0 +1,196 @@
+"""A folder on this machine as a data source (service ``localfs``).
+
+The connection's setting ``root`` names the folder; item ids are paths relative to it
+(``reports/q3.txt``), and nothing outside it is ever read or written. Every sync is a full
+listing in path order, a page per ``PAGE_SIZE`` files; its checkpoint is the last path of a
+page, so an interrupted sync resumes after it. Deletions are found by the walker's sweep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mimetypes
+import os
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from nyla.sdk.connectors import (
+    BaseConnector,
+    ConnectorContext,
+    Download,
+    Item,
+    ItemPage,
+    ItemTooLargeError,
+    SyncPage,
+    VendorBadRequestError,
+    VendorNotFoundError,
+)
+
+PAGE_SIZE = 100
+BROWSE_PAGE = 200
+#: text files up to this size are searched by content too (names always)
+SEARCH_TEXT_BYTES = 512 * 1024
+TEXT_SUFFIXES = {".txt", ".md", ".csv", ".json", ".html", ".htm", ".xml", ".yaml", ".yml"}
+
+
+def _root(ctx: ConnectorContext) -> Path:
+    root = ctx.connection.settings.get("root")
+    if not root:
+        raise VendorBadRequestError(
+            "localfs: the connection has no 'root' folder", service="localfs"
+        )
+    path = Path(root).expanduser().resolve()
+    if not path.is_dir():
+        raise VendorNotFoundError(f"localfs: {path} is not a folder", service="localfs")
+    return path
+
+
+def _inside(root: Path, relative: str) -> Path:
+    """The absolute path of ``relative`` below ``root``; refuses anything outside it."""
+    target = (root / relative.lstrip("/")).resolve()
+    if target != root and root not in target.parents:
+        raise VendorNotFoundError(f"localfs: {relative!r} is outside the folder", service="localfs")
+    return target
+
+
+def _item(root: Path, path: Path, stat: os.stat_result | None = None) -> Item:
+    stat = stat or path.stat()
+    rel = path.relative_to(root).as_posix()
+    folder = path.is_dir()
+    return Item(
+        id=rel or ".",
+        title=path.name or root.name,
+        kind="folder" if folder else "file",
+        path="/" + rel,
+        url=path.as_uri(),
+        modified=datetime.fromtimestamp(stat.st_mtime, UTC),
+        size=None if folder else stat.st_size,
+        mime=None if folder else (mimetypes.guess_type(path.name)[0] or "application/octet-stream"),
+        version=f"{stat.st_mtime_ns}-{stat.st_size}",
+        depth=len(Path(rel).parts),
+    )
+
+
+def walk_files(top: Path) -> Iterator[Path]:
+    """Every file below ``top`` in path order (hidden entries and symlinks left out)."""
+    try:
+        entries = sorted(os.scandir(top), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".") or entry.is_symlink():
+            continue
+        if entry.is_dir():
+            yield from walk_files(Path(entry.path))
+        elif entry.is_file():
+            yield Path(entry.path)
+
+
+class LocalFolder(BaseConnector):
+    """A local folder: search (names, and text of small text files), browse, download,
+    upload, sync."""
+
+    service = "localfs"
+    label = "Local folder"
+    query_syntax = (
+        "words that must all appear in a file's path or (for small text files) its text; "
+        "case does not matter"
+    )
+    auth_modes = ("none",)
+    settings_help = {"root": "the folder to connect (absolute path)"}
+
+    async def search(
+        self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None
+    ) -> ItemPage:
+        root = _root(ctx)
+        words = [w.lower() for w in query.split()]
+        start = int(cursor or 0)
+        hits = await asyncio.to_thread(self._matches, root, _inside(root, scope), words)
+        page = hits[start : start + BROWSE_PAGE // 4]
+        more = start + len(page) < len(hits)
+        return ItemPage(items=page, cursor=str(start + len(page)) if more else None)
+
+    @staticmethod
+    def _matches(root: Path, top: Path, words: list[str]) -> list[Item]:
+        found = []
+        for path in walk_files(top):
+            haystack = path.relative_to(root).as_posix().lower()
+            if (
+                not all(w in haystack for w in words)
+                and path.suffix.lower() in TEXT_SUFFIXES
+                and path.stat().st_size <= SEARCH_TEXT_BYTES
+            ):
+                haystack += " " + path.read_text("utf-8", errors="ignore").lower()
+            if all(w in haystack for w in words):
+                found.append(_item(root, path))
+        return found
+
+    async def browse(
+        self, ctx: ConnectorContext, path: str = "", cursor: str | None = None
+    ) -> ItemPage:
+        root = _root(ctx)
+        folder = _inside(root, path)
+        if not folder.is_dir():
+            raise VendorNotFoundError(f"localfs: no folder {path!r}", service=self.service)
+        entries = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+        start = int(cursor or 0)
+        page = entries[start : start + BROWSE_PAGE]
+        more = start + len(page) < len(entries)
+        return ItemPage(
+            items=[_item(root, p) for p in page], cursor=str(start + len(page)) if more else None
+        )
+
+    async def item(self, ctx: ConnectorContext, item_id: str) -> Item:
+        root = _root(ctx)
+        path = _inside(root, item_id)
+        if not path.exists():
+            raise VendorNotFoundError(f"localfs: no item {item_id!r}", service=self.service)
+        return _item(root, path)
+
+    async def download(
+        self, ctx: ConnectorContext, item_id: str, max_bytes: int | None = None
+    ) -> Download:
+        meta = await self.item(ctx, item_id)
+        if meta.is_folder:
+            raise VendorBadRequestError(f"localfs: {item_id!r} is a folder", service=self.service)
+        if max_bytes is not None and (meta.size or 0) > max_bytes:
+            raise ItemTooLargeError(
+                f"localfs: {item_id} has {meta.size} bytes, more than {max_bytes}",
+                size=meta.size,
+                limit=max_bytes,
+            )
+        data = await asyncio.to_thread(_inside(_root(ctx), item_id).read_bytes)
+        return Download(item=meta, content=data, mime=meta.mime or "application/octet-stream")
+
+    async def upload(
+        self, ctx: ConnectorContext, path: str, name: str, content: bytes, mime: str
+    ) -> Item:
+        root = _root(ctx)
+        if "/" in name or name in ("", ".", ".."):
+            raise VendorBadRequestError(
+                f"localfs: invalid file name {name!r}", service=self.service
+            )
+        folder = _inside(root, path)
+        folder.mkdir(parents=True, exist_ok=True)
+        target = _inside(root, f"{folder.relative_to(root).as_posix()}/{name}")
+        await asyncio.to_thread(target.write_bytes, content)
+        return _item(root, target)
+
+    async def sync(
+        self, ctx: ConnectorContext, scope: str, checkpoint: dict[str, Any] | None
+    ) -> AsyncIterator[SyncPage]:
+        root = _root(ctx)
+        after = (checkpoint or {}).get("after")
+        after_parts = tuple(after.split("/")) if after else None
+        batch: list[Item] = []
+        for path in walk_files(_inside(root, scope)):
+            rel = path.relative_to(root).as_posix()
+            if after_parts and tuple(rel.split("/")) <= after_parts:  # the walk's own order
+                continue
+            batch.append(_item(root, path))
+            if len(batch) == PAGE_SIZE:
+                yield SyncPage(items=batch, checkpoint={"after": rel}, full_listing=True)
+                batch = []
+        yield SyncPage(items=batch, checkpoint={"after": None}, done=True, full_listing=True)

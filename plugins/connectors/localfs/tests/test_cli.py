@@ -1,0 +1,42 @@
+"""`nyla connections` and `nyla sync` on a local folder (the embedded PostgreSQL, its own
+schema; the offline local embedder)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from click.testing import CliRunner
+from localfs_helpers import make_tree
+
+from nyla.cli import cli
+
+
+def test_connect_sync_status_and_remove_from_the_cli(embedded_pg, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("NYLA_DATABASE_URL", embedded_pg)
+    monkeypatch.setenv("NYLA_DATABASE_SCHEMA", f"cli_{uuid.uuid4().hex[:8]}")
+    monkeypatch.setenv("NYLA_EMBEDDING_MODEL", "local:hash-384")
+    monkeypatch.setenv("NYLA_HOME", str(tmp_path / "home"))
+    make_tree(tmp_path / "docs", 12, per_folder=5)
+    runner = CliRunner()
+
+    def run(*args: str) -> str:
+        result = runner.invoke(cli, [*args, "--user", "ada"])
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    added = json.loads(
+        run("connections", "add", "localfs", "--setting", f"root={tmp_path / 'docs'}", "--json")
+    )
+    conn = added["id"]
+    assert json.loads(run("connections", "list", "--json"))[0]["service"] == "localfs"
+    assert "ok in" in run("connections", "test", conn)
+    synced = json.loads(run("sync", "run", conn, "--json"))
+    assert synced["itemsIndexed"] == 12 and synced["sweep"].startswith("complete")
+    status = json.loads(run("sync", "status", "--json"))
+    assert status[0]["lastResult"]["itemsIndexed"] == 12
+    assert "cancelled 0" in run("sync", "stop", "--connection", conn)
+    assert "12 files" in run("connections", "remove", conn)
+    assert json.loads(run("connections", "list", "--json")) == []
+    tools = runner.invoke(cli, ["toolboxes", "list", "--json"])
+    assert "searchDataSource" in tools.output and "datasources" in tools.output
