@@ -44,7 +44,8 @@ _IBAN = re.compile(
 )
 # a dotted quad right after one of these words is a version number, not an address
 _VERSION_WORDS = re.compile(
-    r"(?:\b(?:release|version|ver|v|build|rev|revision|firmware|patch|update|stand)\.?\s*:?\s*"
+    r"(?:\b(?:release|version|ver|v|build|rev|revision|firmware|patch|update|stand|mise à jour)"
+    r"\.?\s*:?\s*"
     r"|\bv)$",
     re.IGNORECASE,
 )

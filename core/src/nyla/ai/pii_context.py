@@ -26,7 +26,7 @@ _LABELLED_NAME = re.compile(
 )
 _TITLED_NAME = re.compile(
     r"(?:\b(?:Herrn?|Frau|Hr\.|Fr\.|Dr\.|Prof\.|Mr\.?|Mrs\.?|Ms\.?|Miss|Monsieur|Madame|"
-    r"Mme\.?|Mlle\.?|Me)[ \t]+(?:(?:Dr\.|Prof\.|med\.|phil\.|iur\.)[ \t]+)*)"
+    r"Mme\.?|Mlle\.?|Me|M\.)[ \t]+(?:(?:Dr\.|Prof\.|med\.|phil\.|iur\.)[ \t]+)*)"
     r"(?P<v>" + _NAME + r")"
 )
 _MONTHS = (
@@ -49,10 +49,10 @@ _DOB = re.compile(
     re.IGNORECASE,
 )
 _ID_NUMBER = re.compile(
-    r"(?:\b(?:Pass(?:nummer|-Nr\.?|nr\.?)?|Reisepass(?:nummer)?|Passport(?:\s+(?:No\.?|number))?|"
+    r"(?:\b(?:Pass(?:nummer|-Nr\.?|nr\.?)?|Reisepass(?:nummer)?|[Pp]assport(?:\s+(?:No\.?|number))?|"
     r"Personalausweis(?:nummer)?|Ausweis(?:nummer|-Nr\.?)?|Identitätskarte|ID(?:-Nr\.?|"
     r"\s+(?:No\.?|number|card))|[Nn]uméro de passeport|[Pp]asseport|[Cc]arte d'identité)"
-    r"\s*(?:[:#]|Nr\.?|No\.?|n°)?\s*)(?P<v>(?=[A-Z0-9]*\d)[A-Z0-9]{6,10})\b"
+    r"\s*(?:[:#]|Nr\.?|No\.?|n°)?\s*)(?P<v>(?=[A-Z0-9]*\d)[A-Z0-9]{6,12})\b"
 )
 _STREET_WORDS = (
     r"(?:strasse|straße|str\.|gasse|weg|platz|allee|ring|rain|halde|matte|acker|steig|ufer|"
@@ -61,8 +61,8 @@ _STREET_WORDS = (
 _STREET = (
     rf"(?:{_UP}[\w'’-]*{_STREET_WORDS}|(?:{_UP}[\w'’-]*[ \t])+(?:Strasse|Straße|Gasse|Weg|Platz|"
     rf"Allee))[ \t]+\d{{1,4}}[a-zA-Z]?"
-    r"|(?:\d{1,4}(?:[ \t]?(?:bis|ter|[a-zA-Z]))?,?[ \t]+)?(?:rue|avenue|av\.|chemin|ch\.|route|"
-    r"boulevard|bd|place|quai|impasse|allée|ruelle)[ \t]+(?:(?:de|du|des|la|le|l'|d')[ \t]*)*"
+    r"|(?:\d{1,4}(?:[ \t]?(?:bis|ter|[a-zA-Z]))?,?[ \t]+)?(?:[Rr]ue|[Aa]venue|av\.|[Cc]hemin|ch\.|"
+    r"[Rr]oute|[Bb]oulevard|bd|[Pp]lace|[Qq]uai|[Ii]mpasse|[Aa]llée|[Rr]uelle)[ \t]+(?:(?:de|du|des|la|le|l'|d')[ \t]*)*"
     + _WORD
     + r"(?:[ \t-]"
     + _WORD
