@@ -3,17 +3,14 @@ metadata, ownership checks, downloads through the file bridge with the inherited
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import httpx
 import pytest
 from cryptography.fernet import Fernet
 
 from nyla.models.agent import AgentConfig, RunContext
-from nyla.models.datasource import Item, TokenGrant
+from nyla.models.datasource import TokenGrant
 from nyla.models.tools import ToolContext
 from nyla.testing.fake_vendor import FakeCorpus, FakeVendor
-from nyla.tools.datasource_format import item_line, page_text
 
 from .example_drive import ExampleDrive, ExampleDrivePlugin, ExampleDriveWire
 
@@ -45,30 +42,6 @@ async def _call(kernel, name, user="u1", **args):
     tool = _tool(kernel, name)
     ctx = ToolContext(run=RunContext(user_id=user), kernel=kernel)
     return await tool.handler(tool.args_model.model_validate(args), ctx)
-
-
-def test_inline_metadata_is_rendered_per_kind() -> None:
-    mail = Item(
-        id="m1", title="Offer", kind="mail", extra={"from": "ada@example.com", "date": "2026-05-02"}
-    )
-    event = Item(
-        id="e1",
-        title="Board",
-        kind="event",
-        extra={"start": "09:00", "end": "10:00", "location": "Bern"},
-    )
-    task = Item(
-        id="t1",
-        title="Pay",
-        kind="task",
-        extra={"status": "open", "assignee": "Bob", "due": "2026-06-01"},
-    )
-    assert "from: ada@example.com" in item_line(mail) and "date: 2026-05-02" in item_line(mail)
-    assert "location: Bern" in item_line(event) and "due: 2026-06-01" in item_line(task)
-    text = page_text([mail, event], "next-1", "results")
-    assert "subject only: download for the full text" in text and "cursor='next-1'" in text
-    file = Item(id="f", title="a.pdf", size=10, modified=datetime(2026, 1, 2, tzinfo=UTC))
-    assert "10 bytes" in item_line(file) and "modified 2026-01-02" in item_line(file)
 
 
 async def test_tools_search_first_and_check_the_owner(kernel) -> None:

@@ -125,41 +125,53 @@ class ConversationManager:
             Message(role=Role.SYSTEM, content=system_prompt),
             Message(role=Role.USER, content=prompt),
         ]
-        self.knowledge_context = ""
         self.count_tokens = count_tokens
         self.summaries = 0
-        self._counted: dict[int, tuple[Message, int]] = {}
+        self._knowledge = ""
+        self._knowledge_message: Message | None = None
+        self._knowledge_tokens = 0
+        # running total of self.messages, each message counted once when added
+        self._total = sum(self._message_tokens(m) for m in self.messages)
+
+    @property
+    def knowledge_context(self) -> str:
+        """The knowledge store's block for the next calls ('' for none)."""
+        return self._knowledge
+
+    @knowledge_context.setter
+    def knowledge_context(self, text: str) -> None:
+        if text == self._knowledge:
+            return  # the same block object keeps the next call's prefix identical
+        self._knowledge = text
+        if not text:
+            self._knowledge_message, self._knowledge_tokens = None, 0
+            return
+        self._knowledge_message = Message(
+            role=Role.SYSTEM,
+            content="Context from the knowledge store (may be incomplete):\n" + text,
+        )
+        self._knowledge_tokens = self._message_tokens(self._knowledge_message)
 
     def for_call(self) -> list[Message]:
         """The messages of the next model call (with the current knowledge context)."""
-        if not self.knowledge_context:
+        if self._knowledge_message is None:
             return list(self.messages)
-        block = Message(
-            role=Role.SYSTEM,
-            content="Context from the knowledge store (may be incomplete):\n"
-            + self.knowledge_context,
-        )
-        return [self.messages[0], block, *self.messages[1:]]
+        return [self.messages[0], self._knowledge_message, *self.messages[1:]]
 
     def add(self, message: Message) -> None:
-        """Append a message."""
+        """Append a message (messages are never changed once added)."""
         self.messages.append(message)
+        self._total += self._message_tokens(message)
 
     def _message_tokens(self, message: Message) -> int:
-        # messages never change once added: count each once (a run re-counts every round)
-        hit = self._counted.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
         try:
-            n = int(self.count_tokens([message]))
+            return int(self.count_tokens([message]))
         except Exception:  # a counter that fails must not stop the run
-            n = estimate_tokens([message])
-        self._counted[id(message)] = (message, n)
-        return n
+            return estimate_tokens([message])
 
     def tokens(self) -> int:
-        """Tokens of the next call's messages."""
-        return sum(self._message_tokens(m) for m in self.for_call())
+        """Tokens of the next call's messages (kept as a running total, not re-counted)."""
+        return self._total + self._knowledge_tokens
 
     def needs_summary(self, context_window: int | None, reserve: int = 0) -> bool:
         """Whether the conversation is near the window (``reserve`` = the answer's tokens)."""
@@ -199,9 +211,7 @@ class ConversationManager:
             f"results):\n{summary}",
         )
         self.messages = [self.messages[0], self.messages[1], note, *(m for u in keep for m in u)]
-        self._counted = {
-            id(m): self._counted[id(m)] for m in self.messages if id(m) in self._counted
-        }
+        self._total = sum(self._message_tokens(m) for m in self.messages)
         self.summaries += 1
         return True
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from nyla.ai.tokens import message_tokens
 from nyla.errors import NeutralizationError
 from nyla.models.ai import Message, TextPart, ToolCall
 from nyla.models.neutralize import Finding
@@ -34,6 +36,9 @@ class NeutralizationSession:
         # (neutralizer ids, text) -> neutralized text: a run re-sends its whole history every
         # round, and stable placeholders make the result of a text final once computed
         self._cache: dict[tuple[tuple[str, ...], str], str] = {}
+        # the last call of each conversation (keyed by its first message): see
+        # NeutralizationGate.prepare_messages
+        self._histories: dict[int, _History] = {}
 
     def placeholder_for(self, category: str, value: str) -> str:
         """The stable placeholder of ``value`` (created on first sight)."""
@@ -83,6 +88,30 @@ class NeutralizationSession:
 
     def __repr__(self) -> str:  # never print the values
         return f"NeutralizationSession({len(self)} placeholders)"
+
+
+@dataclass(slots=True)
+class _History:
+    """One conversation's last call: its messages, their neutralized copies and the running
+    token count after each (``cumulative[i]`` = tokens of ``neutral[: i + 1]``)."""
+
+    signature: tuple[str, ...]
+    sources: list[Message]
+    neutral: list[Message]
+    cumulative: list[int]
+
+    def memo(self) -> dict[int, tuple[Message, Message, int]]:
+        """id(source) -> (source, neutralized copy, its tokens)."""
+        out = {}
+        previous = 0
+        for source, neutral, total in zip(self.sources, self.neutral, self.cumulative, strict=True):
+            out[id(source)] = (source, neutral, total - previous)
+            previous = total
+        return out
+
+
+#: conversations whose last call a session remembers (a run, its sub-agents, summaries)
+MAX_HISTORIES = 8
 
 
 class NeutralizationGate:
@@ -168,23 +197,89 @@ class NeutralizationGate:
     def apply_messages(
         self, messages: Iterable[Message], session: NeutralizationSession
     ) -> list[Message]:
-        """Copies of ``messages`` with every text (content, text parts, tool-call arguments,
-        tool results) neutralized."""
-        out = []
-        for message in messages:
-            if isinstance(message.content, str):
-                content: Any = self.apply(message.content, session)
+        """``messages`` with every text (content, text parts, tool-call arguments, tool
+        results) neutralized; a message without personal data is returned as it is."""
+        return self.prepare_messages(list(messages), session)[0]
+
+    def prepare_messages(
+        self, messages: list[Message], session: NeutralizationSession
+    ) -> tuple[list[Message], int]:
+        """``messages`` neutralized, and their estimated tokens (per-message overhead
+        included, not the request's).
+
+        Each message is neutralized and counted once per session, so a call costs what its
+        new messages cost, not what the whole history does: a call that extends the previous
+        call of the same conversation (same first message) reuses that call's result for the
+        common prefix (list comparison checks identity first, so this is one C-level pass);
+        any other call reuses what it can message by message. Messages are treated as
+        immutable once sent (the conversation manager only appends).
+        """
+        if not messages:
+            return [], 0
+        key = id(messages[0])
+        history = session._histories.get(key)
+        if history is not None and (
+            history.signature != self._signature or history.sources[0] is not messages[0]
+        ):
+            history = None
+        reused = 0
+        if history is not None:
+            n = len(history.sources)
+            if len(messages) >= n and messages[:n] == history.sources:
+                reused = n
+        neutral = history.neutral[:reused] if history else []
+        cumulative = history.cumulative[:reused] if history else []
+        memo = history.memo() if history is not None and reused == 0 else {}
+        total = cumulative[-1] if cumulative else 0
+        errors_before = len(self.errors)
+        for message in messages[reused:]:
+            hit = memo.get(id(message))
+            if hit is not None and hit[0] is message:
+                copy, tokens = hit[1], hit[2]
             else:
-                content = [
-                    TextPart(text=self.apply(p.text, session)) if isinstance(p, TextPart) else p
-                    for p in message.content
-                ]
-            calls = [
-                ToolCall(id=c.id, name=c.name, arguments=self.apply(c.arguments, session))
-                for c in message.tool_calls
+                copy = self._neutralize_message(message, session)
+                tokens = message_tokens(copy)
+            neutral.append(copy)
+            total += tokens
+            cumulative.append(total)
+        if len(self.errors) == errors_before:  # a partial result is never reused
+            history = _History(self._signature, list(messages), neutral, cumulative)
+            self._remember(session, key, history)
+        return list(neutral), total
+
+    @staticmethod
+    def _remember(session: NeutralizationSession, key: int, history: _History) -> None:
+        histories = session._histories
+        histories.pop(key, None)
+        if len(histories) >= MAX_HISTORIES:
+            histories.pop(next(iter(histories)))
+        histories[key] = history
+
+    def _neutralize_message(self, message: Message, session: NeutralizationSession) -> Message:
+        """One message neutralized (the message itself when nothing in it changed)."""
+        if isinstance(message.content, str):
+            content: Any = self.apply(message.content, session)
+            changed = content is not message.content and content != message.content
+        else:
+            content = [
+                TextPart(text=self.apply(p.text, session)) if isinstance(p, TextPart) else p
+                for p in message.content
             ]
-            out.append(message.model_copy(update={"content": content, "tool_calls": calls}))
-        return out
+            changed = any(
+                isinstance(p, TextPart) and p.text != q.text
+                for p, q in zip(content, message.content, strict=True)
+            )
+        calls = message.tool_calls
+        arguments = [self.apply(c.arguments, session) for c in calls]
+        if any(a != c.arguments for a, c in zip(arguments, calls, strict=True)):
+            calls = [
+                ToolCall(id=c.id, name=c.name, arguments=a)
+                for c, a in zip(calls, arguments, strict=True)
+            ]
+            changed = True
+        if not changed:
+            return message
+        return message.model_copy(update={"content": content, "tool_calls": calls})
 
 
 class StreamRestorer:

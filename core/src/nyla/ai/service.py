@@ -27,7 +27,12 @@ from nyla.ai.pricing import UsageTotals, call_cost_chf, preflight
 from nyla.ai.retry import RetryPolicy
 from nyla.ai.selector import ModelSelector
 from nyla.ai.timeouts import bounded_stream, seconds_setting
-from nyla.ai.tokens import count_message_tokens, count_text_tokens, count_tokens, count_tool_tokens
+from nyla.ai.tokens import (
+    REQUEST_OVERHEAD,
+    count_text_tokens,
+    count_tokens,
+    count_tool_tokens,
+)
 from nyla.errors import (
     BudgetExceeded,
     ModelNotAvailableError,
@@ -256,8 +261,8 @@ class AiService:
         if session is None:
             session = NeutralizationSession()
         gate = self._gate(request.context)
-        messages = gate.apply_messages(request.messages, session)
-        input_tokens = count_message_tokens(messages) + count_tool_tokens(request.tools)
+        messages, message_tokens = gate.prepare_messages(request.messages, session)
+        input_tokens = REQUEST_OVERHEAD + message_tokens + count_tool_tokens(request.tools)
         chain = self._chain(
             request.operation,
             request.context,

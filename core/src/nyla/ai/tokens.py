@@ -10,6 +10,7 @@ estimates for selection and budget preflight; billing uses the usage the provide
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -50,30 +51,46 @@ def count_text_tokens(text: str) -> int:
     return max(1, tokens)
 
 
+def message_tokens(message: Message) -> int:
+    """Estimated tokens of one message, its per-message overhead included."""
+    total = MESSAGE_OVERHEAD
+    if isinstance(message.content, str):
+        total += count_text_tokens(message.content)
+    else:
+        for part in message.content:
+            total += count_text_tokens(part.text) if part.type == "text" else IMAGE_TOKENS
+    for call in message.tool_calls:
+        total += count_text_tokens(call.name) + count_text_tokens(call.arguments) + 3
+    return total
+
+
 def count_message_tokens(messages: Iterable[Message]) -> int:
     """Estimated prompt tokens of a conversation, including per-message overhead."""
-    total = REQUEST_OVERHEAD
-    for message in messages:
-        total += MESSAGE_OVERHEAD
-        if isinstance(message.content, str):
-            total += count_text_tokens(message.content)
-        else:
-            for part in message.content:
-                total += count_text_tokens(part.text) if part.type == "text" else IMAGE_TOKENS
-        for call in message.tool_calls:
-            total += count_text_tokens(call.name) + count_text_tokens(call.arguments) + 3
-    return total
+    return REQUEST_OVERHEAD + sum(message_tokens(m) for m in messages)
+
+
+#: id(tool definition) -> (definition, tokens); a run sends the same definitions every round
+_TOOL_TOKENS: dict[int, tuple[ToolDefinition, int]] = {}
+_TOOL_TOKENS_MAX = 4096
+
+
+def tool_tokens(tool: ToolDefinition) -> int:
+    """Estimated tokens one tool definition adds to a prompt (counted once per definition;
+    definitions are treated as immutable once sent)."""
+    hit = _TOOL_TOKENS.get(id(tool))
+    if hit is not None and hit[0] is tool:
+        return hit[1]
+    n = 8 + count_text_tokens(tool.name) + count_text_tokens(tool.description)
+    n += count_text_tokens(json.dumps(tool.parameters, separators=(",", ":")))
+    if len(_TOOL_TOKENS) >= _TOOL_TOKENS_MAX:
+        _TOOL_TOKENS.clear()
+    _TOOL_TOKENS[id(tool)] = (tool, n)
+    return n
 
 
 def count_tool_tokens(tools: Iterable[ToolDefinition]) -> int:
     """Estimated tokens the tool definitions add to a prompt."""
-    import json
-
-    total = 0
-    for tool in tools:
-        total += 8 + count_text_tokens(tool.name) + count_text_tokens(tool.description)
-        total += count_text_tokens(json.dumps(tool.parameters, separators=(",", ":")))
-    return total
+    return sum(tool_tokens(t) for t in tools)
 
 
 def count_tokens(text_or_messages: Any, model_id: str | None = None) -> int:

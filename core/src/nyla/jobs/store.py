@@ -15,6 +15,8 @@ from nyla.db import Database
 from nyla.jobs.tables import Job
 
 RUNNING = "running"
+QUEUED = "queued"
+OPEN = (RUNNING, QUEUED)
 
 
 class JobStore:
@@ -36,6 +38,7 @@ class JobStore:
         message: str = "",
         worker: str | None = None,
         job_id: str | None = None,
+        status: str = RUNNING,
     ) -> str:
         """Create a running job and return its id (``worker`` = ``this_worker()`` for jobs
         this process runs)."""
@@ -45,7 +48,7 @@ class JobStore:
                 Job(
                     id=job_id,
                     kind=kind,
-                    status=RUNNING,
+                    status=status,
                     user_id=user_id,
                     mandate_id=mandate_id,
                     connection_id=connection_id,
@@ -69,6 +72,24 @@ class JobStore:
         async with self.db.session() as s:
             await s.execute(
                 update(Job).where(Job.id == job_id, Job.status == RUNNING).values(**values)
+            )
+
+    async def mark_running(self, job_id: str, worker: str) -> None:
+        """A queued job was picked up by ``worker``."""
+        async with self.db.session() as s:
+            await s.execute(
+                update(Job)
+                .where(Job.id == job_id, Job.status.in_(OPEN))
+                .values(status=RUNNING, worker=worker, heartbeat_at=_now(), updated_at=_now())
+            )
+
+    async def requeue(self, job_id: str, error: str) -> None:
+        """A failed attempt that the queue retries: the job waits again (error kept)."""
+        async with self.db.session() as s:
+            await s.execute(
+                update(Job)
+                .where(Job.id == job_id, Job.status.in_(OPEN))
+                .values(status=QUEUED, error=error, worker=None, updated_at=_now())
             )
 
     async def heartbeat(self, job_ids: list[str]) -> None:
@@ -104,7 +125,7 @@ class JobStore:
         async with self.db.session() as s:
             await s.execute(
                 update(Job)
-                .where(Job.id == job_id, Job.status == RUNNING)
+                .where(Job.id == job_id, Job.status.in_(OPEN))
                 .values(
                     status="error" if error else "done",
                     error=error,
@@ -125,7 +146,7 @@ class JobStore:
         async with self.db.session() as s:
             result = await s.execute(
                 update(Job)
-                .where(where, Job.status == RUNNING)
+                .where(where, Job.status.in_(OPEN))
                 .values(status="cancelled", finished_at=_now(), updated_at=_now())
             )
         return int(result.rowcount or 0)

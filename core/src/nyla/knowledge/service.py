@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 
 from nyla.errors import InvalidQueryError, ModelNotAvailableError
@@ -94,6 +94,9 @@ class KnowledgeService:
         if (model, dims) in self._vector_indexes or (model, dims) in self._unindexable:
             return
         async with self.kernel.db.session() as s:
+            # two processes creating the same index race in the catalog (IF NOT EXISTS does
+            # not cover it): one builds, the other waits and finds it
+            await s.execute(text("SELECT pg_advisory_xact_lock(hashtext('nyla.hnsw-index'))"))
             built = await hnsw_index_exists(s, model, dims) or await create_hnsw_index(
                 s, model, dims
             )

@@ -49,13 +49,13 @@ def scripted_reply(value: Any) -> ChatResponse:
     raise TypeError(f"a script returned {type(value).__name__}")
 
 
-def _estimate_tokens(request: ChatRequest) -> int:
-    chars = sum(len(m.text) + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages)
-    return max(1, chars // 4)
-
-
 class ScriptedProvider:
-    """A provider whose every answer comes from ``script``; records every request it got."""
+    """A provider whose every answer comes from ``script``; records every request it got.
+
+    It reports no usage unless the script returns a :class:`ChatResponse` with one, so the AI
+    service estimates it as for any provider that reports none (``usageEstimated``); a test
+    double that re-measured the whole history on every call would bill its own cost to the
+    loop it tests."""
 
     def __init__(
         self,
@@ -104,13 +104,6 @@ class ScriptedProvider:
         index = len(self.requests)
         self.requests.append(request)
         response = scripted_reply(self.script(request, index))
-        if response.usage.total_tokens == 0:
-            out = (
-                len(response.content) // 4 + sum(len(c.arguments) for c in response.tool_calls) // 4
-            )
-            response.usage = Usage(
-                input_tokens=_estimate_tokens(request), output_tokens=max(1, out)
-            )
         response.model = response.model or self.spec.id
         return response
 

@@ -16,12 +16,13 @@ from pydantic import Field
 
 from nyla.connections.base import capabilities
 from nyla.connections.errors import ConnectorError
+from nyla.connections.inline import inline_line, inline_listing
+from nyla.connections.tooling import connector_failure
 from nyla.errors import NotFoundError, PermissionDeniedError
 from nyla.hookspecs import hookimpl
-from nyla.models.datasource import OutgoingMessage
+from nyla.models.datasource import Item, OutgoingMessage
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
 from nyla.tools._args import Args
-from nyla.tools.datasource_format import item_data, item_line, page_text
 
 #: bytes ``downloadFromDataSource`` takes at most (the RAG file-size default)
 DOWNLOAD_LIMIT = 25 * 1024 * 1024
@@ -34,15 +35,14 @@ SEARCH_FIRST_RULE = (
 )
 
 
+def item_data(item: Item) -> dict[str, Any]:
+    """The item's metadata block as tool data (camelCase, without content)."""
+    return item.model_dump(mode="json", by_alias=True, exclude={"content"})
+
+
 def _fail(exc: Exception) -> ToolResult:
     if isinstance(exc, ConnectorError):
-        return ToolResult.fail(
-            str(exc),
-            exc.code.upper(),
-            suggestion="check the id with browseDataSource or searchDataSource"
-            if exc.code == "not_found"
-            else None,
-        )
+        return connector_failure(exc)
     return ToolResult.fail(
         str(exc), "NOT_FOUND", field="connectionId", suggestion="use listConnections for ids"
     )
@@ -120,7 +120,7 @@ async def search_data_source(args: SearchArgs, ctx: ToolContext) -> ToolResult:
             return denied
         page = await session.adapter.search(session, args.query, args.scope, args.cursor)
     return ToolResult.ok(
-        page_text(page.items, page.cursor, f"results for {args.query!r}"),
+        f"results for {args.query!r}:\n" + inline_listing(page.items, page.cursor),
         data={"items": [item_data(i) for i in page.items], "cursor": page.cursor},
     )
 
@@ -137,7 +137,7 @@ async def browse_data_source(args: BrowseArgs, ctx: ToolContext) -> ToolResult:
             return denied
         page = await session.adapter.browse(session, args.path, args.cursor)
     return ToolResult.ok(
-        page_text(page.items, page.cursor, f"items in {args.path or '/'}"),
+        f"items in {args.path or '/'}:\n" + inline_listing(page.items, page.cursor),
         data={"items": [item_data(i) for i in page.items], "cursor": page.cursor},
     )
 
@@ -153,7 +153,7 @@ async def get_data_source_item(args: ItemArgs, ctx: ToolContext) -> ToolResult:
             return denied
         item = await session.adapter.item(session, args.item_id)
     extra = "\n".join(f"  {k}: {v}" for k, v in item.extra.items())
-    return ToolResult.ok(item_line(item) + (f"\n{extra}" if extra else ""), data=item_data(item))
+    return ToolResult.ok(inline_line(item) + (f"\n{extra}" if extra else ""), data=item_data(item))
 
 
 @guarded
@@ -204,7 +204,7 @@ async def upload_to_external(args: UploadArgs, ctx: ToolContext) -> ToolResult:
         made = await session.adapter.upload(
             session, args.path, args.name or item.name, content, item.mime_type
         )
-    return ToolResult.ok(f"uploaded: {item_line(made)}", data=item_data(made))
+    return ToolResult.ok(f"uploaded: {inline_line(made)}", data=item_data(made))
 
 
 class MailArgs(ConnectionArgs):

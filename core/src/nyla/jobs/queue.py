@@ -1,0 +1,190 @@
+"""Background syncs on procrastinate, a PostgreSQL-backed task queue (``NYLA_JOBS=procrastinate``;
+``nyla worker`` runs a worker process).
+
+The queue lives in the kernel's database (its own tables, created on first use). A sync is the
+task ``nyla.sync`` deferred with ``queueing_lock`` *and* ``lock`` = ``sync:<data source>``: at
+most one sync of a data source waits in the queue, and at most one runs at a time, whichever
+worker takes it. Transient vendor failures are retried by procrastinate's retry strategy;
+cancelling aborts the procrastinate job (``cancel_job_by_id(abort=True)``) and the nyla job row,
+which the walker checks between items. The nyla job row (progress, heartbeat, result) is the
+same as with the in-process runner, so status, inventory and the zombie killer see both alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from nyla.jobs.runtime import JobHandle, JobRunner
+from nyla.jobs.store import JobStore, this_worker
+
+log = logging.getLogger(__name__)
+
+QUEUE = "sync"
+TASK = "nyla.sync"
+MAX_ATTEMPTS = 3
+
+
+def _conninfo(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://")
+
+
+class QueueHandle(JobHandle):
+    """A job handle that also stops when procrastinate asks the job to abort."""
+
+    def __init__(self, store: JobStore, job_id: str, context: Any) -> None:
+        super().__init__(store, job_id)
+        self.context = context
+
+    async def is_cancelled(self) -> bool:
+        if self.context is not None and self.context.should_abort():
+            await self.store.cancel(self.id)
+            return True
+        return await super().is_cancelled()
+
+
+class ProcrastinateRunner:
+    """The job runner of ``NYLA_JOBS=procrastinate``: syncs are deferred to the queue; other
+    jobs (and ``run``, which waits for its result) run in this process as before."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.local = JobRunner(kernel.db)
+        self.store = self.local.store
+        self._app: Any = None
+
+    # the in-process part of the interface
+    async def start(self) -> int:
+        return await self.local.start()
+
+    async def submit(self, kind: str, fn: Any, **fields: Any) -> str:
+        return await self.local.submit(kind, fn, **fields)
+
+    async def run(self, kind: str, fn: Any, **fields: Any) -> tuple[str, Any]:
+        return await self.local.run(kind, fn, **fields)
+
+    @property
+    def app(self) -> Any:
+        """The procrastinate app on the kernel's database (with the ``nyla.sync`` task)."""
+        if self._app is None:
+            self._app = self._build_app()
+        return self._app
+
+    def _build_app(self) -> Any:
+        import procrastinate
+
+        db = self.kernel.db
+        kwargs = {"options": f"-csearch_path={db.schema},public"} if db.schema else {}
+        app = procrastinate.App(
+            connector=procrastinate.PsycopgConnector(conninfo=_conninfo(db.url), kwargs=kwargs)
+        )
+        retry = procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=5, exponential_wait=2)
+
+        @app.task(name=TASK, queue=QUEUE, pass_context=True, retry=retry)
+        async def sync_task(
+            context: Any, data_source_id: str, job_id: str, limits: Any = None
+        ) -> Any:
+            return await self._work(context, data_source_id, job_id, limits)
+
+        return app
+
+    async def _open(self) -> None:
+        await self.kernel.db.ensure_ready()
+        if not getattr(self.app, "_nyla_open", False):
+            await self.app.open_async()
+            await _apply_schema(self.app)
+            self.app._nyla_open = True
+
+    async def defer_sync(self, ds_id: str, *, limits: Any = None, **fields: Any) -> str:
+        """Queue a sync of a data source; returns the nyla job id (the one already queued
+        when there is one: ``queueing_lock``)."""
+        from procrastinate.exceptions import AlreadyEnqueued
+
+        await self._open()
+        data_source_id = fields.setdefault("data_source_id", ds_id)
+        job_id = await self.store.start("sync", status="queued", **fields)
+        await self.store.set_details(job_id, {"queue": "procrastinate"})
+        lock = f"sync:{data_source_id}"
+        try:
+            pq_id = (
+                await self.app.tasks[TASK]
+                .configure(queueing_lock=lock, lock=lock)
+                .defer_async(data_source_id=data_source_id, job_id=job_id, limits=limits)
+            )
+        except AlreadyEnqueued:
+            await self.store.finish(job_id, error="a sync of this data source is already queued")
+            queued = await self.store.recent(data_source_id=data_source_id, limit=5)
+            waiting = [j for j in queued if j.status == "queued" and j.id != job_id]
+            return waiting[0].id if waiting else job_id
+        await self.store.set_details(job_id, {"procrastinateJobId": pq_id})
+        return job_id
+
+    async def _work(self, context: Any, data_source_id: str, job_id: str, limits: Any) -> Any:
+        """The task body in a worker: mark the nyla job as this worker's, beat, sync."""
+        from datetime import UTC, datetime
+
+        handle = QueueHandle(self.store, job_id, context)
+        beat = asyncio.create_task(self._beat(job_id))
+        try:
+            await self.store.mark_running(job_id, this_worker())
+            await self.store.set_details(job_id, {"pickedUpAt": datetime.now(UTC).isoformat()})
+            result = await self.kernel.sync.runner.sync(data_source_id, handle, limits=limits)
+            await self.store.set_details(
+                job_id, {"result": result.model_dump(mode="json", exclude={"skipped"})}
+            )
+            await self.store.finish(job_id)
+            return result.items_indexed
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            attempts = getattr(getattr(context, "job", None), "attempts", MAX_ATTEMPTS)
+            if attempts + 1 < MAX_ATTEMPTS:  # procrastinate retries it: the job waits again
+                await self.store.requeue(job_id, error)
+            else:
+                await self.store.finish(job_id, error=error)
+            raise
+        finally:
+            beat.cancel()
+
+    async def _beat(self, job_id: str) -> None:
+        while True:
+            await self.store.heartbeat([job_id])
+            await asyncio.sleep(self.local.heartbeat_s)
+
+    async def cancel(self, job_id: str) -> bool:
+        """Cancel the nyla job and abort its procrastinate job."""
+        job = await self.store.get(job_id)
+        cancelled = await self.store.cancel(job_id)
+        pq_id = (job.details or {}).get("procrastinateJobId") if job else None
+        if pq_id is not None:
+            await self._open()
+            await self.app.job_manager.cancel_job_by_id_async(int(pq_id), abort=True)
+        return cancelled
+
+    async def cancel_connection(self, connection_id: str) -> int:
+        return await self.store.cancel_by_connection(connection_id)
+
+    async def run_worker(self, *, concurrency: int = 2, name: str | None = None) -> None:
+        """Work the sync queue until stopped (``nyla worker``): boot recovery first."""
+        await self._open()
+        recovered = await self.local.start()
+        if recovered:
+            log.warning("recovered %d interrupted job(s)", recovered)
+        await self.app.run_worker_async(
+            queues=[QUEUE], concurrency=concurrency, name=name or this_worker(), wait=True
+        )
+
+    async def aclose(self) -> None:
+        await self.local.aclose()
+        if self._app is not None and getattr(self._app, "_nyla_open", False):
+            await self._app.close_async()
+
+
+async def _apply_schema(app: Any) -> None:
+    """Create procrastinate's tables once (skipped when they exist)."""
+    async with app.connector.pool.connection() as conn:
+        exists = await (
+            await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL")
+        ).fetchone()
+    if not exists[0]:
+        await app.schema_manager.apply_schema_async()

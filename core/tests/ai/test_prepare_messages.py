@@ -1,0 +1,121 @@
+"""The gate neutralizes and counts each message of a run once, whatever the history length."""
+
+from __future__ import annotations
+
+from nyla.agent.conversation import ConversationManager
+from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
+from nyla.ai.tokens import REQUEST_OVERHEAD, count_message_tokens
+from nyla.models.ai import Message, Role, ToolCall
+from nyla.models.neutralize import Finding
+
+
+class CountingNeutralizer:
+    """Finds 'anna@example.ch' and counts every text it was asked to scan."""
+
+    id = "counting"
+
+    def __init__(self) -> None:
+        self.scanned: list[str] = []
+
+    def find(self, text: str) -> list[Finding]:
+        self.scanned.append(text)
+        value = "anna@example.ch"
+        at = text.find(value)
+        if at < 0:
+            return []
+        return [Finding(start=at, end=at + len(value), category="EMAIL", value=value)]
+
+
+def _conversation(rounds: int) -> list[Message]:
+    messages = [
+        Message(role=Role.SYSTEM, content="system prompt"),
+        Message(role=Role.USER, content="write to anna@example.ch"),
+    ]
+    for i in range(rounds):
+        messages.append(
+            Message(
+                role=Role.ASSISTANT,
+                tool_calls=[ToolCall(id=f"c{i}", name="send", arguments=f'{{"n": {i}}}')],
+            )
+        )
+        messages.append(
+            Message(role=Role.TOOL, content=f"sent {i} to anna@example.ch", tool_call_id=f"c{i}")
+        )
+    return messages
+
+
+def test_each_message_is_scanned_once_across_growing_calls() -> None:
+    neutralizer = CountingNeutralizer()
+    session = NeutralizationSession()
+    history = _conversation(30)
+    for end in range(2, len(history) + 1):  # every call re-sends the whole history
+        gate = NeutralizationGate([neutralizer])  # the service builds a gate per call
+        out, tokens = gate.prepare_messages(history[:end], session)
+        assert tokens + REQUEST_OVERHEAD == count_message_tokens(out)
+    texts = [m.text for m in history if m.text] + [
+        c.arguments for m in history for c in m.tool_calls
+    ]
+    assert sorted(neutralizer.scanned) == sorted(texts)  # no text scanned twice
+    assert all("anna@example.ch" not in m.text for m in out)
+    assert {m.text.split()[-1] for m in out if m.role is Role.TOOL} == {"[EMAIL_1]"}
+
+
+def test_a_call_that_is_no_extension_reuses_what_it_can_and_stays_right() -> None:
+    neutralizer = CountingNeutralizer()
+    session = NeutralizationSession()
+    history = _conversation(5)
+    gate = NeutralizationGate([neutralizer])
+    first, _ = gate.prepare_messages(history, session)
+    scanned = len(neutralizer.scanned)
+    knowledge = Message(role=Role.SYSTEM, content="context: anna@example.ch phones")
+    mixed = [history[0], knowledge, *history[1:]]
+    out, tokens = NeutralizationGate([neutralizer]).prepare_messages(mixed, session)
+    assert len(neutralizer.scanned) == scanned + 1  # only the new block was scanned
+    assert out[1].text == "context: [EMAIL_1] phones"
+    assert [m.text for m in out[2:]] == [m.text for m in first[1:]]
+    assert tokens + REQUEST_OVERHEAD == count_message_tokens(out)
+
+
+def test_unchanged_messages_are_not_copied_and_inputs_are_not_touched() -> None:
+    session = NeutralizationSession()
+    history = _conversation(2)
+    out, _ = NeutralizationGate([CountingNeutralizer()]).prepare_messages(history, session)
+    assert out[0] is history[0]  # nothing personal: the message itself
+    assert out[1] is not history[1] and history[1].text == "write to anna@example.ch"
+
+
+def test_a_failing_neutralizer_result_is_never_reused() -> None:
+    class Flaky:
+        id = "flaky"
+        calls = 0
+
+        def find(self, text: str) -> list[Finding]:
+            Flaky.calls += 1
+            if Flaky.calls == 1:
+                raise RuntimeError("detector down")
+            return []
+
+    session = NeutralizationSession()
+    history = [Message(role=Role.USER, content="hello")]
+    gate = NeutralizationGate([Flaky()])
+    gate.prepare_messages(history, session)
+    assert gate.errors
+    NeutralizationGate([Flaky()]).prepare_messages(history, session)
+    assert Flaky.calls == 2  # the partial result was not kept: scanned again
+
+
+def test_conversation_running_total_matches_a_recount() -> None:
+    conversation = ConversationManager("system", "task")
+    for message in _conversation(12)[2:]:
+        conversation.add(message)
+    conversation.knowledge_context = "some knowledge"
+
+    def recount() -> int:
+        return sum(conversation.count_tokens([m]) for m in conversation.for_call())
+
+    assert conversation.tokens() == recount()
+    block = conversation.for_call()[1]
+    conversation.knowledge_context = "some knowledge"
+    assert conversation.for_call()[1] is block  # same block: the next call extends the last
+    conversation.knowledge_context = ""
+    assert conversation.tokens() == recount()

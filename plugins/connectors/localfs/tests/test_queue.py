@@ -1,0 +1,86 @@
+"""NYLA_JOBS=procrastinate with two `nyla worker` processes on the embedded PostgreSQL: two
+data sources sync in parallel, one data source never twice at once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from datetime import datetime
+
+from localfs_helpers import KEY, local_source, make_tree
+
+from nyla.db import Database
+from nyla.jobs.tables import Job
+from nyla.kernel import Kernel
+
+
+async def _wait(db: Database, job_ids: list[str], seconds: float = 240) -> list[Job]:
+    for _ in range(int(seconds * 5)):
+        async with db.session() as s:
+            jobs = [await s.get(Job, j, populate_existing=True) for j in job_ids]
+        if all(j.status in ("done", "error", "cancelled") for j in jobs):
+            return jobs
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"jobs did not finish: {[(j.id, j.status, j.error) for j in jobs]}")
+
+
+def _picked(job: Job) -> datetime:
+    return datetime.fromisoformat(job.details["pickedUpAt"])
+
+
+async def test_two_workers_two_sources_never_one_twice(embedded_pg, tmp_path, monkeypatch) -> None:
+    schema = f"pq_{uuid.uuid4().hex[:8]}"
+    env = {
+        "NYLA_DATABASE_URL": embedded_pg,
+        "NYLA_DATABASE_SCHEMA": schema,
+        "NYLA_EMBEDDING_MODEL": "local:hash-384",
+        "NYLA_JOBS": "procrastinate",
+        "NYLA_SECRET_KEY": KEY,
+        "NYLA_HOME": str(tmp_path / "home"),
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    db = Database(embedded_pg, schema=schema)
+    kernel = Kernel(db=db, settings={"jobs": "procrastinate"})
+    make_tree(tmp_path / "a", 200)
+    make_tree(tmp_path / "b", 200)
+    ds_a = await local_source(kernel, tmp_path / "a")
+    ds_b = await local_source(kernel, tmp_path / "b")
+    job_a = await kernel.sync.start(ds_a, user_id="u1")
+    assert await kernel.sync.start(ds_a, user_id="u1") == job_a, "queueing_lock: one waits"
+    job_b = await kernel.sync.start(ds_b, user_id="u1")
+    cmd = [
+        sys.executable,
+        "-c",
+        "from nyla.cli import main; main()",
+        "worker",
+        "--concurrency",
+        "1",
+    ]
+    workers = [subprocess.Popen(cmd, env={**os.environ, **env}) for _ in range(2)]
+    try:
+        for _ in range(600):  # once A runs, a second sync of A may queue but must wait for it
+            if "pickedUpAt" in ((await kernel.jobs.store.get(job_a)).details or {}):
+                break
+            await asyncio.sleep(0.1)
+        job_a2 = await kernel.sync.start(ds_a, user_id="u1")
+        assert job_a2 != job_a, [
+            (j.id, j.status, j.error, j.details) for j in await kernel.jobs.store.recent(limit=9)
+        ]
+        a, b, a2 = await _wait(db, [job_a, job_b, job_a2])
+    finally:
+        for proc in workers:
+            proc.send_signal(signal.SIGTERM)
+        for proc in workers:
+            proc.wait(timeout=60)
+        await kernel.aclose()
+    assert [j.status for j in (a, b, a2)] == ["done"] * 3, [(j.status, j.error) for j in (a, b, a2)]
+    assert a.worker != b.worker, "the two data sources went to the same worker"
+    assert _picked(b) < a.finished_at and _picked(a) < b.finished_at, "they did not overlap"
+    assert _picked(a2) >= a.finished_at, "one data source ran twice at once"
+    assert a.details["result"]["itemsIndexed"] == 200 and b.details["result"]["itemsIndexed"] == 200
+    assert a2.details["result"]["itemsUnchanged"] == 200
