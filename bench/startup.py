@@ -1,6 +1,10 @@
 """Startup benchmark: `nyla --help` and `nyla plugins list --json` beside `llm --help` and
 `llm plugins` (the `llm` CLI also uses pluggy + entry points), medians over repeated runs.
 
+The same work on both sides: `nyla --help` discovers the plugins to list the commands they
+add, as `llm --help` loads every plugin; `nyla plugins list` and `llm plugins` both load and
+list them.
+
     .venv/bin/python bench/startup.py [--runs N]
 
 `llm` is installed into its own venv under bench/.venvs/llm on first use (from PyPI).

@@ -27,12 +27,12 @@ def _imported_after(args: list[str]) -> set[str]:
     return set(result.stderr.split())
 
 
-def test_help_imports_no_vendor_sdk_and_no_plugin():
+def test_help_discovers_plugins_but_imports_no_vendor_sdk():
     modules = _imported_after(["--help"])
     assert "click" in modules  # the probe itself works
+    # --help lists the commands plugins add, so it discovers them (as `llm --help` does)
+    assert "nyla_provider_openai" in modules
     assert not modules & set(VENDOR_SDKS)
-    assert not {m for m in modules if m.startswith("nyla_")}, "help must not load plugins"
-    assert "sqlalchemy" not in modules
 
 
 def test_plugin_listing_imports_no_vendor_sdk():

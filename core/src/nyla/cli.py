@@ -1,5 +1,6 @@
 """The ``nyla`` command. Subcommands live in their own modules and are imported only when
-invoked, so ``nyla --help`` imports no plugin and no vendor SDK."""
+invoked; ``nyla --help`` discovers the plugins (to list the commands they add) but imports no
+vendor SDK."""
 
 from __future__ import annotations
 
@@ -50,16 +51,23 @@ class LazyGroup(click.Group):
                 raise
         command = super().get_command(ctx, cmd_name)
         if command is None:
-            from nyla.plugins import PluginHost
-
-            host = PluginHost.discover(strict=False)
-            for impl in host.pm.hook.nyla_cli_commands.get_hookimpls():
-                try:
-                    impl.function(cli=self)
-                except Exception as exc:  # a broken plugin command never breaks the CLI
-                    click.echo(f"warning: plugin {impl.plugin_name} commands: {exc}", err=True)
+            self._add_plugin_commands()
             command = super().get_command(ctx, cmd_name)
         return command
+
+    def _add_plugin_commands(self) -> None:
+        """Discover the plugins and let each add its commands (once per process)."""
+        if getattr(self, "_plugin_commands_added", False):
+            return
+        self._plugin_commands_added = True
+        from nyla.plugins import PluginHost
+
+        host = PluginHost.discover(strict=False)
+        for impl in host.pm.hook.nyla_cli_commands.get_hookimpls():
+            try:
+                impl.function(cli=self)
+            except Exception as exc:  # a broken plugin command never breaks the CLI
+                click.echo(f"warning: plugin {impl.plugin_name} commands: {exc}", err=True)
 
     def invoke(self, ctx: click.Context) -> Any:
         # Every nyla error (refused permission, unreachable database, unknown model ...) and
@@ -83,6 +91,7 @@ class LazyGroup(click.Group):
             raise click.ClickException(f"{message[0]}: {message[1]}") from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._add_plugin_commands()  # --help lists what plugins add, as `llm --help` does
         rows = [(name, LAZY_COMMANDS[name][1]) for name in sorted(LAZY_COMMANDS)]
         rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
         with formatter.section("Commands"):

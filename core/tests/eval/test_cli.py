@@ -62,7 +62,7 @@ def test_seed_then_eval_run_writes_the_report(runner, tmp_path):
     assert seeded.exit_code == 0, seeded.output
     assert json.loads(seeded.stdout)["rows"]["journalEntries"] > 400
     ids = "q01_bank_balance_march,q21_invoice_re42_gross"
-    args = ["eval", "run", "trustee", "--model", "eval:sum-balance-then-repair"]
+    args = ["eval", "run", "trustee", "--model", "eval:trap-regression"]
     args += ["--modes", "baseline,phase2", "--questions", ids, "--out", str(tmp_path)]
     result = runner.invoke(cli, [*args, "--json"])
     assert result.exit_code == 0, result.output
@@ -80,7 +80,7 @@ def test_seed_then_eval_run_writes_the_report(runner, tmp_path):
     assert human.exit_code == 0, human.output
     assert "Repair conversion" in human.stdout and "report:" in human.stdout
     bad = runner.invoke(
-        cli, ["eval", "run", "trustee", "--model", "eval:oracle", "--modes", "phase9"]
+        cli, ["eval", "run", "trustee", "--model", "eval:reference-replay", "--modes", "phase9"]
     )
     assert bad.exit_code != 0 and "unknown mode" in bad.output
 
@@ -100,7 +100,7 @@ def test_ask_the_data_agent_offline(runner):
             "--instance",
             "ask-acme",
             "--model",
-            "eval:oracle",
+            "eval:reference-replay",
             "--json",
         ],
     )

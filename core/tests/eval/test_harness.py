@@ -1,5 +1,6 @@
-"""The eval harness end to end with the scripted policies, on the real agent loop and the
-seeded embedded database: the report's figures match what each policy must produce."""
+"""The harness self-test end to end (the scripted reference-replay and trap-regression
+policies on the real agent loop and the seeded embedded database): the report's figures match
+what each policy must produce, and a replay scores nothing on the unscripted questions."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ def tagged(tag: str) -> set[str]:
     return {q.id for q in QUESTIONS if tag in q.tags}
 
 
+SCRIPTED = {q.id for q in QUESTIONS if q.solution}
+UNSCRIPTED = {q.id for q in QUESTIONS} - SCRIPTED
 SUM, PERIOD, FIELD = tagged("trap:sum-balance"), tagged("trap:period"), tagged("trap:field")
 TRAPS = SUM | PERIOD | FIELD
 
@@ -34,31 +37,38 @@ def accurate(report, mode) -> set[str]:
     return {r.id for r in report.results if r.mode == mode and r.accuracy_ok}
 
 
-async def test_oracle_is_right_everywhere(eval_kernel, tmp_path):
-    report = await run_eval(eval_kernel, "trustee", model="eval:oracle", concurrency=4)
+async def test_reference_replay_answers_exactly_the_scripted_questions(eval_kernel, tmp_path):
+    assert len(UNSCRIPTED) >= 10
+    report = await run_eval(eval_kernel, "trustee", model="eval:reference-replay", concurrency=4)
     assert [s.mode for s in report.summaries] == ["baseline", "phase1", "phase2"]
+    assert report.cost_known is False  # a self-test has no price: no invented cost
+    scripted = [q for q in QUESTIONS if q.solution]
     for s in report.summaries:
-        assert (s.questions, s.accuracy, s.pattern_compliance) == (N, 1.0, 1.0)
+        assert accurate(report, s.mode) == SCRIPTED  # nothing on the unscripted ones
+        assert s.questions == N and s.accuracy == pytest.approx(len(SCRIPTED) / N)
         assert (s.validator_rejects, s.repairs, s.repair_conversion_rate, s.errors) == (
             0,
             0,
             None,
             0,
         )
-        assert s.total_rounds == sum(len(q.solution["steps"]) + 1 for q in QUESTIONS)
-        assert s.total_cost_chf > 0
+        # a scripted question takes its steps and the answer; an unscripted one gives up at once
+        assert s.total_rounds == sum(len(q.solution["steps"]) + 1 for q in scripted) + len(
+            UNSCRIPTED
+        )
+        assert s.total_cost_chf == 0
     md, js = write_report(report, tmp_path)
     data = json.loads(js.read_text())
-    assert data["summaries"][2]["accuracy"] == 1.0 and len(data["results"]) == 3 * N
-    assert "| phase2 | 100.0 % | 100.0 % | 0 | – |" in md.read_text()
+    assert data["costKnown"] is False and len(data["results"]) == 3 * N
+    pct = f"{100 * len(SCRIPTED) / N:.1f} %"
+    assert f"| phase2 | {pct} | {pct} | 0 | – |" in md.read_text()
+    assert "| – |" in md.read_text().split("| phase2 |")[1].splitlines()[0]
 
 
-async def test_sum_balance_then_repair(eval_kernel):
-    report = await run_eval(
-        eval_kernel, "trustee", model="eval:sum-balance-then-repair", concurrency=4
-    )
+async def test_trap_regression(eval_kernel):
+    report = await run_eval(eval_kernel, "trustee", model="eval:trap-regression", concurrency=4)
     base, p1, p2 = (report.summary(m) for m in ("baseline", "phase1", "phase2"))
-    all_ids = {q.id for q in QUESTIONS}
+    all_ids = SCRIPTED  # a replay has nothing for the unscripted questions
     # baseline: no validator, every trap's wrong figure is the answer
     assert accurate(report, "baseline") == all_ids - TRAPS
     assert base.validator_rejects == 0 and base.repair_conversion_rate is None
@@ -71,7 +81,8 @@ async def test_sum_balance_then_repair(eval_kernel):
         1.0,
     )
     # phase2: everything caught and repaired
-    assert p2.accuracy == 1.0 and p2.pattern_compliance == 1.0
+    assert accurate(report, "phase2") == SCRIPTED
+    assert p2.pattern_compliance == pytest.approx(len(SCRIPTED) / N)
     assert (p2.validator_rejects, p2.repairs, p2.repair_conversion_rate) == (len(TRAPS),) * 2 + (
         1.0,
     )
@@ -86,12 +97,12 @@ async def test_sum_balance_then_repair(eval_kernel):
         assert by[(qid, "phase2")].rounds == len(q.solution["steps"]) + 2
 
 
-async def test_never_repair(eval_kernel, make_kernel, db):
+async def test_trap_no_repair(eval_kernel, make_kernel, db):
     # the policies passed explicitly as a provider plugin instead of installed by the harness
     kernel = make_kernel(trustee, EvalPolicyPlugin(QUESTIONS), db=db, builtins=False)
-    report = await run_eval(kernel, "trustee", model="eval:never-repair", modes="phase1,phase2")
+    report = await run_eval(kernel, "trustee", model="eval:trap-no-repair", modes="phase1,phase2")
     p1, p2 = report.summary("phase1"), report.summary("phase2")
-    all_ids = {q.id for q in QUESTIONS}
+    all_ids = SCRIPTED  # a replay has nothing for the unscripted questions
     assert accurate(report, "phase1") == accurate(report, "phase2") == all_ids - TRAPS
     assert (p1.validator_rejects, p1.repairs, p1.repair_conversion_rate) == (
         len(SUM | FIELD),
@@ -102,7 +113,7 @@ async def test_never_repair(eval_kernel, make_kernel, db):
     # rejected anti-patterns never reached the database, so they do not break forbidOk
     assert all(r.forbid_ok for r in report.results if r.mode == "phase2")
     text = to_markdown(report)
-    assert f"| phase2 | {100 * (N - len(TRAPS)) / N:.1f} % |" in text
+    assert f"| phase2 | {100 * (len(SCRIPTED) - len(TRAPS)) / N:.1f} % |" in text
     assert "## Misses" in text and "q01_bank_balance_march" in text
 
 
@@ -119,7 +130,7 @@ async def test_a_failing_run_is_recorded_and_the_rest_goes_on(make_kernel, db):
     kernel = make_kernel(trustee, GatedPlugin(FlakyPolicies(QUESTIONS)), db=db, builtins=False)
     ids = ["q01_bank_balance_march", "q07_vat_due_q1", "q19_invoice_count_q1", "q08_vat_due_q2"]
     report = await run_eval(
-        kernel, "trustee", model="eval:oracle", modes=["phase2"], question_ids=ids
+        kernel, "trustee", model="eval:reference-replay", modes=["phase2"], question_ids=ids
     )
     s = report.summary("phase2")
     failed = {r.id for r in report.results if not r.accuracy_ok}
@@ -180,7 +191,7 @@ async def test_questions_run_concurrently_up_to_the_limit(make_kernel, db):
         run_eval(
             kernel,
             "trustee",
-            model="eval:oracle",
+            model="eval:reference-replay",
             modes=["phase2"],
             concurrency=3,
             question_ids=ids,
@@ -189,3 +200,26 @@ async def test_questions_run_concurrently_up_to_the_limit(make_kernel, db):
     )
     assert gated.max_in_flight == 3  # reached the limit, never exceeded it
     assert report.summary("phase2").accuracy == 1.0
+
+
+async def test_a_priced_model_costs_what_its_provider_reported(make_kernel, db):
+    from nyla.models.ai import ChatResponse, Usage
+    from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+
+    usage = Usage(input_tokens=12_000, output_tokens=3_000)
+    provider = ScriptedProvider(
+        lambda request, index: ChatResponse(content="I do not know.", usage=usage),
+        price_input=2.0,
+        price_output=8.0,
+    )
+    kernel = make_kernel(trustee, ScriptedPlugin(provider), db=db, builtins=False)
+    ids = ["q01_bank_balance_march", "q29_bank_balance_october"]
+    report = await run_eval(
+        kernel, "trustee", model="scripted:model", modes=["phase2"], question_ids=ids
+    )
+    assert report.cost_known is True
+    per_call = (12_000 * 2.0 + 3_000 * 8.0) / 1e6
+    calls = len(provider.requests)
+    assert calls >= 2
+    assert report.summary("phase2").total_cost_chf == pytest.approx(per_call * calls)
+    assert report.summary("phase2").accuracy == 0.0

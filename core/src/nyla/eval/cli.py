@@ -18,7 +18,9 @@ def eval_group() -> None:
 
 @eval_group.command("run")
 @click.argument("feature")
-@click.option("--model", required=True, help="Model id, e.g. openai:gpt-4.1-mini or eval:oracle.")
+@click.option(
+    "--model", required=True, help="Model id, e.g. openai:gpt-4.1-mini or eval:reference-replay."
+)
 @click.option(
     "--modes",
     default="baseline,phase1,phase2",

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-DEMO_MODEL = "eval:sum-balance-then-repair"
+DEMO_MODEL = "eval:trap-regression"
 
 
 async def run_demo(kernel: Any, console: Any) -> None:

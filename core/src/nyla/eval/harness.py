@@ -102,6 +102,9 @@ class EvalReport(WireModel):
     finished_at: datetime | None = None
     concurrency: int = DEFAULT_CONCURRENCY
     ontology_disabled_by_env: bool = False
+    #: whether the model has a price: costs are the provider's reported usage times the
+    #: model's price, and a self-test policy (no price) shows no cost instead of an invented one
+    cost_known: bool = True
     summaries: list[ModeSummary] = Field(default_factory=list)
     results: list[QuestionResult] = Field(default_factory=list)
 
@@ -134,6 +137,17 @@ def check_model(kernel: Any, model: str) -> None:
         raise ModelNotAvailableError(f"unknown model {model!r}: `nyla models` lists the models")
     if not spec.available:
         raise ModelNotAvailableError(f"model {model} is not available: {spec.unavailable_reason}")
+
+
+def _priced(kernel: Any, model: str) -> bool:
+    """Whether ``model`` has input and output prices (else its report shows no cost)."""
+    spec_of = getattr(kernel.ai, "model_spec", None)
+    spec = spec_of(model) if spec_of is not None else None
+    return bool(
+        spec is not None
+        and spec.price_input_chf_per_mtok is not None
+        and spec.price_output_chf_per_mtok is not None
+    )
 
 
 def summarize(mode: str, results: list[QuestionResult]) -> ModeSummary:
@@ -234,6 +248,7 @@ async def run_eval(
         started_at=datetime.now(UTC),
         concurrency=concurrency,
         ontology_disabled_by_env=ontology_disabled(),
+        cost_known=_priced(kernel, model),
     )
     gate = asyncio.Semaphore(max(1, concurrency))
     config = AgentConfig(max_rounds=max_rounds, max_cost_chf=max_cost_chf)

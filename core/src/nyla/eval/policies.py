@@ -1,5 +1,11 @@
-"""Scripted eval policies: offline stand-ins for a model, selectable as model ids
-``eval:oracle``, ``eval:sum-balance-then-repair`` and ``eval:never-repair``.
+"""The harness self-test: scripted policies, selectable as model ids
+``eval:reference-replay``, ``eval:trap-regression`` and ``eval:trap-no-repair``.
+
+They measure the harness, the validator and the repair loop, never a model: each looks a
+question up by its exact text and replays that question's reference tool calls, so it can
+only answer questions that have a ``solution`` script (questions tagged ``unscripted`` have
+none, and a replay scores nothing on them). They have no price and report no usage, so a
+self-test report shows no cost.
 
 A policy reads the conversation like a model would — the question, its earlier tool calls and
 their results (including the validator's ``errorDetails``) — and decides the next tool call or
@@ -7,12 +13,12 @@ the final answer. It follows the question's reference ``solution`` (tool calls, 
 answer is read from their results) and computes its answer from the *actual* tool results, so
 wrong tools give wrong numbers.
 
-- ``oracle``: the reference solution straight away.
-- ``sum-balance-then-repair``: first falls into the question's trap — sums a balance
+- ``reference-replay``: the reference solution straight away.
+- ``trap-regression``: first falls into the question's trap — sums a balance
   (``trap:sum-balance``), forgets the period filter (``trap:period``), or uses camelCase field
   names (``trap:field``) — then repairs from the validator's suggestion. Without a validator
   the trap's (wrong) result becomes the answer.
-- ``never-repair``: falls into the trap and gives up when the validator rejects it.
+- ``trap-no-repair``: falls into the trap and gives up when the validator rejects it.
 """
 
 from __future__ import annotations
@@ -35,16 +41,15 @@ from nyla.models.ai import (
     Role,
     StreamDelta,
     ToolCall,
-    Usage,
     WebSearchHit,
 )
 from nyla.models.feature import BenchmarkQuestion
 
 PROVIDER_ID = "eval"
 POLICIES: dict[str, str] = {
-    "oracle": "follows each question's reference solution",
-    "sum-balance-then-repair": "falls into the question's trap, then repairs from the validator's hint",
-    "never-repair": "falls into the question's trap and gives up when rejected",
+    "reference-replay": "replays each question's reference solution",
+    "trap-regression": "falls into the question's trap, then repairs from the validator's hint",
+    "trap-no-repair": "falls into the question's trap and gives up when rejected",
 }
 _BALANCE = re.compile(r"(_balance|_total)$")
 _TEMPLATE = re.compile(r"\{\{\s*steps\.(\d+)\.rows\.(\d+)\.(\w+)\s*\}\}")
@@ -145,7 +150,7 @@ class Policy:
 
     def trap(self, q: BenchmarkQuestion, golden: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The wrong first call this policy makes for ``q`` (``None``: no trap)."""
-        if self.name == "oracle" or not golden:
+        if self.name == "reference-replay" or not golden:
             return None
         first = copy.deepcopy(golden[0])
         args = first["arguments"]
@@ -195,7 +200,7 @@ class Policy:
                     return _answer([float(rows[0]["value"] or 0)])
                 return _answer(evaluate_answer(solution["answer"], [last, last]))
             details = last.get("errorDetails") or {}
-            if self.name == "never-repair" or not details.get("code"):
+            if self.name == "trap-no-repair" or not details.get("code"):
                 return _answer_text(f"I could not get the figure: {last.get('error')}")
             if details.get("code") == "FIELD_NOT_FOUND" and details.get("suggestion"):
                 repaired = copy.deepcopy(trap)
@@ -243,8 +248,9 @@ class EvalPolicyProvider:
                 operation_types=[OperationType.AGENT, OperationType.DATA_ANALYSE],
                 context_window=128_000,
                 max_output_tokens=2048,
-                price_input_chf_per_mtok=0.15,
-                price_output_chf_per_mtok=0.60,
+                # a self-test has no price: its report shows no cost rather than an invented one
+                price_input_chf_per_mtok=None,
+                price_output_chf_per_mtok=None,
                 capabilities=ModelCapabilities(tools=True, streaming=True),
                 # never picked by the selector over a real model
                 quality_rank=0,
@@ -262,11 +268,6 @@ class EvalPolicyProvider:
             response = _answer_text("Summary: the scripted policy has nothing to add.")
         else:
             response = policy.decide(request)
-        chars = sum(
-            len(m.text) + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages
-        )
-        out = len(response.content) + sum(len(c.arguments) for c in response.tool_calls)
-        response.usage = Usage(input_tokens=max(1, chars // 4), output_tokens=max(1, out // 4))
         response.model = request.model
         return response
 

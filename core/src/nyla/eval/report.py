@@ -26,7 +26,7 @@ def summary_rows(report: EvalReport) -> list[list[str]]:
             str(s.validator_rejects),
             _pct(s.repair_conversion_rate),
             str(s.total_rounds),
-            f"{s.total_cost_chf:.4f}",
+            f"{s.total_cost_chf:.4f}" if report.cost_known else "–",
             str(s.errors),
         ]
         for s in report.summaries

@@ -1,6 +1,6 @@
 """Scoring one answer of the data agent: ``patternOk`` (right tools and filters),
 ``forbidOk`` (no anti-pattern executed), ``numericOk`` (the expected numbers are in the
-answer) and ``accuracyOk`` (all three)."""
+answer, with their sign, within the question's tolerance) and ``accuracyOk`` (all three)."""
 
 from __future__ import annotations
 
@@ -11,31 +11,104 @@ from typing import Any
 from nyla.features.data_agent import RecordedCall
 from nyla.models.feature import BenchmarkQuestion
 
-# 1'234.50 / 1’234.50 / 1,234.50 / 1 234.50 / 1234.5 / -12.00
+#: spans that look numeric but are not amounts: ISO dates and periods (2025-03-31, 2025-03),
+#: Swiss dates (31.03.2025) and booking references (RE-2025-0042)
+_NOT_AMOUNTS = re.compile(
+    r"\b\d{4}-\d{2}(?:-\d{2})?\b|\b\d{1,2}\.\d{1,2}\.\d{4}\b|\b[A-Za-z]{1,5}-\d{2,4}-\d+\b"
+)
 _NUMBER = re.compile(
-    r"(?<![\w.])-?\d{1,3}(?:['’\u202f\u00a0 ,]\d{3})+(?:\.\d+)?|(?<![\w.])-?\d+(?:\.\d+)?"
+    r"""
+    (?<![\w.,'’\-\u2212\u2013])    # not inside a word, a reference or another number
+    (?P<sign>[-\u2212\u2013]\s?)?     # minus, Unicode minus or en dash as a sign
+    (?P<body>
+        \d{1,3}(?:['’]\d{3})+(?:[.,]\d+)?                 # 1'234.50  1’234,50
+      | \d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?     # 1 234.50 (space, nbsp, thin space)
+      | \d{1,3}(?:\.\d{3})+,\d+                            # 1.234,50 (German)
+      | \d{1,3}(?:\.\d{3}){2,}                             # 1.234.567 (German, no decimals)
+      | \d{1,3}(?:,\d{3})+(?:\.\d+)?                       # 1,234.50 (English)
+      | \d+(?:[.,]\d+)?                                    # 1234.5  1234,5
+    )
+    (?P<dash>[.,][-\u2013\u2014])?     # CHF 1 234.– (no rappen)
+    (?![\w'’])
+    """,
+    re.VERBOSE,
 )
 
 
+def _value(body: str) -> float:
+    """The value of a matched number body (see :func:`numbers_in` for the rules)."""
+    compact = re.sub(r"['’ \u00a0\u202f]", "", body)
+    if "," in compact and "." in compact:  # the later separator is the decimal one
+        decimal = "," if compact.rfind(",") > compact.rfind(".") else "."
+        grouping = "." if decimal == "," else ","
+        compact = compact.replace(grouping, "").replace(decimal, ".")
+    elif compact.count(".") > 1:  # 1.234.567: German grouping
+        compact = compact.replace(".", "")
+    elif "," in compact:
+        head, _, tail = compact.rpartition(",")
+        # 1,234 and 1,234,567 group thousands (English); 1234,5 and 12,50 are decimals
+        if len(tail) == 3 and re.fullmatch(r"\d{1,3}(?:,\d{3})*", head):
+            compact = compact.replace(",", "")
+        else:
+            compact = compact.replace(",", ".")
+    return float(compact)
+
+
 def numbers_in(text: str) -> list[float]:
-    """Every number in ``text``, Swiss and English thousands separators understood."""
+    """Every amount in ``text``, in order, with its sign.
+
+    Rules (each has a unit test): thousands grouped by apostrophe (``1'234.50``, ``1’234``),
+    space, no-break or thin space (``CHF 1 234.–``), comma (``1,234.50``) or dot
+    (``1.234,50``, ``1.234.567``); a decimal comma is read as a decimal point (``12,50``);
+    ``.–`` after a number means no rappen; a leading ``-``, ``−`` or ``–`` is a minus sign;
+    ``1.234`` is one point two three four (a single dot group is a decimal). Dates
+    (``2025-03-31``, ``2025-03``, ``31.03.2025``) and references (``RE-2025-0042``) are not
+    amounts, nor is a number glued to a word (``Q1``, ``6570a``).
+    """
+    cleaned = _NOT_AMOUNTS.sub(lambda m: " " * len(m.group(0)), text or "")
     out = []
-    for match in _NUMBER.findall(text or ""):
-        cleaned = re.sub(r"['’\u202f\u00a0 ,]", "", match)
-        try:
-            out.append(float(cleaned))
-        except ValueError:  # pragma: no cover - the regex only matches numbers
-            continue
+    for match in _NUMBER.finditer(cleaned):
+        value = _value(match.group("body"))
+        out.append(-value if match.group("sign") else value)
     return out
 
 
-def numeric_ok(answer: str, expected: list[float], tolerance: float = 0.01) -> bool:
-    """Every expected number appears in the answer (sign-insensitive, within ``tolerance``)."""
-    found = [abs(n) for n in numbers_in(answer)]
+#: an answer listing more amounts than this (beyond those it repeats from the question) is a
+#: list of candidates, not an answer: max(MIN_LIMIT, SPREAD x the expected count)
+SHOTGUN_MIN_LIMIT = 6
+SHOTGUN_SPREAD = 3
+
+
+def numeric_ok(
+    answer: str, expected: list[float], tolerance: float = 0.01, question: str = ""
+) -> bool:
+    """Whether ``answer`` states every expected number.
+
+    Each expected number needs its own number in the answer (two equal expected values need
+    two), with the same sign, at most ``tolerance`` away (the question's stated tolerance).
+    Numbers the answer merely repeats from ``question`` (account numbers, a year) are not
+    counted as its own; an answer with more numbers of its own than
+    ``max(SHOTGUN_MIN_LIMIT, SHOTGUN_SPREAD * len(expected))`` fails (it lists candidates
+    instead of answering). Without expected numbers any non-empty answer passes.
+    """
+    if not expected:
+        return bool(answer.strip())
+    echoed = list(numbers_in(question))
+    own = []
+    for n in numbers_in(answer):
+        if n in echoed:
+            echoed.remove(n)  # an echo counts once per mention in the question
+        else:
+            own.append(n)
+    if len(own) > max(SHOTGUN_MIN_LIMIT, SHOTGUN_SPREAD * len(expected)):
+        return False
+    pool = list(numbers_in(answer))  # an expected number may equal an echoed one
     for e in expected:
-        if not any(abs(f - abs(e)) <= tolerance + 1e-6 for f in found):
+        hit = next((f for f in pool if abs(f - e) <= tolerance + 1e-9), None)
+        if hit is None:
             return False
-    return bool(expected) or bool(answer.strip())
+        pool.remove(hit)
+    return True
 
 
 def _filter_fields(arguments: dict[str, Any]) -> set[str]:
@@ -100,6 +173,8 @@ def score(question: BenchmarkQuestion, answer: str, calls: list[RecordedCall]) -
     return Score(
         pattern_ok=pattern_ok(question, calls),
         forbid_ok=forbid_ok(question, calls),
-        numeric_ok=numeric_ok(answer, question.expected_numbers, question.tolerance),
+        numeric_ok=numeric_ok(
+            answer, question.expected_numbers, question.tolerance, question.question
+        ),
         found_numbers=numbers_in(answer),
     )

@@ -31,6 +31,15 @@ from nyla.connections.mail import (
     MailQuery,
     mail_capabilities,
 )
+from nyla.connections.tasks import (
+    TASK_CAPABILITIES,
+    TaskChange,
+    TaskComment,
+    TaskConnector,
+    TaskDetail,
+    TaskQuery,
+    task_capabilities,
+)
 from nyla.connections.tooling import NoConnection, connector_failure, pick_connection
 from nyla.models.datasource import (
     CAPABILITIES,
@@ -57,6 +66,7 @@ __all__ = [
     "CAPABILITIES",
     "EXTRA_KEYS",
     "MAIL_CAPABILITIES",
+    "TASK_CAPABILITIES",
     "BaseConnector",
     "BaseWalker",
     "ConnectionInfo",
@@ -83,6 +93,11 @@ __all__ = [
     "OutgoingMessage",
     "RateBudget",
     "SyncPage",
+    "TaskChange",
+    "TaskComment",
+    "TaskConnector",
+    "TaskDetail",
+    "TaskQuery",
     "TokenGrant",
     "VendorAuthError",
     "VendorBadRequestError",
@@ -104,6 +119,7 @@ __all__ = [
     "oauth2_refresh",
     "pick_connection",
     "sync_pages",
+    "task_capabilities",
 ]
 
 #: names whose modules reach the database layer: imported on first use, so that loading a

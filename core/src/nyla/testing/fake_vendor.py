@@ -191,6 +191,9 @@ class ConnectorWire:
 
     #: scope passed to search / sync / list_ids (a folder path, label, project ...)
     scope: str = ""
+    #: whether a finished sync's checkpoint can expire at the vendor (a delta token can; a
+    #: time cursor such as Jira's ``updated`` or ClickUp's ``date_updated_gt`` cannot)
+    cursors_expire: bool = True
 
     def adapter(self) -> Any:
         """A fresh adapter under test."""
