@@ -145,15 +145,12 @@ async def test_the_page_end_to_end(served, page):
         await shot(page, "settings")
         await page.click("#settings-form button[value=close]")
 
-        # a sync that stopped at a limit: the banner's button opens the same modal
-        await node.locator("button.gear").click()
-        await page.fill("#limits input[name=maxItems]", "1")
-        await until(
-            api,
-            f"/api/datasources/{docs['id']}",
-            lambda d: d["settings"].get("ragLimits", {}).get("maxItems") == 1,
+        # a sync that stopped at a limit: the banner's button opens the same modal (a byte
+        # limit below the two tiny files' sizes, set through the API: the modal counts in MB)
+        limited = await api.patch(
+            f"/api/datasources/{docs['id']}/settings", json={"ragLimits": {"maxBytes": 70}}
         )
-        await page.click("#settings-form button[value=close]")
+        assert limited.status_code == 200, limited.text
         await node.locator("button.rag").click()  # off (purge) ...
         await page.wait_for_selector(
             f".node[data-id='{docs['id']}'] button.rag[aria-pressed=false]"
@@ -168,7 +165,8 @@ async def test_the_page_end_to_end(served, page):
         await shot(page, "inventory")
         await banner.locator("button").click()
         await page.wait_for_selector("#settings-modal[open]")
-        assert await page.input_value("#limits input[name=maxItems]") == "1"
+        shown_mb = float(await page.input_value("#limits input[name=maxBytes]"))
+        assert round(shown_mb * 1024 * 1024) == 70  # the stored bytes, shown in MB
         await page.click("#settings-form button[value=close]")
 
         # chat: the tool call shows, the answer streams, a reload mid-run resumes it

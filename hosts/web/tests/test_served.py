@@ -42,11 +42,19 @@ async def test_killed_server_marks_the_run_interrupted_at_next_boot(served):
                     break
         assert ": ping" in lines  # the model was silent for longer than the ping period
         assert lines[lines.index("event: CHUNK") - 1].startswith("id: ")
-        db = served.database()
-        try:
-            job_id = await JobStore(db).start("rag-sync", user_id="alice")
-        finally:
-            await db.dispose()
+        # a sync job of this server, held before its first page (no release file)
+        conn = await client.post("/api/connections", json={"service": "memfs"}, headers=headers)
+        ds = await client.post(
+            "/api/datasources",
+            json={"connectionId": conn.json()["id"], "path": "/docs"},
+            headers=headers,
+        )
+        on = await client.patch(
+            f"/api/datasources/{ds.json()['id']}/rag-index", json={"enabled": True}, headers=headers
+        )
+        job_id = on.json()["jobId"]
+        running = (await client.get("/api/rag/inventory/jobs", headers=headers)).json()["jobs"]
+        assert [j["id"] for j in running] == [job_id]
 
         served.kill()
         served.start()
@@ -55,6 +63,7 @@ async def test_killed_server_marks_the_run_interrupted_at_next_boot(served):
         assert shown["status"] == "interrupted" and shown["finishedAt"]
         replay = (await client.get(run["eventsUrl"], headers=headers)).text
         assert "event: ERROR" in replay and '"status": "interrupted"' in replay
+        assert (await client.get("/api/rag/inventory/jobs", headers=headers)).json()["jobs"] == []
         assert replay.rstrip().endswith(
             f'"status": "interrupted", "lastEventId": {shown["lastEventId"]}}}'
         )

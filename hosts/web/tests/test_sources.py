@@ -4,10 +4,12 @@ catalog — over the API, on the embedded PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from sqlalchemy import select
 
+from nyla import JobStore
 from nyla_host.tables import HostRunRow  # noqa: F401  (tables registered)
 
 pytestmark = pytest.mark.db
@@ -27,8 +29,10 @@ async def _source(client, headers, path="/docs", scope=None) -> tuple[str, str]:
 
 
 async def _wait_jobs(state, headers, client) -> None:
-    for task in list(state.services["sync"]._tasks):
-        await asyncio.wait_for(task, 30)
+    """Wait for the sync jobs this server runs (a job that failed raises here)."""
+    for job in await JobStore(state.kernel.db).running():
+        with contextlib.suppress(KeyError):  # already ended
+            await asyncio.wait_for(state.kernel.jobs.wait(job.id), 30)
     jobs = (await client.get("/api/rag/inventory/jobs", headers=headers)).json()["jobs"]
     assert jobs == []
 
@@ -70,7 +74,7 @@ async def test_a_sync_stopped_at_a_limit_shows_as_partial(state, client, token_f
     headers = await token_for("alice")
     _, ds_id = await _source(client, headers)
     limited = await client.patch(
-        f"/api/datasources/{ds_id}/settings", json={"ragLimits": {"maxItems": 1}}, headers=headers
+        f"/api/datasources/{ds_id}/settings", json={"ragLimits": {"maxBytes": 70}}, headers=headers
     )
     assert limited.status_code == 200, limited.text
     await client.patch(
@@ -158,8 +162,7 @@ async def test_consent_off_purges_and_stop_cancels(state, client, token_for, mem
     removed = await client.delete(f"/api/connections/{conn_id}", headers=headers)
     assert removed.status_code == 200
     assert (await client.get("/api/connections", headers=headers)).json()["connections"] == []
-    for task in list(state.services["sync"]._tasks):
-        await asyncio.wait_for(task, 30)
+    await _wait_jobs(state, headers, client)
 
 
 async def test_unknown_service_and_foreign_connection(client, token_for):

@@ -22,7 +22,6 @@ from nyla_host.oidc import OidcSettings, OidcVerifier
 from nyla_host.routes import api_router
 from nyla_host.runs import RunManager
 from nyla_host.state import HostSettings, HostState
-from nyla_host.sync import SyncRunner
 from nyla_host.timezone import TimezoneMiddleware
 from nyla_host.tokens import TokenStore
 
@@ -46,26 +45,24 @@ def build_state(
         tokens=tokens,
         runs=RunManager(kernel),
         settings=settings or HostSettings(),
-        services={"sync": SyncRunner(kernel)},
     )
 
 
 async def startup(state: HostState) -> dict[str, int]:
-    """Database ready; runs and jobs a dead server left behind recovered."""
+    """Database ready; runs and jobs a dead server left behind recovered; the kernel's job
+    runner (heartbeats, zombie killer) started."""
     await state.kernel.db.ensure_ready()
     runs = await state.runs.recover_interrupted()
-    from nyla import JobStore
-
-    jobs = await JobStore(state.kernel.db).recover_interrupted()
+    jobs = await state.kernel.jobs.start()
     if runs or jobs:
         log.warning("recovered after a restart: %d interrupted runs, %d jobs", runs, jobs)
     return {"runs": runs, "jobs": jobs}
 
 
 async def shutdown(state: HostState) -> None:
-    """Stop runs and sync jobs in progress (they end interrupted)."""
+    """Stop runs and jobs in progress (they end interrupted; the next start recovers them)."""
     await state.runs.aclose()
-    await state.services["sync"].aclose()
+    await state.kernel.jobs.aclose()
 
 
 def mount(app: FastAPI, state: HostState) -> None:

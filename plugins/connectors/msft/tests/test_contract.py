@@ -9,6 +9,7 @@ import pytest
 import nyla_connector_msft
 from nyla.testing.connector_contract import ConnectorContract
 from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus
+from nyla.testing.walker_contract import WalkerContract
 
 from .graph_wire import DRIVE, DriveWire, GraphCorpus, MailWire
 
@@ -39,6 +40,40 @@ class TestOutlookMailContract(_GraphContract):
 
 
 class TestSharePointLibraryContract(_GraphContract):
+    prefix = f"file:{DRIVE}:"
+    raw_prefix = "01BYE5RZ"
+
+    @pytest.fixture
+    def wire(self) -> ConnectorWire:
+        return DriveWire()
+
+
+class _GraphWalker(WalkerContract):
+    prefix = ""
+    raw_prefix = ""
+
+    @pytest.fixture
+    def plugin(self):
+        return nyla_connector_msft
+
+    @pytest.fixture
+    def corpus(self, wire: ConnectorWire) -> FakeCorpus:
+        corpus = GraphCorpus(self.prefix, self.raw_prefix, page_size=3)
+        for i in range(self.corpus_size):
+            corpus.add(f"note-{i:02d}.txt", f"Meeting note {i} about topic{i} budget.", wire.scope)
+        return corpus
+
+
+class TestOutlookMailWalker(_GraphWalker):
+    prefix = "mail:"
+    raw_prefix = "AAMkAGI2TG93AAA"
+
+    @pytest.fixture
+    def wire(self) -> ConnectorWire:
+        return MailWire()
+
+
+class TestSharePointLibraryWalker(_GraphWalker):
     prefix = f"file:{DRIVE}:"
     raw_prefix = "01BYE5RZ"
 

@@ -134,7 +134,7 @@ async def test_delta_repeats_removed_and_expired_token(open_session, graph):
         assert [i.id for p in got for i in p.items] == ["mail:AAMk001", "mail:AAMk002"]
         assert got[-1].tombstones == ["mail:AAMk009"]
         assert got[-1].done and got[-1].checkpoint["link"].endswith("$deltatoken=d1")
-        assert graph.requests[0].headers["prefer"] == "odata.maxpagesize=50"
+        assert graph.requests[0].headers["prefer"].startswith("odata.maxpagesize=50")
         with pytest.raises(CursorExpiredError):
             async for _ in s.adapter.sync(s, "/mail/inbox", got[-1].checkpoint):
                 pass

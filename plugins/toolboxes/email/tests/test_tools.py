@@ -116,3 +116,13 @@ async def test_vendor_errors_come_back_as_results(kernel, connection):
     assert not result.success and result.error_details.code == "NOT_FOUND"
     bad = await call(kernel, "sendEmail", {"body": "no recipient"})
     assert not bad.success and bad.error_details.code == "INVALID_VALUE"
+
+
+async def test_a_draft_to_a_disallowed_domain_is_not_sent(kernel, connection, outlook, monkeypatch):
+    drafted = await call(
+        kernel, "draftEmail", {"to": ["pavelb@fabrikam.com"], "subject": "Hi", "body": "x"}
+    )
+    monkeypatch.setenv("NYLA_EMAIL_SEND_DOMAINS", "contoso.onmicrosoft.com")
+    result = await call(kernel, "sendEmail", {"draftId": drafted.data["draftId"]})
+    assert not result.success and result.error_details.code == "DENIED"
+    assert not outlook.sent and not any(r.url.path.endswith("/send") for r in outlook.requests)

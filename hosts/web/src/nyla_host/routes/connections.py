@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import Field
 
-from nyla import JobStore, NotFoundError, PermissionDeniedError, config_value, list_data_sources
+from nyla import NotFoundError, PermissionDeniedError, config_value, list_data_sources
 from nyla.models.base import WireModel
 from nyla.sdk.connectors import ConnectorError, grant_from_token_response
 from nyla_host.auth import need_user
@@ -152,7 +152,7 @@ async def knowledge_stop(
 ) -> dict[str, Any]:
     """Stop every running job of the connection."""
     await owned_connection(request, connection_id, identity)
-    cancelled = await JobStore(host(request).kernel.db).cancel_by_connection(connection_id)
+    cancelled = await host(request).kernel.jobs.cancel_connection(connection_id)
     return {"connectionId": connection_id, "cancelledJobs": cancelled}
 
 

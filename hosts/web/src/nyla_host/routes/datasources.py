@@ -10,7 +10,7 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Request
 from pydantic import Field
 from pydantic.alias_generators import to_camel
 
-from nyla import SettingsValidationError, get_data_source, list_data_sources
+from nyla import JobStore, SettingsValidationError, get_data_source, list_data_sources
 from nyla.models.base import WireModel
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
@@ -107,19 +107,35 @@ async def data_source(
 async def rag_index(
     data_source_id: str, body: RagToggle, request: Request, identity: Identity = Depends(need_user)
 ) -> dict[str, Any]:
-    """Toggle ``ragIndexEnabled``: on starts a first small sync job, off purges at once."""
+    """Toggle ``ragIndexEnabled``: on starts a first small sync job (the kernel's sync
+    service), off purges at once and stops the source's running syncs."""
     source = await visible_source(request, data_source_id, identity)
-    state = host(request)
-    purge = await state.kernel.knowledge.set_rag_index_enabled(
-        data_source_id, body.enabled, actor=identity.user_id
-    )
-    source = await get_data_source(state.kernel.db, data_source_id)
-    job_id = None
-    if source.rag_index_effective:
-        connection = await owned_connection(request, source.connection_id, identity)
-        if connection.knowledge_ingestion_enabled:
-            job_id = await state.services["sync"].start(source, connection.service)
-    return {"dataSource": source.to_wire(), "purge": purge.to_wire(), "jobId": job_id}
+    kernel = host(request).kernel
+    owner = source.user_id
+    connection = await owned_connection(request, source.connection_id, identity)
+    if body.enabled is None or (body.enabled and not connection.knowledge_ingestion_enabled):
+        # back to inherited, or switched on without the connection's consent: no sync now
+        purge = await kernel.knowledge.set_rag_index_enabled(
+            data_source_id, body.enabled, actor=owner
+        )
+    else:
+        purge = await kernel.sync.set_indexing(data_source_id, body.enabled, user_id=owner)
+    source = await get_data_source(kernel.db, data_source_id)
+    running = [
+        job.id
+        for job in await JobStore(kernel.db).running(user_id=owner)
+        if job.data_source_id == data_source_id
+    ]
+    if body.enabled is None and not source.rag_index_effective:
+        await kernel.sync.stop(user_id=owner, data_source_id=data_source_id)
+        running = []
+    elif body.enabled is None and not running and connection.knowledge_ingestion_enabled:
+        running = [await kernel.sync.start(data_source_id, user_id=owner)]
+    return {
+        "dataSource": source.to_wire(),
+        "purge": purge.to_wire(),
+        "jobId": running[-1] if running and source.rag_index_effective else None,
+    }
 
 
 @router.patch("/{data_source_id}/settings")

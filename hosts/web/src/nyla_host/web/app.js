@@ -366,7 +366,9 @@ async function openSettings(sourceId) {
 
 function limitField(key, value) {
   const inBytes = /bytes|size/i.test(key);
-  const input = el("input", { type: "number", min: inBytes ? "0.1" : "1", step: inBytes ? "0.1" : "1", name: key, "aria-label": key, value: inBytes ? +(value / MB).toFixed(1) : value });
+  // MB with one decimal, or two significant digits for limits below 0.1 MB
+  const shown = inBytes ? (value >= MB / 10 ? +(value / MB).toFixed(1) : +(value / MB).toPrecision(2)) : value;
+  const input = el("input", { type: "number", min: inBytes ? "0" : "1", step: inBytes ? "any" : "1", name: key, "aria-label": key, value: shown });
   let timer = null;
   input.addEventListener("input", () => {
     clearTimeout(timer);

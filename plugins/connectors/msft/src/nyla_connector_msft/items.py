@@ -48,6 +48,7 @@ def message_item(raw: dict[str, Any], folder: str = "") -> Item:
         "conversationId": raw.get("conversationId"),
     }
     received = raw.get("receivedDateTime") or raw.get("sentDateTime")
+    body = (raw.get("body") or {}).get("content")
     return Item(
         id=f"mail:{raw['id']}",
         title=raw.get("subject") or "(no subject)",
@@ -56,7 +57,10 @@ def message_item(raw: dict[str, Any], folder: str = "") -> Item:
         url=raw.get("webLink"),
         modified=when(raw.get("lastModifiedDateTime") or received),
         author=address(raw.get("from") or raw.get("sender")) or None,
-        mime="message/rfc822",
+        # with the body selected the item carries its text (what a walker indexes), and its
+        # size is that text's; otherwise downloads give the MIME message
+        size=len(body.encode()) if body else None,
+        mime="text/plain" if body else "message/rfc822",
         version=raw.get("changeKey"),
         extra={
             "from": address(raw.get("from") or raw.get("sender")),
@@ -65,7 +69,7 @@ def message_item(raw: dict[str, Any], folder: str = "") -> Item:
             "labels": list(raw.get("categories") or []),
             "vendor": {k: v for k, v in vendor.items() if v is not None},
         },
-        content=raw.get("bodyPreview"),
+        content=body or raw.get("bodyPreview"),
     )
 
 

@@ -32,7 +32,7 @@ MESSAGE_FIELDS = (
 )
 PAGE = 25
 #: Graph pages delta answers by this header, not by ``$top``
-DELTA_PAGE = {"Prefer": "odata.maxpagesize=50"}
+DELTA_PAGE = {"Prefer": 'odata.maxpagesize=50, outlook.body-content-type="text"'}
 TEXT_BODY = {"Prefer": 'outlook.body-content-type="text"'}
 #: how Graph says a delta token is gone when it answers 400/404 instead of 410
 _EXPIRED = re.compile(r"resync|sync ?state|delta ?token", re.IGNORECASE)
@@ -262,7 +262,7 @@ async def sync_messages(
         if link
         else (
             f"/me/mailFolders/{target.folder}/messages/delta",
-            {"$select": MESSAGE_FIELDS},
+            {"$select": f"{MESSAGE_FIELDS},body"},
         )
     )
     seen: set[tuple[str, str | None]] = set()

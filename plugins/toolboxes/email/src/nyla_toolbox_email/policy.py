@@ -20,6 +20,19 @@ def _domains() -> set[str]:
     return {d.strip().lower().lstrip("@") for d in raw.split(",") if d.strip()}
 
 
+def outside_domains(recipients: list[str]) -> list[str]:
+    """Recipients outside ``NYLA_EMAIL_SEND_DOMAINS`` (none when it is not set)."""
+    allowed = _domains()
+    if not allowed:
+        return []
+    return [r for r in recipients if _domain(r) not in allowed]
+
+
+def _domain(recipient: str) -> str:
+    address = recipient.rsplit("<", 1)[-1].rstrip(">").strip()
+    return address.rsplit("@", 1)[-1].lower()
+
+
 def send_policy(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> ToolResult | None:
     """``None`` (allow) or the denial the model sees."""
     if tool.name != SEND_TOOL:
@@ -32,10 +45,8 @@ def send_policy(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> 
         )
     allowed = _domains()
     recipients = [*(arguments.get("to") or []), *(arguments.get("cc") or [])]
-    outside = [
-        r for r in recipients if isinstance(r, str) and r.rsplit("@", 1)[-1].lower() not in allowed
-    ]
-    if allowed and outside:
+    outside = outside_domains([r for r in recipients if isinstance(r, str)])
+    if outside:
         return ToolResult.fail(
             f"sending to {', '.join(outside)} is not allowed (allowed domains: "
             f"{', '.join(sorted(allowed))})",

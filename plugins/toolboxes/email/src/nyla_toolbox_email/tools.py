@@ -23,6 +23,7 @@ from nyla.sdk.connectors import (
     mail_capabilities,
     pick_connection,
 )
+from nyla_toolbox_email.policy import outside_domains
 
 #: the largest attachment saved into the user's files, and the most attachments per mail
 MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
@@ -249,6 +250,14 @@ async def send_email(args: SendEmailArgs, ctx: ToolContext) -> ToolResult:
 
     async def work(s: Any) -> ToolResult:
         if args.draft_id:
+            # the policy hook saw only the draft's id: its recipients are checked here
+            draft = await s.adapter.read_message(s, args.draft_id)
+            if outside := outside_domains([*draft.to, *draft.cc]):
+                return ToolResult.fail(
+                    f"sending to {', '.join(outside)} is not allowed (NYLA_EMAIL_SEND_DOMAINS)",
+                    "DENIED",
+                    suggestion="tell the user to send the draft themselves",
+                )
             sent = await s.adapter.send_draft(s, args.draft_id)
         else:
             sent = await s.adapter.send(s, message)
