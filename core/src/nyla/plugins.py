@@ -263,6 +263,14 @@ class PluginHost:
             names: list[str] = []
             for ep in eps:
                 if ep.name in self.records:
+                    held = self.records[ep.name]
+                    if held.entry_point != ep.value:  # the same object in two groups loads once
+                        rec = PluginRecord(ep.name, group, ep.value)
+                        rec.fail(
+                            f"plugin name {ep.name!r} is already used by "
+                            f"{held.entry_point or 'a built-in'} ({held.group}); rename it"
+                        )
+                        self.records[f"{ep.name}@{group}"] = rec
                     continue
                 if (only is not None and ep.name not in only) or ep.name in disabled:
                     self.records[ep.name] = PluginRecord(

@@ -42,6 +42,8 @@ from nyla.agent.conversation import (
     progress_request,
     summary_request_messages,
 )
+from nyla.agent.guard import clean_text
+from nyla.agent.inherit import restricted_context
 from nyla.agent.registry import (
     Dispatched,
     ToolRegistry,
@@ -204,7 +206,7 @@ async def _call_model(
             except StopAsyncIteration:
                 break
             if delta.kind == "text" and delta.text:
-                sink.append(events.chunk(round_, delta.text))
+                sink.append(events.chunk(round_, clean_text(delta.text)))
             elif delta.kind == "done":
                 response = delta.metadata.get("response")
     finally:
@@ -279,6 +281,7 @@ async def run_agent_loop(
     The last two events are always FINAL and AGENT_SUMMARY.
     """
     run_id = run_id or uuid.uuid4().hex
+    context = restricted_context(kernel, config, context)
     trace = AgentTrace(
         run_id=run_id,
         prompt=prompt,
@@ -297,7 +300,12 @@ async def run_agent_loop(
     registry = ToolRegistry(
         tools, before_call=before_call_hook(kernel), default_timeout_s=config.tool_timeout_s
     )
-    tool_extras = {**(extras or {}), "charge": run.charge, "neutralization": session}
+    tool_extras = {
+        **(extras or {}),
+        "charge": run.charge,
+        "neutralization": session,
+        "model": config.model,
+    }
     status = AgentStatus.RUNNING
     final_text = ""
     round_ = 0
@@ -517,7 +525,7 @@ async def run_agent_loop(
         sink.clear()
 
     trace.status = status
-    final_text = _restore(session, final_text)
+    final_text = clean_text(_restore(session, final_text))
     await _finish(kernel, run, final_text)
     yield events.final(round_, final_text, str(status))
     yield events.summary(trace)
@@ -596,5 +604,22 @@ async def _finish(kernel: Any, run: _Run, final_text: str) -> None:
 
     try:
         await asyncio.shield(save_trace(kernel.db, trace))
-    except Exception as exc:  # the run's answer matters more than its record
-        log.warning("persisting the trace of run %s failed: %s", trace.run_id, exc)
+    except Exception as exc:  # never lost: saved reduced, with the reason
+        log.warning(
+            "persisting the trace of run %s failed: %s; saving it reduced", trace.run_id, exc
+        )
+        reduced = trace.model_copy(
+            update={
+                "tool_calls": [
+                    c.model_copy(update={"arguments": "", "error": None}) for c in trace.tool_calls
+                ],
+                "error": f"trace reduced: {type(exc).__name__}: {exc}"[:2000]
+                + (f"; run error: {trace.error}" if trace.error else ""),
+            }
+        )
+        try:
+            await asyncio.shield(save_trace(kernel.db, reduced))
+        except Exception as again:
+            log.error(
+                "the reduced trace of run %s could not be saved either: %s", trace.run_id, again
+            )

@@ -23,6 +23,17 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from nyla.agent.authorize import authorize
+from nyla.agent.guard import (
+    MAX_RESULT_CHARS,
+    ToolTimedOut,
+    call_with_deadline,
+    clean_text,
+    run_is_cancelled,
+    safe_json,
+    safe_result,
+    safe_str,
+)
 from nyla.models.ai import ToolCall, ToolDefinition
 from nyla.models.tools import Tool, ToolContext, ToolResult
 
@@ -42,19 +53,31 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 
 def result_text(result: ToolResult) -> str:
-    """The text the model sees for a tool result (errors as JSON with their repair hints)."""
+    """The text the model sees for a tool result (errors as JSON with their repair hints);
+    total: any data gives a text, cut to :data:`~nyla.agent.guard.MAX_RESULT_CHARS`."""
     if result.success:
         if result.content:
-            return result.content
+            return clean_text(result.content, MAX_RESULT_CHARS)
         if result.data is None:
             return "ok"
-        return json.dumps(result.data, ensure_ascii=False, default=str)
+        text = safe_json(result.data)
+        return clean_text(
+            text if text is not None else "ok (data not serialisable)", MAX_RESULT_CHARS
+        )
     body: dict[str, Any] = {"success": False, "error": result.error}
     if result.error_details is not None:
         body["errorDetails"] = result.error_details.model_dump(
             mode="json", by_alias=True, exclude_none=True
         )
     return json.dumps(body, ensure_ascii=False, default=str)
+
+
+def safe_json_key(arguments: Any) -> str:
+    """A stable key of the arguments for repeat detection (any value, never raises)."""
+    try:
+        return json.dumps(arguments, sort_keys=True, default=safe_str)
+    except (ValueError, TypeError, RecursionError):
+        return safe_str(arguments)[:10_000]
 
 
 def _to_result(value: Any) -> ToolResult:
@@ -66,7 +89,10 @@ def _to_result(value: Any) -> ToolResult:
         return ToolResult.ok(value)
     if isinstance(value, BaseModel):
         return ToolResult.ok(value.model_dump_json(by_alias=True), data=value.model_dump())
-    return ToolResult.ok(json.dumps(value, ensure_ascii=False, default=str), data=value)
+    text = safe_json(value)
+    if text is None:
+        return ToolResult.ok(clean_text(safe_str(value), MAX_RESULT_CHARS))
+    return ToolResult.ok(text, data=value)
 
 
 def _validation_result(tool: Tool, exc: ValidationError) -> ToolResult:
@@ -175,10 +201,13 @@ class ToolRegistry:
         try:
             result = await self._dispatch(call, ctx)
         except asyncio.CancelledError:
-            raise
+            if run_is_cancelled():
+                raise
+            result = ToolResult.fail("the tool was cancelled from inside", "TOOL_ERROR")
         except Exception as exc:  # a bug in dispatch itself must not kill the run
-            log.exception("dispatch of %s failed", call.name)
-            result = ToolResult.fail(f"{type(exc).__name__}: {exc}", "TOOL_ERROR")
+            log.warning("dispatch of %s failed: %s", call.name, type(exc).__name__)
+            result = ToolResult.fail(f"{type(exc).__name__}: {safe_str(exc)[:500]}", "TOOL_ERROR")
+        result = safe_result(result)
         return Dispatched(call, result, (time.perf_counter() - started) * 1000, read_only)
 
     async def _dispatch(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
@@ -195,6 +224,12 @@ class ToolRegistry:
         raw = call.arguments if call.arguments is not None else ""
         try:
             arguments = json.loads(raw) if raw.strip() else {}
+        except RecursionError:
+            return ToolResult.fail(
+                f"arguments of {tool.name} are nested too deeply",
+                "INVALID_JSON",
+                suggestion="send a flat JSON object matching the schema",
+            )
         except (json.JSONDecodeError, TypeError) as exc:
             return ToolResult.fail(
                 f"arguments of {tool.name} are not valid JSON ({exc.msg} at position "
@@ -217,8 +252,17 @@ class ToolRegistry:
             args = tool.args_model.model_validate(arguments)
         except ValidationError as exc:
             return _validation_result(tool, exc)
+        except (RecursionError, ValueError, TypeError) as exc:
+            return ToolResult.fail(
+                f"invalid arguments for {tool.name}: {type(exc).__name__}",
+                "INVALID_VALUE",
+                suggestion="send a flat JSON object matching the schema",
+            )
+        refusal = await authorize(tool, args, ctx)
+        if refusal is not None:
+            return refusal
 
-        key = (tool.name, json.dumps(arguments, sort_keys=True, default=str))
+        key = (tool.name, safe_json_key(arguments))
         seen = self._seen.get(key, 0)
         self._seen[key] = seen + 1
         if seen >= REPEAT_LIMIT:
@@ -235,9 +279,8 @@ class ToolRegistry:
 
         timeout = tool.timeout_s or self.default_timeout_s
         try:
-            async with asyncio.timeout(timeout):  # no extra task per call, unlike wait_for
-                value = await tool.handler(args, ctx)
-        except TimeoutError:
+            value = await call_with_deadline(tool.handler, args, ctx, timeout)
+        except ToolTimedOut:
             return ToolResult.fail(
                 f"{tool.name} did not finish within {timeout:g} s",
                 "TIMEOUT",
@@ -246,8 +289,11 @@ class ToolRegistry:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
-            return ToolResult.fail(f"{tool.name} failed: {type(exc).__name__}: {exc}", "TOOL_ERROR")
+            message = safe_str(exc)[:2000]
+            log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, message)
+            return ToolResult.fail(
+                f"{tool.name} failed: {type(exc).__name__}: {message}", "TOOL_ERROR"
+            )
         return _to_result(value)
 
     async def _check_policy(

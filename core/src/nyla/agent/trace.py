@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sqlalchemy import select
 
+from nyla.agent.guard import clean_text
 from nyla.agent.tables import RunRow, ToolCallRow
 from nyla.models.agent import AgentStatus, AgentTrace, RunContext, ToolCallLog
 
 
+def _t(value: str | None, limit: int | None = None) -> str | None:
+    return None if value is None else clean_text(value, limit)
+
+
 async def save_trace(db: Any, trace: AgentTrace) -> None:
-    """Insert (or replace) the trace of a finished run and its tool calls atomically."""
+    """Insert (or replace) the trace of a finished run and its tool calls atomically. Every
+    string is made storable first (NUL bytes and lone surrogates replaced, names and ids cut
+    to their column's length), so what a model sent cannot make the record fail."""
     async with db.session() as s:
         existing = await s.get(RunRow, trace.run_id)
         if existing is not None:
@@ -23,9 +31,9 @@ async def save_trace(db: Any, trace: AgentTrace) -> None:
                 parent_run_id=trace.parent_run_id,
                 user_id=trace.context.user_id,
                 status=str(trace.status),
-                prompt=trace.prompt,
-                final_text=trace.final_text,
-                model=trace.model,
+                prompt=_t(trace.prompt),
+                final_text=_t(trace.final_text),
+                model=_t(trace.model, 255),
                 rounds=trace.rounds,
                 cost_chf=trace.cost_chf,
                 input_tokens=trace.input_tokens,
@@ -33,8 +41,8 @@ async def save_trace(db: Any, trace: AgentTrace) -> None:
                 validation_failures=trace.validation_failures,
                 repair_attempts=trace.repair_attempts,
                 success_after_repair=trace.success_after_repair,
-                error=trace.error,
-                context=trace.context.to_wire(),
+                error=_t(trace.error),
+                context=json.loads(clean_text(json.dumps(trace.context.to_wire()))),
                 started_at=trace.started_at,
                 finished_at=trace.finished_at,
             )
@@ -45,12 +53,12 @@ async def save_trace(db: Any, trace: AgentTrace) -> None:
                 run_id=trace.run_id,
                 seq=i,
                 round=c.round,
-                call_id=c.call_id,
-                tool_name=c.tool_name,
-                arguments=c.arguments,
+                call_id=_t(c.call_id, 128),
+                tool_name=_t(c.tool_name, 255),
+                arguments=_t(c.arguments),
                 success=c.success,
-                error=c.error,
-                validation_failure_code=c.validation_failure_code,
+                error=_t(c.error),
+                validation_failure_code=_t(c.validation_failure_code, 64),
                 duration_ms=c.duration_ms,
             )
             for i, c in enumerate(trace.tool_calls)

@@ -13,13 +13,15 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterator
 
+from nyla.ai.pii_context import context_findings
 from nyla.hookspecs import hookimpl
 from nyla.models.neutralize import Finding
 
+# local part and domain labels in any script (internationalised addresses: jürg@bäckerei.ch)
 _EMAIL = re.compile(
     r"(?<![\w.!#$%&'*+/=?^`{|}~-])"
-    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
-    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+    r"[\w!#$%&'*+/=?^`{|}~-]+(?:\.[\w!#$%&'*+/=?^`{|}~-]+)*"
+    r"@(?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W\d_](?:[\w-]*[^\W_])?"
     r"(?![\w-])"
 )
 _SEP = r"[ \t./-]?"
@@ -28,9 +30,25 @@ _PHONE_INTL = re.compile(
     r"(?:\(?\d{1,4}\)?" + _SEP + r"){1,5}\d{2,4}(?![\w])"
 )
 _PHONE_CH = re.compile(
-    r"(?<![\w+.])0[1-9]\d" + _SEP + r"\d{3}" + _SEP + r"\d{2}" + _SEP + r"\d{2}(?![\w])"
+    r"(?<![\w+.(])(?:0[1-9]\d|\(0[1-9]\d\))"
+    + _SEP
+    + r"\d{3}"
+    + _SEP
+    + r"\d{2}"
+    + _SEP
+    + r"\d{2}(?![\w])"
 )
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}")
+# upper or lower case throughout (a lowercase word after an IBAN is not part of it)
+_IBAN = re.compile(
+    r"(?<![A-Za-z0-9])(?:[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}|[a-z]{2}\d{2}(?: ?[a-z0-9]){11,30})"
+)
+# a dotted quad right after one of these words is a version number, not an address
+_VERSION_WORDS = re.compile(
+    r"(?:\b(?:release|version|ver|v|build|rev|revision|firmware|patch|update|stand|mise à jour)"
+    r"\.?\s*:?\s*"
+    r"|\bv)$",
+    re.IGNORECASE,
+)
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])")
 _AHV = re.compile(r"(?<!\d)756[. ]?\d{4}[. ]?\d{4}[. ]?\d{2}(?!\d)")
 _IPV4 = re.compile(
@@ -42,7 +60,7 @@ _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:
 def iban_valid(candidate: str) -> bool:
     """ISO 13616 check: move the first four characters to the end, letters to numbers,
     the remainder mod 97 must be 1."""
-    compact = candidate.replace(" ", "")
+    compact = candidate.replace(" ", "").upper()
     if not 15 <= len(compact) <= 34 or not compact[:2].isalpha() or not compact[2:4].isdigit():
         return False
     rearranged = compact[4:] + compact[:4]
@@ -75,9 +93,12 @@ def ahv_valid(number: str) -> bool:
 
 
 def _iban_findings(text: str) -> Iterator[Finding]:
-    for match in _IBAN.finditer(text):
+    pos = 0
+    while (match := _IBAN.search(text, pos)) is not None:
         value = match.group(0)
-        # the pattern may run into a following code word; shrink until the checksum holds
+        pos = match.start() + 1
+        # the pattern may run into following words; shrink until the checksum holds, then go
+        # on scanning right after the IBAN found (the next one may start inside this match)
         for end in range(len(value), 14, -1):
             candidate = value[:end].rstrip()
             if candidate != value[:end]:
@@ -85,6 +106,7 @@ def _iban_findings(text: str) -> Iterator[Finding]:
             if iban_valid(candidate):
                 start = match.start()
                 yield Finding(start=start, end=start + end, category="IBAN", value=candidate)
+                pos = start + end
                 break
 
 
@@ -116,6 +138,13 @@ def _phone_ok(value: str) -> bool:
     return 8 <= digits <= 15
 
 
+def _ipv4_findings(text: str) -> Iterator[Finding]:
+    for match in _IPV4.finditer(text):
+        if _VERSION_WORDS.search(text[max(0, match.start() - 20) : match.start()]):
+            continue
+        yield Finding(start=match.start(), end=match.end(), category="IP", value=match.group(0))
+
+
 _DETECTORS: tuple[Callable[[str], Iterator[Finding]], ...] = (
     _checked(_EMAIL, "EMAIL", lambda v: True),
     _iban_findings,
@@ -123,7 +152,8 @@ _DETECTORS: tuple[Callable[[str], Iterator[Finding]], ...] = (
     _checked(_CARD, "CARD", luhn_valid),
     _checked(_PHONE_INTL, "PHONE", _phone_ok),
     _checked(_PHONE_CH, "PHONE", _phone_ok),
-    _checked(_IPV4, "IP", lambda v: True),
+    _ipv4_findings,
+    context_findings,
     _checked(_IPV6, "IP", _ipv6_ok),
 )
 

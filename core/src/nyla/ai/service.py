@@ -26,6 +26,7 @@ from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession, Stream
 from nyla.ai.pricing import UsageTotals, call_cost_chf, preflight
 from nyla.ai.retry import RetryPolicy
 from nyla.ai.selector import ModelSelector
+from nyla.ai.timeouts import bounded_stream, seconds_setting
 from nyla.ai.tokens import (
     REQUEST_OVERHEAD,
     count_text_tokens,
@@ -83,8 +84,10 @@ def invalid_tool_arguments(calls: list[ToolCall]) -> list[dict[str, str]]:
     for call in calls:
         try:
             value = json.loads(call.arguments or "{}")
-        except ValueError as exc:
-            out.append({"id": call.id, "name": call.name, "error": f"invalid JSON: {exc}"})
+        except Exception as exc:  # RecursionError of deep nesting included: never fatal here
+            out.append(
+                {"id": call.id, "name": call.name, "error": f"invalid JSON: {type(exc).__name__}"}
+            )
             continue
         if not isinstance(value, dict):
             out.append(
@@ -125,7 +128,25 @@ class AiService:
             base_delay_s=float(settings.get("base_delay_s", 0.5)),
             max_retry_after_s=float(settings.get("max_retry_after_s", 60.0)),
         )
-        self.timeout_s: float = float(settings.get("timeout_s", 600.0))
+        self.timeout_s: float = seconds_setting(
+            settings.get("timeout_s"), config_value("NYLA_AI_TIMEOUT_S"), 600.0
+        )
+        #: longest silence between two streamed chunks
+        self.stream_idle_timeout_s: float = seconds_setting(
+            settings.get("stream_idle_timeout_s"),
+            config_value("NYLA_AI_STREAM_IDLE_TIMEOUT_S"),
+            min(self.timeout_s, 120.0),
+        )
+        #: wall-clock budget of all attempts on one model (retries count in time too)
+        self.retry_budget_s: float = seconds_setting(
+            settings.get("retry_budget_s"),
+            config_value("NYLA_AI_RETRY_BUDGET_S"),
+            self.timeout_s * self.retry.max_attempts + 30.0,
+        )
+        #: per-model overrides of ``timeout_s`` (model id -> seconds)
+        self.model_timeouts: dict[str, float] = {
+            str(k): float(v) for k, v in (settings.get("model_timeouts") or {}).items()
+        }
         self.max_fallbacks: int = int(settings.get("max_fallbacks", 2))
         self.selector = ModelSelector(lambda: self.kernel.plugins.models())
         self._totals: dict[str | None, UsageTotals] = {}
@@ -269,6 +290,10 @@ class AiService:
             operation=request.operation,
         )
 
+    def timeout_for(self, spec: ModelSpec) -> float:
+        """Seconds one call of ``spec`` may take (per-model setting, else ``timeout_s``)."""
+        return self.model_timeouts.get(spec.id, self.timeout_s)
+
     async def _with_retries(
         self,
         spec: ModelSpec,
@@ -276,9 +301,11 @@ class AiService:
         metadata: dict[str, Any],
         expect: type | None = None,
     ) -> T:
+        per_call = self.timeout_for(spec)
+
         async def guarded() -> T:
             try:
-                async with asyncio.timeout(self.timeout_s):
+                async with asyncio.timeout(per_call):
                     answer = await call()
             except ProviderError:
                 raise
@@ -292,7 +319,14 @@ class AiService:
             metadata["retries"] = metadata.get("retries", 0) + 1
             log.info("%s: attempt %d failed (%s); retrying in %.2fs", spec.id, attempt, exc, wait)
 
-        return await self.retry.run(guarded, on_retry)
+        try:
+            async with asyncio.timeout(self.retry_budget_s):
+                return await self.retry.run(guarded, on_retry)
+        except TimeoutError:
+            raise ProviderTimeoutError(
+                f"{spec.id}: no answer within the retry budget of {self.retry_budget_s:g} s",
+                provider=spec.provider,
+            ) from None
 
     def _wrong_type(self, spec: ModelSpec, answer: Any, expected: type) -> ProviderError:
         """A provider broke the :class:`~nyla.models.ai.Provider` contract: the error names
@@ -448,7 +482,12 @@ class AiService:
                 extra: dict[str, Any] = {}
                 restorer = StreamRestorer(prepared.session) if request.restore_output else None
                 try:
-                    async for delta in provider.stream(chat_request):
+                    async for delta in bounded_stream(
+                        provider.stream(chat_request),
+                        idle_s=self.stream_idle_timeout_s,
+                        total_s=self.timeout_for(spec),
+                        provider_id=spec.provider,
+                    ):
                         if not isinstance(delta, StreamDelta):
                             raise self._wrong_type(spec, delta, StreamDelta)
                         if delta.kind == "text" and delta.text:

@@ -15,6 +15,8 @@ from pydantic import AliasChoices, Field, field_validator
 from nyla.models.base import WireModel
 
 MAX_LIMIT = 500
+#: rows a query may skip (PostgreSQL takes a bigint; nobody pages further)
+MAX_OFFSET = 1_000_000_000
 
 # Spellings models use for operators -> the canonical operator.
 OPERATOR_ALIASES: dict[str, str] = {
@@ -97,6 +99,10 @@ def _coerce_order_by(value: Any) -> Any:
         return []
     if isinstance(value, str | dict):
         value = [value]
+    if not isinstance(value, list | tuple):
+        raise ValueError(
+            'orderBy must be a list like [{"field": "...", "direction": "asc"}] or "field desc"'
+        )
     out = []
     for item in value:
         if isinstance(item, str):
@@ -127,7 +133,7 @@ class QueryArgs(WireModel):
     fields: list[str] | None = Field(default=None, description="Fields to return (default all).")
     order_by: list[OrderBy] = Field(default_factory=list, description="Sort keys.")
     limit: int = Field(default=50, ge=1, le=MAX_LIMIT, description="Rows to return (max 500).")
-    offset: int = Field(default=0, ge=0, description="Rows to skip (paging).")
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET, description="Rows to skip (paging).")
 
     @field_validator("order_by", mode="before")
     @classmethod

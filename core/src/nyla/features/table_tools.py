@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,8 @@ from nyla.features.arguments import AggregateArgs, BrowseArgs, QueryArgs
 from nyla.features.sql import QueryArgumentError
 from nyla.features.validator import QueryValidator
 from nyla.models.tools import Tool, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
 
 CallHook = Callable[[str, dict[str, Any], ToolResult], None]
 
@@ -89,5 +92,11 @@ async def _execute(run: Callable[[str, Any], Any], instance_id: str, args: BaseM
     except QueryArgumentError as exc:
         return ToolResult(success=False, error=f"invalid query: {exc}")
     except DatabaseQueryError as exc:
-        return ToolResult(success=False, error=f"database error: {exc}")
+        # the database's own message (SQL, internals) is for the log, not for the model
+        log.warning("table tool query failed: %s", exc)
+        return ToolResult(
+            success=False,
+            error="database error: the database could not run this query; check the fields "
+            "and values against browseTable",
+        )
     return ToolResult.ok(content=json.dumps(data, ensure_ascii=False), data=data)

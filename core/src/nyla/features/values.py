@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 MAX_IN_VALUES = 500
+#: longest text a filter value may be (a longer one cannot match a field of a feature table)
+MAX_TEXT_CHARS = 10_000
+#: integers are bound as PostgreSQL bigint
+MIN_INTEGER, MAX_INTEGER = -(2**63), 2**63 - 1
+#: decimal exponents a number may have (PostgreSQL numeric overflows far beyond)
+MAX_NUMBER_EXPONENT = 100
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,19}")
 _EXAMPLES = {
     "string": '"text"',
     "integer": "42",
@@ -35,36 +43,60 @@ def coerce_scalar(field_type: str, value: Any) -> Any:
     if field_type == "string":
         if isinstance(value, bool):
             raise ValueTypeError("expected text, got a boolean", field_type)
-        text = str(value)
+        try:
+            text = str(value)
+        except ValueError:
+            raise ValueTypeError(
+                "expected text, got a number too long to show", field_type
+            ) from None
         if "\x00" in text:
             raise ValueTypeError("text must not contain NUL characters", field_type)
+        if len(text) > MAX_TEXT_CHARS:
+            raise ValueTypeError(f"text longer than {MAX_TEXT_CHARS} characters", field_type)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueTypeError(
+                "text must be valid Unicode (a lone surrogate)", field_type
+            ) from None
         return text
     if field_type == "integer":
         if isinstance(value, bool):
             raise ValueTypeError("expected an integer, got a boolean", field_type)
+        number: int | None = None
         if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            return int(value.strip())
-        raise ValueTypeError(f"expected an integer, got {value!r}", field_type)
+            number = value
+        elif isinstance(value, float) and value.is_integer():
+            number = int(value)
+        elif isinstance(value, str) and _INTEGER_TEXT.fullmatch(value.strip()):
+            number = int(value.strip())
+        if number is None:
+            raise ValueTypeError(f"expected an integer, got {_short(value)}", field_type)
+        if not MIN_INTEGER <= number <= MAX_INTEGER:
+            raise ValueTypeError("integer out of range (64-bit)", field_type)
+        return number
     if field_type == "number":
         if isinstance(value, bool):
             raise ValueTypeError("expected a number, got a boolean", field_type)
         try:
             number = Decimal(str(value).strip().replace("'", ""))
-        except InvalidOperation:
-            raise ValueTypeError(f"expected a number, got {value!r}", field_type) from None
+        except (InvalidOperation, ValueError):
+            raise ValueTypeError(f"expected a number, got {_short(value)}", field_type) from None
         if not number.is_finite() or (isinstance(value, float) and not math.isfinite(value)):
             raise ValueTypeError("expected a finite number", field_type)
+        if number and abs(number.adjusted()) > MAX_NUMBER_EXPONENT:
+            raise ValueTypeError(
+                f"number out of range (|x| between 1e-{MAX_NUMBER_EXPONENT} and "
+                f"1e{MAX_NUMBER_EXPONENT})",
+                field_type,
+            )
         return number
     if field_type == "boolean":
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
-        raise ValueTypeError(f"expected true or false, got {value!r}", field_type)
+        raise ValueTypeError(f"expected true or false, got {_short(value)}", field_type)
     if field_type == "date":
         if isinstance(value, datetime):
             return value.date()
@@ -73,15 +105,28 @@ def coerce_scalar(field_type: str, value: Any) -> Any:
         try:
             return date.fromisoformat(str(value).strip()[:10])
         except ValueError:
-            raise ValueTypeError(f"expected a date YYYY-MM-DD, got {value!r}", field_type) from None
+            raise ValueTypeError(
+                f"expected a date YYYY-MM-DD, got {_short(value)}", field_type
+            ) from None
     if field_type == "datetime":
         if isinstance(value, datetime):
             return value
         try:
             return datetime.fromisoformat(str(value).strip())
         except ValueError:
-            raise ValueTypeError(f"expected an ISO date-time, got {value!r}", field_type) from None
+            raise ValueTypeError(
+                f"expected an ISO date-time, got {_short(value)}", field_type
+            ) from None
     raise ValueTypeError(f"unsupported field type {field_type!r}", field_type)
+
+
+def _short(value: Any) -> str:
+    """A short repr of what the model sent (never raises: a 5000-digit int has none)."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"a {type(value).__name__} too long to show"
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def coerce_filter_value(field_type: str, op: str, value: Any) -> Any:

@@ -231,8 +231,8 @@ class Indexer:
             return []
         try:
             async with self.service.kernel.db.session() as s:
-                await write_prepared(s, prepared, lookups=lookups)
-            return [p.result for p in prepared]
+                refused = await write_prepared(s, prepared, lookups=lookups)
+            return [_refused_result(p, refused) for p in prepared]
         except Exception as exc:
             if len(prepared) > 1:
                 log.warning("batch write failed (%s); writing file by file", exc)
@@ -251,10 +251,17 @@ class Indexer:
     ) -> tuple[str | None, str | None]:
         """Source path and connection of a file from a data source; refuses a file whose
         data source or connection has indexing switched off."""
-        if not file.data_source_id:
-            return source_path, connection_id
         from nyla.knowledge.policy import effective_policy
 
+        if not file.data_source_id:
+            if connection_id is not None:
+                async with self.service.kernel.db.session() as s:
+                    conn = await s.get(UserConnection, connection_id)
+                if conn is None or not conn.knowledge_ingestion_enabled:
+                    raise ConsentError(
+                        f"knowledge ingestion is not allowed for connection {connection_id}"
+                    )
+            return source_path, connection_id
         async with self.service.kernel.db.session() as s:
             ds = await s.get(DataSource, file.data_source_id)
             if ds is None:
@@ -441,11 +448,22 @@ class BatchWriter:
 
 async def write_prepared(
     session: Any, prepared: list[PreparedFile], *, lookups: bool = True
-) -> None:
-    """The write path in the caller's transaction: upsert the files' index rows (one
-    statement; it locks them, so concurrent writers of one file queue up), delete their old
-    chunks by id range, COPY every new chunk (one binary COPY) and, with ``lookups``, add
-    their lookup rows."""
+) -> dict[str, str]:
+    """The write path in the caller's transaction: re-check consent (see
+    :func:`consent_refusals`), upsert the allowed files' index rows (one statement; it locks
+    them, so concurrent writers of one file queue up), delete their old chunks by id range,
+    COPY every new chunk (one binary COPY) and, with ``lookups``, add their lookup rows.
+
+    Returns ``{file_id: reason}`` of the files consent refused: nothing of them is written
+    and whatever of them was indexed before is purged in the same transaction."""
+    refused = await consent_refusals(session, prepared)
+    if refused:
+        from nyla.knowledge.consent import purge_files
+
+        await purge_files(session, sorted(refused), "consent withdrawn before the write")
+        prepared = [p for p in prepared if p.row["file_id"] not in refused]
+    if not prepared:
+        return refused
     rows = [{**p.row, "lookups_ready": lookups} for p in prepared]
     columns = list(rows[0])
     # one JSON parameter instead of a multi-row VALUES: compiling 24 binds per file cost
@@ -473,6 +491,88 @@ async def write_prepared(
     await copy_chunks(session, [row for p in prepared for row in p.chunks], file_nos)
     if lookups:
         await write_lookups(session, list(file_nos.values()))
+    return refused
+
+
+async def consent_refusals(session: Any, prepared: list[PreparedFile]) -> dict[str, str]:
+    """``{file_id: reason}`` of the prepared files whose consent no longer holds, read in the
+    caller's transaction with the data-source and connection rows locked ``FOR SHARE``.
+
+    A revoke locks the same rows ``FOR UPDATE`` and purges after that, so either the revoke
+    committed first (this sees it and refuses) or it waits for this transaction and then
+    purges what it wrote: revoke-then-write cannot leave data behind. Call it before the
+    transaction touches any index row (a revoke holding its lock waits on those)."""
+    source_ids = {p.row.get("data_source_id") for p in prepared} - {None}
+    connection_ids = {p.row.get("connection_id") for p in prepared} - {None}
+    if not source_ids and not connection_ids:
+        return {}
+    sources = {
+        ds.id: ds
+        for ds in (
+            await session.execute(
+                select(DataSource)
+                .where(DataSource.id.in_(source_ids))
+                .order_by(DataSource.id)
+                .with_for_update(read=True)
+            )
+        ).scalars()
+    }
+    connection_ids |= {ds.connection_id for ds in sources.values()}
+    enabled = dict(
+        (
+            await session.execute(
+                select(UserConnection.id, UserConnection.knowledge_ingestion_enabled)
+                .where(UserConnection.id.in_(connection_ids))
+                .order_by(UserConnection.id)
+                .with_for_update(read=True)
+            )
+        ).all()
+    )
+    siblings: dict[str, list[Any]] = {}
+    if sources:
+        for ds in (
+            await session.execute(
+                select(DataSource)
+                .where(DataSource.connection_id.in_({d.connection_id for d in sources.values()}))
+                .order_by(DataSource.id)
+                .with_for_update(read=True)
+            )
+        ).scalars():
+            siblings.setdefault(ds.connection_id, []).append(ds)
+    refused: dict[str, str] = {}
+    for p in prepared:
+        reason = _refusal(p.row, sources, enabled, siblings)
+        if reason:
+            refused[p.row["file_id"]] = reason
+    return refused
+
+
+def _refusal(
+    row: dict[str, Any],
+    sources: dict[str, Any],
+    enabled: dict[str, bool],
+    siblings: dict[str, list[Any]],
+) -> str | None:
+    """Why consent refuses one file's write, or ``None``."""
+    from nyla.knowledge.policy import effective_policy
+
+    source_id = row.get("data_source_id")
+    connection_id = row.get("connection_id")
+    if source_id is not None:
+        ds = sources.get(source_id)
+        if ds is None:
+            return f"data source {source_id} no longer exists"
+        connection_id = ds.connection_id
+    if connection_id is not None:
+        if connection_id not in enabled:
+            return f"connection {connection_id} no longer exists"
+        if not enabled[connection_id]:
+            return f"knowledge ingestion is switched off for connection {connection_id}"
+    if source_id is not None:
+        path = row.get("source_path") or sources[source_id].path
+        if not effective_policy(siblings.get(connection_id, []), path, "rag_index_enabled").value:
+            return f"RAG indexing is switched off for {path}"
+    return None
 
 
 async def build_lookups(session: Any, *, batch_files: int = 2000) -> int:
@@ -501,6 +601,15 @@ async def build_lookups(session: Any, *, batch_files: int = 2000) -> int:
             .values(lookups_ready=True)
         )
         done += len(file_nos)
+
+
+def _refused_result(prepared: PreparedFile, refused: dict[str, str]) -> IndexResult:
+    reason = refused.get(prepared.row["file_id"])
+    if reason is None:
+        return prepared.result
+    return prepared.result.model_copy(
+        update={"status": IndexStatus.FAILED, "error": f"not stored: {reason}"}
+    )
 
 
 def _json_value(value: Any) -> Any:

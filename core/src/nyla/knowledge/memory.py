@@ -1,4 +1,10 @@
-"""Round memory (per agent round, embedded) and workflow memory (workflow-scoped key/value)."""
+"""Round memory (per agent round, embedded) and workflow memory (workflow-scoped key/value).
+
+Every row carries the ``scope_key`` of the run that wrote it (user, mandate and feature
+instance, :func:`scope_key`) and every read filters on the reader's: the same user with the
+same workflow id in another mandate or feature instance sees nothing of it, and neither do
+cross-workflow hints.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,13 @@ from nyla.models.agent import RunContext
 
 #: characters of one tool result kept in round memory
 TOOL_RESULT_CHARS = 600
+
+
+def scope_key(context: RunContext) -> str:
+    """The memory scope of a run: its user, mandate and feature instance."""
+    return json.dumps(
+        [context.user_id, context.mandate_id, context.feature_instance_id], ensure_ascii=False
+    )
 
 
 def round_summary(
@@ -65,6 +78,7 @@ async def insert_round(
     """Write one RoundMemory row."""
     session.add(
         RoundMemory(
+            scope_key=scope_key(context),
             run_id=run_id,
             workflow_id=context.workflow_id,
             round=round,
@@ -89,7 +103,7 @@ async def known_files(session: AsyncSession, context: RunContext, limit: int = 5
         select(RoundMemory.file_refs)
         .where(
             RoundMemory.workflow_id == context.workflow_id,
-            RoundMemory.user_id == context.user_id,
+            RoundMemory.scope_key == scope_key(context),
         )
         .order_by(RoundMemory.id.desc())
         .limit(200)
@@ -118,10 +132,10 @@ async def search_rounds(
         return []
     where = [
         f"embedding_model = {sql_literal(model)}",
-        "user_id = :user",
+        "scope_key = :scope",
         "embedding IS NOT NULL",
     ]
-    params: dict[str, Any] = {"user": context.user_id, "q": vector_literal(vector), "k": k}
+    params: dict[str, Any] = {"scope": scope_key(context), "q": vector_literal(vector), "k": k}
     if same_workflow:
         where.append("workflow_id = :wf")
         params["wf"] = context.workflow_id
@@ -153,6 +167,7 @@ async def put_workflow_value(
     if not context.workflow_id:
         raise ValueError("workflow memory needs a workflow_id in the run context")
     statement = insert(WorkflowMemory).values(
+        scope_key=scope_key(context),
         workflow_id=context.workflow_id,
         key=key,
         kind=kind,
@@ -165,7 +180,7 @@ async def put_workflow_value(
     excluded = statement.excluded
     await session.execute(
         statement.on_conflict_do_update(
-            index_elements=["workflow_id", "key"],
+            index_elements=["scope_key", "workflow_id", "key"],
             set_={
                 "kind": excluded.kind,
                 "value": excluded.value,
@@ -185,7 +200,7 @@ async def workflow_entries(
         return []
     query = select(WorkflowMemory.key, WorkflowMemory.kind, WorkflowMemory.value).where(
         WorkflowMemory.workflow_id == context.workflow_id,
-        WorkflowMemory.user_id == context.user_id,
+        WorkflowMemory.scope_key == scope_key(context),
     )
     if kind is not None:
         query = query.where(WorkflowMemory.kind == kind)

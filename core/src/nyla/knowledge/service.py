@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select, text
+from sqlalchemy.exc import DBAPIError
 
 from nyla.errors import InvalidQueryError, ModelNotAvailableError
 from nyla.knowledge import memory
@@ -347,8 +348,37 @@ class KnowledgeService:
         filters: SearchFilters | None = None,
         hybrid: bool | None = None,
     ) -> SearchResult:
-        """Like :meth:`semantic_search` with the query already embedded by ``model``."""
+        """Like :meth:`semantic_search` with the query already embedded by ``model``. A vector
+        whose dimension does not fit ``model`` raises :class:`ValueError` (never a database
+        error with SQL in it)."""
         keys = readable_keys(context, scopes)
+        spec = self.kernel.ai.model_spec(model)
+        expected = spec.capabilities.embedding_dimensions if spec is not None else None
+        if not vector or (expected and len(vector) != expected):
+            raise ValueError(
+                f"the query vector has {len(vector)} dimensions; {model} vectors have "
+                f"{expected or 'at least one'}"
+            )
+        try:
+            return await self._search(query, vector, model, keys, k, filters, hybrid)
+        except DBAPIError as exc:
+            if "dimension" not in str(exc.orig):
+                raise
+            raise ValueError(
+                f"the query vector has {len(vector)} dimensions, which the indexed vectors of "
+                f"{model} do not have"
+            ) from None
+
+    async def _search(
+        self,
+        query: str,
+        vector: Sequence[float],
+        model: str,
+        keys: list[str],
+        k: int,
+        filters: SearchFilters | None,
+        hybrid: bool | None,
+    ) -> SearchResult:
         async with self.kernel.db.read_session() as s:
             return await search(
                 s,

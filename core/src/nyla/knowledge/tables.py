@@ -168,11 +168,14 @@ class ChunkLookup(Base):
 
 class RoundMemory(Base):
     """One agent round: files it touched, tool results, decisions, with an embedding so a
-    later round can find it even after the conversation manager summarized it away."""
+    later round can find it even after the conversation manager summarized it away.
+    ``scope_key`` (user, mandate, feature instance of the run) is what reads filter on."""
 
     __tablename__ = "knowledge_round_memory"
+    __table_args__ = {"info": {"derived": True}}
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    scope_key: Mapped[str] = mapped_column(Text, index=True)
     run_id: Mapped[str] = mapped_column(String(128), index=True)
     workflow_id: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     round: Mapped[int] = mapped_column(Integer)
@@ -189,11 +192,13 @@ class RoundMemory(Base):
 
 
 class WorkflowMemory(Base):
-    """Workflow-scoped key/value cache (entities, facts), optionally embedded."""
+    """Workflow-scoped key/value cache (entities, facts), optionally embedded; scoped by
+    ``scope_key`` like :class:`RoundMemory` (one workflow id in two mandates is two caches)."""
 
     __tablename__ = "knowledge_workflow_memory"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    scope_key: Mapped[str] = mapped_column(Text)
     workflow_id: Mapped[str] = mapped_column(String(200))
     key: Mapped[str] = mapped_column(String(300))
     kind: Mapped[str] = mapped_column(String(32), default="entity")
@@ -206,7 +211,10 @@ class WorkflowMemory(Base):
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )
 
-    __table_args__ = (UniqueConstraint("workflow_id", "key"),)
+    __table_args__ = (
+        UniqueConstraint("scope_key", "workflow_id", "key"),
+        {"info": {"derived": True}},
+    )
 
 
 class UserConnection(Base):

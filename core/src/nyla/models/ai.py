@@ -159,6 +159,9 @@ class ModelSpec(WireModel):
     unavailable_reason: str | None = None
     #: a fee per request on top of the token prices (e.g. a web search), CHF
     price_per_call_chf: float | None = None
+    #: the model runs on the user's own premises (data sent to it does not leave); a run
+    #: pinned to such a model is limited to on-premises providers at any depth
+    on_premises: bool = False
 
     def cost_chf(self, usage: Usage) -> float | None:
         """Cost of ``usage`` in CHF, or ``None`` when the price is unknown (budget fails closed)."""

@@ -68,6 +68,8 @@ class ScriptedProvider:
         price_output: float | None = 2.0,
         operations: list[OperationType] | None = None,
         embed_fn: Callable[[list[str]], list[list[float]]] | None = None,
+        quality_rank: int = 10,
+        on_premises: bool = False,
     ) -> None:
         self.id = id
         self.script = script
@@ -90,8 +92,9 @@ class ScriptedProvider:
                 streaming=True,
                 embedding_dimensions=len(embed_fn(["x"])[0]) if embed_fn else None,
             ),
-            quality_rank=10,
+            quality_rank=quality_rank,
             speed_rank=100,
+            on_premises=on_premises,
         )
 
     def models(self) -> list[ModelSpec]:

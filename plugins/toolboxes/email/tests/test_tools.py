@@ -105,7 +105,9 @@ async def test_connections_are_the_run_users_own(kernel, connection, outlook):
     named = await call(
         kernel, "searchEmail", {"query": "budget", "connectionId": connection.id}, user="mallory"
     )
-    assert not named.success and named.error_details.code == "INVALID_VALUE"
+    # refused by the kernel's owned-id check before the handler runs (issue 12)
+    assert not named.success and named.error_details.code == "NOT_FOUND"
+    assert named.error_details.field == "connectionId"
     assert not outlook.requests
 
 

@@ -73,6 +73,7 @@ class LocalProvider:
                 ),
                 quality_rank=10,
                 speed_rank=100,
+                on_premises=True,
             ),
             ModelSpec(
                 id=f"{PROVIDER_ID}:{minilm.MODEL_NAME}",
@@ -88,6 +89,7 @@ class LocalProvider:
                 ),
                 quality_rank=40,
                 speed_rank=40,
+                on_premises=True,
                 available=reason is None,
                 unavailable_reason=reason,
             ),

@@ -91,6 +91,7 @@ class PrivateLlmProvider(OpenAICompatibleProvider):
                 capabilities=ModelCapabilities(tools=tools, streaming=True),
                 quality_rank=30,
                 speed_rank=40,
+                on_premises=True,
             )
             for name in self.chat_models()
         ]
@@ -107,6 +108,7 @@ class PrivateLlmProvider(OpenAICompatibleProvider):
                 capabilities=ModelCapabilities(embedding_dimensions=dims, max_batch_size=64),
                 quality_rank=30,
                 speed_rank=40,
+                on_premises=True,
             )
             for name, dims in self.embedding_models().items()
         ]

@@ -57,6 +57,7 @@ async def query_feature_instance(args: QueryFeatureInstanceArgs, ctx: ToolContex
             remaining_budget_chf=ctx.remaining_budget_chf,
             parent_run_id=ctx.run_id,
             neutralization=extras.get("neutralization"),
+            model=extras.get("model"),
         )
     except Exception as exc:  # the parent run goes on and sees what happened
         return ToolResult(success=False, error=f"data agent failed: {type(exc).__name__}: {exc}")

@@ -1,0 +1,217 @@
+"""Authorisation of owned ids, in one place for every tool (by construction, not by habit).
+
+Every id a tool receives of something owned — a feature instance, file, folder, data source,
+connection or workflow — is checked against the run's context after the arguments were
+validated and before the handler runs. A tool author does nothing for it: an argument is
+recognised by its name (``featureInstanceId``, ``fileId``/``fileIds``, ``folderId``,
+``dataSourceId``, ``connectionId``, ``workflowId``, camelCase or snake_case) or marked
+explicitly with :class:`Owned`::
+
+    parent: Annotated[str | None, Owned("folder")] = None
+
+An argument that only looks like one (the id of a file in a vendor's system, say) opts out
+with ``Annotated[str, Owned(None)]``.
+
+The rules: a feature instance must be the run's; a workflow the run's or one of the user's;
+files and folders must be readable in the run's scope (the file store's rule); data sources
+and connections must belong to the run's user (and mandate). Anything else is refused with
+``ACCESS_DENIED`` — an id that does not exist is refused the same way, so the answer tells
+nothing about other users' data.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import or_, select
+
+from nyla.models.agent import RunContext
+from nyla.models.tools import ToolContext, ToolResult
+
+#: the kinds of owned ids
+KINDS = ("featureInstance", "file", "folder", "dataSource", "connection", "workflow")
+
+#: argument names (alias or field name) that carry an owned id without an explicit marker
+KNOWN_NAMES: dict[str, str] = {
+    "featureInstanceId": "featureInstance",
+    "feature_instance_id": "featureInstance",
+    "fileId": "file",
+    "file_id": "file",
+    "fileIds": "file",
+    "file_ids": "file",
+    "folderId": "folder",
+    "folder_id": "folder",
+    "dataSourceId": "dataSource",
+    "data_source_id": "dataSource",
+    "dataSourceIds": "dataSource",
+    "data_source_ids": "dataSource",
+    "connectionId": "connection",
+    "connection_id": "connection",
+    "workflowId": "workflow",
+    "workflow_id": "workflow",
+}
+
+
+class Owned:
+    """Marks a tool argument as the id (or list of ids) of something owned, of ``kind``
+    (one of :data:`KINDS`); ``Owned(None)`` marks an id-like name as not owned."""
+
+    def __init__(self, kind: str | None) -> None:
+        if kind is not None and kind not in KINDS:
+            raise ValueError(f"unknown owned kind {kind!r} (kinds: {', '.join(KINDS)})")
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"Owned({self.kind!r})"
+
+
+@functools.cache
+def owned_fields(args_model: type[BaseModel]) -> tuple[tuple[str, str, str], ...]:
+    """``(field name, wire name, kind)`` of every owned-id argument of ``args_model``."""
+    found = []
+    for name, info in args_model.model_fields.items():
+        wire = info.alias or name
+        marks = [m for m in info.metadata if isinstance(m, Owned)]
+        kind = marks[0].kind if marks else KNOWN_NAMES.get(wire) or KNOWN_NAMES.get(name)
+        if kind is not None:
+            found.append((name, wire, kind))
+    return tuple(found)
+
+
+def _ids(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [str(v) for v in value if v is not None]
+    return [str(value)]
+
+
+Authorizer = Callable[[list[str], ToolContext], Awaitable[list[str]]]
+
+
+async def _feature_instances(ids: list[str], ctx: ToolContext) -> list[str]:
+    return [i for i in ids if i != ctx.run.feature_instance_id]
+
+
+def _db(ctx: ToolContext) -> Any:
+    kernel = ctx.kernel
+    return None if kernel is None else kernel.db
+
+
+Visible = Callable[[RunContext], tuple[Any, Any]]
+
+
+async def _invisible(ids: list[str], ctx: ToolContext, visible: Visible) -> list[str]:
+    """The ids among ``ids`` that the run may not see; ``visible(context)`` is the select of
+    visible rows and their id column."""
+    db = _db(ctx)
+    if db is None:
+        return list(ids)  # nothing to check against: refuse (fail closed)
+    statement, id_column = visible(ctx.run)
+    async with db.read_session() as s:
+        seen = set((await s.execute(statement.where(id_column.in_(ids)))).scalars())
+    return [i for i in ids if i not in seen]
+
+
+def _readable(table: Any) -> Visible:
+    """Files or folders by the file store's own scope rule."""
+    from nyla.files.scope import readable
+
+    return lambda context: (select(table.id).where(readable(table, context)), table.id)
+
+
+def _owned_by(table: Any) -> Visible:
+    """Rows of the run's user (in the run's mandate, or in none)."""
+    return lambda context: (
+        select(table.id).where(
+            table.user_id == context.user_id,
+            or_(table.mandate_id.is_(None), table.mandate_id == context.mandate_id),
+        ),
+        table.id,
+    )
+
+
+async def _files(ids: list[str], ctx: ToolContext) -> list[str]:
+    from nyla.files.tables import FileRow
+
+    return await _invisible(ids, ctx, _readable(FileRow))
+
+
+async def _folders(ids: list[str], ctx: ToolContext) -> list[str]:
+    from nyla.files.tables import FolderRow
+
+    return await _invisible(ids, ctx, _readable(FolderRow))
+
+
+async def _data_sources(ids: list[str], ctx: ToolContext) -> list[str]:
+    from nyla.knowledge.tables import DataSource
+
+    return await _invisible(ids, ctx, _owned_by(DataSource))
+
+
+async def _connections(ids: list[str], ctx: ToolContext) -> list[str]:
+    from nyla.knowledge.tables import UserConnection
+
+    return await _invisible(ids, ctx, _owned_by(UserConnection))
+
+
+async def _workflows(ids: list[str], ctx: ToolContext) -> list[str]:
+    from nyla.files.tables import WorkflowRow
+
+    others = [i for i in ids if i != ctx.run.workflow_id]
+    if not others:
+        return []
+    return await _invisible(others, ctx, _owned_by(WorkflowRow))
+
+
+AUTHORIZERS: dict[str, Authorizer] = {
+    "featureInstance": _feature_instances,
+    "file": _files,
+    "folder": _folders,
+    "dataSource": _data_sources,
+    "connection": _connections,
+    "workflow": _workflows,
+}
+
+_LABELS = {
+    "featureInstance": "feature instance",
+    "dataSource": "data source",
+}
+
+
+_SUGGESTIONS = {
+    "file": "use listFiles / searchInFileContent to find the right id",
+    "folder": "use listFolders to find the right id",
+}
+
+
+async def authorize(tool: Any, args: BaseModel, ctx: ToolContext) -> ToolResult | None:
+    """``None`` when every owned id in ``args`` is the run's to use, else the refusal
+    (``ACCESS_DENIED`` for another feature instance, ``NOT_FOUND`` for anything else: an id
+    outside the run's scope is answered as if it did not exist)."""
+    for name, wire, kind in owned_fields(type(args)):
+        ids = _ids(getattr(args, name, None))
+        if not ids:
+            continue
+        refused = await AUTHORIZERS[kind](ids, ctx)
+        if not refused:
+            continue
+        label = _LABELS.get(kind, kind)
+        if kind == "featureInstance":
+            return ToolResult.fail(
+                f"{tool.name}: feature instance {refused[0]!r} is not accessible in this run "
+                f"(the run's feature instance is {ctx.run.feature_instance_id!r})",
+                "ACCESS_DENIED",
+                field=wire,
+                suggestion="leave featureInstanceId out to use the run's feature instance",
+            )
+        return ToolResult.fail(
+            f"{label} {refused[0]!r} not found",
+            "NOT_FOUND",
+            field=wire,
+            suggestion=_SUGGESTIONS.get(kind, f"use the id of a {label} of this run"),
+        )
+    return None

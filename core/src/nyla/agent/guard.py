@@ -1,0 +1,140 @@
+"""The guard around everything a tool touches: running the handler under a hard deadline,
+telling the run's cancellation from a tool's own, and making any result safe to show, store
+and send (size-capped, serialisable, valid Unicode).
+
+- Only a cancel of the *run* (the task running the loop is being cancelled) propagates; a
+  ``CancelledError``, ``GeneratorExit``, ``KeyboardInterrupt`` or ``SystemExit`` raised inside a
+  tool is that tool's failure.
+- The deadline is hard: after ``timeout`` the call is answered ``TIMEOUT`` and the tool's task
+  is cancelled and left behind (a tool that swallows the cancel cannot hold the run). A tool
+  that blocks the event loop past its deadline is still answered ``TIMEOUT`` — its value is
+  discarded, never turned into a success. Synchronous handlers run in a worker thread, so the
+  loop and the deadline stay live.
+- A ``TimeoutError`` the tool raised itself is a ``TOOL_ERROR``, not a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from nyla.models.tools import ToolResult
+
+log = logging.getLogger(__name__)
+
+#: characters of a tool result the model (and the trace) get at most
+MAX_RESULT_CHARS = 200_000
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
+class ToolTimedOut(Exception):
+    """The tool did not finish within its deadline."""
+
+
+def clean_text(text: str, limit: int | None = None) -> str:
+    """``text`` without NUL bytes and lone surrogates (replaced by U+FFFD), cut to ``limit``."""
+    if not isinstance(text, str):
+        text = safe_str(text)
+    text = _SURROGATES.sub("\ufffd", text.replace("\x00", "\ufffd"))
+    if limit is not None and len(text) > limit:
+        return text[:limit]
+    return text
+
+
+def safe_str(value: Any) -> str:
+    """``str(value)`` that never raises (a failing ``__str__``, a huge int)."""
+    try:
+        return str(value)
+    except Exception:
+        try:
+            return f"<{type(value).__name__} object>"
+        except Exception:
+            return "<object>"
+
+
+def safe_json(value: Any) -> str | None:
+    """``value`` as JSON text, or ``None`` when it cannot be (circular, too deep, ...)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=safe_str)
+    except (ValueError, TypeError, RecursionError, OverflowError):
+        return None
+
+
+def safe_result(result: ToolResult) -> ToolResult:
+    """``result`` with data that can be serialised and text that is valid and capped."""
+    data = result.data
+    note = None
+    if data is not None:
+        text = safe_json(data)
+        if text is None:
+            data, note = None, "the tool's data could not be serialised and was dropped"
+        elif len(text) > MAX_RESULT_CHARS:
+            data, note = None, f"the tool's data ({len(text)} characters) was too large"
+        elif _SURROGATES.search(text) or "\x00" in text:
+            data = json.loads(clean_text(text))
+    content = clean_text(result.content or "", MAX_RESULT_CHARS)
+    if note and not content and result.success:
+        content = note
+    error = clean_text(result.error, MAX_RESULT_CHARS) if result.error is not None else None
+    return result.model_copy(update={"data": data, "content": content, "error": error})
+
+
+def run_is_cancelled() -> bool:
+    """Whether the task running the caller is itself being cancelled."""
+    task = asyncio.current_task()
+    return bool(task is not None and task.cancelling())
+
+
+async def call_with_deadline(
+    handler: Callable[..., Any], args: Any, ctx: Any, timeout: float
+) -> Any:
+    """``handler(args, ctx)`` under a hard deadline (see the module docstring); raises
+    :class:`ToolTimedOut`, the tool's exception, or ``RuntimeError`` for the
+    ``BaseException`` kinds a tool must not propagate."""
+    if inspect.iscoroutinefunction(handler):
+        work: Any = handler(args, ctx)
+    else:
+        work = asyncio.to_thread(_sync_call, handler, args, ctx)
+    started = time.monotonic()
+    task = asyncio.ensure_future(_contained(work))
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done or time.monotonic() - started > timeout:
+        if not task.done():
+            task.cancel()  # left behind: a tool swallowing the cancel cannot hold the run
+            task.add_done_callback(_forget)
+        raise ToolTimedOut
+    try:
+        return task.result()
+    except asyncio.CancelledError:
+        raise RuntimeError("the tool raised CancelledError (cancelled from inside)") from None
+
+
+async def _contained(work: Any) -> Any:
+    """Await ``work`` inside the tool's task so that exceptions the event loop would re-raise
+    (``KeyboardInterrupt``, ``SystemExit``) or that mean "stop" elsewhere stay the tool's."""
+    try:
+        return await work
+    except (GeneratorExit, KeyboardInterrupt, SystemExit) as exc:
+        raise RuntimeError(f"the tool raised {type(exc).__name__}") from None
+
+
+def _sync_call(handler: Callable[..., Any], args: Any, ctx: Any) -> Any:
+    value = handler(args, ctx)
+    if inspect.isawaitable(value):
+        raise TypeError("a synchronous handler returned an awaitable")
+    return value
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.info("a timed-out tool ended later with %r", task.exception())
