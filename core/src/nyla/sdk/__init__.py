@@ -58,6 +58,7 @@ from nyla.models.ai import (
     Usage,
     WebSearchHit,
 )
+from nyla.models.base import WireModel
 from nyla.models.feature import (
     BenchmarkQuestion,
     Feature,
@@ -154,6 +155,7 @@ __all__ = [
     "Toolbox",
     "Usage",
     "WebSearchHit",
+    "WireModel",
     "config_path",
     "config_value",
     "count_message_tokens",
