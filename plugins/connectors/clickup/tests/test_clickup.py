@@ -337,3 +337,36 @@ async def test_429_is_waited_out_until_x_ratelimit_reset(session, fake, clock):
     assert fake.throttled == 1
     assert any(59 <= d <= 63 for d in clock.slept), f"waited {clock.slept}"
     assert session.http.stats.throttled == 1
+
+
+async def test_the_data_sources_rag_limits_reach_the_walk(db, fake, make_kernel):
+    from cryptography.fernet import Fernet
+
+    from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+
+    provider = ScriptedProvider(
+        lambda request, index: "ok", embed_fn=lambda t: [[1.0] * 8] * len(t)
+    )
+    kernel = make_kernel(
+        nyla_connector_clickup,
+        ScriptedPlugin(provider),
+        db=db,
+        builtins=False,
+        settings={"secret_key": Fernet.generate_key(), "transport": httpx.MockTransport(fake)},
+    )
+    conn = await kernel.connections.add(
+        "clickup", user_id="mia", grant=TokenGrant(access_token=TOKEN)
+    )
+    await kernel.knowledge.add_data_source(
+        f"ds-{conn.id}",
+        conn.id,
+        "/9001",
+        user_id="mia",
+        rag_index_enabled=True,
+        settings={"ragLimits": {"maxListsPerWorkspace": 1}},
+    )
+    _, result = await kernel.sync.run(f"ds-{conn.id}", user_id="mia")
+    assert not result.errors, result
+    assert result.items_indexed == 2, "only the first list of the workspace (901: 2 tasks)"
+    sent = next(r for r in fake.requests if r.url.path.endswith("/team/9001/task")).url.params
+    assert sent.get_list("list_ids[]") == ["901"]
