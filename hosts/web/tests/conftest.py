@@ -18,8 +18,6 @@ from nyla_host.state import HostSettings
 
 from .memfs import MemoryPlugin, hash_embed
 
-pytest_plugins = ["nyla.testing.fixtures"]
-
 
 @pytest.fixture
 def replies() -> list[Any]:

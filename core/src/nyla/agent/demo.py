@@ -12,9 +12,9 @@ from typing import Any
 
 from rich.table import Table
 
+from nyla.ai.scripted import ScriptedPlugin, ScriptedProvider
 from nyla.models.agent import AgentConfig, EventType, RunContext
 from nyla.models.ai import ChatRequest, ChatResponse, Role, ToolCall
-from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
 
 NOTE = "Kickoff with ACME on Monday 09:00. Contact: anna.muster@acme.ch, +41 44 123 45 67."
 

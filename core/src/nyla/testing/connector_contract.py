@@ -189,11 +189,16 @@ class ConnectorContract(PluginContract):
     ) -> None:
         require(session.adapter, "browse")
         items = await collect_pages(session, "browse", wire.scope)
-        assert {i.id for i in items} == {wire.item_id(d) for d in corpus.live()}
+        service = session.adapter.service
+        assert {i.id for i in items} == {wire.item_id(d) for d in corpus.live()}, (
+            f"{service}: browse lost or added items"
+        )
         by_id = {i.id: i for i in items}
         doc = corpus.live()[0]
-        assert by_id[wire.item_id(doc)].title == doc.name
-        assert by_id[wire.item_id(doc)].size in (None, len(doc.content))
+        assert by_id[wire.item_id(doc)].title == doc.name, f"{service}: wrong title"
+        assert by_id[wire.item_id(doc)].size in (None, len(doc.content)), (
+            f"{service}: wrong size for {doc.name}"
+        )
 
     async def test_download_returns_exact_bytes(
         self, session: ConnectorSession, corpus: FakeCorpus, wire: ConnectorWire
@@ -202,8 +207,9 @@ class ConnectorContract(PluginContract):
         doc = corpus.live()[1]
         doc.content = b"\x00\xffbinary\r\n" + "Grüezi".encode()
         got = await session.adapter.download(session, wire.download_id(doc))
-        assert got.content == doc.content
-        assert got.item.id == wire.download_id(doc)
+        service = session.adapter.service
+        assert got.content == doc.content, f"{service}: downloaded bytes differ"
+        assert got.item.id == wire.download_id(doc), f"{service}: the download names another item"
 
     async def test_download_is_capped(
         self, session: ConnectorSession, corpus: FakeCorpus, wire: ConnectorWire
@@ -220,11 +226,15 @@ class ConnectorContract(PluginContract):
         require(session.adapter, "sync")
         pages, _ = await run_sync(session, wire.scope, None)
         assert len(pages) >= 2, "seven documents at three per page must take several pages"
-        assert pages[-1].done and not any(p.done for p in pages[:-1])
+        assert pages[-1].done and not any(p.done for p in pages[:-1]), (
+            "only the last sync page may be done"
+        )
         assert all(p.checkpoint for p in pages), "every page must carry a checkpoint"
         assert all(p.full_listing for p in pages), "a sync from nothing is a full listing"
         ids = [i.id for p in pages for i in p.items]
-        assert set(ids) == {wire.item_id(d) for d in corpus.live()}
+        assert set(ids) == {wire.item_id(d) for d in corpus.live()}, (
+            f"{session.adapter.service}: sync lost or added items"
+        )
 
     async def test_sync_resumes_with_changes_and_deletions(
         self, session: ConnectorSession, corpus: FakeCorpus, wire: ConnectorWire
@@ -295,7 +305,7 @@ class ConnectorContract(PluginContract):
         assert await self._walk(session, wire) == {
             vendor.wire.item_id(d) for d in vendor.corpus.live()
         }
-        assert session.http.stats.retries >= 1
+        assert session.http.stats.retries >= 1, "a timed-out request was not retried"
 
     async def test_persistent_timeouts_raise_a_typed_error(
         self, session: ConnectorSession, vendor: FakeVendor, wire: ConnectorWire
@@ -303,7 +313,10 @@ class ConnectorContract(PluginContract):
         vendor.faults["*"] = "timeout"
         with pytest.raises(VendorTimeoutError):
             await self._walk(session, wire)
-        assert len(vendor.data_requests) == session.http.policy.max_attempts
+        assert len(vendor.data_requests) == session.http.policy.max_attempts, (
+            f"{len(vendor.data_requests)} requests, the policy allows "
+            f"{session.http.policy.max_attempts} attempts"
+        )
 
     async def test_401_refreshes_once_and_retries(
         self, session: ConnectorSession, vendor: FakeVendor, service: ConnectionService,
@@ -317,7 +330,9 @@ class ConnectorContract(PluginContract):
         assert len(vendor.token_requests) == 1, "exactly one refresh"
         async with service.kernel.db.session() as s:
             grant = await service.store.read_grant(s, session.connection.id)
-        assert grant is not None and grant.access_token == vendor.access
+        assert grant is not None and grant.access_token == vendor.access, (
+            "the refreshed access token was not saved"
+        )
         assert grant.refresh_token == vendor.refresh, "the rotated refresh token was not saved"
 
     async def test_invalid_grant_asks_for_reconsent(
@@ -331,7 +346,7 @@ class ConnectorContract(PluginContract):
             await self._walk(session, wire)
         assert len(vendor.token_requests) == 1, "invalid_grant must not be retried"
         after = await service.get(session.connection.id, user_id=USER)
-        assert after.status == "needs_reconsent"
+        assert after.status == "needs_reconsent", f"connection left as {after.status!r}"
 
     async def test_expired_cursor_starts_a_full_resync(
         self, session: ConnectorSession, corpus: FakeCorpus, wire: ConnectorWire
@@ -347,8 +362,10 @@ class ConnectorContract(PluginContract):
         except CursorExpiredError:
             pass
         pages, _ = await run_sync(session, wire.scope, checkpoint)
-        assert all(p.full_listing for p in pages)
-        assert {i.id for p in pages for i in p.items} == {wire.item_id(d) for d in corpus.live()}
+        assert all(p.full_listing for p in pages), "the re-sync after expiry is not a full listing"
+        assert {i.id for p in pages for i in p.items} == {wire.item_id(d) for d in corpus.live()}, (
+            "the full re-sync lost or added items"
+        )
 
     async def test_duplicates_across_pages_are_harmless(
         self, session: ConnectorSession, corpus: FakeCorpus, wire: ConnectorWire
@@ -361,7 +378,9 @@ class ConnectorContract(PluginContract):
     ) -> None:
         require(session.adapter, "list_ids")
         ids = [i async for page in session.adapter.list_ids(session, wire.scope) for i in page]
-        assert set(ids) == {vendor.wire.item_id(d) for d in vendor.corpus.live()}
+        assert set(ids) == {vendor.wire.item_id(d) for d in vendor.corpus.live()}, (
+            f"{session.adapter.service}: list_ids lost or added items"
+        )
         vendor.faults.update({n: "500" for n in range(len(vendor.data_requests) + 2, 200)})
         with pytest.raises(ConnectorError):
             async for _ in session.adapter.list_ids(session, wire.scope):

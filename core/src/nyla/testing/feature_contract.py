@@ -38,7 +38,8 @@ class FeatureContract(PluginContract):
 
     def test_ontology_references_are_real(self, plugin: Any) -> None:
         for feature in _features(plugin):
-            assert check_ontology(feature) == []
+            problems = check_ontology(feature)
+            assert problems == [], f"feature {feature.code}: " + "; ".join(problems)
 
     def test_provider_exposes_every_table(self, plugin: Any) -> None:
         for feature in _features(plugin):
@@ -98,7 +99,10 @@ class FeatureContract(PluginContract):
                             assert r is not None and r.code == INVALID_AGGREGATE_TARGET, (
                                 f"{function}({c.table}.{field}) passed: {r}"
                             )
-                            assert r.field == field and r.suggestion
+                            assert r.field == field and r.suggestion, (
+                                f"{function}({c.table}.{field}): the rejection names field "
+                                f"{r.field!r} and suggests {r.suggestion!r}"
+                            )
                 elif c.kind == ConstraintKind.REQUIRES_FILTER_ON:
                     for field in c.fields:
                         others = [
@@ -108,11 +112,15 @@ class FeatureContract(PluginContract):
                         assert r is not None and r.code == REQUIRES_FILTER, (
                             f"queryTable on {c.table} without {field} passed: {r}"
                         )
-                        assert r.field == field
+                        assert r.field == field, (
+                            f"queryTable on {c.table}: the rejection names {r.field!r}, not {field}"
+                        )
                         with_it = _required_filters(validator, c.table)
-                        assert (
-                            validator.check("queryTable", {"table": c.table, "filters": with_it})
-                            is None
+                        rejection = validator.check(
+                            "queryTable", {"table": c.table, "filters": with_it}
+                        )
+                        assert rejection is None, (
+                            f"queryTable on {c.table} with its required filters: {rejection}"
                         )
                 elif c.kind == ConstraintKind.PREFERRED_TABLE_FOR_INTENT:
                     assert c.intent, "a PREFERRED_TABLE_FOR_INTENT constraint names its intent"
@@ -155,16 +163,18 @@ class FeatureContract(PluginContract):
                 continue
             first = compile_ontology_to_prompt(ontology)
             copy = type(ontology).model_validate_json(ontology.model_dump_json())
-            assert compile_ontology_to_prompt(copy) == first
+            assert compile_ontology_to_prompt(copy) == first, (
+                f"feature {feature.code}: the ontology prompt differs between two compilations"
+            )
             for name in [e.name for e in ontology.entities] + [
                 p.name for p in ontology.canonical_patterns
             ]:
-                assert name in first
+                assert name in first, f"feature {feature.code}: {name} missing from the prompt"
 
     def test_domain_hints_for_the_legacy_path(self, plugin: Any) -> None:
         for feature in _features(plugin):
             hints = feature.get_agent_domain_hints()
-            assert isinstance(hints, str)
+            assert isinstance(hints, str), f"feature {feature.code}: domain hints not a str"
             if feature.get_agent_ontology() is None:
                 assert hints.strip(), "a feature without ontology needs domain hints"
 
@@ -176,7 +186,7 @@ class FeatureContract(PluginContract):
             ontology = feature.get_agent_ontology()
             patterns = {p.name for p in ontology.canonical_patterns} if ontology else set()
             for q in questions:
-                assert q.question.strip()
+                assert q.question.strip(), f"{q.id}: empty question"
                 assert set(q.expected_tools) <= TABLE_TOOLS, f"{q.id}: unknown expected tool"
                 assert q.expected_numbers, f"{q.id} has no expected numbers"
                 if q.pattern and patterns:

@@ -147,7 +147,9 @@ class WalkerContract(PluginContract):
         for walker in host.walkers.values():
             assert walker.services, f"walker {walker.id} names no connector service"
             assert walker.limit_kind in ("files", "clickup"), walker.limit_kind
-            assert not inspect.iscoroutinefunction(walker.accepts)
+            assert not inspect.iscoroutinefunction(walker.accepts), (
+                f"walker {walker.id}: accepts() must be a plain function"
+            )
 
     async def test_sync_indexes_everything_for_its_owner_only(
         self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
@@ -156,11 +158,15 @@ class WalkerContract(PluginContract):
 
         _, result = await kernel.sync.run(source, user_id=USER)
         assert result.pages >= 2 and not result.errors, result
-        assert set(await self._indexed(kernel)) == {wire.item_id(d) for d in corpus.live()}
+        assert set(await self._indexed(kernel)) == {wire.item_id(d) for d in corpus.live()}, (
+            "the sync indexed a different set of items than the vendor holds"
+        )
         owner = await kernel.knowledge.semantic_search(
             "topic3", context=RunContext(user_id=USER), k=3
         )
-        assert owner.hits and "topic3" in owner.hits[0].text
+        assert owner.hits and "topic3" in owner.hits[0].text, (
+            "the owner cannot find synced content by search"
+        )
         other = await kernel.knowledge.semantic_search(
             "topic3", context=RunContext(user_id="intruder")
         )
@@ -173,7 +179,7 @@ class WalkerContract(PluginContract):
         embedded = len(embedder.texts)
         _, again = await kernel.sync.run(source, user_id=USER)
         assert len(embedder.texts) == embedded, "unchanged items were embedded again"
-        assert again.items_indexed == 0
+        assert again.items_indexed == 0, f"{again.items_indexed} unchanged items re-indexed"
 
     async def test_changes_and_deletions_reach_the_index(
         self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
@@ -184,7 +190,8 @@ class WalkerContract(PluginContract):
         corpus.remove(gone.id)
         _, result = await kernel.sync.run(source, user_id=USER)
         indexed = await self._indexed(kernel)
-        assert wire.item_id(gone) not in indexed and wire.item_id(changed) in indexed
+        assert wire.item_id(gone) not in indexed, "a deleted item stayed in the index"
+        assert wire.item_id(changed) in indexed, "a changed item left the index"
         assert result.items_indexed >= 1 and result.items_deleted == 1, result
 
     async def test_truncated_listing_deletes_nothing(
@@ -215,14 +222,20 @@ class WalkerContract(PluginContract):
             return await kernel.sync.runner.sync(source, cancelling)
 
         _, first = await kernel.jobs.run("sync", job, user_id=USER, data_source_id=source)
-        assert first.cancelled and 0 < len(await self._indexed(kernel)) < corpus_size(corpus)
+        partial = len(await self._indexed(kernel))
+        assert first.cancelled and 0 < partial < corpus_size(corpus), (
+            f"cancel after the first page: cancelled={first.cancelled}, {partial} of "
+            f"{corpus_size(corpus)} items indexed"
+        )
         _, second = await kernel.sync.run(source, user_id=USER)
         indexed = await self._indexed(kernel)
         assert set(indexed) == {wire.item_id(d) for d in corpus.live()}, (
             "items lost after the resume"
         )
         assert await self._chunks(kernel) == sum(indexed.values()), "duplicate chunks"
-        assert second.items_indexed + first.items_indexed == corpus_size(corpus)
+        assert second.items_indexed + first.items_indexed == corpus_size(corpus), (
+            "the resumed sync indexed items twice or skipped some"
+        )
 
     async def test_limits_stop_the_sync_and_say_why(
         self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
@@ -232,14 +245,16 @@ class WalkerContract(PluginContract):
         _, result = await kernel.sync.run(
             source, user_id=USER, limits={"max_items": 3, "max_file_size": 1000}
         )
-        assert result.stopped_at_limit
+        assert result.stopped_at_limit, "max_items did not stop the sync"
         assert (
             wire.item_id(big) in result.skipped
             and "max_file_size" in result.skipped[wire.item_id(big)]
-        )
-        assert len(await self._indexed(kernel)) == 2  # three counted, the large one skipped
+        ), f"the large item is not skipped for max_file_size: {result.skipped}"
+        indexed = len(await self._indexed(kernel))
+        # three counted, the large one skipped
+        assert indexed == 2, f"{indexed} items indexed under max_items=3 with one too large"
         [row] = [r for r in await kernel.sync.status(user_id=USER) if r["dataSourceId"] == source]
-        assert row["stoppedAtLimit"] == "max_items"
+        assert row["stoppedAtLimit"] == "max_items", f"status says {row['stoppedAtLimit']!r}"
 
     async def test_consent_off_mid_sync_purges_and_stops(self, kernel: Any, source: str) -> None:
         connection_id = source.removeprefix("ds-")
@@ -259,11 +274,11 @@ class WalkerContract(PluginContract):
         _, result = await kernel.jobs.run(
             "sync", job, user_id=USER, data_source_id=source, connection_id=connection_id
         )
-        assert result.cancelled
+        assert result.cancelled, "withdrawing consent did not stop the sync"
         assert await self._indexed(kernel) == {}, (
             "content stayed (or was written) after consent off"
         )
-        assert await self._chunks(kernel) == 0
+        assert await self._chunks(kernel) == 0, "chunks stayed after consent off"
 
 
 def corpus_size(corpus: FakeCorpus) -> int:

@@ -9,8 +9,6 @@ import httpx
 import pytest
 import pytest_asyncio
 
-pytest_plugins = ["nyla.testing.fixtures"]
-
 
 class Vendor:
     """Routes ``(METHOD, path)`` to a handler; records every request."""

@@ -10,8 +10,6 @@ import httpx
 import pytest
 import pytest_asyncio
 
-pytest_plugins = ["nyla.testing.fixtures"]
-
 
 class Graph:
     """A scripted Graph: ``routes`` maps ``(METHOD, path)`` to a handler (or a list of

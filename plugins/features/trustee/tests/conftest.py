@@ -1,1 +1,1 @@
-pytest_plugins = ["nyla.testing.fixtures"]
+"""The fixtures come from nyla's pytest plugin (nyla.testing, installed with nyla[testing])."""

@@ -12,8 +12,6 @@ import pytest_asyncio
 
 from .fake_outlook import FakeOutlook
 
-pytest_plugins = ["nyla.testing.fixtures"]
-
 USER = "megan"
 
 

@@ -34,18 +34,20 @@ async def query_feature_instance(args: QueryFeatureInstanceArgs, ctx: ToolContex
     """Run the trustee data agent on the question within the caller's remaining limits."""
     kernel = ctx.kernel
     if kernel is None or FEATURE_CODE not in kernel.plugins.features:
-        return ToolResult(
-            success=False,
-            error="the trustee feature is not installed (nyla-feature-trustee)",
+        return ToolResult.fail(
+            "the trustee feature is not installed (nyla-feature-trustee)",
+            "NOT_AVAILABLE",
+            suggestion="install nyla-feature-trustee or answer without this tool",
         )
     instance = args.feature_instance_id or ctx.run.feature_instance_id
     if not instance:
-        return ToolResult(
-            success=False,
-            error="no feature instance: pass featureInstanceId (or run with a feature instance)",
+        return ToolResult.fail(
+            "no feature instance: pass featureInstanceId (or run with a feature instance)",
+            "MISSING_FIELD",
+            field="featureInstanceId",
         )
     if ctx.remaining_rounds is not None and ctx.remaining_rounds <= 0:
-        return ToolResult(success=False, error="no rounds left for the data agent")
+        return ToolResult.fail("no rounds left for the data agent", "LIMIT_REACHED")
     extras: dict[str, Any] = ctx.extras or {}
     try:
         result = await kernel.features.run_data_agent(
@@ -60,17 +62,16 @@ async def query_feature_instance(args: QueryFeatureInstanceArgs, ctx: ToolContex
             model=extras.get("model"),
         )
     except Exception as exc:  # the parent run goes on and sees what happened
-        return ToolResult(success=False, error=f"data agent failed: {type(exc).__name__}: {exc}")
+        return ToolResult.fail(f"data agent failed: {type(exc).__name__}: {exc}", "TOOL_ERROR")
     charge = extras.get("charge")
     if callable(charge):
         charge(result.cost_chf)
     data = result.to_wire()
     if not result.completed:
-        return ToolResult(
-            success=False,
-            error=f"the data agent stopped ({result.status}): {result.answer}",
-            data=data,
+        stopped = ToolResult.fail(
+            f"the data agent stopped ({result.status}): {result.answer}", "INCOMPLETE"
         )
+        return stopped.model_copy(update={"data": data})
     return ToolResult.ok(content=result.answer, data=data)
 
 

@@ -1,0 +1,27 @@
+"""nyla's pytest plugin, registered through the ``pytest11`` entry point of the ``nyla``
+distribution: installing ``nyla[testing]`` is all a plugin's test folder needs.
+
+- assertion rewriting for :mod:`nyla.testing` (contract failures show the values compared),
+  registered before any of its modules is imported;
+- the fixtures of :mod:`nyla.testing.fixtures` (``embedded_pg``, ``db``, ``make_host``...),
+  so a plugin's ``conftest.py`` needs no ``pytest_plugins`` line;
+- the contract suites mark their own ``async def`` tests for pytest-asyncio
+  (:class:`~nyla.testing.contract_base.ContractSuite`), so they run under a plain ``pytest``
+  without ``asyncio_mode = "auto"`` in the host project's configuration.
+
+Without the ``testing`` extra (no pytest-asyncio) the plugin does nothing, so installing nyla
+never breaks an unrelated pytest run. ``-p no:nyla`` switches it off.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+pytest.register_assert_rewrite("nyla.testing")
+
+#: the fixtures need pytest-asyncio (the ``testing`` extra); without it, register nothing
+pytest_plugins = (
+    ["nyla.testing.fixtures"] if importlib.util.find_spec("pytest_asyncio") is not None else []
+)
