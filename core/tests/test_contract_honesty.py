@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from nyla import Tool, Toolbox, hookimpl
 from nyla.testing import NeutralizerContract, ProviderContract, ScriptedProvider, ToolboxContract
-from nyla.testing.scripted import ScriptedPlugin
 from nyla.testing.schema_samples import CannotSample, sample_arguments
+from nyla.testing.scripted import ScriptedPlugin
 
 
 class _Toolboxes:
@@ -134,9 +134,8 @@ def test_a_capability_flag_contradicting_the_models_fails(suite: type, flag: str
 
 
 def test_capabilities_follow_the_declared_models() -> None:
-    from nyla.testing.provider_contract import declared_capabilities
-
     from nyla import OperationType
+    from nyla.testing.provider_contract import declared_capabilities
 
     agent = [OperationType.AGENT]
     chat = ScriptedPlugin(ScriptedProvider(lambda request, index: "hi", operations=agent))

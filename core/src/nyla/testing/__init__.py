@@ -1,7 +1,10 @@
 """Test support for nyla and its plugins: contract suites, a scripted model, fixtures.
 
-Plugins load the fixtures with ``pytest_plugins = ["nyla.testing.fixtures"]`` in their
-``conftest.py`` and subclass the contract suites in ``tests/test_contract.py``.
+Installed with ``nyla[testing]``, nyla's pytest plugin (``nyla.pytest_plugin``, entry point
+``pytest11``) provides the fixtures of :mod:`nyla.testing.fixtures` and assertion rewriting
+for this package; plugins subclass the contract suites in ``tests/test_contract.py`` and run
+them with a plain ``pytest``. Integration tests that check what the kernel stored import the
+tables from :mod:`nyla.testing.tables`.
 """
 
 from nyla.agent.registry import ToolRegistry, before_call_hook

@@ -2,10 +2,12 @@
 LangChain integrations).
 
 A plugin writes ``class TestMyProvider(ProviderContract)`` and overrides a few fixtures (the
-object under test, a fake HTTP transport, sample data); it gets the whole suite. Capability
-properties (``supports_streaming`` ...) decide which tests apply. A plugin cannot silently
+object under test, a fake HTTP transport, sample data); it gets the whole suite. Which tests
+apply follows from what the plugin declares (its models' capabilities, the methods its
+connector implements), never from a switch that skips silently. A plugin cannot silently
 delete or override a contract test: the guard test fails unless the override is marked
-``pytest.mark.xfail(reason=...)``.
+``pytest.mark.xfail(reason=...)``. The suites check the plugin in a host that also holds
+nyla's built-ins, so a name clash with them fails the suite.
 """
 
 from __future__ import annotations

@@ -18,91 +18,40 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from nyla.checks import check_model_spec
 from nyla.testing.contract_base import PluginContract, owned
+from nyla.testing.provider_wire import (
+    Handler,
+    OpenAIWire,
+    ProviderWire,
+    Recorder,
+    _Sleeps,
+    fake_vector,
+    sdk_transport,
+    sse_response,
+)
+
+__all__ = [
+    "CAPABILITIES",
+    "Handler",
+    "OpenAIWire",
+    "ProviderContract",
+    "ProviderWire",
+    "Recorder",
+    "declared_capabilities",
+    "fake_vector",
+    "sdk_transport",
+    "sse_response",
+]
 
 #: what a provider can offer, as the suite's tests need it
-CAPABILITIES = ("chat", "tools", "streaming", "embeddings", "web_search")
-
-Handler = Callable[[Any], Any]  # httpx.Request -> httpx.Response
-
-
-class ProviderWire:
-    """A vendor-shaped fake of one provider's HTTP API. Override every method the provider's
-    capabilities need; each returns an ``httpx.Response`` with the vendor's documented body."""
-
-    def provider(self, handler: Handler) -> Any:
-        """The provider under test, configured with a (fake) key and its HTTP client over
-        ``httpx.MockTransport(handler)``."""
-        raise NotImplementedError
-
-    def chat_reply(self, text: str, input_tokens: int, output_tokens: int) -> Any:
-        """A non-streamed answer with ``text`` and that usage."""
-        raise NotImplementedError
-
-    def tool_call_reply(self, call_id: str, name: str, arguments: str) -> Any:
-        """A non-streamed answer asking for one tool call (``arguments`` verbatim)."""
-        raise NotImplementedError
-
-    def tool_result_in(self, request: Any, call_id: str) -> str | None:
-        """The tool result for ``call_id`` as the provider sent it in ``request``."""
-        raise NotImplementedError
-
-    def stream_reply(self, chunks: list[str], input_tokens: int, output_tokens: int) -> Any:
-        """A streamed answer delivering ``chunks`` of text, then the usage."""
-        raise NotImplementedError
-
-    def stream_tool_call_reply(self, call_id: str, name: str, argument_chunks: list[str]) -> Any:
-        """A streamed answer with one tool call whose JSON arguments arrive in pieces."""
-        raise NotImplementedError
-
-    def error_reply(self, status: int, retry_after: float | None = None) -> Any:
-        """An error answer with the vendor's error body (and ``Retry-After`` when given)."""
-        raise NotImplementedError
-
-    def embedding_reply(self, request: Any, dimensions: int) -> Any:
-        """An embeddings answer for the texts in ``request``: each vector must be a
-        deterministic function of its text (use :func:`fake_vector`)."""
-        raise NotImplementedError
-
-    def search_reply(self, hits: list[dict[str, Any]]) -> Any:
-        """A web search answer with ``hits`` (``url``, ``title``, ``content``, ``score``)."""
-        raise NotImplementedError
-
-
-def fake_vector(text: str, dimensions: int) -> list[float]:
-    """A deterministic stand-in vector for ``text`` (for wire fakes of embedding APIs)."""
-    import hashlib
-
-    seed = hashlib.sha256(text.encode("utf-8")).digest()
-    return [((seed[i % len(seed)] + i) % 97) / 97.0 for i in range(dimensions)]
-
-
-class Recorder:
-    """Wraps a sequence of answers as a MockTransport handler and records the requests."""
-
-    def __init__(self, *answers: Any) -> None:
-        self.answers = list(answers)
-        self.requests: list[Any] = []
-
-    def __call__(self, request: Any) -> Any:
-        self.requests.append(request)
-        index = min(len(self.requests), len(self.answers)) - 1
-        answer = self.answers[index]
-        return answer(request) if callable(answer) else answer
-
-
-class _Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
+CAPABILITIES = ("chat", "tools", "streaming", "vision", "embeddings", "web_search")
+#: a 1x1 PNG, base64
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 
 def _user(text: str) -> list[Any]:
@@ -139,6 +88,8 @@ def declared_capabilities(plugin: Any, *providers: Any) -> set[str]:
                 out.add("tools")
             if spec.capabilities.streaming:
                 out.add("streaming")
+            if spec.capabilities.vision and operations & set(TEXT_OPERATIONS):
+                out.add("vision")
             if OperationType.EMBEDDING in operations:
                 out.add("embeddings")
             if OperationType.WEB_SEARCH in operations or spec.capabilities.web_search:
@@ -155,6 +106,7 @@ class ProviderContract(PluginContract):
     supports_chat: bool | None = None
     supports_tools: bool | None = None
     supports_streaming: bool | None = None
+    supports_vision: bool | None = None
     supports_embeddings: bool | None = None
     supports_web_search: bool | None = None
     #: the variable a rejected or missing key names (``None``: the provider needs no key)
@@ -441,6 +393,31 @@ class ProviderContract(PluginContract):
             f"malformed arguments not reported: {errors}"
         )
 
+    async def test_wire_image_input(self, wire: ProviderWire) -> None:
+        """A model declaring ``vision`` gets the image of a user message in its request."""
+        self._need(self.can("chat") and self.can("vision"), "vision")
+        from nyla.models.ai import AiCallRequest, ImagePart, Message, Role, TextPart
+
+        rec = Recorder(wire.chat_reply("A single pixel.", 90, 5))
+        provider = wire.provider(rec)
+        ai = self._service(provider)
+        vision = [
+            s.id
+            for s in provider.models()
+            if s.capabilities.vision and self.chat_operation in s.operation_types and s.available
+        ]
+        assert vision, f"no available {self.chat_operation} model declaring vision"
+        content = [TextPart(text="What is this?"), ImagePart(data_base64=PNG_1X1)]
+        request = AiCallRequest(
+            operation=self.chat_operation,
+            model=vision[0],
+            messages=[Message(role=Role.USER, content=content)],
+        )
+        response = await ai.call(request)
+        assert response.content == "A single pixel.", f"{vision[0]}: {response.content!r}"
+        body = rec.requests[0].content.decode()
+        assert PNG_1X1 in body, f"{vision[0]}: the image is not in the request body"
+
     # ---- failures -------------------------------------------------------------------------
 
     async def test_wire_401_names_the_variable(self, wire: ProviderWire) -> None:
@@ -601,223 +578,3 @@ class ProviderContract(PluginContract):
         assert "swiss vat rate" in rec.requests[0].content.decode(), (
             "the query is not in the request body"
         )
-
-
-def _sse(events: list[Any], *, done: bool = True, named: bool = False) -> Any:
-    import httpx
-
-    lines = []
-    for event in events:
-        if named:
-            name, data = event
-            lines.append(f"event: {name}\ndata: {json.dumps(data)}\n\n")
-        else:
-            lines.append(f"data: {json.dumps(event)}\n\n")
-    if done:
-        lines.append("data: [DONE]\n\n")
-    return httpx.Response(
-        200, headers={"content-type": "text/event-stream"}, content="".join(lines).encode()
-    )
-
-
-def sse_response(events: list[Any], *, done: bool = True, named: bool = False) -> Any:
-    """An ``httpx.Response`` streaming ``events`` as server-sent events (``named``: a list of
-    ``(event, data)`` pairs, as Anthropic sends them; ``done``: end with ``data: [DONE]``)."""
-    return _sse(events, done=done, named=named)
-
-
-class OpenAIWire(ProviderWire):
-    """The OpenAI chat-completions / embeddings wire format as the OpenAI API reference shows
-    it; vendors speaking the same format (Perplexity, Mistral, Ollama, vLLM) subclass it and
-    override :meth:`provider` (and :meth:`completion` for their extras)."""
-
-    model_name = "model"
-
-    def completion(self, message: dict[str, Any], finish: str, usage: tuple[int, int]) -> dict:
-        """The body of a non-streamed chat completion."""
-        return {
-            "id": "chatcmpl-123",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": self.model_name,
-            "choices": [
-                {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
-            ],
-            "usage": {
-                "prompt_tokens": usage[0],
-                "completion_tokens": usage[1],
-                "total_tokens": usage[0] + usage[1],
-            },
-        }
-
-    def chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict:
-        """One streamed ``chat.completion.chunk``."""
-        return {
-            "id": "chatcmpl-123",
-            "object": "chat.completion.chunk",
-            "created": 1_700_000_000,
-            "model": self.model_name,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-        }
-
-    def usage_chunk(self, usage: tuple[int, int]) -> dict:
-        """The last chunk with ``stream_options.include_usage``: no choices, only usage."""
-        return {
-            "id": "chatcmpl-123",
-            "object": "chat.completion.chunk",
-            "created": 1_700_000_000,
-            "model": self.model_name,
-            "choices": [],
-            "usage": {
-                "prompt_tokens": usage[0],
-                "completion_tokens": usage[1],
-                "total_tokens": usage[0] + usage[1],
-            },
-        }
-
-    def chat_reply(self, text: str, input_tokens: int, output_tokens: int) -> Any:
-        import httpx
-
-        message = {"role": "assistant", "content": text, "refusal": None}
-        return httpx.Response(
-            200, json=self.completion(message, "stop", (input_tokens, output_tokens))
-        )
-
-    def tool_call_reply(self, call_id: str, name: str, arguments: str) -> Any:
-        import httpx
-
-        message = {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": arguments},
-                }
-            ],
-        }
-        return httpx.Response(200, json=self.completion(message, "tool_calls", (50, 12)))
-
-    def tool_result_in(self, request: Any, call_id: str) -> str | None:
-        body = json.loads(request.content)
-        for m in body.get("messages", []):
-            if m.get("role") == "tool" and m.get("tool_call_id") == call_id:
-                content = m.get("content")
-                if isinstance(content, list):
-                    return "".join(p.get("text", "") for p in content)
-                return content
-        return None
-
-    def stream_reply(self, chunks: list[str], input_tokens: int, output_tokens: int) -> Any:
-        events = [self.chunk({"role": "assistant", "content": ""})]
-        events += [self.chunk({"content": c}) for c in chunks]
-        events.append(self.chunk({}, "stop"))
-        events.append(self.usage_chunk((input_tokens, output_tokens)))
-        return _sse(events)
-
-    def stream_tool_call_reply(self, call_id: str, name: str, argument_chunks: list[str]) -> Any:
-        first = {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "index": 0,
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": ""},
-                }
-            ],
-        }
-        events = [self.chunk(first)]
-        events += [
-            self.chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
-            for piece in argument_chunks
-        ]
-        events.append(self.chunk({}, "tool_calls"))
-        events.append(self.usage_chunk((30, 8)))
-        return _sse(events)
-
-    def error_body(self, status: int) -> dict:
-        """The vendor's error body for ``status``."""
-        kinds = {
-            401: (
-                "Incorrect API key provided: sk-test.",
-                "invalid_request_error",
-                "invalid_api_key",
-            ),
-            429: ("Rate limit reached for requests", "requests", "rate_limit_exceeded"),
-        }
-        message, kind, code = kinds.get(status, ("The server had an error.", "server_error", None))
-        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-    def error_reply(self, status: int, retry_after: float | None = None) -> Any:
-        import httpx
-
-        headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else {}
-        return httpx.Response(status, json=self.error_body(status), headers=headers)
-
-    def embedding_reply(self, request: Any, dimensions: int) -> Any:
-        import base64
-        import struct
-
-        import httpx
-
-        body = json.loads(request.content)
-        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-
-        def encode(vector: list[float]) -> Any:
-            # with encoding_format=base64 the API sends little-endian float32 bytes
-            if body.get("encoding_format") == "base64":
-                return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
-            return vector
-
-        return httpx.Response(
-            200,
-            json={
-                "object": "list",
-                "data": [
-                    {
-                        "object": "embedding",
-                        "index": i,
-                        "embedding": encode(fake_vector(t, dimensions)),
-                    }
-                    for i, t in enumerate(texts)
-                ],
-                "model": body.get("model", self.model_name),
-                "usage": {"prompt_tokens": 5 * len(texts), "total_tokens": 5 * len(texts)},
-            },
-        )
-
-
-def sdk_transport(handler: Handler) -> Any:
-    """A mock transport for a vendor SDK's own HTTP client (``httpx2`` in current SDKs) that
-    hands each request to the httpx ``handler`` the wire fakes are written against."""
-    import httpx
-
-    from nyla.sdk.http import _sdk_httpx
-
-    flavour = _sdk_httpx()
-    if flavour is httpx:  # pragma: no cover - older SDK generations
-        return httpx.MockTransport(handler)
-
-    def handle(request: Any) -> Any:
-        mirrored = httpx.Request(
-            request.method,
-            str(request.url),
-            headers=list(request.headers.multi_items()),
-            content=request.read(),
-        )
-        try:
-            response = handler(mirrored)
-        except httpx.TimeoutException as exc:
-            raise flavour.ReadTimeout(str(exc), request=request) from exc
-        except httpx.TransportError as exc:
-            raise flavour.ConnectError(str(exc), request=request) from exc
-        return flavour.Response(
-            response.status_code,
-            headers=list(response.headers.multi_items()),
-            content=response.read(),
-        )
-
-    return flavour.MockTransport(handle)
