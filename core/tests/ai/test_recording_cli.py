@@ -181,7 +181,7 @@ def test_a_changed_prompt_is_a_drift_at_the_first_call(nyla, tmp_path):
     assert result.exit_code == 1
     line = last_line(result.output)
     assert line.startswith("Error: replay drift at model call 1: message 1 (user) text differs")
-    assert "a note for [EMAIL_1] and check it.', now '… a note for bob and check it.'" in line
+    assert "recorded 'Save a note for [EMAIL_1] and check it.', now 'Save a note for bob" in line
 
 
 def test_an_edited_recording_is_a_drift_at_the_call_it_changes(nyla, tmp_path):

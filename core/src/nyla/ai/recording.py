@@ -79,8 +79,9 @@ class Tape:
         self.replaying = replaying
         self.directory = directory
         self._files: dict[str | None, CassetteFile] = {}
-        #: the first drift seen (a run may swallow the error; the command reports this one)
-        self.drift: ReplayDriftError | None = None
+        #: drifts seen (a run may swallow the error; the command reports them)
+        self.drifts: list[ReplayDriftError] = []
+        self._touched: set[str | None] = set()
         if replaying:
             self._check_source()
         elif directory:
@@ -129,38 +130,44 @@ class Tape:
         """The file of the current key (created when recording)."""
         key = _KEY.get() if self.directory else None
         if self.directory and key is None:
-            raise ReplayDriftError("a model call outside any recorded question")
+            raise self.note_drift(ReplayDriftError("a model call outside any recorded question"))
+        self._touched.add(key)
         file = self._files.get(key)
         if file is None:
             if self.replaying:
                 name = f"{_SAFE.sub('_', key or '')}.jsonl"
-                raise ReplayDriftError(f"no recording {name} in {self.path}")
+                raise self.note_drift(
+                    ReplayDriftError(f"replay drift in {key}: no recording {name} in {self.path}")
+                )
             target = self.path / f"{_SAFE.sub('_', key or '')}.jsonl" if key else self.path
             file = self._files[key] = CassetteFile.create(target, _header(key))
         return file
 
     def finish(self) -> None:
-        """Close the files; when replaying, raise the first drift, or a drift for recorded
-        chat calls that the run never made."""
+        """Close the files; when replaying, raise the first drift (with how many more), or a
+        drift for recorded chat calls that the run never made."""
         for file in self._files.values():
             file.close()
         if not self.replaying:
             return
-        if self.drift is not None:
-            raise self.drift
         for key, file in self._files.items():
-            left = file.unused_chat()
+            left = file.unused_chat() if key in self._touched and not file.drifted else []
             if left:
-                where = f" ({key})" if key else ""
-                raise ReplayDriftError(
-                    f"replay drift{where}: the run ended after {file.chat_used} model calls, "
-                    f"the recording has {file.chat_used + len(left)}"
+                where = f" in {key}" if key else ""
+                self.note_drift(
+                    ReplayDriftError(
+                        f"replay drift{where}: the run ended after {file.chat_used} model "
+                        f"calls, the recording has {file.chat_used + len(left)}"
+                    )
                 )
+        if self.drifts:
+            more = len(self.drifts) - 1
+            first = min(str(d) for d in self.drifts)  # concurrent questions: a stable pick
+            raise ReplayDriftError(f"{first} (and {more} more)" if more else first)
 
     def note_drift(self, error: ReplayDriftError) -> ReplayDriftError:
-        """Keep the first drift for :meth:`finish` and return ``error`` to raise."""
-        if self.drift is None:
-            self.drift = error
+        """Keep ``error`` for :meth:`finish` and return it to raise."""
+        self.drifts.append(error)
         return error
 
 

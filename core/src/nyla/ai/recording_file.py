@@ -46,6 +46,8 @@ class CassetteFile:
         self.used: set[int] = set()
         self.binding = IdBinding()
         self.chat_used = 0
+        #: a call of this file did not match (its leftovers are no news then)
+        self.drifted = False
         self._out: IO[str] | None = None
         self._secrets: list[str] = []
 
@@ -159,6 +161,7 @@ class CassetteFile:
     def _drift(self, method: str, request: dict[str, Any], candidates: list) -> Exception:
         from nyla.ai.recording import ReplayDriftError
 
+        self.drifted = True
         key = self.header.get("key")
         where = f" in {key}" if key else ""
         if method not in _CHAT:

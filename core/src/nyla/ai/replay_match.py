@@ -110,7 +110,10 @@ def normalized(text: str) -> str:
 
 
 def _snippet(text: str, at: int, width: int = 48) -> str:
-    start = max(0, at - 12)
+    start = max(0, at - 16)
+    if start:  # begin at a word when one starts shortly before the difference
+        space = text.find(" ", start, at)
+        start = space + 1 if space >= 0 else start
     piece = text[start : start + width].replace("\n", "\\n")
     return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
 

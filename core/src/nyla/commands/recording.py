@@ -77,3 +77,12 @@ def finish_tape(tape: Any) -> None:
         tape.finish()
     except ReplayDriftError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def tape_drift(tape: Any) -> str | None:
+    """Close the tape; the drift of a replay as one line, or ``None``."""
+    try:
+        finish_tape(tape)
+    except click.ClickException as exc:
+        return exc.message
+    return None
