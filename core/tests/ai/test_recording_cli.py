@@ -275,3 +275,12 @@ def test_an_unusable_recording_is_one_clear_error(nyla, tmp_path, content, messa
 def test_record_and_replay_exclude_each_other(nyla, tmp_path):
     result = nyla.invoke(["run", PROMPT, "--record", "a.jsonl", "--replay", "b.jsonl"])
     assert result.exit_code == 2 and "exclude each other" in result.output
+
+
+def test_an_unwritable_recording_fails_before_the_run(nyla, tmp_path):
+    provider = ScriptedProvider(note_script)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    result = nyla.invoke(["run", PROMPT, "--record", str(blocked / "run.jsonl")], provider)
+    assert result.exit_code == 1
+    assert "cannot write the recording" in result.output and provider.requests == []

@@ -194,7 +194,7 @@ def test_an_eval_recorded_once_is_rescored_offline(runner, tmp_path):
     errors = {(r["mode"], r["id"]): r["error"] for r in report["results"] if r["error"]}
     assert errors[("phase2", "q21_invoice_re42_gross")].endswith(
         "replay drift in phase2-q21_invoice_re42_gross at model call 3: message 0 (system) "
-        "text differs: recorded '…t this date. Answer in French.', now '…t this date.'"
+        "text differs: recorded '…this date. Answer in French.', now '…this date.'"
     )
     assert set(errors) == {
         ("baseline", "q02_bank_balance_june"),

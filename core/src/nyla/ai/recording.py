@@ -85,7 +85,12 @@ class Tape:
         if replaying:
             self._check_source()
         elif directory:
-            self.path.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise RecordingFileError(f"cannot write recordings to {self.path}: {exc}") from exc
+        else:  # at once: an unwritable path fails before the run, not after it
+            self._files[None] = CassetteFile.create(self.path, _header(None))
 
     @classmethod
     def record(cls, path: str | Path, *, directory: bool = False) -> Tape:
@@ -128,18 +133,17 @@ class Tape:
 
     def cassette(self) -> CassetteFile:
         """The file of the current key (created when recording)."""
-        key = _KEY.get() if self.directory else None
-        if self.directory and key is None:
-            raise self.note_drift(ReplayDriftError("a model call outside any recorded question"))
+        # a directory tape keeps calls made outside any key in _outside.jsonl
+        key = _SAFE.sub("_", _KEY.get() or "_outside") if self.directory else None
         self._touched.add(key)
         file = self._files.get(key)
         if file is None:
             if self.replaying:
-                name = f"{_SAFE.sub('_', key or '')}.jsonl"
+                name = f"{key}.jsonl"
                 raise self.note_drift(
                     ReplayDriftError(f"replay drift in {key}: no recording {name} in {self.path}")
                 )
-            target = self.path / f"{_SAFE.sub('_', key or '')}.jsonl" if key else self.path
+            target = self.path / f"{key}.jsonl" if key else self.path
             file = self._files[key] = CassetteFile.create(target, _header(key))
         return file
 

@@ -23,9 +23,7 @@ import contextlib
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from nyla.ai.http import error_message, parse_retry_after
 from nyla.connections.errors import (
@@ -41,6 +39,9 @@ from nyla.connections.errors import (
     VendorTimeoutError,
 )
 from nyla.connections.limits import Limiter, RateBudget
+
+if TYPE_CHECKING:  # httpx is imported on the first request: discovery and --help stay light
+    import httpx
 
 T = TypeVar("T")
 
@@ -208,6 +209,8 @@ class VendorHttp:
         token: str | None,
         **kw: Any,
     ) -> T:
+        import httpx
+
         merged = dict(headers or {})
         p = self.policy
         if token:
