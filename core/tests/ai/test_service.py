@@ -115,7 +115,7 @@ async def test_budget_preflight_refuses_and_unknown_price_fails_closed(make_kern
     assert priced.requests == [] and unpriced.requests == []
     # without a budget the unpriced model is allowed and costs are marked unknown
     r = await ai.call(AiCallRequest(operation="agent", messages=user("x"), model="u:model"))
-    assert r.metadata["priceUnknown"] is True and r.cost_chf == 0.0
+    assert r.price_unknown is True and r.cost_chf == 0.0
 
 
 async def test_rate_limit_is_retried_honouring_retry_after(make_kernel) -> None:
@@ -131,7 +131,7 @@ async def test_rate_limit_is_retried_honouring_retry_after(make_kernel) -> None:
     assert r.content == "finally"
     assert len(provider.requests) == 3
     assert len(sleeps.delays) == 2 and all(7.0 <= d <= 7.5 for d in sleeps.delays)
-    assert r.metadata["retries"] == 2 and r.metadata["fallbacks"] == []
+    assert r.retries == 2 and r.fallbacks == []
 
 
 async def test_repeated_server_errors_fall_back_to_next_model(make_kernel) -> None:
@@ -145,8 +145,9 @@ async def test_repeated_server_errors_fall_back_to_next_model(make_kernel) -> No
     ai = service(make_kernel(ScriptedPlugin(a, b), builtins=False), sleeps)
     r = await ai.call(AiCallRequest(operation="agent", messages=user("x")))
     assert r.content == "from b" and r.model == "b:model"
-    assert [f["model"] for f in r.metadata["fallbacks"]] == ["a:model"]
-    assert r.metadata["fallbacks"][0]["errorType"] == "ProviderServerError"
+    assert [f.model for f in r.fallbacks] == ["a:model"]
+    assert r.fallbacks[0].error_type == "ProviderServerError"
+    assert r.to_wire()["fallbacks"][0]["errorType"] == "ProviderServerError"
     assert len(a.requests) == 3  # max_attempts
     # backoff is jittered exponential: within [0, base * 2**n]
     assert len(sleeps.delays) == 2
@@ -220,8 +221,9 @@ async def test_stream_falls_back_before_first_delta(make_kernel) -> None:
     ai = service(make_kernel(ScriptedPlugin(a, b), builtins=False))
     deltas = [d async for d in ai.stream(AiCallRequest(operation="agent", messages=user("x")))]
     assert "".join(d.text for d in deltas) == "hello there"
-    meta = deltas[-1].metadata["response"].metadata
-    assert [f["model"] for f in meta["fallbacks"]] == ["a:model"]
+    response = deltas[-1].response
+    assert [f.model for f in response.fallbacks] == ["a:model"]
+    assert deltas[-1].metadata["response"] is response  # the deprecated alias
 
 
 async def test_embed_batches_in_order_and_prices(make_kernel) -> None:

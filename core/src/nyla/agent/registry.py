@@ -16,13 +16,14 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from nyla.agent.authorize import authorize
+from nyla.agent.cancel import race
 from nyla.agent.guard import (
     MAX_RESULT_CHARS,
     ToolTimedOut,
@@ -319,14 +320,21 @@ class ToolRegistry:
             return ToolResult.fail(str(answer), "DENIED")
         return None
 
-    async def execute(self, calls: list[ToolCall], ctx_for: Callable[[ToolCall], ToolContext]):
+    async def execute(
+        self,
+        calls: list[ToolCall],
+        ctx_for: Callable[[ToolCall], ToolContext],
+        cancel: asyncio.Event | None = None,
+    ) -> AsyncIterator[list[Dispatched]]:
         """Run one model turn's calls: runs of consecutive read-only calls concurrently, every
-        other call alone in the model's order. Yields each batch's results in call order."""
+        other call alone in the model's order. Yields each batch's results in call order;
+        ``cancel`` set by the caller stops the batch in flight (:class:`RunCancelled`)."""
         for batch in plan_batches(calls, self.is_read_only):
             if len(batch) == 1:
-                yield [await self.dispatch(batch[0], ctx_for(batch[0]))]
+                yield [await race(self.dispatch(batch[0], ctx_for(batch[0])), cancel)]
             else:
-                yield list(await asyncio.gather(*(self.dispatch(c, ctx_for(c)) for c in batch)))
+                work = asyncio.gather(*(self.dispatch(c, ctx_for(c)) for c in batch))
+                yield list(await race(work, cancel))
 
 
 def plan_batches(
