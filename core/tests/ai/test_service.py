@@ -302,3 +302,51 @@ async def test_fallback_that_does_not_fit_the_budget_is_skipped(make_kernel) -> 
     with pytest.raises(ProviderServerError):
         await ai.call(AiCallRequest(operation="agent", messages=user("x"), max_cost_chf=0.01))
     assert pricey.requests == []
+
+
+async def test_what_the_service_adds_is_typed_and_camel_case_on_the_wire(make_kernel) -> None:
+    from nyla.models.ai import ChatResponse, ToolCall
+
+    def script(request, index):
+        return ChatResponse(
+            tool_calls=[
+                ToolCall(id="ok", name="lookup", arguments='{"q": 1}'),
+                ToolCall(id="bad", name="lookup", arguments='{"q": '),
+                ToolCall(id="list", name="lookup", arguments="[1, 2]"),
+            ],
+            metadata={"citations": ["https://example.ch"]},
+        )
+
+    kernel = make_kernel(ScriptedPlugin(ScriptedProvider(script, id="s")), builtins=False)
+    tools = [ToolDefinition(name="lookup", description="d", parameters={"type": "object"})]
+    response = await service(kernel).call(
+        AiCallRequest(operation="agent", messages=user("go"), tools=tools)
+    )
+    assert [(i.id, i.error) for i in response.invalid_tool_arguments] == [
+        ("bad", "invalid JSON: JSONDecodeError"),
+        ("list", "arguments are not a JSON object"),
+    ]
+    assert [c.arguments for c in response.tool_calls][1] == '{"q": '  # kept verbatim
+    assert response.usage_estimated is True and response.price_unknown is False
+    assert response.retries == 0 and response.fallbacks == []
+    assert response.neutralization.placeholders == 0
+    wire = response.to_wire()
+    assert wire["invalidToolArguments"][0] == {
+        "id": "bad",
+        "name": "lookup",
+        "error": "invalid JSON: JSONDecodeError",
+    }
+    assert wire["usageEstimated"] is True and "usage_estimated" not in wire
+    # the provider's own metadata is passed through; the old keys stay as aliases
+    assert response.metadata["citations"] == ["https://example.ch"]
+    assert response.metadata["invalidToolArguments"] == wire["invalidToolArguments"]
+
+
+def test_a_tool_charges_the_run_only_inside_one() -> None:
+    from nyla.models.tools import ToolContext
+
+    charged: list[float] = []
+    ToolContext(on_charge=charged.append).charge(0.25)
+    ToolContext(on_charge=charged.append).charge(None)
+    ToolContext().charge(1.0)  # outside a run: nothing to charge, no error
+    assert charged == [0.25]
