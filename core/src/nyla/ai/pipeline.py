@@ -184,11 +184,13 @@ class AiPipeline:
         route: Route,
         attempt: Callable[[ModelSpec, Any], Awaitable[T]],
         *,
+        expect: type,
         capability: tuple[str, str] | None = None,
     ) -> tuple[ModelSpec, float | None, T]:
         """Step 4: ``attempt(spec, provider)`` with retries on each model of the route until
-        one answers: ``(spec, estimated cost, answer)``. A provider without the method
-        ``capability[0]`` is passed over (it "cannot ``capability[1]``")."""
+        one answers with an ``expect`` instance: ``(spec, estimated cost, answer)``. A
+        provider without the method ``capability[0]`` is passed over (it "cannot
+        ``capability[1]``")."""
         for spec, estimate in route.models():
             provider = self._provider(spec)
             if capability and not hasattr(provider, capability[0]):
@@ -196,7 +198,7 @@ class AiPipeline:
                 continue
             try:
                 answer = await self._with_retries(
-                    spec, lambda s=spec, p=provider: attempt(s, p), route
+                    spec, lambda s=spec, p=provider: attempt(s, p), route, expect
                 )
             except ProviderError as exc:
                 route.failed(spec, exc)
@@ -205,15 +207,38 @@ class AiPipeline:
         raise route.exhausted()
 
     def _with_retries(
-        self, spec: ModelSpec, call: Callable[[], Awaitable[T]], route: Route
+        self,
+        spec: ModelSpec,
+        call: Callable[[], Awaitable[T]],
+        route: Route,
+        expect: type | None = None,
     ) -> Awaitable[T]:
+        """``call()`` with the service's timeouts and retries; an answer that is not an
+        ``expect`` instance is the provider plugin's bug (named, not retried)."""
+
+        async def checked() -> T:
+            answer = await call()
+            if expect is not None and not isinstance(answer, expect):
+                raise self._wrong_type(spec, answer, expect)
+            return answer
+
         return with_retries(
             self.retry,
             spec,
-            call,
+            checked,
             route,
             timeout_s=self.timeout_for(spec),
             budget_s=self.retry_budget_s,
+        )
+
+    def _wrong_type(self, spec: ModelSpec, answer: Any, expected: type) -> ProviderError:
+        """A provider broke the :class:`~nyla.models.ai.Provider` contract: the error names
+        the plugin (not retried; the next model is not tried either)."""
+        owner = self.kernel.plugins.owner_of("providers", spec.provider) or "?"
+        return ProviderError(
+            f"provider {spec.provider!r} of plugin {owner!r} answered {spec.id} with "
+            f"{type(answer).__name__}, expected {expected.__name__} (a bug in the plugin)",
+            provider=spec.provider,
         )
 
     def _settle(self, context: Any, spec: ModelSpec, usage: Usage) -> tuple[float, bool]:

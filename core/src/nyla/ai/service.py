@@ -162,7 +162,7 @@ class AiService(AiPipeline):
                 started, current = time.perf_counter(), spec
             return provider.chat(self._chat_request(request, messages, spec))
 
-        spec, estimate, response = await self._answer(route, chat)
+        spec, estimate, response = await self._answer(route, chat, expect=ChatResponse)
         duration = round((time.perf_counter() - started) * 1000, 1)
         return self._finish(request, route, spec, response, estimate, duration)
 
@@ -267,6 +267,8 @@ class AiService(AiPipeline):
                 total_s=self.timeout_for(spec),
                 provider_id=spec.provider,
             ):
+                if not isinstance(delta, StreamDelta):
+                    raise self._wrong_type(spec, delta, StreamDelta)
                 if delta.kind == "text" and delta.text:
                     into.text.append(delta.text)
                     out = restorer.feed(delta.text) if restorer else delta.text
@@ -349,7 +351,7 @@ class AiService(AiPipeline):
         for start in range(0, len(clean), size):
             batch = clean[start : start + size]
             result: EmbeddingResponse = await self._with_retries(
-                spec, lambda b=batch: provider.embed(spec.id, b), route
+                spec, lambda b=batch: provider.embed(spec.id, b), route, EmbeddingResponse
             )
             if len(result.vectors) != len(batch):
                 raise ProviderError(
@@ -386,7 +388,7 @@ class AiService(AiPipeline):
             what="web search model",
         )
         spec, _estimate, hits = await self._answer(
-            route, lambda s, p: p.web_search(s.id, clean, max_results)
+            route, lambda s, p: p.web_search(s.id, clean, max_results), expect=list
         )
         self._settle(context, spec, Usage(input_tokens=route.input_tokens))
         restore = route.session.restore
@@ -418,6 +420,7 @@ class AiService(AiPipeline):
         spec, _estimate, images = await self._answer(
             route,
             lambda s, p: p.generate_image(s.id, clean, size=size),
+            expect=list,
             capability=("generate_image", "generate images"),
         )
         usage = Usage(
