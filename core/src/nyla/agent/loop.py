@@ -34,7 +34,7 @@ from nyla.agent.cancel import RunCancelled
 from nyla.agent.ending import finish, progress_report, restore
 from nyla.agent.guard import clean_text
 from nyla.agent.run import AgentRun, ContextBuilder, RoundRecorder
-from nyla.errors import BudgetExceeded
+from nyla.errors import BudgetExceeded, NylaError
 from nyla.models.agent import AgentConfig, AgentEvent, AgentStatus, RunContext
 from nyla.models.tools import Tool
 
@@ -108,7 +108,10 @@ async def run_agent_loop(
             return
         raise
     except Exception as exc:
-        log.exception("agent run %s failed", run.run_id)
+        if isinstance(exc, NylaError):  # a typed error says what happened (a replay drift too)
+            log.error("agent run %s failed: %s", run.run_id, exc)
+        else:
+            log.exception("agent run %s failed", run.run_id)
         status = AgentStatus.ERROR
         trace.error = f"{type(exc).__name__}: {exc}"
         final_text = f"The run failed: {trace.error}"
