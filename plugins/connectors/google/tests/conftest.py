@@ -44,10 +44,10 @@ async def google(db: Any, sleeps: Sleeps, monkeypatch: Any) -> AsyncIterator[Cal
     from cryptography.fernet import Fernet
 
     import nyla_connector_google
-    from nyla.sdk.connectors import Limiter
     from nyla.connections.service import ConnectionService
     from nyla.kernel import Kernel
     from nyla.plugins import PluginHost
+    from nyla.sdk.connectors import Limiter
     from nyla.testing.fake_vendor import FakeVendor
 
     monkeypatch.setenv("NYLA_GOOGLE_CLIENT_ID", "client-id")
