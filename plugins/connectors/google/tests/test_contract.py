@@ -12,7 +12,8 @@ from nyla.testing.connector_contract import ConnectorContract
 from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus
 from nyla.testing.walker_contract import WalkerContract
 
-from .google_wire import DriveWire, GmailWire, GoogleCorpus
+from .drive_wire import DriveWire
+from .google_wire import GmailWire, GoogleCorpus
 
 
 class _Contract(ConnectorContract):

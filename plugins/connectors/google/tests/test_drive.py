@@ -12,7 +12,8 @@ import httpx
 from nyla.sdk.connectors import sync_pages
 from nyla_connector_google.items import FOLDER_MIME
 
-from .google_wire import FOLDER, SHARED, DriveWire, GoogleCorpus, one
+from .drive_wire import FOLDER, SHARED, DriveWire
+from .google_wire import GoogleCorpus, one
 
 SCOPE = f"/drives/{SHARED}/{FOLDER}"
 
@@ -109,3 +110,16 @@ async def test_google_docs_are_exported_to_text(google):
     assert one(export, "mimeType") == "text/plain"
     assert got.content == b"The budget grows by 4 %." and got.item.title == "Budget memo.txt"
     assert got.mime == "text/plain"
+
+
+async def test_shared_drives_and_who_is_signed_in(google):
+    async with google(DriveWire(), library()) as (session, vendor):
+        drives = await session.adapter.browse(session, "/drives")
+        root = await session.adapter.browse(session, "/")
+        who = await session.adapter.check(session)
+    assert [(i.title, i.path, i.kind) for i in drives.items] == [
+        ("Finance", f"/drives/{SHARED}", "folder")
+    ]
+    assert [i.path for i in root.items] == ["/mail", "/drive", "/drives", "/calendar", "/contacts"]
+    assert who == "signed in as Megan Bowen <megan@example.com>"
+    assert [r.url.path for r in vendor.data_requests] == ["/drive/v3/drives", "/drive/v3/about"]

@@ -173,3 +173,25 @@ async def test_read_message_with_attachment_and_download(google):
     assert got.content == b"quarter,revenue\nQ4,1200000\n"
     fetched = [r for r in vendor.data_requests if "/attachments/" in r.url.path]
     assert len(fetched) == 1 and fetched[0].url.path.endswith(f"x{corpus.raw(doc.id)}")
+
+
+async def test_labels_and_threads(google):
+    corpus = mailbox(n=3)
+    first, second, third = corpus.live()
+    second.extra["threadId"] = third.extra["threadId"] = "18c2f1a9b3eaaaaa"
+    async with google(GmailWire(), corpus) as (session, vendor):
+        labels = await session.adapter.browse(session, "/mail")
+        threads = await session.adapter.browse(session, "/threads?label=inbox")
+        thread = await session.adapter.browse(session, "/threads/18c2f1a9b3eaaaaa")
+    assert [(i.title, i.path) for i in labels.items] == [
+        ("INBOX", "/mail/INBOX"),
+        ("Finance", "/mail/Label_12"),
+    ]
+    assert {i.id for i in threads.items} == {
+        f"thread:{corpus.raw(first.id)}",
+        "thread:18c2f1a9b3eaaaaa",
+    }
+    listing = next(r for r in vendor.data_requests if r.url.path.endswith("/threads"))
+    assert one(listing, "labelIds") == "INBOX"
+    assert [i.title for i in thread.items] == [second.name, third.name]
+    assert one(vendor.data_requests[-1], "format") == "metadata"

@@ -22,7 +22,7 @@ from nyla_connector_google.gmail import check_size
 from nyla_connector_google.paths import Target, api, quoted, rfc3339
 
 PAGE = 250
-PERSON_FIELDS = "names,emailAddresses,phoneNumbers,organizations,metadata"
+PERSON_FIELDS = "names,emailAddresses,phoneNumbers,organizations,biographies,metadata"
 
 
 def events_url(ctx: ConnectorContext, calendar: str) -> str:
@@ -100,7 +100,7 @@ async def sync_events(
             if raw.get("status") == "cancelled":
                 gone.append(f"event:{target.ident}:{raw['id']}")
             else:
-                found.append(items.event_item(raw, target.ident))
+                found.append(items.event_item(raw, target.ident, synced=True))
         page = body.get("nextPageToken")
         state = (
             {"syncToken": sync_token, "page": page, "full": full}
@@ -200,7 +200,7 @@ async def sync_contacts(
             if (raw.get("metadata") or {}).get("deleted"):
                 gone.append(f"contact:{raw['resourceName'].removeprefix('people/')}")
             else:
-                found.append(items.person_item(raw))
+                found.append(items.person_item(raw, synced=True))
         page = body.get("nextPageToken")
         state = (
             {"syncToken": sync_token, "page": page, "full": full}

@@ -192,9 +192,10 @@ def _event_time(value: dict[str, Any] | None) -> str | None:
     return value.get("dateTime") or value.get("date")
 
 
-def event_item(raw: dict[str, Any], calendar: str) -> Item:
+def event_item(raw: dict[str, Any], calendar: str, synced: bool = False) -> Item:
     """A calendar event (``kind=event``): start, end and place inline; its text (summary,
-    place, description) as content so walkers index it without a download."""
+    place, description) as content so walkers index it without a download (a synced item's
+    size is that text's; listings have no size)."""
     organizer = raw.get("organizer") or {}
     text = "\n".join(
         p for p in (raw.get("summary"), raw.get("location"), raw.get("description")) if p
@@ -207,7 +208,7 @@ def event_item(raw: dict[str, Any], calendar: str) -> Item:
         url=raw.get("htmlLink"),
         modified=when(raw.get("updated")),
         author=organizer.get("displayName") or organizer.get("email"),
-        size=len(text.encode()),
+        size=len(text.encode()) if synced else None,
         mime="text/plain",
         version=raw.get("etag"),
         extra={
@@ -240,15 +241,16 @@ def _first(raw: dict[str, Any], key: str, field: str) -> str:
     return str(((primary or values or [{}])[0]).get(field) or "")
 
 
-def person_item(raw: dict[str, Any]) -> Item:
+def person_item(raw: dict[str, Any], synced: bool = False) -> Item:
     """A contact (``kind=contact``): e-mail, phone and company inline (Google's ``emails``
-    are ``emailAddresses`` in the People API)."""
+    are ``emailAddresses`` in the People API); name, addresses and notes as content."""
     person_id = raw["resourceName"].removeprefix("people/")
     name = _first(raw, "names", "displayName")
     email = _first(raw, "emailAddresses", "value")
     phone = _first(raw, "phoneNumbers", "value")
     company = _first(raw, "organizations", "name")
-    text = "\n".join(p for p in (name, email, phone, company) if p)
+    notes = _first(raw, "biographies", "value")
+    text = "\n".join(p for p in (name, email, phone, company, notes) if p)
     sources = (raw.get("metadata") or {}).get("sources") or [{}]
     return Item(
         id=f"contact:{person_id}",
@@ -256,7 +258,7 @@ def person_item(raw: dict[str, Any]) -> Item:
         kind="contact",
         path=f"/contacts/{person_id}",
         modified=when(sources[0].get("updateTime")),
-        size=len(text.encode()),
+        size=len(text.encode()) if synced else None,
         mime="text/plain",
         version=raw.get("etag"),
         extra={
