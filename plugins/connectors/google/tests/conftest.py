@@ -44,9 +44,7 @@ async def google(db: Any, sleeps: Sleeps, monkeypatch: Any) -> AsyncIterator[Cal
     from cryptography.fernet import Fernet
 
     import nyla_connector_google
-    from nyla.connections.service import ConnectionService
-    from nyla.kernel import Kernel
-    from nyla.plugins import PluginHost
+    from nyla import ConnectionService, Kernel, PluginHost
     from nyla.sdk.connectors import Limiter
     from nyla.testing.fake_vendor import FakeVendor
 

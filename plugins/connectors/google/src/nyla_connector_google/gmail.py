@@ -306,7 +306,8 @@ async def flag(
     ctx: ConnectorContext, message_id: str, flagged: bool | None, read: bool | None
 ) -> Item:
     """The follow-up flag is ``STARRED``; unread is the ``UNREAD`` label."""
-    add, remove = [], []
+    add: list[str] = []
+    remove: list[str] = []
     if flagged is not None:
         (add if flagged else remove).append("STARRED")
     if read is not None:
