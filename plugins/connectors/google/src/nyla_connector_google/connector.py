@@ -63,6 +63,12 @@ class GoogleConnector(MailConnector):
     # minute per user: requests are capped at 8 at a time per account
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(max_concurrency=8, timeout_s=30)
     auth_modes: ClassVar[tuple[str, ...]] = ("device_code", "token")
+    settings_help: ClassVar[dict[str, str]] = {
+        "baseUrl": "one root serving every Google API below /gmail/v1, /drive/v3, "
+        "/calendar/v3, /people/v1 (a proxy; default: Google's own hosts)"
+    }
+    # a URL the server would send the connection's token to: only a sysadmin sets it
+    server_settings: ClassVar[frozenset[str]] = frozenset({"baseUrl"})
 
     # ---- the connector protocol ---------------------------------------------------------
 
