@@ -52,7 +52,7 @@ from nyla.agent.registry import (
     result_text,
 )
 from nyla.agent.repair import repair_counters, validation_failure_code
-from nyla.errors import BudgetExceeded
+from nyla.errors import BudgetExceeded, NylaError
 from nyla.models.agent import (
     AgentConfig,
     AgentEvent,
@@ -503,7 +503,10 @@ async def run_agent_loop(
             return
         raise
     except Exception as exc:
-        log.exception("agent run %s failed", run_id)
+        if isinstance(exc, NylaError):  # a typed error says what happened (a replay drift too)
+            log.error("agent run %s failed: %s", run_id, exc)
+        else:
+            log.exception("agent run %s failed", run_id)
         status = AgentStatus.ERROR
         trace.error = f"{type(exc).__name__}: {exc}"
         final_text = f"The run failed: {trace.error}"
