@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "Kernel": "nyla.kernel",
     "PluginHost": "nyla.plugins",
     "PluginRecord": "nyla.plugins",
+    "ConnectionService": "nyla.connections.service",
     "Database": "nyla.db",
     "Base": "nyla.db",
     "metadata": "nyla.db",

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import Field
 
 from nyla import NotFoundError, PermissionDeniedError, config_value, list_data_sources
-from nyla.models.base import WireModel
+from nyla.sdk import WireModel
 from nyla.sdk.connectors import ConnectorError, grant_from_token_response
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
