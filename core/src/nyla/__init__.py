@@ -112,6 +112,9 @@ _EXPORTS: dict[str, str] = {
     # neutralization
     "Neutralizer": "nyla.models.neutralize",
     "Finding": "nyla.models.neutralize",
+    # text safe to store and send
+    "clean_text": "nyla.text",
+    "has_unstorable_chars": "nyla.text",
     # errors
     "NylaError": "nyla.errors",
     "PluginError": "nyla.errors",

@@ -177,7 +177,25 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point."""
-    return cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="nyla")
+    args = argv if argv is not None else sys.argv[1:]
+    _refuse_unstorable_arguments(args)
+    return cli.main(args=args, prog_name="nyla")
+
+
+def _refuse_unstorable_arguments(args: list[str]) -> None:
+    """Exit 2 with one line when an argument is not valid text: bytes that are not UTF-8 reach
+    Python as lone surrogates, which no database, JSON or terminal output can hold."""
+    from nyla.text import has_unstorable_chars
+
+    for position, arg in enumerate(args, start=1):
+        if has_unstorable_chars(arg):
+            shown = arg.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+            click.echo(
+                f"Error: argument {position} ({shown}) is not valid UTF-8 text "
+                "(a file or folder with such a name needs renaming first)",
+                err=True,
+            )
+            sys.exit(2)
 
 
 if __name__ == "__main__":  # pragma: no cover

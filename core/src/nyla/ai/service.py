@@ -148,7 +148,9 @@ class AiService:
             str(k): float(v) for k, v in (settings.get("model_timeouts") or {}).items()
         }
         self.max_fallbacks: int = int(settings.get("max_fallbacks", 2))
-        self.selector = ModelSelector(lambda: self.kernel.plugins.models())
+        #: a :class:`nyla.ai.recording.Tape` while runs are recorded or replayed
+        self.tape: Any = None
+        self.selector = ModelSelector(self._models)
         self._totals: dict[str | None, UsageTotals] = {}
 
     # ---- registry -----------------------------------------------------------------------
@@ -183,8 +185,15 @@ class AiService:
         everything this service called with ``None``."""
         return self._totals.get(run_id, UsageTotals())
 
+    def _models(self) -> list[ModelSpec]:
+        if self.tape is not None and self.tape.replaying:
+            return self.tape.models()
+        return self.kernel.plugins.models()
+
     def _provider(self, spec: ModelSpec) -> Any:
         provider = self.kernel.plugins.providers.get(spec.provider)
+        if self.tape is not None:
+            return self.tape.provider(spec, provider)
         if provider is None:
             raise ModelNotAvailableError(f"provider {spec.provider!r} of {spec.id!r} is not loaded")
         return provider

@@ -66,6 +66,16 @@ async def add_connection(
     services = sorted(kernel.plugins.connectors)
     if body.service not in services:
         raise HTTPException(400, f"unknown service {body.service!r}; installed: {services}")
+    reserved = sorted(
+        set(body.settings)
+        & getattr(kernel.plugins.connectors[body.service], "server_settings", set())
+    )
+    if reserved and not identity.is_sysadmin:
+        raise HTTPException(
+            403,
+            f"{', '.join(reserved)} of {body.service} points the server at a folder or URL of "
+            "the caller's choosing; only a sysadmin can set it",
+        )
     connection = await kernel.connections.add(
         body.service,
         user_id=identity.user_id,
