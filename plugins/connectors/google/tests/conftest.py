@@ -11,8 +11,6 @@ import httpx
 import pytest
 import pytest_asyncio
 
-pytest_plugins = ["nyla.testing.fixtures"]
-
 
 class Sleeps:
     """Delays the HTTP layer and the budgets asked for: recorded, never slept; they move a

@@ -13,8 +13,6 @@ import httpx
 import pytest
 import pytest_asyncio
 
-pytest_plugins = ["nyla.testing.fixtures"]
-
 USER = "mia"
 FAKE = Path(__file__).parents[3] / "connectors/clickup/tests/fake_clickup.py"
 
