@@ -448,7 +448,7 @@ async def nyla_ingest(
         failed.extend(r.error or "" for _, _, r in items if r.status != IndexStatus.INDEXED)
 
     writer = BatchWriter(
-        kernel.knowledge.indexer,
+        kernel.knowledge.indexer.write,
         batch_rows=batch_rows or KnowledgeSettings().write_batch_rows,
         on_written=written,
     )

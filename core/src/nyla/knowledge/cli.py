@@ -79,7 +79,7 @@ def index_command(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from nyla.knowledge.service import expand_paths
+    from nyla.knowledge.ingest import expand_paths
 
     async def go() -> list[Any]:
         kernel = _kernel(model)
