@@ -25,6 +25,7 @@ from nyla.knowledge.batch_writer import BatchWriter
 from nyla.knowledge.chunking import Chunk, chunk_objects
 from nyla.knowledge.extract import ExtractionError, extract
 from nyla.knowledge.policy import effective_policy
+from nyla.knowledge.precomputed import PrecomputedEmbeddings
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import ChunkLookup, ContentChunk, DataSource, UserConnection
 from nyla.knowledge.vectors import MAX_CHUNKS_PER_FILE, ChunkRow, delete_file_chunks, owner_key
@@ -47,6 +48,7 @@ __all__ = [
     "ConsentError",
     "Indexer",
     "Memo",
+    "PrecomputedEmbeddings",
     "PreparedFile",
     "build_lookups",
     "consent_refusals",
@@ -105,12 +107,18 @@ class Indexer:
         source_path: str | None = None,
         connection_id: str | None = None,
         build_index: bool = True,
+        embeddings: PrecomputedEmbeddings | None = None,
     ) -> IndexResult:
         """Index ``file`` (its bytes in ``content``). Scope and owner ids come from the
         FileItem. Returns the result; a failure is a result with ``status=failed`` and the
         reason, never an exception (the rest of a batch goes on)."""
         prepared = await self.prepare(
-            file, content, context=context, source_path=source_path, connection_id=connection_id
+            file,
+            content,
+            context=context,
+            source_path=source_path,
+            connection_id=connection_id,
+            embeddings=embeddings,
         )
         if isinstance(prepared, IndexResult):
             return prepared
@@ -128,9 +136,11 @@ class Indexer:
         source_path: str | None = None,
         connection_id: str | None = None,
         memo: Memo | None = None,
+        embeddings: PrecomputedEmbeddings | None = None,
     ) -> PreparedFile | IndexResult:
-        """Extract, neutralize (when asked), chunk, dedupe and embed one file; returns the
-        prepared rows, or a failed :class:`IndexResult` (its failure already recorded)."""
+        """Extract, neutralize (when asked), chunk, dedupe and embed one file (chunks found
+        in ``embeddings`` are not embedded); returns the prepared rows, or a failed
+        :class:`IndexResult` (its failure already recorded)."""
         base = {"file_id": file.id, "name": file.name, "bytes": len(content)}
         try:
             key = owner_key(
@@ -146,11 +156,13 @@ class Indexer:
         try:
             document, neutralized = await self._document(file, content, context)
             chunks = self._chunks(document)
-            spec, (vectors, reused, embedded, cost) = await self._embed(chunks, key, context, memo)
+            model, dims, (vectors, reused, embedded, cost) = await self._embed(
+                chunks, key, context, memo, embeddings
+            )
         except _Failed as failed:
             await self._record_failure(row, failed.reason, **failed.record)
             return IndexResult(**base, status=IndexStatus.FAILED, error=failed.reason)
-        dims = len(vectors[0]) if vectors else (spec.capabilities.embedding_dimensions or 0)
+        dims = len(vectors[0]) if vectors else dims
         row.update(
             structure=document.structure,
             object_summary=document.summary,
@@ -158,7 +170,7 @@ class Indexer:
             error=None,
             is_neutralized=neutralized,
             neutralization_status="neutralized" if neutralized else "none",
-            embedding_model=spec.id,
+            embedding_model=model,
             chunk_count=len(chunks),
             token_count=sum(c.token_count for c in chunks),
             indexed_at=datetime.now(UTC),
@@ -173,7 +185,7 @@ class Indexer:
                 c.token_count,
                 c.content_hash,
                 key,
-                spec.id,
+                model,
                 v,
             )
             for c, v in zip(chunks, vectors, strict=True)
@@ -185,7 +197,7 @@ class Indexer:
             embedded=embedded,
             reused=reused,
             tokens=row["token_count"],
-            embedding_model=spec.id,
+            embedding_model=model,
             cost_chf=cost,
             is_neutralized=neutralized,
         )
@@ -224,12 +236,22 @@ class Indexer:
         key: str,
         context: RunContext,
         memo: Memo | None,
-    ) -> tuple[ModelSpec, tuple[list[list[float]], int, int, float]]:
-        """The embedding model and (vectors, reused, embedded, cost CHF) of the chunks."""
+        embeddings: PrecomputedEmbeddings | None,
+    ) -> tuple[str, int, tuple[list[list[float]], int, int, float]]:
+        """The embedding model, its dimensions and (vectors, reused, embedded, cost CHF) of
+        the chunks; precomputed vectors count as reused."""
+        memo = memo if memo is not None else {}
         try:
-            spec = self.embedding_spec(context)
-            memo = memo if memo is not None else {}
-            return spec, await self._vectors(chunks, key, spec.id, context, memo)
+            if embeddings is not None:
+                model, dims = embeddings.model, embeddings.dims
+                for c in chunks:
+                    vector = embeddings.get(c.content_hash)
+                    if vector is not None:
+                        memo[(key, model, c.content_hash)] = vector  # type: ignore[assignment]
+            else:
+                spec = self.embedding_spec(context)
+                model, dims = spec.id, spec.capabilities.embedding_dimensions or 0
+            return model, dims, await self._vectors(chunks, key, model, context, memo)
         except Exception as exc:
             raise _Failed(f"embedding failed: {type(exc).__name__}: {exc}") from exc
 
@@ -349,6 +371,8 @@ class Indexer:
     ) -> None:
         """Add to ``known`` the vectors already indexed for ``hashes`` in the same scope."""
         wanted = sorted(hashes - set(known))
+        if not wanted:
+            return
         async with self.db.session() as s:
             found = await s.execute(
                 select(ChunkLookup.content_hash, cast(ContentChunk.embedding, Text))

@@ -19,6 +19,7 @@ from nyla.knowledge.consent import NotFoundError
 from nyla.knowledge.extract import MIME_BY_KIND, detect_kind
 from nyla.knowledge.indexing import Indexer, Memo
 from nyla.knowledge.policy import effective_policy, normalize_path
+from nyla.knowledge.precomputed import PrecomputedEmbeddings
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import DataSource
 from nyla.knowledge.writing import PreparedFile, build_lookups
@@ -51,10 +52,13 @@ class Ingestion:
         source_path: str | None = None,
         connection_id: str | None = None,
         build_index: bool = True,
+        embeddings: PrecomputedEmbeddings | None = None,
     ) -> IndexResult:
         """Index one file (scope from the FileItem; neutralized at rest when
         ``file.neutralize``). Failures come back as ``status=failed`` with the reason.
-        ``build_index=False`` defers the HNSW index (bulk loads build it once at the end)."""
+        ``build_index=False`` defers the HNSW index (bulk loads build it once at the end);
+        ``embeddings`` supplies vectors the caller already has (see
+        :class:`~nyla.knowledge.precomputed.PrecomputedEmbeddings`)."""
         return await self.indexer.index_file(
             file,
             content,
@@ -62,6 +66,7 @@ class Ingestion:
             source_path=source_path,
             connection_id=connection_id,
             build_index=build_index,
+            embeddings=embeddings,
         )
 
     async def index_files(
@@ -72,6 +77,7 @@ class Ingestion:
         progress: ProgressFn | None = None,
         total: int | None = None,
         job_kind: str | None = None,
+        embeddings: PrecomputedEmbeddings | None = None,
     ) -> list[IndexResult]:
         """Index a batch (contents as bytes, or paths read one at a time); one file's failure
         does not stop the rest. Prepared files are written together in the background while
@@ -80,7 +86,8 @@ class Ingestion:
         dedupe) and the HNSW index are built once after the batch (the chunks are found by
         vector meanwhile), so every result returned is searchable by every path. With
         ``job_kind`` the batch is recorded as a job (shown in the inventory) and stops early
-        when that job is cancelled."""
+        when that job is cancelled. ``embeddings`` supplies vectors the caller already has
+        (see :class:`~nyla.knowledge.precomputed.PrecomputedEmbeddings`)."""
         items = list(items) if total is None else items
         total = len(items) if total is None else total  # type: ignore[arg-type]
         job = await _BatchJob.start(self.db, job_kind, context, total)
@@ -93,7 +100,9 @@ class Ingestion:
             memo: Memo = {}
             for file, content in items:
                 data = content.read_bytes() if isinstance(content, Path) else content
-                prepared = await self.indexer.prepare(file, data, context=context, memo=memo)
+                prepared = await self.indexer.prepare(
+                    file, data, context=context, memo=memo, embeddings=embeddings
+                )
                 if isinstance(prepared, IndexResult):
                     run.add(prepared)
                 else:
@@ -134,16 +143,24 @@ class Ingestion:
         scope: Scope | str = Scope.PERSONAL,
         neutralize: bool = False,
         progress: ProgressFn | None = None,
+        embeddings: PrecomputedEmbeddings | None = None,
     ) -> list[IndexResult]:
         """Index local files (directories recursively, supported types only), building
-        FileItems owned by the context's user/mandate/feature instance. Recorded as a job."""
+        FileItems owned by the context's user/mandate/feature instance. Recorded as a job.
+        This is what ``nyla knowledge index`` calls; ``embeddings`` as in
+        :meth:`index_files`."""
         files = expand_paths(paths)
         items = (
             (file_item_for_path(p, context=context, scope=scope, neutralize=neutralize), p)
             for p in files
         )
         return await self.index_files(
-            items, context=context, progress=progress, total=len(files), job_kind="index"
+            items,
+            context=context,
+            progress=progress,
+            total=len(files),
+            job_kind="index",
+            embeddings=embeddings,
         )
 
     async def ingest(

@@ -108,9 +108,9 @@ class Retrieval:
         filters: SearchFilters | None,
         hybrid: bool | None,
     ) -> SearchResult:
-        async with self.db.read_session() as s:
-            return await search(
-                s,
+        return await self.db.read(
+            lambda conn: search(
+                conn,
                 keys=keys,
                 model=model,
                 dims=len(vector),
@@ -123,6 +123,7 @@ class Retrieval:
                 known_indexes=self._vector_indexes,
                 estimates=self._estimates,
             )
+        )
 
     async def file_index(self, file_id: str, context: RunContext) -> FileContentIndex | None:
         """A file's index row (structure, summary, status) if ``context`` may read it."""
