@@ -287,7 +287,15 @@ async def main(args: argparse.Namespace) -> None:
         import nyla_feature_trustee as trustee
         from nyla.ai import default_neutralizer
 
-        provider = ScriptedProvider(lambda r, i: "ok")
+        def embed(texts: list[str]) -> list[list[float]]:
+            out = []
+            for text in texts:
+                vec = [1.0 + text.lower().count(ch) for ch in "abcdeilmnoprstuy"]
+                norm = sum(v * v for v in vec) ** 0.5
+                out.append([v / norm for v in vec])
+            return out
+
+        provider = ScriptedProvider(lambda r, i: "ok", embed_fn=embed)
         host = PluginHost.from_plugins(
             [ScriptedPlugin(provider), trustee, default_neutralizer],
             builtins=True,
@@ -297,9 +305,11 @@ async def main(args: argparse.Namespace) -> None:
         await kernel.features.seed("trustee", "fuzz")
         figures = {}
         figures.update(await part_tool_calls(kernel, args.runs, rng))
+        print(json.dumps(figures), flush=True)
         failures = figures.pop("failures")
-        search = await part_searches(kernel, args.searches, rng)
         table = await part_table_calls(kernel, args.table_calls, rng)
+        print(json.dumps(table), flush=True)
+        search = await part_searches(kernel, args.searches, rng)
         print(
             json.dumps(
                 {

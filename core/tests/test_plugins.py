@@ -207,3 +207,62 @@ def test_add_plugin_to_a_built_host_keeps_isolation():
     assert set(host.toolboxes) == {"box"}
     with pytest.raises(PluginError, match="already registered"):
         host.add_plugin(neutralizer_plugin("again"), "late")
+
+
+# An entry point named like a plugin of another group is a recorded failure (issue 12),
+# visible in the inspector and to strict mode, never skipped without a trace.
+
+
+class _EntryPoint:
+    def __init__(self, name: str, value: str, group: str) -> None:
+        self.name, self.value, self.group, self.module = name, value, group, value
+
+    def load(self) -> Any:
+        import sys
+
+        return sys.modules[self.value]
+
+
+@pytest.fixture
+def two_groups_one_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from stevedore import ExtensionManager
+
+    from nyla.plugins import ENTRY_POINT_GROUPS
+
+    first = types.ModuleType("fake_first_local")
+    first.nyla_toolboxes = toolbox_plugin("first", "t1").nyla_toolboxes  # type: ignore[attr-defined]
+    second = types.ModuleType("fake_second_local")
+    second.nyla_toolboxes = toolbox_plugin("second", "t2").nyla_toolboxes  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fake_first_local", first)
+    monkeypatch.setitem(sys.modules, "fake_second_local", second)
+    for group in ENTRY_POINT_GROUPS:
+        monkeypatch.setitem(ExtensionManager.ENTRY_POINT_CACHE, group, [])
+    groups = list(ENTRY_POINT_GROUPS)
+    monkeypatch.setitem(
+        ExtensionManager.ENTRY_POINT_CACHE,
+        groups[0],
+        [_EntryPoint("local", "fake_first_local", groups[0])],
+    )
+    monkeypatch.setitem(
+        ExtensionManager.ENTRY_POINT_CACHE,
+        groups[1],
+        [_EntryPoint("local", "fake_second_local", groups[1])],
+    )
+
+
+def test_the_second_plugin_of_a_name_is_recorded_as_failed(two_groups_one_name):
+    host = PluginHost.discover(builtins=False, strict=False)
+    assert host.records["local"].status == "ok"
+    clashes = [r for key, r in host.records.items() if key != "local" and r.name == "local"]
+    assert len(clashes) == 1
+    assert clashes[0].status == "failed"
+    assert "already used" in clashes[0].error and "rename it" in clashes[0].error
+    assert set(host.toolboxes) == {"first"}  # the clashing plugin contributes nothing
+
+
+def test_strict_mode_refuses_a_name_clash(two_groups_one_name, monkeypatch):
+    monkeypatch.setenv("NYLA_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginError, match="already used"):
+        PluginHost.discover(builtins=False)

@@ -119,3 +119,28 @@ async def test_every_owned_kind_is_checked_before_the_handler(db, make_kernel):
     assert len(seen) == before  # the handler never ran for a refused id
     # an id that does not exist at all is answered the same way as another user's
     assert (await call(fileId="no-such-file")).error_details.code == "NOT_FOUND"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["\x00a", "a\ud800b", "x" * 10_000, ["ok-looking", "\x00"]],
+    ids=["nul", "lone-surrogate", "too-long", "list-with-nul"],
+)
+async def test_an_id_no_row_can_have_is_not_found_without_a_driver_error(db, make_kernel, hostile):
+    kernel = make_kernel(db=db)
+    tool, seen = probe()
+    registry = ToolRegistry([tool])
+    ctx = ToolContext(run=RunContext(user_id="u1", mandate_id="m1"), kernel=kernel)
+    field = "fileIds" if isinstance(hostile, list) else "fileId"
+    import json
+
+    done = await registry.dispatch(
+        ToolCall(id="h1", name="probe", arguments=json.dumps({field: hostile})), ctx
+    )
+    result = done.result
+    assert not result.success and seen == []
+    assert result.error_details.code == "NOT_FOUND", result.error
+    assert result.error_details.field == field
+    # the model is told what it sent was not found, never the driver's words
+    for leak in ("psycopg", "DataError", "SELECT", "NUL", "invalid byte"):
+        assert leak not in (result.error or ""), result.error

@@ -153,3 +153,45 @@ async def test_downloads_are_capped_by_announced_and_streamed_size() -> None:
     with pytest.raises(ItemTooLargeError, match="while reading"):
         await _http(streamed).download("/f", max_bytes=35)
     assert await _http(streamed).download("/f", max_bytes=100) == b"y" * 100
+
+
+async def test_a_429_without_retry_after_waits_until_the_reset_header() -> None:
+    import time as wall
+
+    answers = iter([429, 200])
+    seen_auth = []
+
+    def handler(request):
+        seen_auth.append(request.headers.get("authorization"))
+        status = next(answers)
+        reset = {"X-RateLimit-Reset": str(int(wall.time()) + 42)} if status == 429 else {}
+        return httpx.Response(status, headers=reset, json={"err": "Rate limit reached"})
+
+    time = FakeTime()
+    policy = HttpPolicy(reset_header="X-RateLimit-Reset", auth_scheme="")
+    http = _http(handler, policy, time)
+
+    class Token:
+        async def token(self) -> str:
+            return "pk_1_RAW"
+
+        async def refresh(self, rejected):
+            return None
+
+    http.auth = Token()
+    await http.request("GET", "/x")
+    assert any(40 <= d <= 43.5 for d in time.slept), time.slept
+    assert seen_auth == ["pk_1_RAW", "pk_1_RAW"], "an empty scheme sends the token as it is"
+
+
+def test_rate_budget_per_account_is_not_shared_by_other_accounts() -> None:
+    limiter = Limiter()
+    policy = HttpPolicy(rate_requests=100, rate_window_s=60, rate_per_account=True)
+    client = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(200)))
+    one = VendorHttp("clickup", "a", client=client, policy=policy, limiter=limiter)
+    two = VendorHttp("clickup", "b", client=client, policy=policy, limiter=limiter)
+    assert one.budget is not two.budget and one.budget is limiter.budget("clickup:a", 100, 60, 0.8)
+    shared = HttpPolicy(rate_requests=100, rate_window_s=60)
+    three = VendorHttp("clickup", "c", client=client, policy=shared, limiter=limiter)
+    four = VendorHttp("clickup", "d", client=client, policy=shared, limiter=limiter)
+    assert three.budget is four.budget

@@ -59,3 +59,22 @@ async def test_feature_instances_are_separate_memory_scopes(kernel):
     await _remember_in(kernel, a, "fi-a-only")
     kernel.knowledge.settings.cross_workflow_hints = True
     assert "fi-a-only" not in await kernel.knowledge.build_agent_context("payroll decision", b)
+
+
+async def test_a_round_with_nul_and_lone_surrogates_is_still_remembered(kernel):
+    """Tool results carry whatever a vendor or a model produced; the round's memory row must
+    be written anyway (PostgreSQL text/jsonb take neither NUL nor lone surrogates)."""
+    here = ctx("u1", "m0", workflow_id="wf-hostile")
+    await kernel.knowledge.record_round(
+        run_id="r-hostile",
+        round=1,
+        context=here,
+        file_refs=["file:\x00odd"],
+        tool_results=[
+            {"tool": "readFile", "content": "ledger\x00 total \ud800 invoices", "k\x00": 1}
+        ],
+        decisions=["checked the ledger\udfff totals"],
+    )
+    block = await kernel.knowledge.build_agent_context("ledger totals invoices", here)
+    assert "checked the ledger" in block
+    assert "\x00" not in block and "\ud800" not in block

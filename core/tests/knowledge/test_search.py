@@ -9,6 +9,7 @@ import random
 import uuid
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -423,3 +424,51 @@ async def test_query_vectors_reach_pgvector_exactly(kernel):
             )
         ).scalar_one()
     assert stored == floats
+
+
+@pytest.mark.parametrize("dims", [0, 10, 65])
+async def test_a_query_vector_of_the_wrong_dimension_is_a_clear_error(kernel, dims):
+    await _load_synthetic(kernel, 200, needle_every=10)
+    service = kernel.knowledge
+    for exact_threshold in (10**9, 0):  # the exact path and the index path
+        service.settings.exact_threshold = exact_threshold
+        service.settings.exact_cost_factor = 0 if exact_threshold == 0 else 1
+        with pytest.raises(ValueError) as caught:
+            await service.search_vector(
+                "",
+                vector=[0.1] * dims,
+                model="scripted:model",
+                context=ctx("needle", mandate=None),
+                k=5,
+                hybrid=False,
+            )
+        message = str(caught.value)
+        assert f"{dims} dimensions" in message
+        assert "SELECT" not in message and "psycopg" not in message
+    # the store still answers a query of the right shape afterwards
+    service.settings.exact_threshold = 10**9
+    ok = await service.search_vector(
+        "",
+        vector=_unit(random.Random(1)),
+        model="scripted:model",
+        context=ctx("needle", mandate=None),
+        k=5,
+        hybrid=False,
+    )
+    assert len(ok.hits) == 5
+
+
+async def test_wrong_dimension_for_a_model_without_a_spec_is_caught_from_the_database(kernel):
+    # no provider declares "unlisted:model": only the database knows its vectors' dimension
+    await _load_synthetic(kernel, 60, needle_every=3, model="unlisted:model", dims=16)
+    assert kernel.ai.model_spec("unlisted:model") is None
+    with pytest.raises(ValueError, match="10 dimensions") as caught:
+        await kernel.knowledge.search_vector(
+            "",
+            vector=[0.3] * 10,
+            model="unlisted:model",
+            context=ctx("needle", mandate=None),
+            k=5,
+            hybrid=False,
+        )
+    assert "SELECT" not in str(caught.value)

@@ -30,6 +30,7 @@ from sqlalchemy import or_, select
 
 from nyla.models.agent import RunContext
 from nyla.models.tools import ToolContext, ToolResult
+from nyla.text import unsafe
 
 #: the kinds of owned ids
 KINDS = ("featureInstance", "file", "folder", "dataSource", "connection", "workflow")
@@ -110,10 +111,24 @@ async def _invisible(ids: list[str], ctx: ToolContext, visible: Visible) -> list
     db = _db(ctx)
     if db is None:
         return list(ids)  # nothing to check against: refuse (fail closed)
+    # An id no row can have (NUL, lone surrogate, absurd length) is refused here: sent to the
+    # database it would come back as a driver error with SQL text in it.
+    askable = [i for i in ids if _storable(i)]
+    if not askable:
+        return list(ids)
     statement, id_column = visible(ctx.run)
     async with db.read_session() as s:
-        seen = set((await s.execute(statement.where(id_column.in_(ids)))).scalars())
+        seen = set((await s.execute(statement.where(id_column.in_(askable)))).scalars())
     return [i for i in ids if i not in seen]
+
+
+#: longer than any id nyla stores (uuids, slugs, vendor ids)
+MAX_ID_CHARS = 512
+
+
+def _storable(value: str) -> bool:
+    """Whether ``value`` could be an id in the database at all."""
+    return len(value) <= MAX_ID_CHARS and not unsafe(value)
 
 
 def _readable(table: Any) -> Visible:

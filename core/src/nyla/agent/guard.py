@@ -19,43 +19,21 @@ import asyncio
 import inspect
 import json
 import logging
-import re
 import time
 from collections.abc import Callable
 from typing import Any
 
 from nyla.models.tools import ToolResult
+from nyla.text import clean_text, safe_str, unsafe
 
 log = logging.getLogger(__name__)
 
 #: characters of a tool result the model (and the trace) get at most
 MAX_RESULT_CHARS = 200_000
-_SURROGATES = re.compile(r"[\ud800-\udfff]")
 
 
 class ToolTimedOut(Exception):
     """The tool did not finish within its deadline."""
-
-
-def clean_text(text: str, limit: int | None = None) -> str:
-    """``text`` without NUL bytes and lone surrogates (replaced by U+FFFD), cut to ``limit``."""
-    if not isinstance(text, str):
-        text = safe_str(text)
-    text = _SURROGATES.sub("\ufffd", text.replace("\x00", "\ufffd"))
-    if limit is not None and len(text) > limit:
-        return text[:limit]
-    return text
-
-
-def safe_str(value: Any) -> str:
-    """``str(value)`` that never raises (a failing ``__str__``, a huge int)."""
-    try:
-        return str(value)
-    except Exception:
-        try:
-            return f"<{type(value).__name__} object>"
-        except Exception:
-            return "<object>"
 
 
 def safe_json(value: Any) -> str | None:
@@ -76,7 +54,7 @@ def safe_result(result: ToolResult) -> ToolResult:
             data, note = None, "the tool's data could not be serialised and was dropped"
         elif len(text) > MAX_RESULT_CHARS:
             data, note = None, f"the tool's data ({len(text)} characters) was too large"
-        elif _SURROGATES.search(text) or "\x00" in text:
+        elif unsafe(text):
             data = json.loads(clean_text(text))
     content = clean_text(result.content or "", MAX_RESULT_CHARS)
     if note and not content and result.success:

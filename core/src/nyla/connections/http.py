@@ -21,6 +21,7 @@ import asyncio
 import base64
 import contextlib
 import random
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -72,7 +73,14 @@ class HttpPolicy:
     rate_window_s: float = 1.0
     slow_down_at: float = 0.8
     remaining_header: str | None = None
-    #: ``Bearer`` (OAuth tokens) or ``Basic`` (the stored token is ``user:password``)
+    #: a header with the Unix time (seconds) the vendor's window resets at: waited out on a
+    #: 429 that carries no ``Retry-After`` (ClickUp's ``X-RateLimit-Reset``)
+    reset_header: str | None = None
+    #: ``True``: the rate budget is per connection (per token, as ClickUp counts), not shared
+    #: by every connection of the vendor
+    rate_per_account: bool = False
+    #: ``Bearer`` (OAuth tokens), ``Basic`` (the stored token is ``user:password``) or ``""``
+    #: (the token as it is: ClickUp's ``Authorization: pk_...``)
     auth_scheme: str = "Bearer"
 
 
@@ -147,7 +155,8 @@ class VendorHttp:
     def budget(self) -> RateBudget | None:
         """The vendor's rate budget this client draws from (``None``: none configured)."""
         p = self.policy
-        return self.limiter.budget(self.service, p.rate_requests, p.rate_window_s, p.slow_down_at)
+        key = f"{self.service}:{self.account}" if p.rate_per_account else self.service
+        return self.limiter.budget(key, p.rate_requests, p.rate_window_s, p.slow_down_at)
 
     @property
     def budget_left(self) -> int | None:
@@ -236,7 +245,7 @@ class VendorHttp:
                 self._observe(response)
                 if response.status_code >= 400:
                     await response.aread()
-                    raise error_for_response(self.service, response)
+                    raise self._with_reset(error_for_response(self.service, response), response)
                 return await consume(response)
             finally:
                 await response.aclose()
@@ -247,6 +256,20 @@ class VendorHttp:
         if header and budget is not None and header in response.headers:
             with contextlib.suppress(ValueError):
                 budget.observe(int(response.headers[header]))
+
+    def _with_reset(self, error: ConnectorError, response: httpx.Response) -> ConnectorError:
+        """A 429 without ``Retry-After`` waits until the vendor's reset header says."""
+        header = self.policy.reset_header
+        if (
+            not header
+            or not isinstance(error, VendorRateLimitError)
+            or error.retry_after is not None
+        ):
+            return error
+        with contextlib.suppress(KeyError, ValueError):
+            reset = float(response.headers[header])
+            error.retry_after = min(max(0.0, reset - time.time()), self.policy.max_total_wait_s)
+        return error
 
     async def _wait_or_raise(self, error: ConnectorError, attempt: int) -> None:
         """Sleep before the next attempt, or raise ``error`` when retrying is pointless or
@@ -275,6 +298,8 @@ class VendorHttp:
 
 
 def _authorization(scheme: str, token: str) -> str:
+    if not scheme:
+        return token
     if scheme.lower() == "basic":
         return "Basic " + base64.b64encode(token.encode("utf-8")).decode("ascii")
     return f"{scheme} {token}"

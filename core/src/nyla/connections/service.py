@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -37,6 +37,9 @@ class ConnectorSession:
     connection: ConnectionInfo
     adapter: Any
     http: VendorHttp
+    #: the RAG limits of the sync this session serves (set by the walker runner; adapters
+    #: that enforce limits while listing read them, e.g. ClickUp's ``max_workspaces``)
+    limits: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

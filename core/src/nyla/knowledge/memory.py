@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from nyla.knowledge.tables import RoundMemory, WorkflowMemory
 from nyla.knowledge.vectors import sql_literal, vector_expr, vector_literal
 from nyla.models.agent import RunContext
+from nyla.text import clean_text
 
 #: characters of one tool result kept in round memory
 TOOL_RESULT_CHARS = 600
@@ -42,7 +43,7 @@ def round_summary(
         parts.append(f"result: {_as_text(r)[:TOOL_RESULT_CHARS]}")
     if file_refs:
         parts.append("files: " + ", ".join(str(f) for f in file_refs))
-    return "\n".join(parts)
+    return clean_text("\n".join(parts))
 
 
 def _as_text(value: Any) -> str:
@@ -58,8 +59,20 @@ def _jsonable(values: Sequence[Any]) -> list[Any]:
     for v in values:
         if hasattr(v, "model_dump"):
             v = v.model_dump(mode="json", exclude_none=True)
-        out.append(json.loads(json.dumps(v, default=str)))
+        out.append(_clean(json.loads(json.dumps(v, default=str))))
     return out
+
+
+def _clean(value: Any) -> Any:
+    """``value`` with every string storable as PostgreSQL text/jsonb (no NUL, no lone
+    surrogate): a tool result may carry them, and the round must still be remembered."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {clean_text(k): _clean(v) for k, v in value.items()}
+    return value
 
 
 async def insert_round(
@@ -85,7 +98,7 @@ async def insert_round(
             user_id=context.user_id,
             mandate_id=context.mandate_id,
             feature_instance_id=context.feature_instance_id,
-            file_refs=[str(f) for f in file_refs],
+            file_refs=[clean_text(str(f)) for f in file_refs],
             tool_results=_jsonable(tool_results),
             decisions=_jsonable(decisions),
             summary=summary,

@@ -201,9 +201,9 @@ class ConnectorContract(PluginContract):
         require(session.adapter, "download")
         doc = corpus.live()[1]
         doc.content = b"\x00\xffbinary\r\n" + "Grüezi".encode()
-        got = await session.adapter.download(session, wire.item_id(doc))
+        got = await session.adapter.download(session, wire.download_id(doc))
         assert got.content == doc.content
-        assert got.item.id == wire.item_id(doc)
+        assert got.item.id == wire.download_id(doc)
 
     async def test_download_is_capped(
         self, session: ConnectorSession, corpus: FakeCorpus, wire: ConnectorWire
@@ -212,7 +212,7 @@ class ConnectorContract(PluginContract):
         doc = corpus.live()[2]
         doc.content = b"x" * 5000
         with pytest.raises(ItemTooLargeError):
-            await session.adapter.download(session, wire.item_id(doc), max_bytes=1000)
+            await session.adapter.download(session, wire.download_id(doc), max_bytes=1000)
 
     async def test_sync_pages_to_the_end(
         self, session: ConnectorSession, corpus: FakeCorpus, wire: ConnectorWire

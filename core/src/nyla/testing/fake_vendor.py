@@ -249,6 +249,11 @@ class ConnectorWire:
         stores such as WebDAV use the path)."""
         return doc.id
 
+    def download_id(self, doc: FakeDoc) -> str:
+        """The id whose ``download`` returns ``doc``'s bytes (default: :meth:`item_id`; a task
+        service whose files are attachments of a task names the attachment)."""
+        return self.item_id(doc)
+
     def search_term(self, doc: FakeDoc) -> str:
         """A term the vendor's search finds ``doc`` by (default: its name without suffix)."""
         return doc.name.rsplit(".", 1)[0]

@@ -106,6 +106,7 @@ class WalkerRunner:
         self.walker = self.walker_for(source.connection.service)
         merged = {**get_rag_limits(source.ds, self.walker.limit_kind), **(limits or {})}
         async with self.kernel.connections.open(source.ds.connection_id, user_id=None) as session:
+            session.limits = merged
             worker = PageWorker(self, source, session, handle, merged)
             try:
                 await self._pages(source, session, worker, result, reconcile)

@@ -1,0 +1,38 @@
+"""Text that is safe to store and send: no NUL bytes, no lone surrogates, no raising ``str``.
+
+Model output and tool results can carry anything; PostgreSQL text and jsonb, JSON encoders and
+UTF-8 streams cannot. Everything that stores or sends such text passes it through here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
+def clean_text(text: str, limit: int | None = None) -> str:
+    """``text`` without NUL bytes and lone surrogates (replaced by U+FFFD), cut to ``limit``."""
+    if not isinstance(text, str):
+        text = safe_str(text)
+    text = _SURROGATES.sub("\ufffd", text.replace("\x00", "\ufffd"))
+    if limit is not None and len(text) > limit:
+        return text[:limit]
+    return text
+
+
+def safe_str(value: Any) -> str:
+    """``str(value)`` that never raises (a failing ``__str__``, a huge int)."""
+    try:
+        return str(value)
+    except Exception:
+        try:
+            return f"<{type(value).__name__} object>"
+        except Exception:
+            return "<object>"
+
+
+def unsafe(text: str) -> bool:
+    """Whether ``text`` holds a NUL byte or a lone surrogate (not storable as it is)."""
+    return "\x00" in text or _SURROGATES.search(text) is not None
