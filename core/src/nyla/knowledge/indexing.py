@@ -10,7 +10,6 @@ it was and records the reason.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -23,7 +22,7 @@ from nyla.db import Database
 from nyla.errors import NylaError
 from nyla.knowledge.batch_writer import BatchWriter
 from nyla.knowledge.chunking import Chunk, chunk_objects
-from nyla.knowledge.extract import ExtractionError, extract
+from nyla.knowledge.extract import ExtractionError, detect_kind, extract
 from nyla.knowledge.policy import effective_policy
 from nyla.knowledge.precomputed import PrecomputedEmbeddings
 from nyla.knowledge.settings import KnowledgeSettings
@@ -34,6 +33,7 @@ from nyla.knowledge.writing import (
     build_lookups,
     consent_refusals,
     failure_row,
+    index_row,
     refused_result,
     upsert_index,
     write_prepared,
@@ -61,6 +61,10 @@ log = logging.getLogger(__name__)
 class ConsentError(NylaError):
     """Indexing was refused: the data source or connection does not allow it."""
 
+
+#: a text file up to this size is extracted on the event loop: handing it to a worker thread
+#: costs more than reading it (PDF, DOCX, HTML and larger files always go to a thread)
+INLINE_EXTRACT_BYTES = 64 * 1024
 
 #: (owner key, model, content hash) -> vector, shared by the files of one batch
 Memo = dict[tuple[str, str, str], list[float]]
@@ -152,7 +156,7 @@ class Indexer:
             source_path, connection_id = await self._provenance(file, source_path, connection_id)
         except (ValueError, ConsentError) as exc:
             return IndexResult(**base, status=IndexStatus.FAILED, error=str(exc))
-        row = _index_row(file, content, key, source_path, connection_id)
+        row = index_row(file, content, key, source_path, connection_id)
         try:
             document, neutralized = await self._document(file, content, context)
             chunks = self._chunks(document)
@@ -208,7 +212,15 @@ class Indexer:
     ) -> tuple[ExtractedDocument, bool]:
         """The extracted document, neutralized when the file asks for it."""
         try:
-            document = await asyncio.to_thread(extract, file.name, content, file.mime_type)
+            if len(content) <= INLINE_EXTRACT_BYTES and detect_kind(file.name, file.mime_type) in (
+                "text",
+                "markdown",
+                "csv",
+                "json",
+            ):
+                document = extract(file.name, content, file.mime_type)
+            else:
+                document = await asyncio.to_thread(extract, file.name, content, file.mime_type)
         except ExtractionError as exc:
             raise _Failed(str(exc), drop_chunks=True) from exc
         if not file.neutralize:
@@ -437,28 +449,3 @@ class Indexer:
                     await delete_file_chunks(s, [file_no])
         except Exception:
             log.exception("could not record the failure of %s", row["file_id"])
-
-
-def _index_row(
-    file: FileItem,
-    content: bytes,
-    key: str,
-    source_path: str | None,
-    connection_id: str | None,
-) -> dict[str, Any]:
-    """The identity columns of the file's index row."""
-    return {
-        "file_id": file.id,
-        "name": file.name,
-        "mime_type": file.mime_type,
-        "size": len(content),
-        "content_hash": file.content_hash or hashlib.sha256(content).hexdigest(),
-        "scope": str(file.scope),
-        "owner_key": key,
-        "user_id": file.user_id,
-        "mandate_id": file.mandate_id,
-        "feature_instance_id": file.feature_instance_id,
-        "data_source_id": file.data_source_id,
-        "connection_id": connection_id,
-        "source_path": source_path,
-    }

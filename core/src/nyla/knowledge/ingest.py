@@ -33,6 +33,9 @@ ProgressFn = Callable[[IndexResult, int, int], Any]
 #: a batch that wrote at least this many chunks refreshes the planner statistics
 ANALYZE_AFTER_ROWS = 1000
 
+#: seconds between two progress writes (and cancellation checks) of a batch job
+JOB_UPDATE_S = 0.5
+
 
 class Ingestion:
     """Indexing entry points; each file is prepared and written by ``indexer``."""
@@ -262,11 +265,15 @@ class _BatchRun:
 
 
 class _BatchJob:
-    """The job record of a batch (or nothing when the batch is not a job)."""
+    """The job record of a batch (or nothing when the batch is not a job). Progress is
+    written, and cancellation checked, at most every :data:`JOB_UPDATE_S` seconds: two
+    transactions per file cost more than indexing a small file."""
 
     def __init__(self, jobs: Any, job_id: str | None) -> None:
         self.jobs = jobs
         self.job_id = job_id
+        self._last = 0.0
+        self._done = (0, 0, "")
 
     @classmethod
     async def start(
@@ -284,15 +291,22 @@ class _BatchJob:
         return cls(jobs, job_id)
 
     async def progress(self, done: int, total: int, name: str) -> bool:
-        """Record progress; True when the job was cancelled."""
+        """Note progress (written when the last write is old enough); True when the job
+        was cancelled."""
         if not self.job_id:
             return False
+        self._done = (done, total, name)
+        if time.monotonic() - self._last < JOB_UPDATE_S:
+            return False
+        self._last = time.monotonic()
         await self.jobs.progress(self.job_id, done, total, name)
         return bool(await self.jobs.is_cancelled(self.job_id))
 
     async def finish(self, error: str | None) -> None:
-        """Close the job record (with the error that ended it, if any)."""
+        """Write the final progress and close the job record (with the error that ended
+        it, if any)."""
         if self.job_id:
+            await self.jobs.progress(self.job_id, *self._done)
             await self.jobs.finish(self.job_id, error=error)
 
 

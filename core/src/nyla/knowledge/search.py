@@ -308,17 +308,7 @@ async def search(
         return SearchResult(embedding_model=model, hybrid=hybrid)
     file_where, where, params = _where(model, filters)
     params["keys"] = keys
-    cache_key = (where, tuple(sorted(keys)), repr(sorted(params.items())))
-    candidates = estimates.get(cache_key) if estimates is not None else None
-    if candidates is None:
-        candidates = await count_candidates(session, file_where, params)
-        if estimates is not None:
-            estimates.put(cache_key, candidates)
-    total = estimates.get(("total",)) if estimates is not None else None
-    if total is None:
-        total = await table_rows(session)
-        if estimates is not None:
-            estimates.put(("total",), total)
+    candidates, total = await _sizes(session, file_where, where, params, estimates)
     pool = max(k, settings.hybrid_candidates) if hybrid else k
     exact = prefer_exact(candidates, total, pool, settings)
     if not exact and (model, dims) not in (known_indexes or set()):
@@ -354,6 +344,46 @@ async def search(
         ranked = fused[:k]
     else:
         ranked = [(h.chunk_id, 1.0 - (h.distance or 0.0)) for h in nearest[:k]]
+    return SearchResult(
+        hits=await _ordered_hits(session, ranked, nearest, dims, vector),
+        path="exact" if exact else "hnsw",
+        hybrid=hybrid,
+        candidates=candidates,
+        embedding_model=model,
+    )
+
+
+async def _sizes(
+    session: Executor,
+    file_where: str,
+    where: str,
+    params: dict[str, Any],
+    estimates: EstimateCache | None,
+) -> tuple[int, int]:
+    """(readable filtered chunks, chunks in the table), from ``estimates`` when fresh."""
+    cache_key = (where, repr(sorted(params.items())))
+    candidates = estimates.get(cache_key) if estimates is not None else None
+    if candidates is None:
+        candidates = await count_candidates(session, file_where, params)
+        if estimates is not None:
+            estimates.put(cache_key, candidates)
+    total = estimates.get(("total",)) if estimates is not None else None
+    if total is None:
+        total = await table_rows(session)
+        if estimates is not None:
+            estimates.put(("total",), total)
+    return candidates, total
+
+
+async def _ordered_hits(
+    session: Executor,
+    ranked: list[tuple[int, float]],
+    nearest: list[SearchHit],
+    dims: int,
+    vector: Sequence[float],
+) -> list[SearchHit]:
+    """The ranked chunks as hits with their scores (details of chunks only the full-text
+    ranking found are read here)."""
     by_id = {h.chunk_id: h for h in nearest}
     missing = [i for i, _ in ranked if i not in by_id]
     for hit in await _hits(session, missing, dims, vector):
@@ -364,13 +394,7 @@ async def search(
         if hit is not None:
             hit.score = score
             ordered.append(hit)
-    return SearchResult(
-        hits=ordered,
-        path="exact" if exact else "hnsw",
-        hybrid=hybrid,
-        candidates=candidates,
-        embedding_model=model,
-    )
+    return ordered
 
 
 _HIT_COLUMNS = (

@@ -10,6 +10,7 @@ the end, :func:`build_lookups`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +23,7 @@ from nyla.knowledge.consent import purge_files
 from nyla.knowledge.policy import effective_policy
 from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.knowledge.vectors import ChunkRow, copy_chunks, delete_file_chunks, write_lookups
+from nyla.models.files import FileItem
 from nyla.models.knowledge import IndexResult, IndexStatus
 
 
@@ -238,3 +240,28 @@ async def upsert_index(session: Any, row: dict[str, Any], *, keep_previous: bool
         )
     )
     return int(result.scalar_one())
+
+
+def index_row(
+    file: FileItem,
+    content: bytes,
+    key: str,
+    source_path: str | None,
+    connection_id: str | None,
+) -> dict[str, Any]:
+    """The identity columns of the file's index row."""
+    return {
+        "file_id": file.id,
+        "name": file.name,
+        "mime_type": file.mime_type,
+        "size": len(content),
+        "content_hash": file.content_hash or hashlib.sha256(content).hexdigest(),
+        "scope": str(file.scope),
+        "owner_key": key,
+        "user_id": file.user_id,
+        "mandate_id": file.mandate_id,
+        "feature_instance_id": file.feature_instance_id,
+        "data_source_id": file.data_source_id,
+        "connection_id": connection_id,
+        "source_path": source_path,
+    }
