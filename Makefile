@@ -15,7 +15,7 @@ NYLA := $(VENV)/bin/nyla
 	.tools/bin/pip install --quiet --disable-pip-version-check uv
 
 $(VENV)/.synced: pyproject.toml core/pyproject.toml $(wildcard plugins/*/*/pyproject.toml) $(wildcard hosts/*/pyproject.toml) | $(UV)
-	$(UV) sync --all-packages
+	$(UV) sync --all-packages --inexact
 	touch $@
 
 setup: $(VENV)/.synced
@@ -31,9 +31,14 @@ serve: setup
 test: setup
 	$(VENV)/bin/python -m pytest -q
 
+# ruff, the import contracts (.ci/import_contracts.py) and the type check: nyla.sdk and
+# nyla.models strictly, the plugins as they are written
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/python .ci/import_contracts.py
+	$(VENV)/bin/mypy --strict core/src/nyla/sdk core/src/nyla/models
+	$(VENV)/bin/mypy $(wildcard plugins/*/*/src/*)
 
 format: setup
 	$(VENV)/bin/ruff format .

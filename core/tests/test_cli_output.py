@@ -54,3 +54,23 @@ def test_ids_are_never_wrapped_and_markup_is_literal():
 def test_the_environment_make_builds_has_bytecode():
     makefile = (REPO / "Makefile").read_text()
     assert "export UV_COMPILE_BYTECODE := 1" in makefile
+
+
+def test_an_argument_that_is_not_utf8_is_one_line_and_exit_2(tmp_path):
+    """Bytes that are not UTF-8 reach Python as lone surrogates; every command refuses them
+    before touching the database (they were a 120-line UnicodeEncodeError traceback)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NYLA_HOME": str(tmp_path)}
+    for args in ([b"runs", b"show", b"\xff\xfe"], [b"tokens", b"revoke", b"x\xc3"]):
+        done = subprocess.run(
+            [sys.executable, "-c", "from nyla.cli import main; main()", *args],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.decode("utf-8").strip().splitlines()
+        assert len(lines) == 1 and "not valid UTF-8" in lines[0], lines

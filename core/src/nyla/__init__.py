@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "Kernel": "nyla.kernel",
     "PluginHost": "nyla.plugins",
     "PluginRecord": "nyla.plugins",
+    "ConnectionService": "nyla.connections.service",
     "Database": "nyla.db",
     "Base": "nyla.db",
     "metadata": "nyla.db",
@@ -112,6 +113,9 @@ _EXPORTS: dict[str, str] = {
     # neutralization
     "Neutralizer": "nyla.models.neutralize",
     "Finding": "nyla.models.neutralize",
+    # text safe to store and send
+    "clean_text": "nyla.text",
+    "has_unstorable_chars": "nyla.text",
     # errors
     "NylaError": "nyla.errors",
     "PluginError": "nyla.errors",

@@ -43,22 +43,29 @@ def check_model_spec(spec: Any, provider_id: str) -> list[str]:
     return out
 
 
-def check_tool(tool: Any) -> list[str]:
-    """Problems with one tool: its name and its JSON schema."""
+def check_tool_schema(tool: Any) -> list[str]:
+    """What a model API would reject in a tool: an invalid name or JSON schema, or arguments
+    that are not an object (the plugin host leaves such a tool out)."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
     out = []
     if not TOOL_NAME.match(tool.name):
         out.append(f"tool name {tool.name!r} is not a valid function name")
-    if not tool.description.strip():
-        out.append(f"tool {tool.name!r} has no description")
     try:
         Draft202012Validator.check_schema(tool.parameters)
     except SchemaError as exc:
         out.append(f"tool {tool.name!r} has an invalid JSON schema: {exc.message}")
     if tool.parameters.get("type") != "object":
         out.append(f"tool {tool.name!r}: the schema of its arguments must be an object")
+    return out
+
+
+def check_tool(tool: Any) -> list[str]:
+    """Problems with one tool: its name, its description and its JSON schema."""
+    out = check_tool_schema(tool)
+    if not tool.description.strip():
+        out.append(f"tool {tool.name!r} has no description")
     return out
 
 
@@ -121,6 +128,8 @@ def check_host(host: PluginHost, only: str | None = None) -> list[CheckProblem]:
             continue
         if record.status == "failed":
             problems.append(CheckProblem(record.name, "load", record.error or "failed"))
+        for warning in record.warnings:
+            problems.append(CheckProblem(record.name, "load", warning))
     for pid, provider in host.providers.items():
         name = owner("providers", pid)
         if only and name != only:

@@ -40,7 +40,12 @@ class LazyGroup(click.Group):
         return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from nyla.plugins import PluginHost, strict_mode
+
         if cmd_name in LAZY_COMMANDS:
+            if strict_mode() and cmd_name != "plugins":
+                # strict mode holds for every command; the inspector lists, then exits 1
+                PluginHost.discover(strict=True)
             target = LAZY_COMMANDS[cmd_name][0]
             module, _, attr = target.partition(":")
             try:
@@ -60,14 +65,14 @@ class LazyGroup(click.Group):
         if getattr(self, "_plugin_commands_added", False):
             return
         self._plugin_commands_added = True
-        from nyla.plugins import PluginHost
+        from nyla.plugins import PluginHost, strict_mode
 
         host = PluginHost.discover(strict=False)
-        for impl in host.pm.hook.nyla_cli_commands.get_hookimpls():
-            try:
-                impl.function(cli=self)
-            except Exception as exc:  # a broken plugin command never breaks the CLI
-                click.echo(f"warning: plugin {impl.plugin_name} commands: {exc}", err=True)
+        for name, error in host.add_cli_commands(self):
+            message = f"plugin {name} could not add its commands: {error}"
+            if strict_mode():
+                raise click.ClickException(f"{message} (NYLA_STRICT_PLUGINS)")
+            click.echo(f"warning: {message}", err=True)
 
     def invoke(self, ctx: click.Context) -> Any:
         # Every nyla error (refused permission, unreachable database, unknown model ...) and
@@ -172,7 +177,25 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point."""
-    return cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="nyla")
+    args = argv if argv is not None else sys.argv[1:]
+    _refuse_unstorable_arguments(args)
+    return cli.main(args=args, prog_name="nyla")
+
+
+def _refuse_unstorable_arguments(args: list[str]) -> None:
+    """Exit 2 with one line when an argument is not valid text: bytes that are not UTF-8 reach
+    Python as lone surrogates, which no database, JSON or terminal output can hold."""
+    from nyla.text import has_unstorable_chars
+
+    for position, arg in enumerate(args, start=1):
+        if has_unstorable_chars(arg):
+            shown = arg.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+            click.echo(
+                f"Error: argument {position} ({shown}) is not valid UTF-8 text "
+                "(a file or folder with such a name needs renaming first)",
+                err=True,
+            )
+            sys.exit(2)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,15 +1,19 @@
 """Plugin discovery, registration and the typed registries built from them.
 
 stevedore reads each entry-point group (names are filtered before anything is imported),
-pluggy registers what loaded, then every hook is called *per plugin* so that one broken plugin
+pluggy registers what loaded, then every contribution hook is called through pluggy *per
+plugin* (a subset caller holding only that plugin's implementations) so that one broken plugin
 (fails to import, raises in a hook, returns the wrong type, implements an unknown hook, or
 claims an id another plugin holds) is reported with its name and reason and left out while
-the host keeps running with the rest.
+the host keeps running with the rest. Softer problems (a hook that returns ``None`` instead of
+a list, a tool whose JSON schema is invalid, which is left out) are warnings on the plugin's
+record; ``NYLA_STRICT_PLUGINS=1`` makes failures and warnings alike an error.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import os
 from collections.abc import Iterable
@@ -35,8 +39,7 @@ ENTRY_POINT_GROUPS: tuple[str, ...] = (
 
 BUILTIN_GROUP = "builtin"
 
-# The kernel's own defaults, registered through the same hooks as any plugin.
-# (name, module path); a module that does not exist yet is skipped silently.
+# The kernel's own defaults, registered through the same hooks as any plugin (name, module).
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("nyla.neutralizer", "nyla.ai.default_neutralizer"),
     ("nyla.core_tools", "nyla.tools.core"),
@@ -88,6 +91,8 @@ class PluginRecord:
     entry_point: str
     status: str = "ok"  # ok | failed | disabled
     error: str | None = None
+    #: problems that did not leave the plugin out (errors under ``NYLA_STRICT_PLUGINS=1``)
+    warnings: list[str] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
     contributes: dict[str, list[str]] = field(default_factory=dict)
     _distribution: tuple[str | None, str | None] | None = None
@@ -106,7 +111,13 @@ class PluginRecord:
             self._distribution = _distribution_of(self.group, self.name, self.entry_point)
         return self._distribution
 
+    def warn(self, message: str) -> None:
+        """Record a problem that leaves the plugin in (logged; an error in strict mode)."""
+        log.warning("plugin %s: %s", self.name, message)
+        self.warnings.append(message)
+
     def fail(self, reason: str) -> None:
+        """Mark the plugin left out, with the reason."""
         self.status = "failed"
         self.error = reason
         self.contributes = {}
@@ -121,6 +132,7 @@ class PluginRecord:
             "entryPoint": self.entry_point,
             "status": self.status,
             "error": self.error,
+            "warnings": list(self.warnings),
             "hooks": list(self.hooks),
             "contributes": {k: list(v) for k, v in self.contributes.items()},
         }
@@ -233,13 +245,6 @@ class PluginHost:
         for name, module_path in BUILTIN_PLUGINS:
             try:
                 module = importlib.import_module(module_path)
-            except ModuleNotFoundError as exc:
-                if exc.name == module_path or module_path.startswith(str(exc.name) + "."):
-                    continue  # built-in not part of this build
-                self.records[name] = PluginRecord(
-                    name, BUILTIN_GROUP, module_path, status="failed", error=f"import: {exc!r}"
-                )
-                continue
             except Exception as exc:
                 self.records[name] = PluginRecord(
                     name, BUILTIN_GROUP, module_path, status="failed", error=f"import: {exc!r}"
@@ -252,6 +257,7 @@ class PluginHost:
 
         only = _env_list("NYLA_PLUGINS")
         disabled = set(_env_list("NYLA_DISABLE_PLUGINS") or [])
+        self._check_selection(only, disabled)
         for group in ENTRY_POINT_GROUPS:
             eps = _entry_points(group)
             names: list[str] = []
@@ -303,15 +309,33 @@ class PluginHost:
                     continue
                 self._register(ext.plugin, PluginRecord(ext.name, group, values.get(ext.name, "")))
 
+    def _unknown_hook(self, obj: Any, attr: str) -> bool:
+        """Whether ``attr`` is marked as a hook implementation of a hook nyla does not have
+        (``specname`` counts, so a wrapper may carry another name)."""
+        opts = self.pm.parse_hookimpl_opts(obj, attr)
+        if opts is None:
+            return False
+        return not hasattr(self.pm.hook, opts.get("specname") or attr)
+
+    def _check_selection(self, only: list[str] | None, disabled: set[str]) -> None:
+        """Unknown names in ``NYLA_PLUGINS`` / ``NYLA_DISABLE_PLUGINS`` are an error naming the
+        known ones (a typo would otherwise disable every plugin without a word);
+        ``NYLA_PLUGINS=none`` loads only the kernel's built-ins."""
+        known = {ep.name for group in ENTRY_POINT_GROUPS for ep in _entry_points(group)}
+        known |= set(self.records)
+        for variable, names in (("NYLA_PLUGINS", only or []), ("NYLA_DISABLE_PLUGINS", disabled)):
+            unknown = sorted(set(names) - known - {"none"})
+            if unknown:
+                raise PluginError(
+                    f"{variable} names unknown plugin(s): {', '.join(unknown)}; "
+                    f"known: {', '.join(sorted(known))}"
+                )
+
     def _register(self, obj: Any, record: PluginRecord) -> None:
         self.records[record.name] = record
         record.plugin = obj
         unknown = [
-            attr
-            for attr in dir(obj)
-            if attr.startswith("nyla_")
-            and self.pm.parse_hookimpl_opts(obj, attr) is not None
-            and not hasattr(self.pm.hook, attr)
+            attr for attr in dir(obj) if attr.startswith("nyla_") and self._unknown_hook(obj, attr)
         ]
         if unknown:
             record.fail(f"implements unknown hook(s): {', '.join(unknown)} (misspelt?)")
@@ -344,42 +368,12 @@ class PluginHost:
     def _collect(self, only: set[str] | None = None) -> None:
         """Call every contribution hook per plugin, type-check, detect id clashes."""
         pending: dict[str, dict[str, list[Any]]] = {}
-        for hook_name, (kind, type_path, _id_attr) in _CONTRIBUTION_HOOKS.items():
-            expected = _resolve(type_path)
-            caller = getattr(self.pm.hook, hook_name)
-            for impl in caller.get_hookimpls():
-                if only is not None and impl.plugin_name not in only:
-                    continue
-                record = self.records.get(impl.plugin_name)
-                if record is None or record.status != "ok":
-                    continue
-                try:
-                    result = impl.function()
-                except Exception as exc:
-                    self._drop(record, f"{hook_name}() raised {type(exc).__name__}: {exc}")
-                    pending.pop(record.name, None)
-                    continue
-                if result is None:
-                    result = []
-                if not isinstance(result, list | tuple):
-                    self._drop(
-                        record,
-                        f"{hook_name}() returned {type(result).__name__}, "
-                        f"expected a list of {expected.__name__}",
-                    )
-                    pending.pop(record.name, None)
-                    continue
-                bad = [item for item in result if not isinstance(item, expected)]
-                if bad:
-                    self._drop(
-                        record,
-                        f"{hook_name}() returned {type(bad[0]).__name__}, "
-                        f"expected {expected.__name__}",
-                    )
-                    pending.pop(record.name, None)
-                    continue
-                pending.setdefault(record.name, {}).setdefault(kind, []).extend(result)
-
+        for record in list(self.records.values()):
+            if record.status != "ok" or (only is not None and record.name not in only):
+                continue
+            contributions = self._contributions_of(record)
+            if contributions is not None:
+                pending[record.name] = contributions
         # Built-ins first, then plugins in name order: the first holder of an id keeps it.
         order = sorted(pending, key=lambda n: (self.records[n].group != BUILTIN_GROUP, n))
         for name in order:
@@ -404,6 +398,31 @@ class PluginHost:
                         for tool in item.tools:
                             self._owners[("tools", tool.name)] = name
                             record.contributes.setdefault("tools", []).append(tool.name)
+
+    def _contributions_of(self, record: PluginRecord) -> dict[str, list[Any]] | None:
+        """What one plugin's contribution hooks answer, by kind; ``None`` when it broke its
+        contract (then it is dropped with the reason)."""
+        others = [p for p in self.pm.get_plugins() if p is not record.plugin]
+        contributions: dict[str, list[Any]] = {}
+        for hook_name, (kind, type_path, _id_attr) in _CONTRIBUTION_HOOKS.items():
+            if hook_name not in record.hooks:
+                continue
+            caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
+            try:
+                answers = caller()
+            except Exception as exc:
+                self._drop(record, f"{hook_name}() raised {type(exc).__name__}: {exc}")
+                return None
+            problem, items = _check_answers(hook_name, answers, _resolve(type_path))
+            if problem is not None:
+                self._drop(record, problem)
+                return None
+            if not answers:
+                record.warn(f"{hook_name}() returned None, expected a list (a missing return?)")
+            if kind == "toolboxes":
+                items = [_without_broken_tools(record, box) for box in items]
+            contributions.setdefault(kind, []).extend(items)
+        return contributions
 
     def _find_clash(self, name: str, contributions: dict[str, list[Any]]) -> str | None:
         seen_here: set[tuple[str, str]] = set()
@@ -437,11 +456,46 @@ class PluginHost:
         """Records of plugins that failed to load or broke their contract."""
         return [r for r in self.records.values() if r.status == "failed"]
 
+    @property
+    def warnings(self) -> list[tuple[str, str]]:
+        """``(plugin, warning)`` for every plugin that loaded with a problem."""
+        return [(r.name, w) for r in self.records.values() for w in r.warnings]
+
+    def problems(self) -> list[str]:
+        """Every failure and warning as ``plugin: reason`` (what strict mode refuses)."""
+        lines = [f"{r.name}: {r.error}" for r in self.failures]
+        return lines + [f"{name}: {warning}" for name, warning in self.warnings]
+
     def raise_on_failures(self) -> None:
-        """Raise :class:`PluginError` naming every failed plugin (strict mode)."""
-        if self.failures:
-            lines = "; ".join(f"{r.name}: {r.error}" for r in self.failures)
-            raise PluginError(f"plugin load failures: {lines}")
+        """Raise :class:`PluginError` naming every failed or warned plugin (strict mode)."""
+        problems = self.problems()
+        if problems:
+            raise PluginError(f"plugin problems (NYLA_STRICT_PLUGINS): {'; '.join(problems)}")
+
+    def failure_hint(self, kind: str) -> str:
+        """For "unknown <kind>" errors: the plugins of that kind that failed to load, which
+        might have contributed what was asked for ("" when none failed)."""
+        group = f"nyla.{kind}"
+        failed = [r for r in self.failures if r.group in (group, "explicit", BUILTIN_GROUP)]
+        failed = failed or [r for r in self.failures if r.group in ENTRY_POINT_GROUPS]
+        if not failed:
+            return ""
+        names = "; ".join(f"{r.name} ({r.error})" for r in failed)
+        return f"; plugins that failed to load might have provided it: {names}"
+
+    def add_cli_commands(self, group: Any) -> list[tuple[str, str]]:
+        """Let every plugin add its subcommands to ``group`` (``nyla_cli_commands``, called
+        through pluggy per plugin); ``(plugin, error)`` for each that raised."""
+        errors = []
+        hook_impls = self.pm.hook.nyla_cli_commands.get_hookimpls()
+        for name in dict.fromkeys(impl.plugin_name for impl in hook_impls):
+            plugin = self.pm.get_plugin(name)
+            others = [p for p in self.pm.get_plugins() if p is not plugin]
+            try:
+                self.pm.subset_hook_caller("nyla_cli_commands", remove_plugins=others)(cli=group)
+            except Exception as exc:  # a broken plugin command never breaks the CLI
+                errors.append((name, f"{type(exc).__name__}: {exc}"))
+        return errors
 
     def owner_of(self, kind: str, key: str) -> str | None:
         """Name of the plugin that contributed ``key`` of ``kind`` (``tools``, ``toolboxes``...)."""
@@ -463,6 +517,44 @@ class PluginHost:
                     tool.toolbox = toolbox.id
                 out.append(tool)
         return out
+
+
+def _check_answers(hook_name: str, answers: list[Any], expected: type) -> tuple[str | None, list]:
+    """``(problem, items)`` for what a plugin's implementation(s) of a contribution hook
+    answered through pluggy (one answer per implementation; ``None`` answers are dropped)."""
+    items: list[Any] = []
+    for answer in answers:
+        if not isinstance(answer, list | tuple):
+            if inspect.iscoroutine(answer):
+                answer.close()
+                return f"{hook_name}() is async; contribution hooks must be sync", []
+            return (
+                f"{hook_name}() returned {type(answer).__name__}, "
+                f"expected a list of {expected.__name__}",
+                [],
+            )
+        items.extend(answer)
+    bad = [item for item in items if not isinstance(item, expected)]
+    if bad:
+        return f"{hook_name}() returned {type(bad[0]).__name__}, expected {expected.__name__}", []
+    return None, items
+
+
+def _without_broken_tools(record: PluginRecord, toolbox: Any) -> Any:
+    """The toolbox without tools a model API would reject (invalid name or JSON schema),
+    each left out with a warning on the plugin."""
+    from nyla.checks import check_tool_schema
+
+    kept = []
+    for tool in toolbox.tools:
+        problems = check_tool_schema(tool)
+        if problems:
+            record.warn(f"toolbox {toolbox.id}: left out: {'; '.join(problems)}")
+        else:
+            kept.append(tool)
+    if len(kept) == len(toolbox.tools):
+        return toolbox
+    return toolbox.model_copy(update={"tools": kept})
 
 
 def _safe_models(provider: Any) -> list[Any]:

@@ -33,6 +33,6 @@ def safe_str(value: Any) -> str:
             return "<object>"
 
 
-def unsafe(text: str) -> bool:
+def has_unstorable_chars(text: str) -> bool:
     """Whether ``text`` holds a NUL byte or a lone surrogate (not storable as it is)."""
     return "\x00" in text or _SURROGATES.search(text) is not None

@@ -17,7 +17,7 @@ from nyla.cli import cli
 
 
 def test_run_without_a_model_says_how_to_configure_one(monkeypatch, tmp_path):
-    monkeypatch.setenv("NYLA_PLUGINS", "no-such-plugin")  # only the kernel's built-ins
+    monkeypatch.setenv("NYLA_PLUGINS", "none")  # only the kernel's built-ins
     monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
     from nyla.ai import config
 
@@ -162,7 +162,7 @@ def test_run_acts_as_the_one_default_user(monkeypatch, tmp_path, local_llm, cli_
 
 
 def test_run_errors_are_json_under_json(monkeypatch, tmp_path):
-    monkeypatch.setenv("NYLA_PLUGINS", "no-such-plugin")
+    monkeypatch.setenv("NYLA_PLUGINS", "none")
     monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
     from nyla.ai import config
 

@@ -110,7 +110,7 @@ async def test_settings_accept_only_rag_limits_and_move_the_estimate(state, clie
     assert ok.status_code == 200, ok.text
     after = (await client.get(f"/api/datasources/{ds_id}/cost-estimate", headers=headers)).json()
     assert after["estimatedTokens"] < before["estimatedTokens"]
-    from nyla.knowledge.tables import KnowledgeAudit
+    from nyla.testing.tables import KnowledgeAudit
 
     async with state.kernel.db.session() as s:
         actions = list((await s.execute(select(KnowledgeAudit.action))).scalars())

@@ -30,7 +30,7 @@ from sqlalchemy import or_, select
 
 from nyla.models.agent import RunContext
 from nyla.models.tools import ToolContext, ToolResult
-from nyla.text import unsafe
+from nyla.text import has_unstorable_chars
 
 #: the kinds of owned ids
 KINDS = ("featureInstance", "file", "folder", "dataSource", "connection", "workflow")
@@ -128,7 +128,7 @@ MAX_ID_CHARS = 512
 
 def _storable(value: str) -> bool:
     """Whether ``value`` could be an id in the database at all."""
-    return len(value) <= MAX_ID_CHARS and not unsafe(value)
+    return len(value) <= MAX_ID_CHARS and not has_unstorable_chars(value)
 
 
 def _readable(table: Any) -> Visible:

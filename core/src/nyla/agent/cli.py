@@ -192,9 +192,9 @@ def run(
     check_model(kernel, model)
     unknown = [t for t in toolboxes if t not in kernel.plugins.toolboxes]
     if unknown:
-        raise click.ClickException(
-            f"unknown toolbox {', '.join(unknown)}; known: {', '.join(sorted(kernel.plugins.toolboxes))}"
-        )
+        known = ", ".join(sorted(kernel.plugins.toolboxes))
+        hint = kernel.plugins.failure_hint("toolboxes")
+        raise click.ClickException(f"unknown toolbox {', '.join(unknown)}; known: {known}{hint}")
     run_id = uuid.uuid4().hex
     config = AgentConfig(
         model=model,

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nyla.models.tools import ToolResult
-from nyla.text import clean_text, safe_str, unsafe
+from nyla.text import clean_text, has_unstorable_chars, safe_str
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def safe_result(result: ToolResult) -> ToolResult:
             data, note = None, "the tool's data could not be serialised and was dropped"
         elif len(text) > MAX_RESULT_CHARS:
             data, note = None, f"the tool's data ({len(text)} characters) was too large"
-        elif unsafe(text):
+        elif has_unstorable_chars(text):
             data = json.loads(clean_text(text))
     content = clean_text(result.content or "", MAX_RESULT_CHARS)
     if note and not content and result.success:

@@ -13,6 +13,7 @@ Results come back in the model's order, each under its own call id.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import time
@@ -298,18 +299,25 @@ class ToolRegistry:
     async def _check_policy(
         self, tool: Tool, arguments: dict[str, Any], ctx: ToolContext
     ) -> ToolResult | None:
+        """The first denial of the ``nyla_before_tool_call`` answers, or ``None`` to allow.
+
+        pluggy returns one answer per implementation; an ``async def`` implementation's answer
+        is a coroutine, awaited here. Every implementation is consulted (audit hooks see every
+        call), then the first denial in hook order wins. A policy that raises denies.
+        """
         if self.before_call is None:
             return None
         try:
             answers = self.before_call(tool, arguments, ctx)
-            if asyncio.iscoroutine(answers):
+            if inspect.isawaitable(answers):
                 answers = await answers
+            if answers is None or isinstance(answers, ToolResult):
+                answers = [answers]
+            settled = await _settle(list(answers))
         except Exception as exc:  # a broken policy plugin denies (fails closed) and says why
             log.warning("before_tool_call for %s raised: %s", tool.name, exc)
             return ToolResult.fail(f"the policy check for {tool.name} failed: {exc}", "DENIED")
-        if isinstance(answers, ToolResult):
-            answers = [answers]
-        for answer in answers or []:
+        for answer in settled:
             if answer is None:
                 continue
             if isinstance(answer, ToolResult):
@@ -327,6 +335,21 @@ class ToolRegistry:
                 yield [await self.dispatch(batch[0], ctx_for(batch[0]))]
             else:
                 yield list(await asyncio.gather(*(self.dispatch(c, ctx_for(c)) for c in batch)))
+
+
+async def _settle(answers: list[Any]) -> list[Any]:
+    """The answers with every awaitable awaited in order; after a failure the coroutines not
+    yet awaited are closed (no "never awaited" warnings) and the failure is raised."""
+    settled: list[Any] = []
+    for index, answer in enumerate(answers):
+        try:
+            settled.append(await answer if inspect.isawaitable(answer) else answer)
+        except BaseException:
+            for rest in answers[index + 1 :]:
+                if inspect.iscoroutine(rest):
+                    rest.close()
+            raise
+    return settled
 
 
 def plan_batches(

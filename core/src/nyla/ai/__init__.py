@@ -11,7 +11,9 @@ One pipeline for every call: neutralize -> select model -> price preflight again
 - :mod:`nyla.ai.neutralize` — the neutralization gate and its placeholder session
 - :mod:`nyla.ai.default_neutralizer` — the kernel's default detectors (a built-in plugin)
 - :mod:`nyla.ai.config` — provider settings from the environment or the user config file
-- :mod:`nyla.ai.openai_wire` / :mod:`nyla.ai.http` — helpers provider plugins share
+
+The helpers provider plugins share (HTTP errors, the OpenAI-compatible base class) live in
+:mod:`nyla.sdk`, the stable surface for plugin authors.
 
 Names are imported lazily so that importing a submodule stays cheap.
 """

@@ -295,18 +295,25 @@ class AiService:
         return self.model_timeouts.get(spec.id, self.timeout_s)
 
     async def _with_retries(
-        self, spec: ModelSpec, call: Callable[[], Awaitable[T]], metadata: dict[str, Any]
+        self,
+        spec: ModelSpec,
+        call: Callable[[], Awaitable[T]],
+        metadata: dict[str, Any],
+        expect: type | None = None,
     ) -> T:
         per_call = self.timeout_for(spec)
 
         async def guarded() -> T:
             try:
                 async with asyncio.timeout(per_call):
-                    return await call()
+                    answer = await call()
             except ProviderError:
                 raise
             except Exception as exc:
                 raise _wrap_unexpected(spec.provider, exc) from exc
+            if expect is not None and not isinstance(answer, expect):
+                raise self._wrong_type(spec, answer, expect)
+            return answer
 
         def on_retry(attempt: int, exc: ProviderError, wait: float) -> None:
             metadata["retries"] = metadata.get("retries", 0) + 1
@@ -320,6 +327,16 @@ class AiService:
                 f"{spec.id}: no answer within the retry budget of {self.retry_budget_s:g} s",
                 provider=spec.provider,
             ) from None
+
+    def _wrong_type(self, spec: ModelSpec, answer: Any, expected: type) -> ProviderError:
+        """A provider broke the :class:`~nyla.models.ai.Provider` contract: the error names
+        the plugin (not retried; the next model is not tried either)."""
+        owner = self.kernel.plugins.owner_of("providers", spec.provider) or "?"
+        return ProviderError(
+            f"provider {spec.provider!r} of plugin {owner!r} answered {spec.id} with "
+            f"{type(answer).__name__}, expected {expected.__name__} (a bug in the plugin)",
+            provider=spec.provider,
+        )
 
     def _record(self, context: Any, usage: Usage, cost: float) -> None:
         run_id = getattr(context, "workflow_id", None)
@@ -361,7 +378,7 @@ class AiService:
             started = time.perf_counter()
             try:
                 response: ChatResponse = await self._with_retries(
-                    spec, lambda p=provider, r=chat_request: p.chat(r), metadata
+                    spec, lambda p=provider, r=chat_request: p.chat(r), metadata, ChatResponse
                 )
             except ProviderError as exc:
                 if not exc.retryable:
@@ -471,6 +488,8 @@ class AiService:
                         total_s=self.timeout_for(spec),
                         provider_id=spec.provider,
                     ):
+                        if not isinstance(delta, StreamDelta):
+                            raise self._wrong_type(spec, delta, StreamDelta)
                         if delta.kind == "text" and delta.text:
                             text.append(delta.text)
                             out = restorer.feed(delta.text) if restorer else delta.text
@@ -563,7 +582,7 @@ class AiService:
         for start in range(0, len(clean), size):
             batch = clean[start : start + size]
             result: EmbeddingResponse = await self._with_retries(
-                spec, lambda b=batch: provider.embed(spec.id, b), metadata
+                spec, lambda b=batch: provider.embed(spec.id, b), metadata, EmbeddingResponse
             )
             if len(result.vectors) != len(batch):
                 raise ProviderError(
@@ -610,6 +629,7 @@ class AiService:
                     spec,
                     lambda p=provider, s=spec: p.web_search(s.id, clean, max_results),
                     metadata,
+                    list,
                 )
             except ProviderError as exc:
                 if not exc.retryable:
@@ -661,6 +681,7 @@ class AiService:
                     spec,
                     lambda p=provider, s=spec: p.generate_image(s.id, clean, size=size),
                     metadata,
+                    list,
                 )
             except ProviderError as exc:
                 if not exc.retryable:

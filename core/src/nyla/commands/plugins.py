@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from nyla.commands.install import install, uninstall
 from nyla.commands.output import emit_json, json_option, table
 
 
@@ -27,7 +28,8 @@ def plugins() -> None:
 def list_(as_json: bool) -> None:
     """All plugins: name, distribution, version, group, status, contributions.
 
-    With NYLA_STRICT_PLUGINS=1 the command exits 1 when any plugin failed to load."""
+    With NYLA_STRICT_PLUGINS=1 the command exits 1 when any plugin failed to load or loaded
+    with a warning."""
     host = _host()
     records = sorted(host.records.values(), key=lambda r: (r.group, r.name))
     if as_json:
@@ -40,10 +42,22 @@ def list_(as_json: bool) -> None:
 def _exit_if_strict(host) -> None:
     from nyla.plugins import strict_mode
 
-    if strict_mode() and host.failures:
-        names = ", ".join(f"{r.name} ({r.error})" for r in host.failures)
-        click.echo(f"error: NYLA_STRICT_PLUGINS is set and plugins failed: {names}", err=True)
+    if strict_mode() and host.problems():
+        names = "; ".join(host.problems())
+        click.echo(
+            f"error: NYLA_STRICT_PLUGINS is set and plugins have problems: {names}", err=True
+        )
         raise SystemExit(1)
+
+
+def _status(record) -> str:
+    if record.status == "ok" and record.warnings:
+        return f"ok, {len(record.warnings)} warning(s)"
+    return record.status
+
+
+def _with_warnings(record) -> str:
+    return "; ".join([_summary(record.contributes), *record.warnings])
 
 
 def _print_records(records) -> None:
@@ -56,8 +70,8 @@ def _print_records(records) -> None:
                 r.distribution,
                 r.version,
                 r.group,
-                r.status,
-                r.error if r.status != "ok" else _summary(r.contributes),
+                _status(r),
+                r.error if r.status != "ok" else _with_warnings(r),
             )
             for r in records
         ],
@@ -84,6 +98,7 @@ def show(name: str, as_json: bool) -> None:
         for k in ("name", "distribution", "version", "group", "entryPoint", "status", "error")
     ]
     rows.append(("hooks", ", ".join(record.hooks) or "-"))
+    rows.extend(("warning", w) for w in record.warnings)
     for kind, ids in sorted(record.contributes.items()):
         rows.append((kind, ", ".join(ids)))
     table(f"plugin {name}", ["field", "value"], rows)
@@ -119,3 +134,7 @@ def check(name: str | None, as_json: bool) -> None:
         click.echo(f"ok: {len(checked)} plugin(s) checked, no problems")
     if problems:
         raise SystemExit(1)
+
+
+plugins.add_command(install)
+plugins.add_command(uninstall)

@@ -44,6 +44,10 @@ class BaseConnector:
     auth_modes: ClassVar[tuple[str, ...]] = ("token",)
     #: settings a connection of this service needs (``nyla connections add --setting k=v``)
     settings_help: ClassVar[dict[str, str]] = {}
+    #: settings that point the server at a place of the caller's choosing — a folder on its
+    #: disk, a URL it will fetch (and send the connection's token to). A multi-user host takes
+    #: them only from its operator (``nyla serve``: a sysadmin), never from any signed-in user.
+    server_settings: ClassVar[frozenset[str]] = frozenset()
 
     async def search(
         self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None

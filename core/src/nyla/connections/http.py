@@ -28,7 +28,6 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 
-from nyla.ai.http import error_message, parse_retry_after
 from nyla.connections.errors import (
     ConnectorError,
     CursorExpiredError,
@@ -42,6 +41,7 @@ from nyla.connections.errors import (
     VendorTimeoutError,
 )
 from nyla.connections.limits import Limiter, RateBudget
+from nyla.sdk.http import error_message, parse_retry_after
 
 T = TypeVar("T")
 

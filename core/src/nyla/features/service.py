@@ -66,7 +66,8 @@ class FeatureService:
         features = self.kernel.plugins.features
         if code not in features:
             known = ", ".join(sorted(features)) or "none installed"
-            raise ConfigurationError(f"unknown feature {code!r} (features: {known})")
+            hint = self.kernel.plugins.failure_hint("features")
+            raise ConfigurationError(f"unknown feature {code!r} (features: {known}){hint}")
         return features[code]
 
     def ontology(self, code: str, *, use_ontology: bool = True) -> OntologyDescriptor | None:

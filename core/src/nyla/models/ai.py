@@ -238,7 +238,7 @@ class Provider(Protocol):
     ``ProviderRateLimitError``, ``ProviderServerError``, ``ProviderTimeoutError``, ...).
 
     The AI service passes the full model id (``"openai:gpt-5"``) as ``request.model`` /
-    ``model``; :func:`nyla.ai.http.vendor_model` strips the prefix. A provider that generates
+    ``model``; :func:`nyla.sdk.http.vendor_model` strips the prefix. A provider that generates
     images may also implement ``async generate_image(model, prompt, *, size) ->
     list[ImagePart]``.
     """

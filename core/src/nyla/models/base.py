@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
@@ -20,6 +22,6 @@ class WireModel(BaseModel):
         arbitrary_types_allowed=True,
     )
 
-    def to_wire(self) -> dict:
+    def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict with camelCase keys."""
         return self.model_dump(mode="json", by_alias=True)

@@ -1,6 +1,182 @@
-"""The stable surface for plugin authors. Plugins import ``nyla``, ``nyla.sdk`` (and its
-modules) and ``nyla.testing``, nothing else of the kernel.
+"""nyla.sdk: the stable surface for plugin authors.
 
+A plugin imports only ``nyla``, ``nyla.sdk`` and ``nyla.testing`` (and its own third-party
+SDKs); ``make lint`` enforces that with import-linter. Everything here keeps its name and
+signature within a minor release of ``nyla``, so a plugin pins ``nyla~=X.Y``; everything
+below ``nyla`` that is not re-exported here may change at any time.
+
+What is here:
+
+- hook markers: :data:`hookimpl`
+- provider base classes: :class:`ProviderBase`, :class:`OpenAICompatibleProvider` (plus the
+  chat-completions converters for vendors that speak a variant of it)
+- HTTP helpers: vendor status codes to typed errors, ``Retry-After``, server-sent events, the
+  HTTP client the vendor SDKs take, :class:`RetryPolicy`
+- configuration lookup: :func:`config_value`, :func:`missing_reason`
+- offline token counting: :func:`count_tokens` and friends
+- the typed models and the errors plugins raise
 - :mod:`nyla.sdk.connectors`: the connector protocol, the normalised item model, the vendor
-  HTTP layer and its typed errors.
+  HTTP layer and its typed errors (imported on its own: ``from nyla.sdk.connectors import ...``)
 """
+
+from __future__ import annotations
+
+from nyla.ai.config import config_path, config_value, missing_reason
+from nyla.ai.config import reload as reload_config
+from nyla.ai.retry import RetryPolicy
+from nyla.ai.tokens import count_message_tokens, count_text_tokens, count_tokens, count_tool_tokens
+from nyla.errors import (
+    ConfigurationError,
+    ModelNotAvailableError,
+    NylaError,
+    PluginError,
+    ProviderAuthError,
+    ProviderBadRequestError,
+    ProviderError,
+    ProviderRateLimitError,
+    ProviderServerError,
+    ProviderTimeoutError,
+)
+from nyla.hookspecs import hookimpl
+from nyla.models.agent import RunContext
+from nyla.models.ai import (
+    TEXT_OPERATIONS,
+    ChatRequest,
+    ChatResponse,
+    EmbeddingResponse,
+    ImagePart,
+    Message,
+    ModelCapabilities,
+    ModelSpec,
+    OperationType,
+    Provider,
+    Role,
+    StreamDelta,
+    TextPart,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+    WebSearchHit,
+)
+from nyla.models.base import WireModel
+from nyla.models.feature import (
+    BenchmarkQuestion,
+    Feature,
+    FeatureDataProvider,
+    FeatureField,
+    FeatureTable,
+)
+from nyla.models.neutralize import Finding, Neutralizer
+from nyla.models.ontology import (
+    CanonicalPattern,
+    Cardinality,
+    Constraint,
+    ConstraintKind,
+    Entity,
+    EntityFilter,
+    OntologyDescriptor,
+    PatternStep,
+    Relation,
+)
+from nyla.models.tools import Tool, Toolbox, ToolContext, ToolErrorDetails, ToolResult
+from nyla.sdk.http import (
+    error_for_status,
+    error_for_transport,
+    error_message,
+    parse_retry_after,
+    raise_for_response,
+    sdk_async_client,
+    sdk_exception_types,
+    sse_events,
+    vendor_model,
+)
+from nyla.sdk.openai_compat import (
+    OpenAICompatibleProvider,
+    StreamAssembler,
+    parse_completion,
+    parse_usage,
+    to_content,
+    to_messages,
+    to_tools,
+)
+from nyla.sdk.providers import ProviderBase
+
+__all__ = [
+    "TEXT_OPERATIONS",
+    "BenchmarkQuestion",
+    "CanonicalPattern",
+    "Cardinality",
+    "ChatRequest",
+    "ChatResponse",
+    "ConfigurationError",
+    "Constraint",
+    "ConstraintKind",
+    "EmbeddingResponse",
+    "Entity",
+    "EntityFilter",
+    "Feature",
+    "FeatureDataProvider",
+    "FeatureField",
+    "FeatureTable",
+    "Finding",
+    "ImagePart",
+    "Message",
+    "ModelCapabilities",
+    "ModelNotAvailableError",
+    "ModelSpec",
+    "Neutralizer",
+    "NylaError",
+    "OntologyDescriptor",
+    "OpenAICompatibleProvider",
+    "OperationType",
+    "PatternStep",
+    "PluginError",
+    "Provider",
+    "ProviderAuthError",
+    "ProviderBadRequestError",
+    "ProviderBase",
+    "ProviderError",
+    "ProviderRateLimitError",
+    "ProviderServerError",
+    "ProviderTimeoutError",
+    "Relation",
+    "RetryPolicy",
+    "Role",
+    "RunContext",
+    "StreamAssembler",
+    "StreamDelta",
+    "TextPart",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolErrorDetails",
+    "ToolResult",
+    "Toolbox",
+    "Usage",
+    "WebSearchHit",
+    "WireModel",
+    "config_path",
+    "config_value",
+    "count_message_tokens",
+    "count_text_tokens",
+    "count_tokens",
+    "count_tool_tokens",
+    "error_for_status",
+    "error_for_transport",
+    "error_message",
+    "hookimpl",
+    "missing_reason",
+    "parse_completion",
+    "parse_retry_after",
+    "parse_usage",
+    "raise_for_response",
+    "reload_config",
+    "sdk_async_client",
+    "sdk_exception_types",
+    "sse_events",
+    "to_content",
+    "to_messages",
+    "to_tools",
+    "vendor_model",
+]

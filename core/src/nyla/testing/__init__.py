@@ -4,6 +4,7 @@ Plugins load the fixtures with ``pytest_plugins = ["nyla.testing.fixtures"]`` in
 ``conftest.py`` and subclass the contract suites in ``tests/test_contract.py``.
 """
 
+from nyla.agent.registry import ToolRegistry, before_call_hook
 from nyla.testing.contracts import (
     ConnectorContract,
     ContractSuite,
@@ -13,6 +14,7 @@ from nyla.testing.contracts import (
     ToolboxContract,
     WalkerContract,
 )
+from nyla.testing.helpers import invoke_cli
 from nyla.testing.scripted import ScriptedProvider, scripted_reply
 
 __all__ = [
@@ -22,7 +24,10 @@ __all__ = [
     "NeutralizerContract",
     "ProviderContract",
     "ScriptedProvider",
+    "ToolRegistry",
     "ToolboxContract",
     "WalkerContract",
+    "before_call_hook",
+    "invoke_cli",
     "scripted_reply",
 ]

@@ -29,3 +29,13 @@ async def collect_events(events: AsyncIterator[AgentEvent]) -> list[AgentEvent]:
 def events_of(events: list[AgentEvent], kind: EventType) -> list[AgentEvent]:
     """The events of one type."""
     return [e for e in events if e.type is kind]
+
+
+def invoke_cli(args: list[str], **kwargs: Any) -> Any:
+    """Run the ``nyla`` command in-process with ``args`` (a click ``Result``: ``exit_code``,
+    ``output``); keyword arguments go to :meth:`click.testing.CliRunner.invoke`."""
+    from click.testing import CliRunner
+
+    from nyla.cli import cli
+
+    return CliRunner().invoke(cli, args, **kwargs)

@@ -665,7 +665,7 @@ def sdk_transport(handler: Handler) -> Any:
     hands each request to the httpx ``handler`` the wire fakes are written against."""
     import httpx
 
-    from nyla.ai.http import _sdk_httpx
+    from nyla.sdk.http import _sdk_httpx
 
     flavour = _sdk_httpx()
     if flavour is httpx:  # pragma: no cover - older SDK generations

@@ -18,6 +18,7 @@ from fastapi.responses import FileResponse, JSONResponse
 import nyla_host.tables  # noqa: F401  (the host's tables join the kernel's metadata)
 from nyla import NylaError
 from nyla_host.auth import Authenticator, AuthHook
+from nyla_host.input_guard import InputGuardMiddleware
 from nyla_host.oidc import OidcSettings, OidcVerifier
 from nyla_host.routes import api_router
 from nyla_host.runs import RunManager
@@ -70,16 +71,38 @@ def mount(app: FastAPI, state: HostState) -> None:
     app (its own lifespan must call :func:`startup` and :func:`shutdown`)."""
     app.state.nyla = state
     app.add_middleware(TimezoneMiddleware)
+    app.add_middleware(InputGuardMiddleware)
     app.router.routes.extend(api_router().routes)
     app.add_exception_handler(NylaError, _nyla_error)
+    app.add_exception_handler(Exception, _internal_error)
+
+
+#: HTTP status of a kernel error, by class (the first match in the error's MRO wins)
+ERROR_STATUS = {
+    "NotFoundError": 404,
+    "PermissionDeniedError": 403,
+    "DatabaseUnavailableError": 503,
+    "DatabaseQueryError": 503,
+    "ProviderRateLimitError": 429,
+    "ProviderTimeoutError": 504,
+    "ProviderError": 502,
+}
 
 
 async def _nyla_error(request: Request, exc: Exception) -> JSONResponse:
-    name = type(exc).__name__
-    status = {"NotFoundError": 404, "PermissionDeniedError": 403}.get(name, 400)
-    if name in {"DatabaseUnavailableError", "DatabaseQueryError"}:
-        status = 503
-    return JSONResponse({"detail": f"{exc}", "error": name}, status_code=status)
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    status = next((ERROR_STATUS[n] for n in names if n in ERROR_STATUS), 400)
+    return JSONResponse({"detail": f"{exc}", "error": type(exc).__name__}, status_code=status)
+
+
+async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+    # the traceback goes to the server log (Starlette re-raises after answering); the caller
+    # gets JSON it can show, never a driver's message with SQL in it
+    log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__)
+    return JSONResponse(
+        {"detail": "internal error: the server log has the details", "error": "InternalError"},
+        status_code=500,
+    )
 
 
 def create_app(

@@ -95,9 +95,7 @@ def clock() -> Clock:
 async def session(db: Any, fake: FakeClickUp, clock: Clock) -> AsyncIterator[Any]:
     from cryptography.fernet import Fernet
 
-    from nyla.connections.service import ConnectionService
-    from nyla.kernel import Kernel
-    from nyla.plugins import PluginHost
+    from nyla import ConnectionService, Kernel, PluginHost
 
     host = PluginHost.from_plugins([nyla_connector_clickup], names=["clickup"])
     kernel = Kernel(plugins=host, db=db, settings={"secret_key": Fernet.generate_key()})

@@ -40,9 +40,7 @@ async def open_session(db: Any, vendor: Vendor) -> AsyncIterator[Callable[[], An
     from cryptography.fernet import Fernet
 
     import nyla_connector_infomaniak
-    from nyla.connections.service import ConnectionService
-    from nyla.kernel import Kernel
-    from nyla.plugins import PluginHost
+    from nyla import ConnectionService, Kernel, PluginHost
     from nyla.sdk.connectors import TokenGrant
 
     host = PluginHost.from_plugins([nyla_connector_infomaniak], names=["infomaniak"])

@@ -55,10 +55,7 @@ async def main(
     url: str, schema: str, key: str, connection_id: str, state: str, log: str, go: str
 ) -> None:
     import nyla_connector_jira
-    from nyla.connections.service import ConnectionService
-    from nyla.db import Database
-    from nyla.kernel import Kernel
-    from nyla.plugins import PluginHost
+    from nyla import ConnectionService, Database, Kernel, PluginHost
 
     db = Database(url, schema=schema)
     host = PluginHost.from_plugins([nyla_connector_jira], names=["jira"])

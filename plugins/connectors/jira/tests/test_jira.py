@@ -21,9 +21,7 @@ import pytest_asyncio
 from cryptography.fernet import Fernet
 
 import nyla_connector_jira
-from nyla.connections.service import ConnectionService
-from nyla.kernel import Kernel
-from nyla.plugins import PluginHost
+from nyla import ConnectionService, Kernel, PluginHost
 from nyla.sdk.connectors import (
     CursorExpiredError,
     TaskChange,

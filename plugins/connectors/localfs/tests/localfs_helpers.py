@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import nyla_connector_localfs.plugin as localfs
-from nyla.kernel import Kernel
-from nyla.plugins import PluginHost
+from nyla import Kernel, PluginHost
 from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
 
 KEY = "l0sBMcsTOy0SxvUT1YjMWWUOWSPJtKgTQ5tXKNMu9Gk="

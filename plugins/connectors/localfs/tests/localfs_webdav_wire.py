@@ -50,7 +50,7 @@ class WebDavWire(ConnectorWire):
         return {"baseUrl": BASE, "pageSize": 3}
 
     def grant(self):
-        from nyla.models.datasource import TokenGrant
+        from nyla.sdk.connectors import TokenGrant
 
         return TokenGrant(access_token="ada:secret")
 

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 async def main(url: str, schema: str, ds_id: str) -> None:
     from localfs_helpers import make_kernel
 
-    from nyla.db import Database
+    from nyla import Database
 
     kernel = make_kernel(Database(url, schema=schema), delay=0.05)
     await kernel.sync.run(ds_id, user_id=None)

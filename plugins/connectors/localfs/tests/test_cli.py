@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import uuid
 
-from click.testing import CliRunner
 from localfs_helpers import make_tree
 
-from nyla.cli import cli
+from nyla.testing import invoke_cli
 
 
 def test_connect_sync_status_and_remove_from_the_cli(embedded_pg, tmp_path, monkeypatch) -> None:
@@ -18,10 +17,9 @@ def test_connect_sync_status_and_remove_from_the_cli(embedded_pg, tmp_path, monk
     monkeypatch.setenv("NYLA_EMBEDDING_MODEL", "local:hash-384")
     monkeypatch.setenv("NYLA_HOME", str(tmp_path / "home"))
     make_tree(tmp_path / "docs", 12, per_folder=5)
-    runner = CliRunner()
 
     def run(*args: str) -> str:
-        result = runner.invoke(cli, [*args, "--user", "ada"])
+        result = invoke_cli([*args, "--user", "ada"])
         assert result.exit_code == 0, result.output
         return result.stdout
 
@@ -38,5 +36,5 @@ def test_connect_sync_status_and_remove_from_the_cli(embedded_pg, tmp_path, monk
     assert "cancelled 0" in run("sync", "stop", "--connection", conn)
     assert "12 files" in run("connections", "remove", conn)
     assert json.loads(run("connections", "list", "--json")) == []
-    tools = runner.invoke(cli, ["toolboxes", "list", "--json"])
+    tools = invoke_cli(["toolboxes", "list", "--json"])
     assert "searchDataSource" in tools.output and "datasources" in tools.output

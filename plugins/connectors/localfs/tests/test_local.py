@@ -15,12 +15,16 @@ import pytest
 from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import func, select, update
 
-from nyla.connections.errors import VendorNotFoundError
-from nyla.jobs.store import JobStore, this_worker
-from nyla.jobs.tables import Job
-from nyla.knowledge.tables import ContentChunk, FileContentIndex
-from nyla.models.agent import RunContext
-from nyla.walkers.tables import SyncState
+from nyla import RunContext
+from nyla.sdk.connectors import VendorNotFoundError
+from nyla.testing.tables import (
+    ContentChunk,
+    FileContentIndex,
+    Job,
+    JobStore,
+    SyncState,
+    this_worker,
+)
 
 
 async def test_search_browse_download_upload_stay_inside_the_folder(db, tmp_path: Path) -> None:

@@ -13,9 +13,8 @@ from datetime import datetime
 
 from localfs_helpers import KEY, local_source, make_tree
 
-from nyla.db import Database
-from nyla.jobs.tables import Job
-from nyla.kernel import Kernel
+from nyla import Database, Kernel
+from nyla.testing.tables import Job
 
 
 async def _wait(db: Database, job_ids: list[str], seconds: float = 240) -> list[Job]:

@@ -81,9 +81,7 @@ async def open_session(
     from cryptography.fernet import Fernet
 
     import nyla_connector_msft
-    from nyla.connections.service import ConnectionService
-    from nyla.kernel import Kernel
-    from nyla.plugins import PluginHost
+    from nyla import ConnectionService, Kernel, PluginHost
     from nyla.sdk.connectors import TokenGrant
 
     monkeypatch.setenv("NYLA_MSFT_CLIENT_ID", "client-id")

@@ -10,8 +10,7 @@ import pytest
 from sqlalchemy import func, literal_column, select
 
 import nyla_feature_trustee
-from nyla.kernel import Kernel
-from nyla.plugins import PluginHost
+from nyla import Kernel, PluginHost
 from nyla_feature_trustee.chart import BY_NUMBER, OPENING_BALANCES
 from nyla_feature_trustee.generator import generate
 from nyla_feature_trustee.tables import accounts, journal_entries, journal_lines

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 import nyla_provider_anthropic
-from nyla.models.ai import ChatRequest, Message, Role
+from nyla.sdk import ChatRequest, Message, Role
 from nyla.testing.provider_contract import (
     ProviderContract,
     ProviderWire,
@@ -130,7 +130,7 @@ class TestAnthropicContract(ProviderContract):
 
 
 async def test_system_prompt_is_top_level_and_tool_results_follow_tool_use() -> None:
-    from nyla.models.ai import ToolCall, ToolDefinition
+    from nyla.sdk import ToolCall, ToolDefinition
 
     wire = AnthropicWire()
     rec = Recorder(wire.chat_reply("done", 5, 1))
@@ -169,7 +169,7 @@ async def test_system_prompt_is_top_level_and_tool_results_follow_tool_use() -> 
 
 
 async def test_overloaded_529_is_a_retryable_server_error() -> None:
-    from nyla.errors import ProviderServerError
+    from nyla.sdk import ProviderServerError
 
     wire = AnthropicWire()
     provider = wire.provider(Recorder(wire.error_reply(529)))

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from nyla.errors import ConfigurationError, ModelNotAvailableError
+from nyla.sdk import ConfigurationError, ModelNotAvailableError
 from nyla_provider_local import LocalProvider
 from nyla_provider_local.hashing import embed_text, embed_texts
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 import nyla_provider_openai
-from nyla.models.ai import ChatRequest, Message, Role
+from nyla.sdk import ChatRequest, Message, Role
 from nyla.testing.provider_contract import OpenAIWire, ProviderContract, Recorder, sdk_transport
 from nyla_provider_openai import OpenAIProvider
 

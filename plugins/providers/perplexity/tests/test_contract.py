@@ -57,7 +57,7 @@ class TestPerplexityContract(ProviderContract):
 
 
 async def test_citations_are_kept_in_the_response_metadata() -> None:
-    from nyla.models.ai import ChatRequest, Message, Role
+    from nyla.sdk import ChatRequest, Message, Role
 
     wire = PerplexityWire()
     rec = Recorder(wire.chat_reply("The rate is 8.1 % [1].", 10, 8))
@@ -78,7 +78,7 @@ async def test_streamed_citations_reach_the_done_delta() -> None:
     chunk["citations"] = CITATIONS
     rec = Recorder(sse_response([chunk, wire.usage_chunk((5, 2))]))
     provider = wire.provider(rec)
-    from nyla.models.ai import ChatRequest, Message, Role
+    from nyla.sdk import ChatRequest, Message, Role
 
     deltas = [
         d

@@ -9,10 +9,9 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from click.testing import CliRunner
 
-from nyla.ai import config
-from nyla.cli import cli
+from nyla.sdk import reload_config
+from nyla.testing import invoke_cli
 
 
 class FakeOllama(BaseHTTPRequestHandler):
@@ -64,29 +63,26 @@ def server(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Iterator[str]:
     monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("NYLA_PRIVATE_LLM_BASE_URL", url)
     monkeypatch.setenv("NYLA_PRIVATE_LLM_MODELS", "llama3.1:8b")
-    config.reload()
+    reload_config()
     FakeOllama.bodies.clear()
     try:
         yield url
     finally:
         httpd.shutdown()
         httpd.server_close()
-        config.reload()
+        reload_config()
 
 
 def test_ask_reaches_the_private_endpoint_and_neutralizes(server: str) -> None:
-    runner = CliRunner()
     prompt = "who is anna@example.ch?"
-    result = runner.invoke(cli, ["ai", "ask", prompt, "--model", "private-llm:llama3.1:8b"])
+    result = invoke_cli(["ai", "ask", prompt, "--model", "private-llm:llama3.1:8b"])
     assert result.exit_code == 0, result.output
     # the server only ever saw the placeholder; the user sees the real address again
     assert FakeOllama.bodies[0]["messages"][-1]["content"] == "who is [EMAIL_1]?"
     assert "local answer to: who is anna@example.ch?" in result.output
     assert "private-llm:llama3.1:8b" in result.output and "0.000000" in result.output
 
-    result = runner.invoke(
-        cli, ["ai", "ask", "hello", "--model", "private-llm:llama3.1:8b", "--stream"]
-    )
+    result = invoke_cli(["ai", "ask", "hello", "--model", "private-llm:llama3.1:8b", "--stream"])
     assert result.exit_code == 0, result.output
     assert "local answer to: hello" in result.output
     assert FakeOllama.bodies[-1]["stream"] is True

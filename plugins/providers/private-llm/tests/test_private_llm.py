@@ -9,13 +9,15 @@ from typing import Any
 import httpx
 import pytest
 
-from nyla.ai import config
-from nyla.ai.retry import RetryPolicy
-from nyla.ai.service import AiService
-from nyla.errors import ConfigurationError, ProviderServerError
-from nyla.kernel import Kernel
-from nyla.models.ai import AiCallRequest, Message, Role
-from nyla.plugins import PluginHost
+from nyla import AiCallRequest, AiService, Kernel, PluginHost
+from nyla.sdk import (
+    ConfigurationError,
+    Message,
+    ProviderServerError,
+    RetryPolicy,
+    Role,
+    reload_config,
+)
 from nyla.testing.provider_contract import OpenAIWire, Recorder
 from nyla.testing.scripted import ScriptedPlugin
 from nyla_provider_private_llm import PrivateLlmProvider
@@ -56,9 +58,9 @@ def clean_config(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Any:
         "NYLA_PRIVATE_LLM_API_KEY",
     ):
         monkeypatch.delenv(name, raising=False)
-    config.reload()
+    reload_config()
     yield monkeypatch
-    config.reload()
+    reload_config()
 
 
 def test_models_come_from_variables(clean_config: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from nyla import RunContext, ToolCall, ToolContext
-from nyla.agent.registry import ToolRegistry, before_call_hook
+from nyla.testing import ToolRegistry, before_call_hook
 
 from .conftest import USER
 from .fake_outlook import MAILBOX

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from nyla import RunContext, ToolCall, ToolContext
-from nyla.agent.registry import ToolRegistry, before_call_hook
+from nyla.testing import ToolRegistry, before_call_hook
 
 from .conftest import USER
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from nyla import RunContext, ToolCall, ToolContext
-from nyla.agent.registry import ToolRegistry
+from nyla.testing import ToolRegistry
 
 from .conftest import USER
 from .fake_sharepoint import DATA, DRIVE, SITE

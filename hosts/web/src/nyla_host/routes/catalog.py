@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 
-from nyla import NylaError, RunContext
+from nyla import RunContext
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.state import host
@@ -73,8 +73,7 @@ async def knowledge_search(
 ) -> dict[str, Any]:
     """Semantic (hybrid) search over what the caller may read in the knowledge store."""
     knowledge = host(request).kernel.knowledge
-    try:
-        result = await knowledge.semantic_search(q, context=run_context(identity), k=k)
-    except NylaError as exc:
-        raise HTTPException(503, f"search unavailable: {exc}") from exc
+    # a kernel error is mapped by the app's handler: a query with no words is the caller's
+    # 400, an unreachable database 503, a failing embedding provider 502
+    result = await knowledge.semantic_search(q, context=run_context(identity), k=k)
     return result.to_wire()

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import Field
 
 from nyla import NotFoundError, PermissionDeniedError, config_value, list_data_sources
-from nyla.models.base import WireModel
+from nyla.sdk import WireModel
 from nyla.sdk.connectors import ConnectorError, grant_from_token_response
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
@@ -66,6 +66,16 @@ async def add_connection(
     services = sorted(kernel.plugins.connectors)
     if body.service not in services:
         raise HTTPException(400, f"unknown service {body.service!r}; installed: {services}")
+    reserved = sorted(
+        set(body.settings)
+        & getattr(kernel.plugins.connectors[body.service], "server_settings", set())
+    )
+    if reserved and not identity.is_sysadmin:
+        raise HTTPException(
+            403,
+            f"{', '.join(reserved)} of {body.service} points the server at a folder or URL of "
+            "the caller's choosing; only a sysadmin can set it",
+        )
     connection = await kernel.connections.add(
         body.service,
         user_id=identity.user_id,

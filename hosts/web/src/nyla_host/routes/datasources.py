@@ -11,7 +11,7 @@ from pydantic import Field
 from pydantic.alias_generators import to_camel
 
 from nyla import JobStore, SettingsValidationError, get_data_source, list_data_sources
-from nyla.models.base import WireModel
+from nyla.sdk import WireModel
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.routes.connections import owned_connection

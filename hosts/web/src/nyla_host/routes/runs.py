@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from pydantic import Field
 
 from nyla import AgentConfig
-from nyla.models.base import WireModel
+from nyla.sdk import WireModel
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.runs import RunNotFound, run_dict

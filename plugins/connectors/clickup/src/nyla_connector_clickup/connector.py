@@ -76,6 +76,7 @@ class ClickUpConnector(TaskConnector):
         "baseUrl": f"API root (default {API})",
         "timeZone": "the user's time zone for due dates (default: the ClickUp profile's)",
     }
+    server_settings: ClassVar[frozenset[str]] = frozenset({"baseUrl"})
 
     def __init__(self) -> None:
         self._zones: dict[str, str] = {}

@@ -8,7 +8,13 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from nyla.sdk.connectors import ConnectorContext, ItemPage, TaskQuery, VendorBadRequestError
+from nyla.sdk.connectors import (
+    ConnectorContext,
+    Item,
+    ItemPage,
+    TaskQuery,
+    VendorBadRequestError,
+)
 from nyla_connector_clickup import hierarchy
 from nyla_connector_clickup.wire import (
     NO_FOLDER,
@@ -68,7 +74,7 @@ async def team_search(
     teams = await hierarchy.teams(ctx, scope.team, hierarchy.limits_of(ctx)["max_workspaces"])
     index, page = _cursor(cursor)
     query = {"include_closed": "true", "subtasks": "true", **params, **scope_params(scope)}
-    items = []
+    items: list[Item] = []
     for _ in range(PAGES_PER_CALL):
         if index >= len(teams):
             return ItemPage(items=items)

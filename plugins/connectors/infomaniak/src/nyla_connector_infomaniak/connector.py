@@ -46,6 +46,7 @@ class InfomaniakConnector(BaseConnector):
         "caldavUrl": f"the CalDAV server (default {caldav.DEFAULT_CALDAV})",
         "caldavUser": "the CalDAV user name (default: the connection's account)",
     }
+    server_settings: ClassVar[frozenset[str]] = frozenset({"caldavUrl"})
 
     async def search(
         self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None

@@ -70,6 +70,7 @@ class JiraConnector(TaskConnector):
         "cloudId": "the site's cloud id (instead of baseUrl)",
         "siteUrl": "https://<your-site>.atlassian.net, for links to issues",
     }
+    server_settings: ClassVar[frozenset[str]] = frozenset({"baseUrl"})
 
     # ---- the connector protocol ---------------------------------------------------------
 

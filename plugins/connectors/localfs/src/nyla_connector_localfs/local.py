@@ -100,6 +100,7 @@ class LocalFolder(BaseConnector):
     )
     auth_modes = ("none",)
     settings_help = {"root": "the folder to connect (absolute path)"}
+    server_settings = frozenset({"root"})
 
     async def search(
         self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None

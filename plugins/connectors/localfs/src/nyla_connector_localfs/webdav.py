@@ -93,6 +93,7 @@ class WebDav(BaseConnector):
     )
     auth_modes = ("password",)
     settings_help = {"baseUrl": "URL of the share's root folder", "pageSize": "files per sync page"}
+    server_settings = frozenset({"baseUrl"})
 
     async def search(
         self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from nyla import ChatResponse, Message, ToolCall, ToolDefinition, Usage
-from nyla.models.ai import ImagePart, Role, TextPart
+from nyla.sdk import ImagePart, Role, TextPart
 
 
 def _blocks(message: Message) -> list[dict[str, Any]]:

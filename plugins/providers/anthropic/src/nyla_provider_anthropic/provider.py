@@ -18,9 +18,17 @@ from nyla import (
     Usage,
     WebSearchHit,
 )
-from nyla.ai.config import config_value, missing_reason
-from nyla.ai.http import error_for_status, error_for_transport, sdk_async_client, vendor_model
-from nyla.errors import ProviderAuthError, ProviderError, ProviderTimeoutError
+from nyla.sdk import (
+    ProviderAuthError,
+    ProviderError,
+    ProviderTimeoutError,
+    config_value,
+    error_for_status,
+    error_for_transport,
+    missing_reason,
+    sdk_async_client,
+    vendor_model,
+)
 from nyla_provider_anthropic.convert import from_anthropic, to_anthropic, to_tools, usage_of
 
 PROVIDER_ID = "anthropic"

@@ -15,9 +15,7 @@ from nyla import (
     Usage,
     WebSearchHit,
 )
-from nyla.ai.config import config_value
-from nyla.ai.tokens import count_text_tokens
-from nyla.errors import ConfigurationError, ModelNotAvailableError
+from nyla.sdk import ConfigurationError, ModelNotAvailableError, config_value, count_text_tokens
 from nyla_provider_local import hashing, minilm
 
 PROVIDER_ID = "local"

@@ -16,25 +16,21 @@ from nyla import (
     OperationType,
     StreamDelta,
 )
-from nyla.ai.http import (
-    error_for_status,
-    sdk_async_client,
-    sdk_exception_types,
-    vendor_model,
-)
-from nyla.ai.openai_wire import (
-    OpenAICompatibleProvider,
-    StreamAssembler,
-    parse_completion,
-    parse_usage,
-    to_messages,
-    to_tools,
-)
-from nyla.errors import (
+from nyla.sdk import (
     ModelNotAvailableError,
+    OpenAICompatibleProvider,
     ProviderError,
     ProviderServerError,
     ProviderTimeoutError,
+    StreamAssembler,
+    error_for_status,
+    parse_completion,
+    parse_usage,
+    sdk_async_client,
+    sdk_exception_types,
+    to_messages,
+    to_tools,
+    vendor_model,
 )
 
 PROVIDER_ID = "mistral"
@@ -104,7 +100,7 @@ class MistralProvider(OpenAICompatibleProvider):
 
         reason = self.missing_configuration()
         if reason is not None:
-            from nyla.errors import ProviderAuthError
+            from nyla.sdk import ProviderAuthError
 
             raise ProviderAuthError(f"mistral: {reason}", env_var=self.key_var, provider=self.id)
         kwargs: dict[str, Any] = {

@@ -6,14 +6,18 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from nyla import ChatRequest, ChatResponse, EmbeddingResponse, ImagePart, ModelSpec, StreamDelta
-from nyla.ai.http import (
+from nyla.sdk import (
+    ModelNotAvailableError,
+    OpenAICompatibleProvider,
+    ProviderError,
+    ProviderTimeoutError,
+    StreamAssembler,
     error_for_status,
     error_for_transport,
+    parse_usage,
     sdk_async_client,
     vendor_model,
 )
-from nyla.ai.openai_wire import OpenAICompatibleProvider, StreamAssembler, parse_usage
-from nyla.errors import ModelNotAvailableError, ProviderError, ProviderTimeoutError
 from nyla_provider_openai.catalog import PROVIDER_ID, catalog, is_reasoning_model
 
 
@@ -47,7 +51,7 @@ class OpenAIProvider(OpenAICompatibleProvider):
 
         reason = self.missing_configuration()
         if reason is not None:
-            from nyla.errors import ProviderAuthError
+            from nyla.sdk import ProviderAuthError
 
             raise ProviderAuthError(f"openai: {reason}", env_var=self.key_var, provider=self.id)
         http_client = (

@@ -13,8 +13,7 @@ from nyla import (
     OperationType,
     WebSearchHit,
 )
-from nyla.ai.openai_wire import OpenAICompatibleProvider
-from nyla.models.ai import Message, Role
+from nyla.sdk import Message, OpenAICompatibleProvider, Role
 
 PROVIDER_ID = "perplexity"
 

@@ -14,9 +14,7 @@ Configuration (environment or the user config file):
 from __future__ import annotations
 
 from nyla import TEXT_OPERATIONS, ModelCapabilities, ModelSpec, OperationType
-from nyla.ai.config import config_value
-from nyla.ai.openai_wire import OpenAICompatibleProvider
-from nyla.errors import ConfigurationError
+from nyla.sdk import ConfigurationError, OpenAICompatibleProvider, config_value
 
 CHAT_OPERATIONS = list(TEXT_OPERATIONS)
 

@@ -15,9 +15,15 @@ from nyla import (
     StreamDelta,
     WebSearchHit,
 )
-from nyla.ai.config import config_value, missing_reason
-from nyla.ai.http import error_for_transport, raise_for_response, vendor_model
-from nyla.errors import ProviderAuthError, ProviderServerError
+from nyla.sdk import (
+    ProviderAuthError,
+    ProviderServerError,
+    config_value,
+    error_for_transport,
+    missing_reason,
+    raise_for_response,
+    vendor_model,
+)
 
 PROVIDER_ID = "tavily"
 KEY_VAR = "TAVILY_API_KEY"

@@ -73,13 +73,15 @@ def error_message(body: Any) -> str:
             err = data["detail"]
         if isinstance(err, dict):
             for key in ("message", "detail", "error"):
-                if isinstance(err.get(key), str):
-                    return err[key]
+                message = err.get(key)
+                if isinstance(message, str):
+                    return message
         if isinstance(err, str):
             return err
         for key in ("message", "detail"):
-            if isinstance(data.get(key), str):
-                return data[key]
+            message = data.get(key)
+            if isinstance(message, str):
+                return message
     return str(data)[:300]
 
 

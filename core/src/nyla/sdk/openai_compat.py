@@ -11,13 +11,6 @@ import json
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from nyla.ai.config import config_value, missing_reason
-from nyla.ai.http import (
-    error_for_transport,
-    raise_for_response,
-    sse_events,
-    vendor_model,
-)
 from nyla.errors import ModelNotAvailableError, ProviderError, ProviderServerError
 from nyla.models.ai import (
     ChatRequest,
@@ -32,8 +25,14 @@ from nyla.models.ai import (
     ToolCall,
     ToolDefinition,
     Usage,
-    WebSearchHit,
 )
+from nyla.sdk.http import (
+    error_for_transport,
+    raise_for_response,
+    sse_events,
+    vendor_model,
+)
+from nyla.sdk.providers import ProviderBase
 
 # ---- requests -------------------------------------------------------------------------------
 
@@ -60,7 +59,9 @@ def to_content(message: Message) -> Any:
     return parts
 
 
-def to_messages(messages: Iterable[Message], *, system_role: str = "system") -> list[dict]:
+def to_messages(
+    messages: Iterable[Message], *, system_role: str = "system"
+) -> list[dict[str, Any]]:
     """nyla messages as chat-completions messages."""
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -85,7 +86,7 @@ def to_messages(messages: Iterable[Message], *, system_role: str = "system") -> 
     return out
 
 
-def to_tools(tools: Iterable[ToolDefinition]) -> list[dict]:
+def to_tools(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
     """nyla tool definitions as chat-completions ``tools``."""
     return [
         {
@@ -213,7 +214,7 @@ class StreamAssembler:
 # ---- a provider for OpenAI-compatible endpoints ---------------------------------------------
 
 
-class OpenAICompatibleProvider:
+class OpenAICompatibleProvider(ProviderBase):
     """A provider for any endpoint speaking the chat-completions API over httpx.
 
     Subclasses set ``id``, ``key_var`` (the API key variable, ``None`` when the endpoint needs
@@ -222,66 +223,8 @@ class OpenAICompatibleProvider:
     """
 
     id: str = "openai-compatible"
-    key_var: str | None = None
-    #: whether calls need the key (a local server usually takes none)
-    key_required: bool = True
-    base_url_var: str | None = None
-    default_base_url: str | None = None
     #: ask for usage in the last streamed chunk (``stream_options.include_usage``)
     stream_usage: bool = True
-    timeout_s: float = 120.0
-
-    def __init__(
-        self,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        transport: Any = None,
-        timeout_s: float | None = None,
-    ) -> None:
-        self._api_key = api_key
-        self._base_url = base_url
-        self._transport = transport
-        if timeout_s is not None:
-            self.timeout_s = timeout_s
-
-    # configuration
-
-    @property
-    def api_key(self) -> str | None:
-        """The API key (explicit, else from the environment / config file)."""
-        if self._api_key:
-            return self._api_key
-        return config_value(self.key_var) if self.key_var else None
-
-    @property
-    def base_url(self) -> str | None:
-        """The endpoint's base URL (ending before ``/chat/completions``)."""
-        url = self._base_url or (config_value(self.base_url_var) if self.base_url_var else None)
-        url = url or self.default_base_url
-        return url.rstrip("/") if url else None
-
-    def missing_configuration(self) -> str | None:
-        """Why the models cannot be called, or ``None`` when configured."""
-        if self.base_url is None and self.base_url_var:
-            return missing_reason(self.base_url_var)
-        if self.key_var and self.key_required and not self.api_key:
-            return missing_reason(self.key_var)
-        return None
-
-    def catalog(self) -> list[ModelSpec]:
-        """The models this endpoint offers (availability is filled in by :meth:`models`)."""
-        raise NotImplementedError("subclasses list their models")
-
-    def models(self) -> list[ModelSpec]:
-        """The catalog, marked unavailable (with the variable to set) when not configured."""
-        reason = self.missing_configuration()
-        specs = self.catalog()
-        if reason is None:
-            return specs
-        return [
-            s.model_copy(update={"available": False, "unavailable_reason": reason}) for s in specs
-        ]
 
     # wire
 
@@ -294,13 +237,7 @@ class OpenAICompatibleProvider:
         """A new httpx client for one call."""
         import httpx
 
-        reason = self.missing_configuration()
-        if reason is not None:
-            from nyla.errors import ProviderAuthError
-
-            raise ProviderAuthError(
-                f"{self.id}: {reason}", env_var=self.key_var or self.base_url_var, provider=self.id
-            )
+        self.require_configuration()
         return httpx.AsyncClient(
             base_url=self.base_url or "",
             headers=self.headers(),
@@ -345,12 +282,13 @@ class OpenAICompatibleProvider:
                 raise error_for_transport(self.id, exc, endpoint=self.base_url) from exc
             await raise_for_response(response, self.id, env_var=self.key_var)
             try:
-                return response.json()
+                data: dict[str, Any] = response.json()
             except ValueError as exc:
                 # proxies and overloaded gateways answer with HTML pages: worth a retry
                 raise ProviderServerError(
                     f"{self.id}: answer is not JSON: {response.text[:200]!r}", provider=self.id
                 ) from exc
+            return data
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """One chat-completions call."""
@@ -409,7 +347,3 @@ class OpenAICompatibleProvider:
             dimensions=len(vectors[0]) if vectors else spec.capabilities.embedding_dimensions,
             usage=parse_usage(data.get("usage")),
         )
-
-    async def web_search(self, model: str, query: str, max_results: int = 5) -> list[WebSearchHit]:
-        """Not offered by chat-completions endpoints."""
-        raise NotImplementedError(f"{self.id} does not offer web search")

@@ -1,0 +1,188 @@
+"""Hostile input stops at the door, with a 400 that says what was wrong.
+
+PostgreSQL text cannot hold a NUL byte, UTF-8 cannot hold a lone surrogate, and JSON has no
+NaN or infinity. A request that carries one of them in its path, its query string or a JSON
+body would otherwise reach a route, then the database or the JSON encoder, and end as a 500
+with nothing for the caller to act on. This pure ASGI middleware checks all three before any
+route runs; other bodies (uploads) pass through untouched, and so do the responses (SSE
+streams are never buffered).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from nyla import has_unstorable_chars
+
+#: a JSON body nested deeper than this is refused (Python's parser would recurse out)
+MAX_JSON_DEPTH = 64
+
+
+class InputError(ValueError):
+    """What is wrong with a request, in words for its sender, and the status to answer."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class InputGuardMiddleware:
+    """Refuses requests whose path, query string or JSON body cannot be stored or encoded."""
+
+    def __init__(self, app: ASGIApp, *, max_json_bytes: int = 8 * 2**20) -> None:
+        self.app = app
+        self.max_json_bytes = max_json_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            check_url(scope.get("raw_path") or scope["path"].encode(), scope.get("query_string"))
+            if _is_json(scope) and scope["method"] in {"POST", "PUT", "PATCH", "DELETE"}:
+                body = await _read_body(receive, self.max_json_bytes)
+                if body.strip():
+                    check_json(body)
+                receive = _replay(body, receive)
+        except InputError as exc:
+            await _refuse(send, exc.status, str(exc))
+            return
+        await self.app(scope, receive, send)
+
+
+def check_url(raw_path: bytes, query: bytes | None) -> None:
+    """Raise :class:`InputError` when the path or query decodes to unstorable text."""
+    for where, raw in (("path", raw_path), ("query string", query or b"")):
+        decoded = unquote_to_bytes(raw.replace(b"+", b" ") if where != "path" else raw)
+        try:
+            text = decoded.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"the request's {where} is not valid UTF-8") from None
+        if has_unstorable_chars(text):
+            raise InputError(f"the request's {where} contains a NUL byte or a lone surrogate")
+
+
+def check_json(body: bytes) -> Any:
+    """The parsed body; :class:`InputError` for invalid UTF-8, NaN/infinity, unstorable
+    strings or nesting deeper than :data:`MAX_JSON_DEPTH`. Malformed JSON is left to the route
+    (FastAPI answers it with its own 422)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("the JSON body is not valid UTF-8") from None
+    if _depth(text) > MAX_JSON_DEPTH:
+        raise InputError(f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except InputError:
+        raise
+    except ValueError:
+        return None  # malformed: the route's validation says so
+    _check_strings(value)
+    return value
+
+
+def _depth(text: str) -> int:
+    """The deepest bracket nesting outside strings (a linear scan, no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _no_constant(name: str) -> Any:
+    raise InputError(f"the JSON body contains {name}, which JSON does not allow")
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise InputError(f"the JSON body contains a number out of range ({literal[:40]})")
+    return value
+
+
+def _check_strings(value: Any) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if has_unstorable_chars(item):
+                raise InputError("the JSON body contains a NUL byte or a lone surrogate")
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _is_json(scope: Scope) -> bool:
+    for name, value in scope.get("headers") or []:
+        if name == b"content-type":
+            media = value.split(b";", 1)[0].strip().lower()
+            return media == b"application/json" or media.endswith(b"+json")
+    return False
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise InputError(f"the JSON body is larger than {limit} bytes", status=413)
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, original: Receive) -> Receive:
+    """The body once, then the client's own messages (its disconnect, when it comes)."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await original()
+
+    return receive
+
+
+async def _refuse(send: Send, status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail, "error": "InvalidInput"}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
