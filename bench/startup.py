@@ -7,7 +7,9 @@ list them.
 
     .venv/bin/python bench/startup.py [--runs N]
 
-`llm` is installed into its own venv under bench/.venvs/llm on first use (from PyPI).
+`llm` is installed into its own venv under bench/.venvs/llm on first use (from PyPI), so its
+dependencies never mix with nyla's. The two commands of a pair run alternately, so a change in
+the machine's load affects both alike; the load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -49,16 +51,32 @@ def ensure_llm() -> Path:
     return venv / "bin"
 
 
-def time_command(argv: list[str], runs: int) -> list[float]:
-    """Wall times (seconds) of ``runs`` executions after one warm-up."""
-    env = {**os.environ, "NYLA_STRICT_PLUGINS": "0", "LLM_USER_PATH": str(VENVS / "llm-home")}
-    subprocess.run(argv, capture_output=True, env=env, check=True)  # warm the OS cache
-    out = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(argv, capture_output=True, env=env, check=True)
-        out.append(time.perf_counter() - start)
-    return out
+def _env() -> dict[str, str]:
+    return {**os.environ, "NYLA_STRICT_PLUGINS": "0", "LLM_USER_PATH": str(VENVS / "llm-home")}
+
+
+def _once(argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, capture_output=True, env=_env(), check=True)
+    return time.perf_counter() - start
+
+
+def time_pair(first: list[str], second: list[str], runs: int) -> tuple[list[float], list[float]]:
+    """Wall times (seconds) of ``runs`` executions of each command after one warm-up each,
+    alternating the two so that a change in the machine's load hits both alike."""
+    _once(first), _once(second)  # warm the OS cache
+    a, b = [], []
+    for i in range(runs):
+        pair = (first, a), (second, b)
+        for argv, out in pair if i % 2 == 0 else pair[::-1]:
+            out.append(_once(argv))
+    return a, b
+
+
+def machine() -> str:
+    """Cores, load average and Python of the measuring machine (for the README row)."""
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{os.cpu_count()} cores, load {load} (1/5/15 min), Python {sys.version.split()[0]}"
 
 
 def main() -> None:
@@ -73,9 +91,9 @@ def main() -> None:
         ("plugin listing", [nyla, "plugins", "list", "--json"], [llm, "plugins"]),
     ]
     rows = []
+    print(f"machine: {machine()}")
     for label, n_cmd, l_cmd in pairs:
-        n = time_command(n_cmd, args.runs)
-        m = time_command(l_cmd, args.runs)
+        n, m = time_pair(n_cmd, l_cmd, args.runs)
         rows.append(
             (
                 label,
@@ -100,6 +118,7 @@ def main() -> None:
             f"{label:<16} {ncmd:<28} {nmed * 1000:8.1f} {np95 * 1000:8.1f}   "
             f"{lcmd:<14} {lmed * 1000:8.1f} {lp95 * 1000:8.1f}   {nmed / lmed:8.2f}"
         )
+    print(f"machine after: {machine()}")
     print("\nratio < 1.00 means nyla is faster (goal: no slower than llm on both).")
 
 

@@ -179,8 +179,14 @@ phones = st.builds(
 ipv4s = st.ip_addresses(v=4).map(str)
 
 
+def _no_version_word(text: str) -> bool:
+    """A dotted quad right after a version word ("v", "build", ...) is read as a version
+    number by design, so the prose before the value must not end in one."""
+    return default_neutralizer._VERSION_WORDS.search((text + " ")[-20:]) is None
+
+
 @PROPERTY
-@given(value=st.one_of(phones, ipv4s), before=prose, after=prose)
+@given(value=st.one_of(phones, ipv4s), before=prose.filter(_no_version_word), after=prose)
 def test_no_swiss_phone_or_ipv4_survives(value: str, before: str, after: str) -> None:
     out = neutralize(f"{before} {value} {after}")
     assert value not in out

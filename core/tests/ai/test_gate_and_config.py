@@ -63,7 +63,7 @@ async def test_optional_neutralization_failure_is_reported_and_others_still_appl
     kernel = make_kernel(ScriptedPlugin(provider), Plugin(Broken()))  # + built-in default
     response = await kernel.ai.call(request("mail anna@example.ch"))
     assert "anna@example.ch" not in provider.requests[0].messages[0].text
-    errors = response.metadata["neutralization"]["errors"]
+    errors = response.neutralization.errors
     assert errors and "broken" in errors[0]
 
 

@@ -115,7 +115,7 @@ async def test_budget_preflight_refuses_and_unknown_price_fails_closed(make_kern
     assert priced.requests == [] and unpriced.requests == []
     # without a budget the unpriced model is allowed and costs are marked unknown
     r = await ai.call(AiCallRequest(operation="agent", messages=user("x"), model="u:model"))
-    assert r.metadata["priceUnknown"] is True and r.cost_chf == 0.0
+    assert r.price_unknown is True and r.cost_chf == 0.0
 
 
 async def test_rate_limit_is_retried_honouring_retry_after(make_kernel) -> None:
@@ -131,7 +131,7 @@ async def test_rate_limit_is_retried_honouring_retry_after(make_kernel) -> None:
     assert r.content == "finally"
     assert len(provider.requests) == 3
     assert len(sleeps.delays) == 2 and all(7.0 <= d <= 7.5 for d in sleeps.delays)
-    assert r.metadata["retries"] == 2 and r.metadata["fallbacks"] == []
+    assert r.retries == 2 and r.fallbacks == []
 
 
 async def test_repeated_server_errors_fall_back_to_next_model(make_kernel) -> None:
@@ -145,8 +145,9 @@ async def test_repeated_server_errors_fall_back_to_next_model(make_kernel) -> No
     ai = service(make_kernel(ScriptedPlugin(a, b), builtins=False), sleeps)
     r = await ai.call(AiCallRequest(operation="agent", messages=user("x")))
     assert r.content == "from b" and r.model == "b:model"
-    assert [f["model"] for f in r.metadata["fallbacks"]] == ["a:model"]
-    assert r.metadata["fallbacks"][0]["errorType"] == "ProviderServerError"
+    assert [f.model for f in r.fallbacks] == ["a:model"]
+    assert r.fallbacks[0].error_type == "ProviderServerError"
+    assert r.to_wire()["fallbacks"][0]["errorType"] == "ProviderServerError"
     assert len(a.requests) == 3  # max_attempts
     # backoff is jittered exponential: within [0, base * 2**n]
     assert len(sleeps.delays) == 2
@@ -220,8 +221,9 @@ async def test_stream_falls_back_before_first_delta(make_kernel) -> None:
     ai = service(make_kernel(ScriptedPlugin(a, b), builtins=False))
     deltas = [d async for d in ai.stream(AiCallRequest(operation="agent", messages=user("x")))]
     assert "".join(d.text for d in deltas) == "hello there"
-    meta = deltas[-1].metadata["response"].metadata
-    assert [f["model"] for f in meta["fallbacks"]] == ["a:model"]
+    response = deltas[-1].response
+    assert [f.model for f in response.fallbacks] == ["a:model"]
+    assert deltas[-1].metadata["response"] is response  # the deprecated alias
 
 
 async def test_embed_batches_in_order_and_prices(make_kernel) -> None:
@@ -300,3 +302,51 @@ async def test_fallback_that_does_not_fit_the_budget_is_skipped(make_kernel) -> 
     with pytest.raises(ProviderServerError):
         await ai.call(AiCallRequest(operation="agent", messages=user("x"), max_cost_chf=0.01))
     assert pricey.requests == []
+
+
+async def test_what_the_service_adds_is_typed_and_camel_case_on_the_wire(make_kernel) -> None:
+    from nyla.models.ai import ChatResponse, ToolCall
+
+    def script(request, index):
+        return ChatResponse(
+            tool_calls=[
+                ToolCall(id="ok", name="lookup", arguments='{"q": 1}'),
+                ToolCall(id="bad", name="lookup", arguments='{"q": '),
+                ToolCall(id="list", name="lookup", arguments="[1, 2]"),
+            ],
+            metadata={"citations": ["https://example.ch"]},
+        )
+
+    kernel = make_kernel(ScriptedPlugin(ScriptedProvider(script, id="s")), builtins=False)
+    tools = [ToolDefinition(name="lookup", description="d", parameters={"type": "object"})]
+    response = await service(kernel).call(
+        AiCallRequest(operation="agent", messages=user("go"), tools=tools)
+    )
+    assert [(i.id, i.error) for i in response.invalid_tool_arguments] == [
+        ("bad", "invalid JSON: JSONDecodeError"),
+        ("list", "arguments are not a JSON object"),
+    ]
+    assert [c.arguments for c in response.tool_calls][1] == '{"q": '  # kept verbatim
+    assert response.usage_estimated is True and response.price_unknown is False
+    assert response.retries == 0 and response.fallbacks == []
+    assert response.neutralization.placeholders == 0
+    wire = response.to_wire()
+    assert wire["invalidToolArguments"][0] == {
+        "id": "bad",
+        "name": "lookup",
+        "error": "invalid JSON: JSONDecodeError",
+    }
+    assert wire["usageEstimated"] is True and "usage_estimated" not in wire
+    # the provider's own metadata is passed through; the old keys stay as aliases
+    assert response.metadata["citations"] == ["https://example.ch"]
+    assert response.metadata["invalidToolArguments"] == wire["invalidToolArguments"]
+
+
+def test_a_tool_charges_the_run_only_inside_one() -> None:
+    from nyla.models.tools import ToolContext
+
+    charged: list[float] = []
+    ToolContext(on_charge=charged.append).charge(0.25)
+    ToolContext(on_charge=charged.append).charge(None)
+    ToolContext().charge(1.0)  # outside a run: nothing to charge, no error
+    assert charged == [0.25]

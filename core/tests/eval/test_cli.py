@@ -111,3 +111,93 @@ def test_ask_the_data_agent_offline(runner):
     expected = next(q for q in TrusteeFeature().benchmark_questions() if q.question == question)
     assert f"{expected.expected_numbers[0]:.2f}" in data["answer"]
     assert data["status"] == "completed" and len(data["calls"]) == 2
+
+
+def test_an_eval_recorded_once_is_rescored_offline(runner, tmp_path):
+    ids = "q01_bank_balance_march,q21_invoice_re42_gross"
+    base = ["eval", "run", "trustee", "--modes", "baseline,phase2", "--questions", ids, "--json"]
+    tape = tmp_path / "tape"
+    recorded = runner.invoke(
+        cli,
+        [
+            *base,
+            "--model",
+            "eval:trap-regression",
+            "--out",
+            str(tmp_path / "a"),
+            "--record",
+            str(tape),
+        ],
+    )
+    assert recorded.exit_code == 0, recorded.output
+    files = sorted(p.name for p in tape.iterdir())
+    assert files == [
+        "baseline-q01_bank_balance_march.jsonl",
+        "baseline-q21_invoice_re42_gross.jsonl",
+        "phase2-q01_bank_balance_march.jsonl",
+        "phase2-q21_invoice_re42_gross.jsonl",
+    ]
+
+    def scored(output: str) -> list[tuple]:
+        report = json.loads(output)
+        return [
+            (r["mode"], r["id"], r["answer"], r["accuracyOk"], r["validationFailures"], r["rounds"])
+            for r in report["results"]
+        ]
+
+    replayed = runner.invoke(
+        cli,
+        [
+            *base,
+            "--model",
+            "eval:trap-regression",
+            "--out",
+            str(tmp_path / "b"),
+            "--replay",
+            str(tape),
+        ],
+    )
+    assert replayed.exit_code == 0, replayed.output
+    assert scored(replayed.stdout) == scored(recorded.stdout)
+    assert [r[3] for r in scored(replayed.stdout)] == [False, True, True, True]
+
+    # a question the recording does not hold, and an edited recording: each is a drift
+    first = tape / "phase2-q21_invoice_re42_gross.jsonl"
+    lines = first.read_text().splitlines()
+    call = json.loads(lines[-1])
+    call["request"]["messages"][0]["content"] += " Answer in French."
+    lines[-1] = json.dumps(call)
+    first.write_text("\n".join(lines) + "\n")
+    drifted = runner.invoke(
+        cli,
+        [
+            *base[:-3],
+            "--questions",
+            f"{ids},q02_bank_balance_june",
+            "--json",
+            "--model",
+            "eval:trap-regression",
+            "--out",
+            str(tmp_path / "c"),
+            "--replay",
+            str(tape),
+        ],
+    )
+    assert drifted.exit_code == 1
+    report = json.loads(drifted.stdout)
+    drift = report["replayDrift"]
+    assert drift.startswith(
+        "replay drift in baseline-q02_bank_balance_june: no recording "
+        f"baseline-q02_bank_balance_june.jsonl in {tape}"
+    )
+    assert drift.endswith("(and 2 more)")
+    errors = {(r["mode"], r["id"]): r["error"] for r in report["results"] if r["error"]}
+    assert errors[("phase2", "q21_invoice_re42_gross")].endswith(
+        "replay drift in phase2-q21_invoice_re42_gross at model call 3: message 0 (system) "
+        "text differs: recorded '…this date. Answer in French.', now '…this date.'"
+    )
+    assert set(errors) == {
+        ("baseline", "q02_bank_balance_june"),
+        ("phase2", "q02_bank_balance_june"),
+        ("phase2", "q21_invoice_re42_gross"),
+    }

@@ -178,7 +178,7 @@ async def test_query_feature_instance_tool_charges_the_parent(agent_kernel, data
         run_id="parent-1",
         remaining_rounds=5,
         remaining_budget_chf=1.0,
-        extras={"charge": charged.append},
+        on_charge=charged.append,
     )
     args = tool.args_model.model_validate({"question": "Bank balance end of March 2025?"})
     result = await tool.handler(args, ctx)

@@ -53,10 +53,12 @@ class Caller:
     async def __call__(self, tool_name: str, /, **arguments: Any) -> ToolResult:
         from nyla.models.ai import ToolCall
 
-        extras: dict[str, Any] = {"charge": self.charged.append}
+        extras: dict[str, Any] = {}
         if self.workflow is not None:
             extras["workflow"] = self.workflow
-        ctx = ToolContext(run=self.run, kernel=self.kernel, extras=extras)
+        ctx = ToolContext(
+            run=self.run, kernel=self.kernel, on_charge=self.charged.append, extras=extras
+        )
         done = await self.registry.dispatch(
             ToolCall(id="t", name=tool_name, arguments=json.dumps(arguments)), ctx
         )

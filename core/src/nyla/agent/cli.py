@@ -12,6 +12,7 @@ import click
 from rich.markup import escape
 
 from nyla.commands.output import emit_json, json_line, json_option, run_async, safe_text, table
+from nyla.commands.recording import check_replay_model, finish_tape, open_tape, tape_options
 
 NO_MODEL_HELP = """no model is configured for agent runs.
 
@@ -169,6 +170,7 @@ async def connected_services(kernel: Any, user_id: str) -> list[str]:
 @click.option("--instance", "feature_instance_id", default=None, help="Feature instance id.")
 @click.option("--no-stream", is_flag=True, help="Wait for whole answers instead of streaming.")
 @click.option("--json", "as_json", is_flag=True, help="Print the events as JSON lines.")
+@tape_options(directory=False)
 def run(
     prompt: str,
     model: str | None,
@@ -182,14 +184,21 @@ def run(
     feature_instance_id: str | None,
     no_stream: bool,
     as_json: bool,
+    record: Any,
+    replay: Any,
 ) -> None:
-    """Run the agent on PROMPT and stream what it does."""
+    """Run the agent on PROMPT and stream what it does (--record / --replay: see
+    docs/replay.md)."""
     from nyla.identity import default_user
     from nyla.kernel import Kernel
     from nyla.models.agent import AgentConfig, RunContext
 
     kernel = Kernel()
-    check_model(kernel, model)
+    tape = open_tape(kernel, record, replay, directory=False)
+    if tape is not None and tape.replaying:
+        check_replay_model(tape, model)
+    else:
+        check_model(kernel, model)
     unknown = [t for t in toolboxes if t not in kernel.plugins.toolboxes]
     if unknown:
         known = ", ".join(sorted(kernel.plugins.toolboxes))
@@ -228,6 +237,7 @@ def run(
                     status = event.data["status"]
         finally:
             await kernel.aclose()
+        finish_tape(tape)
         return status
 
     status = run_async(go())

@@ -16,6 +16,7 @@ and send (size-capped, serialisable, valid Unicode).
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import logging
@@ -60,6 +61,8 @@ def safe_result(result: ToolResult) -> ToolResult:
     if note and not content and result.success:
         content = note
     error = clean_text(result.error, MAX_RESULT_CHARS) if result.error is not None else None
+    if data is result.data and content == result.content and error == result.error:
+        return result  # already safe: no copy
     return result.model_copy(update={"data": data, "content": content, "error": error})
 
 
@@ -69,32 +72,82 @@ def run_is_cancelled() -> bool:
     return bool(task is not None and task.cancelling())
 
 
+class ToolRun:
+    """One handler started in its own task under a hard deadline (see the module
+    docstring); :func:`await_tool_runs` waits for several at once, :meth:`outcome` reads
+    the result."""
+
+    __slots__ = ("deadline", "finished", "started", "task", "timeout")
+
+    def __init__(self, handler: Callable[..., Any], args: Any, ctx: Any, timeout: float) -> None:
+        if _is_async(handler):
+            work: Any = handler(args, ctx)
+        else:
+            work = asyncio.to_thread(_sync_call, handler, args, ctx)
+        self.timeout = timeout
+        self.started = time.monotonic()
+        self.deadline = self.started + timeout
+        self.finished: float | None = None
+        self.task = asyncio.ensure_future(_contained(work))
+        self.task.add_done_callback(self._done)
+
+    def _done(self, _task: asyncio.Future[Any]) -> None:
+        self.finished = time.monotonic()
+
+    def outcome(self) -> Any:
+        """The handler's value; raises :class:`ToolTimedOut`, the tool's exception, or
+        ``RuntimeError`` for the ``BaseException`` kinds a tool must not propagate."""
+        task = self.task
+        if self.finished is None or self.finished - self.started > self.timeout:
+            if not task.done():
+                task.cancel()  # left behind: a tool swallowing the cancel cannot hold the run
+                task.add_done_callback(_forget)
+            raise ToolTimedOut
+        try:
+            return task.result()
+        except asyncio.CancelledError:
+            raise RuntimeError("the tool raised CancelledError (cancelled from inside)") from None
+
+
+async def await_tool_runs(runs: list[ToolRun]) -> None:
+    """Wait until every run has finished or passed its deadline (one wait for a batch of
+    concurrent calls). When the caller is cancelled, the unfinished runs are cancelled."""
+    try:
+        while True:
+            now = time.monotonic()
+            live = [r for r in runs if r.finished is None and r.deadline > now]
+            if not live:
+                return
+            wait = min(r.deadline for r in live) - now
+            # a finished task's own callback (noting the time) runs before the wait wakes us
+            await asyncio.wait([r.task for r in live], timeout=wait)
+    except asyncio.CancelledError:
+        for r in runs:
+            r.task.cancel()
+        raise
+
+
 async def call_with_deadline(
     handler: Callable[..., Any], args: Any, ctx: Any, timeout: float
 ) -> Any:
     """``handler(args, ctx)`` under a hard deadline (see the module docstring); raises
     :class:`ToolTimedOut`, the tool's exception, or ``RuntimeError`` for the
     ``BaseException`` kinds a tool must not propagate."""
-    if inspect.iscoroutinefunction(handler):
-        work: Any = handler(args, ctx)
-    else:
-        work = asyncio.to_thread(_sync_call, handler, args, ctx)
-    started = time.monotonic()
-    task = asyncio.ensure_future(_contained(work))
+    run = ToolRun(handler, args, ctx, timeout)
+    await await_tool_runs([run])
+    return run.outcome()
+
+
+@functools.lru_cache(maxsize=4096)
+def _async_handler(handler: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(handler)
+
+
+def _is_async(handler: Callable[..., Any]) -> bool:
     try:
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-    except asyncio.CancelledError:
-        task.cancel()
-        raise
-    if not done or time.monotonic() - started > timeout:
-        if not task.done():
-            task.cancel()  # left behind: a tool swallowing the cancel cannot hold the run
-            task.add_done_callback(_forget)
-        raise ToolTimedOut
-    try:
-        return task.result()
-    except asyncio.CancelledError:
-        raise RuntimeError("the tool raised CancelledError (cancelled from inside)") from None
+        return _async_handler(handler)
+    except TypeError:  # an unhashable callable
+        return inspect.iscoroutinefunction(handler)
 
 
 async def _contained(work: Any) -> Any:

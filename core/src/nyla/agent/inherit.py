@@ -2,8 +2,8 @@
 
 A sub-agent inherits its parent's identity and scope (the :class:`RunContext`, including
 ``require_neutralization`` and the model restriction), the remaining rounds and budget
-(``ToolContext.remaining_*``), the placeholder session (``extras["neutralization"]``) and the
-parent's model (``extras["model"]``). The restriction is carried by the context, so a tool
+(``ToolContext.remaining_*``), the placeholder session (``ToolContext.neutralization``) and the
+parent's model (``ToolContext.model``). The restriction is carried by the context, so a tool
 that starts model calls of its own cannot step outside it.
 """
 

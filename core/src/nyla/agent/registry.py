@@ -5,9 +5,11 @@ field, an unknown tool, a policy denial, a timeout or an exception in a handler 
 as ``ToolResult(success=False, error=..., error_details={code, field, suggestion, hint})`` so
 the model can repair its call in the next round.
 
-Execution order within one model turn: consecutive read-only calls run concurrently
-(``asyncio.gather``); a writing call is a barrier that runs alone, in the order the model gave.
-Results come back in the model's order, each under its own call id.
+Execution order within one model turn: consecutive read-only calls form a batch whose calls
+are checked in the model's order (arguments, owned ids, repeats, policy) and whose handlers
+then run concurrently, each in its own task under its own hard deadline, awaited together; a
+writing call is a barrier that runs alone, in the order the model gave. Results come back in
+the model's order, each under its own call id.
 """
 
 from __future__ import annotations
@@ -17,17 +19,19 @@ import inspect
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from nyla.agent.authorize import authorize
+from nyla.agent.cancel import race
 from nyla.agent.guard import (
     MAX_RESULT_CHARS,
+    ToolRun,
     ToolTimedOut,
-    call_with_deadline,
+    await_tool_runs,
     clean_text,
     run_is_cancelled,
     safe_json,
@@ -127,6 +131,72 @@ def _validation_result(tool: Tool, exc: ValidationError) -> ToolResult:
     )
 
 
+def _parse_arguments(tool: Tool, call: ToolCall) -> dict[str, Any] | ToolResult:
+    """The call's arguments as a dict, or the structured error the model gets instead."""
+    raw = call.arguments if call.arguments is not None else ""
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except RecursionError:
+        return ToolResult.fail(
+            f"arguments of {tool.name} are nested too deeply",
+            "INVALID_JSON",
+            suggestion="send a flat JSON object matching the schema",
+        )
+    except (json.JSONDecodeError, TypeError) as exc:
+        return ToolResult.fail(
+            f"arguments of {tool.name} are not valid JSON ({exc.msg} at position "
+            f"{exc.pos}): {excerpt(raw)}"
+            if isinstance(exc, json.JSONDecodeError)
+            else f"arguments of {tool.name} are not valid JSON: {excerpt(str(raw))}",
+            "INVALID_JSON",
+            suggestion="send the arguments as one JSON object matching the schema",
+            hint=f"arguments schema: {json.dumps(tool.parameters, ensure_ascii=False)}",
+        )
+    if not isinstance(arguments, dict):
+        return ToolResult.fail(
+            f"arguments of {tool.name} must be a JSON object, got "
+            f"{type(arguments).__name__}: {excerpt(raw)}",
+            "INVALID_JSON",
+            suggestion="wrap the arguments in an object",
+            hint=f"arguments schema: {json.dumps(tool.parameters, ensure_ascii=False)}",
+        )
+    return arguments
+
+
+async def _never_raises(call: ToolCall, check: Any) -> Any:
+    """Await a call's checks; a failure in them is the call's result, not the run's end
+    (only the run's own cancel propagates)."""
+    try:
+        return await check
+    except asyncio.CancelledError:
+        if run_is_cancelled():
+            raise
+        return ToolResult.fail("the tool was cancelled from inside", "TOOL_ERROR")
+    except Exception as exc:  # a bug in dispatch itself must not kill the run
+        log.warning("dispatch of %s failed: %s", call.name, type(exc).__name__)
+        return ToolResult.fail(f"{type(exc).__name__}: {safe_str(exc)[:500]}", "TOOL_ERROR")
+
+
+def _outcome(tool: Tool, run: ToolRun) -> ToolResult:
+    """What the handler's run came to, as a result."""
+    try:
+        value = run.outcome()
+    except ToolTimedOut:
+        return ToolResult.fail(
+            f"{tool.name} did not finish within {run.timeout:g} s",
+            "TIMEOUT",
+            suggestion="try a narrower request",
+        )
+    except Exception as exc:
+        message = safe_str(exc)[:2000]
+        log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, message)
+        return ToolResult.fail(f"{tool.name} failed: {type(exc).__name__}: {message}", "TOOL_ERROR")
+    try:
+        return _to_result(value)
+    except Exception as exc:  # a value that even the conversion chokes on
+        return ToolResult.fail(f"{type(exc).__name__}: {safe_str(exc)[:500]}", "TOOL_ERROR")
+
+
 @dataclass
 class Dispatched:
     """One executed (or rejected) call: the call, its result and how long it took."""
@@ -196,21 +266,54 @@ class ToolRegistry:
 
     async def dispatch(self, call: ToolCall, ctx: ToolContext) -> Dispatched:
         """Validate and run one call; every failure is a result, never an exception."""
-        started = time.perf_counter()
-        read_only = self.is_read_only(call)
-        try:
-            result = await self._dispatch(call, ctx)
-        except asyncio.CancelledError:
-            if run_is_cancelled():
-                raise
-            result = ToolResult.fail("the tool was cancelled from inside", "TOOL_ERROR")
-        except Exception as exc:  # a bug in dispatch itself must not kill the run
-            log.warning("dispatch of %s failed: %s", call.name, type(exc).__name__)
-            result = ToolResult.fail(f"{type(exc).__name__}: {safe_str(exc)[:500]}", "TOOL_ERROR")
-        result = safe_result(result)
-        return Dispatched(call, result, (time.perf_counter() - started) * 1000, read_only)
+        return (await self.dispatch_batch([call], lambda _call: ctx))[0]
 
-    async def _dispatch(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+    async def dispatch_batch(
+        self, calls: list[ToolCall], ctx_for: Callable[[ToolCall], ToolContext]
+    ) -> list[Dispatched]:
+        """Validate ``calls`` in order, then run the handlers of those that passed together
+        (each in its own task under its own deadline); results in call order."""
+        pending: list[tuple[ToolCall, float, ToolResult | None, Tool | None, ToolRun | None]]
+        pending = []
+        for call in calls:
+            started = time.monotonic()
+            ctx = ctx_for(call)
+            checked = await _never_raises(call, self._check(call, ctx))
+            if isinstance(checked, ToolResult):
+                pending.append((call, started, checked, None, None))
+                continue
+            tool, args = checked
+            timeout = tool.timeout_s or self.default_timeout_s
+            pending.append((call, started, None, tool, ToolRun(tool.handler, args, ctx, timeout)))
+        runs = [run for *_, run in pending if run is not None]
+        cancelled_inside = False
+        if runs:
+            try:
+                await await_tool_runs(runs)
+            except asyncio.CancelledError:
+                if run_is_cancelled():
+                    raise
+                cancelled_inside = True
+        out = []
+        for call, started, result, tool, run in pending:
+            if cancelled_inside and run is not None:
+                result = ToolResult.fail("the tool was cancelled from inside", "TOOL_ERROR")
+            elif result is None and tool is not None and run is not None:
+                result = _outcome(tool, run)
+            finished = run.finished if run is not None and run.finished else time.monotonic()
+            out.append(
+                Dispatched(
+                    call,
+                    safe_result(result or ToolResult.fail("no result", "TOOL_ERROR")),
+                    (finished - started) * 1000,
+                    self.is_read_only(call),
+                )
+            )
+        return out
+
+    async def _check(self, call: ToolCall, ctx: ToolContext) -> ToolResult | tuple[Tool, Any]:
+        """Everything before the handler runs: known tool, JSON, schema, owned ids, repeats,
+        policy. A refusal as a result, or the tool and its validated arguments."""
         tool = self._tools.get(call.name)
         if tool is None:
             return ToolResult.fail(
@@ -221,33 +324,9 @@ class ToolRegistry:
                 if "requestToolbox" in self._tools
                 else None,
             )
-        raw = call.arguments if call.arguments is not None else ""
-        try:
-            arguments = json.loads(raw) if raw.strip() else {}
-        except RecursionError:
-            return ToolResult.fail(
-                f"arguments of {tool.name} are nested too deeply",
-                "INVALID_JSON",
-                suggestion="send a flat JSON object matching the schema",
-            )
-        except (json.JSONDecodeError, TypeError) as exc:
-            return ToolResult.fail(
-                f"arguments of {tool.name} are not valid JSON ({exc.msg} at position "
-                f"{exc.pos}): {excerpt(raw)}"
-                if isinstance(exc, json.JSONDecodeError)
-                else f"arguments of {tool.name} are not valid JSON: {excerpt(str(raw))}",
-                "INVALID_JSON",
-                suggestion="send the arguments as one JSON object matching the schema",
-                hint=f"arguments schema: {json.dumps(tool.parameters, ensure_ascii=False)}",
-            )
-        if not isinstance(arguments, dict):
-            return ToolResult.fail(
-                f"arguments of {tool.name} must be a JSON object, got "
-                f"{type(arguments).__name__}: {excerpt(raw)}",
-                "INVALID_JSON",
-                suggestion="wrap the arguments in an object",
-                hint=f"arguments schema: {json.dumps(tool.parameters, ensure_ascii=False)}",
-            )
+        arguments = _parse_arguments(tool, call)
+        if isinstance(arguments, ToolResult):
+            return arguments
         try:
             args = tool.args_model.model_validate(arguments)
         except ValidationError as exc:
@@ -261,7 +340,6 @@ class ToolRegistry:
         refusal = await authorize(tool, args, ctx)
         if refusal is not None:
             return refusal
-
         key = (tool.name, safe_json_key(arguments))
         seen = self._seen.get(key, 0)
         self._seen[key] = seen + 1
@@ -272,29 +350,8 @@ class ToolRegistry:
                 "REPEATED_CALL",
                 suggestion="use the earlier result, change the arguments or answer now",
             )
-
         denial = await self._check_policy(tool, arguments, ctx)
-        if denial is not None:
-            return denial
-
-        timeout = tool.timeout_s or self.default_timeout_s
-        try:
-            value = await call_with_deadline(tool.handler, args, ctx, timeout)
-        except ToolTimedOut:
-            return ToolResult.fail(
-                f"{tool.name} did not finish within {timeout:g} s",
-                "TIMEOUT",
-                suggestion="try a narrower request",
-            )
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            message = safe_str(exc)[:2000]
-            log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, message)
-            return ToolResult.fail(
-                f"{tool.name} failed: {type(exc).__name__}: {message}", "TOOL_ERROR"
-            )
-        return _to_result(value)
+        return denial if denial is not None else (tool, args)
 
     async def _check_policy(
         self, tool: Tool, arguments: dict[str, Any], ctx: ToolContext
@@ -327,14 +384,17 @@ class ToolRegistry:
             return ToolResult.fail(str(answer), "DENIED")
         return None
 
-    async def execute(self, calls: list[ToolCall], ctx_for: Callable[[ToolCall], ToolContext]):
+    async def execute(
+        self,
+        calls: list[ToolCall],
+        ctx_for: Callable[[ToolCall], ToolContext],
+        cancel: asyncio.Event | None = None,
+    ) -> AsyncIterator[list[Dispatched]]:
         """Run one model turn's calls: runs of consecutive read-only calls concurrently, every
-        other call alone in the model's order. Yields each batch's results in call order."""
+        other call alone in the model's order. Yields each batch's results in call order;
+        ``cancel`` set by the caller stops the batch in flight (:class:`RunCancelled`)."""
         for batch in plan_batches(calls, self.is_read_only):
-            if len(batch) == 1:
-                yield [await self.dispatch(batch[0], ctx_for(batch[0]))]
-            else:
-                yield list(await asyncio.gather(*(self.dispatch(c, ctx_for(c)) for c in batch)))
+            yield await race(self.dispatch_batch(batch, ctx_for), cancel)
 
 
 async def _settle(answers: list[Any]) -> list[Any]:

@@ -76,7 +76,7 @@ def ask(
                 elif delta.kind == "tool_call":
                     click.echo(f"\n[tool call {delta.tool_call.name} {delta.tool_call.arguments}]")
                 elif delta.kind == "done":
-                    final = delta.metadata["response"]
+                    final = delta.response
             click.echo()
             return final
         from rich.console import Console
@@ -93,7 +93,7 @@ def ask(
         return
     if not stream:
         click.echo(response.content)
-    fallbacks = ", ".join(f["model"] for f in response.metadata.get("fallbacks", [])) or "-"
+    fallbacks = ", ".join(f.model for f in response.fallbacks) or "-"
     table(
         None,
         ["model", "input tokens", "output tokens", "cost CHF", "fell back from"],

@@ -24,9 +24,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from nyla.connections.errors import (
     ConnectorError,
@@ -42,6 +40,9 @@ from nyla.connections.errors import (
 )
 from nyla.connections.limits import Limiter, RateBudget
 from nyla.sdk.http import error_message, parse_retry_after
+
+if TYPE_CHECKING:  # httpx is imported on the first request: discovery and --help stay light
+    import httpx
 
 T = TypeVar("T")
 
@@ -217,6 +218,8 @@ class VendorHttp:
         token: str | None,
         **kw: Any,
     ) -> T:
+        import httpx
+
         merged = dict(headers or {})
         p = self.policy
         if token:

@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -28,6 +28,9 @@ from nyla.connections.tokens import ConnectionTokens, TokenManager
 from nyla.knowledge.consent import NotFoundError
 from nyla.models.datasource import ConnectionInfo, TokenGrant
 from nyla.models.knowledge import PurgeResult
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 
 @dataclass
@@ -61,7 +64,7 @@ class ConnectionService:
 
     def __init__(
         self,
-        kernel: Any,
+        kernel: Kernel,
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         cipher: TokenCipher | None = None,
@@ -215,7 +218,7 @@ class ConnectionService:
 class _LazyCipher:
     """The configured cipher, made on first use (listing connections needs no key)."""
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self._cipher: TokenCipher | None = None
 
@@ -236,5 +239,5 @@ class _LazyCipher:
         return self._get().decrypt(value)
 
 
-def _cipher(kernel: Any) -> Any:
+def _cipher(kernel: Kernel) -> Any:
     return _LazyCipher(kernel)

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from nyla.commands.output import emit_json, json_option, run_async, table
+from nyla.commands.recording import open_tape, tape_drift, tape_options
 
 
 @click.group("eval")
@@ -47,9 +48,13 @@ def eval_group() -> None:
     show_default=True,
     help="Directory of the Markdown and JSON report.",
 )
+@tape_options(directory=True)
 @json_option
 def run(as_json: bool, **options: Any) -> None:
-    """Run every benchmark question of FEATURE in each mode and write the report."""
+    """Run every benchmark question of FEATURE in each mode and write the report.
+
+    --record DIR keeps every model call (one file per question and mode); --replay DIR
+    re-scores that recording offline (docs/replay.md)."""
     run_async(_run(as_json=as_json, **options))
 
 
@@ -66,6 +71,8 @@ async def _run(
     no_seed: bool,
     out_dir: Path,
     as_json: bool,
+    record: Path | None,
+    replay: Path | None,
 ) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -76,6 +83,7 @@ async def _run(
     from nyla.kernel import Kernel
 
     kernel = Kernel()
+    tape = open_tape(kernel, record, replay, directory=True)
     try:
         mode_list = parse_modes(modes)
         ids = [q.strip() for q in question_ids.split(",")] if question_ids else None
@@ -115,11 +123,19 @@ async def _run(
         raise click.ClickException(str(exc)) from exc
     finally:
         await kernel.aclose()
+    drift = tape_drift(tape)
     if as_json:
-        emit_json({**report.to_wire(), "reportFiles": {"markdown": str(md), "json": str(js)}})
+        extra = {"replayDrift": drift} if drift else {}
+        emit_json(
+            {**report.to_wire(), "reportFiles": {"markdown": str(md), "json": str(js)}, **extra}
+        )
+        if drift:
+            sys.exit(1)
         return
     table(f"{feature} benchmark — {model}", SUMMARY_COLUMNS, summary_rows(report))
     click.echo(f"report: {md}\n        {js}")
+    if drift:
+        raise click.ClickException(drift)
 
 
 @eval_group.command("questions")

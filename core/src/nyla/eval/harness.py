@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import Field
 
+from nyla.ai.recording import recording_key
 from nyla.errors import ConfigurationError, ModelNotAvailableError
 from nyla.eval.scoring import score
 from nyla.features.data_agent import FeatureAgentResult
@@ -257,15 +258,16 @@ async def run_eval(
         validate, use_ontology = MODES[mode]
         async with gate:
             try:
-                run = await features.run_data_agent(
-                    feature_code,
-                    q.question,
-                    context=RunContext(feature_instance_id=instance),
-                    config=config,
-                    model=model,
-                    validate=validate,
-                    use_ontology=use_ontology,
-                )
+                with recording_key(f"{mode}-{q.id}"):  # one recording per question and mode
+                    run = await features.run_data_agent(
+                        feature_code,
+                        q.question,
+                        context=RunContext(feature_instance_id=instance),
+                        config=config,
+                        model=model,
+                        validate=validate,
+                        use_ontology=use_ontology,
+                    )
                 result = _result(q, mode, run)
             except Exception as exc:  # one broken run never stops the benchmark
                 result = QuestionResult(

@@ -12,11 +12,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyla.errors import ConfigurationError
 from nyla.models.agent import AgentConfig, AgentEvent, EventType, RunContext
 from nyla.models.tools import ToolResult
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 #: Rounds of a data agent run when its caller sets no limit.
 DEFAULT_MAX_ROUNDS = 12
@@ -119,7 +122,7 @@ def sub_agent_config(
 
 
 async def run_feature_data_agent(
-    kernel: Any,
+    kernel: Kernel,
     feature_code: str,
     question: str,
     *,

@@ -9,7 +9,7 @@ import logging
 import os
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from sqlalchemy.exc import SQLAlchemyError
@@ -28,6 +28,9 @@ from nyla.features.sql import (
 from nyla.features.validator import QueryValidator
 from nyla.models.feature import Feature, FeatureTable
 from nyla.models.ontology import OntologyDescriptor
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +51,7 @@ class FeatureService:
     version changes.
     """
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self.cache = ResultCache()
         self._bindings: dict[str, dict[str, TableBinding]] = {}

@@ -14,7 +14,7 @@ import logging
 import mimetypes
 import uuid
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import delete, func, select
 
@@ -23,6 +23,9 @@ from nyla.files.scope import owner_ids, readable
 from nyla.files.tables import FileRow, FolderRow
 from nyla.models.agent import RunContext
 from nyla.models.files import FileItem, Scope
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +81,7 @@ def folder_dict(row: FolderRow) -> dict[str, Any]:
 class FileStore:
     """Scoped files and folders (seeds: FileItem, workspace file/folder tools)."""
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
 
     @property

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyla.jobs.runtime import JobHandle, JobRunner
 from nyla.jobs.store import JobStore, this_worker
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +51,7 @@ class ProcrastinateRunner:
     """The job runner of ``NYLA_JOBS=procrastinate``: syncs are deferred to the queue; other
     jobs (and ``run``, which waits for its result) run in this process as before."""
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self.local = JobRunner(kernel.db)
         self.store = self.local.store

@@ -197,13 +197,18 @@ class ChatResponse(WireModel):
 
 
 class StreamDelta(WireModel):
-    """One streamed item: a text delta, an assembled tool call, or the closing usage."""
+    """One streamed item: a text delta, an assembled tool call, or the closing usage.
+
+    The AI service's last item is ``done`` with ``response``, the assembled
+    :class:`AiCallResponse` (also in ``metadata["response"]``, a deprecated alias).
+    """
 
     kind: Literal["text", "tool_call", "usage", "done"]
     text: str = ""
     tool_call: ToolCall | None = None
     usage: Usage | None = None
     finish_reason: str | None = None
+    response: AiCallResponse | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -284,9 +289,44 @@ class AiCallRequest(WireModel):
     allow_fallback: bool = True
 
 
+class FallbackNote(WireModel):
+    """A model the AI service skipped (over budget) or gave up on (kept failing) before the
+    one that answered."""
+
+    model: str
+    error: str
+    error_type: str
+
+
+class InvalidToolArguments(WireModel):
+    """A tool call whose arguments are not a JSON object. The call itself is kept verbatim;
+    the agent reports the error back to the model instead of crashing."""
+
+    id: str
+    name: str
+    error: str
+
+
+class NeutralizationReport(WireModel):
+    """What the neutralization gate did for one call."""
+
+    #: placeholders the run's session holds after this call
+    placeholders: int = 0
+    #: neutralizers that failed (their findings are missing; the others still applied)
+    errors: list[str] = Field(default_factory=list)
+
+
 class AiCallResponse(WireModel):
-    """The AI service's answer: the provider's response plus cost, the model used, and any
-    fallbacks taken (``metadata['fallbacks']``)."""
+    """The AI service's answer: the provider's response plus what the service did.
+
+    Everything the service adds is a typed field (camelCase only on the wire):
+    ``fallbacks`` (models tried before this one), ``retries``, ``invalid_tool_arguments``,
+    ``usage_estimated`` (the provider reported no usage; the service estimated it),
+    ``price_unknown`` (the model has no price: ``cost_chf`` is 0 and a budget cannot be
+    enforced), ``estimated_cost_chf`` (the preflight estimate), ``duration_ms`` and
+    ``neutralization``. ``metadata`` is the provider's own (vendor-specific, e.g. citations);
+    its ``fallbacks`` and ``invalidToolArguments`` keys are deprecated aliases of the fields.
+    """
 
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
@@ -294,4 +334,15 @@ class AiCallResponse(WireModel):
     cost_chf: float = 0.0
     model: str = ""
     finish_reason: str | None = None
+    fallbacks: list[FallbackNote] = Field(default_factory=list)
+    retries: int = 0
+    invalid_tool_arguments: list[InvalidToolArguments] = Field(default_factory=list)
+    usage_estimated: bool = False
+    price_unknown: bool = False
+    estimated_cost_chf: float | None = None
+    duration_ms: float | None = None
+    neutralization: NeutralizationReport = Field(default_factory=NeutralizationReport)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+StreamDelta.model_rebuild()

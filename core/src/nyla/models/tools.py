@@ -54,7 +54,14 @@ class ToolResult(WireModel):
 
 class ToolContext(BaseModel):
     """What a tool handler gets besides its arguments: the run context, the kernel's services
-    (``kernel`` is the host's :class:`nyla.Kernel`), and the run's remaining limits."""
+    (``kernel`` is the host's :class:`nyla.Kernel`), and the run's remaining limits.
+
+    A tool that spends money outside the run's own model calls (the ``ai`` toolbox, a
+    sub-agent) reports it with :meth:`charge` so the run's budget covers it, and passes
+    ``neutralization`` (the run's placeholder session) and ``model`` (the run's model) on to
+    what it starts. ``extras`` carries what the caller of the run adds (``toolboxes``,
+    ``workflow``).
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -65,7 +72,18 @@ class ToolContext(BaseModel):
     call_id: str | None = None
     remaining_rounds: int | None = None
     remaining_budget_chf: float | None = None
+    #: where :meth:`charge` reports to (the run's cost counter); ``None`` outside a run
+    on_charge: Callable[[float], Any] | None = None
+    #: the run's placeholder session (``nyla.ai.neutralize.NeutralizationSession``)
+    neutralization: Any = None
+    #: the run's model id (a sub-agent inherits it)
+    model: str | None = None
     extras: dict[str, Any] = Field(default_factory=dict)
+
+    def charge(self, chf: float | None) -> None:
+        """Add ``chf`` spent on the run's behalf to the run's cost (nothing outside a run)."""
+        if chf and self.on_charge is not None:
+            self.on_charge(float(chf))
 
 
 ToolHandler = Callable[..., Awaitable[Any]]

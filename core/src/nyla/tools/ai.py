@@ -2,7 +2,7 @@
 all through the AI service (``kernel.ai``) so pricing, budget and neutralization apply.
 
 Each call uses the run's remaining budget (``ctx.remaining_budget_chf``) and placeholder
-session, and charges its cost to the run (``ctx.extras["charge"]``). ``summarizeContent``
+session, and charges its cost to the run (``ctx.charge``). ``summarizeContent``
 reads documents by ``documentList`` (``docItem:`` / ``docList:`` references, any of the four
 accepted shapes) or by file id.
 """
@@ -33,12 +33,10 @@ async def ai_text(ctx: ToolContext, operation: OperationType, system: str, user:
             ],
             context=ctx.run,
             max_cost_chf=ctx.remaining_budget_chf,
-            neutralization=ctx.extras.get("neutralization"),
+            neutralization=ctx.neutralization,
         )
     )
-    charge = ctx.extras.get("charge")
-    if callable(charge):
-        charge(response.cost_chf)
+    ctx.charge(response.cost_chf)
     return response.content.strip()
 
 
@@ -146,7 +144,7 @@ class NeutralizeArgs(Args):
 async def neutralize_data(args: NeutralizeArgs, ctx: ToolContext) -> ToolResult:
     text = args.text or await ctx.kernel.files.read_text(args.file_id, ctx.run)
     neutral, session = ctx.kernel.ai.neutralize_text(
-        text, context=ctx.run, session=ctx.extras.get("neutralization")
+        text, context=ctx.run, session=ctx.neutralization
     )
     found = sum(1 for p in session.table() if p["placeholder"] in neutral)
     return ToolResult.ok(

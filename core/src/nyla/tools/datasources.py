@@ -10,7 +10,7 @@ indexed). Every connection id is checked against the run's user before anything 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -23,6 +23,9 @@ from nyla.hookspecs import hookimpl
 from nyla.models.datasource import Item, OutgoingMessage
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
 from nyla.tools._args import Args
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 #: bytes ``downloadFromDataSource`` takes at most (the RAG file-size default)
 DOWNLOAD_LIMIT = 25 * 1024 * 1024
@@ -244,7 +247,7 @@ def describe_search(tools: list[Tool], adapters: dict[str, Any]) -> None:
             )
 
 
-async def data_source_prompt(kernel: Any, user_id: str, tools: list[Tool]) -> str | None:
+async def data_source_prompt(kernel: Kernel, user_id: str, tools: list[Tool]) -> str | None:
     """The search-first block of the system prompt when the user has connections (and
     the query syntax in ``searchDataSource``'s description); ``None`` without connections."""
     if not any(t.name == "searchDataSource" for t in tools):

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import sys
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from nyla.commands.output import emit_json, json_option, run_async, table
 from nyla.knowledge.cli import user_option
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 
 def _kernel() -> Any:
@@ -101,7 +104,7 @@ def add_connection(
         click.echo(f"connected {conn.service} as {conn.id}")
 
 
-async def _device_code(kernel: Any, service: str) -> Any:
+async def _device_code(kernel: Kernel, service: str) -> Any:
     from nyla.connections.oauth import device_code_flow
 
     adapter = kernel.connections.adapter(service)
@@ -166,7 +169,7 @@ def sync() -> None:
     """Sync connected folders into the knowledge store (walkers)."""
 
 
-async def _data_source(kernel: Any, target: str, path: str, user: str) -> str:
+async def _data_source(kernel: Kernel, target: str, path: str, user: str) -> str:
     """``target`` as a data source id, or a connection whose data source at ``path`` is used
     (created with indexing on when missing: asking for a sync is the consent)."""
     from nyla.knowledge.sources import get_data_source, list_data_sources

@@ -9,12 +9,15 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from nyla.models.agent import RunContext
 from nyla.models.tools import ToolContext
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 USER = "demo"
 FILES = {
@@ -27,7 +30,7 @@ FILES = {
 }
 
 
-async def _tool(kernel: Any, name: str, **args: Any) -> Any:
+async def _tool(kernel: Kernel, name: str, **args: Any) -> Any:
     tool = next(t for t in kernel.plugins.toolboxes["datasources"].tools if t.name == name)
     ctx = ToolContext(run=RunContext(user_id=USER), kernel=kernel)
     return await tool.handler(tool.args_model.model_validate(args), ctx)
@@ -46,7 +49,7 @@ def _result_table(title: str, result: Any) -> Table:
     return table
 
 
-async def run_demo(kernel: Any, console: Any) -> None:
+async def run_demo(kernel: Kernel, console: Any) -> None:
     """Connect a temporary folder, search, download, sync twice, delete, find."""
     if "localfs" not in kernel.plugins.connectors:
         console.print("nyla-connector-localfs is not installed: step skipped")
@@ -69,7 +72,7 @@ async def run_demo(kernel: Any, console: Any) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-async def _walk_through(kernel: Any, console: Any, connection_id: str, root: Path) -> None:
+async def _walk_through(kernel: Kernel, console: Any, connection_id: str, root: Path) -> None:
     console.print(f"connected {root} as {connection_id} (service localfs)")
     listed = await _tool(kernel, "searchDataSource", connectionId=connection_id, query="offsite")
     console.print("[bold]searchDataSource[/bold] 'offsite' (live, before any indexing):")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
@@ -36,6 +36,9 @@ from nyla.walkers.commit import (
 from nyla.walkers.items import PageWorker
 from nyla.walkers.tables import SyncItem, SyncState
 
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
+
 log = logging.getLogger(__name__)
 
 #: more than this share of known items missing from a complete listing refuses the sweep
@@ -55,7 +58,7 @@ class Source:
 class WalkerRunner:
     """Runs syncs of data sources for a kernel (``kernel.sync`` holds one)."""
 
-    def __init__(self, kernel: Any, *, shrink_threshold: float = SHRINK_THRESHOLD) -> None:
+    def __init__(self, kernel: Kernel, *, shrink_threshold: float = SHRINK_THRESHOLD) -> None:
         self.kernel = kernel
         self.shrink_threshold = shrink_threshold
         self.walker: Any = None

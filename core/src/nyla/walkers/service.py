@@ -3,7 +3,7 @@ consent switches that start or stop them. Hosts and the CLI use these service me
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 
@@ -15,6 +15,9 @@ from nyla.models.knowledge import PurgeResult
 from nyla.walkers.runner import WalkerRunner
 from nyla.walkers.tables import SyncState
 
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
+
 #: items the first sync after switching indexing on takes (a quick first answer)
 FIRST_SYNC_ITEMS = 50
 SYNC_KIND = "sync"
@@ -23,7 +26,7 @@ SYNC_KIND = "sync"
 class SyncService:
     """Sync jobs of data sources over the kernel's job runner."""
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self.runner = WalkerRunner(kernel)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from nyla import Tool, ToolContext, ToolResult
@@ -46,7 +44,6 @@ async def query_feature_instance(args: QueryFeatureInstanceArgs, ctx: ToolContex
         )
     if ctx.remaining_rounds is not None and ctx.remaining_rounds <= 0:
         return ToolResult(success=False, error="no rounds left for the data agent")
-    extras: dict[str, Any] = ctx.extras or {}
     try:
         result = await kernel.features.run_data_agent(
             FEATURE_CODE,
@@ -56,14 +53,12 @@ async def query_feature_instance(args: QueryFeatureInstanceArgs, ctx: ToolContex
             remaining_rounds=ctx.remaining_rounds,
             remaining_budget_chf=ctx.remaining_budget_chf,
             parent_run_id=ctx.run_id,
-            neutralization=extras.get("neutralization"),
-            model=extras.get("model"),
+            neutralization=ctx.neutralization,
+            model=ctx.model,
         )
     except Exception as exc:  # the parent run goes on and sees what happened
         return ToolResult(success=False, error=f"data agent failed: {type(exc).__name__}: {exc}")
-    charge = extras.get("charge")
-    if callable(charge):
-        charge(result.cost_chf)
+    ctx.charge(result.cost_chf)
     data = result.to_wire()
     if not result.completed:
         return ToolResult(

@@ -1,0 +1,113 @@
+"""How a run ends: the progress report of a run stopped early, and the trace written once.
+
+A run that reached its round limit or budget closes with one last tool-less call asking for
+a progress report (within the budget); when no call fits, the report is built from the
+trace. The trace is written once, in one transaction, whatever the end; when that fails it
+is written again reduced (no arguments, the reason in ``error``) so no run is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from nyla.agent.cancel import RunCancelled
+from nyla.agent.conversation import compact_json, local_progress_summary, progress_request
+from nyla.agent.model_call import call_model
+from nyla.agent.repair import repair_counters
+from nyla.agent.run import AgentRun
+from nyla.models.agent import AgentEvent, AgentStatus
+from nyla.models.ai import OperationType
+
+log = logging.getLogger(__name__)
+
+#: Output tokens of the closing progress report (kept short so it fits a nearly spent budget).
+PROGRESS_MAX_OUTPUT = 400
+
+
+async def progress_report(run: AgentRun, status: AgentStatus, sink: list[AgentEvent]) -> str:
+    """One last tool-less call for a progress report; built from the trace when it cannot be
+    made (budget spent, unknown price, provider down). Streamed chunks go to ``sink``."""
+    if not run.unknown_price and (run.remaining_budget is None or run.remaining_budget > 0):
+        try:
+            response = await call_model(
+                run.kernel,
+                run.request(
+                    OperationType.AGENT,
+                    [*run.conversation.for_call(), progress_request(str(status))],
+                    model=run.config.model,
+                    max_output_tokens=PROGRESS_MAX_OUTPUT,
+                ),
+                stream=run.config.stream,
+                round_=run.round,
+                cancel=run.cancel,
+                sink=sink.append,
+            )
+            run.account(response)
+            if response.content.strip():
+                return response.content
+        except RunCancelled:
+            raise
+        except Exception as exc:
+            log.info("progress report call not possible (%s); building it from the trace", exc)
+    lines = [
+        f"{c.tool_name}({compact_json(c.arguments)[:80]}) -> "
+        + ("ok" if c.success else f"error: {c.error}")
+        for c in run.trace.tool_calls
+    ]
+    return local_progress_summary(str(status), run.trace.prompt, lines, run.last_text)
+
+
+def restore(session: Any, text: str) -> str:
+    """``text`` with the run's placeholders replaced by the real values."""
+    restore_fn = getattr(session, "restore", None)
+    if not callable(restore_fn) or not text:
+        return text
+    try:
+        return restore_fn(text)
+    except Exception as exc:
+        log.warning("re-personalizing the final text failed: %s", exc)
+        return text
+
+
+async def finish(run: AgentRun, final_text: str) -> None:
+    """Fill in the trace's totals and persist it (one transaction; failures logged)."""
+    trace = run.trace
+    trace.final_text = final_text
+    trace.cost_chf = round(run.spent, 10)
+    trace.input_tokens = run.usage.input_tokens
+    trace.output_tokens = run.usage.output_tokens
+    trace.finished_at = datetime.now(UTC)
+    counters = repair_counters(trace.tool_calls)
+    trace.validation_failures = counters["validation_failures"]
+    trace.repair_attempts = counters["repair_attempts"]
+    trace.success_after_repair = counters["success_after_repair"]
+    settings = getattr(run.kernel, "settings", {}) or {}
+    if not settings.get("persist_traces", True):
+        return
+    from nyla.agent.trace import save_trace
+
+    kernel = run.kernel
+    try:
+        await asyncio.shield(save_trace(kernel.db, trace))
+    except Exception as exc:  # never lost: saved reduced, with the reason
+        log.warning(
+            "persisting the trace of run %s failed: %s; saving it reduced", trace.run_id, exc
+        )
+        reduced = trace.model_copy(
+            update={
+                "tool_calls": [
+                    c.model_copy(update={"arguments": "", "error": None}) for c in trace.tool_calls
+                ],
+                "error": f"trace reduced: {type(exc).__name__}: {exc}"[:2000]
+                + (f"; run error: {trace.error}" if trace.error else ""),
+            }
+        )
+        try:
+            await asyncio.shield(save_trace(kernel.db, reduced))
+        except Exception as again:
+            log.error(
+                "the reduced trace of run %s could not be saved either: %s", trace.run_id, again
+            )

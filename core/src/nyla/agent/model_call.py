@@ -1,0 +1,97 @@
+"""The agent's model call: one AI service call, streamed (CHUNK events reach the caller
+while the model still writes) or not."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from nyla.agent import events
+from nyla.agent.cancel import race
+from nyla.agent.guard import clean_text
+from nyla.models.agent import AgentEvent
+from nyla.models.ai import AiCallRequest, AiCallResponse
+
+
+async def call_model(
+    kernel: Any,
+    request: AiCallRequest,
+    *,
+    stream: bool,
+    round_: int,
+    cancel: asyncio.Event | None,
+    sink: Callable[[AgentEvent], Any],
+) -> AiCallResponse:
+    """One model call; streamed text deltas go to ``sink`` as CHUNK events."""
+    if not stream or not hasattr(kernel.ai, "stream"):
+        return await race(kernel.ai.call(request), cancel)
+    iterator = kernel.ai.stream(request).__aiter__()
+    response: Any = None
+    try:
+        while True:
+            try:
+                delta = await race(iterator.__anext__(), cancel)
+            except StopAsyncIteration:
+                break
+            if delta.kind == "text" and delta.text:
+                sink(events.chunk(round_, clean_text(delta.text)))
+            elif delta.kind == "done":
+                response = getattr(delta, "response", None) or delta.metadata.get("response")
+    finally:
+        closer = getattr(iterator, "aclose", None)
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()  # release the provider's connection when we stop early
+    if response is None:
+        raise RuntimeError("the model stream ended without a final response")
+    if isinstance(response, dict):
+        response = AiCallResponse.model_validate(response)
+    return response
+
+
+async def call_model_live(
+    kernel: Any,
+    request: AiCallRequest,
+    *,
+    stream: bool,
+    round_: int,
+    cancel: asyncio.Event | None,
+    into: list[AiCallResponse],
+) -> AsyncIterator[AgentEvent]:
+    """:func:`call_model` yielding its CHUNK events as they arrive; the response is appended
+    to ``into``. A consumer that stops early cancels the call."""
+    if not stream:
+        into.append(
+            await call_model(
+                kernel, request, stream=False, round_=round_, cancel=cancel, sink=_ignore
+            )
+        )
+        return
+    queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+    call = asyncio.ensure_future(
+        call_model(
+            kernel, request, stream=True, round_=round_, cancel=cancel, sink=queue.put_nowait
+        )
+    )
+    try:
+        while not call.done():
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({call, getter}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                yield getter.result()
+            else:
+                getter.cancel()
+        while not queue.empty():
+            yield queue.get_nowait()
+    finally:
+        if not call.done():
+            call.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await call
+    into.append(call.result())
+
+
+def _ignore(event: AgentEvent) -> None:
+    """The sink of a call that does not stream (it produces no CHUNK events)."""

@@ -1,0 +1,359 @@
+"""One run of the agent loop: its state and the steps of a round.
+
+A round is *prepare* (knowledge context, summarization) -> *ask the model* -> *dispatch* the
+tool calls it asked for (planned in batches: consecutive read-only calls together) ->
+*record* the round. :func:`nyla.agent.loop.run_agent_loop` drives the rounds and the end of
+the run; the end itself (progress report, trace) is in :mod:`nyla.agent.ending`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from nyla.agent import events
+from nyla.agent.cancel import RunCancelled, race
+from nyla.agent.conversation import ConversationManager, build_system_prompt, estimate_tokens
+from nyla.agent.inherit import restricted_context
+from nyla.agent.model_call import call_model_live
+from nyla.agent.registry import Dispatched, ToolRegistry, before_call_hook, result_text
+from nyla.agent.repair import validation_failure_code
+from nyla.errors import BudgetExceeded
+from nyla.models.agent import (
+    AgentConfig,
+    AgentEvent,
+    AgentStatus,
+    AgentTrace,
+    RunContext,
+    ToolCallLog,
+)
+from nyla.models.ai import (
+    AiCallRequest,
+    AiCallResponse,
+    Message,
+    OperationType,
+    Role,
+    ToolCall,
+    Usage,
+)
+from nyla.models.tools import Tool, ToolContext
+
+log = logging.getLogger(__name__)
+
+ContextBuilder = Callable[[str, RunContext], Awaitable[str]]
+RoundRecorder = Callable[..., Awaitable[Any]]
+
+
+class AgentRun:
+    """The state of one run (trace, conversation, tools, spending) and its round steps."""
+
+    def __init__(
+        self,
+        kernel: Any,
+        prompt: str,
+        *,
+        config: AgentConfig,
+        context: RunContext,
+        tools: list[Tool],
+        system_prompt: str | None = None,
+        parent_run_id: str | None = None,
+        context_builder: ContextBuilder | None = None,
+        round_recorder: RoundRecorder | None = None,
+        run_id: str | None = None,
+        cancel: asyncio.Event | None = None,
+        neutralization: Any = None,
+        extras: dict[str, Any] | None = None,
+    ) -> None:
+        self.kernel, self.config, self.prompt, self.tools = kernel, config, prompt, tools
+        self.context = restricted_context(kernel, config, context)
+        self.cancel, self.extras = cancel, dict(extras or {})
+        self.context_builder, self.round_recorder = context_builder, round_recorder
+        self.trace = AgentTrace(
+            run_id=run_id or uuid.uuid4().hex,
+            prompt=prompt,
+            started_at=datetime.now(UTC),
+            parent_run_id=parent_run_id,
+            context=self.context,
+            model=config.model,
+        )
+        self.session = neutralization or new_neutralization_session(kernel, self.context)
+        self.conversation = ConversationManager(
+            build_system_prompt(system_prompt or config.system_prompt, self.context.timezone),
+            prompt,
+            count_tokens=_token_counter(kernel, lambda: self.trace.model or config.model),
+        )
+        self.registry = ToolRegistry(
+            tools, before_call=before_call_hook(kernel), default_timeout_s=config.tool_timeout_s
+        )
+        self.round = 0
+        self.spent = 0.0
+        self.usage = Usage()
+        self.last_text = ""
+        self.unknown_price = False
+        #: the answer of the round that ended the run (``None`` while it goes on)
+        self.answer: str | None = None
+        self._window: tuple[str | None, int | None] = ("", None)
+
+    @property
+    def run_id(self) -> str:
+        return self.trace.run_id
+
+    @property
+    def remaining_budget(self) -> float | None:
+        if self.config.max_cost_chf is None:
+            return None
+        return max(0.0, self.config.max_cost_chf - self.spent)
+
+    def charge(self, chf: float | None) -> None:
+        """Add nested spending (AI tools, sub-agents) to the run's cost."""
+        if chf:
+            self.spent += float(chf)
+
+    def stop_reason(self) -> AgentStatus | None:
+        """Why no further round starts (``None``: start one); :class:`RunCancelled` when the
+        caller cancelled."""
+        if self.round >= self.config.max_rounds:
+            return AgentStatus.MAX_ROUNDS_REACHED
+        if self.cancel is not None and self.cancel.is_set():
+            raise RunCancelled
+        limit = self.config.max_cost_chf
+        if self.unknown_price or (limit is not None and self.spent >= limit):
+            return AgentStatus.BUDGET_EXCEEDED
+        return None
+
+    # ---- model calls --------------------------------------------------------------------
+
+    def request(
+        self, operation: OperationType, messages: list[Message], **kw: Any
+    ) -> AiCallRequest:
+        """An AI service request on the run's behalf (its context, budget and placeholders)."""
+        return AiCallRequest(
+            operation=operation,
+            messages=messages,
+            temperature=self.config.temperature,
+            context=self.context,
+            max_cost_chf=self.remaining_budget,
+            neutralization=self.session,
+            **kw,
+        )
+
+    def account(self, response: AiCallResponse, *, agent_call: bool = True) -> None:
+        """Add a response's cost and usage to the run."""
+        self.spent += response.cost_chf or 0.0
+        self.usage = Usage(
+            input_tokens=self.usage.input_tokens + response.usage.input_tokens,
+            output_tokens=self.usage.output_tokens + response.usage.output_tokens,
+        )
+        if agent_call:  # the run's model (and its window) is the one answering as the agent
+            self.trace.model = response.model or self.trace.model
+        if self.config.max_cost_chf is not None and response.price_unknown:
+            self.unknown_price = True
+
+    async def summarize(self, transcript: str) -> str:
+        """One summarization call over ``transcript`` (charged to the run)."""
+        from nyla.agent.conversation import summary_request_messages
+
+        request = self.request(OperationType.DATA_ANALYSE, summary_request_messages(transcript))
+        response = await race(self.kernel.ai.call(request), self.cancel)
+        self.account(response, agent_call=False)
+        return response.content
+
+    # ---- one round ----------------------------------------------------------------------
+
+    async def play_round(self) -> AsyncIterator[AgentEvent]:
+        """Prepare -> ask the model -> dispatch its tool calls -> record. Sets
+        :attr:`answer` when the model answered without tool calls."""
+        self.round += 1
+        self.trace.rounds = self.round
+        yield events.status(self.round, "round", maxRounds=self.config.max_rounds)
+        async for event in self.prepare():
+            yield event
+        answers: list[AiCallResponse] = []
+        async for event in call_model_live(
+            self.kernel,
+            self.request(
+                OperationType.AGENT,
+                self.conversation.for_call(),
+                tools=self.registry.definitions(),
+                model=self.config.model,
+            ),
+            stream=self.config.stream,
+            round_=self.round,
+            cancel=self.cancel,
+            into=answers,
+        ):
+            yield event  # CHUNK events reach the caller while the model still streams
+        response = answers[0]
+        self.account(response)
+        self.last_text = response.content or self.last_text
+        self.conversation.add(
+            Message(role=Role.ASSISTANT, content=response.content, tool_calls=response.tool_calls)
+        )
+        if not response.tool_calls:
+            self.answer = response.content
+            return
+        results: list[Dispatched] = []
+        async for event in self.dispatch(response.tool_calls, results):
+            yield event
+        await self.record(response, results)
+
+    async def prepare(self) -> AsyncIterator[AgentEvent]:
+        """The round's knowledge context and, near the model's window, summarization (both
+        optional: a failure is reported and the run goes on)."""
+        conversation = self.conversation
+        if self.context_builder is not None:
+            try:
+                block = await race(self.context_builder(self.prompt, self.context), self.cancel)
+                conversation.knowledge_context = block or ""
+            except RunCancelled:
+                raise
+            except Exception as exc:  # RAG is optional (seeds: non-blocking)
+                log.warning("knowledge context failed in round %d: %s", self.round, exc)
+                conversation.knowledge_context = ""
+                yield events.status(self.round, "contextFailed", error=str(exc))
+        self.registry.refresh(self.tools)
+        if conversation.needs_summary(self.context_window()):
+            yield events.status(self.round, "summarizing", tokens=conversation.tokens())
+            try:
+                await conversation.summarize(self.summarize)
+            except (RunCancelled, BudgetExceeded):
+                raise
+            except Exception as exc:  # the full conversation is still there; go on
+                log.warning("summarization failed: %s", exc)
+                yield events.error(self.round, f"summarization failed: {exc}")
+
+    async def dispatch(
+        self, calls: list[ToolCall], results: list[Dispatched]
+    ) -> AsyncIterator[AgentEvent]:
+        """Run the model's tool calls (see :meth:`ToolRegistry.execute`); each result goes to
+        the trace, the conversation and out as a TOOL_RESULT event."""
+        registry, round_ = self.registry, self.round
+        for call in calls:
+            yield events.tool_call(round_, call, registry.is_read_only(call))
+        async for batch in registry.execute(calls, self.tool_context, self.cancel):
+            for item in batch:
+                call, result = item.call, item.result
+                text = result_text(result)
+                self.trace.tool_calls.append(
+                    ToolCallLog(
+                        round=round_,
+                        call_id=call.id,
+                        tool_name=call.name,
+                        arguments=call.arguments,
+                        success=result.success,
+                        error=result.error,
+                        validation_failure_code=validation_failure_code(result),
+                        duration_ms=item.duration_ms,
+                    )
+                )
+                self.conversation.add(
+                    Message(role=Role.TOOL, content=text, tool_call_id=call.id, name=call.name)
+                )
+                results.append(item)
+                yield events.tool_result(round_, call, result, item.duration_ms, text)
+
+    def tool_context(self, call: ToolCall) -> ToolContext:
+        """What the handler of ``call`` gets: the run's context, limits and session."""
+        return ToolContext(
+            run=self.context,
+            kernel=self.kernel,
+            run_id=self.run_id,
+            round=self.round,
+            call_id=call.id,
+            remaining_rounds=max(0, self.config.max_rounds - self.round),
+            remaining_budget_chf=self.remaining_budget,
+            on_charge=self.charge,
+            neutralization=self.session,
+            model=self.config.model,
+            extras=self.extras,
+        )
+
+    async def record(self, response: AiCallResponse, results: list[Dispatched]) -> None:
+        """Hand the round to the round recorder (optional: a failure is logged)."""
+        if self.round_recorder is None:
+            return
+        try:
+            await race(
+                self.round_recorder(
+                    run_id=self.run_id,
+                    round=self.round,
+                    context=self.context,
+                    file_refs=file_refs(results),
+                    tool_results=[
+                        {
+                            "toolName": d.call.name,
+                            "success": d.result.success,
+                            "content": result_text(d.result)[:2000],
+                        }
+                        for d in results
+                    ],
+                    decisions=[response.content] if response.content else [],
+                ),
+                self.cancel,
+            )
+        except RunCancelled:
+            raise
+        except Exception as exc:  # round memory is optional (seeds: non-blocking)
+            log.warning("recording round %d failed: %s", self.round, exc)
+
+    def context_window(self) -> int | None:
+        """The window of the run's current model (looked up once per model)."""
+        model_id = self.trace.model or self.config.model
+        if self._window[0] != model_id:
+            self._window = (model_id, _context_window(self.kernel, model_id))
+        return self._window[1]
+
+
+def file_refs(results: list[Dispatched]) -> list[str]:
+    """File ids and document references the round's tool results name."""
+    refs: list[str] = []
+    for d in results:
+        data = d.result.data
+        if isinstance(data, dict):
+            for key in ("fileId", "docItem"):
+                if isinstance(data.get(key), str):
+                    refs.append(data[key])
+    return refs
+
+
+def new_neutralization_session(kernel: Any, context: RunContext) -> Any:
+    """One placeholder session per run so placeholders stay stable across its calls."""
+    factory = getattr(getattr(kernel, "ai", None), "neutralization_session", None)
+    try:
+        if callable(factory):
+            return factory(context)
+        from nyla.ai.neutralize import NeutralizationSession
+
+        return NeutralizationSession()
+    except Exception as exc:  # no neutralization in this build: the AI service decides
+        log.debug("no neutralization session: %s", exc)
+        return None
+
+
+def _context_window(kernel: Any, model_id: str | None) -> int | None:
+    if not model_id:
+        return None
+    spec_of = getattr(getattr(kernel, "ai", None), "model_spec", None)
+    try:
+        if callable(spec_of):
+            spec = spec_of(model_id)
+            if spec is not None:
+                return spec.context_window
+    except Exception:
+        pass
+    for spec in kernel.plugins.models():
+        if spec.id == model_id:
+            return spec.context_window
+    return None
+
+
+def _token_counter(kernel: Any, model_id: Callable[[], str | None]) -> Any:
+    """The AI service's token counter for the run's model (the estimate without one)."""
+    count = getattr(getattr(kernel, "ai", None), "count_tokens", None)
+    if not callable(count):
+        return estimate_tokens
+    return lambda messages: count(messages, model_id())

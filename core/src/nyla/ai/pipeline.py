@@ -1,0 +1,267 @@
+"""The steps every operation of the AI service shares: settings, model selection, the
+neutralization gate, the fallback walk with retries, and cost recording.
+
+:class:`AiPipeline` is the base of :class:`~nyla.ai.service.AiService`, which adds the
+operations themselves (chat, stream, embeddings, web search, images).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from nyla.ai.config import config_value
+from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
+from nyla.ai.pricing import UsageTotals, call_cost_chf
+from nyla.ai.retry import RetryPolicy
+from nyla.ai.route import Route, with_retries
+from nyla.ai.selector import ModelSelector
+from nyla.ai.timeouts import seconds_setting
+from nyla.ai.tokens import count_text_tokens
+from nyla.errors import ModelNotAvailableError, ProviderError
+from nyla.models.ai import ModelSpec, OperationType, Usage
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class AiPipeline:
+    """The pipeline every operation of the AI service goes through (see
+    :mod:`nyla.ai.service`), over the provider plugins of the kernel's plugin host.
+
+    Settings (``kernel.settings["ai"]``, all optional): ``neutralize`` (default ``True``; a
+    context with ``require_neutralization`` always neutralizes), ``max_attempts`` (3),
+    ``base_delay_s`` (0.5), ``max_retry_after_s`` (60), ``timeout_s`` (600, per provider call),
+    ``max_fallbacks`` (2), ``embed_batch_size`` (caps the model's batch size),
+    ``default_models`` (operation -> model id; also
+    ``NYLA_MODEL_<OPERATION>`` from the environment / config file).
+    """
+
+    def __init__(self, kernel: Any, *, retry: RetryPolicy | None = None) -> None:
+        self.kernel = kernel
+        settings = dict(getattr(kernel, "settings", {}).get("ai", {}) or {})
+        self.settings = settings
+        self.retry = retry or RetryPolicy(
+            max_attempts=int(settings.get("max_attempts", 3)),
+            base_delay_s=float(settings.get("base_delay_s", 0.5)),
+            max_retry_after_s=float(settings.get("max_retry_after_s", 60.0)),
+        )
+        self.timeout_s: float = seconds_setting(
+            settings.get("timeout_s"), config_value("NYLA_AI_TIMEOUT_S"), 600.0
+        )
+        #: longest silence between two streamed chunks
+        self.stream_idle_timeout_s: float = seconds_setting(
+            settings.get("stream_idle_timeout_s"),
+            config_value("NYLA_AI_STREAM_IDLE_TIMEOUT_S"),
+            min(self.timeout_s, 120.0),
+        )
+        #: wall-clock budget of all attempts on one model (retries count in time too)
+        self.retry_budget_s: float = seconds_setting(
+            settings.get("retry_budget_s"),
+            config_value("NYLA_AI_RETRY_BUDGET_S"),
+            self.timeout_s * self.retry.max_attempts + 30.0,
+        )
+        #: per-model overrides of ``timeout_s`` (model id -> seconds)
+        self.model_timeouts: dict[str, float] = {
+            str(k): float(v) for k, v in (settings.get("model_timeouts") or {}).items()
+        }
+        self.max_fallbacks: int = int(settings.get("max_fallbacks", 2))
+        #: a :class:`nyla.ai.recording.Tape` while runs are recorded or replayed
+        self.tape: Any = None
+        self.selector = ModelSelector(self._models)
+        self._totals: dict[str | None, UsageTotals] = {}
+
+    # ---- selection ------------------------------------------------------------------
+
+    def _models(self) -> list[ModelSpec]:
+        if self.tape is not None and self.tape.replaying:
+            return self.tape.models()
+        return self.kernel.plugins.models()
+
+    def _provider(self, spec: ModelSpec) -> Any:
+        provider = self.kernel.plugins.providers.get(spec.provider)
+        if self.tape is not None:
+            return self.tape.provider(spec, provider)
+        if provider is None:
+            raise ModelNotAvailableError(f"provider {spec.provider!r} of {spec.id!r} is not loaded")
+        return provider
+
+    def _chain(
+        self,
+        operation: OperationType | str,
+        context: Any,
+        estimated_tokens: int,
+        needs_tools: bool,
+        model: str | None,
+    ) -> list[ModelSpec]:
+        operation = OperationType(operation)
+        soft_default = None
+        if model is None:
+            defaults = self.settings.get("default_models") or {}
+            soft_default = defaults.get(operation.value) or config_value(
+                f"NYLA_MODEL_{operation.name}"
+            )
+        if soft_default:
+            try:
+                return self.selector.candidates(
+                    operation,
+                    context=context,
+                    estimated_tokens=estimated_tokens,
+                    needs_tools=needs_tools,
+                    model=soft_default,
+                )
+            except ModelNotAvailableError as exc:
+                log.warning("default model for %s ignored: %s", operation.value, exc)
+        return self.selector.candidates(
+            operation,
+            context=context,
+            estimated_tokens=estimated_tokens,
+            needs_tools=needs_tools,
+            model=model,
+        )
+
+    # ---- neutralization -----------------------------------------------------------------
+
+    def _gate(self, context: Any) -> NeutralizationGate:
+        require = bool(getattr(context, "require_neutralization", False))
+        enabled = require or bool(self.settings.get("neutralize", True))
+        neutralizers = list(self.kernel.plugins.neutralizers.values()) if enabled else []
+        if require and not neutralizers:
+            from nyla.errors import NeutralizationError
+
+            raise NeutralizationError(
+                "neutralization is required but no neutralizer is installed: call blocked"
+            )
+        return NeutralizationGate(neutralizers, require=require)
+
+    # ---- the pipeline -------------------------------------------------------------------
+
+    def _route(
+        self,
+        operation: OperationType,
+        context: Any,
+        *,
+        input_tokens: int,
+        session: NeutralizationSession,
+        gate: NeutralizationGate,
+        model: str | None = None,
+        max_output: int | None = None,
+        budget: float | None = None,
+        needs_tools: bool = False,
+        fallback: bool = True,
+        sized: bool = True,
+        what: str = "model",
+    ) -> Route:
+        """Steps 2 and 3 for neutralized input of ``input_tokens``: the fallback chain (one
+        model without ``fallback``; the window checked against the input and the answer when
+        ``sized``) under the caller's remaining ``budget``."""
+        window = input_tokens + (max_output or 0) if sized else 0
+        chain = self._chain(operation, context, window, needs_tools, model)
+        chain = chain[: 1 + max(0, self.max_fallbacks)] if fallback else chain[:1]
+        return Route(
+            chain,
+            input_tokens,
+            max_output,
+            budget,
+            session,
+            gate,
+            exhausted_message=f"no {what} fits the remaining budget",
+        )
+
+    def _text_route(
+        self, operation: OperationType, text: str, context: Any, **kw: Any
+    ) -> tuple[Route, str]:
+        """A route for one text (a search query, an image prompt) and the text neutralized."""
+        session = kw.pop("session", None) or NeutralizationSession()
+        gate = self._gate(context)
+        clean = gate.apply(text, session)
+        route = self._route(
+            operation,
+            context,
+            input_tokens=count_text_tokens(clean),
+            session=session,
+            gate=gate,
+            sized=False,
+            **kw,
+        )
+        return route, clean
+
+    async def _answer(
+        self,
+        route: Route,
+        attempt: Callable[[ModelSpec, Any], Awaitable[T]],
+        *,
+        expect: type,
+        capability: tuple[str, str] | None = None,
+    ) -> tuple[ModelSpec, float | None, T]:
+        """Step 4: ``attempt(spec, provider)`` with retries on each model of the route until
+        one answers with an ``expect`` instance: ``(spec, estimated cost, answer)``. A
+        provider without the method ``capability[0]`` is passed over (it "cannot
+        ``capability[1]``")."""
+        for spec, estimate in route.models():
+            provider = self._provider(spec)
+            if capability and not hasattr(provider, capability[0]):
+                route.last_error = ModelNotAvailableError(f"{spec.provider} cannot {capability[1]}")
+                continue
+            try:
+                answer = await self._with_retries(
+                    spec, lambda s=spec, p=provider: attempt(s, p), route, expect
+                )
+            except ProviderError as exc:
+                route.failed(spec, exc)
+                continue
+            return spec, estimate, answer
+        raise route.exhausted()
+
+    def _with_retries(
+        self,
+        spec: ModelSpec,
+        call: Callable[[], Awaitable[T]],
+        route: Route,
+        expect: type | None = None,
+    ) -> Awaitable[T]:
+        """``call()`` with the service's timeouts and retries; an answer that is not an
+        ``expect`` instance is the provider plugin's bug (named, not retried)."""
+
+        async def checked() -> T:
+            answer = await call()
+            if expect is not None and not isinstance(answer, expect):
+                raise self._wrong_type(spec, answer, expect)
+            return answer
+
+        return with_retries(
+            self.retry,
+            spec,
+            checked,
+            route,
+            timeout_s=self.timeout_for(spec),
+            budget_s=self.retry_budget_s,
+        )
+
+    def _wrong_type(self, spec: ModelSpec, answer: Any, expected: type) -> ProviderError:
+        """A provider broke the :class:`~nyla.models.ai.Provider` contract: the error names
+        the plugin (not retried; the next model is not tried either)."""
+        owner = self.kernel.plugins.owner_of("providers", spec.provider) or "?"
+        return ProviderError(
+            f"provider {spec.provider!r} of plugin {owner!r} answered {spec.id} with "
+            f"{type(answer).__name__}, expected {expected.__name__} (a bug in the plugin)",
+            provider=spec.provider,
+        )
+
+    def _settle(self, context: Any, spec: ModelSpec, usage: Usage) -> tuple[float, bool]:
+        """Step 5: the cost of ``usage`` (0 and ``True`` when the model has no price),
+        recorded in the totals."""
+        cost = call_cost_chf(spec, usage)
+        self._record(context, usage, cost or 0.0)
+        return (0.0, True) if cost is None else (cost, False)
+
+    def _record(self, context: Any, usage: Usage, cost: float) -> None:
+        run_id = getattr(context, "workflow_id", None)
+        for key in {run_id, None}:
+            self._totals.setdefault(key, UsageTotals()).add(usage, cost)
+
+    def timeout_for(self, spec: ModelSpec) -> float:
+        """Seconds one call of ``spec`` may take (per-model setting, else ``timeout_s``)."""
+        return self.model_timeouts.get(spec.id, self.timeout_s)

@@ -1,0 +1,189 @@
+"""The shared part of the AI service's pipeline: a request's :class:`Route`.
+
+Every operation (chat, stream, embeddings, web search, images) goes the same way: its input
+is neutralized, the selector lists the models that may answer (the fallback chain), each
+model's price is checked against the caller's remaining budget before it is called, a model
+is retried on transient failures and then replaced by the next one. A :class:`Route` holds
+one request's chain, budget and what happened on the way (fallbacks, retries); the service
+walks it the same way for every operation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
+from nyla.ai.pricing import preflight
+from nyla.ai.retry import RetryPolicy
+from nyla.errors import BudgetExceeded, ProviderError, ProviderTimeoutError
+from nyla.models.ai import (
+    ChatResponse,
+    FallbackNote,
+    InvalidToolArguments,
+    ModelSpec,
+    NeutralizationReport,
+    ToolCall,
+    Usage,
+)
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass
+class Route:
+    """One request's way through the pipeline: the models to try in order (``chain``), the
+    neutralized input's size and the caller's remaining budget, and what happened."""
+
+    chain: list[ModelSpec]
+    input_tokens: int
+    max_output: int | None
+    budget: float | None
+    session: NeutralizationSession
+    gate: NeutralizationGate
+    #: what to say when no model could even be tried (every one over budget)
+    exhausted_message: str = "no model fits the remaining budget"
+    fallbacks: list[FallbackNote] = field(default_factory=list)
+    retries: int = 0
+    last_error: Exception | None = None
+
+    def models(self) -> Iterator[tuple[ModelSpec, float | None]]:
+        """The chain with the budget preflight applied, as ``(spec, estimated cost)``: the
+        first model must fit (else :class:`BudgetExceeded`); a later one that does not is
+        noted as a fallback and skipped."""
+        for index, spec in enumerate(self.chain):
+            try:
+                estimate = preflight(spec, self.input_tokens, self.max_output, self.budget)
+            except BudgetExceeded as exc:
+                if index == 0:
+                    raise
+                self.note_fallback(spec, exc)
+                continue
+            yield spec, estimate
+
+    def failed(self, spec: ModelSpec, exc: ProviderError) -> None:
+        """``spec`` gave up with ``exc``: raise it when another model would not do better
+        (auth, bad request), else note it and go on with the next model."""
+        if not exc.retryable:
+            raise exc
+        self.last_error = exc
+        self.note_fallback(spec, exc)
+
+    def note_fallback(self, spec: ModelSpec, exc: Exception) -> None:
+        self.fallbacks.append(
+            FallbackNote(model=spec.id, error=str(exc), error_type=type(exc).__name__)
+        )
+
+    def exhausted(self) -> Exception:
+        """The error to raise when every model of the chain failed or was over budget."""
+        return self.last_error or BudgetExceeded(self.exhausted_message)
+
+    def report(self) -> NeutralizationReport:
+        """What neutralization did for this request."""
+        return NeutralizationReport(placeholders=len(self.session), errors=list(self.gate.errors))
+
+
+async def with_retries(
+    retry: RetryPolicy,
+    spec: ModelSpec,
+    call: Callable[[], Awaitable[T]],
+    route: Route,
+    *,
+    timeout_s: float,
+    budget_s: float,
+) -> T:
+    """``call()`` with ``timeout_s`` per attempt, retried by ``retry`` within ``budget_s`` of
+    wall-clock time; failures come out as typed :class:`ProviderError` s."""
+
+    async def guarded() -> T:
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await call()
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise wrap_unexpected(spec.provider, exc) from exc
+
+    def on_retry(attempt: int, exc: ProviderError, wait: float) -> None:
+        route.retries += 1
+        log.info("%s: attempt %d failed (%s); retrying in %.2fs", spec.id, attempt, exc, wait)
+
+    try:
+        async with asyncio.timeout(budget_s):
+            return await retry.run(guarded, on_retry)
+    except TimeoutError:
+        raise ProviderTimeoutError(
+            f"{spec.id}: no answer within the retry budget of {budget_s:g} s",
+            provider=spec.provider,
+        ) from None
+
+
+def wrap_unexpected(provider_id: str, exc: Exception) -> ProviderError:
+    """Any failure of a provider call as a typed :class:`ProviderError`."""
+    if isinstance(exc, ProviderError):
+        return exc
+    if isinstance(exc, TimeoutError):
+        return ProviderTimeoutError(f"{provider_id}: no answer in time", provider=provider_id)
+    if isinstance(exc, NotImplementedError):
+        return ProviderError(
+            f"{provider_id} does not support this operation: {exc}", provider=provider_id
+        )
+    return ProviderError(f"{provider_id} failed: {exc!r}", provider=provider_id)
+
+
+def invalid_tool_arguments(calls: list[ToolCall]) -> list[InvalidToolArguments]:
+    """Structured errors for tool calls whose arguments are not a JSON object (the calls are
+    kept verbatim; the agent reports the error back to the model instead of crashing)."""
+    out = []
+    for call in calls:
+        try:
+            value = json.loads(call.arguments or "{}")
+        except Exception as exc:  # RecursionError of deep nesting included: never fatal here
+            error = f"invalid JSON: {type(exc).__name__}"
+        else:
+            if isinstance(value, dict):
+                continue
+            error = "arguments are not a JSON object"
+        out.append(InvalidToolArguments(id=call.id, name=call.name, error=error))
+    return out
+
+
+class Assembled:
+    """What one streamed attempt of the AI service sent so far."""
+
+    def __init__(self) -> None:
+        self.emitted = False
+        self.text: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.usage: Usage | None = None
+        self.finish: str | None = None
+        self.extra: dict[str, Any] = {}
+
+    def response(self, spec: ModelSpec) -> ChatResponse:
+        return ChatResponse(
+            content="".join(self.text),
+            tool_calls=self.calls,
+            usage=self.usage or Usage(),
+            finish_reason=self.finish,
+            model=spec.id,
+            metadata=self.extra,
+        )
+
+
+def restored_calls(calls: list[ToolCall], restore: Callable[[str], str] | None) -> list[ToolCall]:
+    """``calls`` with placeholders in their arguments restored (unchanged calls kept)."""
+    if restore is None:
+        return list(calls)
+    out = []
+    for call in calls:
+        arguments = restore(call.arguments)
+        if arguments != call.arguments:
+            call = ToolCall(id=call.id, name=call.name, arguments=arguments)
+        out.append(call)
+    return out
