@@ -1,9 +1,9 @@
-"""``nyla run`` end to end over Jira: a scripted model (an OpenAI-compatible server on
-localhost behind the private-LLM provider) asks which of the user's open tasks are due this
-week; the Jira toolbox reaches a fake Jira Cloud on localhost (the connection's ``baseUrl``)
-through the Jira connector, and the answer cites the inline task metadata the tool returned.
-Issue payloads come from the connector's documented samples; due dates are set relative to
-today so the week is always this week."""
+"""``nyla run`` end to end over Jira and ClickUp: a scripted model (an OpenAI-compatible
+server on localhost behind the private-LLM provider) asks which of the user's open tasks are
+due this week; the Jira and ClickUp toolboxes reach a fake Jira Cloud and a fake ClickUp on
+localhost (each connection's ``baseUrl``) through their connectors, and the answer cites the
+inline task metadata the tools returned. Payloads come from the connectors' documented
+samples; due dates are set relative to today so the week is always this week."""
 
 from __future__ import annotations
 
@@ -31,6 +31,12 @@ _spec = importlib.util.spec_from_file_location(
 )
 fake_jira = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fake_jira)
+_spec = importlib.util.spec_from_file_location(
+    "fake_clickup_for_run", ROOT / "plugins/connectors/clickup/tests/fake_clickup.py"
+)
+fake_clickup = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fake_clickup)
+CLICKUP_TOKEN = "pk_183_RUN"
 
 TODAY = date.today()
 MONDAY = TODAY - timedelta(days=TODAY.weekday())
@@ -55,6 +61,59 @@ def _issues() -> list[dict[str, Any]]:
             issue["fields"]["assignee"] = None
         out.append(issue)
     return out
+
+
+def _clickup() -> Any:
+    """Mia's ClickUp: one folderless list with four tasks (due at noon UTC: the same day in
+    her Zurich profile time zone)."""
+    fake = fake_clickup.FakeClickUp()
+    fake.add_space("9001", "790", "Engineering")
+    ref = fake.add_list("790", "-", "901", "Inbox")
+    leo = fake.teams[0]["members"][1]["user"]
+    rows = [  # name, due, closed, mine
+        ("Prepare demo", SUNDAY, False, True),
+        ("Close sprint", MONDAY, True, True),
+        ("Plan offsite", SUNDAY + timedelta(days=3), False, True),
+        ("Order swag", MONDAY, False, False),
+    ]
+    for i, (name, due, closed, mine) in enumerate(rows, start=1):
+        noon = datetime.combine(due, datetime.min.time(), tzinfo=UTC) + timedelta(hours=12)
+        task = fake_clickup.make_task(
+            f"86e{i}", name, ref, due_date=str(int(noon.timestamp() * 1000))
+        )
+        if closed:
+            task["status"] = {
+                "status": "complete",
+                "color": "#6bc950",
+                "orderindex": 2,
+                "type": "closed",
+            }
+        if not mine:
+            task["assignees"] = [leo]
+        fake.tasks.append(task)
+    return fake
+
+
+class ClickUp(BaseHTTPRequestHandler):
+    """ClickUp API v2: the fake account behind a real socket."""
+
+    account = _clickup()
+    seen: list[str] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        type(self).seen.append(self.path)
+        if self.headers.get("Authorization") != CLICKUP_TOKEN:
+            reply = fake_clickup.clickup_error("unauthorized", 401)
+        else:
+            reply = self.account.route(httpx.Request("GET", f"http://clickup{self.path}"))
+        self.send_response(reply.status_code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply.content)))
+        self.end_headers()
+        self.wfile.write(reply.content)
 
 
 class Jira(BaseHTTPRequestHandler):
@@ -98,10 +157,18 @@ class Model(BaseHTTPRequestHandler):
                 "dueFrom": MONDAY.isoformat(),
                 "dueTo": SUNDAY.isoformat(),
             }
-            call = {"id": "call_0", "type": "function",
-                    "function": {"name": "searchJiraIssues", "arguments": json.dumps(week)}}  # fmt: skip
+            offered = {t["function"]["name"] for t in body.get("tools") or []}
+            names = [n for n in ("searchJiraIssues", "searchClickUpTasks") if n in offered]
+            calls = [
+                {
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(week)},
+                }
+                for i, name in enumerate(names)
+            ]
             message, finish = (
-                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "assistant", "content": None, "tool_calls": calls},
                 "tool_calls",
             )
         else:
@@ -144,6 +211,11 @@ def jira_url() -> Iterator[str]:
 
 
 @pytest.fixture
+def clickup_url() -> Iterator[str]:
+    yield from _serve(ClickUp)
+
+
+@pytest.fixture
 def model_url() -> Iterator[str]:
     yield from _serve(Model)
 
@@ -163,7 +235,7 @@ def cli_database(embedded_pg: str) -> Iterator[str]:
         engine.dispose()
 
 
-async def _connect(jira_url: str) -> None:
+async def _connect(jira_url: str, clickup_url: str) -> None:
     from nyla.kernel import Kernel
     from nyla.sdk.connectors import TokenGrant
 
@@ -179,18 +251,32 @@ async def _connect(jira_url: str) -> None:
             ),
             settings={"baseUrl": f"{jira_url}/ex/jira/cloud-1"},
         )
+        await kernel.connections.add(
+            "clickup",
+            user_id="mia",
+            account="mia@example.com",
+            grant=TokenGrant(access_token=CLICKUP_TOKEN),
+            settings={"baseUrl": f"{clickup_url}/api/v2"},
+        )
     finally:
         await kernel.aclose()
 
 
-def test_nyla_run_answers_which_open_tasks_are_due_this_week(
-    monkeypatch, tmp_path, jira_url, model_url, cli_database
+def test_nyla_run_answers_which_open_jira_and_clickup_tasks_are_due_this_week(
+    monkeypatch, tmp_path, jira_url, clickup_url, model_url, cli_database
 ):
-    for module in ("nyla_provider_private_llm", "nyla_connector_jira", "nyla_toolbox_jira"):
+    modules = (
+        "nyla_provider_private_llm",
+        "nyla_connector_jira",
+        "nyla_toolbox_jira",
+        "nyla_connector_clickup",
+        "nyla_toolbox_clickup",
+    )
+    for module in modules:
         pytest.importorskip(module)
     from cryptography.fernet import Fernet
 
-    monkeypatch.setenv("NYLA_PLUGINS", "private-llm,jira,jira-toolbox")
+    monkeypatch.setenv("NYLA_PLUGINS", "private-llm,jira,jira-toolbox,clickup,clickup-toolbox")
     monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("NYLA_PRIVATE_LLM_BASE_URL", f"{model_url}/v1")
     monkeypatch.setenv("NYLA_PRIVATE_LLM_MODELS", "tiny")
@@ -200,21 +286,34 @@ def test_nyla_run_answers_which_open_tasks_are_due_this_week(
     from nyla.ai import config
 
     config.reload()
-    asyncio.run(_connect(jira_url))
+    asyncio.run(_connect(jira_url, clickup_url))
     Model.requests.clear()
     Jira.seen.clear()
+    ClickUp.seen.clear()
 
-    result = CliRunner().invoke(
-        cli, ["run", "Which of my open Jira tasks are due this week?", "--no-stream"]
-    )
+    question = "Which of my open Jira and ClickUp tasks are due this week?"
+    result = CliRunner().invoke(cli, ["run", question, "--no-stream"])
     assert result.exit_code == 0, result.output
     offered = {t["function"]["name"] for t in Model.requests[0]["tools"]}
     assert {"searchJiraIssues", "readJiraIssue", "writeJiraIssue"} <= offered
+    assert {"searchClickUpTasks", "readClickUpTask", "writeClickUpTask"} <= offered
     assert any("/rest/api/3/search/jql" in p for p in Jira.seen)
+    assert any(p.startswith("/api/v2/team/9001/task?") for p in ClickUp.seen), ClickUp.seen
     out = " ".join(result.output.split())
     assert (
         f"☑️ ED-1 Fix checkout — status To Do; assignee Mia Krystof; due {SUNDAY.isoformat()} "
         "[id: 10001]" in out
     )
-    for other in ("Ship release notes", "Budget review", "Update logo"):
+    assert (
+        f"☑️ Prepare demo — status to do; assignee Mia Krystof; due {SUNDAY.isoformat()} "
+        "[id: 86e1]" in out
+    )
+    for other in (
+        "Ship release notes",
+        "Budget review",
+        "Update logo",
+        "Close sprint",
+        "Plan offsite",
+        "Order swag",
+    ):
         assert other not in out, f"{other} is done, later or not mine"

@@ -48,6 +48,15 @@ def test_activation_by_default_connection_feature_and_config():
     assert open_session(TOOLBOXES, AgentConfig(tool_set="none"), RunContext()).active == []
 
 
+def test_a_toolbox_can_require_any_of_several_services():
+    mail = {"email": box("email", requires_connection=["msft", "google"])}
+    assert mail["email"].connection_services == ("msft", "google")
+    for services, active in (([], []), (["google"], ["email"]), (["msft", "google"], ["email"])):
+        got = initial_toolboxes(mail, AgentConfig(), RunContext(connections=services))
+        assert got == active, services
+    assert initial_toolboxes(mail, AgentConfig(), RunContext(connections=["jira"])) == []
+
+
 def test_request_toolbox_offers_only_inactive_ones_and_updates_the_same_list():
     session = open_session(TOOLBOXES, AgentConfig(), RunContext())
     tools = session.tools

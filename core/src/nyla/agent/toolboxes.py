@@ -150,7 +150,7 @@ def initial_toolboxes(
     for tb in toolboxes.values():
         if (
             tb.default_active
-            or (tb.requires_connection is not None and tb.requires_connection in connections)
+            or any(service in connections for service in tb.connection_services)
             or (tb.feature_code is not None and tb.feature_code == feature)
             or tb.id in wanted
         ):

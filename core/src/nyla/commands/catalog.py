@@ -13,6 +13,11 @@ def _host():
     return PluginHost.discover(strict=False)
 
 
+def _services(value: str | list[str] | None) -> list[str]:
+    """``requires_connection`` as a list (one service or several)."""
+    return [value] if isinstance(value, str) else list(value or [])
+
+
 def _price(value: float | None) -> str:
     return "?" if value is None else f"{value:g}"
 
@@ -103,7 +108,7 @@ def toolboxes_list(as_json: bool) -> None:
                 r["id"],
                 len(r["tools"]),
                 "yes" if r["defaultActive"] else "no",
-                r["requiresConnection"] or "-",
+                ", ".join(_services(r["requiresConnection"])) or "-",
                 r["featureCode"] or "-",
                 r["plugin"],
             )

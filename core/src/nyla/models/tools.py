@@ -178,8 +178,9 @@ class Toolbox(BaseModel):
     """A group of tools the agent gets together (seeds: Toolbox Registry).
 
     ``default_active`` toolboxes are always on; ``requires_connection`` ones are on when the
-    user has that connection; ``feature_code`` ones belong to a feature. Any inactive toolbox
-    can be requested at run time through ``requestToolbox``.
+    user has a connection to that service (or, for a list, to any of them: the e-mail
+    toolbox works with Outlook and Gmail alike); ``feature_code`` ones belong to a feature.
+    Any inactive toolbox can be requested at run time through ``requestToolbox``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -189,5 +190,13 @@ class Toolbox(BaseModel):
     description: str = ""
     tools: list[Tool] = Field(default_factory=list)
     default_active: bool = False
-    requires_connection: str | None = None
+    requires_connection: str | list[str] | None = None
     feature_code: str | None = None
+
+    @property
+    def connection_services(self) -> tuple[str, ...]:
+        """The connector services whose connection switches the toolbox on (any of them)."""
+        value = self.requires_connection
+        if value is None:
+            return ()
+        return (value,) if isinstance(value, str) else tuple(value)

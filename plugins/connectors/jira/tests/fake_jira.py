@@ -98,6 +98,7 @@ class FakeJira:
     def __init__(self, issues: list[dict[str, Any]] | None = None, page_size: int = 50) -> None:
         self.issues = issues if issues is not None else []
         self.comments: dict[str, list[dict[str, Any]]] = {}
+        self.files: dict[str, tuple[dict[str, Any], bytes]] = {}  # attachment id: meta, bytes
         self.myself = sample("myself")
         self.page_size = page_size
         self.generation = 1
@@ -105,6 +106,26 @@ class FakeJira:
         self.truncate_after: int | None = None
         self.requests: list[httpx.Request] = []
         self.writes: list[tuple[str, str, Any]] = []
+
+    def attach(self, issue: dict[str, Any], att_id: str, name: str, data: bytes, mime: str) -> None:
+        """An attachment on ``issue``: listed in its ``attachment`` field, served by
+        ``/attachment/{id}`` (metadata) and ``/attachment/content/{id}`` (bytes)."""
+        meta = sample("attachment")
+        site = meta["content"].split("/rest/")[0]
+        meta.update(
+            {
+                "id": int(att_id),
+                "filename": name,
+                "size": len(data),
+                "mimeType": mime,
+                "self": f"{site}/rest/api/3/attachments/{att_id}",
+                "content": f"{site}/rest/api/3/attachment/content/{att_id}",
+                "thumbnail": f"{site}/rest/api/3/attachment/thumbnail/{att_id}",
+            }
+        )
+        self.files[att_id] = (meta, data)
+        listed = {**meta, "id": att_id}  # the issue's field lists ids as strings
+        issue["fields"].setdefault("attachment", []).append(listed)
 
     # ---- search ---------------------------------------------------------------------------
 
@@ -179,6 +200,8 @@ class FakeJira:
             q = request.url.params.get("query", "").lower()
             hit = q in (self.myself["emailAddress"].lower(), self.myself["displayName"].lower())
             return httpx.Response(200, json=[self.myself] if hit else [])
+        if m := re.fullmatch(r"/attachment/(content/)?(\d+)", path):
+            return self._attachment(request, m.group(2), bool(m.group(1)))
         if path == "/issue" and method == "POST":
             return self._create(json.loads(request.content))
         if m := re.fullmatch(r"/issue/([^/]+)(?:/(comment|transitions))?", path):
@@ -187,6 +210,23 @@ class FakeJira:
                 return jira_error("not_found", 404)
             return self._issue(request, issue, m.group(2))
         return jira_error("not_found", 404)
+
+    def _attachment(self, request: httpx.Request, att_id: str, content: bool) -> httpx.Response:
+        """Metadata, or the bytes (``redirect=false``; otherwise the 303 to Atlassian's media
+        service that Jira Cloud answers by default)."""
+        if att_id not in self.files:
+            return jira_error("not_found", 404)
+        meta, data = self.files[att_id]
+        if not content:
+            return httpx.Response(200, json=meta)
+        if request.url.params.get("redirect") != "false":
+            media = f"https://api.media.atlassian.com/file/{att_id}/binary?token=signed"
+            return httpx.Response(303, headers={"Location": media})
+        return httpx.Response(
+            200,
+            content=data,
+            headers={"Content-Type": meta["mimeType"], "Content-Length": str(len(data))},
+        )
 
     def _projects(self) -> httpx.Response:
         body = sample("project_search")

@@ -1,6 +1,7 @@
 """The contract suites' documents as Jira issues: each request is answered by a
 :class:`FakeJira` over the corpus as it is at that moment (issue ``updated`` follows the
-corpus's change log, one hour per change, so ``updated >=`` cursors behave as Jira's do)."""
+corpus's change log, one hour per change, so ``updated >=`` cursors behave as Jira's do).
+Each issue carries its document's bytes as an attachment, which is what ``download`` gets."""
 
 from __future__ import annotations
 
@@ -35,7 +36,10 @@ def doc_issue(doc: FakeDoc, corpus: FakeCorpus) -> dict[str, Any]:
         "type": "doc",
         "version": 1,
         "content": [
-            {"type": "paragraph", "content": [{"type": "text", "text": doc.content.decode()}]}
+            {
+                "type": "paragraph",
+                "content": [{"type": "text", "text": doc.content.decode("utf-8", "replace")}],
+            }
         ],
     }
     f["project"] = {**f["project"], "key": project, "name": f"Project {project}"}
@@ -58,6 +62,8 @@ class JiraWire(ConnectorWire):
 
     def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
         jira = FakeJira([doc_issue(d, corpus) for d in corpus.live()], page_size=corpus.page_size)
+        for doc, issue in zip(corpus.live(), jira.issues, strict=True):
+            jira.attach(issue, attachment_of(doc), doc.name, doc.content, doc.mime)
         jira.generation = corpus.generation
         jira.duplicate_boundary = corpus.duplicate_boundary
         jira.truncate_after = corpus.truncate_after
@@ -69,3 +75,11 @@ class JiraWire(ConnectorWire):
 
     def item_id(self, doc: FakeDoc) -> str:
         return str(10000 + int(doc.id.removeprefix("doc")))
+
+    def download_id(self, doc: FakeDoc) -> str:
+        return f"attachment:{attachment_of(doc)}"
+
+
+def attachment_of(doc: FakeDoc) -> str:
+    """The id of the attachment that carries ``doc``'s bytes on its issue."""
+    return str(30000 + int(doc.id.removeprefix("doc")))

@@ -171,6 +171,22 @@ async def test_read_with_comments_and_attachments(session, jira):
     assert detail.attachments[0].title == "flow.png" and detail.attachments[0].size == 2048
 
 
+async def test_attachments_download_without_the_media_redirect(session, jira):
+    jira.attach(jira.issues[1], "10050", "flow.png", b"\x89PNG\r\n\x00\xff", "image/png")
+    detail = await session.adapter.read_task(session, "ED-2")
+    [att] = detail.attachments
+    assert att.id == "attachment:10050" and att.path == "/ED/ED-2/flow.png"
+    got = await session.adapter.download(session, att.id)
+    assert got.content == b"\x89PNG\r\n\x00\xff" and got.mime == "image/png"
+    assert got.item.title == "flow.png" and got.item.size == len(got.content) == 8
+    sent = [r for r in jira.requests if "/attachment/content/" in r.url.path]
+    assert [r.url.params.get("redirect") for r in sent] == ["false"], "Jira would answer 303"
+    issue = await session.adapter.download(session, "ED-2")
+    assert issue.mime == "application/json" and json.loads(issue.content)["key"] == "ED-2"
+    with pytest.raises(VendorBadRequestError):
+        await session.adapter.download(session, "attachment:../x")
+
+
 async def test_writes_create_update_transition_comment(session, jira):
     created = await session.adapter.create_task(
         session,

@@ -5,15 +5,18 @@ it), projects to browse, one issue with its comments, writes, and the walker's s
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from nyla.sdk.connectors import (
     ConnectorContext,
+    Download,
     HttpPolicy,
     Item,
     ItemPage,
+    ItemTooLargeError,
     OAuthConfig,
     SyncPage,
     TaskChange,
@@ -115,6 +118,38 @@ class JiraConnector(TaskConnector):
             params={"fields": ",".join(LIST_FIELDS)},
         )
         return issues.issue_item(raw, _site(ctx))
+
+    async def download(
+        self, ctx: ConnectorContext, item_id: str, max_bytes: int | None = None
+    ) -> Download:
+        """An attachment's bytes (``attachment:<id>``: its metadata, then its content with
+        ``redirect=false`` so Jira answers the bytes instead of a redirect to its media
+        service), or an issue as its JSON."""
+        if not item_id.startswith("attachment:"):
+            key = _issue(item_id)
+            raw = await ctx.http.get_json(
+                _api(ctx, f"/rest/api/3/issue/{key}"), params={"fields": ",".join(READ_FIELDS)}
+            )
+            data = json.dumps(raw, ensure_ascii=False, indent=1).encode("utf-8")
+            if max_bytes is not None and len(data) > max_bytes:
+                raise ItemTooLargeError(
+                    f"jira: issue JSON of {len(data)} bytes", size=len(data), limit=max_bytes
+                )
+            item = issues.issue_item(raw, _site(ctx))
+            return Download(item=item, content=data, mime="application/json")
+        att = item_id.removeprefix("attachment:")
+        if not att.isdigit():
+            raise VendorBadRequestError(
+                f"jira: {item_id!r} is not an attachment id", service="jira"
+            )
+        meta = await ctx.http.get_json(_api(ctx, f"/rest/api/3/attachment/{att}"))
+        content = await ctx.http.download(
+            _api(ctx, f"/rest/api/3/attachment/content/{att}"),
+            params={"redirect": "false"},
+            max_bytes=max_bytes,
+        )
+        item = issues.attachment_item(meta)
+        return Download(item=item, content=content, mime=item.mime or "application/octet-stream")
 
     async def sync(
         self, ctx: ConnectorContext, scope: str, checkpoint: dict[str, Any] | None

@@ -210,13 +210,16 @@ def to_comment(raw: dict[str, Any]) -> TaskComment:
     )
 
 
-def attachment_item(raw: dict[str, Any], issue_key: str) -> Item:
-    """An attachment of an issue (listed; its ``url`` is the content link)."""
+def attachment_item(raw: dict[str, Any], issue_key: str | None = None) -> Item:
+    """An attachment of an issue (its ``url`` is the content link; ``download`` takes its
+    id). Attachment metadata read on its own names no issue: the path is then the name."""
+    name = str(raw.get("filename") or raw.get("id"))
+    where = f"/{issue_key.split('-')[0]}/{issue_key}" if issue_key else ""
     return Item(
         id=f"attachment:{raw.get('id')}",
-        title=str(raw.get("filename") or raw.get("id")),
+        title=name,
         kind="file",
-        path=f"/{issue_key.split('-')[0]}/{issue_key}/{raw.get('filename')}",
+        path=f"{where}/{name}",
         url=raw.get("content"),
         modified=parse_time(raw.get("created")),
         author=_person(raw.get("author")),

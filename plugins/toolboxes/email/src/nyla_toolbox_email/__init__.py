@@ -12,8 +12,8 @@ from nyla_toolbox_email.tools import email_tools
 
 __all__ = ["email_toolbox", "nyla_before_tool_call", "nyla_toolboxes"]
 
-#: the connector service whose connection switches the toolbox on (Outlook; Gmail later)
-REQUIRES_CONNECTION = "msft"
+#: the connector services whose connection switches the toolbox on (Outlook, Gmail)
+REQUIRES_CONNECTION = ["msft", "google"]
 
 
 def email_toolbox() -> Toolbox:

@@ -294,7 +294,7 @@ def email_tools() -> list[Tool]:
     return [
         Tool.from_model(
             "searchEmail",
-            "Search the user's mailbox (Outlook, ...) on the server: words, sender (from), "
+            "Search the user's mailbox (Outlook, Gmail) on the server: words, sender (from), "
             "subject, folder, received dates. One line per message with date and sender; "
             "use readEmail for a message's text. Search before browsing.",
             SearchEmailArgs,
