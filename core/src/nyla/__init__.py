@@ -99,6 +99,7 @@ _EXPORTS: dict[str, str] = {
     "FeatureAgentResult": "nyla.features.data_agent",
     # knowledge store
     "KnowledgeService": "nyla.knowledge.service",
+    "PrecomputedEmbeddings": "nyla.knowledge.precomputed",
     "IndexResult": "nyla.models.knowledge",
     "SearchFilters": "nyla.models.knowledge",
     "SearchHit": "nyla.models.knowledge",

@@ -12,13 +12,15 @@ import importlib
 import logging
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import MetaData, Sequence, String, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -30,6 +32,8 @@ from nyla.embedded import start_embedded
 from nyla.errors import DatabaseUnavailableError
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 metadata = MetaData(
     naming_convention={
@@ -120,6 +124,9 @@ class Database:
             self.url, echo=echo, connect_args=connect_args, pool_pre_ping=True
         )
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._connect_args = connect_args
+        self._echo = echo
+        self._read_engine: AsyncEngine | None = None
         self._ready = False
 
     @asynccontextmanager
@@ -139,6 +146,39 @@ class Database:
             await conn.execution_options(isolation_level="AUTOCOMMIT")
             async with AsyncSession(bind=conn, expire_on_commit=False) as session:
                 yield session
+
+    async def read(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+        """``await work(connection)`` on a connection of the read pool: autocommit, no
+        pre-ping on checkout and no reset on return, each of which costs a round trip that
+        a millisecond query notices (the knowledge store's searches run here). A pooled
+        connection the server dropped fails on first use instead of at the ping, so a
+        disconnect is retried once on a fresh connection; ``work`` must be a read that can
+        simply run again."""
+        await self.ensure_ready()
+        for attempt in (1, 2):
+            try:
+                async with self.read_engine.connect() as conn:
+                    return await work(conn)
+            except DBAPIError as exc:
+                if attempt == 2 or not exc.connection_invalidated:
+                    raise
+                log.info("a pooled read connection was gone (%s); retrying", exc.orig)
+        raise AssertionError("unreachable")
+
+    @property
+    def read_engine(self) -> AsyncEngine:
+        """The engine of :meth:`read` (its own small pool, created on first use)."""
+        if self._read_engine is None:
+            self._read_engine = create_async_engine(
+                self.url,
+                echo=self._echo,
+                connect_args=self._connect_args,
+                isolation_level="AUTOCOMMIT",
+                pool_reset_on_return=None,
+                pool_size=5,
+                max_overflow=5,
+            )
+        return self._read_engine
 
     async def ensure_ready(self) -> None:
         """Connect, create the vector extension, the schema and every kernel table (once)."""
@@ -283,3 +323,5 @@ class Database:
     async def dispose(self) -> None:
         """Close every pooled connection."""
         await self.engine.dispose()
+        if self._read_engine is not None:
+            await self._read_engine.dispose()

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
+from nyla.agent import events
 from nyla.agent.cancel import RunCancelled
 from nyla.agent.conversation import compact_json, local_progress_summary, progress_request
+from nyla.agent.guard import clean_text
 from nyla.agent.model_call import call_model
 from nyla.agent.repair import repair_counters
 from nyla.agent.run import AgentRun
@@ -25,6 +28,40 @@ log = logging.getLogger(__name__)
 
 #: Output tokens of the closing progress report (kept short so it fits a nearly spent budget).
 PROGRESS_MAX_OUTPUT = 400
+
+
+async def close(run: AgentRun, status: AgentStatus, final_text: str) -> AsyncIterator[AgentEvent]:
+    """The end of a run that was not cancelled: the progress report of a run stopped early
+    (its streamed chunks first), the trace written, then FINAL and AGENT_SUMMARY."""
+    if status in (AgentStatus.MAX_ROUNDS_REACHED, AgentStatus.BUDGET_EXCEEDED):
+        sink: list[AgentEvent] = []
+        try:
+            final_text = await progress_report(run, status, sink)
+        except RunCancelled:
+            await cancelled(run, note=False)
+            for event in closing_events(run, ""):
+                yield event
+            return
+        for event in sink:
+            yield event
+    run.trace.status = status
+    final_text = clean_text(restore(run.session, final_text))
+    await finish(run, final_text)
+    for event in closing_events(run, final_text):
+        yield event
+
+
+async def cancelled(run: AgentRun, *, note: bool = True) -> None:
+    """End a cancelled run: its trace is written with status ``cancelled``."""
+    run.trace.status = AgentStatus.CANCELLED
+    if note:
+        run.trace.error = "cancelled by the caller"
+    await finish(run, "")
+
+
+def closing_events(run: AgentRun, final_text: str) -> list[AgentEvent]:
+    """The last two events of every run: FINAL and AGENT_SUMMARY."""
+    return [events.final(run.round, final_text, str(run.trace.status)), events.summary(run.trace)]
 
 
 async def progress_report(run: AgentRun, status: AgentStatus, sink: list[AgentEvent]) -> str:

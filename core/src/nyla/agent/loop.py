@@ -31,8 +31,7 @@ from typing import Any
 
 from nyla.agent import events
 from nyla.agent.cancel import RunCancelled
-from nyla.agent.ending import finish, progress_report, restore
-from nyla.agent.guard import clean_text
+from nyla.agent.ending import cancelled, close, closing_events
 from nyla.agent.run import AgentRun, ContextBuilder, RoundRecorder
 from nyla.errors import BudgetExceeded, NylaError
 from nyla.models.agent import AgentConfig, AgentEvent, AgentStatus, RunContext
@@ -101,9 +100,9 @@ async def run_agent_loop(
         status = AgentStatus.BUDGET_EXCEEDED
         trace.error = str(exc)
     except (RunCancelled, asyncio.CancelledError, GeneratorExit) as exc:
-        await _cancelled(run)
+        await cancelled(run)
         if isinstance(exc, RunCancelled):
-            for event in _closing(run, ""):
+            for event in closing_events(run, ""):
                 yield event
             return
         raise
@@ -117,32 +116,5 @@ async def run_agent_loop(
         final_text = f"The run failed: {trace.error}"
         yield events.error(run.round, trace.error)
 
-    if status in (AgentStatus.MAX_ROUNDS_REACHED, AgentStatus.BUDGET_EXCEEDED):
-        sink: list[AgentEvent] = []
-        try:
-            final_text = await progress_report(run, status, sink)
-        except RunCancelled:
-            await _cancelled(run, note=False)
-            for event in _closing(run, ""):
-                yield event
-            return
-        for event in sink:
-            yield event
-
-    trace.status = status
-    final_text = clean_text(restore(run.session, final_text))
-    await finish(run, final_text)
-    for event in _closing(run, final_text):
+    async for event in close(run, status, final_text):
         yield event
-
-
-async def _cancelled(run: AgentRun, *, note: bool = True) -> None:
-    run.trace.status = AgentStatus.CANCELLED
-    if note:
-        run.trace.error = "cancelled by the caller"
-    await finish(run, "")
-
-
-def _closing(run: AgentRun, final_text: str) -> list[AgentEvent]:
-    """The last two events: FINAL and AGENT_SUMMARY."""
-    return [events.final(run.round, final_text, str(run.trace.status)), events.summary(run.trace)]

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, func, select
 
 from nyla.errors import FileAccessError, FolderNotEmptyError
 from nyla.files.scope import owner_ids, readable
@@ -467,19 +467,6 @@ class FileStore:
                     raise ValueError("a folder cannot be moved into itself or its subfolders")
             row.parent_id = parent_id
             return folder_dict(row)
-
-    async def folder_by_name(self, name: str, context: RunContext) -> list[dict[str, Any]]:
-        """Readable folders called ``name`` (any level)."""
-        async with self.db.session() as s:
-            rows = (
-                await s.scalars(
-                    select(FolderRow).where(
-                        readable(FolderRow, context),
-                        or_(FolderRow.name == name, FolderRow.id == name),
-                    )
-                )
-            ).all()
-        return [folder_dict(r) for r in rows]
 
 
 def _escape_like(text: str) -> str:

@@ -76,43 +76,13 @@ def index_command(
     as_json: bool,
 ) -> None:
     """Index files and directories (txt, md, html, pdf, docx, csv, json)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from nyla.knowledge.service import expand_paths
+    from nyla.knowledge.ingest import expand_paths
 
     async def go() -> list[Any]:
         kernel = _kernel(model)
         try:
             ctx = _context(user, mandate, instance)
-            total = len(expand_paths(paths))
-            counters = {"chunks": 0, "bytes": 0}
-            started = time.perf_counter()
-            with Progress(
-                TextColumn("[bold]indexing"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("files · {task.fields[chunks]} chunks · {task.fields[rate]} MB/s"),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                disable=as_json,
-            ) as bar:
-                task = bar.add_task("index", total=total, chunks=0, rate="0.00")
-
-                def on_file(result: Any, done: int, _total: int) -> None:
-                    counters["chunks"] += result.chunks
-                    counters["bytes"] += result.bytes
-                    elapsed = max(time.perf_counter() - started, 1e-6)
-                    bar.update(
-                        task,
-                        completed=done,
-                        chunks=counters["chunks"],
-                        rate=_mb(counters["bytes"] / elapsed),
-                    )
-
-                return await kernel.knowledge.index_paths(
-                    paths, context=ctx, scope=scope, neutralize=neutralize, progress=on_file
-                )
+            return await _index_with_progress(kernel, paths, ctx, scope, neutralize, as_json)
         finally:
             await kernel.aclose()
 
@@ -152,6 +122,45 @@ def index_command(
     )
     if len(ok) < len(results):
         raise SystemExit(1)
+
+
+async def _index_with_progress(
+    kernel: Any, paths: tuple[str, ...], ctx: Any, scope: str, neutralize: bool, quiet: bool
+) -> list[Any]:
+    """``index_paths`` under a progress bar (files, chunks, MB/s) on stderr."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from nyla.knowledge.ingest import expand_paths
+
+    total = len(expand_paths(paths))
+    counters = {"chunks": 0, "bytes": 0}
+    started = time.perf_counter()
+    with Progress(
+        TextColumn("[bold]indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files · {task.fields[chunks]} chunks · {task.fields[rate]} MB/s"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=quiet,
+    ) as bar:
+        task = bar.add_task("index", total=total, chunks=0, rate="0.00")
+
+        def on_file(result: Any, done: int, _total: int) -> None:
+            counters["chunks"] += result.chunks
+            counters["bytes"] += result.bytes
+            elapsed = max(time.perf_counter() - started, 1e-6)
+            bar.update(
+                task,
+                completed=done,
+                chunks=counters["chunks"],
+                rate=_mb(counters["bytes"] / elapsed),
+            )
+
+        return await kernel.knowledge.index_paths(
+            paths, context=ctx, scope=scope, neutralize=neutralize, progress=on_file
+        )
 
 
 @knowledge.command("search")

@@ -93,7 +93,7 @@ async def build_agent_context(service: KnowledgeService, prompt: str, context: R
     embedding or the database fails)."""
     try:
         spec = service.embedding_spec(context)
-        response = await service.kernel.ai.embed([prompt], context=context, model=spec.id)
+        response = await service.ai.embed([prompt], context=context, model=spec.id)
         vector = list(response.vectors[0])
         model, dims = response.model, len(vector)
     except Exception as exc:
@@ -130,7 +130,7 @@ async def _layers(
     shared = _Layer(LAYER_TITLES[4], budgets.mandate_shared)
     hints = _Layer(LAYER_TITLES[5], budgets.cross_workflow)
 
-    async with service.kernel.db.read_session() as s:
+    async with service.db.read_session() as s:
         for ref in await memory.known_files(s, context):
             if seen.fresh(f"file:{ref}") and not known.add(f"- {ref}"):
                 break
@@ -147,7 +147,7 @@ async def _layers(
             line = f"[{hit.file_name} · {hit.context_ref} · {hit.scope}] {hit.text}"
             if not semantic.add(line):
                 break
-    async with service.kernel.db.read_session() as s:
+    async with service.db.read_session() as s:
         for summary, _distance, _wf in await memory.search_rounds(
             s, context, model=model, dims=dims, vector=vector, k=4
         ):
@@ -168,7 +168,7 @@ async def _layers(
             if seen.fresh(hit.text, hit.chunk_id) and not shared.add(line):
                 break
     if service.settings.cross_workflow_hints:
-        async with service.kernel.db.read_session() as s:
+        async with service.db.read_session() as s:
             for summary, _d, wf in await memory.search_rounds(
                 s, context, model=model, dims=dims, vector=vector, k=3, same_workflow=False
             ):

@@ -320,128 +320,19 @@ def _html(content: bytes) -> ExtractedDocument:
     )
 
 
-# -- pdf -------------------------------------------------------------------------------------
+# -- pdf, docx (nyla.knowledge.extract_office; their libraries load on first use) ------------
 
 
 def _pdf(content: bytes) -> ExtractedDocument:
-    import logging
+    from nyla.knowledge.extract_office import extract_pdf
 
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    # pypdf logs recoverable damage as warnings; the reason reaches the user as an error
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
-
-    try:
-        reader = PdfReader(io.BytesIO(content))
-    except PdfReadError as exc:
-        raise ExtractionError(f"corrupt PDF: {exc}") from exc
-    if reader.is_encrypted:
-        try:
-            opened = reader.decrypt("")
-        except Exception as exc:  # missing crypto backend for AES, broken encryption dict
-            raise ExtractionError(f"encrypted PDF cannot be opened: {exc}") from exc
-        if not opened:
-            raise ExtractionError("encrypted PDF: a password is required to read it")
-    objects: list[ContentObject] = []
-    pages: list[dict[str, Any]] = []
-    for number, page in enumerate(reader.pages, start=1):
-        text = (page.extract_text() or "").strip()
-        pages.append({"page": number, "chars": len(text)})
-        if text:
-            objects.append(ContentObject(text=text, context_ref=f"page {number}"))
-    meta = reader.metadata
-    title = str(meta.title) if meta is not None and meta.title else None
-    sections = [
-        {"title": item.title, "level": 1, "ref": "outline"}
-        for item in (reader.outline or [])
-        if hasattr(item, "title")
-    ]
-    if pages and not objects:
-        raise ExtractionError("PDF has no extractable text (scanned images need OCR)")
-    return ExtractedDocument(
-        kind="pdf",
-        objects=objects,
-        structure={"title": title, "pages": pages, "sections": sections},
-    )
-
-
-# -- docx ------------------------------------------------------------------------------------
+    return extract_pdf(content)
 
 
 def _docx(content: bytes) -> ExtractedDocument:
-    import zipfile
+    from nyla.knowledge.extract_office import extract_docx
 
-    from docx import Document
-
-    try:
-        document = Document(io.BytesIO(content))
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise ExtractionError(f"not a readable DOCX file: {exc}") from exc
-    from docx.table import Table
-    from docx.text.paragraph import Paragraph
-
-    sections: list[dict[str, Any]] = []
-    tables: list[dict[str, Any]] = []
-    objects: list[ContentObject] = []
-    path: list[tuple[int, str]] = []
-    body: list[str] = []
-    paragraphs = 0
-
-    def ref() -> str:
-        return "section " + " > ".join(t for _, t in path) if path else "body"
-
-    def flush() -> None:
-        text = "\n".join(body).strip()
-        if text:
-            heading = path[-1][1] if path else ""
-            prefix = f"{heading}\n\n" if heading else ""
-            objects.append(ContentObject(text=prefix + text, context_ref=ref()))
-        body.clear()
-
-    for block in document.iter_inner_content():
-        if isinstance(block, Paragraph):
-            style = (block.style.name if block.style is not None else "") or ""
-            text = block.text.strip()
-            match = re.match(r"(?:Heading|Überschrift)\s*(\d)", style)
-            if (match or style == "Title") and text:
-                flush()
-                level = int(match[1]) if match else 1
-                while path and path[-1][0] >= level:
-                    path.pop()
-                path.append((level, text))
-                sections.append({"title": text, "level": level, "ref": ref()})
-            elif text:
-                paragraphs += 1
-                body.append(text)
-        elif isinstance(block, Table):
-            flush()
-            rows = [[cell.text.strip() for cell in row.cells] for row in block.rows]
-            rows = [r for r in rows if any(r)]
-            if rows:
-                n = len(tables) + 1
-                tables.append({"ref": f"table {n}", "rows": len(rows) - 1, "section": ref()})
-                objects.append(
-                    ContentObject(
-                        text="\n".join(" | ".join(r) for r in rows),
-                        context_ref=f"{ref()} / table {n}",
-                        content_type="table",
-                    )
-                )
-    flush()
-    title = document.core_properties.title or next(
-        (s["title"] for s in sections if s["level"] == 1), None
-    )
-    return ExtractedDocument(
-        kind="docx",
-        objects=objects,
-        structure={
-            "title": title,
-            "sections": sections,
-            "tables": tables,
-            "paragraphs": paragraphs,
-        },
-    )
+    return extract_docx(content)
 
 
 # -- csv / json ------------------------------------------------------------------------------

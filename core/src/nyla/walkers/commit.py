@@ -15,9 +15,9 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 
 from nyla.knowledge.consent import purge_files
-from nyla.knowledge.indexing import write_prepared
 from nyla.knowledge.policy import effective_policy
 from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
+from nyla.knowledge.writing import write_prepared
 from nyla.walkers.items import Known, PagePlan
 from nyla.walkers.tables import SyncItem, SyncState
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nyla.connections.errors import ConnectorError, ItemTooLargeError
-from nyla.knowledge.indexing import PreparedFile
 from nyla.knowledge.policy import effective_policy, normalize_path
+from nyla.knowledge.writing import PreparedFile
 from nyla.models.agent import RunContext
 from nyla.models.datasource import Item, WalkResult
 from nyla.models.files import FileItem, Scope

@@ -1,0 +1,97 @@
+"""RAG limits, data-source settings and cost estimates (part of
+:class:`~nyla.knowledge.service.KnowledgeService`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from nyla.db import Database
+from nyla.knowledge.consent import NotFoundError, PermissionDeniedError, audit
+from nyla.knowledge.cost import estimate_cost
+from nyla.knowledge.limits import (
+    LimitKind,
+    get_rag_limits,
+    get_stored_overrides,
+    kind_for_service,
+    merge_settings_patch,
+)
+from nyla.knowledge.settings import KnowledgeSettings
+from nyla.knowledge.tables import DataSource, UserConnection
+from nyla.models.agent import RunContext
+from nyla.models.ai import ModelSpec
+from nyla.models.files import Scope
+from nyla.models.knowledge import CostEstimate
+
+
+class SourceSettings:
+    """A data source's RAG limits (defaults merged with its stored overrides), the partial
+    update of its settings, and the indicative cost of a full sync."""
+
+    db: Database
+    settings: KnowledgeSettings
+    embedding_spec: Callable[[RunContext | None], ModelSpec]
+
+    async def _data_source(self, s: Any, data_source_id: str) -> tuple[DataSource, LimitKind]:
+        ds = await s.get(DataSource, data_source_id)
+        if ds is None:
+            raise NotFoundError(f"no data source {data_source_id}")
+        conn = await s.get(UserConnection, ds.connection_id)
+        return ds, kind_for_service(conn.service if conn else None)
+
+    async def get_rag_limits(self, data_source_id: str) -> dict[str, int]:
+        """Defaults merged with the data source's stored overrides (API / cost path)."""
+        async with self.db.session() as s:
+            ds, kind = await self._data_source(s, data_source_id)
+            return get_rag_limits(ds, kind)
+
+    async def get_stored_overrides(self, data_source_id: str) -> dict[str, int]:
+        """Only the explicitly stored overrides (walkers merge them onto their ``limits=``)."""
+        async with self.db.session() as s:
+            ds, kind = await self._data_source(s, data_source_id)
+            return get_stored_overrides(ds, kind)
+
+    async def update_settings(
+        self,
+        data_source_id: str,
+        patch: dict[str, Any],
+        *,
+        actor: str,
+        is_mandate_admin: bool = False,
+    ) -> dict[str, Any]:
+        """Partial update of a data source's settings: only ``ragLimits`` is accepted
+        (anything else raises ``SettingsValidationError``). Owner-only; a mandate admin may
+        also change a mandate-scoped source. Writes an audit record; returns the settings."""
+        async with self.db.session() as s:
+            ds, kind = await self._data_source(s, data_source_id)
+            mandate_scoped = ds.scope == Scope.MANDATE.value
+            if ds.user_id != actor and not (mandate_scoped and is_mandate_admin):
+                raise PermissionDeniedError(
+                    f"{actor} may not change the settings of data source {data_source_id}"
+                )
+            before = dict(ds.settings or {})
+            ds.settings = merge_settings_patch(before, patch, kind)
+            audit(
+                s,
+                "datasource_settings_changed",
+                actor,
+                data_source_id,
+                {"before": before, "after": ds.settings},
+            )
+            return dict(ds.settings)
+
+    async def estimate_cost(self, data_source_id: str) -> CostEstimate:
+        """Indicative CHF for a full sync with the current limits. Priced with the configured
+        embedding model when one is set and priced, else ``text-embedding-3-small``."""
+        async with self.db.session() as s:
+            ds, kind = await self._data_source(s, data_source_id)
+        price = model = None
+        if self.settings.embedding_model:
+            try:
+                spec = self.embedding_spec()
+                price, model = spec.price_input_chf_per_mtok, spec.id
+            except Exception:
+                price = None
+        return estimate_cost(
+            ds, kind, source_id=data_source_id, price_chf_per_mtok=price, price_model=model
+        )

@@ -1,0 +1,49 @@
+"""The searches' connection pool (``Database.read``): no pre-ping, so a connection the
+server dropped is retried once on a fresh one; other errors are not retried."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import ProgrammingError
+
+from .conftest import ctx, item
+
+
+async def _backend_pid(kernel) -> int:
+    async def pid(conn):
+        return (await conn.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+
+    return int(await kernel.db.read(pid))
+
+
+async def test_a_search_survives_its_pooled_connection_being_dropped(kernel):
+    body = b"The harbour ferry leaves every hour for the old town."
+    [result] = await kernel.knowledge.index_files(
+        [(item("ferry", "ferry.txt"), body)], context=ctx()
+    )
+    assert result.status == "indexed", result.error
+    first = await kernel.knowledge.semantic_search("harbour ferry", context=ctx())
+    assert [h.file_id for h in first.hits] == ["ferry"]
+    pid = await _backend_pid(kernel)
+    async with kernel.db.session() as s:
+        await s.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    again = await kernel.knowledge.semantic_search("harbour ferry", context=ctx())
+    assert [h.file_id for h in again.hits] == ["ferry"]
+    assert await _backend_pid(kernel) != pid
+    # the scope filter is unchanged on the new connection
+    other = await kernel.knowledge.semantic_search("harbour ferry", context=ctx(user="u9"))
+    assert other.hits == []
+
+
+async def test_an_error_that_is_not_a_disconnect_is_raised_at_once(kernel):
+    calls = 0
+
+    async def broken(conn):
+        nonlocal calls
+        calls += 1
+        await conn.execute(text("SELECT no_such_column FROM knowledge_chunk"))
+
+    with pytest.raises(ProgrammingError):
+        await kernel.db.read(broken)
+    assert calls == 1
