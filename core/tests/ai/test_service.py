@@ -202,7 +202,7 @@ async def test_stream_yields_text_tool_calls_and_done_with_response(make_kernel)
     assert second[-1].kind == "done"
     text = "".join(d.text for d in second if d.kind == "text")
     assert text == "write to bob@example.com now"
-    final = second[-1].metadata["response"]
+    final = second[-1].response
     assert final.content == text and final.usage == second[-1].usage
     assert final.cost_chf > 0
     # the model only ever saw the placeholder
@@ -223,7 +223,7 @@ async def test_stream_falls_back_before_first_delta(make_kernel) -> None:
     assert "".join(d.text for d in deltas) == "hello there"
     response = deltas[-1].response
     assert [f.model for f in response.fallbacks] == ["a:model"]
-    assert deltas[-1].metadata["response"] is response  # the deprecated alias
+    assert "response" not in deltas[-1].metadata  # the typed field, no string key
 
 
 async def test_embed_batches_in_order_and_prices(make_kernel) -> None:
@@ -337,9 +337,8 @@ async def test_what_the_service_adds_is_typed_and_camel_case_on_the_wire(make_ke
         "error": "invalid JSON: JSONDecodeError",
     }
     assert wire["usageEstimated"] is True and "usage_estimated" not in wire
-    # the provider's own metadata is passed through; the old keys stay as aliases
-    assert response.metadata["citations"] == ["https://example.ch"]
-    assert response.metadata["invalidToolArguments"] == wire["invalidToolArguments"]
+    # metadata is the provider's own, passed through; nothing of the service's in it
+    assert response.metadata == {"citations": ["https://example.ch"]}
 
 
 def test_a_tool_charges_the_run_only_inside_one() -> None:

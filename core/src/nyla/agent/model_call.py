@@ -38,7 +38,7 @@ async def call_model(
             if delta.kind == "text" and delta.text:
                 sink(events.chunk(round_, clean_text(delta.text)))
             elif delta.kind == "done":
-                response = getattr(delta, "response", None) or delta.metadata.get("response")
+                response = delta.response
     finally:
         closer = getattr(iterator, "aclose", None)
         if closer is not None:

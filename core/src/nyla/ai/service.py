@@ -186,10 +186,6 @@ class AiService(AiPipeline):
         cost, unknown = self._settle(request.context, spec, usage)
         invalid = invalid_tool_arguments(response.tool_calls)
         metadata = dict(response.metadata)
-        # deprecated aliases of the typed fields, for callers written against metadata
-        metadata["fallbacks"] = [f.to_wire() for f in route.fallbacks]
-        if invalid:
-            metadata["invalidToolArguments"] = [i.to_wire() for i in invalid]
         restore = route.session.restore if request.restore_output else None
         return AiCallResponse(
             content=restore(response.content) if restore else response.content,
@@ -243,7 +239,6 @@ class AiService(AiPipeline):
                     usage=final.usage,
                     finish_reason=final.finish_reason,
                     response=final,
-                    metadata={"response": final},  # deprecated alias of ``response``
                 )
                 return
         raise route.exhausted()

@@ -200,7 +200,7 @@ class StreamDelta(WireModel):
     """One streamed item: a text delta, an assembled tool call, or the closing usage.
 
     The AI service's last item is ``done`` with ``response``, the assembled
-    :class:`AiCallResponse` (also in ``metadata["response"]``, a deprecated alias).
+    :class:`AiCallResponse`.
     """
 
     kind: Literal["text", "tool_call", "usage", "done"]
@@ -324,8 +324,7 @@ class AiCallResponse(WireModel):
     ``usage_estimated`` (the provider reported no usage; the service estimated it),
     ``price_unknown`` (the model has no price: ``cost_chf`` is 0 and a budget cannot be
     enforced), ``estimated_cost_chf`` (the preflight estimate), ``duration_ms`` and
-    ``neutralization``. ``metadata`` is the provider's own (vendor-specific, e.g. citations);
-    its ``fallbacks`` and ``invalidToolArguments`` keys are deprecated aliases of the fields.
+    ``neutralization``. ``metadata`` is the provider's own (vendor-specific, e.g. citations).
     """
 
     content: str = ""

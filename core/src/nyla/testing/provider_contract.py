@@ -341,7 +341,7 @@ class ProviderContract(PluginContract):
         assert (done.usage.input_tokens, done.usage.output_tokens) == (42, 4), (
             f"streamed usage {done.usage} is not the vendor's 42 in / 4 out"
         )
-        assert done.metadata["response"].content == "Hello Zürich", (
+        assert done.response.content == "Hello Zürich", (
             "the final response of the stream lacks the full text"
         )
 
@@ -363,7 +363,7 @@ class ProviderContract(PluginContract):
             f"streamed tool arguments reassembled as {calls[0].arguments!r}"
         )
         assert deltas[-1].kind == "done", f"the stream ends with {deltas[-1].kind!r}, not done"
-        assert deltas[-1].metadata["response"].tool_calls == calls, (
+        assert deltas[-1].response.tool_calls == calls, (
             "the final response lacks the streamed tool calls"
         )
 
@@ -379,7 +379,7 @@ class ProviderContract(PluginContract):
         req = self._request(provider, "Weather?", tools=self._tools())
         if self.malformed_arguments_via == "stream":
             deltas = [d async for d in ai.stream(req)]
-            response = deltas[-1].metadata["response"]
+            response = deltas[-1].response
         else:
             response = await ai.call(req)
         assert [c.id for c in response.tool_calls] == ["call_m1"], (
@@ -388,8 +388,8 @@ class ProviderContract(PluginContract):
         assert response.tool_calls[0].arguments == broken, (
             "malformed tool arguments were altered instead of kept"
         )
-        errors = response.metadata["invalidToolArguments"]
-        assert errors[0]["id"] == "call_m1" and "invalid JSON" in errors[0]["error"], (
+        errors = response.invalid_tool_arguments
+        assert errors and errors[0].id == "call_m1" and "invalid JSON" in errors[0].error, (
             f"malformed arguments not reported: {errors}"
         )
 
@@ -491,10 +491,10 @@ class ProviderContract(PluginContract):
             f"no fallback to the backup model: {response.content!r}"
         )
         assert response.model == "backup:model", f"answered by {response.model}, not the backup"
-        fallbacks = response.metadata["fallbacks"]
-        assert fallbacks[0]["model"] == self._request(provider, "x").model
-        assert fallbacks[0]["errorType"] == "ProviderServerError", (
-            f"a 500 was recorded as {fallbacks[0]['errorType']}"
+        fallbacks = response.fallbacks
+        assert fallbacks[0].model == self._request(provider, "x").model
+        assert fallbacks[0].error_type == "ProviderServerError", (
+            f"a 500 was recorded as {fallbacks[0].error_type}"
         )
         assert len(rec.requests) == ai.retry.max_attempts * len(fallbacks), (
             f"{len(rec.requests)} requests for {len(fallbacks)} failing models"
