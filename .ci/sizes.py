@@ -22,7 +22,9 @@ MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 80
 CHECKED = ("core/src", "hosts")
 #: path (relative to the repository) -> why it may exceed the limits; keep it short
-EXEMPT: dict[str, str] = {}
+EXEMPT: dict[str, str] = {
+    "core/src/nyla/testing/provider_contract.py": "being split into smaller modules (issue 13)",
+}
 
 
 def excesses(path: Path) -> list[str]:
@@ -49,9 +51,14 @@ def main() -> int:
     problems = []
     for folder in CHECKED:
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path.relative_to(ROOT).as_posix() in EXEMPT or ".venv" in path.parts:
+            name = path.relative_to(ROOT).as_posix()
+            if ".venv" in path.parts:
                 continue
-            problems.extend(excesses(path))
+            found = excesses(path)
+            if name not in EXEMPT:
+                problems.extend(found)
+            elif not found:
+                print(f"{name} is within the limits now: drop it from EXEMPT in .ci/sizes.py")
     for line in problems:
         print(line)
     if problems:

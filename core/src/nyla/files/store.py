@@ -9,6 +9,7 @@ owner and scope) returns the existing one — but only when the caller can actua
 
 from __future__ import annotations
 
+import builtins  # `list` inside FileStore is its method: annotations there say builtins.list
 import hashlib
 import logging
 import mimetypes
@@ -219,7 +220,7 @@ class FileStore(FolderStore):
         folder_id: str | None = None,
         file_ids: Iterable[str] | None = None,
         max_hits: int = 50,
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         """Lines of readable text files containing ``query`` (case-insensitive):
         ``{fileId, name, line, text}``."""
         needle = query.lower()
@@ -229,7 +230,7 @@ class FileStore(FolderStore):
         ids = list(file_ids or [])
         if ids:
             stmt = stmt.where(FileRow.id.in_(ids))
-        hits: list[dict[str, Any]] = []
+        hits: builtins.list[dict[str, Any]] = []
         async with self.db.session() as s:
             for row in (await s.scalars(stmt.order_by(FileRow.name))).all():
                 try:
