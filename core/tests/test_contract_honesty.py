@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
-from nyla import Tool, Toolbox, hookimpl
+from nyla import ModelCapabilities, Tool, Toolbox, hookimpl
 from nyla.testing import NeutralizerContract, ProviderContract, ScriptedProvider, ToolboxContract
 from nyla.testing.schema_samples import CannotSample, sample_arguments
 from nyla.testing.scripted import ScriptedPlugin
@@ -117,9 +117,17 @@ class EmbeddingsClaimed(ProviderContract):
     supports_embeddings = True
 
 
+class JsonModeSwitchedOff(ProviderContract):
+    supports_json_mode = False
+
+
 @pytest.mark.parametrize(
     ("suite", "flag"),
-    [(StreamingSwitchedOff, "supports_streaming"), (EmbeddingsClaimed, "supports_embeddings")],
+    [
+        (StreamingSwitchedOff, "supports_streaming"),
+        (EmbeddingsClaimed, "supports_embeddings"),
+        (JsonModeSwitchedOff, "supports_json_mode"),
+    ],
 )
 def test_a_capability_flag_contradicting_the_models_fails(suite: type, flag: str) -> None:
     plugin = ScriptedPlugin(ScriptedProvider(lambda request, index: "hi"))
@@ -139,7 +147,17 @@ def test_capabilities_follow_the_declared_models() -> None:
 
     agent = [OperationType.AGENT]
     chat = ScriptedPlugin(ScriptedProvider(lambda request, index: "hi", operations=agent))
-    assert declared_capabilities(chat) == {"chat", "tools", "streaming"}
+    options = {"tool_choice", "stop_sequences", "json_mode", "structured_output"}
+    assert declared_capabilities(chat) == {"chat", "tools", "streaming", *options}
+    plain = ScriptedPlugin(
+        ScriptedProvider(
+            lambda request, index: "hi",
+            operations=agent,
+            capabilities=ModelCapabilities(streaming=True, tool_choice=True, json_mode=True),
+        )
+    )
+    # tool_choice means nothing without tools
+    assert declared_capabilities(plain) == {"chat", "streaming", "json_mode"}
     both = ScriptedPlugin(
         ScriptedProvider(
             lambda request, index: "hi",
@@ -153,6 +171,7 @@ def test_capabilities_follow_the_declared_models() -> None:
         "streaming",
         "embeddings",
         "web_search",
+        *options,
     }
 
 
