@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         ProviderRateLimitError as ProviderRateLimitError,
         ProviderServerError as ProviderServerError,
         ProviderTimeoutError as ProviderTimeoutError,
+        UnsupportedCapabilityError as UnsupportedCapabilityError,
     )
     from nyla.features.data_agent import (
         FeatureAgentResult as FeatureAgentResult,
@@ -99,6 +100,10 @@ if TYPE_CHECKING:
         ToolDefinition as ToolDefinition,
         Usage as Usage,
         WebSearchHit as WebSearchHit,
+    )
+    from nyla.models.chat_options import (
+        ResponseFormat as ResponseFormat,
+        ToolChoice as ToolChoice,
     )
     from nyla.models.datasource import (
         ConnectionInfo as ConnectionInfo,
