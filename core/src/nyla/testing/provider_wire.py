@@ -61,16 +61,26 @@ class ProviderWire:
         """The request body fields (and values) the vendor documents for the
         :class:`~nyla.models.chat_options.ToolChoice` ``choice`` (``none``, ``required``
         or a named tool)."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__}.tool_choice_fields: the models declare tool_choice; return "
+            "the request body fields the vendor's API reference documents for it"
+        )
 
     def stop_fields(self, stop: list[str]) -> dict[str, Any]:
         """The request body fields the vendor documents for stop sequences ``stop``."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__}.stop_fields: the models declare stop_sequences; return the "
+            "request body fields the vendor's API reference documents for it"
+        )
 
     def response_format_fields(self, response_format: Any) -> dict[str, Any]:
         """The request body fields the vendor documents for the
         :class:`~nyla.models.chat_options.ResponseFormat` ``response_format``."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__}.response_format_fields: the models declare json_mode or "
+            "structured_output; return the request body fields the vendor's API reference "
+            "documents for it"
+        )
 
     def json_reply(self, response_format: Any, value: Any) -> Any:
         """A non-streamed answer whose content is the JSON ``value`` (as the vendor delivers
