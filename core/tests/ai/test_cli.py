@@ -101,3 +101,15 @@ def test_ask_with_answer_options(runner, make_kernel, monkeypatch, tmp_path) -> 
     assert plain.requests == []
     result = runner.invoke(cli, ["ai", "ask", "x", "--json-object", "--schema", str(schema)])
     assert result.exit_code == 2 and "exclude each other" in result.output
+
+
+def test_models_list_shows_what_each_model_can_do(runner) -> None:
+    from nyla import ModelCapabilities
+    from nyla.commands.catalog import capability_names
+
+    every = ScriptedProvider(lambda r, i: "x").spec
+    assert capability_names(every) == "tools,stream,choice,stop,json,schema"
+    plain = ScriptedProvider(lambda r, i: "x", capabilities=ModelCapabilities(vision=True)).spec
+    assert capability_names(plain) == "vision"
+    result = runner.invoke(cli, ["models", "list", "--operation", "agent"])
+    assert result.exit_code == 0 and "can" in result.output, result.output
