@@ -99,6 +99,7 @@ class AiPipeline:
         estimated_tokens: int,
         needs_tools: bool,
         model: str | None,
+        needs: tuple[str, ...] = (),
     ) -> list[ModelSpec]:
         operation = OperationType(operation)
         soft_default = None
@@ -115,6 +116,7 @@ class AiPipeline:
                     estimated_tokens=estimated_tokens,
                     needs_tools=needs_tools,
                     model=soft_default,
+                    needs=needs,
                 )
             except ModelNotAvailableError as exc:
                 log.warning("default model for %s ignored: %s", operation.value, exc)
@@ -124,6 +126,7 @@ class AiPipeline:
             estimated_tokens=estimated_tokens,
             needs_tools=needs_tools,
             model=model,
+            needs=needs,
         )
 
     # ---- neutralization -----------------------------------------------------------------
@@ -154,15 +157,17 @@ class AiPipeline:
         max_output: int | None = None,
         budget: float | None = None,
         needs_tools: bool = False,
+        needs: tuple[str, ...] = (),
         fallback: bool = True,
         sized: bool = True,
         what: str = "model",
     ) -> Route:
         """Steps 2 and 3 for neutralized input of ``input_tokens``: the fallback chain (one
         model without ``fallback``; the window checked against the input and the answer when
-        ``sized``) under the caller's remaining ``budget``."""
+        ``sized``; every model declaring the capabilities in ``needs``) under the caller's
+        remaining ``budget``."""
         window = input_tokens + (max_output or 0) if sized else 0
-        chain = self._chain(operation, context, window, needs_tools, model)
+        chain = self._chain(operation, context, window, needs_tools, model, needs)
         chain = chain[: 1 + max(0, self.max_fallbacks)] if fallback else chain[:1]
         return Route(
             chain,
