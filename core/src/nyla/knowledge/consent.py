@@ -12,12 +12,13 @@ Every change writes an audit record in the same transaction.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import CursorResult, delete, func, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.errors import NotFoundError, PermissionDeniedError
+from nyla.jobs.store import cancel_jobs
 from nyla.jobs.tables import Job
 from nyla.knowledge.policy import covers, effective_policy, normalize_path
 from nyla.knowledge.tables import (
@@ -137,12 +138,9 @@ async def set_knowledge_consent(
             ).scalars()
         )
         result = await purge_files(session, ids, result.reason)
-        stopped = await session.execute(
-            update(Job)
-            .where(Job.connection_id == connection_id, Job.status == "running")
-            .values(status="cancelled", finished_at=func.now(), updated_at=func.now())
+        cancelled = await cancel_jobs(
+            session, Job.connection_id == connection_id, Job.status == "running"
         )
-        cancelled = int(cast("CursorResult[Any]", stopped).rowcount or 0)
     audit(
         session,
         "connection_knowledge_consent_changed",
