@@ -12,7 +12,7 @@ Every change writes an audit record in the same transaction.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -29,6 +29,9 @@ from nyla.knowledge.tables import (
 )
 from nyla.knowledge.vectors import delete_file_chunks
 from nyla.models.knowledge import PurgeResult
+
+#: a row with an owner (a data source, a connection)
+OwnedT = TypeVar("OwnedT", DataSource, UserConnection)
 
 
 async def purge_files(session: AsyncSession, file_ids: list[str], reason: str) -> PurgeResult:
@@ -65,11 +68,11 @@ async def set_rag_index_enabled(
 ) -> PurgeResult:
     """Set (or with ``None`` clear, i.e. inherit) ``rag_index_enabled``; purges what is no
     longer indexed. Owner-only."""
-    ds = await session.get(DataSource, data_source_id, with_for_update=True)
-    if ds is None:
-        raise NotFoundError(f"no data source {data_source_id}")
-    if ds.user_id != actor:
-        raise PermissionDeniedError(f"only the owner may change data source {data_source_id}")
+    ds = _owned(
+        await session.get(DataSource, data_source_id, with_for_update=True),
+        f"data source {data_source_id}",
+        actor,
+    )
     before = ds.rag_index_enabled
     ds.rag_index_enabled = enabled
     await session.flush()
@@ -118,11 +121,11 @@ async def set_knowledge_consent(
 ) -> PurgeResult:
     """Set a connection's ``knowledge_ingestion_enabled``; off purges everything indexed from
     it and cancels its running jobs. Owner-only."""
-    conn = await session.get(UserConnection, connection_id, with_for_update=True)
-    if conn is None:
-        raise NotFoundError(f"no connection {connection_id}")
-    if conn.user_id != actor:
-        raise PermissionDeniedError(f"only the owner may change connection {connection_id}")
+    conn = _owned(
+        await session.get(UserConnection, connection_id, with_for_update=True),
+        f"connection {connection_id}",
+        actor,
+    )
     before = conn.knowledge_ingestion_enabled
     conn.knowledge_ingestion_enabled = enabled
     result = PurgeResult(reason=f"knowledge_ingestion_enabled={enabled}")
@@ -155,3 +158,12 @@ async def set_knowledge_consent(
         },
     )
     return result
+
+
+def _owned(row: OwnedT | None, what: str, actor: str) -> OwnedT:
+    """``row`` when ``actor`` owns it; otherwise the error that says why not."""
+    if row is None:
+        raise NotFoundError(f"no {what}")
+    if row.user_id != actor:
+        raise PermissionDeniedError(f"only the owner may change {what}")
+    return row
