@@ -99,7 +99,7 @@ def corpus_file(n: int, queries: int) -> Path:
     log(f"building the corpus ({n} + {queries} passages) …")
     subprocess.run(
         [
-            str(venv_python("embed")),
+            sys.executable,
             str(HERE / "rag_corpus.py"),
             "--n",
             str(n),
