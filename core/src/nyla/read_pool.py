@@ -37,6 +37,14 @@ class ReadConnection:
         cursor = await self.driver.execute(sql, params, prepare=True)
         return await cursor.fetchall()
 
+    async def rows_after(self, setup: str, setup_params: Any, sql: str, params: Any) -> list[Any]:
+        """The rows of ``sql`` run after ``setup`` (e.g. session settings), both sent in one
+        pipeline: one round trip instead of two."""
+        async with self.driver.pipeline():
+            await self.driver.execute(setup, setup_params, prepare=True)
+            cursor = await self.driver.execute(sql, params, prepare=True)
+            return await cursor.fetchall()
+
 
 class ReadPool:
     """Up to ``size`` concurrent connections to ``conninfo``; idle ones are kept (LIFO).

@@ -211,3 +211,22 @@ async def test_many_small_files_take_the_index_path_few_large_ones_the_exact_pat
     assert (bob.path, bob.candidates) == ("exact", 60)
     assert {h.text for h in ann.hits} <= {t for t, _ in many["ann"]}
     assert [h.text for h in bob.hits] and {h.text for h in bob.hits} <= {t for t, _ in few["bob"]}
+
+
+async def test_changed_hnsw_settings_reach_the_connection_with_the_search(kernel):
+    mine = await _load(kernel, {"ann": 50}, chunks_per_file=5)
+    settings = kernel.knowledge.settings
+    settings.exact_threshold, settings.exact_cost_factor = 0, 0.0
+    settings.adaptive_ef_search = False
+
+    async def shown(conn):
+        rows = await conn.rows(
+            "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan')"
+        )
+        return tuple(rows[0])
+
+    for ef in (17, 23, 23, 41):
+        settings.ef_search = ef
+        result = await _search(kernel, "ann", mine["ann"][ef][1])
+        assert result.path == "hnsw" and result.hits[0].text == mine["ann"][ef][0]
+        assert await kernel.db.read_driver(shown) == (str(ef), "relaxed_order")

@@ -255,6 +255,7 @@ async def vector_ranks(
     expr = f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)}))"
     # the limit as a literal: a prepared statement's generic plan then knows it is small
     bound = {**params, "q": QueryVector(vector)}
+    setup = None
     if exact:
         # The scope's files (btree on the file index), then each file's chunks by its
         # primary-key range, ranked exactly. LATERAL + OFFSET 0 keeps the per-file range
@@ -268,7 +269,7 @@ async def vector_ranks(
             f"WHERE {file_where} ORDER BY x.distance + 0 LIMIT {int(limit)}"
         )
     else:
-        await _hnsw_session_settings(session, ef_search or settings.ef_search, settings)
+        setup = await _hnsw_settings_change(session, ef_search or settings.ef_search, settings)
         # the index orders by half precision; the reported distance is the exact one
         order = f"{index_expr(dims, 'c.embedding')} <=> CAST(:q AS halfvec({int(dims)}))"
         inner = (
@@ -283,26 +284,35 @@ async def vector_ranks(
         "JOIN knowledge_chunk c ON c.id = n.id "
         f"JOIN knowledge_file_index f ON f.file_no = {FILE_NO_OF} ORDER BY n.distance"
     )
-    return [_hit(r) for r in await _rows(session, sql, bound)]
+    if setup is None:
+        rows = await _rows(session, sql, bound)
+    elif isinstance(session, ReadConnection):
+        # the settings and the ranking in one round trip
+        rows = await session.rows_after(driver_sql(setup[0]), setup[1], driver_sql(sql), bound)
+    else:
+        await _rows(session, setup[0], setup[1])
+        rows = await _rows(session, sql, bound)
+    if setup is not None:
+        (await _info(session))["nyla_hnsw_settings"] = setup[2]
+    return [_hit(r) for r in rows]
 
 
-async def _hnsw_session_settings(
+async def _hnsw_settings_change(
     session: Executor, ef_search: int, settings: KnowledgeSettings
-) -> None:
-    """Set the HNSW search settings on the pooled connection when they change (they only
-    affect HNSW index scans, which only the knowledge store runs), not in every query."""
+) -> tuple[str, dict[str, Any], tuple[int, int]] | None:
+    """The statement that sets the HNSW search settings on the pooled connection, or
+    ``None`` when they are set already: they only affect HNSW index scans, which only the
+    knowledge store runs, so they are set when they change, not in every query."""
     wanted = (int(ef_search), int(settings.max_scan_tuples))
-    info = await _info(session)
-    if info.get("nyla_hnsw_settings") == wanted:
-        return
-    await _rows(
-        session,
+    if (await _info(session)).get("nyla_hnsw_settings") == wanted:
+        return None
+    return (
         "SELECT set_config('hnsw.ef_search', :ef, false), "
         "set_config('hnsw.iterative_scan', 'relaxed_order', false), "
         "set_config('hnsw.max_scan_tuples', :mst, false)",
         {"ef": str(wanted[0]), "mst": str(wanted[1])},
+        wanted,
     )
-    info["nyla_hnsw_settings"] = wanted
 
 
 def keyword_query(query: str) -> str:
