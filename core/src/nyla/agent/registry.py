@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,6 +40,9 @@ from nyla.agent.guard import (
 )
 from nyla.models.ai import ToolCall, ToolDefinition
 from nyla.models.tools import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 log = logging.getLogger(__name__)
 
@@ -431,7 +434,7 @@ def plan_batches(
     return batches
 
 
-def before_call_hook(kernel: Any) -> BeforeCallHook | None:
+def before_call_hook(kernel: Kernel) -> BeforeCallHook | None:
     """The plugins' ``nyla_before_tool_call`` hook of a kernel (``None`` without plugins)."""
     try:
         hook = kernel.plugins.pm.hook.nyla_before_tool_call

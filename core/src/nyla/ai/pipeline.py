@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nyla.ai.config import config_value
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
@@ -21,6 +21,9 @@ from nyla.ai.timeouts import seconds_setting
 from nyla.ai.tokens import count_text_tokens
 from nyla.errors import ModelNotAvailableError, ProviderError
 from nyla.models.ai import ModelSpec, OperationType, Usage
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +42,7 @@ class AiPipeline:
     ``NYLA_MODEL_<OPERATION>`` from the environment / config file).
     """
 
-    def __init__(self, kernel: Any, *, retry: RetryPolicy | None = None) -> None:
+    def __init__(self, kernel: Kernel, *, retry: RetryPolicy | None = None) -> None:
         self.kernel = kernel
         settings = dict(getattr(kernel, "settings", {}).get("ai", {}) or {})
         self.settings = settings
@@ -95,6 +98,7 @@ class AiPipeline:
         estimated_tokens: int,
         needs_tools: bool,
         model: str | None,
+        needs: tuple[str, ...] = (),
     ) -> list[ModelSpec]:
         operation = OperationType(operation)
         soft_default = None
@@ -111,6 +115,7 @@ class AiPipeline:
                     estimated_tokens=estimated_tokens,
                     needs_tools=needs_tools,
                     model=soft_default,
+                    needs=needs,
                 )
             except ModelNotAvailableError as exc:
                 log.warning("default model for %s ignored: %s", operation.value, exc)
@@ -120,6 +125,7 @@ class AiPipeline:
             estimated_tokens=estimated_tokens,
             needs_tools=needs_tools,
             model=model,
+            needs=needs,
         )
 
     # ---- neutralization -----------------------------------------------------------------
@@ -150,15 +156,17 @@ class AiPipeline:
         max_output: int | None = None,
         budget: float | None = None,
         needs_tools: bool = False,
+        needs: tuple[str, ...] = (),
         fallback: bool = True,
         sized: bool = True,
         what: str = "model",
     ) -> Route:
         """Steps 2 and 3 for neutralized input of ``input_tokens``: the fallback chain (one
         model without ``fallback``; the window checked against the input and the answer when
-        ``sized``) under the caller's remaining ``budget``."""
+        ``sized``; every model declaring the capabilities in ``needs``) under the caller's
+        remaining ``budget``."""
         window = input_tokens + (max_output or 0) if sized else 0
-        chain = self._chain(operation, context, window, needs_tools, model)
+        chain = self._chain(operation, context, window, needs_tools, model, needs)
         chain = chain[: 1 + max(0, self.max_fallbacks)] if fallback else chain[:1]
         return Route(
             chain,

@@ -128,7 +128,15 @@ def _first_difference(recorded: str, live: str) -> str:
 
 def describe(recorded: dict[str, Any], live: dict[str, Any]) -> str:
     """What differs between a recorded and a live request, in one line."""
-    for key in ("model", "operation", "temperature", "maxOutputTokens"):
+    for key in (
+        "model",
+        "operation",
+        "temperature",
+        "maxOutputTokens",
+        "toolChoice",
+        "stop",
+        "responseFormat",
+    ):
         if recorded.get(key) != live.get(key):
             return f"{key} differs: recorded {recorded.get(key)!r}, now {live.get(key)!r}"
     reason = _tools_differ(recorded.get("tools") or [], live.get("tools") or [])
