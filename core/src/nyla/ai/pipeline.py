@@ -7,6 +7,7 @@ operations themselves (chat, stream, embeddings, web search, images).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -215,7 +216,7 @@ class AiPipeline:
                 continue
             try:
                 answer = await self._with_retries(
-                    spec, lambda s=spec, p=provider: attempt(s, p), route, expect
+                    spec, functools.partial(attempt, spec, provider), route, expect
                 )
             except ProviderError as exc:
                 route.failed(spec, exc)

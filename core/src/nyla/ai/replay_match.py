@@ -177,7 +177,8 @@ def _text(message: dict[str, Any]) -> str:
 def _tools_differ(recorded: list[dict[str, Any]], live: list[dict[str, Any]]) -> str | None:
     rec = {t.get("name"): t for t in recorded}
     now = {t.get("name"): t for t in live}
-    added, removed = sorted(set(now) - set(rec)), sorted(set(rec) - set(now))
+    # key=str: a tool without a name (None) must not break the comparison of the others
+    added, removed = sorted(set(now) - set(rec), key=str), sorted(set(rec) - set(now), key=str)
     if added or removed:
         parts = []
         if added:

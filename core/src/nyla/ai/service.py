@@ -18,6 +18,7 @@ this order (the shared steps live in :mod:`nyla.ai.pipeline` and :mod:`nyla.ai.r
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable
@@ -353,7 +354,7 @@ class AiService(AiPipeline):
         for start in range(0, len(clean), size):
             batch = clean[start : start + size]
             result: EmbeddingResponse = await self._with_retries(
-                spec, lambda b=batch: provider.embed(spec.id, b), route, EmbeddingResponse
+                spec, functools.partial(provider.embed, spec.id, batch), route, EmbeddingResponse
             )
             if len(result.vectors) != len(batch):
                 raise ProviderError(

@@ -38,7 +38,7 @@ def _user(text: str) -> list[Any]:
     return [Message(role=Role.USER, content=text)]
 
 
-WEATHER_TOOL = {
+WEATHER_TOOL: dict[str, Any] = {
     "name": "get_weather",
     "description": "Current weather of a city.",
     "parameters": {
@@ -188,10 +188,11 @@ class ProviderContractBase(PluginContract):
         return sorted(specs, key=rank_key)[0].id
 
     def _request(self, provider: Any, text: str, **kw: Any) -> Any:
-        from nyla.models.ai import AiCallRequest
+        from nyla.models.ai import AiCallRequest, OperationType
 
         kw.setdefault("model", self._model(provider, self.chat_operation, self.chat_model))
-        return AiCallRequest(operation=self.chat_operation, messages=_user(text), **kw)
+        operation = OperationType(self.chat_operation)
+        return AiCallRequest(operation=operation, messages=_user(text), **kw)
 
     @staticmethod
     def _tools() -> list[Any]:

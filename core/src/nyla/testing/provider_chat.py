@@ -145,7 +145,14 @@ class ChatTests(ProviderContractBase):
     async def test_wire_image_input(self, wire: ProviderWire) -> None:
         """A model declaring ``vision`` gets the image of a user message in its request."""
         self._need(self.can("chat") and self.can("vision"), "vision")
-        from nyla.models.ai import AiCallRequest, ImagePart, Message, Role, TextPart
+        from nyla.models.ai import (
+            AiCallRequest,
+            ImagePart,
+            Message,
+            OperationType,
+            Role,
+            TextPart,
+        )
 
         rec = Recorder(wire.chat_reply("A single pixel.", 90, 5))
         provider = wire.provider(rec)
@@ -156,9 +163,12 @@ class ChatTests(ProviderContractBase):
             if s.capabilities.vision and self.chat_operation in s.operation_types and s.available
         ]
         assert vision, f"no available {self.chat_operation} model declaring vision"
-        content = [TextPart(text="What is this?"), ImagePart(data_base64=PNG_1X1)]
+        content: list[TextPart | ImagePart] = [
+            TextPart(text="What is this?"),
+            ImagePart(data_base64=PNG_1X1),
+        ]
         request = AiCallRequest(
-            operation=self.chat_operation,
+            operation=OperationType(self.chat_operation),
             model=vision[0],
             messages=[Message(role=Role.USER, content=content)],
         )

@@ -13,7 +13,7 @@ import pytest
 from nyla.testing.provider_base import ANSWER_OPTIONS, WEATHER_TOOL, ProviderContractBase
 from nyla.testing.provider_wire import ProviderWire, Recorder
 
-TIME_TOOL = {
+TIME_TOOL: dict[str, Any] = {
     "name": "get_time",
     "description": "Current local time of a city.",
     "parameters": {
