@@ -32,13 +32,13 @@ test: setup
 	$(VENV)/bin/python -m pytest -q
 
 # ruff, the import contracts (.ci/import_contracts.py) and the type check: nyla.sdk and
-# nyla.models strictly, the plugins as they are written
+# nyla.models strictly, the plugins and the hosts as they are written
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/python .ci/import_contracts.py
 	$(VENV)/bin/mypy --strict core/src/nyla/sdk core/src/nyla/models
-	$(VENV)/bin/mypy $(wildcard plugins/*/*/src/*)
+	$(VENV)/bin/mypy $(wildcard plugins/*/*/src/*) $(wildcard hosts/*/src/*)
 
 format: setup
 	$(VENV)/bin/ruff format .

@@ -7,9 +7,144 @@ The public API for plugin authors and hosts. Names are imported lazily so that
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyla.hookspecs import hookimpl, hookspec
+
+# What a type checker sees; at run time the names load lazily (__getattr__ below).
+# isort: off
+if TYPE_CHECKING:
+    from nyla.agent.loop import run_agent_loop as run_agent_loop
+    from nyla.agent.runtime import AgentRuntime as AgentRuntime
+    from nyla.ai.config import config_value as config_value
+    from nyla.ai.neutralize import NeutralizationSession as NeutralizationSession
+    from nyla.ai.service import AiService as AiService
+    from nyla.connections.service import ConnectionService as ConnectionService
+    from nyla.db import Base as Base, Database as Database, metadata as metadata
+    from nyla.errors import (
+        BudgetExceeded as BudgetExceeded,
+        ConfigurationError as ConfigurationError,
+        DatabaseQueryError as DatabaseQueryError,
+        DatabaseUnavailableError as DatabaseUnavailableError,
+        FileAccessError as FileAccessError,
+        FolderNotEmptyError as FolderNotEmptyError,
+        ModelNotAvailableError as ModelNotAvailableError,
+        NeutralizationError as NeutralizationError,
+        NylaError as NylaError,
+        PluginError as PluginError,
+        ProviderAuthError as ProviderAuthError,
+        ProviderBadRequestError as ProviderBadRequestError,
+        ProviderError as ProviderError,
+        ProviderRateLimitError as ProviderRateLimitError,
+        ProviderServerError as ProviderServerError,
+        ProviderTimeoutError as ProviderTimeoutError,
+    )
+    from nyla.features.data_agent import (
+        FeatureAgentResult as FeatureAgentResult,
+        run_feature_data_agent as run_feature_data_agent,
+    )
+    from nyla.features.ontology_compiler import (
+        compile_ontology_to_prompt as compile_ontology_to_prompt,
+    )
+    from nyla.features.validator import QueryValidator as QueryValidator
+    from nyla.files.bridge import (
+        attach_file_as_chat_document as attach_file_as_chat_document,
+        format_tool_file_result as format_tool_file_result,
+    )
+    from nyla.files.docrefs import coerce_document_reference_list as coerce_document_reference_list
+    from nyla.files.store import FileStore as FileStore
+    from nyla.jobs.store import JobStore as JobStore
+    from nyla.kernel import Kernel as Kernel
+    from nyla.knowledge.consent import (
+        NotFoundError as NotFoundError,
+        PermissionDeniedError as PermissionDeniedError,
+    )
+    from nyla.knowledge.limits import SettingsValidationError as SettingsValidationError
+    from nyla.knowledge.precomputed import PrecomputedEmbeddings as PrecomputedEmbeddings
+    from nyla.knowledge.service import KnowledgeService as KnowledgeService
+    from nyla.knowledge.sources import (
+        DataSourceView as DataSourceView,
+        get_data_source as get_data_source,
+        list_data_sources as list_data_sources,
+    )
+    from nyla.models.agent import (
+        AgentConfig as AgentConfig,
+        AgentEvent as AgentEvent,
+        AgentStatus as AgentStatus,
+        AgentTrace as AgentTrace,
+        EventType as EventType,
+        RunContext as RunContext,
+        ToolCallLog as ToolCallLog,
+    )
+    from nyla.models.ai import (
+        TEXT_OPERATIONS as TEXT_OPERATIONS,
+        AiCallRequest as AiCallRequest,
+        AiCallResponse as AiCallResponse,
+        ChatRequest as ChatRequest,
+        ChatResponse as ChatResponse,
+        EmbeddingResponse as EmbeddingResponse,
+        FallbackNote as FallbackNote,
+        ImagePart as ImagePart,
+        InvalidToolArguments as InvalidToolArguments,
+        Message as Message,
+        ModelCapabilities as ModelCapabilities,
+        ModelSpec as ModelSpec,
+        NeutralizationReport as NeutralizationReport,
+        OperationType as OperationType,
+        Provider as Provider,
+        Role as Role,
+        StreamDelta as StreamDelta,
+        TextPart as TextPart,
+        ToolCall as ToolCall,
+        ToolDefinition as ToolDefinition,
+        Usage as Usage,
+        WebSearchHit as WebSearchHit,
+    )
+    from nyla.models.datasource import (
+        ConnectionInfo as ConnectionInfo,
+        ConnectorAdapter as ConnectorAdapter,
+        DownloadedFile as DownloadedFile,
+        JobProgress as JobProgress,
+        WalkResult as WalkResult,
+        Walker as Walker,
+    )
+    from nyla.models.feature import (
+        BenchmarkQuestion as BenchmarkQuestion,
+        Feature as Feature,
+        FeatureDataProvider as FeatureDataProvider,
+        FeatureField as FeatureField,
+        FeatureTable as FeatureTable,
+    )
+    from nyla.models.files import Scope as Scope
+    from nyla.models.knowledge import (
+        IndexResult as IndexResult,
+        SearchFilters as SearchFilters,
+        SearchHit as SearchHit,
+        SearchResult as SearchResult,
+    )
+    from nyla.models.neutralize import Finding as Finding, Neutralizer as Neutralizer
+    from nyla.models.ontology import (
+        CanonicalPattern as CanonicalPattern,
+        Cardinality as Cardinality,
+        Constraint as Constraint,
+        ConstraintKind as ConstraintKind,
+        Entity as Entity,
+        EntityFilter as EntityFilter,
+        OntologyDescriptor as OntologyDescriptor,
+        PatternStep as PatternStep,
+        Relation as Relation,
+    )
+    from nyla.models.tools import (
+        KernelServices as KernelServices,
+        Tool as Tool,
+        ToolContext as ToolContext,
+        ToolErrorDetails as ToolErrorDetails,
+        ToolResult as ToolResult,
+        Toolbox as Toolbox,
+    )
+    from nyla.plugins import PluginHost as PluginHost, PluginRecord as PluginRecord
+    from nyla.text import clean_text as clean_text, has_unstorable_chars as has_unstorable_chars
+# isort: on
 
 __version__ = "0.1.0"
 
@@ -62,6 +197,7 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "nyla.models.tools",
     "ToolErrorDetails": "nyla.models.tools",
     "ToolContext": "nyla.models.tools",
+    "KernelServices": "nyla.models.tools",
     # agent runtime and file bridge
     "run_agent_loop": "nyla.agent.loop",
     "AgentRuntime": "nyla.agent.runtime",
@@ -72,8 +208,6 @@ _EXPORTS: dict[str, str] = {
     # data sources
     "ConnectorAdapter": "nyla.models.datasource",
     "ConnectionInfo": "nyla.models.datasource",
-    "ExternalEntry": "nyla.models.datasource",
-    "EntryPage": "nyla.models.datasource",
     "DownloadedFile": "nyla.models.datasource",
     "JobProgress": "nyla.models.datasource",
     "Walker": "nyla.models.datasource",

@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import importlib
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyla.db import Database
 from nyla.plugins import PluginHost
+
+if TYPE_CHECKING:  # the services import this module's callers; build them lazily
+    from nyla.agent.runtime import AgentRuntime
+    from nyla.ai.service import AiService
+    from nyla.connections.service import ConnectionService
+    from nyla.features.service import FeatureService
+    from nyla.files.store import FileStore
+    from nyla.jobs.queue import ProcrastinateRunner
+    from nyla.jobs.runtime import JobRunner
+    from nyla.knowledge.service import KnowledgeService
+    from nyla.walkers.service import SyncService
 
 
 def _service(path: str, kernel: Kernel) -> Any:
@@ -47,32 +58,32 @@ class Kernel:
         return Database()
 
     @cached_property
-    def ai(self) -> Any:
+    def ai(self) -> AiService:
         """The AI service: the one way to call a model."""
         return _service("nyla.ai.service:AiService", self)
 
     @cached_property
-    def agent(self) -> Any:
+    def agent(self) -> AgentRuntime:
         """The agent runtime (ReAct loop, tools, toolboxes)."""
         return _service("nyla.agent.runtime:AgentRuntime", self)
 
     @cached_property
-    def files(self) -> Any:
+    def files(self) -> FileStore:
         """The scoped file store (FileItem, folders, chat documents)."""
         return _service("nyla.files.store:FileStore", self)
 
     @cached_property
-    def knowledge(self) -> Any:
+    def knowledge(self) -> KnowledgeService:
         """The knowledge store (indexing, semantic search, agent context, consent)."""
         return _service("nyla.knowledge.service:KnowledgeService", self)
 
     @cached_property
-    def features(self) -> Any:
+    def features(self) -> FeatureService:
         """Feature data access (table tools, validator, data agent)."""
         return _service("nyla.features.service:FeatureService", self)
 
     @cached_property
-    def connections(self) -> Any:
+    def connections(self) -> ConnectionService:
         """Connections to external services, their tokens, and connector sessions."""
         return _service("nyla.connections.service:ConnectionService", self)
 
@@ -85,7 +96,7 @@ class Kernel:
         return str(self.settings.get("jobs") or os.environ.get("NYLA_JOBS") or "inprocess")
 
     @cached_property
-    def jobs(self) -> Any:
+    def jobs(self) -> JobRunner | ProcrastinateRunner:
         """The job runner (heartbeat, boot recovery, zombie killer, cancel)."""
         if self.jobs_backend == "procrastinate":
             return _service("nyla.jobs.queue:ProcrastinateRunner", self)
@@ -94,7 +105,7 @@ class Kernel:
         return JobRunner(self.db)
 
     @cached_property
-    def sync(self) -> Any:
+    def sync(self) -> SyncService:
         """Syncs of data sources into the knowledge store (walkers, as jobs)."""
         return _service("nyla.walkers.service:SyncService", self)
 

@@ -6,13 +6,16 @@ from __future__ import annotations
 import os
 import sys
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
 
 from nyla.commands.output import emit_json, json_line, json_option, run_async, safe_text, table
 from nyla.commands.recording import check_replay_model, finish_tape, open_tape, tape_options
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 NO_MODEL_HELP = """no model is configured for agent runs.
 
@@ -34,7 +37,7 @@ def _config_path() -> str:
         return "the nyla config file"
 
 
-def agent_models(kernel: Any) -> tuple[list[Any], list[Any]]:
+def agent_models(kernel: Kernel) -> tuple[list[Any], list[Any]]:
     """(available, unavailable) models that can run the agent (operation ``agent``)."""
     from nyla.models.ai import OperationType
 
@@ -42,7 +45,7 @@ def agent_models(kernel: Any) -> tuple[list[Any], list[Any]]:
     return [m for m in specs if m.available], [m for m in specs if not m.available]
 
 
-def check_model(kernel: Any, model: str | None) -> None:
+def check_model(kernel: Kernel, model: str | None) -> None:
     """Raise a clear ClickException when no (or not the named) agent model is usable."""
     available, unavailable = agent_models(kernel)
     if model:
@@ -141,7 +144,7 @@ class _Printer:
             table("run", ["", ""], rows)
 
 
-async def connected_services(kernel: Any, user_id: str) -> list[str]:
+async def connected_services(kernel: Kernel, user_id: str) -> list[str]:
     """Services of the user's active connections: they switch on the toolboxes that require
     them (``email`` with an ``msft`` connection, ...)."""
     if not kernel.plugins.connectors:

@@ -8,13 +8,16 @@ validation and dispatch, the file store and bridge, events, cost, trace) is the 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from nyla.ai.scripted import ScriptedPlugin, ScriptedProvider
 from nyla.models.agent import AgentConfig, EventType, RunContext
 from nyla.models.ai import ChatRequest, ChatResponse, Role, ToolCall
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 NOTE = "Kickoff with ACME on Monday 09:00. Contact: anna.muster@acme.ch, +41 44 123 45 67."
 
@@ -46,7 +49,7 @@ def _script(request: ChatRequest, index: int) -> Any:
     return f"Saved and checked the note: {results[-1].text.strip().splitlines()[-1]}"
 
 
-async def run_demo(kernel: Any, console: Any) -> None:
+async def run_demo(kernel: Kernel, console: Any) -> None:
     """Run the agent once and show its events and trace."""
     provider = ScriptedProvider(_script, id="demo", model="scripted")
     if "demo" not in kernel.plugins.providers:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
 from nyla.agent.cancel import RunCancelled
@@ -37,13 +37,16 @@ from nyla.errors import BudgetExceeded, NylaError
 from nyla.models.agent import AgentConfig, AgentEvent, AgentStatus, RunContext
 from nyla.models.tools import Tool
 
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
+
 __all__ = ["ContextBuilder", "RoundRecorder", "RunCancelled", "run_agent_loop"]
 
 log = logging.getLogger(__name__)
 
 
 async def run_agent_loop(
-    kernel: Any,
+    kernel: Kernel,
     prompt: str,
     *,
     config: AgentConfig,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
 from nyla.agent.cancel import race
@@ -14,9 +14,12 @@ from nyla.agent.guard import clean_text
 from nyla.models.agent import AgentEvent
 from nyla.models.ai import AiCallRequest, AiCallResponse
 
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
+
 
 async def call_model(
-    kernel: Any,
+    kernel: Kernel,
     request: AiCallRequest,
     *,
     stream: bool,
@@ -52,7 +55,7 @@ async def call_model(
 
 
 async def call_model_live(
-    kernel: Any,
+    kernel: Kernel,
     request: AiCallRequest,
     *,
     stream: bool,

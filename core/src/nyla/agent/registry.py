@@ -19,7 +19,7 @@ import inspect
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -37,6 +37,9 @@ from nyla.agent.guard import (
 )
 from nyla.models.ai import ToolCall, ToolDefinition
 from nyla.models.tools import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 log = logging.getLogger(__name__)
 
@@ -378,7 +381,7 @@ async def _settle(answers: list[Any]) -> list[Any]:
     return settled
 
 
-def before_call_hook(kernel: Any) -> BeforeCallHook | None:
+def before_call_hook(kernel: Kernel) -> BeforeCallHook | None:
     """The plugins' ``nyla_before_tool_call`` hook of a kernel (``None`` without plugins)."""
     try:
         hook = kernel.plugins.pm.hook.nyla_before_tool_call

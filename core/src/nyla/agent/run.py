@@ -13,7 +13,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
 from nyla.agent.cancel import RunCancelled, race
@@ -42,6 +42,9 @@ from nyla.models.ai import (
 )
 from nyla.models.tools import Tool, ToolContext
 
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
+
 log = logging.getLogger(__name__)
 
 ContextBuilder = Callable[[str, RunContext], Awaitable[str]]
@@ -53,7 +56,7 @@ class AgentRun:
 
     def __init__(
         self,
-        kernel: Any,
+        kernel: Kernel,
         prompt: str,
         *,
         config: AgentConfig,
@@ -320,7 +323,7 @@ def file_refs(results: list[Dispatched]) -> list[str]:
     return refs
 
 
-def new_neutralization_session(kernel: Any, context: RunContext) -> Any:
+def new_neutralization_session(kernel: Kernel, context: RunContext) -> Any:
     """One placeholder session per run so placeholders stay stable across its calls."""
     factory = getattr(getattr(kernel, "ai", None), "neutralization_session", None)
     try:
@@ -334,7 +337,7 @@ def new_neutralization_session(kernel: Any, context: RunContext) -> Any:
         return None
 
 
-def _context_window(kernel: Any, model_id: str | None) -> int | None:
+def _context_window(kernel: Kernel, model_id: str | None) -> int | None:
     if not model_id:
         return None
     spec_of = getattr(getattr(kernel, "ai", None), "model_spec", None)
@@ -351,7 +354,7 @@ def _context_window(kernel: Any, model_id: str | None) -> int | None:
     return None
 
 
-def _token_counter(kernel: Any, model_id: Callable[[], str | None]) -> Any:
+def _token_counter(kernel: Kernel, model_id: Callable[[], str | None]) -> Any:
     """The AI service's token counter for the run's model (the estimate without one)."""
     count = getattr(getattr(kernel, "ai", None), "count_tokens", None)
     if not callable(count):

@@ -7,12 +7,15 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
 from nyla.agent.loop import run_agent_loop
 from nyla.agent.toolboxes import ToolboxSession, open_session
 from nyla.models.agent import AgentConfig, AgentEvent, AgentTrace, RunContext
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +29,7 @@ class AgentRuntime:
     ``context.workflow_id`` is set — the chat workflow that produced files are bound to.
     """
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self._cancels: dict[str, asyncio.Event] = {}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nyla.ai.config import config_value
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
@@ -21,6 +21,9 @@ from nyla.ai.timeouts import seconds_setting
 from nyla.ai.tokens import count_text_tokens
 from nyla.errors import ModelNotAvailableError, ProviderError
 from nyla.models.ai import ModelSpec, OperationType, Usage
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +42,7 @@ class AiPipeline:
     ``NYLA_MODEL_<OPERATION>`` from the environment / config file).
     """
 
-    def __init__(self, kernel: Any, *, retry: RetryPolicy | None = None) -> None:
+    def __init__(self, kernel: Kernel, *, retry: RetryPolicy | None = None) -> None:
         self.kernel = kernel
         settings = dict(getattr(kernel, "settings", {}).get("ai", {}) or {})
         self.settings = settings

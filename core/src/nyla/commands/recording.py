@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 
 def tape_options(*, directory: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -38,7 +41,7 @@ def tape_options(*, directory: bool) -> Callable[[Callable[..., Any]], Callable[
     return decorate
 
 
-def open_tape(kernel: Any, record: Path | None, replay: Path | None, *, directory: bool) -> Any:
+def open_tape(kernel: Kernel, record: Path | None, replay: Path | None, *, directory: bool) -> Any:
     """Install the tape the options ask for on ``kernel.ai``; ``None`` without either."""
     from nyla.ai.recording import RecordingFileError, Tape
 

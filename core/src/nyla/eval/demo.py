@@ -3,14 +3,17 @@ offline, with the scripted policy that first sums a balance and then repairs."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 DEMO_MODEL = "eval:trap-regression"
 
 
-async def run_demo(kernel: Any, console: Any) -> None:
+async def run_demo(kernel: Kernel, console: Any) -> None:
     """Seed a trustee instance, run every benchmark question in baseline, phase1 and phase2,
     print the summary and write the Markdown + JSON report under ``reports/``."""
     from nyla.eval.harness import run_eval

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -29,6 +29,9 @@ from nyla.features.service import ontology_disabled
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.base import WireModel
 from nyla.models.feature import BenchmarkQuestion
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 MODES: dict[str, tuple[bool, bool]] = {
     # mode: (validator, ontology)
@@ -127,7 +130,7 @@ def parse_modes(value: str | list[str]) -> list[str]:
     return modes
 
 
-def check_model(kernel: Any, model: str) -> None:
+def check_model(kernel: Kernel, model: str) -> None:
     """Fail before the first question when ``model`` is unknown or its provider says it is
     unavailable (a missing key), instead of recording the same error for every run."""
     spec_of = getattr(kernel.ai, "model_spec", None)
@@ -140,7 +143,7 @@ def check_model(kernel: Any, model: str) -> None:
         raise ModelNotAvailableError(f"model {model} is not available: {spec.unavailable_reason}")
 
 
-def _priced(kernel: Any, model: str) -> bool:
+def _priced(kernel: Kernel, model: str) -> bool:
     """Whether ``model`` has input and output prices (else its report shows no cost)."""
     spec_of = getattr(kernel.ai, "model_spec", None)
     spec = spec_of(model) if spec_of is not None else None
@@ -204,7 +207,7 @@ def _result(q: BenchmarkQuestion, mode: str, run: FeatureAgentResult) -> Questio
 
 
 async def run_eval(
-    kernel: Any,
+    kernel: Kernel,
     feature_code: str,
     *,
     model: str,

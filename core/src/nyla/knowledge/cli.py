@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from nyla.commands.output import emit_json, json_option, run_async, table
 from nyla.identity import default_user
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 SCOPES = ["personal", "featureInstance", "mandate", "global"]
 USER_DEFAULT = "$NYLA_USER or local"
@@ -125,7 +128,7 @@ def index_command(
 
 
 async def _index_with_progress(
-    kernel: Any, paths: tuple[str, ...], ctx: Any, scope: str, neutralize: bool, quiet: bool
+    kernel: Kernel, paths: tuple[str, ...], ctx: Any, scope: str, neutralize: bool, quiet: bool
 ) -> list[Any]:
     """``index_paths`` under a progress bar (files, chunks, MB/s) on stderr."""
     from rich.console import Console

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from nyla.models.agent import RunContext
 from nyla.models.files import Scope
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 REPO = Path(__file__).resolve().parents[4]
 LOCAL_EMBEDDER = "local:hash-384"
@@ -22,13 +25,13 @@ QUERIES = (
 )
 
 
-def _pick_model(kernel: Any) -> str | None:
+def _pick_model(kernel: Kernel) -> str | None:
     """The offline local embedder when installed, else whatever the AI service picks."""
     ids = {m.id for m in kernel.plugins.models() if m.available}
     return LOCAL_EMBEDDER if LOCAL_EMBEDDER in ids else None
 
 
-async def run_demo(kernel: Any, console: Any) -> None:
+async def run_demo(kernel: Kernel, console: Any) -> None:
     """Index docs/ (global scope) and tests/data (the demo user's personal scope), then
     search and show what an agent round would get injected."""
     service = kernel.knowledge

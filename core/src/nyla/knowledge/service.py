@@ -16,7 +16,7 @@ planner statistics and the inventory.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 
@@ -40,6 +40,9 @@ from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec, OperationType
 from nyla.models.knowledge import Inventory
 
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
+
 __all__ = [
     "ANALYZE_AFTER_ROWS",
     "KnowledgeService",
@@ -58,7 +61,7 @@ class KnowledgeService(Ingestion, Retrieval, Memory, Governance, SourceSettings)
     The kernel is read once, here: every part works on the database, the AI service and
     the knowledge settings it is given."""
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self.db = kernel.db
         self.ai = kernel.ai

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, get_type_hints
+from typing import Any, Protocol, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation, create_model
 
 from nyla.models.agent import RunContext
 from nyla.models.base import WireModel
@@ -52,6 +52,38 @@ class ToolResult(WireModel):
         )
 
 
+class KernelServices(Protocol):
+    """What a tool reaches through ``ctx.kernel``: the services of the host's
+    :class:`nyla.Kernel`, which satisfies this protocol.
+
+    Declared here because ``nyla.models`` imports nothing above it; the service types live
+    above, so they are ``Any`` here (the kernel's own code reads them typed from ``Kernel``).
+    """
+
+    settings: dict[str, Any]
+
+    @property
+    def plugins(self) -> Any: ...
+    @property
+    def db(self) -> Any: ...
+    @property
+    def ai(self) -> Any: ...
+    @property
+    def agent(self) -> Any: ...
+    @property
+    def files(self) -> Any: ...
+    @property
+    def knowledge(self) -> Any: ...
+    @property
+    def features(self) -> Any: ...
+    @property
+    def connections(self) -> Any: ...
+    @property
+    def jobs(self) -> Any: ...
+    @property
+    def sync(self) -> Any: ...
+
+
 class ToolContext(BaseModel):
     """What a tool handler gets besides its arguments: the run context, the kernel's services
     (``kernel`` is the host's :class:`nyla.Kernel`), and the run's remaining limits.
@@ -66,7 +98,9 @@ class ToolContext(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     run: RunContext = Field(default_factory=RunContext)
-    kernel: Any = None
+    #: the host's :class:`nyla.Kernel` (not validated: any object with its services will do);
+    #: set in every run, ``None`` only in a context built by hand outside one
+    kernel: SkipValidation[KernelServices] = None  # type: ignore[assignment]
     run_id: str | None = None
     round: int = 0
     call_id: str | None = None

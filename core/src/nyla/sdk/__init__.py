@@ -14,7 +14,10 @@ What is here:
   HTTP client the vendor SDKs take, :class:`RetryPolicy`
 - configuration lookup: :func:`config_value`, :func:`missing_reason`
 - offline token counting: :func:`count_tokens` and friends
-- the typed models and the errors plugins raise
+- the typed models (including what ``ctx.kernel.ai.call`` answers: :class:`AiCallResponse`
+  with its fallback notes, invalid tool arguments and neutralization report), the errors
+  plugins raise or catch, and :class:`KernelServices` (what ``ToolContext.kernel`` offers)
+- text helpers: :func:`clean_text`, :func:`has_unstorable_chars`
 - :mod:`nyla.sdk.connectors`: the connector protocol, the normalised item model, the vendor
   HTTP layer and its typed errors (imported on its own: ``from nyla.sdk.connectors import ...``)
 """
@@ -26,8 +29,11 @@ from nyla.ai.config import reload as reload_config
 from nyla.ai.retry import RetryPolicy
 from nyla.ai.tokens import count_message_tokens, count_text_tokens, count_tokens, count_tool_tokens
 from nyla.errors import (
+    BudgetExceeded,
     ConfigurationError,
+    FileAccessError,
     ModelNotAvailableError,
+    NeutralizationError,
     NylaError,
     PluginError,
     ProviderAuthError,
@@ -38,16 +44,21 @@ from nyla.errors import (
     ProviderTimeoutError,
 )
 from nyla.hookspecs import hookimpl
-from nyla.models.agent import RunContext
+from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.ai import (
     TEXT_OPERATIONS,
+    AiCallRequest,
+    AiCallResponse,
     ChatRequest,
     ChatResponse,
     EmbeddingResponse,
+    FallbackNote,
     ImagePart,
+    InvalidToolArguments,
     Message,
     ModelCapabilities,
     ModelSpec,
+    NeutralizationReport,
     OperationType,
     Provider,
     Role,
@@ -66,6 +77,7 @@ from nyla.models.feature import (
     FeatureField,
     FeatureTable,
 )
+from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
 from nyla.models.neutralize import Finding, Neutralizer
 from nyla.models.ontology import (
     CanonicalPattern,
@@ -78,7 +90,14 @@ from nyla.models.ontology import (
     PatternStep,
     Relation,
 )
-from nyla.models.tools import Tool, Toolbox, ToolContext, ToolErrorDetails, ToolResult
+from nyla.models.tools import (
+    KernelServices,
+    Tool,
+    Toolbox,
+    ToolContext,
+    ToolErrorDetails,
+    ToolResult,
+)
 from nyla.sdk.http import (
     error_for_status,
     error_for_transport,
@@ -100,10 +119,15 @@ from nyla.sdk.openai_compat import (
     to_tools,
 )
 from nyla.sdk.providers import ProviderBase
+from nyla.text import clean_text, has_unstorable_chars
 
 __all__ = [
     "TEXT_OPERATIONS",
+    "AgentConfig",
+    "AiCallRequest",
+    "AiCallResponse",
     "BenchmarkQuestion",
+    "BudgetExceeded",
     "CanonicalPattern",
     "Cardinality",
     "ChatRequest",
@@ -114,16 +138,22 @@ __all__ = [
     "EmbeddingResponse",
     "Entity",
     "EntityFilter",
+    "FallbackNote",
     "Feature",
     "FeatureDataProvider",
     "FeatureField",
     "FeatureTable",
+    "FileAccessError",
     "Finding",
     "ImagePart",
+    "InvalidToolArguments",
+    "KernelServices",
     "Message",
     "ModelCapabilities",
     "ModelNotAvailableError",
     "ModelSpec",
+    "NeutralizationError",
+    "NeutralizationReport",
     "Neutralizer",
     "NylaError",
     "OntologyDescriptor",
@@ -143,6 +173,9 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "RunContext",
+    "SearchFilters",
+    "SearchHit",
+    "SearchResult",
     "StreamAssembler",
     "StreamDelta",
     "TextPart",
@@ -156,6 +189,7 @@ __all__ = [
     "Usage",
     "WebSearchHit",
     "WireModel",
+    "clean_text",
     "config_path",
     "config_value",
     "count_message_tokens",
@@ -165,6 +199,7 @@ __all__ = [
     "error_for_status",
     "error_for_transport",
     "error_message",
+    "has_unstorable_chars",
     "hookimpl",
     "missing_reason",
     "parse_completion",

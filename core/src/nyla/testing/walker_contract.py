@@ -15,7 +15,7 @@ import hashlib
 import inspect
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -25,6 +25,9 @@ from sqlalchemy import func, select
 from nyla.jobs.runtime import JobHandle
 from nyla.testing.contract_base import PluginContract, _host_for
 from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus, FakeVendor
+
+if TYPE_CHECKING:
+    from nyla.kernel import Kernel
 
 USER = "walker-user"
 DIMS = 32
@@ -111,7 +114,7 @@ class WalkerContract(PluginContract):
         return Kernel(plugins=host, db=db, settings=settings)
 
     @pytest_asyncio.fixture
-    async def source(self, kernel: Any, wire: ConnectorWire) -> str:
+    async def source(self, kernel: Kernel, wire: ConnectorWire) -> str:
         """A data source with indexing on, at the wire's scope; returns its id."""
         adapter = wire.adapter()
         conn = await kernel.connections.add(
@@ -122,7 +125,7 @@ class WalkerContract(PluginContract):
         )
         return f"ds-{conn.id}"
 
-    async def _indexed(self, kernel: Any) -> dict[str, int]:
+    async def _indexed(self, kernel: Kernel) -> dict[str, int]:
         from nyla.knowledge.tables import FileContentIndex
 
         async with kernel.db.session() as s:
@@ -133,11 +136,13 @@ class WalkerContract(PluginContract):
             )
             return {file_id.split(":", 1)[1]: n for file_id, n in rows}
 
-    async def _chunks(self, kernel: Any) -> int:
+    async def _chunks(self, kernel: Kernel) -> int:
         from nyla.knowledge.tables import ContentChunk
 
         async with kernel.db.session() as s:
-            return int((await s.execute(select(func.count()).select_from(ContentChunk))).scalar())
+            return int(
+                (await s.execute(select(func.count()).select_from(ContentChunk))).scalar_one()
+            )
 
     # ---- the scenarios ------------------------------------------------------------------
 
@@ -152,7 +157,7 @@ class WalkerContract(PluginContract):
             )
 
     async def test_sync_indexes_everything_for_its_owner_only(
-        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
+        self, kernel: Kernel, source: str, corpus: FakeCorpus, wire: ConnectorWire
     ) -> None:
         from nyla.models.agent import RunContext
 
@@ -173,7 +178,7 @@ class WalkerContract(PluginContract):
         assert not other.hits, "synced content leaked to another user"
 
     async def test_second_sync_embeds_nothing_unchanged(
-        self, kernel: Any, source: str, embedder: CountingEmbedder
+        self, kernel: Kernel, source: str, embedder: CountingEmbedder
     ) -> None:
         await kernel.sync.run(source, user_id=USER)
         embedded = len(embedder.texts)
@@ -182,7 +187,7 @@ class WalkerContract(PluginContract):
         assert again.items_indexed == 0, f"{again.items_indexed} unchanged items re-indexed"
 
     async def test_changes_and_deletions_reach_the_index(
-        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
+        self, kernel: Kernel, source: str, corpus: FakeCorpus, wire: ConnectorWire
     ) -> None:
         await kernel.sync.run(source, user_id=USER)
         changed, gone = corpus.live()[0], corpus.live()[1]
@@ -195,7 +200,7 @@ class WalkerContract(PluginContract):
         assert result.items_indexed >= 1 and result.items_deleted == 1, result
 
     async def test_truncated_listing_deletes_nothing(
-        self, kernel: Any, source: str, corpus: FakeCorpus
+        self, kernel: Kernel, source: str, corpus: FakeCorpus
     ) -> None:
         await kernel.sync.run(source, user_id=USER)
         before = await self._indexed(kernel)
@@ -206,7 +211,7 @@ class WalkerContract(PluginContract):
         assert result.sweep.startswith(("refused", "not run", "not needed")), result.sweep
 
     async def test_cancel_mid_sync_resumes_without_duplicates(
-        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
+        self, kernel: Kernel, source: str, corpus: FakeCorpus, wire: ConnectorWire
     ) -> None:
         class CancelAfterFirstPage(JobHandle):
             async def progress(
@@ -238,7 +243,7 @@ class WalkerContract(PluginContract):
         )
 
     async def test_limits_stop_the_sync_and_say_why(
-        self, kernel: Any, source: str, corpus: FakeCorpus, wire: ConnectorWire
+        self, kernel: Kernel, source: str, corpus: FakeCorpus, wire: ConnectorWire
     ) -> None:
         big = corpus.live()[0]
         big.content = b"large " * 400
@@ -256,7 +261,7 @@ class WalkerContract(PluginContract):
         [row] = [r for r in await kernel.sync.status(user_id=USER) if r["dataSourceId"] == source]
         assert row["stoppedAtLimit"] == "max_items", f"status says {row['stoppedAtLimit']!r}"
 
-    async def test_consent_off_mid_sync_purges_and_stops(self, kernel: Any, source: str) -> None:
+    async def test_consent_off_mid_sync_purges_and_stops(self, kernel: Kernel, source: str) -> None:
         connection_id = source.removeprefix("ds-")
 
         class WithdrawAfterFirstPage(JobHandle):

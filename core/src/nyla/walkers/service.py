@@ -3,7 +3,7 @@ consent switches that start or stop them. Hosts and the CLI use these service me
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import select, update
 
@@ -16,6 +16,7 @@ from nyla.walkers.runner import WalkerRunner
 from nyla.walkers.tables import SyncState
 
 if TYPE_CHECKING:
+    from nyla.jobs.queue import ProcrastinateRunner
     from nyla.kernel import Kernel
 
 #: items the first sync after switching indexing on takes (a quick first answer)
@@ -78,7 +79,8 @@ class SyncService:
         """Start a sync in the background; returns the job id."""
         fields = await self._job_fields(ds_id, user_id)
         if self.kernel.jobs_backend == "procrastinate":
-            return await self.kernel.jobs.defer_sync(ds_id, limits=limits, **fields)
+            queue = cast("ProcrastinateRunner", self.kernel.jobs)
+            return await queue.defer_sync(ds_id, limits=limits, **fields)
 
         async def job(handle: Any) -> WalkResult:
             return await self.runner.sync(ds_id, handle, limits=limits)

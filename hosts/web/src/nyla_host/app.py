@@ -10,7 +10,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse
@@ -26,12 +26,15 @@ from nyla_host.state import HostSettings, HostState
 from nyla_host.timezone import TimezoneMiddleware
 from nyla_host.tokens import TokenStore
 
+if TYPE_CHECKING:
+    from nyla import Kernel
+
 log = logging.getLogger(__name__)
 WEB_DIR = Path(__file__).parent / "web"
 
 
 def build_state(
-    kernel: Any,
+    kernel: Kernel,
     *,
     settings: HostSettings | None = None,
     oidc: OidcSettings | OidcVerifier | None = None,
@@ -106,7 +109,7 @@ async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 def create_app(
-    kernel: Any,
+    kernel: Kernel,
     *,
     settings: HostSettings | None = None,
     oidc: OidcSettings | OidcVerifier | None = None,

@@ -109,9 +109,8 @@ need_sysadmin = require(Role.SYSADMIN)
 
 def declared_role(route: Any) -> Role | None:
     """The role a route's dependencies require (``None`` when it declares none)."""
-    stack = list(
-        getattr(route, "dependant", None).dependencies if hasattr(route, "dependant") else []
-    )
+    dependant = getattr(route, "dependant", None)
+    stack = list(dependant.dependencies) if dependant is not None else []
     while stack:
         dep = stack.pop()
         role = getattr(dep.call, "nyla_role", None)

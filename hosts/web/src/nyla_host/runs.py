@@ -18,13 +18,16 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
 
 from nyla import AgentConfig, AgentEvent, EventType, RunContext
 from nyla_host.identity import Identity
 from nyla_host.tables import HostRunEventRow, HostRunRow
+
+if TYPE_CHECKING:
+    from nyla import Kernel
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +75,7 @@ class RunNotFound(LookupError):
 class RunManager:
     """Starts, streams, cancels and recovers the host's agent runs."""
 
-    def __init__(self, kernel: Any, *, poll_interval: float = 0.5) -> None:
+    def __init__(self, kernel: Kernel, *, poll_interval: float = 0.5) -> None:
         self.kernel = kernel
         self.poll_interval = poll_interval
         self._live: dict[str, _LiveRun] = {}
@@ -209,10 +212,13 @@ class RunManager:
             for row in rows:
                 if row.run_id in self._live:
                     continue
-                last = await s.scalar(
-                    select(func.coalesce(func.max(HostRunEventRow.seq), 0)).where(
-                        HostRunEventRow.run_id == row.run_id
+                last = (
+                    await s.scalar(
+                        select(func.coalesce(func.max(HostRunEventRow.seq), 0)).where(
+                            HostRunEventRow.run_id == row.run_id
+                        )
                     )
+                    or 0
                 )
                 message = "interrupted: the server stopped during the run"
                 event = {"seq": last + 1, "runId": row.run_id, "type": "ERROR", "round": 0}

@@ -4,13 +4,16 @@ services built on it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 
 from nyla_host.auth import Authenticator
 from nyla_host.runs import RunManager
 from nyla_host.tokens import TokenStore
+
+if TYPE_CHECKING:
+    from nyla import Kernel
 
 
 @dataclass
@@ -27,7 +30,7 @@ class HostSettings:
 class HostState:
     """The kernel plus the host's token store, authenticator and run manager."""
 
-    kernel: Any
+    kernel: Kernel
     auth: Authenticator
     tokens: TokenStore
     runs: RunManager

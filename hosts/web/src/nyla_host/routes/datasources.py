@@ -10,7 +10,13 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Request
 from pydantic import Field
 from pydantic.alias_generators import to_camel
 
-from nyla import JobStore, SettingsValidationError, get_data_source, list_data_sources
+from nyla import (
+    DataSourceView,
+    JobStore,
+    SettingsValidationError,
+    get_data_source,
+    list_data_sources,
+)
 from nyla.sdk import WireModel
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
@@ -52,6 +58,15 @@ def administers(identity: Identity, source: Any) -> bool:
     )
 
 
+async def current_source(db: Any, data_source_id: str) -> DataSourceView:
+    """The data source as stored now (404 when it went away meanwhile, e.g. its connection
+    was removed by a concurrent request)."""
+    source = await get_data_source(db, data_source_id)
+    if source is None:
+        raise HTTPException(404, f"no data source {data_source_id}")
+    return source
+
+
 async def visible_source(request: Request, data_source_id: str, identity: Identity) -> Any:
     """A data source the caller owns or administers (404 otherwise)."""
     source = await get_data_source(host(request).kernel.db, data_source_id)
@@ -90,7 +105,7 @@ async def add_data_source(
         scope=body.scope,
         label=body.label,
     )
-    return (await get_data_source(host(request).kernel.db, data_source_id)).to_wire()
+    return (await current_source(host(request).kernel.db, data_source_id)).to_wire()
 
 
 @router.get("/{data_source_id}")
@@ -120,7 +135,7 @@ async def rag_index(
         )
     else:
         purge = await kernel.sync.set_indexing(data_source_id, body.enabled, user_id=owner)
-    source = await get_data_source(kernel.db, data_source_id)
+    source = await current_source(kernel.db, data_source_id)
     running = [
         job.id
         for job in await JobStore(kernel.db).running(user_id=owner)

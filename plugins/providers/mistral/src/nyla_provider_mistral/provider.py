@@ -66,7 +66,7 @@ class MistralProvider(OpenAICompatibleProvider):
                 id=f"{PROVIDER_ID}:{name}",
                 provider=PROVIDER_ID,
                 name=name,
-                operation_types=TEXT_OPERATIONS,
+                operation_types=list(TEXT_OPERATIONS),
                 context_window=window,
                 max_output_tokens=16_384,
                 price_input_chf_per_mtok=p_in,
