@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,7 +159,7 @@ class BatchRunner:
         calls: list[ToolCall],
         ctx_for: Callable[[ToolCall], ToolContext],
         wait: Callable[[Awaitable[Any]], Awaitable[Any]],
-    ) -> AsyncIterator[list[Dispatched]]:
+    ) -> AsyncGenerator[list[Dispatched], None]:
         """Every batch of one turn, pipelined; ``wait`` wraps each wait (the run's cancel)."""
         batches = plan_batches(calls, self.is_read_only)
         current: list[_Pending] = []
