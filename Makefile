@@ -31,14 +31,17 @@ serve: setup
 test: setup
 	$(VENV)/bin/python -m pytest -q
 
-# ruff, the import contracts (.ci/import_contracts.py) and the type check: nyla.sdk and
-# nyla.models strictly, the plugins and the hosts as they are written
+# ruff, the import contracts (.ci/import_contracts.py), the type check (nyla.sdk and
+# nyla.models strictly; the whole kernel, the plugins and the hosts as they are written) and
+# the size limits (.ci/sizes.py: modules <= 450 lines, functions <= 80)
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/python .ci/import_contracts.py
 	$(VENV)/bin/mypy --strict core/src/nyla/sdk core/src/nyla/models
+	$(VENV)/bin/mypy core/src/nyla
 	$(VENV)/bin/mypy $(wildcard plugins/*/*/src/*) $(wildcard hosts/*/src/*)
+	$(VENV)/bin/python .ci/sizes.py
 
 format: setup
 	$(VENV)/bin/ruff format .

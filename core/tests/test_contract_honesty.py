@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
-from nyla import Tool, Toolbox, hookimpl
+from nyla import ModelCapabilities, Tool, Toolbox, hookimpl
 from nyla.testing import NeutralizerContract, ProviderContract, ScriptedProvider, ToolboxContract
 from nyla.testing.schema_samples import CannotSample, sample_arguments
 from nyla.testing.scripted import ScriptedPlugin
@@ -117,9 +117,17 @@ class EmbeddingsClaimed(ProviderContract):
     supports_embeddings = True
 
 
+class JsonModeSwitchedOff(ProviderContract):
+    supports_json_mode = False
+
+
 @pytest.mark.parametrize(
     ("suite", "flag"),
-    [(StreamingSwitchedOff, "supports_streaming"), (EmbeddingsClaimed, "supports_embeddings")],
+    [
+        (StreamingSwitchedOff, "supports_streaming"),
+        (EmbeddingsClaimed, "supports_embeddings"),
+        (JsonModeSwitchedOff, "supports_json_mode"),
+    ],
 )
 def test_a_capability_flag_contradicting_the_models_fails(suite: type, flag: str) -> None:
     plugin = ScriptedPlugin(ScriptedProvider(lambda request, index: "hi"))
@@ -139,7 +147,17 @@ def test_capabilities_follow_the_declared_models() -> None:
 
     agent = [OperationType.AGENT]
     chat = ScriptedPlugin(ScriptedProvider(lambda request, index: "hi", operations=agent))
-    assert declared_capabilities(chat) == {"chat", "tools", "streaming"}
+    options = {"tool_choice", "stop_sequences", "json_mode", "structured_output"}
+    assert declared_capabilities(chat) == {"chat", "tools", "streaming", *options}
+    plain = ScriptedPlugin(
+        ScriptedProvider(
+            lambda request, index: "hi",
+            operations=agent,
+            capabilities=ModelCapabilities(streaming=True, tool_choice=True, json_mode=True),
+        )
+    )
+    # tool_choice means nothing without tools
+    assert declared_capabilities(plain) == {"chat", "streaming", "json_mode"}
     both = ScriptedPlugin(
         ScriptedProvider(
             lambda request, index: "hi",
@@ -153,6 +171,7 @@ def test_capabilities_follow_the_declared_models() -> None:
         "streaming",
         "embeddings",
         "web_search",
+        *options,
     }
 
 
@@ -205,3 +224,69 @@ def test_a_pattern_cannot_be_sampled() -> None:
     with pytest.raises(CannotSample, match="pattern"):
         sample_arguments(schema)
     assert sample_arguments({**schema, "required": []}, full=True) == {}
+
+
+# ---- provider: a declared answer option must reach the wire ---------------------------------
+
+
+def _deaf_wire() -> Any:
+    """A provider declaring every answer option whose requests never carry one."""
+    import httpx
+
+    from nyla import ModelSpec, OperationType
+    from nyla.sdk import OpenAICompatibleProvider
+    from nyla.testing.provider_contract import OpenAIWire
+
+    class Deaf(OpenAICompatibleProvider):
+        id = "deaf"
+        default_base_url = "http://deaf.local/v1"
+
+        def catalog(self) -> list[ModelSpec]:
+            capabilities = ModelCapabilities(
+                tools=True,
+                streaming=True,
+                tool_choice=True,
+                stop_sequences=True,
+                json_mode=True,
+                structured_output=True,
+            )
+            return [
+                ModelSpec(
+                    id="deaf:m",
+                    provider="deaf",
+                    name="m",
+                    operation_types=[OperationType.AGENT],
+                    context_window=8000,
+                    price_input_chf_per_mtok=1.0,
+                    price_output_chf_per_mtok=1.0,
+                    capabilities=capabilities,
+                )
+            ]
+
+        def answer_options(self, request: Any) -> dict[str, Any]:
+            return {}
+
+    class DeafWire(OpenAIWire):
+        def provider(self, handler: Any) -> Deaf:
+            return Deaf(transport=httpx.MockTransport(handler))
+
+    return DeafWire()
+
+
+@pytest.mark.parametrize(
+    ("test", "args"),
+    [
+        ("test_wire_tool_choice_forces_the_named_tool", ()),
+        ("test_wire_tool_choice_none_sends_no_call", ()),
+        ("test_wire_stop_sequences_sent", ()),
+        ("test_wire_json_answer", ("structured_output",)),
+    ],
+)
+async def test_an_answer_option_that_never_reaches_the_wire_fails(test: str, args: tuple) -> None:
+    from nyla.testing.provider_contract import Recorder, declared_capabilities
+
+    wire = _deaf_wire()
+    suite = ProviderContract()
+    suite._capabilities = declared_capabilities(ScriptedPlugin(), wire.provider(Recorder()))
+    with pytest.raises(AssertionError, match="is not sent"):
+        await getattr(suite, test)(wire, *args)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         ProviderRateLimitError as ProviderRateLimitError,
         ProviderServerError as ProviderServerError,
         ProviderTimeoutError as ProviderTimeoutError,
+        UnsupportedCapabilityError as UnsupportedCapabilityError,
     )
     from nyla.features.data_agent import (
         FeatureAgentResult as FeatureAgentResult,
@@ -99,6 +100,10 @@ if TYPE_CHECKING:
         ToolDefinition as ToolDefinition,
         Usage as Usage,
         WebSearchHit as WebSearchHit,
+    )
+    from nyla.models.chat_options import (
+        ResponseFormat as ResponseFormat,
+        ToolChoice as ToolChoice,
     )
     from nyla.models.datasource import (
         ConnectionInfo as ConnectionInfo,
@@ -171,6 +176,8 @@ _EXPORTS: dict[str, str] = {
     "ModelSpec": "nyla.models.ai",
     "ChatRequest": "nyla.models.ai",
     "ChatResponse": "nyla.models.ai",
+    "ToolChoice": "nyla.models.chat_options",
+    "ResponseFormat": "nyla.models.chat_options",
     "StreamDelta": "nyla.models.ai",
     "EmbeddingResponse": "nyla.models.ai",
     "WebSearchHit": "nyla.models.ai",
@@ -264,6 +271,7 @@ _EXPORTS: dict[str, str] = {
     "FolderNotEmptyError": "nyla.errors",
     "NeutralizationError": "nyla.errors",
     "ModelNotAvailableError": "nyla.errors",
+    "UnsupportedCapabilityError": "nyla.errors",
     "ProviderError": "nyla.errors",
     "ProviderAuthError": "nyla.errors",
     "ProviderBadRequestError": "nyla.errors",

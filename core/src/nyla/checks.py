@@ -40,6 +40,8 @@ def check_model_spec(spec: Any, provider_id: str) -> list[str]:
         out.append(f"model {spec.id!r} has no price (CHF per million tokens)")
     if "embedding" in spec.operation_types and not spec.capabilities.embedding_dimensions:
         out.append(f"embedding model {spec.id!r} does not state its dimensions")
+    if spec.capabilities.tool_choice and not spec.capabilities.tools:
+        out.append(f"model {spec.id!r} declares tool_choice but no tools")
     return out
 
 

@@ -55,6 +55,17 @@ class ModelNotAvailableError(NylaError):
     """No model fits the request (operation, size, restrictions), or the one named is unknown."""
 
 
+class UnsupportedCapabilityError(ModelNotAvailableError):
+    """The request needs a capability (``tool_choice``, ``stop_sequences``, ``json_mode``,
+    ``structured_output``) that the model named does not declare, or that no eligible model
+    declares. Raised before any provider is called."""
+
+    def __init__(self, message: str, *, capability: str, model: str | None = None) -> None:
+        super().__init__(message)
+        self.capability = capability
+        self.model = model
+
+
 class ProviderError(NylaError):
     """A provider call failed. ``retryable`` errors are retried and then fall back."""
 

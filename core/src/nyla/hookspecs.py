@@ -75,6 +75,10 @@ def nyla_providers() -> list[Provider]:
     capabilities, ranks) and implements async ``chat`` / ``stream`` / ``embed`` /
     ``web_search`` / ``generate_image`` as its models support (the others raise
     ``NotImplementedError``). ``models()`` must be cheap and must not import the vendor SDK.
+    A ``ChatRequest`` carries ``tool_choice``, ``stop`` and ``response_format`` only to a
+    model declaring the capability each needs (``tool_choice``, ``stop_sequences``,
+    ``json_mode``, ``structured_output``; the AI service refuses the others before the
+    call); the provider maps them to its vendor's fields.
     {rules}
     Consumed by: the AI service (``kernel.ai``). A provider whose call answers the wrong type
     (``chat`` must return ``ChatResponse``, ``stream`` yield ``StreamDelta``, ``embed`` return

@@ -13,17 +13,24 @@ record; ``NYLA_STRICT_PLUGINS=1`` makes failures and warnings alike an error.
 from __future__ import annotations
 
 import importlib
-import inspect
 import logging
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
 
 from nyla import hookspecs
 from nyla.errors import PluginError
+from nyla.plugin_answers import (
+    CONTRIBUTION_HOOKS,
+    SINGULAR,
+    check_answers,
+    resolve,
+    safe_models,
+    without_broken_tools,
+)
+from nyla.plugin_record import BUILTIN_GROUP, PluginRecord
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +44,6 @@ ENTRY_POINT_GROUPS: tuple[str, ...] = (
     "nyla.hosts",
 )
 
-BUILTIN_GROUP = "builtin"
-
 # The kernel's own defaults, registered through the same hooks as any plugin (name, module).
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("nyla.neutralizer", "nyla.ai.default_neutralizer"),
@@ -47,125 +52,12 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("nyla.datasource_tools", "nyla.tools.datasources"),
 )
 
-# hook name -> (contribution kind, expected type resolver, id attribute)
-_CONTRIBUTION_HOOKS: dict[str, tuple[str, str, str]] = {
-    "nyla_providers": ("providers", "nyla.models.ai:Provider", "id"),
-    "nyla_toolboxes": ("toolboxes", "nyla.models.tools:Toolbox", "id"),
-    "nyla_connectors": ("connectors", "nyla.models.datasource:ConnectorAdapter", "service"),
-    "nyla_walkers": ("walkers", "nyla.models.datasource:Walker", "id"),
-    "nyla_features": ("features", "nyla.models.feature:Feature", "code"),
-    "nyla_neutralizers": ("neutralizers", "nyla.models.neutralize:Neutralizer", "id"),
-}
-
-
-_SINGULAR = {
-    "providers": "provider",
-    "toolboxes": "toolbox",
-    "connectors": "connector",
-    "walkers": "walker",
-    "features": "feature",
-    "neutralizers": "neutralizer",
-    "tools": "tool",
-}
-
-
-def _resolve(path: str) -> Any:
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
 
 def _env_list(name: str) -> list[str] | None:
     raw = os.environ.get(name, "").strip()
     if not raw:
         return None
     return [p.strip() for p in raw.split(",") if p.strip()]
-
-
-@dataclass
-class PluginRecord:
-    """What the host knows about one plugin: where it came from, whether it loaded, what it
-    contributes, and why it failed if it did."""
-
-    name: str
-    group: str
-    entry_point: str
-    status: str = "ok"  # ok | failed | disabled
-    error: str | None = None
-    #: problems that did not leave the plugin out (errors under ``NYLA_STRICT_PLUGINS=1``)
-    warnings: list[str] = field(default_factory=list)
-    hooks: list[str] = field(default_factory=list)
-    contributes: dict[str, list[str]] = field(default_factory=dict)
-    _distribution: tuple[str | None, str | None] | None = None
-    plugin: Any = None
-
-    @property
-    def distribution(self) -> str | None:
-        return self._dist()[0]
-
-    @property
-    def version(self) -> str | None:
-        return self._dist()[1]
-
-    def _dist(self) -> tuple[str | None, str | None]:
-        if self._distribution is None:
-            self._distribution = _distribution_of(self.group, self.name, self.entry_point)
-        return self._distribution
-
-    def warn(self, message: str) -> None:
-        """Record a problem that leaves the plugin in (logged; an error in strict mode)."""
-        log.warning("plugin %s: %s", self.name, message)
-        self.warnings.append(message)
-
-    def fail(self, reason: str) -> None:
-        """Mark the plugin left out, with the reason."""
-        self.status = "failed"
-        self.error = reason
-        self.contributes = {}
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form used by ``nyla plugins list --json``."""
-        return {
-            "name": self.name,
-            "distribution": self.distribution,
-            "version": self.version,
-            "group": self.group,
-            "entryPoint": self.entry_point,
-            "status": self.status,
-            "error": self.error,
-            "warnings": list(self.warnings),
-            "hooks": list(self.hooks),
-            "contributes": {k: list(v) for k, v in self.contributes.items()},
-        }
-
-
-_DIST_INDEX: dict[tuple[str, str], tuple[str, str]] | None = None
-
-
-def _distribution_of(group: str, name: str, entry_point: str) -> tuple[str | None, str | None]:
-    """Distribution name and version of a plugin, found through importlib.metadata (stevedore's
-    cached entry points carry no distribution)."""
-    from importlib import metadata
-
-    if group == BUILTIN_GROUP:
-        try:
-            return "nyla", metadata.version("nyla")
-        except metadata.PackageNotFoundError:
-            return "nyla", None
-    global _DIST_INDEX
-    if _DIST_INDEX is None:
-        index: dict[tuple[str, str], tuple[str, str]] = {}
-        for dist in metadata.distributions():
-            for ep in dist.entry_points:
-                if ep.group.startswith("nyla."):
-                    index[(ep.group, ep.name)] = (dist.metadata["Name"], dist.version)
-        _DIST_INDEX = index
-    if (group, name) in _DIST_INDEX:
-        return _DIST_INDEX[(group, name)]
-    top = entry_point.split(":")[0].split(".")[0]
-    dists = metadata.packages_distributions().get(top)
-    if dists:
-        return dists[0], metadata.version(dists[0])
-    return None, None
 
 
 def strict_mode() -> bool:
@@ -384,7 +276,7 @@ class PluginHost:
                 self._drop(record, clash)
                 continue
             for kind, items in contributions.items():
-                id_attr = next(v[2] for v in _CONTRIBUTION_HOOKS.values() if v[0] == kind)
+                id_attr = next(v[2] for v in CONTRIBUTION_HOOKS.values() if v[0] == kind)
                 registry: dict[str, Any] = getattr(self, kind)
                 for item in items:
                     key = getattr(item, id_attr)
@@ -392,7 +284,7 @@ class PluginHost:
                     self._owners[(kind, key)] = name
                     record.contributes.setdefault(kind, []).append(key)
                     if kind == "providers":
-                        models = [m.id for m in _safe_models(item)]
+                        models = [m.id for m in safe_models(item)]
                         record.contributes.setdefault("models", []).extend(models)
                     if kind == "toolboxes":
                         for tool in item.tools:
@@ -404,7 +296,7 @@ class PluginHost:
         contract (then it is dropped with the reason)."""
         others = [p for p in self.pm.get_plugins() if p is not record.plugin]
         contributions: dict[str, list[Any]] = {}
-        for hook_name, (kind, type_path, _id_attr) in _CONTRIBUTION_HOOKS.items():
+        for hook_name, (kind, type_path, _id_attr) in CONTRIBUTION_HOOKS.items():
             if hook_name not in record.hooks:
                 continue
             caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
@@ -413,21 +305,21 @@ class PluginHost:
             except Exception as exc:
                 self._drop(record, f"{hook_name}() raised {type(exc).__name__}: {exc}")
                 return None
-            problem, items = _check_answers(hook_name, answers, _resolve(type_path))
+            problem, items = check_answers(hook_name, answers, resolve(type_path))
             if problem is not None:
                 self._drop(record, problem)
                 return None
             if not answers:
                 record.warn(f"{hook_name}() returned None, expected a list (a missing return?)")
             if kind == "toolboxes":
-                items = [_without_broken_tools(record, box) for box in items]
+                items = [without_broken_tools(record, box) for box in items]
             contributions.setdefault(kind, []).extend(items)
         return contributions
 
     def _find_clash(self, name: str, contributions: dict[str, list[Any]]) -> str | None:
         seen_here: set[tuple[str, str]] = set()
         for kind, items in contributions.items():
-            id_attr = next(v[2] for v in _CONTRIBUTION_HOOKS.values() if v[0] == kind)
+            id_attr = next(v[2] for v in CONTRIBUTION_HOOKS.values() if v[0] == kind)
             keys: list[tuple[str, str]] = []
             for item in items:
                 keys.append((kind, str(getattr(item, id_attr))))
@@ -435,7 +327,7 @@ class PluginHost:
                     keys.extend(("tools", t.name) for t in item.tools)
             for key in keys:
                 owner = self._owners.get(key)
-                what = _SINGULAR.get(key[0], key[0])
+                what = SINGULAR.get(key[0], key[0])
                 if owner is not None:
                     return f"{what} id {key[1]!r} is already registered by plugin {owner!r}"
                 if key in seen_here:
@@ -505,7 +397,7 @@ class PluginHost:
         """Every model spec of every provider."""
         out = []
         for provider in self.providers.values():
-            out.extend(_safe_models(provider))
+            out.extend(safe_models(provider))
         return out
 
     def tools(self) -> list[Any]:
@@ -517,49 +409,3 @@ class PluginHost:
                     tool.toolbox = toolbox.id
                 out.append(tool)
         return out
-
-
-def _check_answers(hook_name: str, answers: list[Any], expected: type) -> tuple[str | None, list]:
-    """``(problem, items)`` for what a plugin's implementation(s) of a contribution hook
-    answered through pluggy (one answer per implementation; ``None`` answers are dropped)."""
-    items: list[Any] = []
-    for answer in answers:
-        if not isinstance(answer, list | tuple):
-            if inspect.iscoroutine(answer):
-                answer.close()
-                return f"{hook_name}() is async; contribution hooks must be sync", []
-            return (
-                f"{hook_name}() returned {type(answer).__name__}, "
-                f"expected a list of {expected.__name__}",
-                [],
-            )
-        items.extend(answer)
-    bad = [item for item in items if not isinstance(item, expected)]
-    if bad:
-        return f"{hook_name}() returned {type(bad[0]).__name__}, expected {expected.__name__}", []
-    return None, items
-
-
-def _without_broken_tools(record: PluginRecord, toolbox: Any) -> Any:
-    """The toolbox without tools a model API would reject (invalid name or JSON schema),
-    each left out with a warning on the plugin."""
-    from nyla.checks import check_tool_schema
-
-    kept = []
-    for tool in toolbox.tools:
-        problems = check_tool_schema(tool)
-        if problems:
-            record.warn(f"toolbox {toolbox.id}: left out: {'; '.join(problems)}")
-        else:
-            kept.append(tool)
-    if len(kept) == len(toolbox.tools):
-        return toolbox
-    return toolbox.model_copy(update={"tools": kept})
-
-
-def _safe_models(provider: Any) -> list[Any]:
-    try:
-        return list(provider.models())
-    except Exception as exc:  # a provider whose models() breaks lists nothing
-        log.warning("provider %s: models() failed: %s", getattr(provider, "id", "?"), exc)
-        return []

@@ -75,3 +75,41 @@ def test_models_list_json_names_missing_keys(runner, monkeypatch, tmp_path) -> N
         assert all("embedding" in m["operationTypes"] for m in json.loads(result.output))
     finally:
         config.reload()
+
+
+def test_ask_with_answer_options(runner, make_kernel, monkeypatch, tmp_path) -> None:
+    """--stop, --json-object and --schema reach the model; a model without the capability
+    is refused before anything is sent."""
+    from nyla import ModelCapabilities
+
+    provider = ScriptedProvider(lambda r, i: '{"total": 12} END rest', id="s")
+    plain = ScriptedProvider(
+        lambda r, i: "never", id="p", capabilities=ModelCapabilities(tools=True)
+    )
+    kernel = make_kernel(ScriptedPlugin(provider, plain))
+    monkeypatch.setattr("nyla.ai.cli._kernel", lambda: kernel)
+    schema = tmp_path / "invoice total.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"total": {"type": "number"}}}))
+    result = runner.invoke(cli, ["ai", "ask", "total?", "--stop", " END", "--schema", str(schema)])
+    assert result.exit_code == 0, result.output
+    assert '{"total": 12}' in result.output and "rest" not in result.output
+    sent = provider.requests[-1]
+    assert sent.stop == [" END"]
+    assert sent.response_format.name == "invoice_total"
+    result = runner.invoke(cli, ["ai", "ask", "x", "--model", "p:model", "--json-object"])
+    assert result.exit_code == 1 and "does not declare json_mode" in result.output
+    assert plain.requests == []
+    result = runner.invoke(cli, ["ai", "ask", "x", "--json-object", "--schema", str(schema)])
+    assert result.exit_code == 2 and "exclude each other" in result.output
+
+
+def test_models_list_shows_what_each_model_can_do(runner) -> None:
+    from nyla import ModelCapabilities
+    from nyla.commands.catalog import capability_names
+
+    every = ScriptedProvider(lambda r, i: "x").spec
+    assert capability_names(every) == "tools,stream,choice,stop,json,schema"
+    plain = ScriptedProvider(lambda r, i: "x", capabilities=ModelCapabilities(vision=True)).spec
+    assert capability_names(plain) == "vision"
+    result = runner.invoke(cli, ["models", "list", "--operation", "agent"])
+    assert result.exit_code == 0 and "can" in result.output, result.output

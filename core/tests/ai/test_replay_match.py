@@ -100,3 +100,12 @@ def test_secrets_never_reach_the_file(tmp_path, monkeypatch):
         "my key is [redacted], why does it fail?"
     )
     assert CassetteFile.load(path).models[0].id == "x:y"
+
+
+def test_drift_names_a_changed_answer_option() -> None:
+    from nyla.ai.replay_match import describe
+
+    recorded = {"model": "m", "operation": "agent", "stop": ["END"], "messages": []}
+    assert describe(recorded, {**recorded, "stop": ["STOP"]}).startswith("stop differs")
+    live = {**recorded, "responseFormat": {"type": "json_object"}}
+    assert describe(recorded, live).startswith("responseFormat differs")

@@ -102,98 +102,115 @@ async def test_the_page_end_to_end(served, page):
         connection = (
             await api.post("/api/connections", json={"service": "memfs", "label": "Team share"})
         ).json()
-        # sign in
-        await page.goto(server.url + "/")
-        await shot(page, "signin")
-        await page.fill("#token", token)
-        await page.click("#signin-form button")
-        await page.wait_for_selector("#view-chat:not([hidden])")
-        assert "Europe/Zurich" in await page.text_content("#who")  # the browser's zone, sent
-
-        # the tree: toggle 🧠 → the running job shows in the badge → released → inventory
-        # (the folder comes from the connector's browse; switching it on makes it a data source)
-        await page.click("button.tab[data-view=sources]")
-        await page.click(".browse-node[data-path='/docs'] button.rag")
-        await page.wait_for_selector("#jobs-badge:not([hidden])")
-        tree = (await api.get(f"/api/connections/{connection['id']}/tree")).json()
-        docs = tree["dataSources"][0]
-        assert (docs["path"], docs["label"], docs["ragIndexEnabled"]) == ("/docs", "docs", True)
+        await _sign_in(page, server, token)
+        docs = await _index_a_folder(page, api, server, connection)
         node = page.locator(f".node[data-id='{docs['id']}']")
-        await page.wait_for_selector(
-            ".browse-node[data-path='/docs'] > .node button.rag[aria-pressed=true]"
-        )
-        assert "indexing" in await page.text_content("#jobs-badge")
-        assert await node.locator("button.rag").get_attribute("aria-pressed") == "true"
-        await shot(page, "sources")
-        server.release.write_text("go")
-        await page.wait_for_selector("#jobs-badge[hidden]", state="attached")
-        await page.click("button.tab[data-view=inventory]")
-        await page.wait_for_function("document.querySelector('.total-files')?.textContent === '2'")
+        await _settings_lower_the_estimate(page, api, node, docs)
+        await _a_limited_sync_opens_the_settings(page, api, node, docs)
+        await _chat_streams_and_resumes(page, api)
+        await _markdown_is_rendered_safely(page)
 
-        # the settings modal: a smaller byte limit lowers the estimate
-        await page.click("button.tab[data-view=sources]")
-        await node.locator("button.gear").click()
-        await page.wait_for_selector("#settings-modal[open]")
-        await page.wait_for_function("document.querySelector('#estimate').dataset.tokens")
-        before = int(await page.get_attribute("#estimate", "data-tokens"))
-        await page.fill("#limits input[name=maxBytes]", "50")
-        await page.wait_for_function(
-            f"Number(document.querySelector('#estimate').dataset.tokens) < {before}"
-        )
-        stored = (await api.get(f"/api/datasources/{docs['id']}")).json()
-        assert stored["settings"]["ragLimits"]["maxBytes"] == 50 * 1024 * 1024
-        await shot(page, "settings")
-        await page.click("#settings-form button[value=close]")
 
-        # a sync that stopped at a limit: the banner's button opens the same modal (a byte
-        # limit below the two tiny files' sizes, set through the API: the modal counts in MB)
-        limited = await api.patch(
-            f"/api/datasources/{docs['id']}/settings", json={"ragLimits": {"maxBytes": 70}}
-        )
-        assert limited.status_code == 200, limited.text
-        await node.locator("button.rag").click()  # off (purge) ...
-        await page.wait_for_selector(
-            f".node[data-id='{docs['id']}'] button.rag[aria-pressed=false]"
-        )
-        await node.locator("button.rag").click()  # ... and on again: one item, then the limit
-        await until(api, "/api/rag/inventory/me", lambda inv: inv["partial"])
-        await page.click("button.tab[data-view=inventory]")
-        banner = page.locator("#partial .banner")
-        await banner.wait_for()
-        assert "docs" in await banner.text_content()
-        await page.wait_for_selector("#jobs-badge[hidden]", state="attached")
-        await shot(page, "inventory")
-        await banner.locator("button").click()
-        await page.wait_for_selector("#settings-modal[open]")
-        shown_mb = float(await page.input_value("#limits input[name=maxBytes]"))
-        assert round(shown_mb * 1024 * 1024) == 70  # the stored bytes, shown in MB
-        await page.click("#settings-form button[value=close]")
+async def _sign_in(page, server, token) -> None:
+    await page.goto(server.url + "/")
+    await shot(page, "signin")
+    await page.fill("#token", token)
+    await page.click("#signin-form button")
+    await page.wait_for_selector("#view-chat:not([hidden])")
+    assert "Europe/Zurich" in await page.text_content("#who")  # the browser's zone, sent
 
-        # chat: the tool call shows, the answer streams, a reload mid-run resumes it
-        await page.click("button.tab[data-view=chat]")
-        await page.fill("#prompt", "Which files do I have?")
-        await page.click("#send")
-        await page.wait_for_selector(".msg.assistant .tool.call")
-        await page.wait_for_function(
-            "document.querySelector('.msg.assistant .answer').textContent.length > 0"
-        )
-        run_id = await page.get_attribute(".msg.assistant", "data-run")
-        assert (await api.get(f"/api/runs/{run_id}")).json()["status"] == "running"
-        await page.reload()
-        await page.wait_for_selector(".msg.assistant .answer.final")
-        answer = await page.text_content(".msg.assistant .answer")
-        assert answer.startswith("You asked: Which files do I have?")
-        assert answer.count("You asked") == 1  # replayed once, not duplicated
-        assert "CHF" in await page.text_content(".msg.assistant .summary")
-        shown = (await api.get(f"/api/runs/{run_id}")).json()
-        assert shown["trace"]["context"]["workflowId"].startswith("chat:")
-        assert await page.locator(".msg.assistant .tool.call").count() == 1
-        assert await page.text_content(".msg.user") == "Which files do I have?"
-        await shot(page, "chat")
-        rendered = await page.evaluate(
-            "markdown('# Title\\n- **bold** and `code`\\n- <img src=x onerror=alert(1)>')"
-        )
-        assert rendered.startswith(
-            "<h4>Title</h4><ul><li><strong>bold</strong> and <code>code</code>"
-        )
-        assert "<img" not in rendered and "&lt;img src=x onerror=alert(1)&gt;" in rendered
+
+async def _index_a_folder(page, api, server, connection) -> dict:
+    """The tree: toggle 🧠 → the running job shows in the badge → released → inventory (the
+    folder comes from the connector's browse; switching it on makes it a data source)."""
+    await page.click("button.tab[data-view=sources]")
+    await page.click(".browse-node[data-path='/docs'] button.rag")
+    await page.wait_for_selector("#jobs-badge:not([hidden])")
+    tree = (await api.get(f"/api/connections/{connection['id']}/tree")).json()
+    docs = tree["dataSources"][0]
+    assert (docs["path"], docs["label"], docs["ragIndexEnabled"]) == ("/docs", "docs", True)
+    node = page.locator(f".node[data-id='{docs['id']}']")
+    await page.wait_for_selector(
+        ".browse-node[data-path='/docs'] > .node button.rag[aria-pressed=true]"
+    )
+    assert "indexing" in await page.text_content("#jobs-badge")
+    assert await node.locator("button.rag").get_attribute("aria-pressed") == "true"
+    await shot(page, "sources")
+    server.release.write_text("go")
+    await page.wait_for_selector("#jobs-badge[hidden]", state="attached")
+    await page.click("button.tab[data-view=inventory]")
+    await page.wait_for_function("document.querySelector('.total-files')?.textContent === '2'")
+    return docs
+
+
+async def _settings_lower_the_estimate(page, api, node, docs) -> None:
+    """The settings modal: a smaller byte limit lowers the estimate."""
+    await page.click("button.tab[data-view=sources]")
+    await node.locator("button.gear").click()
+    await page.wait_for_selector("#settings-modal[open]")
+    await page.wait_for_function("document.querySelector('#estimate').dataset.tokens")
+    before = int(await page.get_attribute("#estimate", "data-tokens"))
+    await page.fill("#limits input[name=maxBytes]", "50")
+    await page.wait_for_function(
+        f"Number(document.querySelector('#estimate').dataset.tokens) < {before}"
+    )
+    stored = (await api.get(f"/api/datasources/{docs['id']}")).json()
+    assert stored["settings"]["ragLimits"]["maxBytes"] == 50 * 1024 * 1024
+    await shot(page, "settings")
+    await page.click("#settings-form button[value=close]")
+
+
+async def _a_limited_sync_opens_the_settings(page, api, node, docs) -> None:
+    """A sync that stopped at a limit: the banner's button opens the same modal (a byte limit
+    below the two tiny files' sizes, set through the API: the modal counts in MB)."""
+    limited = await api.patch(
+        f"/api/datasources/{docs['id']}/settings", json={"ragLimits": {"maxBytes": 70}}
+    )
+    assert limited.status_code == 200, limited.text
+    await node.locator("button.rag").click()  # off (purge) ...
+    await page.wait_for_selector(f".node[data-id='{docs['id']}'] button.rag[aria-pressed=false]")
+    await node.locator("button.rag").click()  # ... and on again: one item, then the limit
+    await until(api, "/api/rag/inventory/me", lambda inv: inv["partial"])
+    await page.click("button.tab[data-view=inventory]")
+    banner = page.locator("#partial .banner")
+    await banner.wait_for()
+    assert "docs" in await banner.text_content()
+    await page.wait_for_selector("#jobs-badge[hidden]", state="attached")
+    await shot(page, "inventory")
+    await banner.locator("button").click()
+    await page.wait_for_selector("#settings-modal[open]")
+    shown_mb = float(await page.input_value("#limits input[name=maxBytes]"))
+    assert round(shown_mb * 1024 * 1024) == 70  # the stored bytes, shown in MB
+    await page.click("#settings-form button[value=close]")
+
+
+async def _chat_streams_and_resumes(page, api) -> None:
+    """Chat: the tool call shows, the answer streams, a reload mid-run resumes it."""
+    await page.click("button.tab[data-view=chat]")
+    await page.fill("#prompt", "Which files do I have?")
+    await page.click("#send")
+    await page.wait_for_selector(".msg.assistant .tool.call")
+    await page.wait_for_function(
+        "document.querySelector('.msg.assistant .answer').textContent.length > 0"
+    )
+    run_id = await page.get_attribute(".msg.assistant", "data-run")
+    assert (await api.get(f"/api/runs/{run_id}")).json()["status"] == "running"
+    await page.reload()
+    await page.wait_for_selector(".msg.assistant .answer.final")
+    answer = await page.text_content(".msg.assistant .answer")
+    assert answer.startswith("You asked: Which files do I have?")
+    assert answer.count("You asked") == 1  # replayed once, not duplicated
+    assert "CHF" in await page.text_content(".msg.assistant .summary")
+    shown = (await api.get(f"/api/runs/{run_id}")).json()
+    assert shown["trace"]["context"]["workflowId"].startswith("chat:")
+    assert await page.locator(".msg.assistant .tool.call").count() == 1
+    assert await page.text_content(".msg.user") == "Which files do I have?"
+    await shot(page, "chat")
+
+
+async def _markdown_is_rendered_safely(page) -> None:
+    rendered = await page.evaluate(
+        "markdown('# Title\\n- **bold** and `code`\\n- <img src=x onerror=alert(1)>')"
+    )
+    assert rendered.startswith("<h4>Title</h4><ul><li><strong>bold</strong> and <code>code</code>")
+    assert "<img" not in rendered and "&lt;img src=x onerror=alert(1)&gt;" in rendered

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
@@ -60,7 +60,7 @@ async def run_agent_loop(
     cancel: asyncio.Event | None = None,
     neutralization: Any = None,
     extras: dict[str, Any] | None = None,
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncGenerator[AgentEvent, None]:
     """Run the ReAct loop and yield its events.
 
     ``tools`` is read again every round (a ``requestToolbox`` handler may extend the same list

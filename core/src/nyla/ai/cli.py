@@ -42,6 +42,15 @@ def _fail(exc: Exception) -> click.ClickException:
 @click.option(
     "--max-cost-chf", "max_cost", type=click.FloatRange(min=0), default=None, help="Budget in CHF."
 )
+@click.option("--stop", "stop", multiple=True, help="A stop sequence (repeatable).")
+@click.option("--json-object", "json_object", is_flag=True, help="JSON mode: answer a JSON object.")
+@click.option(
+    "--schema",
+    "schema",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Structured output: answer JSON following this JSON schema file.",
+)
 @json_option
 def ask(
     prompt: str,
@@ -50,9 +59,16 @@ def ask(
     system: str | None,
     stream: bool,
     max_cost: float | None,
+    stop: tuple[str, ...],
+    json_object: bool,
+    schema: str | None,
     as_json: bool,
 ) -> None:
-    """Send PROMPT to a model once and show the answer with model, tokens and cost (CHF)."""
+    """Send PROMPT to a model once and show the answer with model, tokens and cost (CHF).
+
+    --stop, --json-object and --schema need a model declaring stop sequences, JSON mode or
+    structured output; another model is refused before anything is sent.
+    """
     from nyla.errors import NylaError
     from nyla.models.ai import AiCallRequest, Message, OperationType, Role
 
@@ -64,7 +80,17 @@ def ask(
         ) from None
     messages = [Message(role=Role.SYSTEM, content=system)] if system else []
     messages.append(Message(role=Role.USER, content=prompt))
-    request = AiCallRequest(operation=op, messages=messages, model=model, max_cost_chf=max_cost)
+    try:
+        request = AiCallRequest(
+            operation=op,
+            messages=messages,
+            model=model,
+            max_cost_chf=max_cost,
+            stop=list(stop),
+            response_format=_response_format(json_object, schema),
+        )
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
     kernel = _kernel()
 
     async def go() -> Any:
@@ -93,6 +119,11 @@ def ask(
         return
     if not stream:
         click.echo(response.content)
+    _usage_table(response)
+
+
+def _usage_table(response: Any) -> None:
+    """Model, tokens, cost and fallbacks of one answer, as a table."""
     fallbacks = ", ".join(f.model for f in response.fallbacks) or "-"
     table(
         None,
@@ -107,6 +138,28 @@ def ask(
             )
         ],
     )
+
+
+def _response_format(json_object: bool, schema: str | None) -> Any:
+    """``--json-object`` / ``--schema FILE`` as a ``ResponseFormat`` (``None``: plain text)."""
+    import json
+    from pathlib import Path
+
+    from nyla.models.chat_options import ResponseFormat
+
+    if json_object and schema:
+        raise click.UsageError("--json-object and --schema exclude each other")
+    if json_object:
+        return ResponseFormat.json_object()
+    if schema is None:
+        return None
+    path = Path(schema)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise click.BadParameter(f"{path} is not JSON: {exc}", param_hint="--schema") from None
+    name = "".join(c if c.isalnum() or c in "_-" else "_" for c in path.stem)[:64] or "answer"
+    return ResponseFormat.structured(name, document)
 
 
 @ai.command("neutralize")

@@ -266,7 +266,7 @@ class NeutralizationGate:
                 for p in message.content
             ]
             changed = any(
-                isinstance(p, TextPart) and p.text != q.text
+                isinstance(p, TextPart) and isinstance(q, TextPart) and p.text != q.text
                 for p, q in zip(content, message.content, strict=True)
             )
         calls = message.tool_calls

@@ -69,7 +69,7 @@ def evaluate(find: Callable[[str], list[Any]], path: Path = DEFAULT_SET) -> Scor
             span = (start, start + len(value))
             scores.labelled[category] += 1
             scores.lines["positive"] += 1
-            covered = set()
+            covered: set[int] = set()
             for f in findings:
                 covered.update(range(max(f.start, span[0]), min(f.end, span[1])))
             if len(covered) == span[1] - span[0]:

@@ -7,6 +7,7 @@ operations themselves (chat, stream, embeddings, web search, images).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -98,6 +99,7 @@ class AiPipeline:
         estimated_tokens: int,
         needs_tools: bool,
         model: str | None,
+        needs: tuple[str, ...] = (),
     ) -> list[ModelSpec]:
         operation = OperationType(operation)
         soft_default = None
@@ -114,6 +116,7 @@ class AiPipeline:
                     estimated_tokens=estimated_tokens,
                     needs_tools=needs_tools,
                     model=soft_default,
+                    needs=needs,
                 )
             except ModelNotAvailableError as exc:
                 log.warning("default model for %s ignored: %s", operation.value, exc)
@@ -123,6 +126,7 @@ class AiPipeline:
             estimated_tokens=estimated_tokens,
             needs_tools=needs_tools,
             model=model,
+            needs=needs,
         )
 
     # ---- neutralization -----------------------------------------------------------------
@@ -153,15 +157,17 @@ class AiPipeline:
         max_output: int | None = None,
         budget: float | None = None,
         needs_tools: bool = False,
+        needs: tuple[str, ...] = (),
         fallback: bool = True,
         sized: bool = True,
         what: str = "model",
     ) -> Route:
         """Steps 2 and 3 for neutralized input of ``input_tokens``: the fallback chain (one
         model without ``fallback``; the window checked against the input and the answer when
-        ``sized``) under the caller's remaining ``budget``."""
+        ``sized``; every model declaring the capabilities in ``needs``) under the caller's
+        remaining ``budget``."""
         window = input_tokens + (max_output or 0) if sized else 0
-        chain = self._chain(operation, context, window, needs_tools, model)
+        chain = self._chain(operation, context, window, needs_tools, model, needs)
         chain = chain[: 1 + max(0, self.max_fallbacks)] if fallback else chain[:1]
         return Route(
             chain,
@@ -210,7 +216,7 @@ class AiPipeline:
                 continue
             try:
                 answer = await self._with_retries(
-                    spec, lambda s=spec, p=provider: attempt(s, p), route, expect
+                    spec, functools.partial(attempt, spec, provider), route, expect
                 )
             except ProviderError as exc:
                 route.failed(spec, exc)

@@ -128,7 +128,15 @@ def _first_difference(recorded: str, live: str) -> str:
 
 def describe(recorded: dict[str, Any], live: dict[str, Any]) -> str:
     """What differs between a recorded and a live request, in one line."""
-    for key in ("model", "operation", "temperature", "maxOutputTokens"):
+    for key in (
+        "model",
+        "operation",
+        "temperature",
+        "maxOutputTokens",
+        "toolChoice",
+        "stop",
+        "responseFormat",
+    ):
         if recorded.get(key) != live.get(key):
             return f"{key} differs: recorded {recorded.get(key)!r}, now {live.get(key)!r}"
     reason = _tools_differ(recorded.get("tools") or [], live.get("tools") or [])
@@ -169,7 +177,8 @@ def _text(message: dict[str, Any]) -> str:
 def _tools_differ(recorded: list[dict[str, Any]], live: list[dict[str, Any]]) -> str | None:
     rec = {t.get("name"): t for t in recorded}
     now = {t.get("name"): t for t in live}
-    added, removed = sorted(set(now) - set(rec)), sorted(set(rec) - set(now))
+    # key=str: a tool without a name (None) must not break the comparison of the others
+    added, removed = sorted(set(now) - set(rec), key=str), sorted(set(rec) - set(now), key=str)
     if added or removed:
         parts = []
         if added:

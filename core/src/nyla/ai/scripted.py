@@ -4,6 +4,12 @@
 a plugin host like any other). ``script(request, index)`` receives the neutralized
 :class:`ChatRequest` and the 0-based call index and returns a :class:`ChatResponse`, a plain
 string (a final answer), or a list of :class:`ToolCall` (a tool-calling turn).
+
+It honours the answer options as a vendor would: the text ends before the first ``stop``
+sequence (finish reason ``stop``), and a reply that breaks ``tool_choice`` (a tool call
+under ``none``, no call or another tool under ``required`` / a named tool) or
+``response_format`` (text that is not JSON) is an error naming the script's mistake, so a
+test cannot pass on a reply no real model would give.
 """
 
 from __future__ import annotations
@@ -26,6 +32,48 @@ from nyla.models.ai import (
 )
 
 ScriptFn = Callable[[ChatRequest, int], Any]
+
+#: what a scripted model declares unless the test says otherwise
+SCRIPTED_CAPABILITIES = ModelCapabilities(
+    tools=True,
+    streaming=True,
+    tool_choice=True,
+    stop_sequences=True,
+    json_mode=True,
+    structured_output=True,
+)
+
+
+def honour_options(request: ChatRequest, response: ChatResponse) -> ChatResponse:
+    """``response`` cut at the request's first stop sequence; a ``ValueError`` when it breaks
+    the request's ``tool_choice`` or ``response_format``."""
+    for stop in request.stop:
+        at = response.content.find(stop)
+        if at >= 0:
+            response = response.model_copy(
+                update={"content": response.content[:at], "finish_reason": "stop"}
+            )
+    choice, names = request.tool_choice, [c.name for c in response.tool_calls]
+    if choice is not None and request.tools:
+        if choice.mode == "none" and names:
+            raise ValueError(f"the script called {names} although tool_choice is 'none'")
+        if choice.forces_call and not names:
+            raise ValueError(
+                f"the script made no tool call although tool_choice is {choice.mode!r}"
+            )
+        if choice.mode == "tool" and names != [choice.name]:
+            raise ValueError(f"the script called {names}, tool_choice forces {choice.name!r}")
+    if request.response_format is not None and request.response_format.is_json and not names:
+        try:
+            value = json.loads(response.content)
+        except ValueError:
+            raise ValueError(
+                f"the script answered {response.content[:60]!r}, which is not JSON, "
+                f"although response_format is {request.response_format.type!r}"
+            ) from None
+        if request.response_format.type == "json_object" and not isinstance(value, dict):
+            raise ValueError("the script's JSON is not an object (response_format json_object)")
+    return response
 
 
 def scripted_reply(value: Any) -> ChatResponse:
@@ -70,6 +118,7 @@ class ScriptedProvider:
         embed_fn: Callable[[list[str]], list[list[float]]] | None = None,
         quality_rank: int = 10,
         on_premises: bool = False,
+        capabilities: ModelCapabilities | None = None,
     ) -> None:
         self.id = id
         self.script = script
@@ -87,10 +136,8 @@ class ScriptedProvider:
             max_output_tokens=4096,
             price_input_chf_per_mtok=price_input,
             price_output_chf_per_mtok=price_output,
-            capabilities=ModelCapabilities(
-                tools=True,
-                streaming=True,
-                embedding_dimensions=len(embed_fn(["x"])[0]) if embed_fn else None,
+            capabilities=(capabilities or SCRIPTED_CAPABILITIES).model_copy(
+                update={"embedding_dimensions": len(embed_fn(["x"])[0]) if embed_fn else None}
             ),
             quality_rank=quality_rank,
             speed_rank=100,
@@ -103,7 +150,7 @@ class ScriptedProvider:
     async def chat(self, request: ChatRequest) -> ChatResponse:
         index = len(self.requests)
         self.requests.append(request)
-        response = scripted_reply(self.script(request, index))
+        response = honour_options(request, scripted_reply(self.script(request, index)))
         response.model = response.model or self.spec.id
         return response
 

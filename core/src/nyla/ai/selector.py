@@ -1,8 +1,9 @@
 """Model selection: which model answers a call.
 
 Eligible models offer the operation type, are available (configured), belong to a provider
-the run context allows, have room for the estimated prompt plus the reply, and support tools
-when the call carries tools. They are ranked by quality, then speed, then price. An explicit
+the run context allows, have room for the estimated prompt plus the reply, support tools
+when the call carries tools, and declare every capability the request's answer options need
+(``tool_choice``, ``stop_sequences``, ``json_mode``, ``structured_output``). They are ranked by quality, then speed, then price. An explicit
 model id overrides the ranking (it must still be known, available and allowed); the rest of
 the ranking is the fallback chain.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nyla.errors import ModelNotAvailableError
+from nyla.errors import ModelNotAvailableError, UnsupportedCapabilityError
 from nyla.models.ai import ModelSpec, OperationType
 
 
@@ -20,6 +21,11 @@ def _price_key(spec: ModelSpec) -> float:
     if spec.price_input_chf_per_mtok is None or spec.price_output_chf_per_mtok is None:
         return float("inf")
     return spec.price_input_chf_per_mtok + spec.price_output_chf_per_mtok
+
+
+def lacking(spec: ModelSpec, needs: tuple[str, ...]) -> str | None:
+    """The first capability of ``needs`` that ``spec`` does not declare, or ``None``."""
+    return next((c for c in needs if not getattr(spec.capabilities, c, False)), None)
 
 
 def rank_key(spec: ModelSpec) -> tuple[float, float, float, str]:
@@ -53,41 +59,33 @@ class ModelSelector:
         estimated_tokens: int = 0,
         needs_tools: bool = False,
         model: str | None = None,
+        needs: tuple[str, ...] = (),
     ) -> list[ModelSpec]:
         """The explicit model (if any) followed by every other eligible model, best first.
+        ``needs`` are capability flags every model must declare.
 
-        Raises :class:`ModelNotAvailableError` when nothing fits, saying why.
+        Raises :class:`ModelNotAvailableError` when nothing fits, saying why
+        (:class:`UnsupportedCapabilityError` when the explicit model lacks one of ``needs``).
         """
         operation = OperationType(operation)
         allowed = getattr(context, "allowed_providers", None)
         specs = self.all()
         chain: list[ModelSpec] = []
         if model:
-            spec = next((s for s in specs if s.id == model), None)
-            if spec is None:
-                known = ", ".join(sorted(s.id for s in specs)) or "none"
-                raise ModelNotAvailableError(f"unknown model {model!r} (known: {known})")
-            if not spec.available:
-                raise ModelNotAvailableError(
-                    f"model {model!r} is not available: {spec.unavailable_reason}"
-                )
-            if allowed is not None and spec.provider not in allowed:
-                raise ModelNotAvailableError(
-                    f"model {model!r} is not allowed in this context "
-                    f"(allowed providers: {', '.join(allowed) or 'none'})"
-                )
-            chain.append(spec)
+            chain.append(_explicit(model, specs, allowed, needs))
 
         reasons: dict[str, int] = {}
         missing: dict[str, None] = {}
 
         def eligible(spec: ModelSpec) -> bool:
+            gap = lacking(spec, needs) if needs else None
             checks = (
                 ("operation", operation in spec.operation_types),
                 ("unavailable", spec.available),
                 ("provider not allowed", allowed is None or spec.provider in allowed),
                 ("context window too small", spec.context_window >= estimated_tokens),
                 ("no tool support", not needs_tools or spec.capabilities.tools),
+                (f"no {gap}", gap is None),
             )
             for reason, ok in checks:
                 if not ok:
@@ -100,15 +98,61 @@ class ModelSelector:
         rest = sorted((s for s in specs if eligible(s)), key=rank_key)
         chain.extend(s for s in rest if not chain or s.id != chain[0].id)
         if not chain:
-            detail = ", ".join(f"{n} {r}" for r, n in reasons.items() if r != "operation")
-            hint = "".join(f"\n  - {m}" for m in missing)
-            raise ModelNotAvailableError(
-                f"no model for operation {operation.value!r}"
-                + (f" ({detail})" if detail else " (no provider offers it)")
-                + (f"; to enable one:{hint}" if hint else "")
-            )
+            raise _nothing_fits(operation, reasons, missing, needs)
         return chain
 
     def select(self, operation: OperationType | str, **kw: Any) -> ModelSpec:
         """The best model for the call (see :meth:`candidates`)."""
         return self.candidates(operation, **kw)[0]
+
+
+def _unsupported(
+    spec: ModelSpec, capability: str, specs: list[ModelSpec]
+) -> UnsupportedCapabilityError:
+    able = sorted(s.id for s in specs if getattr(s.capabilities, capability, False))
+    return UnsupportedCapabilityError(
+        f"model {spec.id!r} does not declare {capability}, which the request needs "
+        f"(models that do: {', '.join(able) or 'none'})",
+        capability=capability,
+        model=spec.id,
+    )
+
+
+def _explicit(
+    model: str, specs: list[ModelSpec], allowed: Any, needs: tuple[str, ...]
+) -> ModelSpec:
+    """The spec of the explicitly named ``model``, when it may answer the request."""
+    spec = next((s for s in specs if s.id == model), None)
+    if spec is None:
+        known = ", ".join(sorted(s.id for s in specs)) or "none"
+        raise ModelNotAvailableError(f"unknown model {model!r} (known: {known})")
+    if not spec.available:
+        raise ModelNotAvailableError(f"model {model!r} is not available: {spec.unavailable_reason}")
+    if allowed is not None and spec.provider not in allowed:
+        raise ModelNotAvailableError(
+            f"model {model!r} is not allowed in this context "
+            f"(allowed providers: {', '.join(allowed) or 'none'})"
+        )
+    capability = lacking(spec, needs)
+    if capability is not None:
+        raise _unsupported(spec, capability, specs)
+    return spec
+
+
+def _nothing_fits(
+    operation: OperationType,
+    reasons: dict[str, int],
+    missing: dict[str, None],
+    needs: tuple[str, ...],
+) -> ModelNotAvailableError:
+    detail = ", ".join(f"{n} {r}" for r, n in reasons.items() if r != "operation")
+    hint = "".join(f"\n  - {m}" for m in missing)
+    message = (
+        f"no model for operation {operation.value!r}"
+        + (f" ({detail})" if detail else " (no provider offers it)")
+        + (f"; to enable one:{hint}" if hint else "")
+    )
+    capability = next((c for c in needs if f"no {c}" in reasons), None)
+    if capability is not None:
+        return UnsupportedCapabilityError(message, capability=capability)
+    return ModelNotAvailableError(message)

@@ -6,7 +6,10 @@ this order (the shared steps live in :mod:`nyla.ai.pipeline` and :mod:`nyla.ai.r
 1. **neutralize** — every neutralizer runs over all text going to the model; placeholders are
    stable within the run's :class:`~nyla.ai.neutralize.NeutralizationSession`;
 2. **select model** — by operation, estimated prompt size, the context's allowed providers,
-   tools, rank; an explicit model id overrides;
+   tools, the capabilities the answer options need (``tool_choice``, ``stop``,
+   ``response_format``: a model lacking one is passed over, an explicit one is refused with
+   :class:`~nyla.errors.UnsupportedCapabilityError` before any call), rank; an explicit
+   model id overrides;
 3. **price preflight** — the estimate must fit the caller's remaining ``max_cost_chf``;
 4. **provider call** — with jittered exponential backoff (``Retry-After`` honoured), then
    fallback to the next eligible model, recorded in ``response.fallbacks``;
@@ -15,6 +18,7 @@ this order (the shared steps live in :mod:`nyla.ai.pipeline` and :mod:`nyla.ai.r
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable
@@ -131,6 +135,7 @@ class AiService(AiPipeline):
             max_output=request.max_output_tokens,
             budget=request.max_cost_chf,
             needs_tools=bool(request.tools),
+            needs=request.required_capabilities(),
             fallback=request.allow_fallback,
         )
         return route, messages
@@ -144,6 +149,9 @@ class AiService(AiPipeline):
             temperature=request.temperature,
             max_output_tokens=request.max_output_tokens,
             operation=request.operation,
+            tool_choice=request.tool_choice,
+            stop=request.stop,
+            response_format=request.response_format,
         )
 
     async def call(self, request: AiCallRequest) -> AiCallResponse:
@@ -346,7 +354,7 @@ class AiService(AiPipeline):
         for start in range(0, len(clean), size):
             batch = clean[start : start + size]
             result: EmbeddingResponse = await self._with_retries(
-                spec, lambda b=batch: provider.embed(spec.id, b), route, EmbeddingResponse
+                spec, functools.partial(provider.embed, spec.id, batch), route, EmbeddingResponse
             )
             if len(result.vectors) != len(batch):
                 raise ProviderError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from nyla.commands.output import emit_json, json_option, table
@@ -16,6 +18,24 @@ def _host():
 def _services(value: str | list[str] | None) -> list[str]:
     """``requires_connection`` as a list (one service or several)."""
     return [value] if isinstance(value, str) else list(value or [])
+
+
+#: the short names ``nyla models list`` shows for a model's capability flags
+CAPABILITY_NAMES = (
+    ("tools", "tools"),
+    ("streaming", "stream"),
+    ("vision", "vision"),
+    ("tool_choice", "choice"),
+    ("stop_sequences", "stop"),
+    ("json_mode", "json"),
+    ("structured_output", "schema"),
+    ("web_search", "search"),
+)
+
+
+def capability_names(spec: Any) -> str:
+    """What ``spec`` declares, in short names (``tools,stream,json,...``)."""
+    return ",".join(short for flag, short in CAPABILITY_NAMES if getattr(spec.capabilities, flag))
 
 
 def _price(value: float | None) -> str:
@@ -36,8 +56,9 @@ def models() -> None:
 )
 @json_option
 def models_list(operation: str | None, as_json: bool) -> None:
-    """Every model: id, provider, operations, context window, prices (CHF/1M tokens),
-    available or why not."""
+    """Every model: id, provider, operations, context window, prices (CHF/1M tokens), what it
+    can do (tools, stream, vision, choice = tool_choice, stop, json = JSON mode, schema =
+    structured output, search), available or why not."""
 
     from nyla.models.ai import OperationType
 
@@ -57,7 +78,7 @@ def models_list(operation: str | None, as_json: bool) -> None:
         return
     table(
         "models",
-        ["id", "provider", "operations", "context", "in CHF/1M", "out CHF/1M", "available"],
+        ["id", "provider", "operations", "context", "in CHF/1M", "out CHF/1M", "can", "available"],
         [
             (
                 s.id,
@@ -67,6 +88,7 @@ def models_list(operation: str | None, as_json: bool) -> None:
                 _price(s.price_input_chf_per_mtok),
                 _price(s.price_output_chf_per_mtok)
                 + (f" +{s.price_per_call_chf:g}/call" if s.price_per_call_chf else ""),
+                capability_names(s) or "-",
                 "yes" if s.available else f"no: {s.unavailable_reason}",
             )
             for s in specs

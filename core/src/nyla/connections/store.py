@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import CursorResult, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.connections.crypto import TokenCipher
@@ -133,7 +133,7 @@ class ConnectionStore:
                 {
                     "purgedFiles": result.files,
                     "purgedChunks": result.chunks,
-                    "cancelledJobs": int(cancelled.rowcount or 0),
+                    "cancelledJobs": int(cast("CursorResult[Any]", cancelled).rowcount or 0),
                 },
             )
         return result

@@ -15,7 +15,7 @@ phase2    on         on         compiled ontology + validator (its constraints)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ from nyla.features.data_agent import FeatureAgentResult
 from nyla.features.service import ontology_disabled
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.base import WireModel
-from nyla.models.feature import BenchmarkQuestion
+from nyla.models.feature import BenchmarkQuestion, Feature
 
 if TYPE_CHECKING:
     from nyla.kernel import Kernel
@@ -206,12 +206,38 @@ def _result(q: BenchmarkQuestion, mode: str, run: FeatureAgentResult) -> Questio
     )
 
 
+def _questions(feature: Feature, question_ids: list[str] | None) -> list[BenchmarkQuestion]:
+    """The feature's benchmark questions, only ``question_ids`` when given (none found: an
+    error naming them)."""
+    questions = list(feature.benchmark_questions())
+    if question_ids:
+        wanted = set(question_ids)
+        questions = [q for q in questions if q.id in wanted]
+        if not questions:
+            raise ConfigurationError(f"none of the questions {sorted(wanted)} exist")
+    return questions
+
+
+def _broken(q: BenchmarkQuestion, mode: str, exc: Exception) -> QuestionResult:
+    """The result of a run that raised (recorded; the benchmark goes on)."""
+    return QuestionResult(
+        id=q.id,
+        mode=mode,
+        question=q.question,
+        pattern=q.pattern,
+        tags=list(q.tags),
+        status="error",
+        expected_numbers=list(q.expected_numbers),
+        error=f"{type(exc).__name__}: {exc}",
+    )
+
+
 async def run_eval(
     kernel: Kernel,
     feature_code: str,
     *,
     model: str,
-    modes: list[str] | str = ("baseline", "phase1", "phase2"),
+    modes: Sequence[str] | str = ("baseline", "phase1", "phase2"),
     concurrency: int = DEFAULT_CONCURRENCY,
     instance_id: str | None = None,
     question_ids: list[str] | None = None,
@@ -227,15 +253,9 @@ async def run_eval(
     up to ``concurrency``; ``on_progress`` is called after each. An ``eval:<policy>`` model
     installs the scripted policies. A run that fails is recorded as such; the others go on.
     """
-    modes = parse_modes(list(modes) if not isinstance(modes, str) else modes)
+    chosen = parse_modes(list(modes) if not isinstance(modes, str) else modes)
     features = kernel.features
-    feature = features.feature(feature_code)
-    questions = list(feature.benchmark_questions())
-    if question_ids:
-        wanted = set(question_ids)
-        questions = [q for q in questions if q.id in wanted]
-        if not questions:
-            raise ConfigurationError(f"none of the questions {sorted(wanted)} exist")
+    questions = _questions(features.feature(feature_code), question_ids)
     if model.startswith("eval:"):
         from nyla.eval.policies import install_policies
 
@@ -247,7 +267,7 @@ async def run_eval(
     report = EvalReport(
         feature=feature_code,
         model=model,
-        modes=modes,
+        modes=chosen,
         instance_id=instance,
         started_at=datetime.now(UTC),
         concurrency=concurrency,
@@ -273,23 +293,14 @@ async def run_eval(
                     )
                 result = _result(q, mode, run)
             except Exception as exc:  # one broken run never stops the benchmark
-                result = QuestionResult(
-                    id=q.id,
-                    mode=mode,
-                    question=q.question,
-                    pattern=q.pattern,
-                    tags=list(q.tags),
-                    status="error",
-                    expected_numbers=list(q.expected_numbers),
-                    error=f"{type(exc).__name__}: {exc}",
-                )
+                result = _broken(q, mode, exc)
         if on_progress is not None:
             on_progress(result)
         return result
 
-    results = await asyncio.gather(*(one(q, m) for m in modes for q in questions))
-    order = {m: i for i, m in enumerate(modes)}
+    results = await asyncio.gather(*(one(q, m) for m in chosen for q in questions))
+    order = {m: i for i, m in enumerate(chosen)}
     report.results = sorted(results, key=lambda r: (order[r.mode], r.id))
-    report.summaries = [summarize(m, [r for r in report.results if r.mode == m]) for m in modes]
+    report.summaries = [summarize(m, [r for r in report.results if r.mode == m]) for m in chosen]
     report.finished_at = datetime.now(UTC)
     return report

@@ -202,7 +202,8 @@ class Policy:
             details = last.get("errorDetails") or {}
             if self.name == "trap-no-repair" or not details.get("code"):
                 return _answer_text(f"I could not get the figure: {last.get('error')}")
-            if details.get("code") == "FIELD_NOT_FOUND" and details.get("suggestion"):
+            fixable = details.get("code") == "FIELD_NOT_FOUND" and details.get("suggestion")
+            if trap is not None and fixable:
                 repaired = copy.deepcopy(trap)
                 for f in repaired["arguments"].get("filters", []):
                     if f["field"] == details.get("field"):

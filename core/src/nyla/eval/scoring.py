@@ -111,7 +111,8 @@ def numeric_ok(
     return True
 
 
-def _filter_fields(arguments: dict[str, Any]) -> set[str]:
+def _filter_fields(arguments: dict[str, Any]) -> set[Any]:
+    """The fields a call filters on (whatever the model sent as ``field``)."""
     filters = arguments.get("filters") or []
     return {f.get("field") for f in filters if isinstance(f, dict)}
 

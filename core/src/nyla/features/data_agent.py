@@ -147,14 +147,8 @@ async def run_feature_data_agent(
     """
     from nyla.agent.loop import run_agent_loop
 
-    context = (context or RunContext()).model_copy(deep=True)
-    instance = feature_instance_id or context.feature_instance_id
-    if not instance:
-        raise ConfigurationError(
-            f"no feature instance for {feature_code}: pass feature_instance_id or set it on "
-            "the run context"
-        )
-    context.feature_instance_id = instance
+    context = _instance_context(context, feature_instance_id, feature_code)
+    instance = str(context.feature_instance_id)
     features = kernel.features
     features.feature(feature_code)  # unknown feature -> ConfigurationError before any work
     await features.provider(feature_code)
@@ -177,7 +171,8 @@ async def run_feature_data_agent(
         remaining_budget_chf=remaining_budget_chf,
     )
     collected: list[AgentEvent] = []
-    answer, summary = "", {}
+    answer = ""
+    summary: dict[str, Any] = {}
     async for event in run_agent_loop(
         kernel,
         question,
@@ -196,6 +191,29 @@ async def run_feature_data_agent(
             answer = event.text
         elif event.type == EventType.AGENT_SUMMARY:
             summary = dict(event.data)
+    return _agent_result(answer, summary, calls, collected)
+
+
+def _instance_context(
+    context: RunContext | None, feature_instance_id: str | None, feature_code: str
+) -> RunContext:
+    """A copy of the run context bound to the feature instance asked for (an error when
+    neither the caller nor the context names one)."""
+    context = (context or RunContext()).model_copy(deep=True)
+    instance = feature_instance_id or context.feature_instance_id
+    if not instance:
+        raise ConfigurationError(
+            f"no feature instance for {feature_code}: pass feature_instance_id or set it on "
+            "the run context"
+        )
+    context.feature_instance_id = instance
+    return context
+
+
+def _agent_result(
+    answer: str, summary: dict[str, Any], calls: list[RecordedCall], events: list[AgentEvent]
+) -> FeatureAgentResult:
+    """The sub-agent's answer with the figures of its ``AGENT_SUMMARY`` event."""
     return FeatureAgentResult(
         answer=answer,
         status=str(summary.get("status", "error")),
@@ -207,5 +225,5 @@ async def run_feature_data_agent(
         success_after_repair=int(summary.get("successAfterRepair", 0)),
         calls=calls,
         summary=summary,
-        events=collected,
+        events=events,
     )

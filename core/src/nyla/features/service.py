@@ -9,7 +9,7 @@ import logging
 import os
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 from sqlalchemy.exc import SQLAlchemyError
@@ -40,6 +40,9 @@ DISABLE_ONTOLOGY_ENV = "NYLA_DISABLE_FEATURE_ONTOLOGY"
 def ontology_disabled() -> bool:
     """``NYLA_DISABLE_FEATURE_ONTOLOGY=1`` forces the legacy domain-hints path (eval only)."""
     return os.environ.get(DISABLE_ONTOLOGY_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 
 class FeatureService:
@@ -154,22 +157,22 @@ class FeatureService:
         self, code: str, instance_id: str, args: BrowseArgs | dict[str, Any]
     ) -> dict[str, Any]:
         """Without a table: the tables. With one: its fields and sample rows."""
-        args = _as(BrowseArgs, args)
+        parsed = _as(BrowseArgs, args)
         tables = self.tables(code)
-        if args.table is None:
+        if parsed.table is None:
             return {
                 "tables": [
                     {"name": t.name, "description": t.description, "fields": len(t.fields)}
                     for t in tables
                 ]
             }
-        table = next((t for t in tables if t.name == args.table), None)
+        table = next((t for t in tables if t.name == parsed.table), None)
         if table is None:
-            raise QueryArgumentError(f"unknown table {args.table!r}")
+            raise QueryArgumentError(f"unknown table {parsed.table!r}")
         binding = self.bindings(code)[table.name]
 
         async def run() -> dict[str, Any]:
-            rows = await self._fetch(build_sample(binding, instance_id, args.sample_rows))
+            rows = await self._fetch(build_sample(binding, instance_id, parsed.sample_rows))
             return {
                 "table": table.name,
                 "description": table.description,
@@ -177,41 +180,41 @@ class FeatureService:
                 "sampleRows": rows,
             }
 
-        return await self._cached(code, instance_id, "browseTable", args, run)
+        return await self._cached(code, instance_id, "browseTable", parsed, run)
 
     async def query_table(
         self, code: str, instance_id: str, args: QueryArgs | dict[str, Any]
     ) -> dict[str, Any]:
         """Rows matching the filters (an empty list when none match)."""
-        args = _as(QueryArgs, args)
-        binding = self._binding(code, args.table)
-        stmt = build_query(binding, instance_id, args)
+        parsed = _as(QueryArgs, args)
+        binding = self._binding(code, parsed.table)
+        stmt = build_query(binding, instance_id, parsed)
 
         async def run() -> dict[str, Any]:
             rows = await self._fetch(stmt)
-            return {"table": args.table, "rowCount": len(rows), "rows": rows}
+            return {"table": parsed.table, "rowCount": len(rows), "rows": rows}
 
-        return await self._cached(code, instance_id, "queryTable", args, run)
+        return await self._cached(code, instance_id, "queryTable", parsed, run)
 
     async def aggregate_table(
         self, code: str, instance_id: str, args: AggregateArgs | dict[str, Any]
     ) -> dict[str, Any]:
         """One aggregate per group as rows ``{<group fields>, value}``."""
-        args = _as(AggregateArgs, args)
-        binding = self._binding(code, args.table)
-        stmt = build_aggregate(binding, instance_id, args)
+        parsed = _as(AggregateArgs, args)
+        binding = self._binding(code, parsed.table)
+        stmt = build_aggregate(binding, instance_id, parsed)
 
         async def run() -> dict[str, Any]:
             rows = await self._fetch(stmt)
             return {
-                "table": args.table,
-                "function": args.function.upper(),
-                "field": args.field,
-                "groupBy": list(args.group_by),
+                "table": parsed.table,
+                "function": parsed.function.upper(),
+                "field": parsed.field,
+                "groupBy": list(parsed.group_by),
                 "rows": rows,
             }
 
-        return await self._cached(code, instance_id, "aggregateTable", args, run)
+        return await self._cached(code, instance_id, "aggregateTable", parsed, run)
 
     def _binding(self, code: str, table: str) -> TableBinding:
         bindings = self.bindings(code)
@@ -286,5 +289,6 @@ class FeatureService:
         return await run_feature_data_agent(self.kernel, code, question, **kwargs)
 
 
-def _as(model: type[BaseModel], value: Any) -> Any:
+def _as(model: type[ArgsT], value: Any) -> ArgsT:
+    """``value`` as ``model`` (validated when it is not one already)."""
     return value if isinstance(value, model) else model.model_validate(value)

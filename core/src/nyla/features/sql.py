@@ -7,6 +7,7 @@ SQL text, with or without the validator.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -25,7 +26,7 @@ from nyla.features.arguments import (
 from nyla.features.values import ValueTypeError, coerce_filter_value
 
 INSTANCE_COLUMN = "feature_instance_id"
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "SUM": func.sum,
     "COUNT": func.count,
     "AVG": func.avg,

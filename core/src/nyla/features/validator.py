@@ -182,11 +182,12 @@ class QueryValidator:
 
     def check(self, tool_name: str, args: BaseModel | dict[str, Any]) -> Rejection | None:
         """The first problem of a table-tool call, or ``None``."""
-        model = {
+        models: dict[str, type[BaseModel]] = {
             "browseTable": BrowseArgs,
             "queryTable": QueryArgs,
             "aggregateTable": AggregateArgs,
-        }.get(tool_name)
+        }
+        model = models.get(tool_name)
         if model is None:
             return Rejection(INVALID_ARGUMENT, f"{tool_name} is not a table tool")
         if isinstance(args, dict):

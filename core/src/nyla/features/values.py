@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -40,84 +41,104 @@ def coerce_scalar(field_type: str, value: Any) -> Any:
         raise ValueTypeError("a value is required (use is_null to test for NULL)", field_type)
     if isinstance(value, list | dict):
         raise ValueTypeError(f"expected one {field_type}, got {type(value).__name__}", field_type)
-    if field_type == "string":
-        if isinstance(value, bool):
-            raise ValueTypeError("expected text, got a boolean", field_type)
-        try:
-            text = str(value)
-        except ValueError:
-            raise ValueTypeError(
-                "expected text, got a number too long to show", field_type
-            ) from None
-        if "\x00" in text:
-            raise ValueTypeError("text must not contain NUL characters", field_type)
-        if len(text) > MAX_TEXT_CHARS:
-            raise ValueTypeError(f"text longer than {MAX_TEXT_CHARS} characters", field_type)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueTypeError(
-                "text must be valid Unicode (a lone surrogate)", field_type
-            ) from None
-        return text
-    if field_type == "integer":
-        if isinstance(value, bool):
-            raise ValueTypeError("expected an integer, got a boolean", field_type)
-        number: int | None = None
-        if isinstance(value, int):
-            number = value
-        elif isinstance(value, float) and value.is_integer():
-            number = int(value)
-        elif isinstance(value, str) and _INTEGER_TEXT.fullmatch(value.strip()):
-            number = int(value.strip())
-        if number is None:
-            raise ValueTypeError(f"expected an integer, got {_short(value)}", field_type)
-        if not MIN_INTEGER <= number <= MAX_INTEGER:
-            raise ValueTypeError("integer out of range (64-bit)", field_type)
-        return number
-    if field_type == "number":
-        if isinstance(value, bool):
-            raise ValueTypeError("expected a number, got a boolean", field_type)
-        try:
-            number = Decimal(str(value).strip().replace("'", ""))
-        except (InvalidOperation, ValueError):
-            raise ValueTypeError(f"expected a number, got {_short(value)}", field_type) from None
-        if not number.is_finite() or (isinstance(value, float) and not math.isfinite(value)):
-            raise ValueTypeError("expected a finite number", field_type)
-        if number and abs(number.adjusted()) > MAX_NUMBER_EXPONENT:
-            raise ValueTypeError(
-                f"number out of range (|x| between 1e-{MAX_NUMBER_EXPONENT} and "
-                f"1e{MAX_NUMBER_EXPONENT})",
-                field_type,
-            )
-        return number
-    if field_type == "boolean":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            return value.strip().lower() == "true"
-        raise ValueTypeError(f"expected true or false, got {_short(value)}", field_type)
-    if field_type == "date":
-        if isinstance(value, datetime):
-            return value.date()
-        if isinstance(value, date):
-            return value
-        try:
-            return date.fromisoformat(str(value).strip()[:10])
-        except ValueError:
-            raise ValueTypeError(
-                f"expected a date YYYY-MM-DD, got {_short(value)}", field_type
-            ) from None
-    if field_type == "datetime":
-        if isinstance(value, datetime):
-            return value
-        try:
-            return datetime.fromisoformat(str(value).strip())
-        except ValueError:
-            raise ValueTypeError(
-                f"expected an ISO date-time, got {_short(value)}", field_type
-            ) from None
-    raise ValueTypeError(f"unsupported field type {field_type!r}", field_type)
+    coerce = _COERCERS.get(field_type)
+    if coerce is None:
+        raise ValueTypeError(f"unsupported field type {field_type!r}", field_type)
+    return coerce(value)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        raise ValueTypeError("expected text, got a boolean", "string")
+    try:
+        text = str(value)
+    except ValueError:
+        raise ValueTypeError("expected text, got a number too long to show", "string") from None
+    if "\x00" in text:
+        raise ValueTypeError("text must not contain NUL characters", "string")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueTypeError(f"text longer than {MAX_TEXT_CHARS} characters", "string")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueTypeError("text must be valid Unicode (a lone surrogate)", "string") from None
+    return text
+
+
+def _integer(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueTypeError("expected an integer, got a boolean", "integer")
+    number: int | None = None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and _INTEGER_TEXT.fullmatch(value.strip()):
+        number = int(value.strip())
+    if number is None:
+        raise ValueTypeError(f"expected an integer, got {_short(value)}", "integer")
+    if not MIN_INTEGER <= number <= MAX_INTEGER:
+        raise ValueTypeError("integer out of range (64-bit)", "integer")
+    return number
+
+
+def _number(value: Any) -> Decimal:
+    if isinstance(value, bool):
+        raise ValueTypeError("expected a number, got a boolean", "number")
+    try:
+        number = Decimal(str(value).strip().replace("'", ""))
+    except (InvalidOperation, ValueError):
+        raise ValueTypeError(f"expected a number, got {_short(value)}", "number") from None
+    if not number.is_finite() or (isinstance(value, float) and not math.isfinite(value)):
+        raise ValueTypeError("expected a finite number", "number")
+    if number and abs(number.adjusted()) > MAX_NUMBER_EXPONENT:
+        raise ValueTypeError(
+            f"number out of range (|x| between 1e-{MAX_NUMBER_EXPONENT} and "
+            f"1e{MAX_NUMBER_EXPONENT})",
+            "number",
+        )
+    return number
+
+
+def _boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueTypeError(f"expected true or false, got {_short(value)}", "boolean")
+
+
+def _date(value: Any) -> date:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value).strip()[:10])
+    except ValueError:
+        raise ValueTypeError(f"expected a date YYYY-MM-DD, got {_short(value)}", "date") from None
+
+
+def _datetime(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        raise ValueTypeError(
+            f"expected an ISO date-time, got {_short(value)}", "datetime"
+        ) from None
+
+
+#: field type -> the function that coerces one value to it
+_COERCERS: dict[str, Callable[[Any], Any]] = {
+    "string": _text,
+    "integer": _integer,
+    "number": _number,
+    "boolean": _boolean,
+    "date": _date,
+    "datetime": _datetime,
+}
 
 
 def _short(value: Any) -> str:

@@ -9,6 +9,7 @@ owner and scope) returns the existing one — but only when the caller can actua
 
 from __future__ import annotations
 
+import builtins  # `list` inside FileStore is its method: annotations there say builtins.list
 import hashlib
 import logging
 import mimetypes
@@ -16,11 +17,12 @@ import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select
 
-from nyla.errors import FileAccessError, FolderNotEmptyError
+from nyla.errors import FileAccessError
+from nyla.files.folders import FolderStore
 from nyla.files.scope import owner_ids, readable
-from nyla.files.tables import FileRow, FolderRow
+from nyla.files.tables import FileRow
 from nyla.models.agent import RunContext
 from nyla.models.files import FileItem, Scope
 
@@ -68,25 +70,11 @@ def to_item(row: FileRow) -> FileItem:
     )
 
 
-def folder_dict(row: FolderRow) -> dict[str, Any]:
-    """The JSON form of a folder row."""
-    return {
-        "id": row.id,
-        "name": row.name,
-        "parentId": row.parent_id,
-        "scope": row.scope,
-    }
-
-
-class FileStore:
+class FileStore(FolderStore):
     """Scoped files and folders (seeds: FileItem, workspace file/folder tools)."""
 
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
-
-    @property
-    def db(self) -> Any:
-        return self.kernel.db
 
     @property
     def workflows(self) -> Any:
@@ -109,15 +97,6 @@ class FileStore:
         if row is None:
             raise FileAccessError(f"file {file_id!r} not found")
         return row
-
-    async def _check_folder(self, s: Any, folder_id: str | None, context: RunContext) -> None:
-        if folder_id is None:
-            return
-        found = await s.scalar(
-            select(FolderRow.id).where(FolderRow.id == folder_id, readable(FolderRow, context))
-        )
-        if found is None:
-            raise FileAccessError(f"folder {folder_id!r} not found")
 
     async def find_duplicate(
         self, name: str, digest: str, context: RunContext, scope: Scope = Scope.PERSONAL
@@ -241,7 +220,7 @@ class FileStore:
         folder_id: str | None = None,
         file_ids: Iterable[str] | None = None,
         max_hits: int = 50,
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         """Lines of readable text files containing ``query`` (case-insensitive):
         ``{fileId, name, line, text}``."""
         needle = query.lower()
@@ -251,7 +230,7 @@ class FileStore:
         ids = list(file_ids or [])
         if ids:
             stmt = stmt.where(FileRow.id.in_(ids))
-        hits: list[dict[str, Any]] = []
+        hits: builtins.list[dict[str, Any]] = []
         async with self.db.session() as s:
             for row in (await s.scalars(stmt.order_by(FileRow.name))).all():
                 try:
@@ -370,103 +349,6 @@ class FileStore:
                 return False
             await s.delete(row)
             return True
-
-    # ---- folders ------------------------------------------------------------------------
-
-    async def list_folders(
-        self, context: RunContext, parent_id: str | None = None, *, all_levels: bool = False
-    ) -> list[dict[str, Any]]:
-        """Readable folders directly under ``parent_id`` (root when ``None``), or all."""
-        query = select(FolderRow).where(readable(FolderRow, context))
-        if not all_levels:
-            query = query.where(
-                FolderRow.parent_id.is_(None)
-                if parent_id is None
-                else FolderRow.parent_id == parent_id
-            )
-        async with self.db.session() as s:
-            rows = (await s.scalars(query.order_by(FolderRow.name))).all()
-        return [folder_dict(r) for r in rows]
-
-    async def create_folder(
-        self,
-        name: str,
-        context: RunContext,
-        *,
-        parent_id: str | None = None,
-        scope: Scope = Scope.PERSONAL,
-    ) -> dict[str, Any]:
-        """A new folder (under a readable parent)."""
-        if not name or not name.strip() or "/" in name:
-            raise ValueError("a folder name must be non-empty and without '/'")
-        async with self.db.session() as s:
-            await self._check_folder(s, parent_id, context)
-            row = FolderRow(
-                id=str(uuid.uuid4()),
-                name=name.strip(),
-                parent_id=parent_id,
-                **owner_ids(context, Scope(scope)),
-            )
-            s.add(row)
-            await s.flush()
-            return folder_dict(row)
-
-    async def _folder(self, s: Any, folder_id: str, context: RunContext) -> FolderRow:
-        row = await s.scalar(
-            select(FolderRow).where(FolderRow.id == folder_id, readable(FolderRow, context))
-        )
-        if row is None:
-            raise FileAccessError(f"folder {folder_id!r} not found")
-        return row
-
-    async def _subtree(self, s: Any, folder_id: str) -> list[str]:
-        ids, frontier = [folder_id], [folder_id]
-        while frontier:
-            children = (
-                await s.scalars(select(FolderRow.id).where(FolderRow.parent_id.in_(frontier)))
-            ).all()
-            frontier = [c for c in children if c not in ids]
-            ids.extend(frontier)
-        return ids
-
-    async def delete_folder(
-        self, folder_id: str, context: RunContext, *, recursive: bool = False
-    ) -> dict[str, int]:
-        """Delete a folder; with ``recursive`` its subfolders and files too (all or nothing)."""
-        async with self.db.session() as s:
-            await self._folder(s, folder_id, context)
-            ids = await self._subtree(s, folder_id)
-            files = await s.scalar(select(func.count()).where(FileRow.folder_id.in_(ids)))
-            if not recursive and (len(ids) > 1 or files):
-                raise FolderNotEmptyError(
-                    f"folder {folder_id!r} is not empty ({files} files, {len(ids) - 1} "
-                    "subfolders); pass recursive=true to delete everything in it"
-                )
-            await s.execute(delete(FileRow).where(FileRow.folder_id.in_(ids)))
-            await s.execute(delete(FolderRow).where(FolderRow.id.in_(ids)))
-            return {"folders": len(ids), "files": int(files or 0)}
-
-    async def rename_folder(self, folder_id: str, name: str, context: RunContext) -> dict[str, Any]:
-        """Rename a readable folder."""
-        if not name or not name.strip() or "/" in name:
-            raise ValueError("a folder name must be non-empty and without '/'")
-        async with self.db.session() as s:
-            row = await self._folder(s, folder_id, context)
-            row.name = name.strip()
-            return folder_dict(row)
-
-    async def move_folder(
-        self, folder_id: str, parent_id: str | None, context: RunContext
-    ) -> dict[str, Any]:
-        """Move a folder under another (``None`` = root); never into itself or a descendant."""
-        async with self.db.session() as s:
-            row = await self._folder(s, folder_id, context)
-            if parent_id is not None:
-                await self._folder(s, parent_id, context)
-                if parent_id in await self._subtree(s, folder_id):
-                    raise ValueError("a folder cannot be moved into itself or its subfolders")
-            row.parent_id = parent_id
-            return folder_dict(row)
 
 
 def _escape_like(text: str) -> str:

@@ -7,9 +7,9 @@ import os
 import socket
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import CursorResult, func, select, update
 
 from nyla.db import Database
 from nyla.jobs.tables import Job
@@ -149,7 +149,7 @@ class JobStore:
                 .where(where, Job.status.in_(OPEN))
                 .values(status="cancelled", finished_at=_now(), updated_at=_now())
             )
-        return int(result.rowcount or 0)
+        return int(cast("CursorResult[Any]", result).rowcount or 0)
 
     async def set_details(self, job_id: str, details: dict[str, Any]) -> None:
         """Merge ``details`` (e.g. a walk's results) into the job's details."""
@@ -220,7 +220,7 @@ class JobStore:
                 .where(*where)
                 .values(status="error", error=reason, finished_at=_now(), updated_at=_now())
             )
-        return int(result.rowcount or 0)
+        return int(cast("CursorResult[Any]", result).rowcount or 0)
 
 
 def _now() -> datetime:

@@ -12,9 +12,9 @@ Every change writes an audit record in the same transaction.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import CursorResult, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.errors import NotFoundError, PermissionDeniedError
@@ -137,16 +137,12 @@ async def set_knowledge_consent(
             ).scalars()
         )
         result = await purge_files(session, ids, result.reason)
-        cancelled = int(
-            (
-                await session.execute(
-                    update(Job)
-                    .where(Job.connection_id == connection_id, Job.status == "running")
-                    .values(status="cancelled", finished_at=func.now(), updated_at=func.now())
-                )
-            ).rowcount
-            or 0
+        stopped = await session.execute(
+            update(Job)
+            .where(Job.connection_id == connection_id, Job.status == "running")
+            .values(status="cancelled", finished_at=func.now(), updated_at=func.now())
         )
+        cancelled = int(cast("CursorResult[Any]", stopped).rowcount or 0)
     audit(
         session,
         "connection_knowledge_consent_changed",

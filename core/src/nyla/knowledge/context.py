@@ -28,7 +28,7 @@ from nyla.models.agent import RunContext
 from nyla.models.files import Scope
 
 if TYPE_CHECKING:
-    from nyla.knowledge.service import KnowledgeService
+    from nyla.knowledge.retrieval import Retrieval
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ class _Seen:
         return True
 
 
-async def build_agent_context(service: KnowledgeService, prompt: str, context: RunContext) -> str:
+async def build_agent_context(service: Retrieval, prompt: str, context: RunContext) -> str:
     """The formatted RAG block for ``prompt`` (empty string when there is nothing or when
     embedding or the database fails)."""
     try:
@@ -113,7 +113,7 @@ async def build_agent_context(service: KnowledgeService, prompt: str, context: R
 
 
 async def _layers(
-    service: KnowledgeService,
+    service: Retrieval,
     prompt: str,
     context: RunContext,
     model: str,

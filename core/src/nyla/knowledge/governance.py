@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 
 from nyla.db import Database
 from nyla.knowledge.consent import (
@@ -129,7 +129,7 @@ class Governance:
         of its mandate (``mandate_id`` must be given), a platform admin any file. When any
         matching file is beyond that, nothing is deleted (``PermissionDeniedError``)."""
         f = FileContentIndex
-        where = []
+        where: list[ColumnElement[bool]] = []
         if file_ids is not None:
             where.append(f.file_id.in_(list(file_ids)))
         if data_source_id is not None:

@@ -14,7 +14,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Text, cast, select
 
@@ -23,10 +23,10 @@ from nyla.errors import NylaError
 from nyla.knowledge.batch_writer import BatchWriter
 from nyla.knowledge.chunking import Chunk, chunk_objects
 from nyla.knowledge.extract import ExtractionError, detect_kind, extract
-from nyla.knowledge.policy import effective_policy
 from nyla.knowledge.precomputed import PrecomputedEmbeddings
+from nyla.knowledge.provenance import ConsentError, provenance
 from nyla.knowledge.settings import KnowledgeSettings
-from nyla.knowledge.tables import ChunkLookup, ContentChunk, DataSource, UserConnection
+from nyla.knowledge.tables import ChunkLookup, ContentChunk
 from nyla.knowledge.vectors import MAX_CHUNKS_PER_FILE, ChunkRow, delete_file_chunks, owner_key
 from nyla.knowledge.writing import (
     PreparedFile,
@@ -43,6 +43,9 @@ from nyla.models.ai import ModelSpec
 from nyla.models.files import FileItem
 from nyla.models.knowledge import ContentObject, ExtractedDocument, IndexResult, IndexStatus
 
+if TYPE_CHECKING:
+    from nyla.ai.service import AiService
+
 __all__ = [
     "BatchWriter",
     "ConsentError",
@@ -56,10 +59,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-class ConsentError(NylaError):
-    """Indexing was refused: the data source or connection does not allow it."""
 
 
 #: a text file up to this size is extracted on the event loop: handing it to a worker thread
@@ -91,7 +90,7 @@ class Indexer:
         self,
         *,
         db: Database,
-        ai: Any,
+        ai: AiService,
         settings: KnowledgeSettings,
         embedding_spec: Callable[[RunContext | None], ModelSpec],
         ensure_vector_index: Callable[[str, int], Awaitable[None]],
@@ -145,7 +144,7 @@ class Indexer:
         """Extract, neutralize (when asked), chunk, dedupe and embed one file (chunks found
         in ``embeddings`` are not embedded); returns the prepared rows, or a failed
         :class:`IndexResult` (its failure already recorded)."""
-        base = {"file_id": file.id, "name": file.name, "bytes": len(content)}
+        base: dict[str, Any] = {"file_id": file.id, "name": file.name, "bytes": len(content)}
         try:
             key = owner_key(
                 file.scope,
@@ -153,7 +152,7 @@ class Indexer:
                 mandate_id=file.mandate_id,
                 feature_instance_id=file.feature_instance_id,
             )
-            source_path, connection_id = await self._provenance(file, source_path, connection_id)
+            source_path, connection_id = await provenance(self.db, file, source_path, connection_id)
         except (ValueError, ConsentError) as exc:
             return IndexResult(**base, status=IndexStatus.FAILED, error=str(exc))
         row = index_row(file, content, key, source_path, connection_id)
@@ -293,39 +292,6 @@ class Indexer:
                     update={"status": IndexStatus.FAILED, "error": reason}
                 )
             ]
-
-    async def _provenance(
-        self, file: FileItem, source_path: str | None, connection_id: str | None
-    ) -> tuple[str | None, str | None]:
-        """Source path and connection of a file from a data source; refuses a file whose
-        data source or connection has indexing switched off."""
-        if not file.data_source_id:
-            if connection_id is not None:
-                async with self.db.session() as s:
-                    conn = await s.get(UserConnection, connection_id)
-                if conn is None or not conn.knowledge_ingestion_enabled:
-                    raise ConsentError(
-                        f"knowledge ingestion is not allowed for connection {connection_id}"
-                    )
-            return source_path, connection_id
-        async with self.db.session() as s:
-            ds = await s.get(DataSource, file.data_source_id)
-            if ds is None:
-                return source_path, connection_id
-            conn = await s.get(UserConnection, ds.connection_id)
-            if conn is not None and not conn.knowledge_ingestion_enabled:
-                raise ConsentError(f"knowledge ingestion is switched off for connection {conn.id}")
-            path = source_path or f"{ds.path.rstrip('/')}/{file.name}"
-            siblings = list(
-                (
-                    await s.execute(
-                        select(DataSource).where(DataSource.connection_id == ds.connection_id)
-                    )
-                ).scalars()
-            )
-        if not effective_policy(siblings, path, "rag_index_enabled").value:
-            raise ConsentError(f"RAG indexing is switched off for {path}")
-        return path, ds.connection_id
 
     def _neutralize(self, document: ExtractedDocument, context: RunContext) -> ExtractedDocument:
         """The document with personal data replaced (data at rest). Required: a failing or

@@ -386,8 +386,8 @@ async def _ordered_hits(
     ranking found are read here)."""
     by_id = {h.chunk_id: h for h in nearest}
     missing = [i for i, _ in ranked if i not in by_id]
-    for hit in await _hits(session, missing, dims, vector):
-        by_id[hit.chunk_id] = hit
+    for found in await _hits(session, missing, dims, vector):
+        by_id[found.chunk_id] = found
     ordered = []
     for chunk_id, score in ranked:
         hit = by_id.get(chunk_id)

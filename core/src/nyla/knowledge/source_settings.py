@@ -88,7 +88,7 @@ class SourceSettings:
         price = model = None
         if self.settings.embedding_model:
             try:
-                spec = self.embedding_spec()
+                spec = self.embedding_spec(None)
                 price, model = spec.price_input_chf_per_mtok, spec.id
             except Exception:
                 price = None

@@ -9,10 +9,10 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import CursorResult, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from nyla.knowledge.tables import TS_CONFIG
 from nyla.models.agent import RunContext
@@ -173,7 +173,7 @@ def index_expr(dims: int, column: str = "embedding") -> str:
     return f"({column}::halfvec({int(dims)}))"
 
 
-async def hnsw_index_exists(session: AsyncSession, model: str, dims: int) -> bool:
+async def hnsw_index_exists(session: AsyncSession | AsyncConnection, model: str, dims: int) -> bool:
     """True when the model's HNSW index exists in the current schema."""
     found = await session.execute(
         text("SELECT to_regclass(:name) IS NOT NULL"), {"name": hnsw_index_name(model, dims)}
@@ -292,7 +292,7 @@ async def delete_file_chunks(session: AsyncSession, file_nos: Sequence[int]) -> 
     deleted = await session.execute(
         text(f"DELETE FROM knowledge_chunk c WHERE {in_files(file_nos)}")
     )
-    return int(deleted.rowcount or 0)
+    return int(cast("CursorResult[Any]", deleted).rowcount or 0)
 
 
 async def write_lookups(session: AsyncSession, file_nos: Sequence[int]) -> None:

@@ -157,7 +157,8 @@ def _refusal(
             return f"knowledge ingestion is switched off for connection {connection_id}"
     if source_id is not None:
         path = row.get("source_path") or sources[source_id].path
-        if not effective_policy(siblings.get(connection_id, []), path, "rag_index_enabled").value:
+        tree = siblings.get(connection_id or "", [])  # no connection: no siblings
+        if not effective_policy(tree, path, "rag_index_enabled").value:
             return f"RAG indexing is switched off for {path}"
     return None
 

@@ -10,9 +10,15 @@ from collections.abc import AsyncIterator
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from nyla.models.base import WireModel
+from nyla.models.chat_options import (
+    ResponseFormat,
+    ToolChoice,
+    check_options,
+    required_capabilities,
+)
 
 
 class OperationType(StrEnum):
@@ -135,6 +141,14 @@ class ModelCapabilities(WireModel):
     image_generation: bool = False
     #: most texts one embedding request may carry (the service batches to this size)
     max_batch_size: int | None = None
+    #: honours ``tool_choice`` (no call, some call, a named tool)
+    tool_choice: bool = False
+    #: honours ``stop`` sequences
+    stop_sequences: bool = False
+    #: JSON mode: answers with a JSON object on request (``response_format`` json_object)
+    json_mode: bool = False
+    #: structured output: answers with JSON following a given schema (json_schema)
+    structured_output: bool = False
 
 
 class ModelSpec(WireModel):
@@ -173,8 +187,39 @@ class ModelSpec(WireModel):
         ) / 1_000_000
 
 
-class ChatRequest(WireModel):
-    """A normalized chat request as a provider receives it (already neutralized)."""
+class _AnswerOptions(WireModel):
+    """The options steering an answer's form, shared by :class:`ChatRequest` and
+    :class:`AiCallRequest` (see :mod:`nyla.models.chat_options`)."""
+
+    #: which tool call the model must make (``None``: the vendor's default, ``auto``)
+    tool_choice: ToolChoice | None = None
+    #: sequences that end the answer where the model writes them (not included in it)
+    stop: list[str] = Field(default_factory=list)
+    #: the answer's form: text, a JSON object, or JSON following a schema
+    response_format: ResponseFormat | None = None
+
+    @model_validator(mode="after")
+    def _options_agree(self) -> _AnswerOptions:
+        check_options(getattr(self, "tools", []), self.tool_choice, self.stop)
+        return self
+
+    def required_capabilities(self) -> tuple[str, ...]:
+        """The ``ModelCapabilities`` flags a model needs to answer this request."""
+        return required_capabilities(
+            tools=getattr(self, "tools", []),
+            tool_choice=self.tool_choice,
+            stop=self.stop,
+            response_format=self.response_format,
+        )
+
+
+class ChatRequest(_AnswerOptions):
+    """A normalized chat request as a provider receives it (already neutralized).
+
+    ``tool_choice``, ``stop`` and ``response_format`` reach a provider only when the model
+    declares the capability they need (the AI service checks it before the call); a provider
+    maps them to its vendor's fields.
+    """
 
     model: str
     messages: list[Message]
@@ -182,6 +227,15 @@ class ChatRequest(WireModel):
     temperature: float | None = None
     max_output_tokens: int | None = None
     operation: OperationType = OperationType.AGENT
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON form; answer options left unset are left out, so recordings made before
+        they existed still match."""
+        wire = super().to_wire()
+        for key in ("toolChoice", "stop", "responseFormat"):
+            if not wire.get(key):
+                wire.pop(key, None)
+        return wire
 
 
 class ChatResponse(WireModel):
@@ -263,10 +317,14 @@ class Provider(Protocol):
     ) -> list[WebSearchHit]: ...
 
 
-class AiCallRequest(WireModel):
+class AiCallRequest(_AnswerOptions):
     """A request to the AI service (not to a provider): the service neutralizes it, selects a
     model (``model`` overrides the selector), checks the price against ``max_cost_chf`` (the
     caller's *remaining* budget) and calls the provider with retries and fallback.
+
+    ``tool_choice``, ``stop`` and ``response_format`` need capabilities the model declares:
+    the selector passes over models without them, and an explicit ``model`` lacking one is
+    refused with :class:`~nyla.errors.UnsupportedCapabilityError` before any call.
 
     ``neutralization`` is the run's placeholder session (a
     ``nyla.ai.neutralize.NeutralizationSession``) so placeholders stay stable across the calls

@@ -42,6 +42,7 @@ from nyla.errors import (
     ProviderRateLimitError,
     ProviderServerError,
     ProviderTimeoutError,
+    UnsupportedCapabilityError,
 )
 from nyla.hookspecs import hookimpl
 from nyla.models.agent import AgentConfig, RunContext
@@ -70,6 +71,7 @@ from nyla.models.ai import (
     WebSearchHit,
 )
 from nyla.models.base import WireModel
+from nyla.models.chat_options import ResponseFormat, ToolChoice
 from nyla.models.feature import (
     BenchmarkQuestion,
     Feature,
@@ -112,10 +114,13 @@ from nyla.sdk.http import (
 from nyla.sdk.openai_compat import (
     OpenAICompatibleProvider,
     StreamAssembler,
+    answer_options,
     parse_completion,
     parse_usage,
     to_content,
     to_messages,
+    to_response_format,
+    to_tool_choice,
     to_tools,
 )
 from nyla.sdk.providers import ProviderBase
@@ -170,6 +175,7 @@ __all__ = [
     "ProviderServerError",
     "ProviderTimeoutError",
     "Relation",
+    "ResponseFormat",
     "RetryPolicy",
     "Role",
     "RunContext",
@@ -181,14 +187,17 @@ __all__ = [
     "TextPart",
     "Tool",
     "ToolCall",
+    "ToolChoice",
     "ToolContext",
     "ToolDefinition",
     "ToolErrorDetails",
     "ToolResult",
     "Toolbox",
+    "UnsupportedCapabilityError",
     "Usage",
     "WebSearchHit",
     "WireModel",
+    "answer_options",
     "clean_text",
     "config_path",
     "config_value",
@@ -212,6 +221,8 @@ __all__ = [
     "sse_events",
     "to_content",
     "to_messages",
+    "to_response_format",
+    "to_tool_choice",
     "to_tools",
     "vendor_model",
 ]

@@ -26,6 +26,7 @@ from nyla.models.ai import (
     ToolDefinition,
     Usage,
 )
+from nyla.models.chat_options import ResponseFormat, ToolChoice
 from nyla.sdk.http import (
     error_for_transport,
     raise_for_response,
@@ -99,6 +100,43 @@ def to_tools(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
         }
         for t in tools
     ]
+
+
+def to_tool_choice(choice: ToolChoice) -> Any:
+    """A :class:`ToolChoice` as chat-completions ``tool_choice``: ``"auto"``, ``"none"``,
+    ``"required"`` or ``{"type": "function", "function": {"name": ...}}``."""
+    if choice.mode == "tool":
+        return {"type": "function", "function": {"name": choice.name}}
+    return choice.mode
+
+
+def to_response_format(response_format: ResponseFormat) -> dict[str, Any]:
+    """A :class:`ResponseFormat` as chat-completions ``response_format``: ``{"type":
+    "json_object"}`` or ``{"type": "json_schema", "json_schema": {"name", "schema",
+    "strict"}}`` (``{"type": "text"}`` for plain text)."""
+    if response_format.type == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {
+                "name": response_format.name,
+                "schema": response_format.json_schema,
+                "strict": response_format.strict,
+            },
+        }
+    return {"type": response_format.type}
+
+
+def answer_options(request: ChatRequest) -> dict[str, Any]:
+    """The chat-completions fields for the request's answer options (``tool_choice`` only
+    with tools, as the API requires; ``stop``; ``response_format``)."""
+    out: dict[str, Any] = {}
+    if request.tool_choice is not None and request.tools:
+        out["tool_choice"] = to_tool_choice(request.tool_choice)
+    if request.stop:
+        out["stop"] = list(request.stop)
+    if request.response_format is not None and request.response_format.is_json:
+        out["response_format"] = to_response_format(request.response_format)
+    return out
 
 
 # ---- responses ------------------------------------------------------------------------------
@@ -262,11 +300,17 @@ class OpenAICompatibleProvider(ProviderBase):
             payload["temperature"] = request.temperature
         if request.max_output_tokens is not None:
             payload["max_tokens"] = request.max_output_tokens
+        payload.update(self.answer_options(request))
         if stream:
             payload["stream"] = True
             if self.stream_usage:
                 payload["stream_options"] = {"include_usage": True}
         return payload
+
+    def answer_options(self, request: ChatRequest) -> dict[str, Any]:
+        """The body fields for ``tool_choice``, ``stop`` and ``response_format`` (override
+        where the vendor's form differs from OpenAI's)."""
+        return answer_options(request)
 
     def parse_chat(self, data: dict[str, Any], request: ChatRequest) -> ChatResponse:
         """A chat answer as a :class:`ChatResponse` (override to keep vendor extras)."""

@@ -70,89 +70,23 @@ class FeatureContract(PluginContract):
                     )
 
     def test_every_constraint_is_enforced_by_the_validator(self, plugin: Any) -> None:
-        from nyla.features.validator import (
-            INVALID_AGGREGATE_TARGET,
-            REQUIRES_FILTER,
-            QueryValidator,
-        )
+        from nyla.features.validator import QueryValidator
         from nyla.models.ontology import ConstraintKind
 
+        checks = {
+            ConstraintKind.NEVER_AGGREGATE: _check_never_aggregate,
+            ConstraintKind.REQUIRES_FILTER_ON: _check_requires_filter,
+            ConstraintKind.PREFERRED_TABLE_FOR_INTENT: _check_preferred_table,
+        }
         for feature in _features(plugin):
             ontology = feature.get_agent_ontology()
             if ontology is None:
                 continue
             validator = QueryValidator(feature.tables(), ontology)
-            never = [c for c in ontology.constraints if c.kind == ConstraintKind.NEVER_AGGREGATE]
             for c in ontology.constraints:
-                if c.kind == ConstraintKind.NEVER_AGGREGATE:
-                    for field in c.fields:
-                        for function in ("SUM", "AVG"):
-                            r = validator.check(
-                                "aggregateTable",
-                                {
-                                    "table": c.table,
-                                    "function": function,
-                                    "field": field,
-                                    "filters": _required_filters(validator, c.table),
-                                },
-                            )
-                            assert r is not None and r.code == INVALID_AGGREGATE_TARGET, (
-                                f"{function}({c.table}.{field}) passed: {r}"
-                            )
-                            assert r.field == field and r.suggestion, (
-                                f"{function}({c.table}.{field}): the rejection names field "
-                                f"{r.field!r} and suggests {r.suggestion!r}"
-                            )
-                elif c.kind == ConstraintKind.REQUIRES_FILTER_ON:
-                    for field in c.fields:
-                        others = [
-                            f for f in _required_filters(validator, c.table) if f["field"] != field
-                        ]
-                        r = validator.check("queryTable", {"table": c.table, "filters": others})
-                        assert r is not None and r.code == REQUIRES_FILTER, (
-                            f"queryTable on {c.table} without {field} passed: {r}"
-                        )
-                        assert r.field == field, (
-                            f"queryTable on {c.table}: the rejection names {r.field!r}, not {field}"
-                        )
-                        with_it = _required_filters(validator, c.table)
-                        rejection = validator.check(
-                            "queryTable", {"table": c.table, "filters": with_it}
-                        )
-                        assert rejection is None, (
-                            f"queryTable on {c.table} with its required filters: {rejection}"
-                        )
-                elif c.kind == ConstraintKind.PREFERRED_TABLE_FOR_INTENT:
-                    assert c.intent, "a PREFERRED_TABLE_FOR_INTENT constraint names its intent"
-                    types = {f.name: f.type for f in validator.tables[c.table].fields}
-                    numeric = [f for f in c.fields if types.get(f) in ("integer", "number")]
-                    blocked = validator.never_aggregate(c.table)
-                    for field in [f for f in numeric if f not in blocked]:
-                        r = validator.check(
-                            "aggregateTable",
-                            {
-                                "table": c.table,
-                                "function": "SUM",
-                                "field": field,
-                                "filters": _required_filters(validator, c.table),
-                            },
-                        )
-                        assert r is None, (
-                            f"the preferred path SUM({c.table}.{field}) is blocked: {r}"
-                        )
-                    for n in [n for n in never if n.table != c.table]:
-                        r = validator.check(
-                            "aggregateTable",
-                            {
-                                "table": n.table,
-                                "function": "SUM",
-                                "field": n.fields[0],
-                                "filters": _required_filters(validator, n.table),
-                            },
-                        )
-                        assert r is not None and c.table in (r.suggestion or ""), (
-                            f"the repair hint does not point to the preferred table {c.table}"
-                        )
+                check = checks.get(c.kind)
+                if check is not None:
+                    check(validator, c, ontology.constraints)
 
     def test_ontology_compiles_deterministically(self, plugin: Any) -> None:
         from nyla.features.ontology_compiler import compile_ontology_to_prompt
@@ -191,3 +125,82 @@ class FeatureContract(PluginContract):
                 assert q.expected_numbers, f"{q.id} has no expected numbers"
                 if q.pattern and patterns:
                     assert q.pattern in patterns, f"{q.id}: unknown pattern {q.pattern}"
+
+
+def _check_never_aggregate(validator: Any, c: Any, _constraints: Any) -> None:
+    """SUM and AVG over a NEVER_AGGREGATE field are rejected, naming the field with a hint."""
+    from nyla.features.validator import INVALID_AGGREGATE_TARGET
+
+    for field in c.fields:
+        for function in ("SUM", "AVG"):
+            r = validator.check(
+                "aggregateTable",
+                {
+                    "table": c.table,
+                    "function": function,
+                    "field": field,
+                    "filters": _required_filters(validator, c.table),
+                },
+            )
+            assert r is not None and r.code == INVALID_AGGREGATE_TARGET, (
+                f"{function}({c.table}.{field}) passed: {r}"
+            )
+            assert r.field == field and r.suggestion, (
+                f"{function}({c.table}.{field}): the rejection names field "
+                f"{r.field!r} and suggests {r.suggestion!r}"
+            )
+
+
+def _check_requires_filter(validator: Any, c: Any, _constraints: Any) -> None:
+    """A query without a REQUIRES_FILTER_ON field is rejected naming it; with every required
+    filter it passes."""
+    from nyla.features.validator import REQUIRES_FILTER
+
+    for field in c.fields:
+        others = [f for f in _required_filters(validator, c.table) if f["field"] != field]
+        r = validator.check("queryTable", {"table": c.table, "filters": others})
+        assert r is not None and r.code == REQUIRES_FILTER, (
+            f"queryTable on {c.table} without {field} passed: {r}"
+        )
+        assert r.field == field, (
+            f"queryTable on {c.table}: the rejection names {r.field!r}, not {field}"
+        )
+        with_it = _required_filters(validator, c.table)
+        rejection = validator.check("queryTable", {"table": c.table, "filters": with_it})
+        assert rejection is None, f"queryTable on {c.table} with its required filters: {rejection}"
+
+
+def _check_preferred_table(validator: Any, c: Any, constraints: Any) -> None:
+    """The preferred table's numeric fields can be summed, and a blocked SUM elsewhere points
+    to the preferred table."""
+    from nyla.models.ontology import ConstraintKind
+
+    assert c.intent, "a PREFERRED_TABLE_FOR_INTENT constraint names its intent"
+    types = {f.name: f.type for f in validator.tables[c.table].fields}
+    numeric = [f for f in c.fields if types.get(f) in ("integer", "number")]
+    blocked = validator.never_aggregate(c.table)
+    for field in [f for f in numeric if f not in blocked]:
+        r = validator.check(
+            "aggregateTable",
+            {
+                "table": c.table,
+                "function": "SUM",
+                "field": field,
+                "filters": _required_filters(validator, c.table),
+            },
+        )
+        assert r is None, f"the preferred path SUM({c.table}.{field}) is blocked: {r}"
+    never = [n for n in constraints if n.kind == ConstraintKind.NEVER_AGGREGATE]
+    for n in [n for n in never if n.table != c.table]:
+        r = validator.check(
+            "aggregateTable",
+            {
+                "table": n.table,
+                "function": "SUM",
+                "field": n.fields[0],
+                "filters": _required_filters(validator, n.table),
+            },
+        )
+        assert r is not None and c.table in (r.suggestion or ""), (
+            f"the repair hint does not point to the preferred table {c.table}"
+        )

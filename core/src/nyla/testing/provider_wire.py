@@ -55,6 +55,44 @@ class ProviderWire:
         """A web search answer with ``hits`` (``url``, ``title``, ``content``, ``score``)."""
         raise NotImplementedError
 
+    # the answer options: what the vendor's API reference shows for each (body fields)
+
+    def tool_choice_fields(self, choice: Any) -> dict[str, Any]:
+        """The request body fields (and values) the vendor documents for the
+        :class:`~nyla.models.chat_options.ToolChoice` ``choice`` (``none``, ``required``
+        or a named tool)."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.tool_choice_fields: the models declare tool_choice; return "
+            "the request body fields the vendor's API reference documents for it"
+        )
+
+    def stop_fields(self, stop: list[str]) -> dict[str, Any]:
+        """The request body fields the vendor documents for stop sequences ``stop``."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.stop_fields: the models declare stop_sequences; return the "
+            "request body fields the vendor's API reference documents for it"
+        )
+
+    def response_format_fields(self, response_format: Any) -> dict[str, Any]:
+        """The request body fields the vendor documents for the
+        :class:`~nyla.models.chat_options.ResponseFormat` ``response_format``."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.response_format_fields: the models declare json_mode or "
+            "structured_output; return the request body fields the vendor's API reference "
+            "documents for it"
+        )
+
+    def json_reply(self, response_format: Any, value: Any) -> Any:
+        """A non-streamed answer whose content is the JSON ``value`` (as the vendor delivers
+        it for ``response_format``; by default the JSON text as the message)."""
+        return self.chat_reply(json.dumps(value), 40, 12)
+
+    def stream_json_reply(self, response_format: Any, value: Any) -> Any:
+        """A streamed answer delivering the JSON ``value`` in pieces."""
+        text = json.dumps(value)
+        cut = len(text) // 2
+        return self.stream_reply([text[:cut], text[cut:]], 40, 12)
+
 
 def fake_vector(text: str, dimensions: int) -> list[float]:
     """A deterministic stand-in vector for ``text`` (for wire fakes of embedding APIs)."""
@@ -220,6 +258,29 @@ class OpenAIWire(ProviderWire):
         events.append(self.chunk({}, "tool_calls"))
         events.append(self.usage_chunk((30, 8)))
         return _sse(events)
+
+    def tool_choice_fields(self, choice: Any) -> dict[str, Any]:
+        """``tool_choice``: ``"none"``, ``"required"`` or ``{"type": "function", "function":
+        {"name": ...}}``."""
+        if choice.mode == "tool":
+            return {"tool_choice": {"type": "function", "function": {"name": choice.name}}}
+        return {"tool_choice": choice.mode}
+
+    def stop_fields(self, stop: list[str]) -> dict[str, Any]:
+        """``stop``: up to four sequences."""
+        return {"stop": stop}
+
+    def response_format_fields(self, response_format: Any) -> dict[str, Any]:
+        """``response_format``: ``{"type": "json_object"}`` or ``{"type": "json_schema",
+        "json_schema": {"name", "schema", "strict"}}``."""
+        if response_format.type == "json_schema":
+            schema = {
+                "name": response_format.name,
+                "schema": response_format.json_schema,
+                "strict": response_format.strict,
+            }
+            return {"response_format": {"type": "json_schema", "json_schema": schema}}
+        return {"response_format": {"type": response_format.type}}
 
     def error_body(self, status: int) -> dict:
         """The vendor's error body for ``status``."""

@@ -11,7 +11,7 @@ from pydantic.alias_generators import to_camel
 
 from nyla.errors import FileAccessError, FolderNotEmptyError
 from nyla.files.docrefs import DocumentReferenceError
-from nyla.models.tools import ToolContext, ToolResult
+from nyla.models.tools import Tool, ToolContext, ToolHandler, ToolResult
 
 
 class Args(BaseModel):
@@ -43,3 +43,15 @@ def guarded(
             return ToolResult.fail(str(exc), "INVALID_VALUE")
 
     return wrapper
+
+
+#: one tool of a default toolbox: (name, description, argument model, handler, read-only)
+ToolSpec = tuple[str, str, type[BaseModel], ToolHandler, bool]
+
+
+def tools_from(spec: list[ToolSpec]) -> list[Tool]:
+    """The tools of a default toolbox from its table of :data:`ToolSpec` rows."""
+    return [
+        Tool.from_model(name, description, model, handler, read_only=read_only)
+        for name, description, model, handler, read_only in spec
+    ]

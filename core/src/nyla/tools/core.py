@@ -14,7 +14,7 @@ from pydantic import Field
 from nyla.hookspecs import hookimpl
 from nyla.models.files import FileItem
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
-from nyla.tools._args import Args, guarded
+from nyla.tools._args import Args, ToolSpec, guarded, tools_from
 
 #: Characters of a file ``readFile`` returns at most in one call.
 READ_LIMIT = 50_000
@@ -318,7 +318,7 @@ async def move_folder(args: MoveFolderArgs, ctx: ToolContext) -> ToolResult:
 
 def core_tools() -> list[Tool]:
     """The tools of the ``core`` toolbox."""
-    spec = [
+    spec: list[ToolSpec] = [
         ("readFile", "Read a text file, optionally only lines startLine..endLine.", ReadFileArgs, read_file, True),
         ("listFiles", "List files, filtered by folder, tags or a name search.", ListFilesArgs, list_files, True),
         ("searchInFileContent", "Find lines containing a text in the files' content.", SearchInFileContentArgs, search_in_file_content, True),
@@ -335,10 +335,7 @@ def core_tools() -> list[Tool]:
         ("renameFolder", "Rename a folder.", RenameFolderArgs, rename_folder, False),
         ("moveFolder", "Move a folder under another (null: the root).", MoveFolderArgs, move_folder, False),
     ]  # fmt: skip
-    return [
-        Tool.from_model(name, description, model, handler, read_only=read_only)
-        for name, description, model, handler, read_only in spec
-    ]
+    return tools_from(spec)
 
 
 @hookimpl

@@ -22,7 +22,7 @@ from nyla.errors import NotFoundError, PermissionDeniedError
 from nyla.hookspecs import hookimpl
 from nyla.models.datasource import Item, OutgoingMessage
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
-from nyla.tools._args import Args
+from nyla.tools._args import Args, ToolSpec, tools_from
 
 if TYPE_CHECKING:
     from nyla.kernel import Kernel
@@ -268,7 +268,7 @@ async def data_source_prompt(kernel: Kernel, user_id: str, tools: list[Tool]) ->
 def datasource_tools() -> list[Tool]:
     """The toolbox's tools (``searchDataSource``'s description gets each connected
     service's query syntax at run time)."""
-    spec = [
+    spec: list[ToolSpec] = [
         ("listConnections", "List the user's connections to external services (mail, "
          "calendars, drives, task tools) with what each can do.", NoArgs, list_connections, True),
         ("searchDataSource", SEARCH_DESCRIPTION, SearchArgs, search_data_source, True),
@@ -287,10 +287,7 @@ def datasource_tools() -> list[Tool]:
         ("sendMail", "Send an e-mail through a mail connection (a write).", MailArgs,
          send_mail, False),
     ]  # fmt: skip
-    return [
-        Tool.from_model(name, text, model, handler, read_only=read_only)
-        for name, text, model, handler, read_only in spec
-    ]
+    return tools_from(spec)
 
 
 @hookimpl

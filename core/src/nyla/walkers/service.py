@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import CursorResult, select, update
 
 from nyla.jobs.tables import Job
 from nyla.knowledge.consent import NotFoundError, PermissionDeniedError
@@ -100,7 +100,7 @@ class SyncService:
             raise ValueError("name a data source or a connection to stop")
         async with self.kernel.db.session() as s:
             result = await s.execute(query.values(status="cancelled"))
-        return int(result.rowcount or 0)
+        return int(cast("CursorResult[Any]", result).rowcount or 0)
 
     async def status(self, *, user_id: str) -> list[dict[str, Any]]:
         """Per data source of the user: indexing on/off, last result, limit stop, running job."""

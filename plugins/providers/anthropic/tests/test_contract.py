@@ -19,6 +19,7 @@ from nyla.testing.provider_contract import (
     sse_response,
 )
 from nyla_provider_anthropic import AnthropicProvider
+from nyla_provider_anthropic.convert import ANSWER_TOOL_DESCRIPTION, JSON_ANSWER_TOOL
 
 MODEL = "claude-sonnet-4-6"
 
@@ -102,6 +103,41 @@ class AnthropicWire(ProviderWire):
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in argument_chunks]
         return stream([(block, deltas)], "tool_use", (70, 15))
 
+    def tool_choice_fields(self, choice: Any) -> dict[str, Any]:
+        """``{"type": "none" | "any"}`` or ``{"type": "tool", "name": ...}``."""
+        if choice.mode == "tool":
+            return {"tool_choice": {"type": "tool", "name": choice.name}}
+        return {"tool_choice": {"type": {"required": "any"}.get(choice.mode, choice.mode)}}
+
+    def stop_fields(self, stop: list[str]) -> dict[str, Any]:
+        return {"stop_sequences": stop}
+
+    @staticmethod
+    def _answer_tool(response_format: Any) -> tuple[str, dict]:
+        if response_format.type == "json_schema":
+            return response_format.name, response_format.json_schema
+        return JSON_ANSWER_TOOL, {"type": "object"}
+
+    def response_format_fields(self, response_format: Any) -> dict[str, Any]:
+        """JSON output as Anthropic documents it: one tool whose input schema is the answer's,
+        forced by ``tool_choice``."""
+        name, schema = self._answer_tool(response_format)
+        tool = {"name": name, "description": ANSWER_TOOL_DESCRIPTION, "input_schema": schema}
+        return {"tools": [tool], "tool_choice": {"type": "tool", "name": name}}
+
+    def json_reply(self, response_format: Any, value: Any) -> Any:
+        name, _ = self._answer_tool(response_format)
+        block = {"type": "tool_use", "id": "toolu_json1", "name": name, "input": value}
+        return httpx.Response(200, json=message([block], "tool_use", (80, 25)))
+
+    def stream_json_reply(self, response_format: Any, value: Any) -> Any:
+        name, _ = self._answer_tool(response_format)
+        text = json.dumps(value)
+        pieces = [text[: len(text) // 2], text[len(text) // 2 :]]
+        block = {"type": "tool_use", "id": "toolu_json2", "name": name, "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
+        return stream([(block, deltas)], "tool_use", (80, 25))
+
     def error_reply(self, status: int, retry_after: float | None = None) -> Any:
         kinds = {
             401: ("authentication_error", "invalid x-api-key"),
@@ -178,3 +214,25 @@ async def test_overloaded_529_is_a_retryable_server_error() -> None:
             ChatRequest(model=f"anthropic:{MODEL}", messages=[Message(role=Role.USER, content="x")])
         )
     assert info.value.retryable and info.value.status_code == 529
+
+
+async def test_json_answer_with_tools_lets_the_model_call_a_tool_or_answer() -> None:
+    """With the caller's tools offered, a JSON answer is one more tool and tool_choice
+    ``any``: the model calls a real tool (kept as a call) or the answer tool (the text)."""
+    from nyla.sdk import ResponseFormat, ToolDefinition
+
+    wire = AnthropicWire()
+    fmt = ResponseFormat.structured("forecast", {"type": "object"})
+    tool = ToolDefinition(name="lookup", description="d", parameters={"type": "object"})
+    rec = Recorder(wire.tool_call_reply("toolu_9", "lookup", '{"q": "Bern"}'))
+    request = ChatRequest(
+        model=f"anthropic:{MODEL}",
+        messages=[Message(role=Role.USER, content="forecast?")],
+        tools=[tool],
+        response_format=fmt,
+    )
+    response = await wire.provider(rec).chat(request)
+    body = json.loads(rec.requests[0].content)
+    assert [t["name"] for t in body["tools"]] == ["lookup", "forecast"]
+    assert body["tool_choice"] == {"type": "any"}
+    assert [c.name for c in response.tool_calls] == ["lookup"] and response.content == ""

@@ -50,6 +50,12 @@ class MistralWire(OpenAIWire):
         ]
         return sse_response(events)
 
+    def tool_choice_fields(self, choice: Any) -> dict[str, Any]:
+        """Mistral forces some tool call with ``"any"``; a named tool as OpenAI does."""
+        if choice.mode == "required":
+            return {"tool_choice": "any"}
+        return super().tool_choice_fields(choice)
+
     def embedding_reply(self, request: Any, dimensions: int) -> Any:
         """Mistral's embeddings answer carries an ``id`` and full usage info."""
         body = super().embedding_reply(request, dimensions).json()

@@ -29,6 +29,11 @@ class PerplexityWire(OpenAIWire):
         ]
         return body
 
+    def response_format_fields(self, response_format: Any) -> dict[str, Any]:
+        """Perplexity's structured output: the schema only."""
+        schema = {"schema": response_format.json_schema}
+        return {"response_format": {"type": "json_schema", "json_schema": schema}}
+
     def search_reply(self, hits: list[dict[str, Any]]) -> Any:
         body = super().completion(
             {"role": "assistant", "content": "Summary [1][2]"}, "stop", (20, 30)

@@ -22,6 +22,7 @@ class PrivateLlmWire(OpenAIWire):
             api_key="local-secret",
             models=["llama3.1:8b", "qwen2.5:7b"],
             embedding_models={"nomic-embed-text": 768},
+            tool_choice=True,  # a vLLM-style server
             transport=httpx.MockTransport(handler),
         )
 

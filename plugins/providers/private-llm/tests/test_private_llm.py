@@ -120,3 +120,27 @@ async def test_503_with_retry_after_is_honoured() -> None:
     ai, sleeps = service(provider(rec))
     assert (await ai.call(ask())).content == "ready"
     assert len(sleeps.delays) == 1 and 5.0 <= sleeps.delays[0] <= 5.5
+
+
+async def test_answer_options_follow_the_server_settings(clean_config, monkeypatch) -> None:
+    """By default (an Ollama-style server) tool_choice is not declared, so the AI service
+    refuses it before any request; vLLM-style servers turn it on, and JSON can be off."""
+    from nyla.sdk import ToolChoice, ToolDefinition, UnsupportedCapabilityError
+
+    for name in ("NYLA_PRIVATE_LLM_TOOL_CHOICE", "NYLA_PRIVATE_LLM_JSON"):
+        monkeypatch.delenv(name, raising=False)
+    reload_config()
+    rec = Recorder(OpenAIWire().chat_reply("ok", 1, 1))
+    default = provider(rec).models()[0].capabilities
+    assert (default.tool_choice, default.stop_sequences, default.json_mode) == (False, True, True)
+    ai, _ = service(provider(rec))
+    tool = ToolDefinition(name="lookup", description="d", parameters={"type": "object"})
+    request = ask().model_copy(update={"tools": [tool], "tool_choice": ToolChoice(mode="required")})
+    with pytest.raises(UnsupportedCapabilityError, match="tool_choice"):
+        await ai.call(request)
+    assert rec.requests == []
+    monkeypatch.setenv("NYLA_PRIVATE_LLM_TOOL_CHOICE", "1")
+    monkeypatch.setenv("NYLA_PRIVATE_LLM_JSON", "0")
+    reload_config()
+    configured = provider(rec).models()[0].capabilities
+    assert configured.tool_choice and not configured.json_mode and not configured.structured_output

@@ -14,8 +14,6 @@ from nyla import (
     ModelSpec,
     OperationType,
     StreamDelta,
-    ToolCall,
-    Usage,
     WebSearchHit,
 )
 from nyla.sdk import (
@@ -29,7 +27,8 @@ from nyla.sdk import (
     sdk_async_client,
     vendor_model,
 )
-from nyla_provider_anthropic.convert import from_anthropic, to_anthropic, to_tools, usage_of
+from nyla_provider_anthropic.convert import answer_options, from_anthropic, to_anthropic
+from nyla_provider_anthropic.stream import EventAssembler
 
 PROVIDER_ID = "anthropic"
 KEY_VAR = "ANTHROPIC_API_KEY"
@@ -47,7 +46,8 @@ DEFAULT_MAX_TOKENS = 8192
 
 class AnthropicProvider:
     """Claude via the Messages API: tools (``tool_use`` / ``tool_result``), streaming,
-    system prompt as the top-level ``system`` field, vision."""
+    system prompt as the top-level ``system`` field, vision, ``tool_choice``,
+    ``stop_sequences``, and JSON answers through a forced answer tool."""
 
     id = PROVIDER_ID
     timeout_s = 120.0
@@ -78,7 +78,15 @@ class AnthropicProvider:
                 price_input_chf_per_mtok=p_in,
                 price_output_chf_per_mtok=p_out,
                 capabilities=ModelCapabilities(
-                    tools=True, streaming=True, vision=True, reasoning=True
+                    tools=True,
+                    streaming=True,
+                    vision=True,
+                    reasoning=True,
+                    tool_choice=True,
+                    stop_sequences=True,
+                    # through a forced answer tool, as Anthropic documents JSON output
+                    json_mode=True,
+                    structured_output=True,
                 ),
                 quality_rank=quality,
                 speed_rank=speed,
@@ -139,8 +147,7 @@ class AnthropicProvider:
         }
         if system:
             body["system"] = system
-        if request.tools:
-            body["tools"] = to_tools(request.tools)
+        body.update(answer_options(request)[0])
         if request.temperature is not None:
             body["temperature"] = request.temperature
         return body
@@ -153,55 +160,25 @@ class AnthropicProvider:
                 message = await client.messages.create(**self.payload(request))
         except Exception as exc:
             raise self._error(exc) from exc
-        return from_anthropic(message.model_dump(), model=request.model)
+        answer = answer_options(request)[1]
+        return from_anthropic(message.model_dump(), model=request.model, answer=answer)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamDelta]:
         """A streamed Messages API call: text deltas, tool calls assembled from their
-        ``input_json_delta`` pieces at ``content_block_stop``, then usage."""
+        ``input_json_delta`` pieces at ``content_block_stop``, a JSON answer as text, then
+        usage."""
         client = self.sdk()
-        blocks: dict[int, dict[str, Any]] = {}
-        input_tokens = 0
-        output_tokens = 0
-        stop_reason: str | None = None
+        assembler = EventAssembler(answer_options(request)[1])
         try:
             async with client:
                 events = await client.messages.create(**self.payload(request), stream=True)
                 async for event in events:
-                    data = event.model_dump()
-                    kind = data.get("type")
-                    if kind == "message_start":
-                        usage = usage_of((data.get("message") or {}).get("usage"))
-                        input_tokens, output_tokens = usage.input_tokens, usage.output_tokens
-                    elif kind == "content_block_start":
-                        blocks[data["index"]] = {**data["content_block"], "json": ""}
-                    elif kind == "content_block_delta":
-                        delta = data.get("delta") or {}
-                        if delta.get("type") == "text_delta" and delta.get("text"):
-                            yield StreamDelta(kind="text", text=delta["text"])
-                        elif delta.get("type") == "input_json_delta":
-                            blocks.setdefault(data["index"], {"type": "tool_use", "json": ""})
-                            blocks[data["index"]]["json"] += delta.get("partial_json") or ""
-                    elif kind == "content_block_stop":
-                        block = blocks.pop(data["index"], None)
-                        if block and block.get("type") == "tool_use":
-                            yield StreamDelta(
-                                kind="tool_call",
-                                tool_call=ToolCall(
-                                    id=block.get("id", ""),
-                                    name=block.get("name", ""),
-                                    arguments=block["json"] or "{}",
-                                ),
-                            )
-                    elif kind == "message_delta":
-                        stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
-                        out = (data.get("usage") or {}).get("output_tokens")
-                        if out is not None:
-                            output_tokens = int(out)
+                    for delta in assembler.feed(event.model_dump()):
+                        yield delta
         except Exception as exc:
             raise self._error(exc) from exc
-        usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
-        yield StreamDelta(kind="usage", usage=usage)
-        yield StreamDelta(kind="done", usage=usage, finish_reason=stop_reason)
+        for delta in assembler.finish():
+            yield delta
 
     async def embed(self, model: str, texts: list[str]) -> EmbeddingResponse:
         """Not offered: Anthropic has no embeddings API."""

@@ -29,6 +29,8 @@ from nyla.sdk import (
     sdk_async_client,
     sdk_exception_types,
     to_messages,
+    to_response_format,
+    to_tool_choice,
     to_tools,
     vendor_model,
 )
@@ -52,7 +54,8 @@ def _plain(value: Any) -> Any:
 
 
 class MistralProvider(OpenAICompatibleProvider):
-    """Mistral chat (tools, streaming) and ``mistral-embed`` (1024 dimensions)."""
+    """Mistral chat (tools, streaming, tool choice, stop sequences, JSON mode and structured
+    output) and ``mistral-embed`` (1024 dimensions)."""
 
     id = PROVIDER_ID
     key_var = "MISTRAL_API_KEY"
@@ -71,7 +74,14 @@ class MistralProvider(OpenAICompatibleProvider):
                 max_output_tokens=16_384,
                 price_input_chf_per_mtok=p_in,
                 price_output_chf_per_mtok=p_out,
-                capabilities=ModelCapabilities(tools=True, streaming=True),
+                capabilities=ModelCapabilities(
+                    tools=True,
+                    streaming=True,
+                    tool_choice=True,
+                    stop_sequences=True,
+                    json_mode=True,
+                    structured_output=True,
+                ),
                 quality_rank=quality,
                 speed_rank=speed,
             )
@@ -140,7 +150,22 @@ class MistralProvider(OpenAICompatibleProvider):
             kwargs["temperature"] = request.temperature
         if request.max_output_tokens is not None:
             kwargs["max_tokens"] = request.max_output_tokens
+        kwargs.update(self.answer_options(request))
         return kwargs
+
+    def answer_options(self, request: ChatRequest) -> dict[str, Any]:
+        """``tool_choice`` (``"auto"`` / ``"none"`` / ``"any"`` — Mistral's word for a
+        required call — or ``{"type": "function", "function": {"name"}}``), ``stop`` and
+        ``response_format`` (``json_object`` or ``json_schema`` with name, schema, strict)."""
+        out: dict[str, Any] = {}
+        choice = request.tool_choice
+        if choice is not None and request.tools:
+            out["tool_choice"] = "any" if choice.mode == "required" else to_tool_choice(choice)
+        if request.stop:
+            out["stop"] = list(request.stop)
+        if request.response_format is not None and request.response_format.is_json:
+            out["response_format"] = to_response_format(request.response_format)
+        return out
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """One chat completion."""

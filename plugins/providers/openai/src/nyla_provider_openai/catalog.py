@@ -38,7 +38,15 @@ def _chat(
         price_input_chf_per_mtok=price_in,
         price_output_chf_per_mtok=price_out,
         capabilities=ModelCapabilities(
-            tools=True, streaming=True, vision=True, reasoning=is_reasoning_model(name)
+            tools=True,
+            streaming=True,
+            vision=True,
+            reasoning=is_reasoning_model(name),
+            tool_choice=True,
+            # the API rejects `stop` for reasoning models (GPT-5.x, o-series)
+            stop_sequences=not is_reasoning_model(name),
+            json_mode=True,
+            structured_output=True,
         ),
         quality_rank=quality,
         speed_rank=speed,

@@ -67,13 +67,27 @@ class PerplexityProvider(OpenAICompatibleProvider):
                 price_output_chf_per_mtok=p_out,
                 price_per_call_chf=fee,
                 capabilities=ModelCapabilities(
-                    streaming=True, web_search=True, reasoning="reasoning" in name
+                    streaming=True,
+                    web_search=True,
+                    reasoning="reasoning" in name,
+                    # JSON schema only: Sonar documents no JSON mode, no stop, no tools
+                    structured_output=True,
                 ),
                 quality_rank=quality,
                 speed_rank=speed,
             )
             for name, p_in, p_out, fee, window, quality, speed in _MODELS
         ]
+
+    def answer_options(self, request: ChatRequest) -> dict[str, Any]:
+        """Structured output as Perplexity documents it: ``{"type": "json_schema",
+        "json_schema": {"schema": ...}}`` (no name, no strict flag)."""
+        fmt = request.response_format
+        if fmt is None or fmt.type != "json_schema":
+            return {}
+        return {
+            "response_format": {"type": "json_schema", "json_schema": {"schema": fmt.json_schema}}
+        }
 
     def parse_chat(self, data: dict[str, Any], request: ChatRequest) -> ChatResponse:
         """The answer with citations and search results in ``metadata``."""

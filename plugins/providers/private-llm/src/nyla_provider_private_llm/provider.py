@@ -9,6 +9,10 @@ Configuration (environment or the user config file):
 - ``NYLA_PRIVATE_LLM_EMBED_MODELS``: embedding models as ``name=dimensions``, comma-separated
 - ``NYLA_PRIVATE_LLM_CONTEXT_WINDOW`` (default 32768), ``NYLA_PRIVATE_LLM_TOOLS`` (``1``/``0``,
   default 1: whether the chat models support native tool calls)
+- ``NYLA_PRIVATE_LLM_TOOL_CHOICE`` (default 0: Ollama ignores ``tool_choice``; vLLM honours it)
+  and ``NYLA_PRIVATE_LLM_JSON`` (default 1: ``response_format`` json_object and json_schema,
+  as Ollama and vLLM take them); stop sequences are always sent (every such server takes
+  ``stop``)
 """
 
 from __future__ import annotations
@@ -29,6 +33,13 @@ def _int(name: str, default: int) -> int:
         raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from None
 
 
+def _flag(name: str, default: bool) -> bool:
+    raw = config_value(name)
+    if raw is None:
+        return default
+    return raw.strip().lower() not in ("0", "false", "no", "off", "")
+
+
 def _names(raw: str | None) -> list[str]:
     return [p.strip() for p in (raw or "").split(",") if p.strip()]
 
@@ -47,11 +58,15 @@ class PrivateLlmProvider(OpenAICompatibleProvider):
         *,
         models: list[str] | None = None,
         embedding_models: dict[str, int] | None = None,
+        tool_choice: bool | None = None,
+        json_output: bool | None = None,
         **kw,
     ) -> None:
         super().__init__(**kw)
         self._chat_models = models
         self._embedding_models = embedding_models
+        self._tool_choice = tool_choice
+        self._json_output = json_output
 
     def chat_models(self) -> list[str]:
         """Configured chat model names."""
@@ -78,6 +93,12 @@ class PrivateLlmProvider(OpenAICompatibleProvider):
         """The configured models; on-premises models cost nothing per token."""
         window = _int("NYLA_PRIVATE_LLM_CONTEXT_WINDOW", 32_768)
         tools = config_value("NYLA_PRIVATE_LLM_TOOLS", "1") not in ("0", "false", "no")
+        tool_choice = self._tool_choice
+        if tool_choice is None:
+            tool_choice = _flag("NYLA_PRIVATE_LLM_TOOL_CHOICE", False)
+        json_output = self._json_output
+        if json_output is None:
+            json_output = _flag("NYLA_PRIVATE_LLM_JSON", True)
         specs = [
             ModelSpec(
                 id=f"{self.id}:{name}",
@@ -88,7 +109,14 @@ class PrivateLlmProvider(OpenAICompatibleProvider):
                 max_output_tokens=min(8192, window // 2),
                 price_input_chf_per_mtok=0.0,
                 price_output_chf_per_mtok=0.0,
-                capabilities=ModelCapabilities(tools=tools, streaming=True),
+                capabilities=ModelCapabilities(
+                    tools=tools,
+                    streaming=True,
+                    tool_choice=tools and tool_choice,
+                    stop_sequences=True,
+                    json_mode=json_output,
+                    structured_output=json_output,
+                ),
                 quality_rank=30,
                 speed_rank=40,
                 on_premises=True,

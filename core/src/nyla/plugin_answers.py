@@ -1,0 +1,87 @@
+"""Checks on what a plugin's contribution hooks answer: the hooks and the types they must
+return, the answer check, toolboxes without their broken tools, a provider's models."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+from typing import Any
+
+from nyla.plugin_record import PluginRecord
+
+log = logging.getLogger("nyla.plugins")
+
+# hook name -> (contribution kind, expected type resolver, id attribute)
+CONTRIBUTION_HOOKS: dict[str, tuple[str, str, str]] = {
+    "nyla_providers": ("providers", "nyla.models.ai:Provider", "id"),
+    "nyla_toolboxes": ("toolboxes", "nyla.models.tools:Toolbox", "id"),
+    "nyla_connectors": ("connectors", "nyla.models.datasource:ConnectorAdapter", "service"),
+    "nyla_walkers": ("walkers", "nyla.models.datasource:Walker", "id"),
+    "nyla_features": ("features", "nyla.models.feature:Feature", "code"),
+    "nyla_neutralizers": ("neutralizers", "nyla.models.neutralize:Neutralizer", "id"),
+}
+
+
+SINGULAR = {
+    "providers": "provider",
+    "toolboxes": "toolbox",
+    "connectors": "connector",
+    "walkers": "walker",
+    "features": "feature",
+    "neutralizers": "neutralizer",
+    "tools": "tool",
+}
+
+
+def resolve(path: str) -> Any:
+    """The object a ``module:attr`` path names."""
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def check_answers(hook_name: str, answers: list[Any], expected: type) -> tuple[str | None, list]:
+    """``(problem, items)`` for what a plugin's implementation(s) of a contribution hook
+    answered through pluggy (one answer per implementation; ``None`` answers are dropped)."""
+    items: list[Any] = []
+    for answer in answers:
+        if not isinstance(answer, list | tuple):
+            if inspect.iscoroutine(answer):
+                answer.close()
+                return f"{hook_name}() is async; contribution hooks must be sync", []
+            return (
+                f"{hook_name}() returned {type(answer).__name__}, "
+                f"expected a list of {expected.__name__}",
+                [],
+            )
+        items.extend(answer)
+    bad = [item for item in items if not isinstance(item, expected)]
+    if bad:
+        return f"{hook_name}() returned {type(bad[0]).__name__}, expected {expected.__name__}", []
+    return None, items
+
+
+def without_broken_tools(record: PluginRecord, toolbox: Any) -> Any:
+    """The toolbox without tools a model API would reject (invalid name or JSON schema),
+    each left out with a warning on the plugin."""
+    from nyla.checks import check_tool_schema
+
+    kept = []
+    for tool in toolbox.tools:
+        problems = check_tool_schema(tool)
+        if problems:
+            record.warn(f"toolbox {toolbox.id}: left out: {'; '.join(problems)}")
+        else:
+            kept.append(tool)
+    if len(kept) == len(toolbox.tools):
+        return toolbox
+    return toolbox.model_copy(update={"tools": kept})
+
+
+def safe_models(provider: Any) -> list[Any]:
+    """A provider's model specs (none, with a warning, when ``models()`` raises)."""
+    try:
+        return list(provider.models())
+    except Exception as exc:  # a provider whose models() breaks lists nothing
+        log.warning("provider %s: models() failed: %s", getattr(provider, "id", "?"), exc)
+        return []
