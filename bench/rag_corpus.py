@@ -47,25 +47,40 @@ def passages_of(source: str) -> list[str]:
     return out
 
 
+def source_files(extra: list[str], seed: int) -> list[Path]:
+    """Every non-test .py file under the roots, in a deterministic shuffled order."""
+    files = [
+        path
+        for root in roots(extra)
+        for path in root.rglob("*.py")
+        if "test" not in path.parts[-1] and "/tests/" not in str(path) and "/test/" not in str(path)
+    ]
+    files.sort(key=lambda p: hashlib.md5(f"{seed}:{p}".encode()).hexdigest())
+    return files
+
+
 def build(n: int, queries: int, extra: list[str], seed: int = 42) -> list[str]:
-    """``queries + n`` distinct passages (queries first), deterministic for a seed."""
+    """``queries + n`` distinct passages (queries first), deterministic for a seed.
+
+    Files are read in a seeded random order until there are enough passages: parsing every
+    module of a large environment (torch alone has thousands) took longer than embedding,
+    so a 10k corpus reads a sample of the files, not all of them."""
+    need = n + queries
     seen: set[str] = set()
     passages: list[str] = []
-    for root in roots(extra):
-        for path in sorted(root.rglob("*.py")):
-            if "test" in path.parts[-1] or "/tests/" in str(path):
-                continue
-            try:
-                source = path.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue
-            for text in passages_of(source):
-                key = hashlib.md5(text.lower().encode()).hexdigest()
-                if key not in seen:
-                    seen.add(key)
-                    passages.append(text)
+    for path in source_files(extra, seed):
+        if len(passages) >= need:
+            break
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        for text in passages_of(source):
+            key = hashlib.md5(text.lower().encode()).hexdigest()
+            if key not in seen:
+                seen.add(key)
+                passages.append(text)
     random.Random(seed).shuffle(passages)
-    need = n + queries
     if len(passages) < need:
         sys.exit(f"only {len(passages)} distinct passages on disk, {need} needed")
     return passages[:need]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import psycopg
 from sqlalchemy.exc import DBAPIError
 
 from nyla.db import Database
@@ -90,8 +91,8 @@ class Retrieval:
             )
         try:
             return await self._search(query, vector, model, keys, k, filters, hybrid)
-        except DBAPIError as exc:
-            if "dimension" not in str(exc.orig):
+        except (DBAPIError, psycopg.DataError) as exc:
+            if "dimension" not in str(getattr(exc, "orig", exc)):
                 raise
             raise ValueError(
                 f"the query vector has {len(vector)} dimensions, which the indexed vectors of "
@@ -108,7 +109,7 @@ class Retrieval:
         filters: SearchFilters | None,
         hybrid: bool | None,
     ) -> SearchResult:
-        return await self.db.read(
+        return await self.db.read_driver(
             lambda conn: search(
                 conn,
                 keys=keys,

@@ -1,0 +1,121 @@
+"""Where a nyla vector search spends its time, next to raw pgvector on the same rows.
+
+    .venv/bin/python bench/rag_profile.py --n 10000 [--synthetic] [--keep]
+
+Builds (or reuses with ``--keep``) a nyla database on the bench server, then times, with the
+same query vectors, interleaved: the raw ranking statement through psycopg, nyla's ranking
+statement through psycopg, and ``KnowledgeService.search_vector``. Prints p50s and the
+server's EXPLAIN ANALYZE of nyla's statement (planning vs execution).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import pstats
+import statistics
+import time
+from typing import Any
+
+from rag import USERS, db_uri, fresh_database, read_f32, start_server, vectors
+
+K = 10
+
+
+async def build(uri: str, texts: list[str], docs: list[Any]) -> None:
+    import rag_nyla
+
+    kernel = kernel_for(uri)
+    try:
+        out = await rag_nyla.ingest(kernel, texts, docs, USERS)
+        print(f"ingest until searchable: {out['ingest_s']:.1f} s")
+    finally:
+        await kernel.aclose()
+
+
+def kernel_for(uri: str) -> Any:
+    from nyla.db import Database, to_sqlalchemy_url
+    from nyla.kernel import Kernel
+    from nyla.plugins import PluginHost
+
+    return Kernel(
+        plugins=PluginHost.from_plugins([], builtins=False), db=Database(to_sqlalchemy_url(uri))
+    )
+
+
+async def measure(uri: str, queries: list[Any], ef: int, rounds: int, profile: bool) -> None:
+    import psycopg
+    import rag_nyla
+
+    from nyla.knowledge.vectors import vector_literal
+    from nyla.models.agent import RunContext
+
+    kernel = kernel_for(uri)
+    kernel.knowledge.settings.ef_search = ef
+    kernel.knowledge.settings.adaptive_ef_search = False
+    context = RunContext(user_id="reader", mandate_id="m", feature_instance_id="inst")
+    raw = await psycopg.AsyncConnection.connect(uri, autocommit=True)
+    await raw.execute(f"SET hnsw.ef_search = {ef}")
+    await raw.execute("SET hnsw.iterative_scan = relaxed_order")
+    raw_sql = (
+        "SELECT id FROM knowledge_chunk WHERE embedding_model = 'bench:all-minilm-l6-v2' "
+        "ORDER BY embedding::halfvec(384) <=> %s::halfvec(384) LIMIT 10"
+    )
+
+    async def nyla_one(vec: Any) -> None:
+        await kernel.knowledge.search_vector(
+            "", vector=vec.tolist(), model=rag_nyla.MODEL, context=context, k=K, hybrid=False
+        )
+
+    async def raw_one(vec: Any) -> None:
+        await (await raw.execute(raw_sql, (vector_literal(vec),))).fetchall()
+
+    timings: dict[str, list[float]] = {"raw": [], "nyla": []}
+    for vec in queries:  # warm-up
+        await nyla_one(vec)
+        await raw_one(vec)
+    prof = cProfile.Profile() if profile else None
+    for _ in range(rounds):
+        for vec in queries:
+            for name, fn in (("raw", raw_one), ("nyla", nyla_one)):
+                if prof and name == "nyla":
+                    prof.enable()
+                started = time.perf_counter()
+                await fn(vec)
+                timings[name].append((time.perf_counter() - started) * 1000)
+                if prof and name == "nyla":
+                    prof.disable()
+    for name, t in timings.items():
+        print(f"{name:6} p50 {statistics.median(t):.2f} ms  mean {statistics.mean(t):.2f}")
+    print(f"ratio {statistics.median(timings['nyla']) / statistics.median(timings['raw']):.2f}")
+    await raw.close()
+    await kernel.aclose()
+    if prof:
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--synthetic", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="reuse the database")
+    parser.add_argument("--ef", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    docs_path, queries_path, texts = vectors(args.n, 200, args.synthetic)
+    queries = read_f32(queries_path, 100)
+    _server, base = start_server()
+    name = f"prof_{args.n}_{'s' if args.synthetic else 'r'}"
+    if not args.keep:
+        docs = read_f32(docs_path, args.n)
+        texts = (texts or [f"synthetic row {i}" for i in range(args.n)])[: args.n]
+        uri = fresh_database(base, name)
+        asyncio.run(build(uri, texts, docs))
+    uri = db_uri(base, name)
+    asyncio.run(measure(uri, queries, args.ef, args.rounds, args.profile))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""A small pool of psycopg connections for millisecond reads (the knowledge store's searches).
+
+A vector search ranks in about a millisecond on the server; through SQLAlchemy's async
+engine the same statement cost about as much again in Python (greenlet hops, result
+wrapping, the pool's checkout events). Reads that need none of that run here on the driver
+connection itself: autocommit, statements prepared on first use (``prepare=True``: parsed
+and planned once per connection), and a per-connection ``info`` dict for session settings
+a caller wants to set only when they change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import psycopg
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class ReadConnection:
+    """A pooled psycopg ``AsyncConnection`` (``driver``) and what the pool remembers about
+    it (``info``: lives as long as the connection)."""
+
+    __slots__ = ("driver", "info")
+
+    def __init__(self, driver: psycopg.AsyncConnection[Any]) -> None:
+        self.driver = driver
+        self.info: dict[str, Any] = {}
+
+    async def rows(self, sql: str, params: Any = None) -> list[Any]:
+        """The rows of one statement (psycopg placeholders), prepared on this connection."""
+        cursor = await self.driver.execute(sql, params, prepare=True)
+        return await cursor.fetchall()
+
+    async def rows_after(self, setup: str, setup_params: Any, sql: str, params: Any) -> list[Any]:
+        """The rows of ``sql`` run after ``setup`` (e.g. session settings), both sent in one
+        pipeline: one round trip instead of two."""
+        async with self.driver.pipeline():
+            await self.driver.execute(setup, setup_params, prepare=True)
+            cursor = await self.driver.execute(sql, params, prepare=True)
+            return await cursor.fetchall()
+
+
+class ReadPool:
+    """Up to ``size`` concurrent connections to ``conninfo``; idle ones are kept (LIFO).
+
+    A connection the server dropped fails on first use (there is no ping on checkout: it
+    would cost a round trip per search), so :meth:`run` retries a disconnect once on a
+    fresh connection; any other error is raised at once and the connection kept (autocommit:
+    nothing is left open). A connection whose work was cancelled mid-statement is closed.
+    Connections belong to the event loop that opened them: on another loop the idle ones
+    are dropped and new ones opened (tests and CLI commands run one loop after another).
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        options: str | None = None,
+        size: int = 10,
+        on_connect: Callable[[psycopg.AsyncConnection[Any]], Awaitable[None]] | None = None,
+    ) -> None:
+        self.conninfo = conninfo
+        self.options = options
+        self.size = size
+        self.on_connect = on_connect
+        self._idle: list[ReadConnection] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._slots: asyncio.Semaphore | None = None
+
+    async def run(self, work: Callable[[ReadConnection], Awaitable[T]]) -> T:
+        """``await work(connection)`` on a pooled connection; ``work`` must be a read that
+        can simply run again (it is retried once after a disconnect)."""
+        slots = self._bind_loop()
+        async with slots:
+            for attempt in (1, 2):
+                conn = self._idle.pop() if self._idle else await self._connect()
+                try:
+                    result = await work(conn)
+                except psycopg.OperationalError as exc:
+                    if not conn.driver.broken and not conn.driver.closed:
+                        self._idle.append(conn)
+                        raise
+                    await _close(conn)
+                    if attempt == 2:
+                        raise
+                    log.info("a pooled read connection was gone (%s); retrying", exc)
+                    continue
+                except psycopg.Error:
+                    self._keep(conn)
+                    raise
+                except BaseException:
+                    # cancelled or failed in our own code mid-statement: the connection may
+                    # still be busy on the server; never hand it to the next search
+                    await _close(conn)
+                    raise
+                self._keep(conn)
+                return result
+        raise AssertionError("unreachable")
+
+    def _keep(self, conn: ReadConnection) -> None:
+        if conn.driver.broken or conn.driver.closed or len(self._idle) >= self.size:
+            conn.driver.pgconn.finish()
+        else:
+            self._idle.append(conn)
+
+    def _bind_loop(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._slots is None:
+            # connections of another (finished) loop cannot be awaited here: close their
+            # sockets without a goodbye
+            for conn in self._idle:
+                conn.driver.pgconn.finish()
+            self._idle.clear()
+            self._loop = loop
+            self._slots = asyncio.Semaphore(self.size)
+        return self._slots
+
+    async def _connect(self) -> ReadConnection:
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if self.options:
+            kwargs["options"] = self.options
+        driver = await psycopg.AsyncConnection.connect(self.conninfo, **kwargs)
+        if self.on_connect is not None:
+            try:
+                await self.on_connect(driver)
+            except BaseException:
+                await driver.close()
+                raise
+        return ReadConnection(driver)
+
+    async def close(self) -> None:
+        """Close the idle connections (the pool opens new ones when used again)."""
+        idle, self._idle = self._idle, []
+        loop = asyncio.get_running_loop()
+        for conn in idle:
+            if self._loop is loop:
+                await _close(conn)
+            else:
+                conn.driver.pgconn.finish()
+
+
+async def _close(conn: ReadConnection) -> None:
+    try:
+        await conn.driver.close()
+    except Exception:  # already gone: nothing to say goodbye to
+        conn.driver.pgconn.finish()

@@ -1,0 +1,232 @@
+"""The searches' driver path (``Database.read_driver``): psycopg connections with prepared
+statements and a binary query vector. A dropped connection is retried once, other errors
+are raised at once, a cancelled search never hands its connection on, and a statement
+prepared for one reader never answers with another reader's chunks. Also the exact/HNSW
+path choice, which counts the files the exact path has to probe."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+from collections import Counter
+
+import psycopg
+import pytest
+from sqlalchemy import text
+
+from nyla.knowledge.search import FILE_PROBE_COST, prefer_exact
+from nyla.knowledge.settings import KnowledgeSettings
+from nyla.knowledge.tables import FileContentIndex
+from nyla.knowledge.vectors import ChunkRow, copy_chunks
+
+from .conftest import ctx, item
+
+DIMS = 64  # the scripted model's embedding dimension
+MODEL = "scripted:model"
+
+
+def _unit(rng: random.Random) -> list[float]:
+    v = [rng.gauss(0, 1) for _ in range(DIMS)]
+    n = math.sqrt(sum(x * x for x in v))
+    return [x / n for x in v]
+
+
+async def _pid(kernel) -> int:
+    async def pid(conn):
+        return (await conn.rows("SELECT pg_backend_pid()"))[0][0]
+
+    return int(await kernel.db.read_driver(pid))
+
+
+async def _load(kernel, owners: dict[str, int], chunks_per_file: int) -> dict[str, list]:
+    """``owners[user]`` chunks for each user, ``chunks_per_file`` to a file; returns
+    {user: [(chunk text, vector)]}."""
+    rng = random.Random(11)
+    rows, files, mine = [], {}, {}
+    for user, count in owners.items():
+        for i in range(count):
+            file_id = f"{user}-f{i // chunks_per_file}"
+            files[file_id] = user
+            vec = _unit(rng)
+            body = f"{user} chunk {i}"
+            mine.setdefault(user, []).append((body, vec))
+            rows.append(
+                ChunkRow(
+                    file_id,
+                    i % chunks_per_file,
+                    body,
+                    "",
+                    "text",
+                    2,
+                    f"{rng.getrandbits(128):032x}",
+                    f"personal:{user}",
+                    MODEL,
+                    vec,
+                )
+            )
+    counts = Counter(r.file_id for r in rows)
+    async with kernel.db.session() as s:
+        for file_id, user in files.items():
+            s.add(
+                FileContentIndex(
+                    file_id=file_id,
+                    name=file_id,
+                    scope="personal",
+                    owner_key=f"personal:{user}",
+                    user_id=user,
+                    status="indexed",
+                    structure={},
+                    size=0,
+                    chunk_count=counts[file_id],
+                )
+            )
+        await s.flush()
+        await copy_chunks(s, rows)
+    await kernel.knowledge.ensure_vector_index(MODEL, DIMS)
+    await kernel.knowledge.analyze()
+    return mine
+
+
+async def _search(kernel, user: str, vector: list[float], k: int = 5):
+    return await kernel.knowledge.search_vector(
+        "", vector=vector, model=MODEL, context=ctx(user, mandate=None), k=k, hybrid=False
+    )
+
+
+async def test_a_search_survives_its_driver_connection_being_dropped(kernel):
+    body = b"The harbour ferry leaves every hour for the old town."
+    [result] = await kernel.knowledge.index_files(
+        [(item("ferry", "ferry.txt"), body)], context=ctx()
+    )
+    assert result.status == "indexed", result.error
+    first = await kernel.knowledge.semantic_search("harbour ferry", context=ctx())
+    assert [h.file_id for h in first.hits] == ["ferry"]
+    pid = await _pid(kernel)
+    async with kernel.db.session() as s:
+        await s.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    again = await kernel.knowledge.semantic_search("harbour ferry", context=ctx())
+    assert [h.file_id for h in again.hits] == ["ferry"]
+    assert await _pid(kernel) != pid
+    # the scope filter is unchanged on the new connection
+    other = await kernel.knowledge.semantic_search("harbour ferry", context=ctx(user="u9"))
+    assert other.hits == []
+
+
+async def test_an_error_that_is_not_a_disconnect_is_raised_once_and_keeps_the_connection(
+    kernel,
+):
+    pid = await _pid(kernel)
+    calls = 0
+
+    async def broken(conn):
+        nonlocal calls
+        calls += 1
+        await conn.rows("SELECT no_such_column FROM knowledge_chunk")
+
+    with pytest.raises(psycopg.errors.UndefinedColumn):
+        await kernel.db.read_driver(broken)
+    assert calls == 1
+    assert await _pid(kernel) == pid  # autocommit: nothing was left open on it
+
+
+async def test_a_cancelled_read_never_hands_its_connection_to_the_next(kernel):
+    pid = await _pid(kernel)
+
+    async def slow(conn):
+        await conn.rows("SELECT pg_sleep(30)")
+
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(kernel.db.read_driver(slow), timeout=0.2)
+    assert await _pid(kernel) != pid
+
+
+async def test_prepared_statements_never_answer_for_another_reader(kernel):
+    mine = await _load(kernel, {"ann": 40, "bob": 40, "cyd": 40}, chunks_per_file=4)
+    service = kernel.knowledge
+    rng = random.Random(5)
+    for path, threshold, factor in (("exact", 10**9, 4.0), ("hnsw", 0, 0.0)):
+        service.settings.exact_threshold = threshold
+        service.settings.exact_cost_factor = factor
+        # more rounds than PostgreSQL's five custom plans: the generic plan serves the last
+        for _ in range(4):
+            for user in ("ann", "bob", "cyd"):
+                result = await _search(kernel, user, _unit(rng))
+                assert result.path == path
+                assert len(result.hits) == 5
+                assert {h.text for h in result.hits} <= {t for t, _ in mine[user]}
+        nobody = await _search(kernel, "dan", _unit(rng))
+        assert nobody.hits == []
+
+    async def prepared(conn):
+        return (await conn.rows("SELECT count(*) FROM pg_prepared_statements"))[0][0]
+
+    assert await kernel.db.read_driver(prepared) > 0
+
+
+async def test_the_binary_query_vector_gives_exact_distances(kernel):
+    mine = await _load(kernel, {"ann": 30}, chunks_per_file=10)
+    body, vector = mine["ann"][7]
+    for threshold, factor in ((10**9, 4.0), (0, 0.0)):
+        kernel.knowledge.settings.exact_threshold = threshold
+        kernel.knowledge.settings.exact_cost_factor = factor
+        result = await _search(kernel, "ann", vector)
+        assert result.hits[0].text == body
+        assert abs(result.hits[0].distance) < 1e-6
+        for hit in result.hits:
+            stored = dict(mine["ann"])[hit.text]
+            expected = 1.0 - sum(a * b for a, b in zip(stored, vector, strict=True))
+            assert abs(hit.distance - expected) < 1e-5
+
+
+def test_the_exact_path_counts_the_files_it_probes():
+    settings = KnowledgeSettings()
+    # 10 % of 10k chunks: in 1,000 one-chunk files the probes make HNSW cheaper; in 10
+    # files of 100 chunks exact stays cheaper
+    assert not prefer_exact(1_000, 10_000, 10, settings, files=1_000)
+    assert prefer_exact(1_000, 10_000, 10, settings, files=10)
+    # 1 % of 10k in one-chunk files: exact
+    assert prefer_exact(100, 10_000, 10, settings, files=100)
+    # the threshold applies to the whole cost, probes included
+    small = KnowledgeSettings(exact_threshold=1_000, exact_cost_factor=0)
+    assert prefer_exact(500, 10_000, 10, small, files=int(500 / FILE_PROBE_COST))
+    assert not prefer_exact(500, 10_000, 10, small, files=500)
+
+
+async def test_many_small_files_take_the_index_path_few_large_ones_the_exact_path(kernel):
+    # same number of readable chunks (60 of 1,200): ann's are 60 one-chunk files, bob's
+    # 3 files of 20
+    owners = {"ann": 60, "bob": 60, **{f"x{i}": 60 for i in range(18)}}
+    many = await _load(kernel, {u: n for u, n in owners.items() if u != "bob"}, 1)
+    few = await _load(kernel, {"bob": 60}, chunks_per_file=20)
+    settings = kernel.knowledge.settings
+    settings.exact_threshold = 300
+    # HNSW's cost: 1.2**2 * k 10 * 1,200 rows / 60 readable = 288. Exact: ann 60 + 5 * 60
+    # probes = 360 (HNSW wins), bob 60 + 5 * 3 = 75 (under the threshold: exact)
+    settings.exact_cost_factor = 1.2
+    rng = random.Random(3)
+    ann = await _search(kernel, "ann", _unit(rng), k=10)
+    bob = await _search(kernel, "bob", _unit(rng), k=10)
+    assert (ann.path, ann.candidates) == ("hnsw", 60)
+    assert (bob.path, bob.candidates) == ("exact", 60)
+    assert {h.text for h in ann.hits} <= {t for t, _ in many["ann"]}
+    assert [h.text for h in bob.hits] and {h.text for h in bob.hits} <= {t for t, _ in few["bob"]}
+
+
+async def test_changed_hnsw_settings_reach_the_connection_with_the_search(kernel):
+    mine = await _load(kernel, {"ann": 50}, chunks_per_file=5)
+    settings = kernel.knowledge.settings
+    settings.exact_threshold, settings.exact_cost_factor = 0, 0.0
+    settings.adaptive_ef_search = False
+
+    async def shown(conn):
+        rows = await conn.rows(
+            "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan')"
+        )
+        return tuple(rows[0])
+
+    for ef in (17, 23, 23, 41):
+        settings.ef_search = ef
+        result = await _search(kernel, "ann", mine["ann"][ef][1])
+        assert result.path == "hnsw" and result.hits[0].text == mine["ann"][ef][0]
+        assert await kernel.db.read_driver(shown) == (str(ef), "relaxed_order")
