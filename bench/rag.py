@@ -1,9 +1,9 @@
 """RAG benchmark: nyla's knowledge store vs raw pgvector vs langchain-postgres vs
 llama-index-vector-stores-postgres, on one embedded PostgreSQL with the same vectors.
 
-    .venv/bin/python bench/rag.py --quick        # 10k rows
-    .venv/bin/python bench/rag.py                # 100k real all-MiniLM-L6-v2 vectors
-    .venv/bin/python bench/rag.py --n 1000000    # 1M (needs a corpus that large)
+    .venv/bin/python bench/rag.py --quick        # 10k real all-MiniLM-L6-v2 vectors
+    .venv/bin/python bench/rag.py --n 100000 --synthetic --clustered   # 100k synthetic
+    .venv/bin/python bench/rag.py --n 1000000 --synthetic --clustered --contenders nyla
 
 Vectors: real all-MiniLM-L6-v2 embeddings of a real corpus (docstring paragraphs of the
 Python sources on disk, see rag_corpus.py), computed once in ``bench/.venvs/embed`` (torch,

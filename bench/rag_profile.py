@@ -1,11 +1,16 @@
-"""Where a nyla vector search spends its time, next to raw pgvector on the same rows.
+"""nyla's unfiltered vector search next to raw pgvector's, interleaved query by query.
 
-    .venv/bin/python bench/rag_profile.py --n 10000 [--synthetic] [--keep]
+    .venv/bin/python bench/rag_profile.py --n 10000 [--synthetic] [--keep] [--profile]
 
-Builds (or reuses with ``--keep``) a nyla database on the bench server, then times, with the
-same query vectors, interleaved: the raw ranking statement through psycopg, nyla's ranking
-statement through psycopg, and ``KnowledgeService.search_vector``. Prints p50s and the
-server's EXPLAIN ANALYZE of nyla's statement (planning vs execution).
+Builds (or reuses with ``--keep``) one database on the bench server holding nyla's store
+(``index_paths`` with the precomputed vectors, as bench/rag.py ingests) and bench/rag.py's
+raw pgvector table (``items``: vector(384), HNSW m=16/ef_construction=64, cosine), then
+times the same queries alternately: raw pgvector exactly as bench/rag.py queries it (one
+synchronous psycopg call, ``hnsw.ef_search`` and ``iterative_scan`` set on the session),
+and ``KnowledgeService.search_vector``, both at ``--ef``. On a machine shared with other
+jobs this is the steadier ratio: both sides see the same load at the same moment, which
+bench/rag.py's one-contender-after-the-other phases cannot promise. ``--profile`` adds a
+cProfile of nyla's side.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import os
 import pstats
 import statistics
 import time
@@ -24,14 +30,36 @@ K = 10
 
 
 async def build(uri: str, texts: list[str], docs: list[Any]) -> None:
+    import psycopg
     import rag_nyla
+
+    from nyla.knowledge.vectors import vector_binary
 
     kernel = kernel_for(uri)
     try:
         out = await rag_nyla.ingest(kernel, texts, docs, USERS)
-        print(f"ingest until searchable: {out['ingest_s']:.1f} s")
+        print(f"nyla ingest until searchable: {out['ingest_s']:.1f} s")
     finally:
         await kernel.aclose()
+    with psycopg.connect(uri) as conn:
+        conn.execute(
+            "CREATE TABLE items (id bigint PRIMARY KEY, owner text, data text, "
+            "embedding vector(384))"
+        )
+        with (
+            conn.cursor() as cur,
+            cur.copy("COPY items (id, owner, data, embedding) FROM STDIN (FORMAT BINARY)") as cp,
+        ):
+            cp.set_types(["int8", "text", "text", "bytea"])
+            for i, vec in enumerate(docs):
+                cp.write_row((i, f"u{i % USERS}", texts[i], vector_binary(vec)))
+        conn.execute("CREATE INDEX items_owner ON items (owner)")
+        conn.execute(
+            "CREATE INDEX items_hnsw ON items USING hnsw (embedding vector_cosine_ops) "
+            "WITH (m = 16, ef_construction = 64)"
+        )
+        conn.execute("ANALYZE items")
+        conn.commit()
 
 
 def kernel_for(uri: str) -> Any:
@@ -55,12 +83,13 @@ async def measure(uri: str, queries: list[Any], ef: int, rounds: int, profile: b
     kernel.knowledge.settings.ef_search = ef
     kernel.knowledge.settings.adaptive_ef_search = False
     context = RunContext(user_id="reader", mandate_id="m", feature_instance_id="inst")
-    raw = await psycopg.AsyncConnection.connect(uri, autocommit=True)
-    await raw.execute(f"SET hnsw.ef_search = {ef}")
-    await raw.execute("SET hnsw.iterative_scan = relaxed_order")
+    raw = psycopg.connect(uri, autocommit=True)
+    raw.execute(f"SET hnsw.ef_search = {ef}")
+    raw.execute("SET hnsw.iterative_scan = relaxed_order")
+    # bench/rag.py's raw query, unfiltered
     raw_sql = (
-        "SELECT id FROM knowledge_chunk WHERE embedding_model = 'bench:all-minilm-l6-v2' "
-        "ORDER BY embedding::halfvec(384) <=> %s::halfvec(384) LIMIT 10"
+        "SELECT id FROM items WHERE (%s::text[] IS NULL OR owner = ANY(%s)) "
+        "ORDER BY embedding <=> %s::vector LIMIT 10"
     )
 
     async def nyla_one(vec: Any) -> None:
@@ -69,7 +98,7 @@ async def measure(uri: str, queries: list[Any], ef: int, rounds: int, profile: b
         )
 
     async def raw_one(vec: Any) -> None:
-        await (await raw.execute(raw_sql, (vector_literal(vec),))).fetchall()
+        raw.execute(raw_sql, (None, None, vector_literal(vec))).fetchall()
 
     timings: dict[str, list[float]] = {"raw": [], "nyla": []}
     for vec in queries:  # warm-up
@@ -89,7 +118,8 @@ async def measure(uri: str, queries: list[Any], ef: int, rounds: int, profile: b
     for name, t in timings.items():
         print(f"{name:6} p50 {statistics.median(t):.2f} ms  mean {statistics.mean(t):.2f}")
     print(f"ratio {statistics.median(timings['nyla']) / statistics.median(timings['raw']):.2f}")
-    await raw.close()
+    print(f"load {os.getloadavg()[0]:.1f}/{os.getloadavg()[1]:.1f} on {os.cpu_count()} cores")
+    raw.close()
     await kernel.aclose()
     if prof:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
@@ -107,7 +137,7 @@ def main() -> None:
     docs_path, queries_path, texts = vectors(args.n, 200, args.synthetic)
     queries = read_f32(queries_path, 100)
     _server, base = start_server()
-    name = f"prof_{args.n}_{'s' if args.synthetic else 'r'}"
+    name = f"ab_{args.n}_{'s' if args.synthetic else 'r'}"
     if not args.keep:
         docs = read_f32(docs_path, args.n)
         texts = (texts or [f"synthetic row {i}" for i in range(args.n)])[: args.n]

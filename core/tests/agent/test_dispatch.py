@@ -8,7 +8,8 @@ import json
 
 from pydantic import BaseModel, ConfigDict
 
-from nyla.agent.registry import EXCERPT_CHARS, ToolRegistry, plan_batches
+from nyla.agent.batches import plan_batches
+from nyla.agent.registry import EXCERPT_CHARS, ToolRegistry
 from nyla.models.ai import ToolCall
 from nyla.models.tools import Tool, ToolContext, ToolResult
 
@@ -172,3 +173,91 @@ async def test_reads_run_concurrently_and_a_write_is_a_barrier():
     assert {"end r1", "end r2"} <= set(log[:write_at])
     assert not any("r3" in e or "r4" in e for e in log[:write_at])
     assert json.loads(results[1].result.model_dump_json())["success"] is False
+
+
+class _NoArgs(BaseModel):
+    pass
+
+
+async def test_the_next_batch_is_checked_while_the_current_one_runs():
+    """The write's policy check runs while the reads are still in flight; the write itself
+    starts only after both reads ended."""
+    log: list[str] = []
+
+    async def read(args: BaseModel, ctx: ToolContext) -> str:
+        log.append(f"start {ctx.call_id}")
+        await asyncio.sleep(0.01)
+        log.append(f"end {ctx.call_id}")
+        return "r"
+
+    async def write(args: BaseModel, ctx: ToolContext) -> str:
+        log.append("write")
+        return "w"
+
+    def policy(tool, arguments, ctx):
+        log.append(f"check {tool.name}")
+        return [None]
+
+    tools = [
+        Tool.from_model("r", "r", _NoArgs, read, read_only=True),
+        Tool.from_model("w", "w", _NoArgs, write),
+    ]
+    registry = ToolRegistry(tools, before_call=policy)
+    calls = [call("r", "{}", "r1"), call("r", "{}", "r2"), call("w", "{}", "w1")]
+    batches = []
+    async for batch in registry.execute(calls, lambda c: ToolContext(call_id=c.id)):
+        batches.append([d.call.id for d in batch])
+    assert batches == [["r1", "r2"], ["w1"]]
+    # the write was checked before the reads ended, and ran after them
+    assert log.index("check w") < log.index("end r1")
+    assert log.index("write") > max(log.index("end r1"), log.index("end r2"))
+
+
+async def test_the_next_batch_runs_while_the_finished_one_is_handed_out():
+    """When the reads' results reach the caller, the write has already started; a caller
+    that stops reading cancels what is still running (nothing is left behind)."""
+    write_started = asyncio.Event()
+    write_cancelled = asyncio.Event()
+
+    async def read(args: BaseModel, ctx: ToolContext) -> str:
+        return "r"
+
+    async def write(args: BaseModel, ctx: ToolContext) -> str:
+        write_started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            write_cancelled.set()
+            raise
+        return "w"
+
+    tools = [
+        Tool.from_model("r", "r", _NoArgs, read, read_only=True),
+        Tool.from_model("w", "w", _NoArgs, write),
+    ]
+    registry = ToolRegistry(tools)
+    turn = registry.execute([call("r", "{}", "r1"), call("w", "{}", "w1")], lambda c: ToolContext())
+    first = await anext(turn)
+    assert [d.result.content for d in first] == ["r"]
+    await asyncio.wait_for(write_started.wait(), 5)  # started before the reads were handed out
+    await turn.aclose()
+    await asyncio.wait_for(write_cancelled.wait(), 5)
+
+
+async def test_a_refused_write_does_not_stop_the_reads_before_it():
+    """A check failing for a later batch is that call's result; earlier reads still run."""
+
+    async def read(args: BaseModel, ctx: ToolContext) -> str:
+        await asyncio.sleep(0.01)
+        return "r"
+
+    tools = [Tool.from_model("r", "r", _NoArgs, read, read_only=True)]
+    registry = ToolRegistry(tools)
+    results = []
+    calls = [call("r", "{}", "r1"), call("nope", "{}", "x1"), call("r", '{"bad": 1}', "r2")]
+    async for batch in registry.execute(calls, lambda c: ToolContext()):
+        results.extend(batch)
+    assert [d.call.id for d in results] == ["r1", "x1", "r2"]
+    assert results[0].result.success
+    assert results[1].result.error_details.code == "UNKNOWN_TOOL"
+    assert results[2].duration_ms >= 0

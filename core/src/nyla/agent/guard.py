@@ -88,7 +88,7 @@ class ToolRun:
         self.started = time.monotonic()
         self.deadline = self.started + timeout
         self.finished: float | None = None
-        self.task = asyncio.ensure_future(_contained(work))
+        self.task = asyncio.get_running_loop().create_task(_contained(work))
         self.task.add_done_callback(self._done)
 
     def _done(self, _task: asyncio.Future[Any]) -> None:

@@ -18,24 +18,21 @@ import asyncio
 import inspect
 import json
 import logging
-import time
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from nyla.agent.authorize import authorize
+from nyla.agent.authorize import authorize, owned_fields
+from nyla.agent.batches import BatchRunner, Dispatched
 from nyla.agent.cancel import race
 from nyla.agent.guard import (
     MAX_RESULT_CHARS,
     ToolRun,
     ToolTimedOut,
-    await_tool_runs,
     clean_text,
     run_is_cancelled,
     safe_json,
-    safe_result,
     safe_str,
 )
 from nyla.models.ai import ToolCall, ToolDefinition
@@ -79,10 +76,14 @@ def result_text(result: ToolResult) -> str:
     return json.dumps(body, ensure_ascii=False, default=str)
 
 
+#: one encoder for every key (``json.dumps`` with options builds a new encoder per call)
+_KEY_ENCODER = json.JSONEncoder(sort_keys=True, default=safe_str)
+
+
 def safe_json_key(arguments: Any) -> str:
     """A stable key of the arguments for repeat detection (any value, never raises)."""
     try:
-        return json.dumps(arguments, sort_keys=True, default=safe_str)
+        return _KEY_ENCODER.encode(arguments)
     except (ValueError, TypeError, RecursionError):
         return safe_str(arguments)[:10_000]
 
@@ -166,20 +167,6 @@ def _parse_arguments(tool: Tool, call: ToolCall) -> dict[str, Any] | ToolResult:
     return arguments
 
 
-async def _never_raises(call: ToolCall, check: Any) -> Any:
-    """Await a call's checks; a failure in them is the call's result, not the run's end
-    (only the run's own cancel propagates)."""
-    try:
-        return await check
-    except asyncio.CancelledError:
-        if run_is_cancelled():
-            raise
-        return ToolResult.fail("the tool was cancelled from inside", "TOOL_ERROR")
-    except Exception as exc:  # a bug in dispatch itself must not kill the run
-        log.warning("dispatch of %s failed: %s", call.name, type(exc).__name__)
-        return ToolResult.fail(f"{type(exc).__name__}: {safe_str(exc)[:500]}", "TOOL_ERROR")
-
-
 def _outcome(tool: Tool, run: ToolRun) -> ToolResult:
     """What the handler's run came to, as a result."""
     try:
@@ -198,16 +185,6 @@ def _outcome(tool: Tool, run: ToolRun) -> ToolResult:
         return _to_result(value)
     except Exception as exc:  # a value that even the conversion chokes on
         return ToolResult.fail(f"{type(exc).__name__}: {safe_str(exc)[:500]}", "TOOL_ERROR")
-
-
-@dataclass
-class Dispatched:
-    """One executed (or rejected) call: the call, its result and how long it took."""
-
-    call: ToolCall
-    result: ToolResult
-    duration_ms: float
-    read_only: bool
 
 
 BeforeCallHook = Callable[[Tool, dict[str, Any], ToolContext], Any]
@@ -274,45 +251,26 @@ class ToolRegistry:
     async def dispatch_batch(
         self, calls: list[ToolCall], ctx_for: Callable[[ToolCall], ToolContext]
     ) -> list[Dispatched]:
-        """Validate ``calls`` in order, then run the handlers of those that passed together
+        """Check ``calls`` in order, then run the handlers of those that passed together
         (each in its own task under its own deadline); results in call order."""
-        pending: list[tuple[ToolCall, float, ToolResult | None, Tool | None, ToolRun | None]]
-        pending = []
-        for call in calls:
-            started = time.monotonic()
-            ctx = ctx_for(call)
-            checked = await _never_raises(call, self._check(call, ctx))
-            if isinstance(checked, ToolResult):
-                pending.append((call, started, checked, None, None))
-                continue
-            tool, args = checked
-            timeout = tool.timeout_s or self.default_timeout_s
-            pending.append((call, started, None, tool, ToolRun(tool.handler, args, ctx, timeout)))
-        runs = [run for *_, run in pending if run is not None]
-        cancelled_inside = False
-        if runs:
-            try:
-                await await_tool_runs(runs)
-            except asyncio.CancelledError:
-                if run_is_cancelled():
-                    raise
-                cancelled_inside = True
-        out = []
-        for call, started, result, tool, run in pending:
-            if cancelled_inside and run is not None:
-                result = ToolResult.fail("the tool was cancelled from inside", "TOOL_ERROR")
-            elif result is None and tool is not None and run is not None:
-                result = _outcome(tool, run)
-            finished = run.finished if run is not None and run.finished else time.monotonic()
-            out.append(
-                Dispatched(
-                    call,
-                    safe_result(result or ToolResult.fail("no result", "TOOL_ERROR")),
-                    (finished - started) * 1000,
-                    self.is_read_only(call),
-                )
-            )
-        return out
+        runner = self._runner()
+        return await runner.finish(runner.start(await runner.checked(calls, ctx_for)))
+
+    def _runner(self) -> BatchRunner:
+        return BatchRunner(self._safe_check, _outcome, self.is_read_only, self.default_timeout_s)
+
+    async def _safe_check(self, call: ToolCall, ctx: ToolContext) -> ToolResult | tuple[Tool, Any]:
+        """:meth:`_check`, where a failure in the checks is the call's result, not the run's
+        end (only the run's own cancel propagates)."""
+        try:
+            return await self._check(call, ctx)
+        except asyncio.CancelledError:
+            if run_is_cancelled():
+                raise
+            return ToolResult.fail("the tool was cancelled from inside", "TOOL_ERROR")
+        except Exception as exc:  # a bug in dispatch itself must not kill the run
+            log.warning("dispatch of %s failed: %s", call.name, type(exc).__name__)
+            return ToolResult.fail(f"{type(exc).__name__}: {safe_str(exc)[:500]}", "TOOL_ERROR")
 
     async def _check(self, call: ToolCall, ctx: ToolContext) -> ToolResult | tuple[Tool, Any]:
         """Everything before the handler runs: known tool, JSON, schema, owned ids, repeats,
@@ -340,9 +298,10 @@ class ToolRegistry:
                 "INVALID_VALUE",
                 suggestion="send a flat JSON object matching the schema",
             )
-        refusal = await authorize(tool, args, ctx)
-        if refusal is not None:
-            return refusal
+        if owned_fields(type(args)):
+            refusal = await authorize(tool, args, ctx)
+            if refusal is not None:
+                return refusal
         key = (tool.name, safe_json_key(arguments))
         seen = self._seen.get(key, 0)
         self._seen[key] = seen + 1
@@ -394,10 +353,17 @@ class ToolRegistry:
         cancel: asyncio.Event | None = None,
     ) -> AsyncIterator[list[Dispatched]]:
         """Run one model turn's calls: runs of consecutive read-only calls concurrently, every
-        other call alone in the model's order. Yields each batch's results in call order;
-        ``cancel`` set by the caller stops the batch in flight (:class:`RunCancelled`)."""
-        for batch in plan_batches(calls, self.is_read_only):
-            yield await race(self.dispatch_batch(batch, ctx_for), cancel)
+        other call alone in the model's order (see :mod:`nyla.agent.batches`). Yields each
+        batch's results in call order; ``cancel`` set by the caller stops the batch in flight
+        (:class:`RunCancelled`)."""
+        if not calls:
+            return
+        turn = self._runner().run_turn(calls, ctx_for, lambda work: race(work, cancel))
+        try:
+            async for results in turn:
+                yield results
+        finally:
+            await turn.aclose()
 
 
 async def _settle(answers: list[Any]) -> list[Any]:
@@ -413,25 +379,6 @@ async def _settle(answers: list[Any]) -> list[Any]:
                     rest.close()
             raise
     return settled
-
-
-def plan_batches(
-    calls: list[ToolCall], is_read_only: Callable[[ToolCall], bool]
-) -> list[list[ToolCall]]:
-    """Split calls into batches: consecutive read-only calls together, each write alone."""
-    batches: list[list[ToolCall]] = []
-    current: list[ToolCall] = []
-    for call in calls:
-        if is_read_only(call):
-            current.append(call)
-            continue
-        if current:
-            batches.append(current)
-            current = []
-        batches.append([call])
-    if current:
-        batches.append(current)
-    return batches
 
 
 def before_call_hook(kernel: Kernel) -> BeforeCallHook | None:

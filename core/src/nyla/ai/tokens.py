@@ -51,8 +51,26 @@ def count_text_tokens(text: str) -> int:
     return max(1, tokens)
 
 
+#: id(message) -> (message, its content, tokens); a message is counted by the conversation
+#: when it is added and by the AI service when it is sent
+_MESSAGE_TOKENS: dict[int, tuple[Message, Any, int]] = {}
+_MESSAGE_TOKENS_MAX = 4096
+
+
 def message_tokens(message: Message) -> int:
-    """Estimated tokens of one message, its per-message overhead included."""
+    """Estimated tokens of one message, its per-message overhead included (counted once per
+    message; messages are treated as immutable once counted, a new ``content`` is seen)."""
+    hit = _MESSAGE_TOKENS.get(id(message))
+    if hit is not None and hit[0] is message and hit[1] is message.content:
+        return hit[2]
+    total = _count_message(message)
+    if len(_MESSAGE_TOKENS) >= _MESSAGE_TOKENS_MAX:
+        _MESSAGE_TOKENS.clear()
+    _MESSAGE_TOKENS[id(message)] = (message, message.content, total)
+    return total
+
+
+def _count_message(message: Message) -> int:
     total = MESSAGE_OVERHEAD
     if isinstance(message.content, str):
         total += count_text_tokens(message.content)

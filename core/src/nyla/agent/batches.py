@@ -1,0 +1,180 @@
+"""Running one model turn's tool calls: batches, checks and the hand-over between batches.
+
+Consecutive read-only calls form a batch that runs concurrently; a writing call is a batch of
+its own, a barrier in the model's order. Every call is checked (arguments, owned ids, repeats,
+policy) in the model's order before its handler starts.
+
+The batches are pipelined so that the kernel's own work overlaps with the tools' waiting:
+
+- once a batch's handlers are started, the *next* batch's calls are checked while they run
+  (checks only read: a check never sees the outcome of an earlier call);
+- when a batch has finished, the next one is started *before* the finished one's results are
+  handed out, so recording them (trace, conversation, events) overlaps with the next batch.
+
+The order the caller sees is unchanged: batch after batch, results in call order, and a write
+never starts before every call before it has finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from nyla.agent.guard import ToolRun, await_tool_runs, run_is_cancelled, safe_result
+from nyla.models.ai import ToolCall
+from nyla.models.tools import Tool, ToolContext, ToolResult
+
+#: ``check(call, ctx)``: a refusal, or the tool and its validated arguments
+Check = Callable[[ToolCall, ToolContext], Awaitable["ToolResult | tuple[Tool, Any]"]]
+#: what a finished handler's run came to, as a result
+Outcome = Callable[[Tool, ToolRun], ToolResult]
+
+
+@dataclass
+class Dispatched:
+    """One executed (or rejected) call: the call, its result and how long it took."""
+
+    call: ToolCall
+    result: ToolResult
+    duration_ms: float
+    read_only: bool
+
+
+@dataclass
+class _Pending:
+    """A checked call: refused (``result``), or ready to run (``tool``, ``args``, ``ctx``)."""
+
+    call: ToolCall
+    read_only: bool
+    checked_at: float
+    checked_in: float
+    result: ToolResult | None = None
+    tool: Tool | None = None
+    args: Any = None
+    ctx: ToolContext | None = None
+    run: ToolRun | None = None
+
+
+def plan_batches(
+    calls: list[ToolCall], is_read_only: Callable[[ToolCall], bool]
+) -> list[list[ToolCall]]:
+    """Split calls into batches: consecutive read-only calls together, each write alone."""
+    batches: list[list[ToolCall]] = []
+    current: list[ToolCall] = []
+    for call in calls:
+        if is_read_only(call):
+            current.append(call)
+            continue
+        if current:
+            batches.append(current)
+            current = []
+        batches.append([call])
+    if current:
+        batches.append(current)
+    return batches
+
+
+class BatchRunner:
+    """Checks, starts and collects the batches of one model turn (see the module docstring).
+
+    ``check`` never raises (a failure in it is the call's result); ``default_timeout_s``
+    applies to tools without their own timeout.
+    """
+
+    def __init__(
+        self,
+        check: Check,
+        outcome: Outcome,
+        is_read_only: Callable[[ToolCall], bool],
+        default_timeout_s: float,
+    ) -> None:
+        self.check = check
+        self.outcome = outcome
+        self.is_read_only = is_read_only
+        self.default_timeout_s = default_timeout_s
+
+    async def checked(
+        self, calls: list[ToolCall], ctx_for: Callable[[ToolCall], ToolContext]
+    ) -> list[_Pending]:
+        """``calls`` checked in order (nothing started yet)."""
+        pending = []
+        for call in calls:
+            began = time.monotonic()
+            ctx = ctx_for(call)
+            checked = await self.check(call, ctx)
+            item = _Pending(call, self.is_read_only(call), began, 0.0)
+            if isinstance(checked, ToolResult):
+                item.result = checked
+            else:
+                item.tool, item.args, item.ctx = checked[0], checked[1], ctx
+            item.checked_in = time.monotonic() - began
+            pending.append(item)
+        return pending
+
+    def start(self, pending: list[_Pending]) -> list[_Pending]:
+        """Start the handlers of the checked calls that passed (each in its own task)."""
+        for item in pending:
+            if item.tool is not None:
+                timeout = item.tool.timeout_s or self.default_timeout_s
+                item.run = ToolRun(item.tool.handler, item.args, item.ctx, timeout)
+        return pending
+
+    async def finish(self, pending: list[_Pending]) -> list[Dispatched]:
+        """Wait for the started handlers; the batch's results in call order."""
+        runs = [item.run for item in pending if item.run is not None]
+        cancelled_inside = False
+        if runs:
+            try:
+                await await_tool_runs(runs)
+            except asyncio.CancelledError:
+                if run_is_cancelled():
+                    raise
+                cancelled_inside = True
+        return [self._dispatched(item, cancelled_inside) for item in pending]
+
+    def _dispatched(self, item: _Pending, cancelled_inside: bool) -> Dispatched:
+        run, result = item.run, item.result
+        if cancelled_inside and run is not None:
+            result = ToolResult.fail("the tool was cancelled from inside", "TOOL_ERROR")
+        elif result is None and item.tool is not None and run is not None:
+            result = self.outcome(item.tool, run)
+        if run is not None:
+            # the check's time plus the handler's own (not the wait for an earlier batch)
+            ended = run.finished if run.finished else time.monotonic()
+            seconds = item.checked_in + (ended - run.started)
+        else:
+            seconds = item.checked_in
+        return Dispatched(
+            item.call,
+            safe_result(result or ToolResult.fail("no result", "TOOL_ERROR")),
+            seconds * 1000,
+            item.read_only,
+        )
+
+    async def run_turn(
+        self,
+        calls: list[ToolCall],
+        ctx_for: Callable[[ToolCall], ToolContext],
+        wait: Callable[[Awaitable[Any]], Awaitable[Any]],
+    ) -> AsyncGenerator[list[Dispatched], None]:
+        """Every batch of one turn, pipelined; ``wait`` wraps each wait (the run's cancel)."""
+        batches = plan_batches(calls, self.is_read_only)
+        current: list[_Pending] = []
+        try:
+            current = self.start(await wait(self.checked(batches[0], ctx_for)))
+            for index in range(len(batches)):
+                following: list[_Pending] | None = None
+                if index + 1 < len(batches):
+                    if any(item.run for item in current):
+                        await asyncio.sleep(0)  # let the started handlers begin their work
+                    following = await wait(self.checked(batches[index + 1], ctx_for))
+                results = await wait(self.finish(current))
+                current = self.start(following) if following is not None else []
+                yield results
+        finally:
+            for item in current:  # a consumer that stopped early leaves nothing running
+                if item.run is not None and not item.run.task.done():
+                    item.run.task.cancel()

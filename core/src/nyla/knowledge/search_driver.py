@@ -1,0 +1,76 @@
+"""The knowledge search's database access: statements on the psycopg connection of
+:meth:`nyla.db.Database.read_driver` (prepared once per connection, the query vector in
+pgvector's binary form) or, the same statements, through SQLAlchemy."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from nyla.knowledge.vectors import vector_binary, vector_literal
+from nyla.read_pool import ReadConnection
+
+#: where a search runs: a connection of :meth:`nyla.db.Database.read_driver` (the
+#: service's path), a SQLAlchemy connection or a session
+Executor = ReadConnection | AsyncConnection | AsyncSession
+
+
+#: a ``:name`` bind of SQLAlchemy's ``text()`` (not ``::type``, not inside ``a:b``)
+_BIND = re.compile(r"(?<![:\w\\]):(\w+)(?!:)")
+
+
+@functools.lru_cache(maxsize=256)
+def driver_sql(sql: str) -> str:
+    """``sql`` with ``:name`` binds written as the driver's ``%(name)s``."""
+    return _BIND.sub(r"%(\1)s", sql.replace("%", "%%"))
+
+
+class QueryVector:
+    """A query vector as a statement parameter: pgvector's binary form on the driver path
+    (no text to format or parse), its text form through SQLAlchemy."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Sequence[float]) -> None:
+        self.values = values
+
+
+class _QueryVectorDumper(Dumper):
+    # oid 0: the server takes the type from the statement's CAST (vector or halfvec)
+    format = Format.BINARY
+    oid = 0
+
+    def dump(self, obj: QueryVector) -> bytes:
+        return vector_binary(obj.values)
+
+
+async def rows(executor: Executor, sql: str, params: dict[str, Any]) -> list[Any]:
+    """The rows of one statement. On the driver path it is prepared on first use per
+    connection; on a SQLAlchemy connection it goes to the driver as it is
+    (``exec_driver_sql``: no statement compilation)."""
+    if isinstance(executor, ReadConnection):
+        if "vector_dumper" not in executor.info:
+            executor.driver.adapters.register_dumper(QueryVector, _QueryVectorDumper)
+            executor.info["vector_dumper"] = True
+        return await executor.rows(driver_sql(sql), params)
+    params = {
+        name: vector_literal(v.values) if isinstance(v, QueryVector) else v
+        for name, v in params.items()
+    }
+    if isinstance(executor, AsyncConnection):
+        return list(await executor.exec_driver_sql(driver_sql(sql), params))
+    return list(await executor.execute(text(sql), params))
+
+
+async def info(executor: Executor) -> dict[Any, Any]:
+    """The pooled connection's ``info`` (it outlives the checkout)."""
+    if isinstance(executor, AsyncSession):
+        return (await executor.connection()).info
+    return executor.info
