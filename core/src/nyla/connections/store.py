@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import CursorResult, delete, func, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.connections.crypto import TokenCipher
 from nyla.connections.tables import ConnectionCredential
 from nyla.db import Database
+from nyla.jobs.store import cancel_jobs
 from nyla.jobs.tables import Job
 from nyla.knowledge.consent import NotFoundError, PermissionDeniedError, audit, purge_files
 from nyla.knowledge.tables import FileContentIndex, UserConnection
@@ -119,10 +120,8 @@ class ConnectionStore:
                 ).scalars()
             )
             result = await purge_files(s, files, "connection removed")
-            cancelled = await s.execute(
-                update(Job)
-                .where(Job.connection_id == connection_id, Job.status.in_(("running", "queued")))
-                .values(status="cancelled", finished_at=func.now(), updated_at=func.now())
+            cancelled = await cancel_jobs(
+                s, Job.connection_id == connection_id, Job.status.in_(("running", "queued"))
             )
             await s.execute(delete(UserConnection).where(UserConnection.id == connection_id))
             audit(
@@ -133,7 +132,7 @@ class ConnectionStore:
                 {
                     "purgedFiles": result.files,
                     "purgedChunks": result.chunks,
-                    "cancelledJobs": int(cast("CursorResult[Any]", cancelled).rowcount or 0),
+                    "cancelledJobs": cancelled,
                 },
             )
         return result

@@ -187,25 +187,21 @@ class FeatureService:
     ) -> dict[str, Any]:
         """Rows matching the filters (an empty list when none match)."""
         parsed = _as(QueryArgs, args)
-        binding = self._binding(code, parsed.table)
-        stmt = build_query(binding, instance_id, parsed)
+        stmt = build_query(self._binding(code, parsed.table), instance_id, parsed)
 
-        async def run() -> dict[str, Any]:
-            rows = await self._fetch(stmt)
+        def answer(rows: list[dict[str, Any]]) -> dict[str, Any]:
             return {"table": parsed.table, "rowCount": len(rows), "rows": rows}
 
-        return await self._cached(code, instance_id, "queryTable", parsed, run)
+        return await self._rows(code, instance_id, "queryTable", parsed, stmt, answer)
 
     async def aggregate_table(
         self, code: str, instance_id: str, args: AggregateArgs | dict[str, Any]
     ) -> dict[str, Any]:
         """One aggregate per group as rows ``{<group fields>, value}``."""
         parsed = _as(AggregateArgs, args)
-        binding = self._binding(code, parsed.table)
-        stmt = build_aggregate(binding, instance_id, parsed)
+        stmt = build_aggregate(self._binding(code, parsed.table), instance_id, parsed)
 
-        async def run() -> dict[str, Any]:
-            rows = await self._fetch(stmt)
+        def answer(rows: list[dict[str, Any]]) -> dict[str, Any]:
             return {
                 "table": parsed.table,
                 "function": parsed.function.upper(),
@@ -214,7 +210,23 @@ class FeatureService:
                 "rows": rows,
             }
 
-        return await self._cached(code, instance_id, "aggregateTable", parsed, run)
+        return await self._rows(code, instance_id, "aggregateTable", parsed, stmt, answer)
+
+    async def _rows(
+        self,
+        code: str,
+        instance_id: str,
+        tool: str,
+        args: BaseModel,
+        stmt: Any,
+        answer: Callable[[list[dict[str, Any]]], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The answer built from the rows of ``stmt``, cached per data version."""
+
+        async def run() -> dict[str, Any]:
+            return answer(await self._fetch(stmt))
+
+        return await self._cached(code, instance_id, tool, args, run)
 
     def _binding(self, code: str, table: str) -> TableBinding:
         bindings = self.bindings(code)

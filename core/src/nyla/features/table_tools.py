@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -14,6 +15,9 @@ from nyla.features.arguments import AggregateArgs, BrowseArgs, QueryArgs
 from nyla.features.sql import QueryArgumentError
 from nyla.features.validator import QueryValidator
 from nyla.models.tools import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from nyla.features.service import FeatureService
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +40,7 @@ AGGREGATE_DESCRIPTION = (
 
 
 def build_table_tools(
-    service: Any,
+    service: FeatureService,
     code: str,
     instance_id: str,
     *,
@@ -59,28 +63,16 @@ def build_table_tools(
 
         return handler
 
+    spec: list[tuple[str, str, type[BaseModel], Callable[..., Any]]] = [
+        ("browseTable", BROWSE_DESCRIPTION, BrowseArgs, service.browse_table),
+        ("queryTable", QUERY_DESCRIPTION, QueryArgs, service.query_table),
+        ("aggregateTable", AGGREGATE_DESCRIPTION, AggregateArgs, service.aggregate_table),
+    ]
     return [
         Tool.from_model(
-            "browseTable",
-            BROWSE_DESCRIPTION,
-            BrowseArgs,
-            make("browseTable", lambda inst, a: service.browse_table(code, inst, a)),
-            read_only=True,
-        ),
-        Tool.from_model(
-            "queryTable",
-            QUERY_DESCRIPTION,
-            QueryArgs,
-            make("queryTable", lambda inst, a: service.query_table(code, inst, a)),
-            read_only=True,
-        ),
-        Tool.from_model(
-            "aggregateTable",
-            AGGREGATE_DESCRIPTION,
-            AggregateArgs,
-            make("aggregateTable", lambda inst, a: service.aggregate_table(code, inst, a)),
-            read_only=True,
-        ),
+            name, description, model, make(name, functools.partial(method, code)), read_only=True
+        )
+        for name, description, model, method in spec
     ]
 
 

@@ -20,6 +20,7 @@ from nyla.files.docrefs import DocumentReference, coerce_document_reference_list
 from nyla.files.tables import DocumentRow, MessageRow, WorkflowRow
 from nyla.models.agent import RunContext
 from nyla.models.files import FileItem
+from nyla.models.tools import ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -225,6 +226,20 @@ async def attach_file_as_chat_document(
     except Exception as exc:
         log.warning("binding %s to workflow %s failed: %s", file_item.id, workflow.id, exc)
         return None
+
+
+async def attach_to_run(ctx: ToolContext, item: FileItem, label: str) -> str | None:
+    """Bind a file a tool produced to the run's workflow (``ctx.extras["workflow"]``) as a
+    chat document; its id, or ``None`` without a workflow (see
+    :func:`attach_file_as_chat_document`)."""
+    workflow = ctx.extras.get("workflow")
+    return await attach_file_as_chat_document(
+        ctx.kernel.files.workflows if workflow is not None else None,
+        workflow,
+        item,
+        label=label,
+        round_number=ctx.round,
+    )
 
 
 def format_tool_file_result(verb: str, item: FileItem, doc_id: str | None) -> str:

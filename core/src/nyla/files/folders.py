@@ -7,6 +7,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.errors import FileAccessError, FolderNotEmptyError
 from nyla.files.scope import owner_ids, readable
@@ -46,7 +47,9 @@ class FolderStore:
         """The kernel's database."""
         return self.kernel.db
 
-    async def _check_folder(self, s: Any, folder_id: str | None, context: RunContext) -> None:
+    async def _check_folder(
+        self, s: AsyncSession, folder_id: str | None, context: RunContext
+    ) -> None:
         """A folder given as a target must exist and be readable (``None``: the root)."""
         if folder_id is not None:
             await self._folder(s, folder_id, context)
@@ -88,7 +91,7 @@ class FolderStore:
             await s.flush()
             return folder_dict(row)
 
-    async def _folder(self, s: Any, folder_id: str, context: RunContext) -> FolderRow:
+    async def _folder(self, s: AsyncSession, folder_id: str, context: RunContext) -> FolderRow:
         row = await s.scalar(
             select(FolderRow).where(FolderRow.id == folder_id, readable(FolderRow, context))
         )
@@ -96,7 +99,7 @@ class FolderStore:
             raise FileAccessError(f"folder {folder_id!r} not found")
         return row
 
-    async def _subtree(self, s: Any, folder_id: str) -> list[str]:
+    async def _subtree(self, s: AsyncSession, folder_id: str) -> list[str]:
         ids, frontier = [folder_id], [folder_id]
         while frontier:
             children = (

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.errors import FileAccessError
 from nyla.files.folders import FolderStore
@@ -87,12 +88,12 @@ class FileStore(FolderStore):
 
     # ---- files --------------------------------------------------------------------------
 
-    async def _row(self, s: Any, file_id: str, context: RunContext) -> FileRow | None:
+    async def _row(self, s: AsyncSession, file_id: str, context: RunContext) -> FileRow | None:
         return await s.scalar(
             select(FileRow).where(FileRow.id == file_id, readable(FileRow, context))
         )
 
-    async def _required(self, s: Any, file_id: str, context: RunContext) -> FileRow:
+    async def _required(self, s: AsyncSession, file_id: str, context: RunContext) -> FileRow:
         row = await self._row(s, file_id, context)
         if row is None:
             raise FileAccessError(f"file {file_id!r} not found")

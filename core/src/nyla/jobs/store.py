@@ -144,12 +144,7 @@ class JobStore:
 
     async def _cancel(self, where: Any) -> int:
         async with self.db.session() as s:
-            result = await s.execute(
-                update(Job)
-                .where(where, Job.status.in_(OPEN))
-                .values(status="cancelled", finished_at=_now(), updated_at=_now())
-            )
-        return int(cast("CursorResult[Any]", result).rowcount or 0)
+            return await cancel_jobs(s, where, Job.status.in_(OPEN))
 
     async def set_details(self, job_id: str, details: dict[str, Any]) -> None:
         """Merge ``details`` (e.g. a walk's results) into the job's details."""
@@ -221,6 +216,14 @@ class JobStore:
                 .values(status="error", error=reason, finished_at=_now(), updated_at=_now())
             )
         return int(cast("CursorResult[Any]", result).rowcount or 0)
+
+
+async def cancel_jobs(session: Any, *where: Any) -> int:
+    """Mark the jobs matching ``where`` cancelled in the caller's transaction; how many."""
+    result = await session.execute(
+        update(Job).where(*where).values(status="cancelled", finished_at=_now(), updated_at=_now())
+    )
+    return int(cast("CursorResult[Any]", result).rowcount or 0)
 
 
 def _now() -> datetime:

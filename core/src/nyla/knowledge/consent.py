@@ -12,12 +12,13 @@ Every change writes an audit record in the same transaction.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, TypeVar
 
-from sqlalchemy import CursorResult, delete, func, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.errors import NotFoundError, PermissionDeniedError
+from nyla.jobs.store import cancel_jobs
 from nyla.jobs.tables import Job
 from nyla.knowledge.policy import covers, effective_policy, normalize_path
 from nyla.knowledge.tables import (
@@ -28,6 +29,9 @@ from nyla.knowledge.tables import (
 )
 from nyla.knowledge.vectors import delete_file_chunks
 from nyla.models.knowledge import PurgeResult
+
+#: a row with an owner (a data source, a connection)
+OwnedT = TypeVar("OwnedT", DataSource, UserConnection)
 
 
 async def purge_files(session: AsyncSession, file_ids: list[str], reason: str) -> PurgeResult:
@@ -64,11 +68,11 @@ async def set_rag_index_enabled(
 ) -> PurgeResult:
     """Set (or with ``None`` clear, i.e. inherit) ``rag_index_enabled``; purges what is no
     longer indexed. Owner-only."""
-    ds = await session.get(DataSource, data_source_id, with_for_update=True)
-    if ds is None:
-        raise NotFoundError(f"no data source {data_source_id}")
-    if ds.user_id != actor:
-        raise PermissionDeniedError(f"only the owner may change data source {data_source_id}")
+    ds = _owned(
+        await session.get(DataSource, data_source_id, with_for_update=True),
+        f"data source {data_source_id}",
+        actor,
+    )
     before = ds.rag_index_enabled
     ds.rag_index_enabled = enabled
     await session.flush()
@@ -117,11 +121,11 @@ async def set_knowledge_consent(
 ) -> PurgeResult:
     """Set a connection's ``knowledge_ingestion_enabled``; off purges everything indexed from
     it and cancels its running jobs. Owner-only."""
-    conn = await session.get(UserConnection, connection_id, with_for_update=True)
-    if conn is None:
-        raise NotFoundError(f"no connection {connection_id}")
-    if conn.user_id != actor:
-        raise PermissionDeniedError(f"only the owner may change connection {connection_id}")
+    conn = _owned(
+        await session.get(UserConnection, connection_id, with_for_update=True),
+        f"connection {connection_id}",
+        actor,
+    )
     before = conn.knowledge_ingestion_enabled
     conn.knowledge_ingestion_enabled = enabled
     result = PurgeResult(reason=f"knowledge_ingestion_enabled={enabled}")
@@ -137,12 +141,9 @@ async def set_knowledge_consent(
             ).scalars()
         )
         result = await purge_files(session, ids, result.reason)
-        stopped = await session.execute(
-            update(Job)
-            .where(Job.connection_id == connection_id, Job.status == "running")
-            .values(status="cancelled", finished_at=func.now(), updated_at=func.now())
+        cancelled = await cancel_jobs(
+            session, Job.connection_id == connection_id, Job.status == "running"
         )
-        cancelled = int(cast("CursorResult[Any]", stopped).rowcount or 0)
     audit(
         session,
         "connection_knowledge_consent_changed",
@@ -157,3 +158,12 @@ async def set_knowledge_consent(
         },
     )
     return result
+
+
+def _owned(row: OwnedT | None, what: str, actor: str) -> OwnedT:
+    """``row`` when ``actor`` owns it; otherwise the error that says why not."""
+    if row is None:
+        raise NotFoundError(f"no {what}")
+    if row.user_id != actor:
+        raise PermissionDeniedError(f"only the owner may change {what}")
+    return row

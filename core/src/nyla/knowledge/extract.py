@@ -17,6 +17,7 @@ from pathlib import PurePath
 from typing import Any
 
 from nyla.errors import NylaError
+from nyla.knowledge.sections import SectionWriter
 from nyla.models.knowledge import ContentObject, ExtractedDocument
 
 #: rows of a CSV file that go into one table content object
@@ -133,33 +134,20 @@ _MD_TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
 
 def _markdown(content: bytes) -> ExtractedDocument:
     text = _decode(content)
-    sections: list[dict[str, Any]] = []
+    doc = SectionWriter("preamble")
     tables: list[dict[str, Any]] = []
-    objects: list[ContentObject] = []
-    path: list[tuple[int, str]] = []
-    body: list[str] = []
     table: list[str] = []
     in_fence = False
-
-    def ref() -> str:
-        return "section " + " > ".join(t for _, t in path) if path else "preamble"
-
-    def flush_body() -> None:
-        chunk = "\n".join(body).strip()
-        if chunk:
-            heading = path[-1][1] if path else ""
-            prefix = f"{heading}\n\n" if heading else ""
-            objects.append(ContentObject(text=prefix + chunk, context_ref=ref()))
-        body.clear()
 
     def flush_table() -> None:
         if table:
             rows = [r for r in table if not re.fullmatch(r"[\s|:\-]+", r)]
             n = len(tables) + 1
-            tables.append({"ref": f"table {n}", "rows": max(0, len(rows) - 1), "section": ref()})
-            objects.append(
+            ref = doc.ref()
+            tables.append({"ref": f"table {n}", "rows": max(0, len(rows) - 1), "section": ref})
+            doc.objects.append(
                 ContentObject(
-                    text="\n".join(rows), context_ref=f"{ref()} / table {n}", content_type="table"
+                    text="\n".join(rows), context_ref=f"{ref} / table {n}", content_type="table"
                 )
             )
             table.clear()
@@ -170,26 +158,21 @@ def _markdown(content: bytes) -> ExtractedDocument:
         match = None if in_fence else _MD_HEADING.match(line)
         if match:
             flush_table()
-            flush_body()
-            level, title = len(match[1]), match[2].strip()
-            while path and path[-1][0] >= level:
-                path.pop()
-            path.append((level, title))
-            sections.append({"title": title, "level": level, "ref": ref()})
+            doc.heading(len(match[1]), match[2].strip())
             continue
         if not in_fence and _MD_TABLE_LINE.match(line):
-            flush_body()
+            doc.flush()
             table.append(line.strip())
             continue
         flush_table()
-        body.append(line)
+        doc.body.append(line)
     flush_table()
-    flush_body()
-    title = next((s["title"] for s in sections if s["level"] == 1), None)
+    doc.flush()
+    title = next((s["title"] for s in doc.sections if s["level"] == 1), None)
     return ExtractedDocument(
         kind="markdown",
-        objects=objects,
-        structure={"title": title, "sections": sections, "tables": tables},
+        objects=doc.objects,
+        structure={"title": title, "sections": doc.sections, "tables": tables},
     )
 
 

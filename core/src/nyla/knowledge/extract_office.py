@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from nyla.knowledge.extract import ExtractionError
+from nyla.knowledge.sections import SectionWriter
 from nyla.models.knowledge import ContentObject, ExtractedDocument
 
 # -- pdf -------------------------------------------------------------------------------------
@@ -73,23 +74,9 @@ def extract_docx(content: bytes) -> ExtractedDocument:
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
-    sections: list[dict[str, Any]] = []
+    doc = SectionWriter("body")
     tables: list[dict[str, Any]] = []
-    objects: list[ContentObject] = []
-    path: list[tuple[int, str]] = []
-    body: list[str] = []
     paragraphs = 0
-
-    def ref() -> str:
-        return "section " + " > ".join(t for _, t in path) if path else "body"
-
-    def flush() -> None:
-        text = "\n".join(body).strip()
-        if text:
-            heading = path[-1][1] if path else ""
-            prefix = f"{heading}\n\n" if heading else ""
-            objects.append(ContentObject(text=prefix + text, context_ref=ref()))
-        body.clear()
 
     for block in document.iter_inner_content():
         if isinstance(block, Paragraph):
@@ -97,39 +84,34 @@ def extract_docx(content: bytes) -> ExtractedDocument:
             text = block.text.strip()
             match = re.match(r"(?:Heading|Überschrift)\s*(\d)", style)
             if (match or style == "Title") and text:
-                flush()
-                level = int(match[1]) if match else 1
-                while path and path[-1][0] >= level:
-                    path.pop()
-                path.append((level, text))
-                sections.append({"title": text, "level": level, "ref": ref()})
+                doc.heading(int(match[1]) if match else 1, text)
             elif text:
                 paragraphs += 1
-                body.append(text)
+                doc.body.append(text)
         elif isinstance(block, Table):
-            flush()
+            doc.flush()
             rows = [[cell.text.strip() for cell in row.cells] for row in block.rows]
             rows = [r for r in rows if any(r)]
             if rows:
                 n = len(tables) + 1
-                tables.append({"ref": f"table {n}", "rows": len(rows) - 1, "section": ref()})
-                objects.append(
+                tables.append({"ref": f"table {n}", "rows": len(rows) - 1, "section": doc.ref()})
+                doc.objects.append(
                     ContentObject(
                         text="\n".join(" | ".join(r) for r in rows),
-                        context_ref=f"{ref()} / table {n}",
+                        context_ref=f"{doc.ref()} / table {n}",
                         content_type="table",
                     )
                 )
-    flush()
+    doc.flush()
     title = document.core_properties.title or next(
-        (s["title"] for s in sections if s["level"] == 1), None
+        (s["title"] for s in doc.sections if s["level"] == 1), None
     )
     return ExtractedDocument(
         kind="docx",
-        objects=objects,
+        objects=doc.objects,
         structure={
             "title": title,
-            "sections": sections,
+            "sections": doc.sections,
             "tables": tables,
             "paragraphs": paragraphs,
         },

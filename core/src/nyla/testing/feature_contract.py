@@ -133,15 +133,7 @@ def _check_never_aggregate(validator: Any, c: Any, _constraints: Any) -> None:
 
     for field in c.fields:
         for function in ("SUM", "AVG"):
-            r = validator.check(
-                "aggregateTable",
-                {
-                    "table": c.table,
-                    "function": function,
-                    "field": field,
-                    "filters": _required_filters(validator, c.table),
-                },
-            )
+            r = _aggregate(validator, c.table, function, field)
             assert r is not None and r.code == INVALID_AGGREGATE_TARGET, (
                 f"{function}({c.table}.{field}) passed: {r}"
             )
@@ -180,27 +172,22 @@ def _check_preferred_table(validator: Any, c: Any, constraints: Any) -> None:
     numeric = [f for f in c.fields if types.get(f) in ("integer", "number")]
     blocked = validator.never_aggregate(c.table)
     for field in [f for f in numeric if f not in blocked]:
-        r = validator.check(
-            "aggregateTable",
-            {
-                "table": c.table,
-                "function": "SUM",
-                "field": field,
-                "filters": _required_filters(validator, c.table),
-            },
-        )
+        r = _aggregate(validator, c.table, "SUM", field)
         assert r is None, f"the preferred path SUM({c.table}.{field}) is blocked: {r}"
     never = [n for n in constraints if n.kind == ConstraintKind.NEVER_AGGREGATE]
     for n in [n for n in never if n.table != c.table]:
-        r = validator.check(
-            "aggregateTable",
-            {
-                "table": n.table,
-                "function": "SUM",
-                "field": n.fields[0],
-                "filters": _required_filters(validator, n.table),
-            },
-        )
+        r = _aggregate(validator, n.table, "SUM", n.fields[0])
         assert r is not None and c.table in (r.suggestion or ""), (
             f"the repair hint does not point to the preferred table {c.table}"
         )
+
+
+def _aggregate(validator: Any, table: str, function: str, field: str) -> Any:
+    """The validator's verdict on ``function(table.field)`` with the table's required filters."""
+    call = {
+        "table": table,
+        "function": function,
+        "field": field,
+        "filters": _required_filters(validator, table),
+    }
+    return validator.check("aggregateTable", call)

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from nyla.hookspecs import hookimpl
-from nyla.models.ai import AiCallRequest, Message, OperationType, Role
+from nyla.models.ai import AiCallRequest, AiCallResponse, Message, OperationType, Role
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
 from nyla.tools._args import Args, guarded
 
@@ -24,7 +24,7 @@ SUMMARY_INPUT_LIMIT = 60_000
 
 async def ai_text(ctx: ToolContext, operation: OperationType, system: str, user: str) -> str:
     """One AI service call on behalf of a tool; its cost is charged to the run."""
-    response = await ctx.kernel.ai.call(
+    response: AiCallResponse = await ctx.kernel.ai.call(
         AiCallRequest(
             operation=operation,
             messages=[

@@ -136,16 +136,9 @@ async def write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
             folder_id=args.folder_id,
             tags=args.tags,
         )
-        workflow = ctx.extras.get("workflow")
-        from nyla.files.bridge import attach_file_as_chat_document, format_tool_file_result
+        from nyla.files.bridge import attach_to_run, format_tool_file_result
 
-        doc_id = await attach_file_as_chat_document(
-            store.workflows if workflow is not None else None,
-            workflow,
-            item,
-            label=f"writeFile:{item.name}",
-            round_number=ctx.round,
-        )
+        doc_id = await attach_to_run(ctx, item, f"writeFile:{item.name}")
         return ToolResult.ok(
             format_tool_file_result("Created", item, doc_id),
             data={**_brief(item), "docItem": f"docItem:{doc_id}" if doc_id else None},

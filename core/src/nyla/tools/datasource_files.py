@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from nyla.files.bridge import attach_file_as_chat_document, format_tool_file_result
+from nyla.files.bridge import attach_to_run, format_tool_file_result
 from nyla.knowledge.policy import covers, effective_policy, normalize_path
 from nyla.knowledge.tables import DataSource
 from nyla.models.datasource import Download
@@ -39,14 +39,7 @@ async def store_download(
         neutralize=bool(effective_policy(sources, path, "neutralize").value),
         data_source_id=owner.id if owner else None,
     )
-    workflow = ctx.extras.get("workflow")
-    doc_id = await attach_file_as_chat_document(
-        store.workflows if workflow is not None else None,
-        workflow,
-        item,
-        label=f"datasource:{service}",
-        round_number=ctx.round,
-    )
+    doc_id = await attach_to_run(ctx, item, f"datasource:{service}")
     return ToolResult.ok(
         format_tool_file_result("Downloaded", item, doc_id),
         data={

@@ -10,6 +10,7 @@ indexed). Every connection id is checked against the run's user before anything 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
@@ -51,7 +52,9 @@ def _fail(exc: Exception) -> ToolResult:
     )
 
 
-def guarded(fn: Any) -> Any:
+def guarded(
+    fn: Callable[[Any, ToolContext], Awaitable[ToolResult]],
+) -> Callable[[Any, ToolContext], Awaitable[ToolResult]]:
     """Connector and ownership errors become error values the model can act on."""
 
     async def wrapper(args: Any, ctx: ToolContext) -> ToolResult:
