@@ -503,6 +503,8 @@ def report(n: int, q: int, data: str, results: dict[str, Any]) -> str:
             mine = best[("nyla", s)]["p50"]
             parts = [
                 f"{results[k]['name']} {mine / best[(k, s)]['p50']:.2f}x"
+                if best[(k, s)]["met"]
+                else f"{results[k]['name']} (recall target not reached)"
                 for k in ORDER
                 if k != "nyla" and (k, s) in best
             ]
