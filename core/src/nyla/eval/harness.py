@@ -179,18 +179,13 @@ def summarize(mode: str, results: list[QuestionResult]) -> ModeSummary:
 def _result(q: BenchmarkQuestion, mode: str, run: FeatureAgentResult) -> QuestionResult:
     s = score(q, run.answer, run.calls)
     return QuestionResult(
-        id=q.id,
-        mode=mode,
-        question=q.question,
-        pattern=q.pattern,
-        tags=list(q.tags),
+        **_asked(q, mode),
         answer=run.answer,
         status=run.status,
         pattern_ok=s.pattern_ok,
         forbid_ok=s.forbid_ok,
         numeric_ok=s.numeric_ok,
         accuracy_ok=s.accuracy_ok and run.completed,
-        expected_numbers=list(q.expected_numbers),
         found_numbers=s.found_numbers,
         rounds=run.rounds,
         cost_chf=run.cost_chf,
@@ -220,16 +215,19 @@ def _questions(feature: Feature, question_ids: list[str] | None) -> list[Benchma
 
 def _broken(q: BenchmarkQuestion, mode: str, exc: Exception) -> QuestionResult:
     """The result of a run that raised (recorded; the benchmark goes on)."""
-    return QuestionResult(
-        id=q.id,
-        mode=mode,
-        question=q.question,
-        pattern=q.pattern,
-        tags=list(q.tags),
-        status="error",
-        expected_numbers=list(q.expected_numbers),
-        error=f"{type(exc).__name__}: {exc}",
-    )
+    return QuestionResult(**_asked(q, mode), status="error", error=f"{type(exc).__name__}: {exc}")
+
+
+def _asked(q: BenchmarkQuestion, mode: str) -> dict[str, Any]:
+    """The fields of a result that come from the question itself."""
+    return {
+        "id": q.id,
+        "mode": mode,
+        "question": q.question,
+        "pattern": q.pattern,
+        "tags": list(q.tags),
+        "expected_numbers": list(q.expected_numbers),
+    }
 
 
 async def run_eval(
