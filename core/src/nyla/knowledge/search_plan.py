@@ -103,7 +103,7 @@ def effective_ef_search(base: int, total: int, candidates: int) -> int:
     """The ``hnsw.ef_search`` of one search: ``base`` on tables up to 100k rows, growing as
     ``(total / 100k) ** 0.35`` beyond and as ``(total / candidates) ** 0.45`` under a filter.
 
-    Measured (bench/rag.py, bench/rag_sweep.py; m=16, ef_construction=64): ef 100 gives
+    Measured (bench/rag.py and the former bench/rag_sweep.py, see docs/knowledge.md; m=16, ef_construction=64): ef 100 gives
     recall 0.98 at 100k but 0.87 at 1M, where 200 gives 0.949 and 225 0.956. An iterative
     scan under a 10 % filter of 1M reaches 0.86 at ef 200, 0.944 at 400, 0.973 at 600 and
     0.988 at 800: a filter passing a tenth of the rows needs about three times the
