@@ -102,6 +102,20 @@ def mask_url(url: str) -> str:
         return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
 
 
+#: seconds to wait for a database connection (``NYLA_DB_CONNECT_TIMEOUT_S``)
+DEFAULT_CONNECT_TIMEOUT_S = 10
+
+
+def connect_timeout_s() -> int:
+    """Seconds a connection attempt may take (libpq counts whole seconds, at least 2)."""
+    raw = os.environ.get("NYLA_DB_CONNECT_TIMEOUT_S", "")
+    try:
+        value = int(float(raw)) if raw else DEFAULT_CONNECT_TIMEOUT_S
+    except ValueError:
+        value = DEFAULT_CONNECT_TIMEOUT_S
+    return max(2, value)
+
+
 class Database:
     """The kernel's database: an async engine over PostgreSQL + pgvector.
 
@@ -116,7 +130,8 @@ class Database:
         self.url = to_sqlalchemy_url(url) if url else resolve_url()
         schema = schema or os.environ.get("NYLA_DATABASE_SCHEMA") or None
         self.schema = schema
-        connect_args: dict[str, Any] = {}
+        # a server that accepts the connection and never answers must not hang the caller
+        connect_args: dict[str, Any] = {"connect_timeout": connect_timeout_s()}
         if schema:
             if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", schema):
                 raise ValueError(f"invalid schema name {schema!r}")
@@ -178,6 +193,7 @@ class Database:
             self._read_pool = ReadPool(
                 url.render_as_string(hide_password=False),
                 options=self._connect_args.get("options"),
+                connect_timeout=self._connect_args["connect_timeout"],
             )
         return await self._read_pool.run(work)
 

@@ -62,11 +62,13 @@ class ReadPool:
         conninfo: str,
         *,
         options: str | None = None,
+        connect_timeout: int = 10,
         size: int = 10,
         on_connect: Callable[[psycopg.AsyncConnection[Any]], Awaitable[None]] | None = None,
     ) -> None:
         self.conninfo = conninfo
         self.options = options
+        self.connect_timeout = connect_timeout
         self.size = size
         self.on_connect = on_connect
         self._idle: list[ReadConnection] = []
@@ -122,7 +124,7 @@ class ReadPool:
         return self._slots
 
     async def _connect(self) -> ReadConnection:
-        kwargs: dict[str, Any] = {"autocommit": True}
+        kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": self.connect_timeout}
         if self.options:
             kwargs["options"] = self.options
         driver = await psycopg.AsyncConnection.connect(self.conninfo, **kwargs)
