@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -118,3 +119,41 @@ def item(
         neutralize=neutralize,
         data_source_id=data_source_id,
     )
+
+
+def unit_vector(rng: random.Random, dims: int = DIMS) -> list[float]:
+    """A random unit vector (cosine distances are then 1 - dot product)."""
+    v = [rng.gauss(0, 1) for _ in range(dims)]
+    n = math.sqrt(sum(x * x for x in v))
+    return [x / n for x in v]
+
+
+async def seed_chunks(kernel: Any, rows: list[Any], files: dict[str, str], model: str, dims: int):
+    """Write ``rows`` (``ChunkRow`` s) straight into the chunk table with a personal file
+    index entry per file (``files``: file id -> user), then build the model's vector index
+    and refresh the planner's statistics."""
+    from collections import Counter
+
+    from nyla.knowledge.tables import FileContentIndex
+    from nyla.knowledge.vectors import copy_chunks
+
+    counts = Counter(r.file_id for r in rows)
+    async with kernel.db.session() as s:
+        for file_id, user in files.items():
+            s.add(
+                FileContentIndex(
+                    file_id=file_id,
+                    name=file_id,
+                    scope="personal",
+                    owner_key=f"personal:{user}",
+                    user_id=user,
+                    status="indexed",
+                    structure={},
+                    size=0,
+                    chunk_count=counts[file_id],
+                )
+            )
+        await s.flush()
+        await copy_chunks(s, rows)
+    await kernel.knowledge.ensure_vector_index(model, dims)
+    await kernel.knowledge.analyze()

@@ -7,29 +7,23 @@ path choice, which counts the files the exact path has to probe."""
 from __future__ import annotations
 
 import asyncio
-import math
 import random
-from collections import Counter
 
 import psycopg
 import pytest
-from sqlalchemy import text
 
 from nyla.knowledge.search import FILE_PROBE_COST, prefer_exact
 from nyla.knowledge.settings import KnowledgeSettings
-from nyla.knowledge.tables import FileContentIndex
-from nyla.knowledge.vectors import ChunkRow, copy_chunks
+from nyla.knowledge.vectors import ChunkRow
 
-from .conftest import ctx, item
+from .conftest import ctx, seed_chunks, unit_vector
 
 DIMS = 64  # the scripted model's embedding dimension
 MODEL = "scripted:model"
 
 
 def _unit(rng: random.Random) -> list[float]:
-    v = [rng.gauss(0, 1) for _ in range(DIMS)]
-    n = math.sqrt(sum(x * x for x in v))
-    return [x / n for x in v]
+    return unit_vector(rng, DIMS)
 
 
 async def _pid(kernel) -> int:
@@ -65,26 +59,7 @@ async def _load(kernel, owners: dict[str, int], chunks_per_file: int) -> dict[st
                     vec,
                 )
             )
-    counts = Counter(r.file_id for r in rows)
-    async with kernel.db.session() as s:
-        for file_id, user in files.items():
-            s.add(
-                FileContentIndex(
-                    file_id=file_id,
-                    name=file_id,
-                    scope="personal",
-                    owner_key=f"personal:{user}",
-                    user_id=user,
-                    status="indexed",
-                    structure={},
-                    size=0,
-                    chunk_count=counts[file_id],
-                )
-            )
-        await s.flush()
-        await copy_chunks(s, rows)
-    await kernel.knowledge.ensure_vector_index(MODEL, DIMS)
-    await kernel.knowledge.analyze()
+    await seed_chunks(kernel, rows, files, MODEL, DIMS)
     return mine
 
 
@@ -92,25 +67,6 @@ async def _search(kernel, user: str, vector: list[float], k: int = 5):
     return await kernel.knowledge.search_vector(
         "", vector=vector, model=MODEL, context=ctx(user, mandate=None), k=k, hybrid=False
     )
-
-
-async def test_a_search_survives_its_driver_connection_being_dropped(kernel):
-    body = b"The harbour ferry leaves every hour for the old town."
-    [result] = await kernel.knowledge.index_files(
-        [(item("ferry", "ferry.txt"), body)], context=ctx()
-    )
-    assert result.status == "indexed", result.error
-    first = await kernel.knowledge.semantic_search("harbour ferry", context=ctx())
-    assert [h.file_id for h in first.hits] == ["ferry"]
-    pid = await _pid(kernel)
-    async with kernel.db.session() as s:
-        await s.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-    again = await kernel.knowledge.semantic_search("harbour ferry", context=ctx())
-    assert [h.file_id for h in again.hits] == ["ferry"]
-    assert await _pid(kernel) != pid
-    # the scope filter is unchanged on the new connection
-    other = await kernel.knowledge.semantic_search("harbour ferry", context=ctx(user="u9"))
-    assert other.hits == []
 
 
 async def test_an_error_that_is_not_a_disconnect_is_raised_once_and_keeps_the_connection(

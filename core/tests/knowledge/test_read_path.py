@@ -1,4 +1,4 @@
-"""The searches' connection pool (``Database.read``): no pre-ping, so a connection the
+"""The searches' connection pools (``Database.read`` and ``Database.read_driver``): no pre-ping, so a connection the
 server dropped is retried once on a fresh one; other errors are not retried."""
 
 from __future__ import annotations
@@ -17,7 +17,15 @@ async def _backend_pid(kernel) -> int:
     return int(await kernel.db.read(pid))
 
 
-async def test_a_search_survives_its_pooled_connection_being_dropped(kernel):
+async def _driver_pid(kernel) -> int:
+    async def pid(conn):
+        return (await conn.rows("SELECT pg_backend_pid()"))[0][0]
+
+    return int(await kernel.db.read_driver(pid))
+
+
+@pytest.mark.parametrize("pid_of", [_backend_pid, _driver_pid], ids=["read", "read_driver"])
+async def test_a_search_survives_its_pooled_connection_being_dropped(kernel, pid_of):
     body = b"The harbour ferry leaves every hour for the old town."
     [result] = await kernel.knowledge.index_files(
         [(item("ferry", "ferry.txt"), body)], context=ctx()
@@ -25,12 +33,12 @@ async def test_a_search_survives_its_pooled_connection_being_dropped(kernel):
     assert result.status == "indexed", result.error
     first = await kernel.knowledge.semantic_search("harbour ferry", context=ctx())
     assert [h.file_id for h in first.hits] == ["ferry"]
-    pid = await _backend_pid(kernel)
+    pid = await pid_of(kernel)
     async with kernel.db.session() as s:
         await s.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
     again = await kernel.knowledge.semantic_search("harbour ferry", context=ctx())
     assert [h.file_id for h in again.hits] == ["ferry"]
-    assert await _backend_pid(kernel) != pid
+    assert await pid_of(kernel) != pid
     # the scope filter is unchanged on the new connection
     other = await kernel.knowledge.semantic_search("harbour ferry", context=ctx(user="u9"))
     assert other.hits == []

@@ -7,7 +7,6 @@ import asyncio
 import math
 import random
 import uuid
-from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,15 +19,13 @@ from nyla.knowledge.vectors import ChunkRow, copy_chunks, hnsw_index_exists, hns
 from nyla.models.files import Scope
 from nyla.models.knowledge import SearchFilters
 
-from .conftest import ctx, hash_embed, item
+from .conftest import ctx, hash_embed, item, seed_chunks, unit_vector
 
 DIMS = 64
 
 
 def _unit(rng: random.Random, dims: int = DIMS) -> list[float]:
-    v = [rng.gauss(0, 1) for _ in range(dims)]
-    n = math.sqrt(sum(x * x for x in v))
-    return [x / n for x in v]
+    return unit_vector(rng, dims)
 
 
 def _cos_distance(a: list[float], b: list[float]) -> float:
@@ -67,26 +64,7 @@ async def _load_synthetic(
                 vec,
             )
         )
-    counts = Counter(r.file_id for r in rows)
-    async with kernel.db.session() as s:
-        for file_id, user in files.items():
-            s.add(
-                FileContentIndex(
-                    file_id=file_id,
-                    name=file_id,
-                    scope="personal",
-                    owner_key=f"personal:{user}",
-                    user_id=user,
-                    status="indexed",
-                    structure={},
-                    size=0,
-                    chunk_count=counts[file_id],
-                )
-            )
-        await s.flush()
-        await copy_chunks(s, rows)
-    await kernel.knowledge.ensure_vector_index(model, dims)
-    await kernel.knowledge.analyze()
+    await seed_chunks(kernel, rows, files, model, dims)
     return needle
 
 
