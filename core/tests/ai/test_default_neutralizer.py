@@ -190,3 +190,29 @@ def _no_version_word(text: str) -> bool:
 def test_no_swiss_phone_or_ipv4_survives(value: str, before: str, after: str) -> None:
     out = neutralize(f"{before} {value} {after}")
     assert value not in out
+
+
+def test_ids_and_hashes_are_not_card_or_ahv_numbers() -> None:
+    """The digits inside a UUID or a hex hash can pass the Luhn check (this UUID's
+    ``5-4019-9238-84956`` does); they are part of a longer token, not a card number, and
+    replacing them breaks the id the model has to send back."""
+    assert luhn_valid("54019923884956")
+    for text in (
+        "file id: ec944983-bdb5-4019-9238-84956e12b784",
+        "sha256 a756123456789012b9f0",
+        "ref:docItem:0f4111111111111111ab",
+    ):
+        assert DefaultNeutralizer().find(text) == [], text
+    # the same numbers standing alone are still found
+    found = DefaultNeutralizer().find("Karte 4111 1111 1111 1111, AHV-Nr.756.1234.5678.97")
+    assert [f.category for f in found] == ["CARD", "AHV"]
+
+
+def test_random_uuids_are_never_neutralized() -> None:
+    import uuid
+
+    rng = random.Random(5)
+    neutralizer = DefaultNeutralizer()
+    for _ in range(5000):
+        text = f"file id: {uuid.UUID(int=rng.getrandbits(128), version=4)}"
+        assert neutralizer.find(text) == [], text

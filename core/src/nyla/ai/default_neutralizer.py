@@ -49,10 +49,17 @@ _VERSION_WORDS = re.compile(
     r"|\bv)$",
     re.IGNORECASE,
 )
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])")
-_AHV = re.compile(r"(?<!\d)756[. ]?\d{4}[. ]?\d{4}[. ]?\d{2}(?!\d)")
+# not inside a longer token: the digits of a UUID or a hash are not a card or AHV number
+_CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w])")
+_AHV = re.compile(r"(?<!\w)756[. ]?\d{4}[. ]?\d{4}[. ]?\d{2}(?![\w])")
 _IPV4 = re.compile(
     r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\.?\d)"
+)
+# a UUID or a hex hash/id (letters and digits, 16+ characters): digits inside one are part of
+# an identifier the model has to send back unchanged, never personal data
+_ID_TOKEN = re.compile(
+    r"(?<![\w-])(?:[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
+    r"|(?=[0-9A-Fa-f]*[A-Fa-f])(?=[0-9A-Fa-f]*\d)[0-9A-Fa-f]{16,})(?![\w-])"
 )
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
 
@@ -158,6 +165,17 @@ _DETECTORS: tuple[Callable[[str], Iterator[Finding]], ...] = (
 )
 
 
+#: the number-shaped categories an identifier's digits can imitate (an IBAN or an e-mail
+#: address is checked as a whole and kept)
+_NUMERIC = frozenset({"CARD", "AHV", "PHONE", "IP"})
+
+
+def _inside_id(finding: Finding, ids: list[tuple[int, int]]) -> bool:
+    return finding.category in _NUMERIC and any(
+        a <= finding.start and finding.end <= b for a, b in ids
+    )
+
+
 class DefaultNeutralizer:
     """E-mail, phone, IBAN, card, AHV and IP detector. Findings may overlap across
     categories (a card number inside an IBAN-like string); the gate resolves overlaps."""
@@ -171,6 +189,9 @@ class DefaultNeutralizer:
         found: list[Finding] = []
         for detector in _DETECTORS:
             found.extend(detector(text))
+        ids = [(m.start(), m.end()) for m in _ID_TOKEN.finditer(text)]
+        if ids:
+            found = [f for f in found if not _inside_id(f, ids)]
         found.sort(key=lambda f: (f.start, -(f.end - f.start)))
         return found
 
