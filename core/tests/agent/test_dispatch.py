@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from pydantic import BaseModel, ConfigDict
 
 from nyla.agent.batches import plan_batches
+from nyla.agent.cancel import RunCancelled
 from nyla.agent.registry import EXCERPT_CHARS, ToolRegistry
 from nyla.models.ai import ToolCall
 from nyla.models.tools import Tool, ToolContext, ToolResult
@@ -239,9 +241,76 @@ async def test_the_next_batch_runs_while_the_finished_one_is_handed_out():
     turn = registry.execute([call("r", "{}", "r1"), call("w", "{}", "w1")], lambda c: ToolContext())
     first = await anext(turn)
     assert [d.result.content for d in first] == ["r"]
-    await asyncio.wait_for(write_started.wait(), 5)  # started before the reads were handed out
+    assert write_started.is_set()  # started before the reads were handed out
     await turn.aclose()
     await asyncio.wait_for(write_cancelled.wait(), 5)
+
+
+async def test_a_read_past_its_deadline_releases_the_write_and_is_left_behind():
+    """The write waits for a stuck read only until the read's deadline: the read is answered
+    TIMEOUT and cancelled, the write runs, nothing waits for the stuck handler."""
+    log: list[str] = []
+    read_cancelled = asyncio.Event()
+
+    async def stuck(args: BaseModel, ctx: ToolContext) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            read_cancelled.set()
+            raise
+        return "never"
+
+    async def write(args: BaseModel, ctx: ToolContext) -> str:
+        log.append("write")
+        return "w"
+
+    tools = [
+        Tool.from_model("r", "r", _NoArgs, stuck, read_only=True, timeout_s=0.05),
+        Tool.from_model("w", "w", _NoArgs, write),
+    ]
+    registry = ToolRegistry(tools)
+    results = []
+    turn = registry.execute([call("r", "{}", "r1"), call("w", "{}", "w1")], lambda c: ToolContext())
+    async with asyncio.timeout(5):
+        async for batch in turn:
+            results.extend(batch)
+    assert [d.call.id for d in results] == ["r1", "w1"]
+    assert results[0].result.error_details.code == "TIMEOUT"
+    assert results[1].result.content == "w" and log == ["write"]
+    await asyncio.wait_for(read_cancelled.wait(), 5)
+
+
+async def test_a_cancelled_run_never_starts_the_next_batch():
+    """The run is cancelled while its reads are in flight: the reads are cancelled and the
+    write after them never starts."""
+    cancel = asyncio.Event()
+    log: list[str] = []
+
+    async def read(args: BaseModel, ctx: ToolContext) -> str:
+        log.append("read")
+        cancel.set()
+        await asyncio.sleep(30)
+        return "r"
+
+    async def write(args: BaseModel, ctx: ToolContext) -> str:
+        log.append("write")
+        return "w"
+
+    tools = [
+        Tool.from_model("r", "r", _NoArgs, read, read_only=True),
+        Tool.from_model("w", "w", _NoArgs, write),
+    ]
+    registry = ToolRegistry(tools)
+    turn = registry.execute(
+        [call("r", "{}", "r1"), call("w", "{}", "w1")], lambda c: ToolContext(), cancel
+    )
+    with pytest.raises(RunCancelled):
+        async with asyncio.timeout(5):
+            async for _ in turn:
+                pass
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert log == ["read"]
 
 
 async def test_a_refused_write_does_not_stop_the_reads_before_it():

@@ -8,8 +8,10 @@ The batches are pipelined so that the kernel's own work overlaps with the tools'
 
 - once a batch's handlers are started, the *next* batch's calls are checked while they run
   (checks only read: a check never sees the outcome of an earlier call);
-- when a batch has finished, the next one is started *before* the finished one's results are
-  handed out, so recording them (trace, conversation, events) overlaps with the next batch.
+- the next batch is started the moment the current one is over, from the done callback of
+  its last handler (:func:`~nyla.agent.guard.await_tool_runs`), *before* the finished batch's
+  results are built and handed out, so recording them (trace, conversation, events) overlaps
+  with the next batch.
 
 The order the caller sees is unchanged: batch after batch, results in call order, and a write
 never starts before every call before it has finished.
@@ -122,17 +124,22 @@ class BatchRunner:
                 item.run = ToolRun(item.tool.handler, item.args, item.ctx, timeout)
         return pending
 
-    async def finish(self, pending: list[_Pending]) -> list[Dispatched]:
-        """Wait for the started handlers; the batch's results in call order."""
+    async def finish(
+        self, pending: list[_Pending], then: Callable[[], None] | None = None
+    ) -> list[Dispatched]:
+        """Wait for the started handlers; the batch's results in call order. ``then()`` is
+        called as soon as the batch is over, before its results are built (it starts the
+        next batch)."""
         runs = [item.run for item in pending if item.run is not None]
         cancelled_inside = False
-        if runs:
-            try:
-                await await_tool_runs(runs)
-            except asyncio.CancelledError:
-                if run_is_cancelled():
-                    raise
-                cancelled_inside = True
+        try:
+            await await_tool_runs(runs, then)
+        except asyncio.CancelledError:
+            if run_is_cancelled():
+                raise
+            cancelled_inside = True
+            if then is not None:
+                then()
         return [self._dispatched(item, cancelled_inside) for item in pending]
 
     def _dispatched(self, item: _Pending, cancelled_inside: bool) -> Dispatched:
@@ -163,18 +170,24 @@ class BatchRunner:
         """Every batch of one turn, pipelined; ``wait`` wraps each wait (the run's cancel)."""
         batches = plan_batches(calls, self.is_read_only)
         current: list[_Pending] = []
+        started: list[list[_Pending]] = []  # batches the gate of the one before started
         try:
             current = self.start(await wait(self.checked(batches[0], ctx_for)))
             for index in range(len(batches)):
-                following: list[_Pending] | None = None
+                then = None
                 if index + 1 < len(batches):
                     if any(item.run for item in current):
                         await asyncio.sleep(0)  # let the started handlers begin their work
                     following = await wait(self.checked(batches[index + 1], ctx_for))
-                results = await wait(self.finish(current))
-                current = self.start(following) if following is not None else []
+
+                    def then(batch: list[_Pending] = following) -> None:
+                        started.append(self.start(batch))
+
+                results = await wait(self.finish(current, then))
+                current = started[-1] if then is not None else []
                 yield results
-        finally:
-            for item in current:  # a consumer that stopped early leaves nothing running
-                if item.run is not None and not item.run.task.done():
-                    item.run.task.cancel()
+        finally:  # a consumer that stopped early leaves nothing running
+            for batch in (current, *started):
+                for item in batch:
+                    if item.run is not None and not item.run.task.done():
+                        item.run.task.cancel()

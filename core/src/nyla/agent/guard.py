@@ -94,14 +94,20 @@ class ToolRun:
     def _done(self, _task: asyncio.Future[Any]) -> None:
         self.finished = time.monotonic()
 
+    def abandon(self) -> None:
+        """Cancel the handler past its deadline and leave it behind (a tool swallowing the
+        cancel cannot hold the run; a late failure is logged)."""
+        task = self.task
+        if not task.done() and not task.cancelling():
+            task.cancel()
+            task.add_done_callback(_forget)
+
     def outcome(self) -> Any:
         """The handler's value; raises :class:`ToolTimedOut`, the tool's exception, or
         ``RuntimeError`` for the ``BaseException`` kinds a tool must not propagate."""
         task = self.task
         if self.finished is None or self.finished - self.started > self.timeout:
-            if not task.done():
-                task.cancel()  # left behind: a tool swallowing the cancel cannot hold the run
-                task.add_done_callback(_forget)
+            self.abandon()
             raise ToolTimedOut
         try:
             return task.result()
@@ -109,22 +115,76 @@ class ToolRun:
             raise RuntimeError("the tool raised CancelledError (cancelled from inside)") from None
 
 
-async def await_tool_runs(runs: list[ToolRun]) -> None:
+async def await_tool_runs(runs: list[ToolRun], then: Callable[[], None] | None = None) -> None:
     """Wait until every run has finished or passed its deadline (one wait for a batch of
-    concurrent calls). When the caller is cancelled, the unfinished runs are cancelled."""
+    concurrent calls); runs past their deadline are abandoned. ``then()`` is called the moment
+    the batch is over, inside the event loop's callback, before the waiting task wakes: the
+    next batch starts without waiting for this one's results to be handed out. When the caller
+    is cancelled, the unfinished runs are cancelled and ``then`` is never called."""
+    gate = _BatchGate(runs, then)
     try:
-        while True:
-            now = time.monotonic()
-            live = [r for r in runs if r.finished is None and r.deadline > now]
-            if not live:
-                return
-            wait = min(r.deadline for r in live) - now
-            # a finished task's own callback (noting the time) runs before the wait wakes us
-            await asyncio.wait([r.task for r in live], timeout=wait)
+        await gate.future
     except asyncio.CancelledError:
+        gate.close()
         for r in runs:
             r.task.cancel()
         raise
+
+
+class _BatchGate:
+    """Counts a batch's runs down (one done callback each, one timer for the earliest
+    deadline) and opens once: the cheap equivalent of ``asyncio.wait`` in a loop."""
+
+    __slots__ = ("future", "left", "runs", "then", "timer")
+
+    def __init__(self, runs: list[ToolRun], then: Callable[[], None] | None) -> None:
+        loop = asyncio.get_running_loop()
+        self.runs, self.then = runs, then
+        self.future: asyncio.Future[None] = loop.create_future()
+        self.timer: asyncio.TimerHandle | None = None
+        self.left = 0
+        for r in runs:
+            if r.finished is None:
+                self.left += 1
+                r.task.add_done_callback(self._one_done)  # after the run's own (its time)
+        self._on_deadline()
+
+    def _one_done(self, _task: asyncio.Future[Any]) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self._open()
+
+    def _on_deadline(self) -> None:
+        now = time.monotonic()
+        live = [r.deadline for r in self.runs if r.finished is None and r.deadline > now]
+        if not live:
+            self._open()
+        elif not self.future.done():
+            loop = asyncio.get_running_loop()
+            self.timer = loop.call_later(min(live) - now, self._on_deadline)
+
+    def _open(self) -> None:
+        if self.future.done():
+            return
+        then = self.then
+        self.close()
+        for r in self.runs:
+            if r.finished is None:
+                r.abandon()
+        if then is not None:
+            try:
+                then()
+            except Exception as exc:  # the waiting task raises it (nothing is lost)
+                self.future.set_exception(exc)
+                return
+        self.future.set_result(None)
+
+    def close(self) -> None:
+        """Stop the deadline timer; a gate closed by its waiter never calls ``then``."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.then = None
 
 
 async def call_with_deadline(
