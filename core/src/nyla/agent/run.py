@@ -258,6 +258,15 @@ class AgentRun:
                 )
                 results.append(item)
                 yield events.tool_result(round_, call, result, item.duration_ms, text)
+            if len(results) < len(calls):  # a later batch runs: do the next call's work now
+                self.prepare_ahead()
+
+    def prepare_ahead(self) -> None:
+        """Neutralize the conversation so far while the last tools run (the next model call
+        then neutralizes only their results)."""
+        ahead = getattr(self.kernel.ai, "prepare_ahead", None)
+        if ahead is not None and self.session is not None:
+            ahead(self.conversation.for_call(), self.session, self.context)
 
     def tool_context(self, call: ToolCall) -> ToolContext:
         """What the handler of ``call`` gets: the run's context, limits and session."""

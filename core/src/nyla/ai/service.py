@@ -117,6 +117,18 @@ class AiService(AiPipeline):
         session = session if session is not None else NeutralizationSession()
         return self._gate(context).apply(text, session), session
 
+    def prepare_ahead(
+        self, messages: list[Message], session: NeutralizationSession, context: Any = None
+    ) -> None:
+        """Neutralize and count ``messages`` now, for a caller that is waiting anyway (the
+        agent loop while a tool runs): the next call in ``session`` that starts with them
+        pays only for what was added. Best effort: a failure here is the next call's to
+        report."""
+        try:
+            self._gate(context).prepare_messages(messages, session)
+        except Exception as exc:
+            log.debug("neutralizing ahead failed: %s", exc)
+
     # ---- chat ---------------------------------------------------------------------------
 
     def _chat_route(self, request: AiCallRequest) -> tuple[Route, list[Message]]:
