@@ -166,18 +166,23 @@ class BatchRunner:
         calls: list[ToolCall],
         ctx_for: Callable[[ToolCall], ToolContext],
         wait: Callable[[Awaitable[Any]], Awaitable[Any]],
+        announce: bool = False,
     ) -> AsyncGenerator[list[Dispatched], None]:
-        """Every batch of one turn, pipelined; ``wait`` wraps each wait (the run's cancel)."""
+        """Every batch of one turn, pipelined; ``wait`` wraps each wait (the run's cancel).
+        With ``announce``, an empty list comes first, once the first batch's handlers are
+        started (the caller's bookkeeping of the turn then overlaps with them)."""
         batches = plan_batches(calls, self.is_read_only)
         current: list[_Pending] = []
         started: list[list[_Pending]] = []  # batches the gate of the one before started
         try:
             current = self.start(await wait(self.checked(batches[0], ctx_for)))
+            if any(item.run for item in current):
+                await asyncio.sleep(0)  # let the started handlers begin their work
+            if announce:
+                yield []
             for index in range(len(batches)):
                 then = None
-                if index + 1 < len(batches):
-                    if any(item.run for item in current):
-                        await asyncio.sleep(0)  # let the started handlers begin their work
+                if index + 1 < len(batches):  # (a gate-started batch has begun already)
                     following = await wait(self.checked(batches[index + 1], ctx_for))
 
                     def then(batch: list[_Pending] = following) -> None:

@@ -351,14 +351,18 @@ class ToolRegistry:
         calls: list[ToolCall],
         ctx_for: Callable[[ToolCall], ToolContext],
         cancel: asyncio.Event | None = None,
+        announce: bool = False,
     ) -> AsyncIterator[list[Dispatched]]:
         """Run one model turn's calls: runs of consecutive read-only calls concurrently, every
         other call alone in the model's order (see :mod:`nyla.agent.batches`). Yields each
-        batch's results in call order; ``cancel`` set by the caller stops the batch in flight
+        batch's results in call order (with ``announce``, first an empty list once the first
+        batch is running); ``cancel`` set by the caller stops the batch in flight
         (:class:`RunCancelled`)."""
         if not calls:
             return
-        turn = self._runner().run_turn(calls, ctx_for, lambda work: race(work, cancel))
+        turn = self._runner().run_turn(
+            calls, ctx_for, lambda work: race(work, cancel), announce=announce
+        )
         try:
             async for results in turn:
                 yield results

@@ -193,14 +193,15 @@ class AgentRun:
         response = answers[0]
         self.account(response)
         self.last_text = response.content or self.last_text
-        self.conversation.add(
-            Message(role=Role.ASSISTANT, content=response.content, tool_calls=response.tool_calls)
+        said = Message(
+            role=Role.ASSISTANT, content=response.content, tool_calls=response.tool_calls
         )
         if not response.tool_calls:
+            self.conversation.add(said)
             self.answer = response.content
             return
         results: list[Dispatched] = []
-        async for event in self.dispatch(response.tool_calls, results):
+        async for event in self.dispatch(response.tool_calls, results, said):
             yield event
         await self.record(response, results)
 
@@ -230,14 +231,19 @@ class AgentRun:
                 yield events.error(self.round, f"summarization failed: {exc}")
 
     async def dispatch(
-        self, calls: list[ToolCall], results: list[Dispatched]
+        self, calls: list[ToolCall], results: list[Dispatched], said: Message
     ) -> AsyncIterator[AgentEvent]:
         """Run the model's tool calls (see :meth:`ToolRegistry.execute`); each result goes to
-        the trace, the conversation and out as a TOOL_RESULT event."""
+        the trace, the conversation and out as a TOOL_RESULT event. The model's message
+        ``said`` joins the conversation and the TOOL_CALL events go out once the first batch
+        is running (the checks come first, so nothing in between can fail)."""
         registry, round_ = self.registry, self.round
-        for call in calls:
-            yield events.tool_call(round_, call, registry.is_read_only(call))
-        async for batch in registry.execute(calls, self.tool_context, self.cancel):
+        async for batch in registry.execute(calls, self.tool_context, self.cancel, announce=True):
+            if not batch:  # the first batch is running
+                self.conversation.add(said)
+                for call in calls:
+                    yield events.tool_call(round_, call, registry.is_read_only(call))
+                continue
             for item in batch:
                 call, result = item.call, item.result
                 text = result_text(result)
