@@ -29,8 +29,14 @@ cost of a round must not grow with the conversation).
 nyla runs the bare loop (``run_agent_loop``) with the kernel's built-in plugins and trace
 persistence off, as the others persist nothing.
 
-Usage: ``.venv/bin/python bench/agent_loop.py [--rounds 10 40 100] [--repeat 5]``. The
-competitors are installed from PyPI on first use into ``bench/.venvs/agent_loop``
+Why nyla's ratio is worse with waiting tools than in CPU alone: on this kind of machine the
+CPU runs at about half speed for the first 1-2 ms after the process slept (a fixed Python loop
+takes 21 us per chunk right after a 20 ms sleep, 12 us after 5 ms of work), so a short
+stretch of work after each wait pays proportionally more than a long one. ``--tool-ms 0``
+(tools that return at once) measures the loops' pure CPU cost without that effect.
+
+Usage: ``.venv/bin/python bench/agent_loop.py [--rounds 10 40 100] [--repeat 5]
+[--tool-ms 20]``. The competitors are installed from PyPI on first use into ``bench/.venvs/agent_loop``
 (git-ignored) with uv (or pip). Never part of the test suite. On a shared machine keep
 ``--repeat`` small and read the CPU column next to the wall-clock one.
 """
@@ -374,7 +380,12 @@ def ensure_bench_venv() -> Path:
 
 def run_worker(python: str, name: str, rounds: int, repeat: int) -> dict:
     out = subprocess.run(
-        [python, __file__, "--worker", name, "--rounds", str(rounds), "--repeat", str(repeat)],
+        [
+            python,
+            __file__,
+            *("--worker", name, "--rounds", str(rounds), "--repeat", str(repeat)),
+            *("--tool-ms", str(TOOL_SLEEP_S * 1000)),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -401,7 +412,8 @@ def report(results: list[dict]) -> None:
         "write alone",
     )
     for rounds, rows in sorted(by_rounds.items()):
-        table = Table(title=f"agent loop: {rounds} rounds, 3 reads + 1 write of 20 ms each")
+        title = f"agent loop: {rounds} rounds, 3 reads + 1 write of {TOOL_SLEEP_S * 1000:g} ms each"
+        table = Table(title=title)
         for col in columns:
             table.add_column(col, justify="left" if col == "framework" else "right")
         for r in rows:
@@ -458,12 +470,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, nargs="+", default=[10, 40, 100])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--tool-ms",
+        type=float,
+        default=TOOL_SLEEP_S * 1000,
+        help="how long each tool waits (0: tools return at once, the loops' pure CPU cost)",
+    )
     parser.add_argument("--worker", choices=sorted(RUNNERS))
     parser.add_argument("--only", choices=sorted(RUNNERS), action="append")
     parser.add_argument("--json", action="store_true", help="print the raw results as JSON")
     args = parser.parse_args()
     if any(not 2 <= n <= 100 for n in args.rounds):
         parser.error("--rounds: each count must be between 2 and 100 (AgentConfig.max_rounds)")
+    globals()["TOOL_SLEEP_S"] = args.tool_ms / 1000
     if args.worker:
         print(json.dumps(worker(args.worker, args.rounds[0], args.repeat)))
         return
