@@ -1,6 +1,6 @@
 """nyla's unfiltered vector search next to raw pgvector's, interleaved query by query.
 
-    .venv/bin/python bench/rag_profile.py --n 10000 [--synthetic] [--keep] [--profile]
+    .venv/bin/python bench/rag_profile.py --n 10000 [--synthetic [--clustered]] [--keep] [--profile]
 
 Builds (or reuses with ``--keep``) one database on the bench server holding nyla's store
 (``index_paths`` with the precomputed vectors, as bench/rag.py ingests) and bench/rag.py's
@@ -129,15 +129,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--synthetic", action="store_true")
+    parser.add_argument("--clustered", action="store_true", help="with --synthetic")
     parser.add_argument("--keep", action="store_true", help="reuse the database")
     parser.add_argument("--ef", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
-    docs_path, queries_path, texts = vectors(args.n, 200, args.synthetic)
+    docs_path, queries_path, texts = vectors(args.n, 200, args.synthetic, args.clustered)
     queries = read_f32(queries_path, 100)
     _server, base = start_server()
-    name = f"ab_{args.n}_{'s' if args.synthetic else 'r'}"
+    kind = ("c" if args.clustered else "s") if args.synthetic else "r"
+    name = f"ab_{args.n}_{kind}"
     if not args.keep:
         docs = read_f32(docs_path, args.n)
         texts = (texts or [f"synthetic row {i}" for i in range(args.n)])[: args.n]
