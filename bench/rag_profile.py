@@ -1,6 +1,6 @@
 """nyla's unfiltered vector search next to raw pgvector's, interleaved query by query.
 
-    .venv/bin/python bench/rag_profile.py --n 10000 [--synthetic] [--keep] [--profile]
+    .venv/bin/python bench/rag_profile.py --n 10000 [--synthetic [--clustered]] [--keep] [--profile]
 
 Builds (or reuses with ``--keep``) one database on the bench server holding nyla's store
 (``index_paths`` with the precomputed vectors, as bench/rag.py ingests) and bench/rag.py's
@@ -11,6 +11,13 @@ and ``KnowledgeService.search_vector``, both at ``--ef``. On a machine shared wi
 jobs this is the steadier ratio: both sides see the same load at the same moment, which
 bench/rag.py's one-contender-after-the-other phases cannot promise. ``--profile`` adds a
 cProfile of nyla's side.
+
+``--block`` alternates whole passes over the queries (raw, nyla, raw, ...) instead of single
+queries. Alternating single queries switches between two server backends and two indexes
+every query, which slows both sides (measured at 10k: raw pgvector's p50 1.2 ms in
+passes of its own, 2.2 ms alternating query by query), so its ratio says little about
+either side's steady state; passes keep each side's caches warm and still share the load
+of the moment. It also prints each side's client CPU per query.
 """
 
 from __future__ import annotations
@@ -72,7 +79,9 @@ def kernel_for(uri: str) -> Any:
     )
 
 
-async def measure(uri: str, queries: list[Any], ef: int, rounds: int, profile: bool) -> None:
+async def measure(
+    uri: str, queries: list[Any], ef: int, rounds: int, profile: bool, block: bool
+) -> None:
     import psycopg
     import rag_nyla
 
@@ -100,24 +109,45 @@ async def measure(uri: str, queries: list[Any], ef: int, rounds: int, profile: b
     async def raw_one(vec: Any) -> None:
         raw.execute(raw_sql, (None, None, vector_literal(vec))).fetchall()
 
-    timings: dict[str, list[float]] = {"raw": [], "nyla": []}
     for vec in queries:  # warm-up
         await nyla_one(vec)
         await raw_one(vec)
     prof = cProfile.Profile() if profile else None
+    sides = (("raw", raw_one), ("nyla", nyla_one))
+    timings: dict[str, list[float]] = {"raw": [], "nyla": []}
+    blocks: dict[str, list[float]] = {"raw": [], "nyla": []}
+    cpu: dict[str, float] = {"raw": 0.0, "nyla": 0.0}
     for _ in range(rounds):
-        for vec in queries:
-            for name, fn in (("raw", raw_one), ("nyla", nyla_one)):
-                if prof and name == "nyla":
-                    prof.enable()
+        # per query (raw, nyla, raw, ...) or per block (all queries raw, then all nyla)
+        order = (
+            [(name, fn, queries) for name, fn in sides]
+            if block
+            else [(name, fn, [vec]) for vec in queries for name, fn in sides]
+        )
+        for name, fn, vecs in order:
+            if prof and name == "nyla":
+                prof.enable()
+            took = []
+            cpu_started = time.process_time()
+            for vec in vecs:
                 started = time.perf_counter()
                 await fn(vec)
-                timings[name].append((time.perf_counter() - started) * 1000)
-                if prof and name == "nyla":
-                    prof.disable()
+                took.append((time.perf_counter() - started) * 1000)
+            cpu[name] += time.process_time() - cpu_started
+            if prof and name == "nyla":
+                prof.disable()
+            timings[name] += took
+            if block:
+                blocks[name].append(statistics.median(took))
     for name, t in timings.items():
-        print(f"{name:6} p50 {statistics.median(t):.2f} ms  mean {statistics.mean(t):.2f}")
+        print(
+            f"{name:6} p50 {statistics.median(t):.2f} ms  mean {statistics.mean(t):.2f}  "
+            f"client CPU {cpu[name] * 1000 / len(t):.3f} ms/query"
+        )
     print(f"ratio {statistics.median(timings['nyla']) / statistics.median(timings['raw']):.2f}")
+    if block:
+        ratios = [n / r for r, n in zip(blocks["raw"], blocks["nyla"], strict=True)]
+        print("block ratios " + " ".join(f"{x:.2f}" for x in ratios))
     print(f"load {os.getloadavg()[0]:.1f}/{os.getloadavg()[1]:.1f} on {os.cpu_count()} cores")
     raw.close()
     await kernel.aclose()
@@ -129,22 +159,27 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--synthetic", action="store_true")
+    parser.add_argument("--clustered", action="store_true", help="with --synthetic")
     parser.add_argument("--keep", action="store_true", help="reuse the database")
     parser.add_argument("--ef", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--block", action="store_true", help="alternate whole passes, not single queries"
+    )
     args = parser.parse_args()
-    docs_path, queries_path, texts = vectors(args.n, 200, args.synthetic)
+    docs_path, queries_path, texts = vectors(args.n, 200, args.synthetic, args.clustered)
     queries = read_f32(queries_path, 100)
     _server, base = start_server()
-    name = f"ab_{args.n}_{'s' if args.synthetic else 'r'}"
+    kind = ("c" if args.clustered else "s") if args.synthetic else "r"
+    name = f"ab_{args.n}_{kind}"
     if not args.keep:
         docs = read_f32(docs_path, args.n)
         texts = (texts or [f"synthetic row {i}" for i in range(args.n)])[: args.n]
         uri = fresh_database(base, name)
         asyncio.run(build(uri, texts, docs))
     uri = db_uri(base, name)
-    asyncio.run(measure(uri, queries, args.ef, args.rounds, args.profile))
+    asyncio.run(measure(uri, queries, args.ef, args.rounds, args.profile, args.block))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg.adapt import Dumper
 
 log = logging.getLogger(__name__)
 
@@ -24,17 +25,29 @@ T = TypeVar("T")
 
 class ReadConnection:
     """A pooled psycopg ``AsyncConnection`` (``driver``) and what the pool remembers about
-    it (``info``: lives as long as the connection)."""
+    it (``info``: lives as long as the connection). It serves one caller at a time, which
+    runs its statements one after the other: they share one cursor (a cursor per
+    statement cost about 40 µs of Python each, measured)."""
 
-    __slots__ = ("driver", "info")
+    __slots__ = ("_cursor", "driver", "info")
 
     def __init__(self, driver: psycopg.AsyncConnection[Any]) -> None:
         self.driver = driver
         self.info: dict[str, Any] = {}
+        self._cursor: psycopg.AsyncCursor[Any] | None = None
+
+    def register_dumper(self, cls: type, dumper: type[Dumper]) -> None:
+        """Adapt ``cls`` with ``dumper`` in this connection's statements."""
+        self.driver.adapters.register_dumper(cls, dumper)
+        # a cursor copies the connection's adapters when it is made: make a new one
+        self._cursor = None
 
     async def rows(self, sql: str, params: Any = None) -> list[Any]:
         """The rows of one statement (psycopg placeholders), prepared on this connection."""
-        cursor = await self.driver.execute(sql, params, prepare=True)
+        cursor = self._cursor
+        if cursor is None or cursor.closed:
+            cursor = self._cursor = self.driver.cursor()
+        await cursor.execute(sql, params, prepare=True)
         return await cursor.fetchall()
 
     async def rows_after(self, setup: str, setup_params: Any, sql: str, params: Any) -> list[Any]:

@@ -186,3 +186,17 @@ async def test_changed_hnsw_settings_reach_the_connection_with_the_search(kernel
         result = await _search(kernel, "ann", mine["ann"][ef][1])
         assert result.path == "hnsw" and result.hits[0].text == mine["ann"][ef][0]
         assert await kernel.db.read_driver(shown) == (str(ef), "relaxed_order")
+
+
+async def test_a_connection_that_ran_other_statements_first_still_sends_the_query_vector(kernel):
+    # the connection's one cursor is made by the first statement, before the search
+    # registers the query vector's adapter: the search must still get a cursor that has it
+    pid = await _pid(kernel)
+    mine = await _load(kernel, {"ann": 12}, chunks_per_file=4)
+    body, vector = mine["ann"][3]
+    for threshold, factor in ((10**9, 4.0), (0, 0.0)):
+        kernel.knowledge.settings.exact_threshold = threshold
+        kernel.knowledge.settings.exact_cost_factor = factor
+        result = await _search(kernel, "ann", vector)
+        assert result.hits[0].text == body
+        assert await _pid(kernel) == pid  # one connection throughout, its cursor reused

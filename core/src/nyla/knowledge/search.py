@@ -20,6 +20,7 @@ query vector sent in pgvector's binary form, the HNSW settings set only when the
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +28,14 @@ from typing import Any
 from nyla.knowledge.search_driver import Executor, QueryVector, ReadConnection, driver_sql
 from nyla.knowledge.search_driver import info as _info
 from nyla.knowledge.search_driver import rows as _rows
+from nyla.knowledge.search_hits import (
+    CHUNK_COLUMNS,
+    FILE_OF_RANKED,
+    HIT_COLUMNS,
+    RANKED_HIT_COLUMNS,
+    hit,
+    rescored,
+)
 from nyla.knowledge.search_plan import (
     EF_MAX,
     EF_REFERENCE_ROWS,
@@ -42,13 +51,11 @@ from nyla.knowledge.tables import TS_CONFIG
 from nyla.knowledge.vectors import (
     FILE_NO_OF,
     IN_FILE,
-    SEQ_OF,
     hnsw_index_name,
     index_expr,
     sql_literal,
     vector_expr,
 )
-from nyla.models.files import Scope
 from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
 
 __all__ = [
@@ -115,38 +122,11 @@ async def vector_ranks(
 ) -> list[SearchHit]:
     """The ``limit`` nearest readable chunks, nearest first, with their details (one
     round trip for the ranking and the rows)."""
-    expr = f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)}))"
-    # the limit as a literal: a prepared statement's generic plan then knows it is small
+    sql = _ranking_sql(file_where, where, int(dims), int(limit), exact)
     bound = {**params, "q": QueryVector(vector)}
     setup = None
-    if exact:
-        # The scope's files (btree on the file index), then each file's chunks by its
-        # primary-key range, ranked exactly. LATERAL + OFFSET 0 keeps the per-file range
-        # scans: as a plain join the planner, not knowing how few chunks a range holds,
-        # prefers one sequential scan of the whole chunk table (measured 32 ms vs 1 ms for
-        # 1,000 of 100,000 chunks). "+ 0" keeps it off the HNSW index.
-        inner = (
-            "SELECT x.id, x.distance FROM knowledge_file_index f CROSS JOIN LATERAL ("
-            f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c "
-            f"WHERE {IN_FILE} AND {where} OFFSET 0) x "
-            f"WHERE {file_where} ORDER BY x.distance + 0 LIMIT {int(limit)}"
-        )
-    else:
+    if not exact:
         setup = await _hnsw_settings_change(session, ef_search or settings.ef_search, settings)
-        # the index orders by half precision; the reported distance is the exact one
-        order = f"{index_expr(dims, 'c.embedding')} <=> CAST(:q AS halfvec({int(dims)}))"
-        inner = (
-            f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
-            f"ORDER BY {order} LIMIT {int(limit)}"
-        )
-    # relaxed_order may return rows slightly out of order (and half precision may swap
-    # near ties): the outer query sorts by the exact distance
-    sql = (
-        f"WITH nearest AS MATERIALIZED ({inner}) "
-        f"SELECT {_HIT_COLUMNS}, n.distance FROM nearest n "
-        "JOIN knowledge_chunk c ON c.id = n.id "
-        f"JOIN knowledge_file_index f ON f.file_no = {FILE_NO_OF} ORDER BY n.distance"
-    )
     if setup is None:
         rows = await _rows(session, sql, bound)
     elif isinstance(session, ReadConnection):
@@ -157,7 +137,49 @@ async def vector_ranks(
         rows = await _rows(session, sql, bound)
     if setup is not None:
         (await _info(session))["nyla_hnsw_settings"] = setup[2]
-    return [_hit(r) for r in rows]
+    return [hit(r) for r in rows]
+
+
+@functools.lru_cache(maxsize=256)
+def _ranking_sql(file_where: str, where: str, dims: int, limit: int, exact: bool) -> str:
+    """The ranking statement (built once per filter shape, model, size and path: its text
+    holds no per-query value, so it is also prepared once per connection). The limit is a
+    literal: a prepared statement's generic plan then knows it is small."""
+    expr = f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({dims}))"
+    if exact:
+        # The scope's files (btree on the file index), then each file's chunks by its
+        # primary-key range, ranked exactly. LATERAL + OFFSET 0 keeps the per-file range
+        # scans: as a plain join the planner, not knowing how few chunks a range holds,
+        # prefers one sequential scan of the whole chunk table (measured 32 ms vs 1 ms for
+        # 1,000 of 100,000 chunks). "+ 0" keeps it off the HNSW index.
+        inner = (
+            "SELECT x.id, x.distance FROM knowledge_file_index f CROSS JOIN LATERAL ("
+            f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c "
+            f"WHERE {IN_FILE} AND {where} OFFSET 0) x "
+            f"WHERE {file_where} ORDER BY x.distance + 0 LIMIT {limit}"
+        )
+        return (
+            f"WITH nearest AS MATERIALIZED ({inner}) "
+            f"SELECT {HIT_COLUMNS}, n.distance FROM nearest n "
+            "JOIN knowledge_chunk c ON c.id = n.id "
+            f"JOIN knowledge_file_index f ON f.file_no = {FILE_NO_OF} ORDER BY n.distance"
+        )
+    # The index orders by half precision; the reported distance is the exact one. The
+    # ranking carries the chunk's columns (the index scan has read its row already), so
+    # only the file is joined, on the limit's rows: no second visit of each chunk. The
+    # MATERIALIZED CTE keeps the plan an index scan under a limit whatever the join.
+    order = f"{index_expr(dims, 'c.embedding')} <=> CAST(:q AS halfvec({dims}))"
+    inner = (
+        f"SELECT {CHUNK_COLUMNS}, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
+        f"ORDER BY {order} LIMIT {limit}"
+    )
+    # relaxed_order may return rows slightly out of order (and half precision may swap
+    # near ties): the outer query sorts by the exact distance
+    return (
+        f"WITH nearest AS MATERIALIZED ({inner}) "
+        f"SELECT {RANKED_HIT_COLUMNS}, n.distance FROM nearest n "
+        f"JOIN knowledge_file_index f ON {FILE_OF_RANKED} ORDER BY n.distance"
+    )
 
 
 async def _hnsw_settings_change(
@@ -270,11 +292,12 @@ async def search(
     if hybrid and query.strip():
         keyword = await text_ranks(session, where=where, params=params, query=query, limit=pool)
         fused = reciprocal_rank_fusion([[h.chunk_id for h in nearest], keyword], settings.rrf_k)
-        ranked = fused[:k]
+        hits = await _ordered_hits(session, fused[:k], nearest, dims, vector)
     else:
-        ranked = [(h.chunk_id, 1.0 - (h.distance or 0.0)) for h in nearest[:k]]
+        # each hit carries its score already (1 - distance)
+        hits = nearest[:k]
     return SearchResult(
-        hits=await _ordered_hits(session, ranked, nearest, dims, vector),
+        hits=hits,
         path="exact" if exact else "hnsw",
         hybrid=hybrid,
         candidates=candidates,
@@ -326,34 +349,7 @@ async def _ordered_hits(
     missing = [i for i, _ in ranked if i not in by_id]
     for found in await _hits(session, missing, dims, vector):
         by_id[found.chunk_id] = found
-    ordered = []
-    for chunk_id, score in ranked:
-        hit = by_id.get(chunk_id)
-        if hit is not None:
-            hit.score = score
-            ordered.append(hit)
-    return ordered
-
-
-_HIT_COLUMNS = (
-    f"c.id, f.file_id, f.name, {SEQ_OF}, c.data, c.context_ref, c.content_type, "
-    "split_part(c.owner_key, ':', 1), c.embedding_model"
-)
-
-
-def _hit(r: Any) -> SearchHit:
-    return SearchHit(
-        chunk_id=r[0],
-        file_id=r[1],
-        file_name=r[2],
-        seq=r[3],
-        text=r[4],
-        context_ref=r[5],
-        content_type=r[6],
-        scope=Scope(r[7]),
-        embedding_model=r[8],
-        distance=float(r[9]),
-    )
+    return [rescored(by_id[i], score) for i, score in ranked if i in by_id]
 
 
 async def _hits(
@@ -364,10 +360,10 @@ async def _hits(
         return []
     rows = await _rows(
         session,
-        f"SELECT {_HIT_COLUMNS}, "
+        f"SELECT {HIT_COLUMNS}, "
         f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({int(dims)})) "
         f"FROM knowledge_chunk c JOIN knowledge_file_index f ON f.file_no = {FILE_NO_OF} "
         "WHERE c.id = ANY(:ids)",
         {"ids": ids, "q": QueryVector(vector)},
     )
-    return [_hit(r) for r in rows]
+    return [hit(r) for r in rows]

@@ -57,7 +57,7 @@ async def rows(executor: Executor, sql: str, params: dict[str, Any]) -> list[Any
     (``exec_driver_sql``: no statement compilation)."""
     if isinstance(executor, ReadConnection):
         if "vector_dumper" not in executor.info:
-            executor.driver.adapters.register_dumper(QueryVector, _QueryVectorDumper)
+            executor.register_dumper(QueryVector, _QueryVectorDumper)
             executor.info["vector_dumper"] = True
         return await executor.rows(driver_sql(sql), params)
     params = {
