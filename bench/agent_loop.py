@@ -26,8 +26,9 @@ Two ratios are printed: nyla's overhead against the faster competitor's at each 
 (goal <= 0.15), and nyla's overhead at the most rounds against the fewest (goal <= 1.2: the
 cost of a round must not grow with the conversation).
 
-nyla runs the bare loop (``run_agent_loop``) with the kernel's built-in plugins and trace
-persistence off, as the others persist nothing.
+nyla runs the bare loop (``run_agent_loop``) with every installed plugin (providers whose
+models it selects from, toolboxes whose policy hooks check each call) plus the scripted
+provider, and trace persistence off, as the others persist nothing.
 
 Why nyla's ratio is worse with waiting tools than in CPU alone: on this kind of machine the
 CPU runs at about half speed for the first 1-2 ms after the process slept (a fixed Python loop
@@ -151,10 +152,9 @@ def nyla_runner(rounds: int) -> Callable[[Probe], Awaitable[None]]:
 
     tools = [make(n, True) for n in READS] + [make(WRITE, False)]
     provider = BenchProvider(script)
-    kernel = Kernel(
-        plugins=PluginHost.from_plugins([ScriptedPlugin(provider)], builtins=True),
-        settings={"persist_traces": False},
-    )
+    plugins = PluginHost.discover()  # every installed plugin, as `nyla run` loads them
+    plugins.add_plugin(ScriptedPlugin(provider), "bench-scripted")
+    kernel = Kernel(plugins=plugins, settings={"persist_traces": False})
 
     async def run(probe: Probe) -> None:
         current["probe"] = probe

@@ -25,6 +25,7 @@ from nyla.errors import PluginError
 from nyla.plugin_answers import (
     CONTRIBUTION_HOOKS,
     SINGULAR,
+    ModelCache,
     check_answers,
     resolve,
     safe_models,
@@ -98,6 +99,7 @@ class PluginHost:
         self.features: dict[str, Any] = {}
         self.neutralizers: dict[str, Any] = {}
         self._owners: dict[tuple[str, str], str] = {}
+        self._model_cache = ModelCache()
 
     # ---- construction -------------------------------------------------------------------
 
@@ -394,10 +396,11 @@ class PluginHost:
         return self._owners.get((kind, key))
 
     def models(self) -> list[Any]:
-        """Every model spec of every provider."""
+        """Every model spec of every provider (each provider asked again only when a setting
+        changed, see :class:`~nyla.plugin_answers.ModelCache`)."""
         out = []
         for provider in self.providers.values():
-            out.extend(safe_models(provider))
+            out.extend(self._model_cache.models(provider))
         return out
 
     def tools(self) -> list[Any]:

@@ -450,24 +450,3 @@ async def test_wrong_dimension_for_a_model_without_a_spec_is_caught_from_the_dat
             hybrid=False,
         )
     assert "SELECT" not in str(caught.value)
-
-
-async def test_searches_look_the_models_spec_up_once_not_per_search(kernel, monkeypatch):
-    # finding a spec lists every provider's models (0.8 ms with the built-in plugins)
-    await _load_synthetic(kernel, 60, needle_every=3)
-    looked_up = []
-    real = kernel.ai.model_spec
-    monkeypatch.setattr(kernel.ai, "model_spec", lambda m: looked_up.append(m) or real(m))
-    rng = random.Random(4)
-    for _ in range(5):
-        result = await kernel.knowledge.search_vector(
-            "", vector=_unit(rng), model="scripted:model", context=ctx("needle", mandate=None),
-            k=3, hybrid=False,
-        )  # fmt: skip
-        assert len(result.hits) == 3
-        with pytest.raises(ValueError, match="7 dimensions"):
-            await kernel.knowledge.search_vector(
-                "", vector=[0.5] * 7, model="scripted:model",
-                context=ctx("needle", mandate=None), k=3, hybrid=False,
-            )  # fmt: skip
-    assert looked_up == ["scripted:model"]

@@ -47,9 +47,22 @@ def _file_values() -> dict[str, Any]:
     return values
 
 
+_generation = 0
+
+
 def reload() -> None:
     """Forget the cached config file (read again on next lookup)."""
+    global _generation
+    _generation += 1
     _file_values.cache_clear()
+
+
+def settings_fingerprint() -> tuple[int, int]:
+    """Changes whenever a setting :func:`config_value` reads may have changed (the
+    environment, or the config file through :func:`reload`); cheap enough to ask per call."""
+    data = getattr(os.environ, "_data", None)  # the raw mapping: no decoding per item
+    items = data.items() if isinstance(data, dict) else os.environ.items()
+    return hash(frozenset(items)), _generation
 
 
 def config_value(name: str, default: str | None = None) -> str | None:

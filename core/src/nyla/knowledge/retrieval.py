@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import psycopg
 from sqlalchemy.exc import DBAPIError
@@ -82,7 +82,8 @@ class Retrieval:
         whose dimension does not fit ``model`` raises :class:`ValueError` (never a database
         error with SQL in it)."""
         keys = readable_keys(context, scopes)
-        expected = self._dimensions(model)
+        spec = self.ai.model_spec(model)
+        expected = spec.capabilities.embedding_dimensions if spec is not None else None
         if not vector or (expected and len(vector) != expected):
             raise ValueError(
                 f"the query vector has {len(vector)} dimensions; {model} vectors have "
@@ -97,18 +98,6 @@ class Retrieval:
                 f"the query vector has {len(vector)} dimensions, which the indexed vectors of "
                 f"{model} do not have"
             ) from None
-
-    def _dimensions(self, model: str) -> int | None:
-        """The dimension of ``model``'s vectors by its spec (``None`` without one), cached
-        as briefly as the candidate counts: finding one spec lists every provider's models,
-        which took 0.8 ms with the built-in plugins (measured), more than a search."""
-        key = ("dimensions", model)
-        cached = self._estimates.get(key)
-        if cached is None:
-            spec = self.ai.model_spec(model)
-            cached = (spec.capabilities.embedding_dimensions if spec is not None else None,)
-            self._estimates.put(key, cached)
-        return cast("int | None", cached[0])
 
     async def _search(
         self,

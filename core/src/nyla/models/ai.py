@@ -291,7 +291,9 @@ class Provider(Protocol):
     """A model provider, contributed through ``nyla_providers``.
 
     ``id`` is the provider prefix of its model ids. ``models()`` must be cheap and must not
-    import the vendor SDK (discovery stays fast); the call methods may. Methods a provider
+    import the vendor SDK (discovery stays fast); the call methods may. The kernel keeps the
+    specs until a setting (environment, config file) changes; a provider whose list changes
+    otherwise sets ``models_cacheable = False``. Methods a provider
     does not support raise :class:`NotImplementedError`; its model specs say which apply.
     Failures raise the typed errors from :mod:`nyla.errors` (``ProviderAuthError``,
     ``ProviderRateLimitError``, ``ProviderServerError``, ``ProviderTimeoutError``, ...).
