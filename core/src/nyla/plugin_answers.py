@@ -99,21 +99,45 @@ class ModelCache:
     """
 
     def __init__(self) -> None:
-        self._specs: dict[int, tuple[Any, tuple[int, int], list[Any]]] = {}
+        self._specs: dict[int, tuple[Any, list[Any]]] = {}
+        self._all: tuple[tuple[Any, ...], list[Any]] | None = None
+        self._fingerprint: tuple[int, int] | None = None
 
-    def models(self, provider: Any) -> list[Any]:
-        """``provider``'s specs (see :func:`safe_models`), from the cache when still valid."""
-        if not getattr(provider, "models_cacheable", True):
-            return safe_models(provider)
+    def models(self, providers: list[Any]) -> list[Any]:
+        """Every spec of ``providers`` in order (see :func:`safe_models`), from the cache
+        while the settings are unchanged."""
         from nyla.ai.config import settings_fingerprint
 
         fingerprint = settings_fingerprint()
+        if fingerprint != self._fingerprint:
+            self._specs.clear()
+            self._all = None
+            self._fingerprint = fingerprint
+        key = tuple(providers)
+        if self._all is not None and self._all[0] == key:
+            return list(self._all[1])
+        out: list[Any] = []
+        complete = True
+        for provider in providers:
+            specs, kept = self._provider_models(provider)
+            complete = complete and kept
+            out.extend(specs)
+        if complete:
+            self._all = (key, out)
+        return list(out)
+
+    def _provider_models(self, provider: Any) -> tuple[list[Any], bool]:
+        """``provider``'s specs and whether they are kept (not when the provider opted out
+        or its ``models()`` failed: a failure is asked again next time)."""
+        if not getattr(provider, "models_cacheable", True):
+            return safe_models(provider), False
         hit = self._specs.get(id(provider))
-        if hit is not None and hit[0] is provider and hit[1] == fingerprint:
-            return list(hit[2])
+        if hit is not None and hit[0] is provider:
+            return hit[1], True
         try:
             specs = list(provider.models())
-        except Exception:  # not kept: a provider that failed is asked again next time
-            return safe_models(provider)
-        self._specs[id(provider)] = (provider, fingerprint, specs)
-        return list(specs)
+        except Exception as exc:  # as in safe_models: listed empty, and asked again next time
+            log.warning("provider %s: models() failed: %s", getattr(provider, "id", "?"), exc)
+            return [], False
+        self._specs[id(provider)] = (provider, specs)
+        return specs, True

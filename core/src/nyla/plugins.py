@@ -398,10 +398,7 @@ class PluginHost:
     def models(self) -> list[Any]:
         """Every model spec of every provider (each provider asked again only when a setting
         changed, see :class:`~nyla.plugin_answers.ModelCache`)."""
-        out = []
-        for provider in self.providers.values():
-            out.extend(self._model_cache.models(provider))
-        return out
+        return self._model_cache.models(list(self.providers.values()))
 
     def tools(self) -> list[Any]:
         """Every tool of every toolbox, each tagged with its toolbox id."""
