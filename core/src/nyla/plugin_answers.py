@@ -80,11 +80,16 @@ def without_broken_tools(record: PluginRecord, toolbox: Any) -> Any:
 
 def safe_models(provider: Any) -> list[Any]:
     """A provider's model specs (none, with a warning, when ``models()`` raises)."""
+    specs = _listed(provider)
+    return specs if specs is not None else []
+
+
+def _listed(provider: Any) -> list[Any] | None:
     try:
         return list(provider.models())
     except Exception as exc:  # a provider whose models() breaks lists nothing
         log.warning("provider %s: models() failed: %s", getattr(provider, "id", "?"), exc)
-        return []
+        return None
 
 
 class ModelCache:
@@ -134,10 +139,8 @@ class ModelCache:
         hit = self._specs.get(id(provider))
         if hit is not None and hit[0] is provider:
             return hit[1], True
-        try:
-            specs = list(provider.models())
-        except Exception as exc:  # as in safe_models: listed empty, and asked again next time
-            log.warning("provider %s: models() failed: %s", getattr(provider, "id", "?"), exc)
+        specs = _listed(provider)
+        if specs is None:  # a failure is not kept: asked again next time
             return [], False
         self._specs[id(provider)] = (provider, specs)
         return specs, True
