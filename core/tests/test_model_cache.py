@@ -74,3 +74,18 @@ async def test_model_calls_do_not_rebuild_the_specs() -> None:
     for _ in range(4):
         assert (await kernel.ai.call(request)).content == "ok"
     assert provider.listed == base + 1
+
+
+def test_the_selection_follows_the_window_and_changed_specs(monkeypatch) -> None:
+    small = ScriptedProvider(lambda r, i: "", id="small")
+    small.spec.quality_rank, small.spec.context_window = 99, 1_000
+    large = ScriptedProvider(lambda r, i: "", id="large")
+    kernel = Kernel(plugins=PluginHost.from_plugins([ScriptedPlugin(small, large)]))
+    select = kernel.ai.select_model
+    assert select("agent").id == "small:model"
+    assert select("agent", estimated_tokens=5_000).id == "large:model"  # window: every call
+    assert select("agent").id == "small:model"
+    replaced = small.spec.model_copy(update={"available": False})
+    monkeypatch.setattr(small, "spec", replaced)
+    monkeypatch.setenv("NYLA_TEST_RELISTED", "1")  # a setting changed: specs listed again
+    assert select("agent").id == "large:model"
