@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rag import load  # stdlib-only at import time
 from rag_settle import settle
 
 DIMS = 384
@@ -125,6 +126,7 @@ def langchain(
         )
     added = time.perf_counter() - started
     build, size = hnsw(args.uri, "langchain_pg_embedding", "psycopg")
+    loaded = load()
     settled = settle(args.uri)
 
     def query(q: int, vec: np.ndarray, setting: str) -> list[int]:
@@ -144,6 +146,7 @@ def langchain(
         "steps": {"add_embeddings": added, "HNSW build (SQL)": build},
         "ingest_s": added + build,
         "settle_s": settled,
+        "load_ingest": loaded,
         "index_bytes": size,
         "sweep": sweep,
     }
@@ -188,6 +191,7 @@ def llamaindex(
             ]
         )
     ingest = time.perf_counter() - started
+    loaded = load()
     settled = settle(args.uri)
     ef = {"value": 40}
 
@@ -214,6 +218,7 @@ def llamaindex(
         "steps": {"add (HNSW index maintained)": ingest},
         "ingest_s": ingest,
         "settle_s": settled,
+        "load_ingest": loaded,
         "sweep": sweep,
     }
 
