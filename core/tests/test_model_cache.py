@@ -89,3 +89,21 @@ def test_the_selection_follows_the_window_and_changed_specs(monkeypatch) -> None
     monkeypatch.setattr(small, "spec", replaced)
     monkeypatch.setenv("NYLA_TEST_RELISTED", "1")  # a setting changed: specs listed again
     assert select("agent").id == "large:model"
+
+
+def test_the_settings_fingerprint_sees_every_kind_of_environment_change(monkeypatch) -> None:
+    from nyla.ai.config import reload, settings_fingerprint
+
+    before = settings_fingerprint()
+    assert settings_fingerprint() == before
+    monkeypatch.setenv("NYLA_FINGERPRINT_PROBE", "1")
+    added = settings_fingerprint()
+    assert added != before and settings_fingerprint() == added
+    monkeypatch.setenv("NYLA_FINGERPRINT_PROBE", "2")
+    changed = settings_fingerprint()
+    assert changed != added
+    monkeypatch.delenv("NYLA_FINGERPRINT_PROBE")
+    assert settings_fingerprint() != changed
+    last = settings_fingerprint()
+    reload()
+    assert settings_fingerprint() != last

@@ -330,3 +330,14 @@ async def test_a_refused_write_does_not_stop_the_reads_before_it():
     assert results[0].result.success
     assert results[1].result.error_details.code == "UNKNOWN_TOOL"
     assert results[2].duration_ms >= 0
+
+
+def test_repeat_keys_ignore_key_order_and_keep_types_apart() -> None:
+    from nyla.agent.registry import repeat_key
+
+    assert repeat_key({"a": 1, "b": "x"}) == repeat_key({"b": "x", "a": 1})
+    assert len({repeat_key({"a": 1}), repeat_key({"a": 1.0}), repeat_key({"a": True})}) == 3
+    assert repeat_key({"a": None}) != repeat_key({"a": "None"})
+    nested = {"a": [1, {"b": 2}], "c": 1}
+    assert repeat_key(nested) == repeat_key({"c": 1, "a": [1, {"b": 2}]})
+    assert repeat_key(nested) != repeat_key({"a": [1, {"b": 3}], "c": 1})

@@ -115,3 +115,59 @@ async def test_a_policy_that_raises_denies_and_says_why() -> None:
     result = await run_with(audit, Raises())
     assert result.error_details.code == "DENIED"
     assert "policy store down" in result.error
+
+
+class ToolOnly:
+    """A policy that declares only the argument it needs (pluggy allows a subset)."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    @hookimpl(trylast=True)
+    def nyla_before_tool_call(self, tool: Any) -> ToolResult:
+        self.seen.append(tool.name)
+        return ToolResult(success=False, error=f"{tool.name} is closed")
+
+
+class Wrapper:
+    def __init__(self) -> None:
+        self.wrapped: list[str] = []
+
+    @hookimpl(wrapper=True)
+    def nyla_before_tool_call(self, tool: Any, arguments: dict, context: Any):
+        self.wrapped.append(tool.name)
+        return (yield)
+
+
+def hook_pair(*plugins: Any) -> tuple[Any, Any]:
+    host = PluginHost.from_plugins(plugins, names=[f"p{i}" for i in range(len(plugins))])
+    return host, before_call_hook(SimpleNamespace(plugins=host))
+
+
+async def test_the_direct_call_answers_what_pluggy_answers() -> None:
+    only = ToolOnly()
+    plugins = (Audit(asynchronous=False), Deny("a", asynchronous=False), only, Deny("b", False))
+    host, direct = hook_pair(*plugins)
+    tool = Tool.from_model("add", "Add two integers.", AddArgs, add)
+    ours = direct(tool, {"a": 1, "b": 2}, ToolContext())
+    theirs = host.pm.hook.nyla_before_tool_call(tool=tool, arguments={"a": 1, "b": 2}, context=None)
+    assert [r.error for r in ours] == [r.error for r in theirs] == ["b", "a", "add is closed"]
+    assert only.seen == ["add", "add"]
+    assert (await run_with(only)).error == "add is closed"
+
+
+async def test_a_wrapper_or_a_call_monitor_still_sees_every_call() -> None:
+    wrapper = Wrapper()
+    result = await run_with(wrapper, Deny("no", asynchronous=False))
+    assert result.error == "no" and wrapper.wrapped == ["add"]
+
+    host, _ = hook_pair(Deny("no", asynchronous=False))
+    monitored: list[str] = []
+    host.pm.add_hookcall_monitoring(lambda name, impls, kw: monitored.append(name), lambda *a: None)
+    hook = before_call_hook(SimpleNamespace(plugins=host))
+    registry = ToolRegistry(
+        [Tool.from_model("add", "Add two integers.", AddArgs, add)], before_call=hook
+    )
+    call = ToolCall(id="c1", name="add", arguments='{"a": 2, "b": 3}')
+    assert (await registry.dispatch(call, ToolContext())).result.error == "no"
+    assert monitored == ["nyla_before_tool_call"]

@@ -57,12 +57,22 @@ def reload() -> None:
     _file_values.cache_clear()
 
 
+_env_seen: dict[Any, Any] = {}
+_env_generation = 0
+
+
 def settings_fingerprint() -> tuple[int, int]:
     """Changes whenever a setting :func:`config_value` reads may have changed (the
-    environment, or the config file through :func:`reload`); cheap enough to ask per call."""
+    environment, or the config file through :func:`reload`); cheap enough to ask per call:
+    the environment is compared with the copy seen last (equal objects first: one pass in C)
+    and counted up when it differs."""
+    global _env_seen, _env_generation
     data = getattr(os.environ, "_data", None)  # the raw mapping: no decoding per item
-    items = data.items() if isinstance(data, dict) else os.environ.items()
-    return hash(frozenset(items)), _generation
+    current = data if isinstance(data, dict) else dict(os.environ)
+    if current != _env_seen:
+        _env_seen = dict(current)
+        _env_generation += 1
+    return _env_generation, _generation
 
 
 def config_value(name: str, default: str | None = None) -> str | None:

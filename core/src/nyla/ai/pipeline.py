@@ -233,20 +233,15 @@ class AiPipeline:
     ) -> Awaitable[T]:
         """``call()`` with the service's timeouts and retries; an answer that is not an
         ``expect`` instance is the provider plugin's bug (named, not retried)."""
-
-        async def checked() -> T:
-            answer = await call()
-            if expect is not None and not isinstance(answer, expect):
-                raise self._wrong_type(spec, answer, expect)
-            return answer
-
         return with_retries(
             self.retry,
             spec,
-            checked,
+            call,
             route,
             timeout_s=self.timeout_for(spec),
             budget_s=self.retry_budget_s,
+            expect=expect,
+            wrong_type=self._wrong_type,
         )
 
     def _wrong_type(self, spec: ModelSpec, answer: Any, expected: type) -> ProviderError:

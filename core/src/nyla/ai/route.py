@@ -97,31 +97,50 @@ async def with_retries(
     *,
     timeout_s: float,
     budget_s: float,
+    expect: type | None = None,
+    wrong_type: Callable[[ModelSpec, Any, type], ProviderError] | None = None,
 ) -> T:
     """``call()`` with ``timeout_s`` per attempt, retried by ``retry`` within ``budget_s`` of
-    wall-clock time; failures come out as typed :class:`ProviderError` s."""
+    wall-clock time; failures come out as typed :class:`ProviderError` s.
 
-    async def guarded() -> T:
+    One timer per attempt, due at the nearer of the attempt's and the budget's deadline; a
+    retry whose wait would end past the budget gives up at once. An answer that is not an
+    ``expect`` instance fails with ``wrong_type(spec, answer, expect)`` (not retried)."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + budget_s
+    attempt = 0
+    while True:
+        attempt += 1
+        deadline = min(loop.time() + timeout_s, give_up)
+        timer = asyncio.timeout_at(deadline)
         try:
-            async with asyncio.timeout(timeout_s):
-                return await call()
-        except ProviderError:
-            raise
+            async with timer:
+                answer = await call()
         except Exception as exc:
-            raise wrap_unexpected(spec.provider, exc) from exc
-
-    def on_retry(attempt: int, exc: ProviderError, wait: float) -> None:
+            if timer.expired() and deadline >= give_up:
+                raise _over_budget(spec, budget_s) from None
+            error = wrap_unexpected(spec.provider, exc)
+        else:
+            if expect is None or isinstance(answer, expect):
+                return answer
+            if wrong_type is None:
+                raise TypeError(f"{spec.id} answered {type(answer).__name__}")
+            raise wrong_type(spec, answer, expect)
+        wait = retry.delay(attempt, error)
+        if wait is None:
+            raise error
+        if loop.time() + wait >= give_up:
+            raise _over_budget(spec, budget_s) from error
         route.retries += 1
-        log.info("%s: attempt %d failed (%s); retrying in %.2fs", spec.id, attempt, exc, wait)
+        log.info("%s: attempt %d failed (%s); retrying in %.2fs", spec.id, attempt, error, wait)
+        await retry.sleep(wait)
 
-    try:
-        async with asyncio.timeout(budget_s):
-            return await retry.run(guarded, on_retry)
-    except TimeoutError:
-        raise ProviderTimeoutError(
-            f"{spec.id}: no answer within the retry budget of {budget_s:g} s",
-            provider=spec.provider,
-        ) from None
+
+def _over_budget(spec: ModelSpec, budget_s: float) -> ProviderTimeoutError:
+    return ProviderTimeoutError(
+        f"{spec.id}: no answer within the retry budget of {budget_s:g} s",
+        provider=spec.provider,
+    )
 
 
 def wrap_unexpected(provider_id: str, exc: Exception) -> ProviderError:
