@@ -291,6 +291,20 @@ def test_selector_ranks_by_quality_speed_then_price_and_respects_tools(make_kern
         ai.select_model("embedding")
 
 
+def test_a_limited_chain_is_the_head_of_the_whole_one(make_kernel) -> None:
+    providers = [ScriptedProvider(lambda r, i: "", id=name) for name in "abcde"]
+    for rank, provider in enumerate(providers):
+        provider.spec.quality_rank = rank
+    providers[4].spec.context_window = 10
+    ai = service(make_kernel(ScriptedPlugin(*providers), builtins=False))
+    whole = ai.selector.candidates("agent", estimated_tokens=100)
+    assert [s.id[0] for s in whole] == ["d", "c", "b", "a"]  # e is too small
+    for limit in (1, 2, 4, 9):
+        assert ai.selector.candidates("agent", estimated_tokens=100, limit=limit) == whole[:limit]
+    pinned = ai.selector.candidates("agent", estimated_tokens=100, model="b:model", limit=2)
+    assert [s.id[0] for s in pinned] == ["b", "d"]
+
+
 async def test_fallback_that_does_not_fit_the_budget_is_skipped(make_kernel) -> None:
     def broken(request, index):
         raise ProviderServerError("down", provider="a", status_code=502)

@@ -147,10 +147,9 @@ class AgentRun:
     def account(self, response: AiCallResponse, *, agent_call: bool = True) -> None:
         """Add a response's cost and usage to the run."""
         self.spent += response.cost_chf or 0.0
-        self.usage = Usage(
-            input_tokens=self.usage.input_tokens + response.usage.input_tokens,
-            output_tokens=self.usage.output_tokens + response.usage.output_tokens,
-        )
+        usage = self.usage  # counted in place: one model fewer to build per call
+        usage.input_tokens += response.usage.input_tokens
+        usage.output_tokens += response.usage.output_tokens
         if agent_call:  # the run's model (and its window) is the one answering as the agent
             self.trace.model = response.model or self.trace.model
         if self.config.max_cost_chf is not None and response.price_unknown:
@@ -193,15 +192,12 @@ class AgentRun:
         response = answers[0]
         self.account(response)
         self.last_text = response.content or self.last_text
-        said = Message(
-            role=Role.ASSISTANT, content=response.content, tool_calls=response.tool_calls
-        )
         if not response.tool_calls:
-            self.conversation.add(said)
+            self.conversation.add(said(response))
             self.answer = response.content
             return
         results: list[Dispatched] = []
-        async for event in self.dispatch(response.tool_calls, results, said):
+        async for event in self.dispatch(response.tool_calls, results, response):
             yield event
         await self.record(response, results)
 
@@ -231,16 +227,16 @@ class AgentRun:
                 yield events.error(self.round, f"summarization failed: {exc}")
 
     async def dispatch(
-        self, calls: list[ToolCall], results: list[Dispatched], said: Message
+        self, calls: list[ToolCall], results: list[Dispatched], response: AiCallResponse
     ) -> AsyncIterator[AgentEvent]:
         """Run the model's tool calls (see :meth:`ToolRegistry.execute`); each result goes to
         the trace, the conversation and out as a TOOL_RESULT event. The model's message
-        ``said`` joins the conversation and the TOOL_CALL events go out once the first batch
-        is running (the checks come first, so nothing in between can fail)."""
+        joins the conversation and the TOOL_CALL events go out once the first batch is
+        running (the checks come first, so nothing in between can fail)."""
         registry, round_ = self.registry, self.round
         async for batch in registry.execute(calls, self.tool_context, self.cancel, announce=True):
             if not batch:  # the first batch is running
-                self.conversation.add(said)
+                self.conversation.add(said(response))
                 for call in calls:
                     yield events.tool_call(round_, call, registry.is_read_only(call))
                 continue
@@ -324,6 +320,11 @@ class AgentRun:
         if self._window[0] != model_id:
             self._window = (model_id, _context_window(self.kernel, model_id))
         return self._window[1]
+
+
+def said(response: AiCallResponse) -> Message:
+    """The model's answer as the conversation keeps it."""
+    return Message(role=Role.ASSISTANT, content=response.content, tool_calls=response.tool_calls)
 
 
 def file_refs(results: list[Dispatched]) -> list[str]:

@@ -100,8 +100,10 @@ class AiPipeline:
         needs_tools: bool,
         model: str | None,
         needs: tuple[str, ...] = (),
+        limit: int | None = None,
     ) -> list[ModelSpec]:
-        operation = OperationType(operation)
+        if type(operation) is not OperationType:
+            operation = OperationType(operation)
         soft_default = None
         if model is None:
             defaults = self.settings.get("default_models") or {}
@@ -117,6 +119,7 @@ class AiPipeline:
                     needs_tools=needs_tools,
                     model=soft_default,
                     needs=needs,
+                    limit=limit,
                 )
             except ModelNotAvailableError as exc:
                 log.warning("default model for %s ignored: %s", operation.value, exc)
@@ -127,6 +130,7 @@ class AiPipeline:
             needs_tools=needs_tools,
             model=model,
             needs=needs,
+            limit=limit,
         )
 
     # ---- neutralization -----------------------------------------------------------------
@@ -167,8 +171,8 @@ class AiPipeline:
         ``sized``; every model declaring the capabilities in ``needs``) under the caller's
         remaining ``budget``."""
         window = input_tokens + (max_output or 0) if sized else 0
-        chain = self._chain(operation, context, window, needs_tools, model, needs)
-        chain = chain[: 1 + max(0, self.max_fallbacks)] if fallback else chain[:1]
+        limit = 1 + max(0, self.max_fallbacks) if fallback else 1
+        chain = self._chain(operation, context, window, needs_tools, model, needs, limit)
         return Route(
             chain,
             input_tokens,

@@ -61,25 +61,29 @@ class ModelSelector:
         needs_tools: bool = False,
         model: str | None = None,
         needs: tuple[str, ...] = (),
+        limit: int | None = None,
     ) -> list[ModelSpec]:
-        """The explicit model (if any) followed by every other eligible model, best first.
-        ``needs`` are capability flags every model must declare.
+        """The explicit model (if any) followed by every other eligible model, best first
+        (the first ``limit`` of them). ``needs`` are capability flags every model must
+        declare.
 
         Raises :class:`ModelNotAvailableError` when nothing fits, saying why
         (:class:`UnsupportedCapabilityError` when the explicit model lacks one of ``needs``).
         """
-        operation = OperationType(operation)
+        if type(operation) is not OperationType:
+            operation = OperationType(operation)
         allowed = getattr(context, "allowed_providers", None)
-        specs = self.all()
+        specs = self._models()  # a list of its own (not changed here)
         chain: list[ModelSpec] = []
         if model:
             chain.append(_explicit(model, specs, allowed, needs))
-        ranked = self._ranked(operation, specs, allowed, needs_tools, needs)
-        chain.extend(
-            s
-            for s in ranked
-            if s.context_window >= estimated_tokens and (not chain or s.id != chain[0].id)
-        )
+        first = chain[0].id if chain else None
+        most = len(specs) + 1 if limit is None else limit
+        for spec in self._ranked(operation, specs, allowed, needs_tools, needs):
+            if len(chain) >= most:
+                break
+            if spec.context_window >= estimated_tokens and spec.id != first:
+                chain.append(spec)
         if not chain:
             why = _reasons(specs, operation, allowed, needs_tools, needs, estimated_tokens)
             raise _nothing_fits(operation, *why, needs)
