@@ -60,9 +60,7 @@ async def test_the_retry_budget_ends_the_attempts_and_the_next_model_answers(mak
     hanging = SlowAtFirst(10**6, id="a")
     hanging.spec.quality_rank = 99
     backup = ScriptedProvider(lambda r, i: "from b", id="b")
-    ai = service(
-        make_kernel, hanging, backup, timeout_s=0.2, retry_budget_s=0.3, max_attempts=10
-    )
+    ai = service(make_kernel, hanging, backup, timeout_s=0.2, retry_budget_s=0.3, max_attempts=10)
     began = time.monotonic()
     response = await asyncio.wait_for(ai.call(request()), 5)
     assert response.content == "from b"

@@ -38,6 +38,7 @@ from nyla.agent.guard import (
 )
 from nyla.models.ai import ToolCall, ToolDefinition
 from nyla.models.tools import Tool, ToolContext, ToolResult
+from nyla.text import loads_json
 
 if TYPE_CHECKING:
     from nyla.kernel import Kernel
@@ -155,7 +156,7 @@ def _parse_arguments(tool: Tool, call: ToolCall) -> dict[str, Any] | ToolResult:
     """The call's arguments as a dict, or the structured error the model gets instead."""
     raw = call.arguments if call.arguments is not None else ""
     try:
-        arguments = json.loads(raw) if raw.strip() else {}
+        arguments = loads_json(raw) if raw.strip() else {}
     except RecursionError:
         return ToolResult.fail(
             f"arguments of {tool.name} are nested too deeply",
@@ -427,10 +428,10 @@ def before_call_hook(kernel: Kernel) -> BeforeCallHook | None:
         for i in impls
     )
     if not direct:
-        return lambda tool, arguments, context: hook(tool=tool, arguments=arguments, context=context)
-    calls = [
-        (i.function, tuple(order.index(name) for name in i.argnames)) for i in reversed(impls)
-    ]
+        return lambda tool, arguments, context: hook(
+            tool=tool, arguments=arguments, context=context
+        )
+    calls = [(i.function, tuple(order.index(name) for name in i.argnames)) for i in reversed(impls)]
 
     def call(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> list[Any]:
         given = (tool, arguments, context)

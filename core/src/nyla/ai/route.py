@@ -11,7 +11,6 @@ walks it the same way for every operation.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from nyla.models.ai import (
     ToolCall,
     Usage,
 )
+from nyla.text import loads_json
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ def invalid_tool_arguments(calls: list[ToolCall]) -> list[InvalidToolArguments]:
     out = []
     for call in calls:
         try:
-            value = json.loads(call.arguments or "{}")
+            value = loads_json(call.arguments or "{}")
         except Exception as exc:  # RecursionError of deep nesting included: never fatal here
             error = f"invalid JSON: {type(exc).__name__}"
         else:
