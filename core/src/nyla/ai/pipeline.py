@@ -267,8 +267,11 @@ class AiPipeline:
 
     def _record(self, context: Any, usage: Usage, cost: float) -> None:
         run_id = getattr(context, "workflow_id", None)
-        for key in {run_id, None}:
-            self._totals.setdefault(key, UsageTotals()).add(usage, cost)
+        for key in (None,) if run_id is None else (run_id, None):
+            totals = self._totals.get(key)
+            if totals is None:
+                totals = self._totals[key] = UsageTotals()
+            totals.add(usage, cost)
 
     def timeout_for(self, spec: ModelSpec) -> float:
         """Seconds one call of ``spec`` may take (per-model setting, else ``timeout_s``)."""
