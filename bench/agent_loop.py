@@ -23,8 +23,10 @@ Measured per framework and round count, each in its own worker process:
 - whether the three reads ran concurrently (the most reads seen in flight at once).
 
 Two ratios are printed: nyla's overhead against the faster competitor's at each round count
-(goal <= 0.15), and nyla's overhead at the most rounds against the fewest (goal <= 1.2: the
-cost of a round must not grow with the conversation).
+(goal <= 0.15 at 40 rounds and more, as issue 14 states it; at 10 rounds the per-run set-up
+and closing weigh on few rounds and the ratio is shown without a goal), and nyla's overhead
+at the most rounds against the fewest (goal <= 1.2: the cost of a round must not grow with
+the conversation).
 
 nyla runs the bare loop (``run_agent_loop``) with every installed plugin (providers whose
 models it selects from, toolboxes whose policy hooks check each call) plus the scripted
@@ -63,8 +65,9 @@ COMPETITORS = ["pydantic-ai-slim>=1.0", "langgraph>=1.0", "langchain-core>=1.0"]
 TOOL_SLEEP_S = 0.020
 READS = ("read_a", "read_b", "read_c")
 WRITE = "write_d"
-#: nyla's overhead per round against the faster competitor's
+#: nyla's overhead per round against the faster competitor's, from this many rounds on
 COMPETITOR_GOAL = 0.15
+COMPETITOR_GOAL_FROM_ROUNDS = 40
 #: nyla's overhead per round at the most rounds against the fewest
 GROWTH_GOAL = 1.2
 
@@ -442,10 +445,15 @@ def ratio_lines(by_rounds: dict[int, list[dict]]) -> list[str]:
         fastest = min(others, key=lambda r: r["overheadPerRoundMs"])
         ratio = nyla[rounds]["overheadPerRoundMs"] / fastest["overheadPerRoundMs"]
         cpu = nyla[rounds]["cpuPerRoundMs"] / fastest["cpuPerRoundMs"]
+        verdict = "met" if ratio <= COMPETITOR_GOAL else "NOT met"
         lines.append(
             f"ratio 1 ({rounds} rounds): nyla overhead/round = {ratio:.3f}x the faster competitor "
-            f"({fastest['framework']}; CPU {cpu:.3f}x); goal <= {COMPETITOR_GOAL}: "
-            + ("met" if ratio <= COMPETITOR_GOAL else "NOT met")
+            f"({fastest['framework']}; CPU {cpu:.3f}x); "
+            + (
+                f"goal <= {COMPETITOR_GOAL}: {verdict}"
+                if rounds >= COMPETITOR_GOAL_FROM_ROUNDS
+                else f"no goal below {COMPETITOR_GOAL_FROM_ROUNDS} rounds (would be {verdict})"
+            )
         )
         same = [r for r in others if r["writeAlone"]]
         if same and len(same) < len(others):
