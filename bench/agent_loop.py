@@ -35,8 +35,11 @@ provider, and trace persistence off, as the others persist nothing.
 Why nyla's ratio is worse with waiting tools than in CPU alone: on this kind of machine the
 CPU runs at about half speed for the first 1-2 ms after the process slept (a fixed Python loop
 takes 21 us per chunk right after a 20 ms sleep, 12 us after 5 ms of work), so a short
-stretch of work after each wait pays proportionally more than a long one. ``--tool-ms 0``
-(tools that return at once) measures the loops' pure CPU cost without that effect.
+stretch of work after each wait pays proportionally more than a long one. The caches are
+cold then: a tool that evicts them instead of sleeping (copying 8 MB) slows nyla's path from
+the write's end to the next reads' start as much as the sleep does (1.44 ms against 0.64 ms
+warm, before the changes of 2026-12-01 afternoon). ``--tool-ms 0`` (tools that return at
+once) measures the loops' pure CPU cost without that effect.
 
 Usage: ``.venv/bin/python bench/agent_loop.py [--rounds 10 40 100] [--repeat 5]
 [--tool-ms 20]``. The competitors are installed from PyPI on first use into ``bench/.venvs/agent_loop``
