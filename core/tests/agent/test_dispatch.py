@@ -4,6 +4,7 @@ read-only calls run concurrently, writes alone in the model's order."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 
 import pytest
@@ -244,6 +245,51 @@ async def test_the_next_batch_runs_while_the_finished_one_is_handed_out():
     assert write_started.is_set()  # started before the reads were handed out
     await turn.aclose()
     await asyncio.wait_for(write_cancelled.wait(), 5)
+
+
+async def test_the_loop_resumes_in_the_iteration_after_the_last_tool_ends():
+    """The end of a batch is reported from inside the last tool's task: the waiting loop
+    resumes in the very next event-loop iteration, not one later (a done callback would
+    take an iteration of its own)."""
+    seen: dict[str, bool] = {}
+
+    async def write(args: BaseModel, ctx: ToolContext) -> str:
+        await asyncio.sleep(0.01)
+        loop = asyncio.get_running_loop()
+        # runs one iteration after the tool ends, then marks the iteration after that
+        loop.call_soon(lambda: loop.call_soon(lambda: seen.setdefault("two", True)))
+        return "w"
+
+    registry = ToolRegistry([Tool.from_model("w", "w", _NoArgs, write)])
+    async for _batch in registry.execute([call("w", "{}", "w1")], lambda c: ToolContext()):
+        seen.setdefault("resumed", "two" not in seen)
+    assert seen["resumed"] is True
+
+
+async def test_the_next_batch_starts_in_the_runs_context_not_the_tools():
+    """The read whose end starts the write changed a context variable; the write still sees
+    the run's value (it starts in the waiting task's context)."""
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="run")
+    seen = []
+
+    async def read(args: BaseModel, ctx: ToolContext) -> str:
+        await asyncio.sleep(0.01)
+        var.set("read")
+        return "r"
+
+    async def write(args: BaseModel, ctx: ToolContext) -> str:
+        seen.append(var.get())
+        return "w"
+
+    tools = [
+        Tool.from_model("r", "r", _NoArgs, read, read_only=True),
+        Tool.from_model("w", "w", _NoArgs, write),
+    ]
+    registry = ToolRegistry(tools)
+    calls = [call("r", "{}", "r1"), call("w", "{}", "w1")]
+    batches = [b async for b in registry.execute(calls, lambda c: ToolContext())]
+    assert [[d.result.content for d in b] for b in batches] == [["r"], ["w"]]
+    assert seen == ["run"]
 
 
 async def test_a_read_past_its_deadline_releases_the_write_and_is_left_behind():

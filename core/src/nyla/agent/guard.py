@@ -16,6 +16,7 @@ and send (size-capped, serialisable, valid Unicode).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 import json
@@ -77,7 +78,7 @@ class ToolRun:
     docstring); :func:`await_tool_runs` waits for several at once, :meth:`outcome` reads
     the result."""
 
-    __slots__ = ("deadline", "finished", "started", "task", "timeout")
+    __slots__ = ("deadline", "finished", "gate", "started", "task", "timeout")
 
     def __init__(self, handler: Callable[..., Any], args: Any, ctx: Any, timeout: float) -> None:
         if _is_async(handler):
@@ -88,11 +89,33 @@ class ToolRun:
         self.started = time.monotonic()
         self.deadline = self.started + timeout
         self.finished: float | None = None
-        self.task = asyncio.get_running_loop().create_task(_contained(work))
+        #: the batch gate counting this run down (told by :meth:`_ended`)
+        self.gate: _BatchGate | None = None
+        self.task = asyncio.get_running_loop().create_task(self._contained(work))
         self.task.add_done_callback(self._done)
 
+    async def _contained(self, work: Any) -> Any:
+        """Await ``work`` inside the tool's task so that exceptions the event loop would
+        re-raise (``KeyboardInterrupt``, ``SystemExit``) or that mean "stop" elsewhere stay
+        the tool's; the end is reported from inside the task (see :meth:`_ended`)."""
+        try:
+            return await work
+        except (GeneratorExit, KeyboardInterrupt, SystemExit) as exc:
+            raise RuntimeError(f"the tool raised {type(exc).__name__}") from None
+        finally:
+            self._ended()
+
+    def _ended(self) -> None:
+        # Called from the tool's own task as its coroutine ends, one event-loop iteration
+        # before a done callback would run: the waiting loop (or the next batch) goes on
+        # that much sooner. The done callback covers a task cancelled before it started.
+        if self.finished is None:
+            self.finished = time.monotonic()
+            if self.gate is not None:
+                self.gate.one_done()
+
     def _done(self, _task: asyncio.Future[Any]) -> None:
-        self.finished = time.monotonic()
+        self._ended()
 
     def abandon(self) -> None:
         """Cancel the handler past its deadline and leave it behind (a tool swallowing the
@@ -118,12 +141,16 @@ class ToolRun:
 async def await_tool_runs(runs: list[ToolRun], then: Callable[[], None] | None = None) -> None:
     """Wait until every run has finished or passed its deadline (one wait for a batch of
     concurrent calls); runs past their deadline are abandoned. ``then()`` is called the moment
-    the batch is over, inside the event loop's callback, before the waiting task wakes: the
-    next batch starts without waiting for this one's results to be handed out. When the caller
+    the batch is over (from inside the last run's task as it ends, in the waiting task's
+    context), before the waiting task wakes: the next batch starts without waiting for this
+    one's results to be handed out. When the caller
     is cancelled, the unfinished runs are cancelled and ``then`` is never called."""
     gate = _BatchGate(runs, then)
+    opened_at_once = gate.future.done()  # every run had ended already
     try:
         await gate.future
+        if opened_at_once and then is not None:
+            await asyncio.sleep(0)  # the batch ``then`` started begins before this one goes on
     except asyncio.CancelledError:
         gate.close()
         for r in runs:
@@ -132,27 +159,35 @@ async def await_tool_runs(runs: list[ToolRun], then: Callable[[], None] | None =
 
 
 class _BatchGate:
-    """Counts a batch's runs down (one done callback each, one timer for the earliest
-    deadline) and opens once: the cheap equivalent of ``asyncio.wait`` in a loop."""
+    """Counts a batch's runs down (each run reports its end from inside its task, one timer
+    for the earliest deadline) and opens once: the cheap equivalent of ``asyncio.wait`` in a
+    loop, one event-loop iteration sooner."""
 
-    __slots__ = ("future", "left", "runs", "then", "timer")
+    __slots__ = ("context", "future", "left", "runs", "then", "timer")
 
     def __init__(self, runs: list[ToolRun], then: Callable[[], None] | None) -> None:
         loop = asyncio.get_running_loop()
         self.runs, self.then = runs, then
         self.future: asyncio.Future[None] = loop.create_future()
         self.timer: asyncio.TimerHandle | None = None
+        #: the waiting task's context: ``then`` starts the next batch in it, not in the
+        #: context of the tool whose end opened the gate
+        self.context = contextvars.copy_context() if then is not None else None
         self.left = 0
         for r in runs:
             if r.finished is None:
                 self.left += 1
-                r.task.add_done_callback(self._one_done)  # after the run's own (its time)
+                r.gate = self
         self._on_deadline()
 
-    def _one_done(self, _task: asyncio.Future[Any]) -> None:
+    def one_done(self) -> None:
+        """One run of the batch has ended (called from inside its task)."""
         self.left -= 1
         if self.left == 0:
-            self._open()
+            if self.context is not None:
+                self.context.run(self._open)
+            else:
+                self._open()
 
     def _on_deadline(self) -> None:
         now = time.monotonic()
@@ -208,15 +243,6 @@ def _is_async(handler: Callable[..., Any]) -> bool:
         return _async_handler(handler)
     except TypeError:  # an unhashable callable
         return inspect.iscoroutinefunction(handler)
-
-
-async def _contained(work: Any) -> Any:
-    """Await ``work`` inside the tool's task so that exceptions the event loop would re-raise
-    (``KeyboardInterrupt``, ``SystemExit``) or that mean "stop" elsewhere stay the tool's."""
-    try:
-        return await work
-    except (GeneratorExit, KeyboardInterrupt, SystemExit) as exc:
-        raise RuntimeError(f"the tool raised {type(exc).__name__}") from None
 
 
 def _sync_call(handler: Callable[..., Any], args: Any, ctx: Any) -> Any:
