@@ -111,8 +111,9 @@ class ToolRun:
         # that much sooner. The done callback covers a task cancelled before it started.
         if self.finished is None:
             self.finished = time.monotonic()
-            if self.gate is not None:
-                self.gate.one_done()
+            gate, self.gate = self.gate, None  # no cycle left for the collector
+            if gate is not None:
+                gate.one_done()
 
     def _done(self, _task: asyncio.Future[Any]) -> None:
         self._ended()
@@ -184,8 +185,9 @@ class _BatchGate:
         """One run of the batch has ended (called from inside its task)."""
         self.left -= 1
         if self.left == 0:
-            if self.context is not None:
-                self.context.run(self._open)
+            context, self.context = self.context, None
+            if context is not None:
+                context.run(self._open)
             else:
                 self._open()
 
@@ -219,7 +221,9 @@ class _BatchGate:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        self.then = None
+        self.then = self.context = None
+        for r in self.runs:
+            r.gate = None
 
 
 async def call_with_deadline(

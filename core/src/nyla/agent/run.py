@@ -84,10 +84,11 @@ class AgentRun:
             model=config.model,
         )
         self.session = neutralization or new_neutralization_session(kernel, self.context)
+        trace = self.trace  # (not ``self``: a finished run is freed without the collector)
         self.conversation = ConversationManager(
             build_system_prompt(system_prompt or config.system_prompt, self.context.timezone),
             prompt,
-            count_tokens=_token_counter(kernel, lambda: self.trace.model or config.model),
+            count_tokens=_token_counter(kernel, lambda: trace.model or config.model),
         )
         self.registry = ToolRegistry(
             tools, before_call=before_call_hook(kernel), default_timeout_s=config.tool_timeout_s
