@@ -247,6 +247,31 @@ async def test_the_next_batch_runs_while_the_finished_one_is_handed_out():
     await asyncio.wait_for(write_cancelled.wait(), 5)
 
 
+async def test_the_first_call_runs_while_the_rest_of_its_batch_is_checked():
+    """The turn's first call starts once it has passed its check; the other reads of its
+    batch are checked (in the model's order) while it runs, each before its own start."""
+    log: list[str] = []
+
+    async def read(args: BaseModel, ctx: ToolContext) -> str:
+        log.append(f"start {ctx.call_id}")
+        await asyncio.sleep(0.01)
+        return "r"
+
+    def policy(tool, arguments, ctx):
+        log.append(f"check {ctx.call_id}")
+        return [None]
+
+    registry = ToolRegistry(
+        [Tool.from_model("r", "r", _NoArgs, read, read_only=True)], before_call=policy
+    )
+    calls = [call("r", "{}", "r1"), call("r", '{"x": 1}', "r2"), call("r", '{"x": 2}', "r3")]
+    batches = [b async for b in registry.execute(calls, lambda c: ToolContext(call_id=c.id))]
+    assert [[d.result.content for d in b] for b in batches] == [["r", "r", "r"]]
+    assert log.index("start r1") < log.index("check r2") < log.index("check r3")
+    for cid in ("r1", "r2", "r3"):
+        assert log.index(f"check {cid}") < log.index(f"start {cid}")
+
+
 async def test_the_loop_resumes_in_the_iteration_after_the_last_tool_ends():
     """The end of a batch is reported from inside the last tool's task: the waiting loop
     resumes in the very next event-loop iteration, not one later (a done callback would

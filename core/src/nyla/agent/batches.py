@@ -6,8 +6,10 @@ policy) in the model's order before its handler starts.
 
 The batches are pipelined so that the kernel's own work overlaps with the tools' waiting:
 
-- once a batch's handlers are started, the *next* batch's calls are checked while they run
-  (checks only read: a check never sees the outcome of an earlier call);
+- the turn's first call starts as soon as it has passed its check, and the rest of its
+  batch is checked while it runs; once a batch's handlers are started, the *next* batch's
+  calls are checked while they run (checks only read: a check never sees the outcome of an
+  earlier call);
 - the next batch is started the moment the current one is over, from the done callback of
   its last handler (:func:`~nyla.agent.guard.await_tool_runs`), *before* the finished batch's
   results are built and handed out, so recording them (trace, conversation, events) overlaps
@@ -175,7 +177,14 @@ class BatchRunner:
         current: list[_Pending] = []
         started: list[list[_Pending]] = []  # batches the gate of the one before started
         try:
-            current = self.start(await wait(self.checked(batches[0], ctx_for)))
+            # the first call starts as soon as it has passed; the rest of its batch is
+            # checked while it runs (its handler begins at the first wait)
+            first, rest = batches[0][:1], batches[0][1:]
+            current = self.start(await wait(self.checked(first, ctx_for)))
+            if rest:
+                if current[0].run is not None:
+                    await asyncio.sleep(0)
+                current += self.start(await wait(self.checked(rest, ctx_for)))
             if any(item.run for item in current):
                 await asyncio.sleep(0)  # let the started handlers begin their work
             if announce:
