@@ -17,7 +17,10 @@ def clean_text(text: str, limit: int | None = None) -> str:
     """``text`` without NUL bytes and lone surrogates (replaced by U+FFFD), cut to ``limit``."""
     if not isinstance(text, str):
         text = safe_str(text)
-    text = _SURROGATES.sub("\ufffd", text.replace("\x00", "\ufffd"))
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    if not text.isascii():  # (an ASCII string, known in O(1), holds no surrogates)
+        text = _SURROGATES.sub("\ufffd", text)
     if limit is not None and len(text) > limit:
         return text[:limit]
     return text

@@ -25,9 +25,10 @@ async def call_model(
     stream: bool,
     round_: int,
     cancel: asyncio.Event | None,
-    sink: Callable[[AgentEvent], Any],
+    sink: Callable[[AgentEvent], Any] | None = None,
 ) -> AiCallResponse:
-    """One model call; streamed text deltas go to ``sink`` as CHUNK events."""
+    """One model call; streamed text deltas go to ``sink`` as CHUNK events (a streamed
+    call needs one)."""
     if not stream or not hasattr(kernel.ai, "stream"):
         return await race(kernel.ai.call(request), cancel)
     iterator = kernel.ai.stream(request).__aiter__()
@@ -38,7 +39,7 @@ async def call_model(
                 delta = await race(iterator.__anext__(), cancel)
             except StopAsyncIteration:
                 break
-            if delta.kind == "text" and delta.text:
+            if delta.kind == "text" and delta.text and sink is not None:
                 sink(events.chunk(round_, clean_text(delta.text)))
             elif delta.kind == "done":
                 response = delta.response
@@ -66,11 +67,7 @@ async def call_model_live(
     """:func:`call_model` yielding its CHUNK events as they arrive; the response is appended
     to ``into``. A consumer that stops early cancels the call."""
     if not stream:
-        into.append(
-            await call_model(
-                kernel, request, stream=False, round_=round_, cancel=cancel, sink=_ignore
-            )
-        )
+        into.append(await call_model(kernel, request, stream=False, round_=round_, cancel=cancel))
         return
     queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
     call = asyncio.ensure_future(
@@ -94,7 +91,3 @@ async def call_model_live(
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await call
     into.append(call.result())
-
-
-def _ignore(event: AgentEvent) -> None:
-    """The sink of a call that does not stream (it produces no CHUNK events)."""

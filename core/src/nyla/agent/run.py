@@ -19,7 +19,7 @@ from nyla.agent import events
 from nyla.agent.cancel import RunCancelled, race
 from nyla.agent.conversation import ConversationManager, build_system_prompt, estimate_tokens
 from nyla.agent.inherit import restricted_context
-from nyla.agent.model_call import call_model_live
+from nyla.agent.model_call import call_model, call_model_live
 from nyla.agent.registry import Dispatched, ToolRegistry, before_call_hook, result_text
 from nyla.agent.repair import validation_failure_code
 from nyla.errors import BudgetExceeded
@@ -173,24 +173,35 @@ class AgentRun:
         self.round += 1
         self.trace.rounds = self.round
         yield events.status(self.round, "round", maxRounds=self.config.max_rounds)
-        async for event in self.prepare():
-            yield event
-        answers: list[AiCallResponse] = []
-        async for event in call_model_live(
-            self.kernel,
-            self.request(
-                OperationType.AGENT,
-                self.conversation.for_call(),
-                tools=self.registry.definitions(),
-                model=self.config.model,
-            ),
-            stream=self.config.stream,
-            round_=self.round,
-            cancel=self.cancel,
-            into=answers,
+        if self.context_builder is None and not self.conversation.needs_summary(
+            self.context_window()
         ):
-            yield event  # CHUNK events reach the caller while the model still streams
-        response = answers[0]
+            self.registry.refresh(self.tools)  # nothing else to prepare
+        else:
+            async for event in self.prepare():
+                yield event
+        request = self.request(
+            OperationType.AGENT,
+            self.conversation.for_call(),
+            tools=self.registry.definitions(),
+            model=self.config.model,
+        )
+        if self.config.stream:
+            answers: list[AiCallResponse] = []
+            async for event in call_model_live(
+                self.kernel,
+                request,
+                stream=True,
+                round_=self.round,
+                cancel=self.cancel,
+                into=answers,
+            ):
+                yield event  # CHUNK events reach the caller while the model still streams
+            response = answers[0]
+        else:  # (no generator in between: nothing streams)
+            response = await call_model(
+                self.kernel, request, stream=False, round_=self.round, cancel=self.cancel
+            )
         self.account(response)
         self.last_text = response.content or self.last_text
         if not response.tool_calls:
