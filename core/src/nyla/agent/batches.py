@@ -174,6 +174,8 @@ class BatchRunner:
         With ``announce``, an empty list comes first, once the first batch's handlers are
         started (the caller's bookkeeping of the turn then overlaps with them)."""
         batches = plan_batches(calls, self.is_read_only)
+        if not batches:
+            return
         current: list[_Pending] = []
         started: list[list[_Pending]] = []  # batches the gate of the one before started
         try:

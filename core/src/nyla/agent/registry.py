@@ -15,10 +15,11 @@ the model's order, each under its own call id.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Hashable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -368,28 +369,25 @@ class ToolRegistry:
             return ToolResult.fail(str(answer), "DENIED")
         return None
 
-    async def execute(
+    def execute(
         self,
         calls: list[ToolCall],
         ctx_for: Callable[[ToolCall], ToolContext],
         cancel: asyncio.Event | None = None,
         announce: bool = False,
-    ) -> AsyncIterator[list[Dispatched]]:
+    ) -> AsyncGenerator[list[Dispatched], None]:
         """Run one model turn's calls: runs of consecutive read-only calls concurrently, every
         other call alone in the model's order (see :mod:`nyla.agent.batches`). Yields each
         batch's results in call order (with ``announce``, first an empty list once the first
         batch is running); ``cancel`` set by the caller stops the batch in flight
-        (:class:`RunCancelled`)."""
-        if not calls:
-            return
-        turn = self._runner().run_turn(
-            calls, ctx_for, lambda work: race(work, cancel), announce=announce
-        )
-        try:
-            async for results in turn:
-                yield results
-        finally:
-            await turn.aclose()
+        (:class:`RunCancelled`). Closing the generator early cancels what still runs."""
+        wait = _no_wait if cancel is None else functools.partial(race, cancel=cancel)
+        return self._runner().run_turn(calls, ctx_for, wait, announce=announce)
+
+
+def _no_wait(work: Awaitable[Any]) -> Awaitable[Any]:
+    """The wait of a run nobody can cancel: the work itself (no coroutine around it)."""
+    return work
 
 
 async def _settle(answers: list[Any]) -> list[Any]:
