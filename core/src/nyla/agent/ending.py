@@ -33,6 +33,7 @@ PROGRESS_MAX_OUTPUT = 400
 async def close(run: AgentRun, status: AgentStatus, final_text: str) -> AsyncIterator[AgentEvent]:
     """The end of a run that was not cancelled: the progress report of a run stopped early
     (its streamed chunks first), the trace written, then FINAL and AGENT_SUMMARY."""
+    run.log_calls()
     if status in (AgentStatus.MAX_ROUNDS_REACHED, AgentStatus.BUDGET_EXCEEDED):
         sink: list[AgentEvent] = []
         try:
@@ -53,6 +54,7 @@ async def close(run: AgentRun, status: AgentStatus, final_text: str) -> AsyncIte
 
 async def cancelled(run: AgentRun, *, note: bool = True) -> None:
     """End a cancelled run: its trace is written with status ``cancelled``."""
+    run.log_calls()
     run.trace.status = AgentStatus.CANCELLED
     if note:
         run.trace.error = "cancelled by the caller"

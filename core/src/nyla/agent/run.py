@@ -101,6 +101,8 @@ class AgentRun:
         #: the answer of the round that ended the run (``None`` while it goes on)
         self.answer: str | None = None
         self._window: tuple[str | None, int | None] = ("", None)
+        #: executed calls not yet in the trace (see :meth:`log_calls`)
+        self._unlogged: list[tuple[int, Dispatched]] = []
 
     @property
     def run_id(self) -> str:
@@ -249,31 +251,43 @@ class AgentRun:
         async for batch in registry.execute(calls, self.tool_context, self.cancel, announce=True):
             if not batch:  # the first batch is running
                 self.conversation.add(said(response))
+                self.log_calls()
                 for call in calls:
                     yield events.tool_call(round_, call, registry.is_read_only(call))
                 continue
             for item in batch:
                 call, result = item.call, item.result
                 text = result_text(result)
-                self.trace.tool_calls.append(
-                    ToolCallLog(
-                        round=round_,
-                        call_id=call.id,
-                        tool_name=call.name,
-                        arguments=call.arguments,
-                        success=result.success,
-                        error=result.error,
-                        validation_failure_code=validation_failure_code(result),
-                        duration_ms=item.duration_ms,
-                    )
-                )
+                self._unlogged.append((round_, item))
                 self.conversation.add(
                     Message(role=Role.TOOL, content=text, tool_call_id=call.id, name=call.name)
                 )
                 results.append(item)
                 yield events.tool_result(round_, call, result, item.duration_ms, text)
             if len(results) < len(calls):  # a later batch runs: do the next call's work now
+                self.log_calls()
                 self.prepare_ahead()
+
+    def log_calls(self) -> None:
+        """Put the executed calls not yet there into the trace. The turn's last batch is
+        logged once the next turn's tools run, or when the run ends (:mod:`~nyla.agent.ending`
+        calls this first): nothing waits for it between a result and the next model call."""
+        logs = self.trace.tool_calls
+        for round_, item in self._unlogged:
+            call, result = item.call, item.result
+            logs.append(
+                ToolCallLog(
+                    round=round_,
+                    call_id=call.id,
+                    tool_name=call.name,
+                    arguments=call.arguments,
+                    success=result.success,
+                    error=result.error,
+                    validation_failure_code=validation_failure_code(result),
+                    duration_ms=item.duration_ms,
+                )
+            )
+        self._unlogged.clear()
 
     def prepare_ahead(self) -> None:
         """Neutralize the conversation so far while the last tools run (the next model call
