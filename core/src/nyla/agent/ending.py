@@ -115,9 +115,10 @@ async def finish(run: AgentRun, final_text: str) -> None:
     """Fill in the trace's totals and persist it (one transaction; failures logged)."""
     trace = run.trace
     trace.final_text = final_text
+    trace.rounds = run.round
     trace.cost_chf = round(run.spent, 10)
-    trace.input_tokens = run.usage.input_tokens
-    trace.output_tokens = run.usage.output_tokens
+    trace.input_tokens = run.input_tokens
+    trace.output_tokens = run.output_tokens
     trace.finished_at = datetime.now(UTC)
     counters = repair_counters(trace.tool_calls)
     trace.validation_failures = counters["validation_failures"]

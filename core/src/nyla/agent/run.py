@@ -95,7 +95,7 @@ class AgentRun:
         )
         self.round = 0
         self.spent = 0.0
-        self.usage = Usage()
+        self.input_tokens = self.output_tokens = 0
         self.last_text = ""
         self.unknown_price = False
         #: the answer of the round that ended the run (``None`` while it goes on)
@@ -107,6 +107,11 @@ class AgentRun:
     @property
     def run_id(self) -> str:
         return self.trace.run_id
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens of the run's model calls so far."""
+        return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)
 
     @property
     def remaining_budget(self) -> float | None:
@@ -150,11 +155,12 @@ class AgentRun:
     def account(self, response: AiCallResponse, *, agent_call: bool = True) -> None:
         """Add a response's cost and usage to the run."""
         self.spent += response.cost_chf or 0.0
-        usage = self.usage  # counted in place: one model fewer to build per call
-        usage.input_tokens += response.usage.input_tokens
-        usage.output_tokens += response.usage.output_tokens
-        if agent_call:  # the run's model (and its window) is the one answering as the agent
-            self.trace.model = response.model or self.trace.model
+        usage = response.usage
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        # the run's model (and its window) is the one answering as the agent
+        if agent_call and response.model and response.model != self.trace.model:
+            self.trace.model = response.model
         if self.config.max_cost_chf is not None and response.price_unknown:
             self.unknown_price = True
 
@@ -173,7 +179,6 @@ class AgentRun:
         """Prepare -> ask the model -> dispatch its tool calls -> record. Sets
         :attr:`answer` when the model answered without tool calls."""
         self.round += 1
-        self.trace.rounds = self.round
         yield events.status(self.round, "round", maxRounds=self.config.max_rounds)
         if self.context_builder is None and not self.conversation.needs_summary(
             self.context_window()
