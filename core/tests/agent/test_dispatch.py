@@ -406,9 +406,16 @@ async def test_a_refused_write_does_not_stop_the_reads_before_it():
 def test_repeat_keys_ignore_key_order_and_keep_types_apart() -> None:
     from nyla.agent.registry import repeat_key
 
-    assert repeat_key({"a": 1, "b": "x"}) == repeat_key({"b": "x", "a": 1})
-    assert len({repeat_key({"a": 1}), repeat_key({"a": 1.0}), repeat_key({"a": True})}) == 3
-    assert repeat_key({"a": None}) != repeat_key({"a": "None"})
+    def key(arguments):
+        return repeat_key("t", arguments)
+
+    assert key({"a": 1, "b": "x"}) == key({"b": "x", "a": 1})
+    assert len({key({"a": 1}), key({"a": 1.0}), key({"a": True})}) == 3
+    assert key({"a": None}) != key({"a": "None"})
     nested = {"a": [1, {"b": 2}], "c": 1}
-    assert repeat_key(nested) == repeat_key({"c": 1, "a": [1, {"b": 2}]})
-    assert repeat_key(nested) != repeat_key({"a": [1, {"b": 3}], "c": 1})
+    assert key(nested) == key({"c": 1, "a": [1, {"b": 2}]})
+    assert key(nested) != key({"a": [1, {"b": 3}], "c": 1})
+    # the tool is part of the key; a flat key is never a nested one's twin
+    assert repeat_key("t", {"a": 1}) != repeat_key("u", {"a": 1})
+    assert key({}) != key({"a": []}) and len({key({}), key({"a": 1}), key({"a": [1]})}) == 3
+    assert key({"a": "x"}) != ("t", '{"a":"x"}') and len(key({"a": "x"})) == 4

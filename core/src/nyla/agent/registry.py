@@ -92,18 +92,20 @@ def safe_json_key(arguments: Any) -> str:
         return safe_str(arguments)[:10_000]
 
 
-def repeat_key(arguments: dict[str, Any]) -> Hashable:
-    """The key under which identical calls are counted: for the usual flat arguments the
-    sorted ``(name, type, value)`` triples (a quarter of the JSON key's cost; the type keeps
-    ``1``, ``1.0`` and ``true`` apart as JSON does), else :func:`safe_json_key`."""
-    triples = []
+def repeat_key(tool: str, arguments: dict[str, Any]) -> Hashable:
+    """The key under which identical calls of ``tool`` are counted: for the usual flat
+    arguments one tuple of the tool and each argument's name, type and value, sorted by name
+    (a quarter of the JSON key's cost, and one object a call keeps, not one per argument; the
+    type keeps ``1``, ``1.0`` and ``true`` apart as JSON does), else the tool and
+    :func:`safe_json_key` (two items: never the length of a flat key)."""
+    flat: list[Any] = [tool]
     for name in sorted(arguments):
         value = arguments[name]
         kind = type(value)
         if kind not in _SCALARS:
-            return safe_json_key(arguments)
-        triples.append((name, kind, value))
-    return tuple(triples)
+            return (tool, safe_json_key(arguments))
+        flat += (name, kind, value)
+    return tuple(flat)
 
 
 def _to_result(value: Any) -> ToolResult:
@@ -229,7 +231,7 @@ class ToolRegistry:
         self._definitions: list[ToolDefinition] | None = None
         self.before_call = before_call
         self.default_timeout_s = default_timeout_s
-        self._seen: dict[tuple[str, Hashable], int] = {}
+        self._seen: dict[Hashable, int] = {}
         self.refresh(tools)
 
     def refresh(self, tools: Iterable[Tool]) -> None:
@@ -323,7 +325,7 @@ class ToolRegistry:
             refusal = await authorize(tool, args, ctx)
             if refusal is not None:
                 return refusal
-        key = (tool.name, repeat_key(arguments))
+        key = repeat_key(tool.name, arguments)
         seen = self._seen.get(key, 0)
         self._seen[key] = seen + 1
         if seen >= REPEAT_LIMIT:
