@@ -16,6 +16,7 @@ and send (size-capped, serialisable, valid Unicode).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -113,7 +114,9 @@ class ToolRun:
             self.finished = time.monotonic()
             gate, self.gate = self.gate, None  # no cycle left for the collector
             if gate is not None:
-                gate.one_done()
+                # (a closed loop, when a task is destroyed at shutdown, cannot schedule)
+                with contextlib.suppress(RuntimeError):
+                    gate.one_done()
 
     def _done(self, _task: asyncio.Future[Any]) -> None:
         self._ended()
