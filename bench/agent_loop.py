@@ -33,7 +33,8 @@ the conversation).
 
 nyla runs the bare loop (``run_agent_loop``) with every installed plugin (providers whose
 models it selects from, toolboxes whose policy hooks check each call) plus the scripted
-provider, and trace persistence off, as the others persist nothing.
+provider, a cancel event as ``kernel.agent.run`` gives every run (each wait can be
+cancelled), and trace persistence off, as the others persist nothing.
 
 Why nyla's ratio is worse with waiting tools than in CPU alone: on this kind of machine the
 CPU runs at about half speed for the first 1-2 ms after the process slept (a fixed Python loop
@@ -186,6 +187,7 @@ def nyla_runner(rounds: int) -> Callable[[Probe], Awaitable[None]]:
             config=AgentConfig(max_rounds=rounds, stream=False),
             context=RunContext(),
             tools=tools,
+            cancel=asyncio.Event(),  # as ``kernel.agent.run`` gives every run
         ):
             final = event
         assert final is not None and final.data["status"] == "completed", final

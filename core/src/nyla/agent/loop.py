@@ -89,35 +89,39 @@ async def run_agent_loop(
         neutralization=neutralization,
         extras=extras,
     )
-    trace = run.trace
-    status, final_text = AgentStatus.RUNNING, ""
     try:
-        while (stop := run.stop_reason()) is None:
-            async for event in run.play_round():
-                yield event
-            if run.answer is not None:
-                stop, final_text = AgentStatus.COMPLETED, run.answer
-                break
-        status = stop
-    except BudgetExceeded as exc:
-        status = AgentStatus.BUDGET_EXCEEDED
-        trace.error = str(exc)
-    except (RunCancelled, asyncio.CancelledError, GeneratorExit) as exc:
-        await cancelled(run)
-        if isinstance(exc, RunCancelled):
-            for event in closing_events(run, ""):
-                yield event
-            return
-        raise
-    except Exception as exc:
-        if isinstance(exc, NylaError):  # a typed error says what happened (a replay drift too)
-            log.error("agent run %s failed: %s", run.run_id, exc)
-        else:
-            log.exception("agent run %s failed", run.run_id)
-        status = AgentStatus.ERROR
-        trace.error = f"{type(exc).__name__}: {exc}"
-        final_text = f"The run failed: {trace.error}"
-        yield events.error(run.round, trace.error)
+        trace = run.trace
+        status, final_text = AgentStatus.RUNNING, ""
+        try:
+            while (stop := run.stop_reason()) is None:
+                async for event in run.play_round():
+                    yield event
+                if run.answer is not None:
+                    stop, final_text = AgentStatus.COMPLETED, run.answer
+                    break
+            status = stop
+        except BudgetExceeded as exc:
+            status = AgentStatus.BUDGET_EXCEEDED
+            trace.error = str(exc)
+        except (RunCancelled, asyncio.CancelledError, GeneratorExit) as exc:
+            await cancelled(run)
+            if isinstance(exc, RunCancelled):
+                for event in closing_events(run, ""):
+                    yield event
+                return
+            raise
+        except Exception as exc:
+            if isinstance(exc, NylaError):  # a typed error says what happened (a replay drift too)
+                log.error("agent run %s failed: %s", run.run_id, exc)
+            else:
+                log.exception("agent run %s failed", run.run_id)
+            status = AgentStatus.ERROR
+            trace.error = f"{type(exc).__name__}: {exc}"
+            final_text = f"The run failed: {trace.error}"
+            yield events.error(run.round, trace.error)
 
-    async for event in close(run, status, final_text):
-        yield event
+        async for event in close(run, status, final_text):
+            yield event
+    finally:
+        if run.cancel is not None:
+            run.cancel.close()  # its watcher ends with the run

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
-from nyla.agent.cancel import race
+from nyla.agent.cancel import CancelScope, race
 from nyla.agent.guard import clean_text
 from nyla.models.agent import AgentEvent
 from nyla.models.ai import AiCallRequest, AiCallResponse
@@ -24,7 +24,7 @@ async def call_model(
     *,
     stream: bool,
     round_: int,
-    cancel: asyncio.Event | None,
+    cancel: asyncio.Event | CancelScope | None,
     sink: Callable[[AgentEvent], Any] | None = None,
 ) -> AiCallResponse:
     """One model call; streamed text deltas go to ``sink`` as CHUNK events (a streamed
@@ -61,7 +61,7 @@ async def call_model_live(
     *,
     stream: bool,
     round_: int,
-    cancel: asyncio.Event | None,
+    cancel: asyncio.Event | CancelScope | None,
     into: list[AiCallResponse],
 ) -> AsyncIterator[AgentEvent]:
     """:func:`call_model` yielding its CHUNK events as they arrive; the response is appended

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from nyla.agent.authorize import authorize, owned_fields
 from nyla.agent.batches import BatchRunner, Dispatched
-from nyla.agent.cancel import race
+from nyla.agent.cancel import CancelScope, race
 from nyla.agent.guard import (
     MAX_RESULT_CHARS,
     ToolRun,
@@ -375,7 +375,7 @@ class ToolRegistry:
         self,
         calls: list[ToolCall],
         ctx_for: Callable[[ToolCall], ToolContext],
-        cancel: asyncio.Event | None = None,
+        cancel: asyncio.Event | CancelScope | None = None,
         announce: bool = False,
     ) -> AsyncGenerator[list[Dispatched], None]:
         """Run one model turn's calls: runs of consecutive read-only calls concurrently, every
@@ -383,7 +383,12 @@ class ToolRegistry:
         batch's results in call order (with ``announce``, first an empty list once the first
         batch is running); ``cancel`` set by the caller stops the batch in flight
         (:class:`RunCancelled`). Closing the generator early cancels what still runs."""
-        wait = _no_wait if cancel is None else functools.partial(race, cancel=cancel)
+        if cancel is None:
+            wait: Callable[[Awaitable[Any]], Awaitable[Any]] = _no_wait
+        elif isinstance(cancel, CancelScope):
+            wait = cancel.wait
+        else:
+            wait = functools.partial(race, cancel=cancel)
         return self._runner().run_turn(calls, ctx_for, wait, announce=announce)
 
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
-from nyla.agent.cancel import RunCancelled, race
+from nyla.agent.cancel import CancelScope, RunCancelled, race
 from nyla.agent.conversation import ConversationManager, build_system_prompt, estimate_tokens
 from nyla.agent.inherit import restricted_context
 from nyla.agent.model_call import call_model, call_model_live
@@ -73,7 +73,9 @@ class AgentRun:
     ) -> None:
         self.kernel, self.config, self.prompt, self.tools = kernel, config, prompt, tools
         self.context = restricted_context(kernel, config, context)
-        self.cancel, self.extras = cancel, dict(extras or {})
+        #: the caller's cancel event as the run waits on it (``None``: no one can cancel)
+        self.cancel = CancelScope(cancel) if cancel is not None else None
+        self.extras = dict(extras or {})
         self.context_builder, self.round_recorder = context_builder, round_recorder
         self.trace = AgentTrace(
             run_id=run_id or uuid.uuid4().hex,
