@@ -1,13 +1,17 @@
 """nyla's unfiltered vector search next to raw pgvector's, interleaved query by query.
 
     .venv/bin/python bench/rag_profile.py --n 10000 [--synthetic [--clustered]] [--keep] [--profile]
+    .venv/bin/python bench/rag_profile.py --n 1000000 --synthetic --clustered --kept --block
 
 Builds (or reuses with ``--keep``) one database on the bench server holding nyla's store
 (``index_paths`` with the precomputed vectors, as bench/rag.py ingests) and bench/rag.py's
 raw pgvector table (``items``: vector(384), HNSW m=16/ef_construction=64, cosine), then
 times the same queries alternately: raw pgvector exactly as bench/rag.py queries it (one
-synchronous psycopg call, ``hnsw.ef_search`` and ``iterative_scan`` set on the session),
-and ``KnowledgeService.search_vector``, both at ``--ef``. On a machine shared with other
+synchronous psycopg call, ``hnsw.ef_search`` and ``iterative_scan`` set on the session;
+its fair query returning id, text and distance, then its ids-only one), and
+``KnowledgeService.search_vector``, all at ``--ef``. ``--kept`` measures on the two
+databases ``bench/rag.py --keep`` left instead (raw pgvector's and nyla's, built once: the
+way to repeat the 1M measurements). On a machine shared with other
 jobs this is the steadier ratio: both sides see the same load at the same moment, which
 bench/rag.py's one-contender-after-the-other phases cannot promise. ``--profile`` adds a
 cProfile of nyla's side.
@@ -82,7 +86,13 @@ def kernel_for(uri: str) -> Any:
 
 
 async def measure(
-    uri: str, queries: list[Any], ef: int, rounds: int, profile: bool, block: bool
+    uri: str,
+    queries: list[Any],
+    ef: int,
+    rounds: int,
+    profile: bool,
+    block: bool,
+    nyla_uri: str | None = None,
 ) -> None:
     import psycopg
     import rag_nyla
@@ -90,18 +100,15 @@ async def measure(
     from nyla.knowledge.vectors import vector_literal
     from nyla.models.agent import RunContext
 
-    kernel = kernel_for(uri)
+    kernel = kernel_for(nyla_uri or uri)
     kernel.knowledge.settings.ef_search = ef
     kernel.knowledge.settings.adaptive_ef_search = False
     context = RunContext(user_id="reader", mandate_id="m", feature_instance_id="inst")
     raw = psycopg.connect(uri, autocommit=True)
     raw.execute(f"SET hnsw.ef_search = {ef}")
     raw.execute("SET hnsw.iterative_scan = relaxed_order")
-    # bench/rag.py's raw query, unfiltered
-    raw_sql = (
-        "SELECT id FROM items WHERE (%s::text[] IS NULL OR owner = ANY(%s)) "
-        "ORDER BY embedding <=> %s::vector LIMIT 10"
-    )
+    # bench/rag.py's raw queries, unfiltered: id, text and distance; and ids only
+    from rag import RAW_IDS_SQL, RAW_SQL
 
     async def nyla_one(vec: Any) -> None:
         await kernel.knowledge.search_vector(
@@ -109,16 +116,20 @@ async def measure(
         )
 
     async def raw_one(vec: Any) -> None:
-        raw.execute(raw_sql, (None, None, vector_literal(vec))).fetchall()
+        raw.execute(RAW_SQL, {"f": None, "q": vector_literal(vec)}).fetchall()
+
+    async def raw_ids_one(vec: Any) -> None:
+        raw.execute(RAW_IDS_SQL, {"f": None, "q": vector_literal(vec)}).fetchall()
 
     for vec in queries:  # warm-up
         await nyla_one(vec)
         await raw_one(vec)
+        await raw_ids_one(vec)
     prof = cProfile.Profile() if profile else None
-    sides = (("raw", raw_one), ("nyla", nyla_one))
-    timings: dict[str, list[float]] = {"raw": [], "nyla": []}
-    blocks: dict[str, list[float]] = {"raw": [], "nyla": []}
-    cpu: dict[str, float] = {"raw": 0.0, "nyla": 0.0}
+    sides = (("raw", raw_one), ("raw_ids", raw_ids_one), ("nyla", nyla_one))
+    timings: dict[str, list[float]] = {name: [] for name, _ in sides}
+    blocks: dict[str, list[float]] = {name: [] for name, _ in sides}
+    cpu: dict[str, float] = dict.fromkeys(timings, 0.0)
     for _ in range(rounds):
         # per query (raw, nyla, raw, ...) or per block (all queries raw, then all nyla)
         order = (
@@ -143,10 +154,14 @@ async def measure(
                 blocks[name].append(statistics.median(took))
     for name, t in timings.items():
         print(
-            f"{name:6} p50 {statistics.median(t):.2f} ms  mean {statistics.mean(t):.2f}  "
+            f"{name:7} p50 {statistics.median(t):.2f} ms  mean {statistics.mean(t):.2f}  "
             f"client CPU {cpu[name] * 1000 / len(t):.3f} ms/query"
         )
-    print(f"ratio {statistics.median(timings['nyla']) / statistics.median(timings['raw']):.2f}")
+    nyla_p50 = statistics.median(timings["nyla"])
+    print(
+        f"ratio {nyla_p50 / statistics.median(timings['raw']):.2f} "
+        f"(to ids only {nyla_p50 / statistics.median(timings['raw_ids']):.2f})"
+    )
     if block:
         ratios = [n / r for r, n in zip(blocks["raw"], blocks["nyla"], strict=True)]
         print("block ratios " + " ".join(f"{x:.2f}" for x in ratios))
@@ -163,6 +178,11 @@ def main() -> None:
     parser.add_argument("--synthetic", action="store_true")
     parser.add_argument("--clustered", action="store_true", help="with --synthetic")
     parser.add_argument("--keep", action="store_true", help="reuse the database")
+    parser.add_argument(
+        "--kept",
+        action="store_true",
+        help="query the databases bench/rag.py --keep left (raw pgvector's and nyla's)",
+    )
     parser.add_argument("--ef", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
@@ -173,6 +193,20 @@ def main() -> None:
     docs_path, queries_path, texts = vectors(args.n, 200, args.synthetic, args.clustered)
     queries = read_f32(queries_path, 100)
     _server, base = start_server()
+    if args.kept:
+        kind = ("clustered" if args.clustered else "synthetic") if args.synthetic else "minilm"
+        asyncio.run(
+            measure(
+                db_uri(base, f"kept_raw_{args.n}_{kind}"),
+                queries,
+                args.ef,
+                args.rounds,
+                args.profile,
+                args.block,
+                nyla_uri=db_uri(base, f"kept_nyla_{args.n}_{kind}"),
+            )
+        )
+        return
     kind = ("c" if args.clustered else "s") if args.synthetic else "r"
     name = f"ab_{args.n}_{kind}"
     if not args.keep:

@@ -171,6 +171,10 @@ async def test_models_never_mix_and_each_has_its_own_index(kernel):
     await kernel.knowledge.ensure_vector_index("other:embed", 32)
     result = await kernel.knowledge.semantic_search("payroll salary", context=ctx(), k=10)
     assert result.hits and {h.embedding_model for h in result.hits} == {"scripted:model"}
+    # a hit's model is the search's (rows carry no model column), so the other model's
+    # chunk, which matches the keywords best, must be absent by its text
+    assert all("other model" not in h.text for h in result.hits)
+    assert {h.seq for h in result.hits} == {0}
     async with kernel.db.session() as s:
         assert await hnsw_index_exists(s, "scripted:model", DIMS)
         assert await hnsw_index_exists(s, "other:embed", 32)

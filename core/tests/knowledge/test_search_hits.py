@@ -21,7 +21,7 @@ from .conftest import ctx, unit_vector
 
 DIMS = 64
 MODEL = "scripted:model"
-ROW = (1048577, "f-1", "notes.md", 1, "some text", "p. 2", "table", "mandate", MODEL, 0.25)
+ROW = (1048577, "f-1", "notes.md", 1, "some text", "p. 2", "table", "mandate", 0.25)
 
 
 def _validated(row, score):
@@ -34,14 +34,14 @@ def _validated(row, score):
         context_ref=row[5],
         content_type=row[6],
         scope=Scope(row[7]),
-        embedding_model=row[8],
-        distance=row[9],
+        embedding_model=MODEL,
+        distance=row[8],
         score=score,
     )
 
 
 def test_a_built_hit_is_the_hit_validation_makes():
-    built = hit(ROW)
+    built = hit(ROW, MODEL)
     same = _validated(ROW, 0.75)
     assert built == same
     assert built.scope is Scope.MANDATE
@@ -51,22 +51,22 @@ def test_a_built_hit_is_the_hit_validation_makes():
     assert built.model_copy(update={"score": 0.5}).score == 0.5
     assert SearchResult(hits=[built]).hits[0] is built
     # each hit has its own fields-set (setting a field on one never touches another)
-    other = hit(ROW)
+    other = hit(ROW, MODEL)
     other.text = "changed"
     assert built.text == "some text"
     assert built.model_fields_set is not other.model_fields_set
 
 
 def test_a_built_hit_takes_a_score_and_an_integer_distance():
-    assert hit(ROW, score=0.031).score == 0.031
-    whole = hit((*ROW[:9], 0))
+    assert hit(ROW, MODEL, score=0.031).score == 0.031
+    whole = hit((*ROW[:8], 0), MODEL)
     assert whole.distance == 0.0 and isinstance(whole.distance, float) and whole.score == 1.0
     assert rescored(whole, 0.2).score == 0.2 and whole.score == 0.2
 
 
 def test_an_owner_key_of_an_unknown_scope_is_an_error():
     with pytest.raises(ValueError):
-        hit((*ROW[:7], "tenant", *ROW[8:]))
+        hit((*ROW[:7], "tenant", *ROW[8:]), MODEL)
 
 
 async def _seed(kernel, readers: dict[str, tuple[str, str]], per_reader: int):

@@ -78,6 +78,13 @@ __all__ = [
 ]
 
 
+@functools.lru_cache(maxsize=64)
+def _scope_where(model: str) -> tuple[str, str]:
+    """:func:`_where` without filters (most searches), built once per model."""
+    file_where, where, _ = _where(model, None)
+    return file_where, where
+
+
 def _where(model: str, filters: SearchFilters | None) -> tuple[str, str, dict[str, Any]]:
     """(condition on the file index ``f``, condition on the chunks ``c``, parameters).
     The chunk condition alone is complete; the file condition narrows the files first."""
@@ -115,13 +122,14 @@ async def vector_ranks(
     params: dict[str, Any],
     dims: int,
     vector: Sequence[float],
+    model: str,
     limit: int,
     exact: bool,
     settings: KnowledgeSettings,
     ef_search: int | None = None,
 ) -> list[SearchHit]:
-    """The ``limit`` nearest readable chunks, nearest first, with their details (one
-    round trip for the ranking and the rows)."""
+    """The ``limit`` nearest readable chunks of ``model`` (``where`` selects it), nearest
+    first, with their details (one round trip for the ranking and the rows)."""
     sql = _ranking_sql(file_where, where, int(dims), int(limit), exact)
     bound = {**params, "q": QueryVector(vector)}
     setup = None
@@ -137,7 +145,7 @@ async def vector_ranks(
         rows = await _rows(session, sql, bound)
     if setup is not None:
         (await _info(session))["nyla_hnsw_settings"] = setup[2]
-    return [hit(r) for r in rows]
+    return [hit(r, model) for r in rows]
 
 
 @functools.lru_cache(maxsize=256)
@@ -166,8 +174,10 @@ def _ranking_sql(file_where: str, where: str, dims: int, limit: int, exact: bool
         )
     # The index orders by half precision; the reported distance is the exact one. The
     # ranking carries the chunk's columns (the index scan has read its row already), so
-    # only the file is joined, on the limit's rows: no second visit of each chunk. The
-    # MATERIALIZED CTE keeps the plan an index scan under a limit whatever the join.
+    # only the file is joined, on the limit's rows: no second visit of each chunk. A
+    # subquery with a LIMIT is never merged into the outer query, so the plan stays an
+    # index scan under the limit whatever the join (as a MATERIALIZED CTE would keep it,
+    # without copying the rows into a tuple store first).
     order = f"{index_expr(dims, 'c.embedding')} <=> CAST(:q AS halfvec({dims}))"
     inner = (
         f"SELECT {CHUNK_COLUMNS}, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
@@ -176,8 +186,7 @@ def _ranking_sql(file_where: str, where: str, dims: int, limit: int, exact: bool
     # relaxed_order may return rows slightly out of order (and half precision may swap
     # near ties): the outer query sorts by the exact distance
     return (
-        f"WITH nearest AS MATERIALIZED ({inner}) "
-        f"SELECT {RANKED_HIT_COLUMNS}, n.distance FROM nearest n "
+        f"SELECT {RANKED_HIT_COLUMNS}, n.distance FROM ({inner}) n "
         f"JOIN knowledge_file_index f ON {FILE_OF_RANKED} ORDER BY n.distance"
     )
 
@@ -257,8 +266,12 @@ async def search(
     only choose the path: both paths return correct results)."""
     if not keys or k <= 0:
         return SearchResult(embedding_model=model, hybrid=hybrid)
-    file_where, where, params = _where(model, filters)
-    params["keys"] = keys
+    if filters is None:
+        file_where, where = _scope_where(model)
+        params: dict[str, Any] = {"keys": keys}
+    else:
+        file_where, where, params = _where(model, filters)
+        params["keys"] = keys
     candidates, files, total = await _sizes(session, file_where, where, params, estimates)
     pool = max(k, settings.hybrid_candidates) if hybrid else k
     exact = prefer_exact(candidates, total, pool, settings, files)
@@ -274,6 +287,7 @@ async def search(
             params=params,
             dims=dims,
             vector=vector,
+            model=model,
             limit=pool,
             exact=exact,
             settings=settings,
@@ -292,7 +306,7 @@ async def search(
     if hybrid and query.strip():
         keyword = await text_ranks(session, where=where, params=params, query=query, limit=pool)
         fused = reciprocal_rank_fusion([[h.chunk_id for h in nearest], keyword], settings.rrf_k)
-        hits = await _ordered_hits(session, fused[:k], nearest, dims, vector)
+        hits = await _ordered_hits(session, fused[:k], nearest, dims, vector, model)
     else:
         # each hit carries its score already (1 - distance)
         hits = nearest[:k]
@@ -322,7 +336,13 @@ async def _sizes(
 ) -> tuple[int, int, int]:
     """(readable filtered chunks, their files, chunks in the table), from ``estimates``
     when fresh."""
-    cache_key = (where, repr(sorted(params.items())))
+    # the keys of an unfiltered search as they are (a tuple hashes in well under a
+    # microsecond); a filtered one's parameters by their text
+    cache_key = (
+        (where, tuple(params["keys"]))
+        if len(params) == 1
+        else (where, repr(sorted(params.items())))
+    )
     counted = estimates.get(cache_key) if estimates is not None else None
     if counted is None:
         counted = await count_candidates(session, file_where, params)
@@ -342,20 +362,22 @@ async def _ordered_hits(
     nearest: list[SearchHit],
     dims: int,
     vector: Sequence[float],
+    model: str,
 ) -> list[SearchHit]:
     """The ranked chunks as hits with their scores (details of chunks only the full-text
     ranking found are read here)."""
     by_id = {h.chunk_id: h for h in nearest}
     missing = [i for i, _ in ranked if i not in by_id]
-    for found in await _hits(session, missing, dims, vector):
+    for found in await _hits(session, missing, dims, vector, model):
         by_id[found.chunk_id] = found
     return [rescored(by_id[i], score) for i, score in ranked if i in by_id]
 
 
 async def _hits(
-    session: Executor, ids: list[int], dims: int, vector: Sequence[float]
+    session: Executor, ids: list[int], dims: int, vector: Sequence[float], model: str
 ) -> list[SearchHit]:
-    """Details of chunks found by full text only (their vector distance computed too)."""
+    """Details of chunks of ``model`` found by full text only (their vector distance
+    computed too)."""
     if not ids:
         return []
     rows = await _rows(
@@ -366,4 +388,4 @@ async def _hits(
         "WHERE c.id = ANY(:ids)",
         {"ids": ids, "q": QueryVector(vector)},
     )
-    return [hit(r) for r in rows]
+    return [hit(r, model) for r in rows]

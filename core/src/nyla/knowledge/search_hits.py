@@ -2,7 +2,9 @@
 pydantic validation: every value comes from our own typed columns (``bigint``, ``text``, a
 scope from the owner key we wrote, a float distance), so validating it again per hit cost
 more than the rest of the search's Python (measured: 3.5 µs per hit validated against
-1.2 µs built; a search returns ten or more)."""
+1.2 µs built; a search returns ten or more). The embedding model is not a column of the
+rows: every statement of a search selects one model (a literal in its ``WHERE``), so each
+hit's model is the search's."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ def _hit_columns(chunk: str) -> str:
     return (
         f"{chunk}.id, f.file_id, f.name, ({chunk}.id & {(1 << CHUNK_ID_BITS) - 1})::int, "
         f"{chunk}.data, {chunk}.context_ref, {chunk}.content_type, "
-        f"split_part({chunk}.owner_key, ':', 1), {chunk}.embedding_model"
+        f"split_part({chunk}.owner_key, ':', 1)"
     )
 
 
@@ -26,7 +28,7 @@ def _hit_columns(chunk: str) -> str:
 #: (the distance follows them)
 HIT_COLUMNS = _hit_columns("c")
 #: the chunk columns a ranking carries so that only the file needs joining afterwards
-CHUNK_COLUMNS = "c.id, c.data, c.context_ref, c.content_type, c.owner_key, c.embedding_model"
+CHUNK_COLUMNS = "c.id, c.data, c.context_ref, c.content_type, c.owner_key"
 #: :data:`HIT_COLUMNS` over a ranking ``n`` that carries :data:`CHUNK_COLUMNS` and the
 #: distance, joined to its file ``f`` (see :data:`FILE_OF_RANKED`)
 RANKED_HIT_COLUMNS = _hit_columns("n")
@@ -39,24 +41,25 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-def hit(row: Sequence[Any], score: float | None = None) -> SearchHit:
-    """The hit of one row of :data:`HIT_COLUMNS` + distance (``score`` defaults to
-    ``1 - distance``). An owner key of an unknown scope raises, as validation would."""
-    distance = row[9]
+def hit(row: Sequence[Any], model: str, score: float | None = None) -> SearchHit:
+    """The hit of one row of :data:`HIT_COLUMNS` + distance, found with embedding ``model``
+    (``score`` defaults to ``1 - distance``). An owner key of an unknown scope raises, as
+    validation would."""
+    chunk, file_id, name, seq, body, ref, content_type, scope, distance = row
     if distance is not None:
         distance = float(distance)
     values = {
-        "chunk_id": row[0],
-        "file_id": row[1],
-        "file_name": row[2],
-        "seq": row[3],
-        "text": row[4],
-        "context_ref": row[5],
-        "content_type": row[6],
-        "scope": _SCOPES.get(row[7]) or Scope(row[7]),
+        "chunk_id": chunk,
+        "file_id": file_id,
+        "file_name": name,
+        "seq": seq,
+        "text": body,
+        "context_ref": ref,
+        "content_type": content_type,
+        "scope": _SCOPES.get(scope) or Scope(scope),
         "distance": distance,
         "score": (1.0 - (distance or 0.0)) if score is None else score,
-        "embedding_model": row[8],
+        "embedding_model": model,
     }
     # what BaseModel.model_construct sets, without its per-field default handling
     made = _new(SearchHit)
