@@ -96,8 +96,8 @@ async def measure(
 ) -> None:
     import psycopg
     import rag_nyla
+    from pgvector.psycopg import register_vector
 
-    from nyla.knowledge.vectors import vector_literal
     from nyla.models.agent import RunContext
 
     kernel = kernel_for(nyla_uri or uri)
@@ -105,10 +105,11 @@ async def measure(
     kernel.knowledge.settings.adaptive_ef_search = False
     context = RunContext(user_id="reader", mandate_id="m", feature_instance_id="inst")
     raw = psycopg.connect(uri, autocommit=True)
+    register_vector(raw)
     raw.execute(f"SET hnsw.ef_search = {ef}")
     raw.execute("SET hnsw.iterative_scan = relaxed_order")
     # bench/rag.py's raw queries, unfiltered: id, text and distance; and ids only
-    from rag import RAW_IDS_SQL, RAW_SQL
+    from rag import RAW_IDS_SQL, RAW_SQL, raw_params
 
     async def nyla_one(vec: Any) -> None:
         await kernel.knowledge.search_vector(
@@ -116,10 +117,10 @@ async def measure(
         )
 
     async def raw_one(vec: Any) -> None:
-        raw.execute(RAW_SQL, {"f": None, "q": vector_literal(vec)}).fetchall()
+        raw.execute(RAW_SQL, raw_params(None, vec, ids_only=False)).fetchall()
 
     async def raw_ids_one(vec: Any) -> None:
-        raw.execute(RAW_IDS_SQL, {"f": None, "q": vector_literal(vec)}).fetchall()
+        raw.execute(RAW_IDS_SQL, raw_params(None, vec, ids_only=True)).fetchall()
 
     for vec in queries:  # warm-up
         await nyla_one(vec)
