@@ -3,7 +3,10 @@ llama-index-vector-stores-postgres, on one embedded PostgreSQL with the same vec
 
     .venv/bin/python bench/rag.py --quick        # 10k real all-MiniLM-L6-v2 vectors
     .venv/bin/python bench/rag.py --n 100000 --synthetic --clustered   # 100k synthetic
-    .venv/bin/python bench/rag.py --n 1000000 --synthetic --clustered --contenders nyla
+    .venv/bin/python bench/rag.py --n 1000000 --synthetic --clustered --contenders nyla \
+        --keep --ingest-only                                  # build once (raw + nyla) ...
+    .venv/bin/python bench/rag.py --n 1000000 --synthetic --clustered --contenders nyla \
+        --reuse --settings unfiltered                         # ... query the kept databases
 
 Vectors: real all-MiniLM-L6-v2 embeddings of a real corpus (docstring paragraphs of the
 Python sources on disk, see rag_corpus.py), computed once in ``bench/.venvs/embed`` (torch,
@@ -23,7 +26,14 @@ Fair by construction:
   search of the same rows and filter);
 - every contender's ingest is followed by the same settle step, outside the timed ingest and
   before its first query: ``VACUUM (ANALYZE)`` of its own fresh database (rag_settle.py), so
-  autovacuum of the freshly loaded tables does not run inside its timed search passes.
+  autovacuum of the freshly loaded tables does not run inside its timed search passes;
+- raw pgvector's query returns what the others return, each hit's id, text and distance,
+  with the query vector in binary (pgvector-python); the ids-only statement with a text
+  vector that was reported before is timed beside it and reported under its own label.
+
+``--keep`` keeps raw pgvector's and nyla's databases (and their ingest records, with the
+exact ground truth, in ``.cache/kept-N-KIND.json``); ``--reuse`` queries them again without
+an ingest, e.g. after a change to the search path (the report says when they were built).
 """
 
 from __future__ import annotations
