@@ -93,6 +93,7 @@ async def measure(
     profile: bool,
     block: bool,
     nyla_uri: str | None = None,
+    raw_ef: int | None = None,
 ) -> None:
     import psycopg
     import rag_nyla
@@ -106,7 +107,8 @@ async def measure(
     context = RunContext(user_id="reader", mandate_id="m", feature_instance_id="inst")
     raw = psycopg.connect(uri, autocommit=True)
     register_vector(raw)
-    raw.execute(f"SET hnsw.ef_search = {ef}")
+    # each side at its own ef_search when given (the smallest reaching the recall target)
+    raw.execute(f"SET hnsw.ef_search = {raw_ef or ef}")
     raw.execute("SET hnsw.iterative_scan = relaxed_order")
     # bench/rag.py's raw queries, unfiltered: id, text and distance; and ids only
     from rag import RAW_IDS_SQL, RAW_SQL, raw_params
@@ -185,6 +187,7 @@ def main() -> None:
         help="query the databases bench/rag.py --keep left (raw pgvector's and nyla's)",
     )
     parser.add_argument("--ef", type=int, default=40)
+    parser.add_argument("--raw-ef", type=int, default=None, help="raw pgvector's (default --ef)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument(
@@ -205,6 +208,7 @@ def main() -> None:
                 args.profile,
                 args.block,
                 nyla_uri=db_uri(base, f"kept_nyla_{args.n}_{kind}"),
+                raw_ef=args.raw_ef,
             )
         )
         return
@@ -216,7 +220,9 @@ def main() -> None:
         uri = fresh_database(base, name)
         asyncio.run(build(uri, texts, docs))
     uri = db_uri(base, name)
-    asyncio.run(measure(uri, queries, args.ef, args.rounds, args.profile, args.block))
+    asyncio.run(
+        measure(uri, queries, args.ef, args.rounds, args.profile, args.block, raw_ef=args.raw_ef)
+    )
 
 
 if __name__ == "__main__":
