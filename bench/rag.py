@@ -514,7 +514,8 @@ def at_target(result: dict[str, Any], setting: str, truth: list[list[int]]) -> d
     best: dict[str, Any] | None = None
     for ef in sorted(result["sweep"]):
         m = {**summarize(result["sweep"][ef][setting], truth), "ef": ef}
-        if m["recall"] >= TARGET_RECALL:
+        # a mean of 200 tenths that is 0.95 on paper may land a hair below it in floats
+        if m["recall"] >= TARGET_RECALL - 1e-9:
             return {**m, "met": True}
         if best is None or m["recall"] > best["recall"]:
             best = m
@@ -646,12 +647,27 @@ def main() -> None:
         action="store_true",
         help="query the databases a --keep run left (raw pgvector and nyla); no ingest",
     )
+    parser.add_argument(
+        "--report-from",
+        type=Path,
+        default=None,
+        help="render the report of a results JSON again (the truth from --keep's records)",
+    )
     args = parser.parse_args()
     n = args.n or (10_000 if args.quick else 100_000)
     efs = tuple(int(x) for x in args.efs.split(",") if x.strip())
     settings = tuple(s for s in SETTINGS if s in args.settings.split(","))
     kind = ("clustered" if args.clustered else "synthetic") if args.synthetic else "minilm"
     kept = kept_file(n, kind)
+    if args.report_from is not None:
+        again = json.loads(args.report_from.read_text())
+        again["raw"]["truth"] = json.loads(kept.read_text())["raw"]["truth"]
+        for r in again.values():
+            if isinstance(r, dict) and "sweep" in r:
+                r["sweep"] = {int(ef): runs for ef, runs in r["sweep"].items()}
+        data = "SYNTHETIC topic-clustered vectors" if args.clustered else "see the run"
+        print(report(n, args.queries, data, again))
+        return
     CACHE.mkdir(parents=True, exist_ok=True)
     docs_path, queries_path, texts = vectors(n, args.queries, args.synthetic, args.clustered)
     queries = read_f32(queries_path, args.queries)
