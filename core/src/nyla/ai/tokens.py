@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
@@ -31,13 +32,30 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _SYMBOL = re.compile(r"[^\sA-Za-zÀ-ÖØ-öø-ÿ\d\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
-@lru_cache(maxsize=8192)
+#: strings up to this length are memoized (longer ones would keep documents and tool
+#: results alive in the process after their run; a message is counted once anyway)
+MEMO_CHARS = 1024
+
+
 def count_text_tokens(text: str) -> int:
     """Estimated tokens of one string (0 for the empty string).
 
-    Memoized: an agent run re-sends its whole history every round, so the same strings are
-    counted again and again (``str`` caches its hash, so a hit costs no rescan).
+    Short strings are memoized: an agent run re-sends its whole history every round, so the
+    same names, arguments and short results are counted again and again (``str`` caches its
+    hash, so a hit costs no rescan). Longer strings are counted each time they are asked for;
+    :func:`message_tokens` counts a message once while it lives.
     """
+    if len(text) <= MEMO_CHARS:
+        return _count_short(text)
+    return _count_text(text)
+
+
+@lru_cache(maxsize=8192)
+def _count_short(text: str) -> int:
+    return _count_text(text)
+
+
+def _count_text(text: str) -> int:
     if not text:
         return 0
     tokens = 0
@@ -51,22 +69,25 @@ def count_text_tokens(text: str) -> int:
     return max(1, tokens)
 
 
-#: id(message) -> (message, its content, tokens); a message is counted by the conversation
-#: when it is added and by the AI service when it is sent
-_MESSAGE_TOKENS: dict[int, tuple[Message, Any, int]] = {}
+#: id(message) -> (weak reference to it, id of its content, tokens); a message is counted by
+#: the conversation when it is added and by the AI service when it is sent. Weak: the memo
+#: never keeps a message (or what it says) alive after its run.
+_MESSAGE_TOKENS: dict[int, tuple[weakref.ref[Message], int, int]] = {}
 _MESSAGE_TOKENS_MAX = 4096
 
 
 def message_tokens(message: Message) -> int:
     """Estimated tokens of one message, its per-message overhead included (counted once per
-    message; messages are treated as immutable once counted, a new ``content`` is seen)."""
-    hit = _MESSAGE_TOKENS.get(id(message))
-    if hit is not None and hit[0] is message and hit[1] is message.content:
+    message while it lives; messages are treated as immutable once counted, a new
+    ``content`` is seen)."""
+    key = id(message)
+    hit = _MESSAGE_TOKENS.get(key)
+    if hit is not None and hit[0]() is message and hit[1] == id(message.content):
         return hit[2]
     total = _count_message(message)
     if len(_MESSAGE_TOKENS) >= _MESSAGE_TOKENS_MAX:
         _MESSAGE_TOKENS.clear()
-    _MESSAGE_TOKENS[id(message)] = (message, message.content, total)
+    _MESSAGE_TOKENS[key] = (weakref.ref(message), id(message.content), total)
     return total
 
 
