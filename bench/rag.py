@@ -5,8 +5,10 @@ llama-index-vector-stores-postgres, on one embedded PostgreSQL with the same vec
     .venv/bin/python bench/rag.py --n 100000 --synthetic --clustered   # 100k synthetic
     .venv/bin/python bench/rag.py --n 1000000 --synthetic --clustered --contenders nyla \
         --keep --ingest-only                                  # build once (raw + nyla) ...
-    .venv/bin/python bench/rag.py --n 1000000 --synthetic --clustered --contenders nyla \
-        --reuse --settings unfiltered                         # ... query the kept databases
+    .venv/bin/python bench/rag.py --n 1000000 --synthetic --clustered \
+        --contenders langchain --keep --ingest-only           # ... add a library later ...
+    .venv/bin/python bench/rag.py --n 1000000 --synthetic --clustered \
+        --reuse --settings unfiltered                         # ... query every kept database
 
 Vectors: real all-MiniLM-L6-v2 embeddings of a real corpus (docstring paragraphs of the
 Python sources on disk, see rag_corpus.py), computed once in ``bench/.venvs/embed`` (torch,
@@ -31,9 +33,11 @@ Fair by construction:
   with the query vector in binary (pgvector-python); the ids-only statement with a text
   vector that was reported before is timed beside it and reported under its own label.
 
-``--keep`` keeps raw pgvector's and nyla's databases (and their ingest records, with the
-exact ground truth, in ``.cache/kept-N-KIND.json``); ``--reuse`` queries them again without
-an ingest, e.g. after a change to the search path (the report says when they were built).
+``--keep`` keeps every contender's database and its ingest record (``.cache/kept-N-KIND-
+CONTENDER.json``; raw pgvector's holds the exact ground truth) and builds only what is not kept
+yet, so contenders can be added one by one (a library's 1M ingest takes most of an hour);
+``--reuse`` queries the kept databases again without an ingest, e.g. after a change to the
+search path (the report says when each was built).
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ USERS = 100  # row i belongs to owner group u{i % 100}: one group = 1 %, ten = 1
 K = 10
 TARGET_RECALL = 0.95
 EF_SWEEP = (10, 20, 40, 64, 100, 160, 250, 400)
+LIBRARIES = ("langchain", "llamaindex")  # run by rag_contenders.py in their own venvs
+CONTENDERS = ("nyla", *LIBRARIES)  # besides raw pgvector, which every run has
 
 SERVER_SETTINGS = {
     "shared_buffers": "4GB",
@@ -455,19 +461,24 @@ async def nyla_sweep(
 
 def run_contender(
     name: str,
+    phase: str,
     uri: str,
-    docs_path: Path,
-    queries_path: Path,
-    corpus: Path | None,
+    paths: tuple[Path, Path, Path | None],
     n: int,
     q: int,
     efs: tuple[int, ...],
+    settings: tuple[str, ...],
 ) -> dict[str, Any]:
-    result_path = CACHE / f"result-{name}-{n}.json"
+    """One phase of a library contender in its venv: ``ingest`` (timed until searchable, then
+    settled) into the fresh database at ``uri``, or ``query`` (the ef_search sweep) of it."""
+    docs_path, queries_path, corpus = paths
+    result_path = CACHE / f"result-{name}-{n}-{phase}.json"
     cmd = [
         str(venv_python(name)),
         str(HERE / "rag_contenders.py"),
         name,
+        "--phase",
+        phase,
         "--uri",
         uri,
         "--docs",
@@ -480,6 +491,8 @@ def run_contender(
         str(q),
         "--efs",
         ",".join(str(e) for e in efs),
+        "--settings",
+        ",".join(settings),
         "--out",
         str(result_path),
     ]
@@ -487,8 +500,9 @@ def run_contender(
         cmd += ["--corpus", str(corpus)]
     subprocess.run(cmd, check=True)
     result = json.loads(result_path.read_text())
-    result["load_queries"] = load()
-    result["sweep"] = {int(ef): runs for ef, runs in result["sweep"].items()}
+    if phase == "query":
+        result["load_queries"] = load()
+        result["sweep"] = {int(ef): runs for ef, runs in result["sweep"].items()}
     return result
 
 
@@ -522,7 +536,7 @@ def at_target(result: dict[str, Any], setting: str, truth: list[list[int]]) -> d
     return {**(best or {}), "met": False}
 
 
-ORDER = ("raw", "raw_ids", "nyla", "langchain", "llamaindex")
+ORDER = ("raw", "raw_ids", *CONTENDERS)
 
 
 def load() -> str:
@@ -561,8 +575,12 @@ def report(n: int, q: int, data: str, results: dict[str, Any]) -> str:
                 f"| {r['name']} | {r['ingest_s']:.1f} | {n / r['ingest_s']:,.0f} | {steps} | "
                 f"{r.get('settle_s', float('nan')):.1f} |"
             )
-    if results.get("reused"):
-        lines += ["", f"Queries on the databases kept by an earlier run: {results['reused']}."]
+    if built := [
+        f"{results[k]['name']} at {results[k]['kept_at']}"
+        for k in ORDER
+        if k in results and "kept_at" in results[k]
+    ]:
+        lines += ["", "Databases kept by `--keep` runs, built: " + "; ".join(built) + "."]
     lines += [
         "",
         f"## Queries at recall@10 >= {TARGET_RECALL} (smallest ef_search of the sweep "
@@ -612,10 +630,21 @@ def checkpoint(n: int, results: dict[str, Any]) -> None:
     (CACHE / f"partial-{n}.json").write_text(json.dumps(results))
 
 
-def kept_file(n: int, kind: str) -> Path:
-    """What a ``--keep`` run leaves for ``--reuse``: raw pgvector's and nyla's ingest records
-    (seconds, steps, load; raw's exact ground truth) for the databases it kept."""
-    return CACHE / f"kept-{n}-{kind}.json"
+def kept_file(n: int, kind: str, key: str) -> Path:
+    """What a ``--keep`` run leaves for ``--reuse``: a contender's ingest record (seconds,
+    steps, load, when it was built; raw pgvector's has the exact ground truth) for the
+    database it kept."""
+    return CACHE / f"kept-{n}-{kind}-{key}.json"
+
+
+def kept_records(n: int, kind: str) -> dict[str, Any]:
+    """Every contender's kept ingest record for ``n`` rows of ``kind`` vectors."""
+    out = {}
+    for key in ("raw", *CONTENDERS):
+        path = kept_file(n, kind, key)
+        if path.exists():
+            out[key] = json.loads(path.read_text())
+    return out
 
 
 def main() -> None:
@@ -658,10 +687,9 @@ def main() -> None:
     efs = tuple(int(x) for x in args.efs.split(",") if x.strip())
     settings = tuple(s for s in SETTINGS if s in args.settings.split(","))
     kind = ("clustered" if args.clustered else "synthetic") if args.synthetic else "minilm"
-    kept = kept_file(n, kind)
     if args.report_from is not None:
         again = json.loads(args.report_from.read_text())
-        again["raw"]["truth"] = json.loads(kept.read_text())["raw"]["truth"]
+        again["raw"]["truth"] = json.loads(kept_file(n, kind, "raw").read_text())["truth"]
         for r in again.values():
             if isinstance(r, dict) and "sweep" in r:
                 r["sweep"] = {int(ef): runs for ef, runs in r["sweep"].items()}
@@ -672,71 +700,98 @@ def main() -> None:
     docs_path, queries_path, texts = vectors(n, args.queries, args.synthetic, args.clustered)
     queries = read_f32(queries_path, args.queries)
     contenders = [c.strip() for c in args.contenders.split(",") if c.strip()]
+    if unknown := set(contenders) - set(CONTENDERS):
+        raise SystemExit(f"unknown contenders {sorted(unknown)}; known: {', '.join(CONTENDERS)}")
+    if args.ingest_only and not args.keep:
+        raise SystemExit("--ingest-only keeps what it builds: use it with --keep")
+    keeping = args.keep or args.reuse
+    kept = kept_records(n, kind) if keeping else {}
     if args.reuse:
-        if not kept.exists():
-            raise SystemExit(f"no {kept}: run with --keep first")
-        results: dict[str, Any] = json.loads(kept.read_text())
-        results["reused"] = results.pop("kept_at", "?")
-        contenders = [c for c in contenders if c in results]
-        docs: list[array] = []
-    else:
-        docs = read_f32(docs_path, n)
-        results = {}
+        if "raw" not in kept:
+            raise SystemExit(f"no {kept_file(n, kind, 'raw')}: run with --keep first")
+        if missing := [c for c in contenders if c not in kept]:
+            log(f"not kept (run them with --keep first), skipped: {', '.join(missing)}")
+        contenders = [c for c in contenders if c in kept]
+    # --keep builds only what is not kept yet (delete its kept-* record to build it again)
+    build = [] if args.reuse else [c for c in ("raw", *contenders) if c not in kept]
+    results: dict[str, Any] = {k: v for k, v in kept.items() if k == "raw" or k in contenders}
+    docs = read_f32(docs_path, n) if {"raw", "nyla"} & set(build) else []
     texts = (texts or [f"synthetic row {i}" for i in range(n)])[:n]
-    corpus = None if args.synthetic else corpus_file(n, args.queries)
+    paths = (docs_path, queries_path, None if args.synthetic else corpus_file(n, args.queries))
     log(f"{n} rows, {len(queries)} queries; starting the server …")
     _server, base = start_server()
-    names = {
-        key: f"kept_{key}_{n}_{kind}" if args.keep or args.reuse else f"bench_{key}_{n}"
-        for key in ("raw", "nyla")
-    }
-    if not args.reuse:
-        log("raw pgvector (and the exact ground truth) …")
-        results["raw"] = raw_ingest(fresh_database(base, names["raw"]), docs, texts, queries)
-        if "nyla" in contenders:
-            log("nyla …")
-            uri = fresh_database(base, names["nyla"])
-            results["nyla"] = asyncio.run(nyla_ingest(uri, docs, texts))
+
+    def database(key: str) -> str:
+        return f"kept_{key}_{n}_{kind}" if keeping else f"bench_{key}_{n}"
+
+    def ingest(key: str) -> None:
+        log(f"{key} ingest …")
+        uri = fresh_database(base, database(key))
+        if key == "raw":
+            record = raw_ingest(uri, docs, texts, queries)
+        elif key == "nyla":
+            record = asyncio.run(nyla_ingest(uri, docs, texts))
+        else:
+            record = run_contender(key, "ingest", uri, paths, n, len(queries), efs, settings)
         if args.keep:
-            kept.write_text(json.dumps({**results, "kept_at": time.strftime("%Y-%m-%d %H:%M:%S")}))
-            log(f"kept {names['raw']} and {names['nyla']}; records in {kept}")
-        if args.ingest_only:
-            for key, r in results.items():
-                log(f"  {key}: until searchable {r['ingest_s']:.1f} s")
-            return
-    log("raw pgvector queries …")
-    sweeps = raw_sweep(db_uri(base, names["raw"]), queries, efs, settings)
-    results["raw"]["sweep"] = sweeps["raw"]
-    results["raw"]["load_queries"] = load()
-    results["raw_ids"] = {
-        "name": "raw pgvector, ids only (as reported before)",
-        "sweep": sweeps["raw_ids"],
-        "load_queries": load(),
-    }
-    if not args.keep and not args.reuse:
-        drop_database(base, names["raw"])
-    checkpoint(n, results)
-    if "nyla" in contenders:
-        log("nyla queries …")
-        results["nyla"]["sweep"] = asyncio.run(
-            nyla_sweep(db_uri(base, names["nyla"]), queries, efs, settings)
-        )
-        results["nyla"]["load_queries"] = load()
-        if not args.keep and not args.reuse:
-            drop_database(base, names["nyla"])
+            record["kept_at"] = time.strftime("%Y-%m-%d %H:%M:%S")
+            kept_file(n, kind, key).write_text(json.dumps(record))
+            log(f"  kept {database(key)}; its record in {kept_file(n, kind, key)}")
+        results[key] = record
+
+    def query(key: str) -> None:
+        log(f"{key} queries …")
+        uri = db_uri(base, database(key))
+        if key == "raw":
+            sweeps = raw_sweep(uri, queries, efs, settings)
+            results["raw"]["sweep"] = sweeps["raw"]
+            results["raw_ids"] = {
+                "name": "raw pgvector, ids only (as reported before)",
+                "sweep": sweeps["raw_ids"],
+            }
+        elif key == "nyla":
+            results["nyla"]["sweep"] = asyncio.run(nyla_sweep(uri, queries, efs, settings))
+        else:
+            run = run_contender(key, "query", uri, paths, n, len(queries), efs, settings)
+            results[key]["sweep"] = run["sweep"]
+        results[key]["load_queries"] = load()
+        if not keeping:
+            drop_database(base, database(key))
         checkpoint(n, results)
-    for name in ("langchain", "llamaindex"):
-        if name in contenders and not args.reuse:
-            log(f"{name} …")
-            uri = fresh_database(base, f"bench_{name}_{n}")
-            try:
-                results[name] = run_contender(
-                    name, uri, docs_path, queries_path, corpus, n, len(queries), efs
-                )
-            except subprocess.CalledProcessError as exc:
-                log(f"  {name} failed: {exc}")
-            drop_database(base, f"bench_{name}_{n}")
-            checkpoint(n, results)
+
+    def guarded(step: Any, key: str) -> None:
+        """A library that fails is reported and left out; the run goes on."""
+        try:
+            step(key)
+        except subprocess.CalledProcessError as exc:
+            log(f"  {key} failed: {exc}")
+            results.pop(key, None)
+            if not keeping:
+                drop_database(base, database(key))
+
+    if keeping:
+        for key in build:
+            guarded(ingest, key)
+        if args.ingest_only:
+            for key in build:
+                if key in results:
+                    log(f"  {key}: until searchable {results[key]['ingest_s']:.1f} s")
+            return
+        for key in ("raw", *contenders):
+            if key in results:
+                guarded(query, key)
+    else:
+        # raw pgvector and nyla first (raw's ground truth), then each library on its own
+        first = [key for key in ("raw", "nyla") if key in build]
+        for key in first:
+            ingest(key)
+        for key in first:
+            query(key)
+        for key in LIBRARIES:
+            if key in contenders:
+                guarded(ingest, key)
+                if key in results:
+                    guarded(query, key)
     for key, r in results.items():
         if isinstance(r, dict) and "ingest_s" in r:
             log(f"  {key}: until searchable {r['ingest_s']:.1f} s")

@@ -1,7 +1,12 @@
 """The third-party contenders of bench/rag.py, each run in its own venv (their pins conflict):
 
-    bench/.venvs/langchain/bin/python bench/rag_contenders.py langchain --uri ... --out result.json
-    bench/.venvs/llamaindex/bin/python bench/rag_contenders.py llamaindex --uri ... --out result.json
+    bench/.venvs/langchain/bin/python bench/rag_contenders.py langchain --phase ingest \
+        --uri ... --out record.json
+    bench/.venvs/llamaindex/bin/python bench/rag_contenders.py llamaindex --phase query \
+        --uri ... --out sweep.json
+
+``--phase ingest`` loads a fresh database and settles it, ``query`` sweeps a database loaded
+before (bench/rag.py's ``--keep``/``--reuse`` run them apart), ``all`` does both.
 
 Each ingests the same precomputed vectors through the library's own write API (batches of
 1000) with an HNSW index (m=16, ef_construction=64; cosine) in place when it returns:
@@ -49,10 +54,10 @@ def sa_uri(uri: str, driver: str) -> str:
     )
 
 
-def timed(fn: Any, queries: np.ndarray) -> dict[str, list]:
+def timed(fn: Any, queries: np.ndarray, settings: list[str]) -> dict[str, list]:
     """(ms, ids) per query and filter, after one untimed pass (as bench/rag.py times)."""
     out: dict[str, list] = {}
-    for setting in SETTINGS:
+    for setting in settings:
         for q, vec in enumerate(queries):
             fn(q, vec, setting)
         runs = []
@@ -85,147 +90,180 @@ def hnsw(uri: str, table: str, driver: str) -> tuple[float, int]:
     return took, int(size)
 
 
-def langchain(
-    args: argparse.Namespace, docs: np.ndarray, texts: list[str], queries: np.ndarray
-) -> dict:
-    import sqlalchemy as sa
-    from langchain_core.embeddings import Embeddings
-    from langchain_postgres import PGVector
+class Langchain:
+    """langchain-postgres' ``PGVector``: ``add_embeddings`` in batches, the HNSW index built
+    with SQL after the load (the library has no index API), ``hnsw.ef_search`` set in its
+    engine's connect event."""
 
-    class Precomputed(Embeddings):
-        def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            raise NotImplementedError("vectors are precomputed")
+    name = "langchain-postgres"
 
-        def embed_query(self, text: str) -> list[float]:
-            raise NotImplementedError("vectors are precomputed")
+    def __init__(self, args: argparse.Namespace, fresh: bool) -> None:
+        import sqlalchemy as sa
+        from langchain_core.embeddings import Embeddings
+        from langchain_postgres import PGVector
 
-    ef = {"value": 40}
-    engine = sa.create_engine(sa_uri(args.uri, "psycopg"))
+        class Precomputed(Embeddings):
+            def embed_documents(self, texts: list[str]) -> list[list[float]]:
+                raise NotImplementedError("vectors are precomputed")
 
-    @sa.event.listens_for(engine, "connect")
-    def _ef_search(dbapi_connection: Any, _record: Any) -> None:
-        with dbapi_connection.cursor() as cur:
-            cur.execute(f"SET hnsw.ef_search = {int(ef['value'])}")
+            def embed_query(self, text: str) -> list[float]:
+                raise NotImplementedError("vectors are precomputed")
 
-    store = PGVector(
-        embeddings=Precomputed(),
-        collection_name="bench",
-        connection=engine,
-        embedding_length=DIMS,
-        use_jsonb=True,
-        pre_delete_collection=True,
-    )
-    started = time.perf_counter()
-    for start in range(0, len(docs), BATCH):
-        stop = min(start + BATCH, len(docs))
-        store.add_embeddings(
-            texts=texts[start:stop],
-            embeddings=docs[start:stop].tolist(),
-            metadatas=[{"owner": owner(i)} for i in range(start, stop)],
-            ids=[str(i) for i in range(start, stop)],
+        self.uri = args.uri
+        self.ef = 40
+        self.engine = sa.create_engine(sa_uri(args.uri, "psycopg"))
+
+        @sa.event.listens_for(self.engine, "connect")
+        def _ef_search(dbapi_connection: Any, _record: Any) -> None:
+            with dbapi_connection.cursor() as cur:
+                cur.execute(f"SET hnsw.ef_search = {int(self.ef)}")
+
+        self.store = PGVector(
+            embeddings=Precomputed(),
+            collection_name="bench",
+            connection=self.engine,
+            embedding_length=DIMS,
+            use_jsonb=True,
+            pre_delete_collection=fresh,
         )
-    added = time.perf_counter() - started
-    build, size = hnsw(args.uri, "langchain_pg_embedding", "psycopg")
-    loaded = load()
-    settled = settle(args.uri)
 
-    def query(q: int, vec: np.ndarray, setting: str) -> list[int]:
+    def ingest(self, docs: np.ndarray, texts: list[str]) -> dict:
+        started = time.perf_counter()
+        for start in range(0, len(docs), BATCH):
+            stop = min(start + BATCH, len(docs))
+            self.store.add_embeddings(
+                texts=texts[start:stop],
+                embeddings=docs[start:stop].tolist(),
+                metadatas=[{"owner": owner(i)} for i in range(start, stop)],
+                ids=[str(i) for i in range(start, stop)],
+            )
+        added = time.perf_counter() - started
+        build, size = hnsw(self.uri, "langchain_pg_embedding", "psycopg")
+        return {
+            "steps": {"add_embeddings": added, "HNSW build (SQL)": build},
+            "ingest_s": added + build,
+            "index_bytes": size,
+        }
+
+    def query(self, q: int, vec: np.ndarray, setting: str) -> list[int]:
         users = filter_users(q, setting)
         flt = None if users is None else {"owner": {"$in": users}}
-        hits = store.similarity_search_with_score_by_vector(vec.tolist(), k=K, filter=flt)
+        hits = self.store.similarity_search_with_score_by_vector(vec.tolist(), k=K, filter=flt)
         return [int(doc.id) for doc, _ in hits]
 
-    sweep = {}
-    for value in args.efs:
-        ef["value"] = value
-        engine.dispose()  # new connections run the connect event with this ef_search
-        sweep[value] = timed(query, queries)
-    return {
-        "name": "langchain-postgres",
-        "path": "PGVector.similarity_search_with_score_by_vector, JSONB filter",
-        "steps": {"add_embeddings": added, "HNSW build (SQL)": build},
-        "ingest_s": added + build,
-        "settle_s": settled,
-        "load_ingest": loaded,
-        "index_bytes": size,
-        "sweep": sweep,
-    }
+    def set_ef(self, value: int) -> None:
+        self.ef = value
+        self.engine.dispose()  # new connections run the connect event with this ef_search
+
+    path = "PGVector.similarity_search_with_score_by_vector, JSONB filter"
 
 
-def llamaindex(
-    args: argparse.Namespace, docs: np.ndarray, texts: list[str], queries: np.ndarray
-) -> dict:
-    from llama_index.core.schema import TextNode
-    from llama_index.core.vector_stores.types import (
-        FilterOperator,
-        MetadataFilter,
-        MetadataFilters,
-        VectorStoreQuery,
-    )
-    from llama_index.vector_stores.postgres import PGVectorStore
+class Llamaindex:
+    """llama-index's ``PGVectorStore``: the HNSW index created by the store itself
+    (``hnsw_kwargs``, before the load) and maintained by ``add``; ``hnsw_ef_search`` passed
+    as the query argument."""
 
-    started = time.perf_counter()
-    store = PGVectorStore.from_params(
-        connection_string=sa_uri(args.uri, "psycopg2"),
-        async_connection_string=sa_uri(args.uri, "asyncpg"),
-        table_name="bench",
-        embed_dim=DIMS,
-        hnsw_kwargs={
-            "hnsw_m": 16,
-            "hnsw_ef_construction": 64,
-            "hnsw_ef_search": 40,
-            "hnsw_dist_method": "vector_cosine_ops",
-        },
-    )
-    for start in range(0, len(docs), BATCH):
-        stop = min(start + BATCH, len(docs))
-        store.add(
-            [
-                TextNode(
-                    id_=str(i),
-                    text=texts[i],
-                    embedding=docs[i].tolist(),
-                    metadata={"owner": owner(i)},
-                )
-                for i in range(start, stop)
-            ]
+    name = "llama-index-vector-stores-postgres"
+    path = "PGVectorStore.query (hnsw_ef_search=), JSONB filter"
+
+    def __init__(self, args: argparse.Namespace, fresh: bool) -> None:
+        from llama_index.vector_stores.postgres import PGVectorStore
+
+        # the table is made by the first add (fresh database) or found (a kept one)
+        self.ef = 40
+        self.started = time.perf_counter()
+        self.store = PGVectorStore.from_params(
+            connection_string=sa_uri(args.uri, "psycopg2"),
+            async_connection_string=sa_uri(args.uri, "asyncpg"),
+            table_name="bench",
+            embed_dim=DIMS,
+            hnsw_kwargs={
+                "hnsw_m": 16,
+                "hnsw_ef_construction": 64,
+                "hnsw_ef_search": 40,
+                "hnsw_dist_method": "vector_cosine_ops",
+            },
         )
-    ingest = time.perf_counter() - started
-    loaded = load()
-    settled = settle(args.uri)
-    ef = {"value": 40}
 
-    def query(q: int, vec: np.ndarray, setting: str) -> list[int]:
+    def ingest(self, docs: np.ndarray, texts: list[str]) -> dict:
+        from llama_index.core.schema import TextNode
+
+        for start in range(0, len(docs), BATCH):
+            stop = min(start + BATCH, len(docs))
+            self.store.add(
+                [
+                    TextNode(
+                        id_=str(i),
+                        text=texts[i],
+                        embedding=docs[i].tolist(),
+                        metadata={"owner": owner(i)},
+                    )
+                    for i in range(start, stop)
+                ]
+            )
+        took = time.perf_counter() - self.started
+        return {"steps": {"add (HNSW index maintained)": took}, "ingest_s": took}
+
+    def query(self, q: int, vec: np.ndarray, setting: str) -> list[int]:
+        from llama_index.core.vector_stores.types import (
+            FilterOperator,
+            MetadataFilter,
+            MetadataFilters,
+            VectorStoreQuery,
+        )
+
         users = filter_users(q, setting)
         filters = None
         if users is not None:
             filters = MetadataFilters(
                 filters=[MetadataFilter(key="owner", value=users, operator=FilterOperator.IN)]
             )
-        result = store.query(
+        result = self.store.query(
             VectorStoreQuery(query_embedding=vec.tolist(), similarity_top_k=K, filters=filters),
-            hnsw_ef_search=ef["value"],
+            hnsw_ef_search=self.ef,
         )
         return [int(i) for i in result.ids]
 
-    sweep = {}
-    for value in args.efs:
-        ef["value"] = value
-        sweep[value] = timed(query, queries)
+    def set_ef(self, value: int) -> None:
+        self.ef = value
+
+
+CONTENDERS = {"langchain": Langchain, "llamaindex": Llamaindex}
+
+
+def ingest(args: argparse.Namespace, docs: np.ndarray, texts: list[str]) -> dict:
+    """The timed ingest until searchable, then the settle step; the record of both."""
+    contender = CONTENDERS[args.contender](args, fresh=True)
+    record = contender.ingest(docs, texts)
+    loaded = load()
     return {
-        "name": "llama-index-vector-stores-postgres",
-        "path": "PGVectorStore.query (hnsw_ef_search=), JSONB filter",
-        "steps": {"add (HNSW index maintained)": ingest},
-        "ingest_s": ingest,
-        "settle_s": settled,
+        "name": contender.name,
+        "path": contender.path,
+        **record,
+        "settle_s": settle(args.uri),
         "load_ingest": loaded,
-        "sweep": sweep,
     }
+
+
+def sweep(args: argparse.Namespace, queries: np.ndarray) -> dict:
+    """The ef_search sweep over the ingested rows, through the library's query API."""
+    contender = CONTENDERS[args.contender](args, fresh=False)
+    out = {}
+    for value in args.efs:
+        contender.set_ef(value)
+        out[value] = timed(contender.query, queries, args.settings)
+    return {"name": contender.name, "path": contender.path, "sweep": out}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("contender", choices=["langchain", "llamaindex"])
+    parser.add_argument("contender", choices=sorted(CONTENDERS))
+    parser.add_argument(
+        "--phase",
+        choices=["ingest", "query", "all"],
+        default="all",
+        help="ingest into a fresh database, query a database ingested before, or both",
+    )
     parser.add_argument("--uri", required=True)
     parser.add_argument("--docs", type=Path, required=True)
     parser.add_argument("--queries", type=Path, required=True)
@@ -233,18 +271,26 @@ def main() -> None:
     parser.add_argument("--n", type=int, required=True)
     parser.add_argument("--q", type=int, required=True)
     parser.add_argument("--efs", default="40", help="hnsw.ef_search values to sweep")
+    parser.add_argument("--settings", default=",".join(SETTINGS), help="filters to query")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     args.efs = [int(x) for x in args.efs.split(",") if x.strip()]
-    docs = np.fromfile(args.docs, dtype="<f4", count=args.n * DIMS).reshape(args.n, DIMS)
-    queries = np.fromfile(args.queries, dtype="<f4", count=args.q * DIMS).reshape(args.q, DIMS)
-    if args.corpus is not None:
-        rows = [json.loads(line) for line in args.corpus.read_text(encoding="utf-8").splitlines()]
-        texts = [r["text"].replace("\x00", "") for r in rows if r["kind"] == "doc"][: args.n]
-    else:
-        texts = [f"synthetic row {i}" for i in range(args.n)]
-    run = {"langchain": langchain, "llamaindex": llamaindex}[args.contender]
-    args.out.write_text(json.dumps(run(args, docs, texts, queries)))
+    args.settings = [s for s in SETTINGS if s in args.settings.split(",")]
+    result: dict[str, Any] = {}
+    if args.phase in ("ingest", "all"):
+        docs = np.fromfile(args.docs, dtype="<f4", count=args.n * DIMS).reshape(args.n, DIMS)
+        if args.corpus is not None:
+            lines = args.corpus.read_text(encoding="utf-8").splitlines()
+            rows = [json.loads(line) for line in lines]
+            texts = [r["text"].replace("\x00", "") for r in rows if r["kind"] == "doc"][: args.n]
+        else:
+            texts = [f"synthetic row {i}" for i in range(args.n)]
+        result.update(ingest(args, docs, texts))
+        del docs
+    if args.phase in ("query", "all"):
+        queries = np.fromfile(args.queries, dtype="<f4", count=args.q * DIMS)
+        result.update(sweep(args, queries.reshape(args.q, DIMS)))
+    args.out.write_text(json.dumps(result))
 
 
 if __name__ == "__main__":
