@@ -312,3 +312,62 @@ async def test_browse_shows_the_connectors_tree_with_effective_rag(client, token
     assert (
         await client.get(f"/api/connections/{conn_id}/browse", headers=stranger)
     ).status_code == 404
+
+
+def _download_name(disposition: str) -> str:
+    """The name a browser saves a download under: ``filename*`` (RFC 8187) when present."""
+    from urllib.parse import unquote
+
+    for part in disposition.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == "filename*":
+            charset, _, encoded = value.split("'", 2)
+            assert charset == "UTF-8"
+            return unquote(encoded, encoding="utf-8")
+    return disposition.split('filename="', 1)[1].rsplit('"', 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "saved_as"),
+    [
+        ("Bericht €.txt", "Bericht €.txt"),
+        ("日本語.txt", "日本語.txt"),
+        ("Zürich.txt", "Zürich.txt"),
+        ("plain.txt", "plain.txt"),
+    ],
+)
+async def test_a_download_keeps_any_file_name(client, token_for, name, saved_as):
+    alice = await token_for("alice")
+    up = await client.post(
+        "/api/files", files={"file": (name, b"hello", "text/plain")}, headers=alice
+    )
+    assert up.status_code == 201, up.text
+    content = await client.get(f"/api/files/{up.json()['id']}/content", headers=alice)
+    assert content.status_code == 200 and content.content == b"hello"
+    disposition = content.headers["content-disposition"]
+    assert disposition.isascii() and disposition.startswith("attachment;")
+    assert _download_name(disposition) == saved_as
+    assert content.headers["x-content-type-options"] == "nosniff"
+
+
+async def test_a_stored_name_with_line_breaks_cannot_split_the_download_header(
+    client, token_for, kernel
+):
+    from nyla_host.identity import Identity
+    from nyla_host.routes.catalog import run_context
+
+    alice = await token_for("alice")
+    context = run_context(Identity(user_id="alice", mandate_id="m1"))
+    # a name written by a tool or connector, not an upload
+    item = await kernel.files.save('x\r\nSet-Cookie: "a=b".txt', b"hi", context)
+    content = await client.get(f"/api/files/{item.id}/content", headers=alice)
+    assert content.status_code == 200
+    assert "set-cookie" not in content.headers
+    assert _download_name(content.headers["content-disposition"]) == 'x Set-Cookie: "a=b".txt'
+
+
+async def test_an_upload_name_too_long_to_keep_is_the_caller_s_400(client, token_for):
+    alice = await token_for("alice")
+    up = await client.post("/api/files", files={"file": ("n" * 600 + ".txt", b"x")}, headers=alice)
+    assert up.status_code == 400 and "at most 512" in up.json()["detail"]
+    assert (await client.get("/api/files", headers=alice)).json()["files"] == []

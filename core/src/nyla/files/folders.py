@@ -10,6 +10,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.errors import FileAccessError, FolderNotEmptyError
+from nyla.files.names import clean_name
 from nyla.files.scope import owner_ids, readable
 from nyla.files.tables import FileRow, FolderRow
 from nyla.models.agent import RunContext
@@ -31,10 +32,11 @@ def folder_dict(row: FolderRow) -> dict[str, Any]:
 
 
 def folder_name(name: str) -> str:
-    """``name`` stripped, or ``ValueError`` when it is empty or holds a ``/``."""
-    if not name or not name.strip() or "/" in name:
+    """``name`` cleaned as file names are (:func:`~nyla.files.names.clean_name`), or
+    ``ValueError`` when it is empty, too long or holds a ``/``."""
+    if isinstance(name, str) and "/" in name:
         raise ValueError("a folder name must be non-empty and without '/'")
-    return name.strip()
+    return clean_name(name, "folder")
 
 
 class FolderStore:

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.errors import FileAccessError
 from nyla.files.folders import FolderStore
+from nyla.files.names import clean_mime, clean_name
 from nyla.files.scope import owner_ids, readable
 from nyla.files.tables import FileRow
 from nyla.models.agent import RunContext
@@ -139,9 +140,10 @@ class FileStore(FolderStore):
         data_source_id: str | None = None,
         dedupe: bool = True,
     ) -> FileItem:
-        """Store a new file (or return the identical one the caller already has)."""
-        if not name or not name.strip():
-            raise ValueError("a file needs a name")
+        """Store a new file (or return the identical one the caller already has). The name
+        is cleaned by :func:`~nyla.files.names.clean_name` (``ValueError`` when empty or too
+        long); a mime type that is not plain ``type/subtype`` is guessed from the name."""
+        name = clean_name(name)
         if isinstance(content, str):
             content = content.encode()
         digest = content_hash(content)
@@ -155,8 +157,8 @@ class FileStore(FolderStore):
             await self._check_folder(s, folder_id, context)
             row = FileRow(
                 id=str(uuid.uuid4()),
-                name=name.strip(),
-                mime_type=mime_type or guess_mime(name),
+                name=name,
+                mime_type=clean_mime(mime_type) or guess_mime(name),
                 size=len(content),
                 content_hash=digest,
                 content=content,
@@ -298,9 +300,7 @@ class FileStore(FolderStore):
         async with self.db.session() as s:
             row = await self._required(s, file_id, context)
             if name is not None:
-                if not name.strip():
-                    raise ValueError("a file needs a name")
-                row.name = name.strip()
+                row.name = clean_name(name)
             if folder_id != "keep":
                 await self._check_folder(s, folder_id, context)
                 row.folder_id = folder_id
@@ -326,7 +326,7 @@ class FileStore(FolderStore):
             await self._check_folder(s, target_folder, context)
             row = FileRow(
                 id=str(uuid.uuid4()),
-                name=(name or f"Copy of {src.name}").strip(),
+                name=clean_name(name or f"Copy of {src.name}"),
                 mime_type=src.mime_type,
                 size=src.size,
                 content_hash=src.content_hash,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, HTTPException, Request, UploadFile
 from fastapi.responses import Response
@@ -27,9 +28,12 @@ async def upload(
         raise HTTPException(413, f"files above {limit} bytes are refused")
     if not file.filename:
         raise HTTPException(400, "the upload needs a file name")
-    item = await host(request).kernel.files.save(
-        file.filename, content, run_context(identity), mime_type=file.content_type or None
-    )
+    try:
+        item = await host(request).kernel.files.save(
+            file.filename, content, run_context(identity), mime_type=file.content_type or None
+        )
+    except ValueError as exc:  # the name: empty once cleaned, or too long
+        raise HTTPException(400, str(exc)) from exc
     return item.to_wire()
 
 
@@ -65,12 +69,24 @@ async def download(file_id: str, request: Request, identity: Identity = Depends(
         content = await store.read_bytes(file_id, context)
     except FileAccessError as exc:
         raise HTTPException(404, str(exc)) from exc
-    quoted = item.name.replace('"', "")
     return Response(
         content,
         media_type=item.mime_type,
-        headers={"Content-Disposition": f'attachment; filename="{quoted}"'},
+        headers={"Content-Disposition": attachment(item.name), "X-Content-Type-Options": "nosniff"},
     )
+
+
+def attachment(name: str) -> str:
+    """The ``Content-Disposition`` of a download of ``name`` (RFC 6266): an ASCII
+    ``filename`` every client reads and, when the name is more than that, the whole name as
+    UTF-8 in ``filename*`` (RFC 8187). HTTP headers are Latin-1 and end at a line break, so a
+    name is never put in one as it is."""
+    name = "".join(ch for ch in name if ch.isprintable()) or "download"
+    ascii_name = "".join(ch if " " <= ch <= "~" and ch not in '"\\' else "_" for ch in name)
+    header = f'attachment; filename="{ascii_name}"'
+    if ascii_name != name:
+        header += "; filename*=UTF-8''" + quote(name.encode("utf-8", "replace"), safe="")
+    return header
 
 
 @router.delete("/{file_id}")
