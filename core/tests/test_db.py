@@ -104,3 +104,51 @@ async def test_an_older_knowledge_layout_is_rebuilt_and_other_drift_is_an_error(
     finally:
         await old.drop_schema()
         await old.dispose()
+
+
+async def test_columns_an_older_nyla_made_narrower_are_widened_with_their_rows(embedded_pg):
+    """A varchar(n) that the tables now declare as text (or a longer varchar) is widened in
+    place: the rows stay, and the long values the new width is for can be written."""
+    db = Database(embedded_pg, schema="t_widen_probe")
+    try:
+        await db.ensure_ready()
+        async with db.engine.begin() as conn:
+            for statement in (
+                "ALTER TABLE knowledge_file_index ALTER COLUMN file_id TYPE varchar(128)",
+                "ALTER TABLE sync_item ALTER COLUMN item_id TYPE varchar(512)",
+                "INSERT INTO sync_item (data_source_id, item_id, item_hash, run_id) "
+                "VALUES ('ds', 'short', 'h', 'r')",
+            ):
+                await conn.execute(text(statement))
+        await db.dispose()
+
+        again = Database(embedded_pg, schema="t_widen_probe")
+        await again.ensure_ready()
+        long_id = "mail:" + "A" * 600
+        async with again.session() as s:
+            widths = dict(
+                (
+                    await s.execute(
+                        text(
+                            "SELECT column_name, data_type FROM information_schema.columns "
+                            "WHERE table_schema = 't_widen_probe' AND column_name IN "
+                            "('file_id', 'item_id') AND table_name IN "
+                            "('knowledge_file_index', 'sync_item')"
+                        )
+                    )
+                ).all()
+            )
+            await s.execute(
+                text(
+                    "INSERT INTO sync_item (data_source_id, item_id, item_hash, run_id) "
+                    "VALUES ('ds', :id, 'h', 'r')"
+                ),
+                {"id": long_id},
+            )
+            kept = set((await s.execute(text("SELECT item_id FROM sync_item"))).scalars())
+        assert widths == {"file_id": "text", "item_id": "text"}
+        assert kept == {"short", long_id}
+        await again.dispose()
+    finally:
+        await db.drop_schema()
+        await db.dispose()

@@ -240,13 +240,17 @@ class Database:
         # only: SQLAlchemy's own check looks along the whole search path and would skip a table
         # that exists in ``public``.
         existing: dict[str, set[str]] = {}
-        for table, column in conn.execute(
+        widths: dict[tuple[str, str], int] = {}
+        for table, column, width in conn.execute(
             text(
-                "SELECT table_name, column_name FROM information_schema.columns "
-                "WHERE table_schema = current_schema()"
+                "SELECT table_name, column_name, character_maximum_length "
+                "FROM information_schema.columns WHERE table_schema = current_schema()"
             )
         ):
             existing.setdefault(table, set()).add(column)
+            if width is not None:
+                widths[(table, column)] = width
+        self._widen_columns(conn, widths)
         drifted = [
             t
             for t in metadata.sorted_tables
@@ -263,6 +267,27 @@ class Database:
         missing = [t for t in metadata.sorted_tables if t.name not in existing]
         if missing:
             metadata.create_all(conn, tables=missing, checkfirst=False)
+
+    @staticmethod
+    def _widen_columns(conn: Any, widths: dict[tuple[str, str], int]) -> None:
+        """Widen the ``varchar(n)`` columns an older nyla created narrower than the tables
+        now declare (``text`` or a longer ``varchar``): the rows stay, and PostgreSQL changes
+        a varchar's width, or makes it text, without rewriting the table."""
+        for table in metadata.sorted_tables:
+            for column in table.columns:
+                width = widths.get((table.name, column.name))
+                if width is None or not isinstance(column.type, String):
+                    continue
+                wanted = column.type.length
+                if wanted is not None and wanted <= width:
+                    continue
+                kind = column.type.compile(dialect=conn.dialect)
+                log.info(
+                    "widening %s.%s from varchar(%d) to %s", table.name, column.name, width, kind
+                )
+                conn.execute(
+                    text(f'ALTER TABLE "{table.name}" ALTER COLUMN "{column.name}" TYPE {kind}')
+                )
 
     @staticmethod
     def _add_columns(conn: Any, table: Any, present: set[str]) -> bool:

@@ -71,7 +71,9 @@ class FileContentIndex(Base):
     __tablename__ = "knowledge_file_index"
     __table_args__ = {"info": {"derived": True}}
 
-    file_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    # text: a synced item's id is its connection's id and the vendor's item id (an Outlook
+    # message id alone is about 150 characters)
+    file_id: Mapped[str] = mapped_column(Text, primary_key=True)
     file_no: Mapped[int] = mapped_column(
         BigInteger, FILE_NO_SEQUENCE, server_default=FILE_NO_SEQUENCE.next_value(), unique=True
     )

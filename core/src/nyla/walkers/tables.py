@@ -43,7 +43,7 @@ class SyncItem(Base):
     __table_args__ = {"info": {"derived": True}}
 
     data_source_id: Mapped[str] = mapped_column(String(128), primary_key=True)
-    item_id: Mapped[str] = mapped_column(String(512), primary_key=True)
+    item_id: Mapped[str] = mapped_column(Text, primary_key=True)  # vendors' ids have no limit
     item_hash: Mapped[str] = mapped_column(String(64))
     content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     file_id: Mapped[str | None] = mapped_column(Text, nullable=True)

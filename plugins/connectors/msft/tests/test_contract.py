@@ -13,6 +13,14 @@ from nyla.testing.walker_contract import WalkerContract
 
 from .graph_wire import DRIVE, DriveWire, GraphCorpus, MailWire
 
+#: ids as long as Graph's real ones (the samples in tests/data are shortened ones from the
+#: docs): the walker contract then indexes items whose ids are as long as in a real tenant
+REAL_MESSAGE_ID = (
+    "AAMkAGVmMDEzMTM4LTZmYWUtNDdkNC1hMDZiLTU1OGY5OTZhYmY4OABGAAAAAAAiQ8W967B7TKBjgx9rVEURBwAi"
+    "IsqMbYjsT5e-T7KzowPTAAAAAAEMAAAiIsqMbYjsT5e-T7KzowPTAAAYbvZDAAA="
+)
+REAL_DRIVE_ITEM_ID = "01BYE5RZ6QN3ZWBTUFOFD3GSPGOHDJD36K"
+
 
 class _GraphContract(ConnectorContract):
     prefix = ""
@@ -66,7 +74,7 @@ class _GraphWalker(WalkerContract):
 
 class TestOutlookMailWalker(_GraphWalker):
     prefix = "mail:"
-    raw_prefix = "AAMkAGI2TG93AAA"
+    raw_prefix = REAL_MESSAGE_ID[:-5]  # Graph's message ids are this long (152 characters)
 
     @pytest.fixture
     def wire(self) -> ConnectorWire:
@@ -75,7 +83,7 @@ class TestOutlookMailWalker(_GraphWalker):
 
 class TestSharePointLibraryWalker(_GraphWalker):
     prefix = f"file:{DRIVE}:"
-    raw_prefix = "01BYE5RZ"
+    raw_prefix = REAL_DRIVE_ITEM_ID[:-5]  # and drive item ids 34
 
     @pytest.fixture
     def wire(self) -> ConnectorWire:
