@@ -161,3 +161,38 @@ async def test_a_file_failing_in_a_batch_write_fails_alone_and_leaves_nothing(ke
     async with kernel.db.session() as s:
         ids = set((await s.execute(select(FileContentIndex.file_id))).scalars())
     assert ids == {"good", "good2"}
+
+
+async def test_a_local_file_name_that_is_not_utf8_is_indexed_under_a_readable_name(
+    kernel, tmp_path
+):
+    import os
+
+    (tmp_path / "good.txt").write_text("a good file about invoices")
+    # POSIX file systems allow any bytes in a name; Python hands such a name over with
+    # surrogate escapes, which no database or JSON can take
+    with open(os.path.join(os.fsencode(tmp_path), b"bad\xffname.txt"), "wb") as f:
+        f.write(b"a file about payroll")
+    first = await kernel.knowledge.index_paths([tmp_path], context=ctx())
+    assert [(r.name, r.status) for r in first] == [
+        ("bad\ufffdname.txt", "indexed"),
+        ("good.txt", "indexed"),
+    ]
+    again = await kernel.knowledge.index_paths([tmp_path], context=ctx())
+    assert [r.file_id for r in again] == [r.file_id for r in first]  # the same files
+    assert len({r.file_id for r in first}) == 2
+
+
+async def test_a_local_file_that_cannot_be_read_fails_alone(kernel, tmp_path):
+    from nyla.knowledge.ingest import file_item_for_path
+
+    good, gone = tmp_path / "good.txt", tmp_path / "gone.txt"
+    good.write_text("a good file about invoices")
+    gone.write_text("deleted before it was read")
+    items = [(file_item_for_path(p, context=ctx()), p) for p in (gone, good)]
+    gone.unlink()
+    results = await kernel.knowledge.index_files(items, context=ctx())
+    assert [r.status for r in results] == ["failed", "indexed"]
+    assert "cannot read the file" in results[0].error
+    assert not await _chunks(kernel, results[0].file_id)
+    assert await _chunks(kernel, results[1].file_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -26,7 +27,8 @@ from nyla.knowledge.writing import PreparedFile, build_lookups
 from nyla.models.agent import RunContext
 from nyla.models.datasource import DownloadedFile
 from nyla.models.files import FileItem, Scope
-from nyla.models.knowledge import IndexResult
+from nyla.models.knowledge import IndexResult, IndexStatus
+from nyla.text import clean_text
 
 ProgressFn = Callable[[IndexResult, int, int], Any]
 
@@ -102,9 +104,13 @@ class Ingestion:
         try:
             memo: Memo = {}
             for file, content in items:
-                data = content.read_bytes() if isinstance(content, Path) else content
-                prepared = await self.indexer.prepare(
-                    file, data, context=context, memo=memo, embeddings=embeddings
+                data = _read(file, content)
+                prepared = (
+                    data
+                    if isinstance(data, IndexResult)
+                    else await self.indexer.prepare(
+                        file, data, context=context, memo=memo, embeddings=embeddings
+                    )
                 )
                 if isinstance(prepared, IndexResult):
                     run.add(prepared)
@@ -329,6 +335,22 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
+def _read(file: FileItem, content: bytes | Path) -> bytes | IndexResult:
+    """The bytes to index, or the failed result of a local file that cannot be read (gone
+    since it was listed, no permission): that file fails alone, the batch goes on."""
+    if not isinstance(content, Path):
+        return content
+    try:
+        return content.read_bytes()
+    except OSError as exc:
+        return IndexResult(
+            file_id=file.id,
+            name=file.name,
+            status=IndexStatus.FAILED,
+            error=f"cannot read the file: {exc.strerror or type(exc).__name__}",
+        )
+
+
 def file_item_for_path(
     path: Path,
     *,
@@ -337,9 +359,14 @@ def file_item_for_path(
     neutralize: bool = False,
 ) -> FileItem:
     """A FileItem for a local file; its id is stable per (owner scope, absolute path) so
-    re-indexing the same file replaces it."""
+    re-indexing the same file replaces it. A name that is not valid UTF-8 (possible on
+    POSIX file systems) is shown with U+FFFD where its undecodable bytes are; the id is
+    taken from the path's bytes, so it stays distinct and stable."""
     resolved = path.resolve()
-    stat = resolved.stat()
+    try:
+        size = resolved.stat().st_size
+    except OSError:
+        size = 0  # reading it fails too, and says why (see _read)
     scope = Scope(scope)
     kind = detect_kind(path.name)
     mime = (
@@ -353,12 +380,13 @@ def file_item_for_path(
         Scope.FEATURE_INSTANCE: context.feature_instance_id,
         Scope.GLOBAL: "global",
     }[scope]
-    digest = hashlib.sha1(f"{scope}:{owner}:{resolved}".encode()).hexdigest()[:24]
+    key = f"{scope}:{owner}:".encode() + os.fsencode(resolved)
+    digest = hashlib.sha1(key).hexdigest()[:24]
     return FileItem(
         id=f"local-{digest}",
-        name=path.name,
+        name=clean_text(path.name),
         mime_type=mime,
-        size=stat.st_size,
+        size=size,
         scope=scope,
         user_id=context.user_id,
         mandate_id=context.mandate_id,
