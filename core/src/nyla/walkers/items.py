@@ -19,6 +19,7 @@ from nyla.models.agent import RunContext
 from nyla.models.datasource import Item, WalkResult
 from nyla.models.files import FileItem, Scope
 from nyla.models.knowledge import IndexResult
+from nyla.text import clean_text, has_unstorable_chars
 
 
 def item_hash(item: Item) -> str:
@@ -28,6 +29,25 @@ def item_hash(item: Item) -> str:
     if item.content is not None:
         data["content"] = hashlib.sha256(item.content.encode()).hexdigest()
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def storable_items(items: list[Item]) -> tuple[list[Item], list[str]]:
+    """A page's items as they can be stored: a title or path with a NUL byte or undecodable
+    bytes (surrogate escapes) cleaned to U+FFFD, and an item whose id has one left out, as
+    it could not be tracked or fetched again; their ids (cleaned) come second."""
+    kept: list[Item] = []
+    refused: list[str] = []
+    for item in items:
+        if has_unstorable_chars(item.id):
+            refused.append(clean_text(item.id))
+            continue
+        dirty = {
+            name: clean_text(value)
+            for name in ("title", "path")
+            if isinstance(value := getattr(item, name), str) and has_unstorable_chars(value)
+        }
+        kept.append(item.model_copy(update=dirty) if dirty else item)
+    return kept, refused
 
 
 def item_depth(item: Item, root: str) -> int:

@@ -25,6 +25,7 @@ from nyla.knowledge.consent import NotFoundError
 from nyla.knowledge.limits import get_rag_limits
 from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.models.datasource import WalkResult
+from nyla.text import has_unstorable_chars
 from nyla.walkers.commit import (
     ConsentWithdrawn,
     commit_page,
@@ -33,7 +34,7 @@ from nyla.walkers.commit import (
     save_state,
     sweep,
 )
-from nyla.walkers.items import PageWorker
+from nyla.walkers.items import PageWorker, storable_items
 from nyla.walkers.tables import SyncItem, SyncState
 
 if TYPE_CHECKING:
@@ -133,8 +134,15 @@ class WalkerRunner:
             if page.full_listing and not in_listing:
                 in_listing, run_id = True, uuid.uuid4().hex
                 result.full_resync = checkpoint is not None
-            known = await known_items(db, source.ds.id, [i.id for i in page.items])
-            plan = await worker.prepare_page(page.items, known, result)
+            items, refused = storable_items(page.items)
+            for bad in refused:
+                result.items_failed += 1
+                result.errors.append(
+                    f"{bad}: the service gave an item id with a NUL byte or undecodable "
+                    "bytes, which cannot be stored; the item is left out"
+                )
+            known = await known_items(db, source.ds.id, [i.id for i in items])
+            plan = await worker.prepare_page(items, known, result)
             stop = result.cancelled or plan.limit is not None
             new_state = {
                 "run_id": run_id,
@@ -146,9 +154,9 @@ class WalkerRunner:
             }
             if stop:  # the page is not complete: its checkpoint is not passed
                 new_state["in_listing"] = in_listing
-            result.items_deleted += await commit_page(
-                db, source.ds, plan, page.tombstones, new_state
-            )
+            # an id that cannot be stored was never stored: nothing to delete for it
+            gone = [t for t in page.tombstones if not has_unstorable_chars(t)]
+            result.items_deleted += await commit_page(db, source.ds, plan, gone, new_state)
             result.pages += 1
             result.chunks_written += sum(len(p.chunks) for p in plan.prepared)
             await self._progress(worker, result, session, page_done=page.done)

@@ -126,3 +126,43 @@ async def test_a_killed_sync_is_recovered_and_resumes_at_its_page(db, tmp_path: 
     async with db.session() as s:
         chunks = (await s.execute(select(func.sum(FileContentIndex.chunk_count)))).scalar()
     assert await _count(db, ContentChunk) == chunks, "duplicate or lost chunks"
+
+
+async def test_a_name_that_is_not_utf8_syncs_downloads_and_resumes(
+    db, tmp_path: Path, monkeypatch
+) -> None:
+    """POSIX names may hold any bytes (a zip from Windows, an old Samba share): such a file
+    is indexed under a readable title and fetched again by its id, and a page that ends on
+    it leaves a checkpoint that can be stored."""
+    from nyla_connector_localfs import local
+
+    monkeypatch.setattr(local, "PAGE_SIZE", 1)  # the first page ends on that file
+    kernel = make_kernel(db)
+    raw = os.fsencode(tmp_path) + b"/Rechnung M\xfcller.txt"  # Latin-1, not UTF-8
+    with open(raw, "wb") as f:
+        f.write(b"invoice about zeppelins")
+    (tmp_path / "plain.txt").write_text("a plain note about budgets")
+    ds = await local_source(kernel, tmp_path)
+    _, first = await kernel.sync.run(ds, user_id="u1")
+    assert first.items_indexed == 2 and first.pages == 3 and not first.errors, first
+    hits = await kernel.knowledge.semantic_search(
+        "zeppelins", context=RunContext(user_id="u1"), k=1
+    )
+    assert hits.hits[0].file_name == "Rechnung M\ufffdller.txt"
+    conn = (await kernel.connections.list(user_id="u1"))[0]
+    async with kernel.connections.open(conn.id, user_id="u1") as s:
+        listing = await s.adapter.browse(s, "")
+        bad = next(i for i in listing.items if "\ufffd" in i.title)
+        assert bad.id.startswith(local.BYTES_ID) and bad.id.isascii()
+        assert (await s.adapter.download(s, bad.id)).content == b"invoice about zeppelins"
+        with pytest.raises(VendorNotFoundError):
+            await s.adapter.download(
+                s, local.BYTES_ID + "Li4vLi4vZXRjL3Bhc3N3ZA=="
+            )  # ../../etc/passwd
+        first_page = await anext(aiter(s.adapter.sync(s, "", None)))
+        assert [i.id for i in first_page.items] == [bad.id]
+        assert first_page.checkpoint == {"after": bad.id}
+        rest = [p async for p in s.adapter.sync(s, "", first_page.checkpoint)]
+        assert [i.title for p in rest for i in p.items] == ["plain.txt"]
+    _, again = await kernel.sync.run(ds, user_id="u1")
+    assert again.items_unchanged == 2 and not again.errors

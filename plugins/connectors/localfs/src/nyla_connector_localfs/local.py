@@ -1,7 +1,8 @@
 """A folder on this machine as a data source (service ``localfs``).
 
 The connection's setting ``root`` names the folder; item ids are paths relative to it
-(``reports/q3.txt``), and nothing outside it is ever read or written. Every sync is a full
+(``reports/q3.txt``; a path that is not valid UTF-8 as its bytes, see :func:`item_id`), and
+nothing outside it is ever read or written. Every sync is a full
 listing in path order, a page per ``PAGE_SIZE`` files; its checkpoint is the last path of a
 page, so an interrupted sync resumes after it. Deletions are found by the walker's sweep.
 """
@@ -9,6 +10,7 @@ page, so an interrupted sync resumes after it. Deletions are found by the walker
 from __future__ import annotations
 
 import asyncio
+import base64
 import mimetypes
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -16,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from nyla import clean_text, has_unstorable_chars
 from nyla.sdk.connectors import (
     BaseConnector,
     ConnectorContext,
@@ -47,9 +50,37 @@ def _root(ctx: ConnectorContext) -> Path:
     return path
 
 
+#: an item id that carries a path's bytes (base64url) because the path is not valid UTF-8
+BYTES_ID = "~bytes:"
+
+
+def item_id(rel: str) -> str:
+    """The item id of the relative path ``rel``: the path itself, or, when it holds bytes
+    that are not UTF-8 (POSIX names may; Python shows them as surrogate escapes, which no
+    database or JSON can take), :data:`BYTES_ID` and the path's bytes in base64url, which
+    :func:`path_of` turns back into the same path."""
+    if not has_unstorable_chars(rel):
+        return rel
+    return BYTES_ID + base64.urlsafe_b64encode(os.fsencode(rel)).decode("ascii")
+
+
+def path_of(item_id_or_path: str) -> str:
+    """The relative path an item id (or a plain path) names."""
+    if item_id_or_path.startswith(BYTES_ID):
+        try:
+            raw = base64.urlsafe_b64decode(item_id_or_path[len(BYTES_ID) :].encode("ascii"))
+        except (ValueError, UnicodeEncodeError):
+            raise VendorNotFoundError(
+                f"localfs: {item_id_or_path!r} is not an item id", service="localfs"
+            ) from None
+        return os.fsdecode(raw)
+    return item_id_or_path
+
+
 def _inside(root: Path, relative: str) -> Path:
-    """The absolute path of ``relative`` below ``root``; refuses anything outside it."""
-    target = (root / relative.lstrip("/")).resolve()
+    """The absolute path of ``relative`` (a path or an item id) below ``root``; refuses
+    anything outside it."""
+    target = (root / path_of(relative).lstrip("/")).resolve()
     if target != root and root not in target.parents:
         raise VendorNotFoundError(f"localfs: {relative!r} is outside the folder", service="localfs")
     return target
@@ -60,10 +91,10 @@ def _item(root: Path, path: Path, stat: os.stat_result | None = None) -> Item:
     rel = path.relative_to(root).as_posix()
     folder = path.is_dir()
     return Item(
-        id=rel or ".",
-        title=path.name or root.name,
+        id=item_id(rel) or ".",
+        title=clean_text(path.name or root.name),
         kind="folder" if folder else "file",
-        path="/" + rel,
+        path="/" + clean_text(rel),
         url=path.as_uri(),
         modified=datetime.fromtimestamp(stat.st_mtime, UTC),
         size=None if folder else stat.st_size,
@@ -184,7 +215,7 @@ class LocalFolder(BaseConnector):
     ) -> AsyncIterator[SyncPage]:
         root = _root(ctx)
         after = (checkpoint or {}).get("after")
-        after_parts = tuple(after.split("/")) if after else None
+        after_parts = tuple(path_of(after).split("/")) if after else None
         batch: list[Item] = []
         for path in walk_files(_inside(root, scope)):
             rel = path.relative_to(root).as_posix()
@@ -192,6 +223,6 @@ class LocalFolder(BaseConnector):
                 continue
             batch.append(_item(root, path))
             if len(batch) == PAGE_SIZE:
-                yield SyncPage(items=batch, checkpoint={"after": rel}, full_listing=True)
+                yield SyncPage(items=batch, checkpoint={"after": item_id(rel)}, full_listing=True)
                 batch = []
         yield SyncPage(items=batch, checkpoint={"after": None}, done=True, full_listing=True)
