@@ -117,6 +117,10 @@ class Langchain:
         def _ef_search(dbapi_connection: Any, _record: Any) -> None:
             with dbapi_connection.cursor() as cur:
                 cur.execute(f"SET hnsw.ef_search = {int(self.ef)}")
+            # the SET ran in the driver's implicit transaction: without a commit the pool's
+            # first rollback undid it, and every query ran at the default ef_search of 40
+            # (until 2026-12-01 19:25: langchain's recall was the same at every ef)
+            dbapi_connection.commit()
 
         self.store = PGVector(
             embeddings=Precomputed(),
