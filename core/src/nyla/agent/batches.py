@@ -123,7 +123,8 @@ class BatchRunner:
         for item in pending:
             if item.tool is not None:
                 timeout = item.tool.timeout_s or self.default_timeout_s
-                item.run = ToolRun(item.tool.handler, item.args, item.ctx, timeout)
+                tool = item.tool
+                item.run = ToolRun(tool.handler, item.args, item.ctx, timeout, tool.name)
         return pending
 
     async def finish(

@@ -9,7 +9,9 @@ and send (size-capped, serialisable, valid Unicode).
   is cancelled and left behind (a tool that swallows the cancel cannot hold the run). A tool
   that blocks the event loop past its deadline is still answered ``TIMEOUT`` — its value is
   discarded, never turned into a success. Synchronous handlers run in a worker thread, so the
-  loop and the deadline stay live.
+  loop and the deadline stay live; an ``async def`` handler that blocks the loop is named by
+  the watchdog (:mod:`nyla.agent.loop_watch`) and its later calls run in a thread of their own
+  (:mod:`nyla.agent.isolation`).
 - A ``TimeoutError`` the tool raised itself is a ``TOOL_ERROR``, not a timeout.
 """
 
@@ -26,6 +28,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from nyla.agent.isolation import run_in_own_thread
+from nyla.agent.loop_watch import Blocking, has_blocked, watch
 from nyla.models.tools import ToolResult
 from nyla.text import clean_text, has_unstorable_chars, safe_str
 
@@ -36,7 +40,30 @@ MAX_RESULT_CHARS = 200_000
 
 
 class ToolTimedOut(Exception):
-    """The tool did not finish within its deadline."""
+    """The tool did not finish within its deadline (``blocking``: what the watchdog saw of
+    it holding the event loop, if it did)."""
+
+    def __init__(self, blocking: Blocking | None = None) -> None:
+        super().__init__()
+        self.blocking = blocking
+
+    def result(self, tool: str, timeout: float) -> ToolResult:
+        """The ``TIMEOUT`` result the model and the user see, naming a block of the loop."""
+        blocking = self.blocking
+        if blocking is None:
+            return ToolResult.fail(
+                f"{tool} did not finish within {timeout:g} s",
+                "TIMEOUT",
+                suggestion="try a narrower request",
+            )
+        return ToolResult.fail(
+            f"{tool} did not finish within {timeout:g} s: it held the event loop for "
+            f"{blocking.seconds * 1000:.0f} ms (blocking work inside 'async def'"
+            + (f", in {blocking.function}" if blocking.function else "")
+            + "); its later calls run in a thread of their own",
+            "TIMEOUT",
+            suggestion="try again: the tool no longer holds up the other calls",
+        )
 
 
 def safe_json(value: Any) -> str | None:
@@ -79,13 +106,18 @@ class ToolRun:
     docstring); :func:`await_tool_runs` waits for several at once, :meth:`outcome` reads
     the result."""
 
-    __slots__ = ("deadline", "finished", "gate", "started", "task", "timeout")
+    __slots__ = ("deadline", "finished", "gate", "started", "task", "timeout", "watched")
 
-    def __init__(self, handler: Callable[..., Any], args: Any, ctx: Any, timeout: float) -> None:
-        if _is_async(handler):
-            work: Any = handler(args, ctx)
+    def __init__(
+        self, handler: Callable[..., Any], args: Any, ctx: Any, timeout: float, name: str = "tool"
+    ) -> None:
+        on_loop = False
+        if not _is_async(handler):
+            work: Any = asyncio.to_thread(_sync_call, handler, args, ctx)
+        elif has_blocked(handler):
+            work = run_in_own_thread(handler, args, ctx, name)
         else:
-            work = asyncio.to_thread(_sync_call, handler, args, ctx)
+            work, on_loop = handler(args, ctx), True
         self.timeout = timeout
         self.started = time.monotonic()
         self.deadline = self.started + timeout
@@ -94,6 +126,7 @@ class ToolRun:
         self.gate: _BatchGate | None = None
         self.task = asyncio.get_running_loop().create_task(self._contained(work))
         self.task.add_done_callback(self._done)
+        self.watched = watch(self.task, name, handler) if on_loop else None
 
     async def _contained(self, work: Any) -> Any:
         """Await ``work`` inside the tool's task so that exceptions the event loop would
@@ -135,7 +168,7 @@ class ToolRun:
         task = self.task
         if self.finished is None or self.finished - self.started > self.timeout:
             self.abandon()
-            raise ToolTimedOut
+            raise ToolTimedOut(self.watched.blocking if self.watched is not None else None)
         try:
             return task.result()
         except asyncio.CancelledError:
@@ -235,7 +268,7 @@ async def call_with_deadline(
     """``handler(args, ctx)`` under a hard deadline (see the module docstring); raises
     :class:`ToolTimedOut`, the tool's exception, or ``RuntimeError`` for the
     ``BaseException`` kinds a tool must not propagate."""
-    run = ToolRun(handler, args, ctx, timeout)
+    run = ToolRun(handler, args, ctx, timeout, getattr(handler, "__name__", "tool"))
     await await_tool_runs([run])
     return run.outcome()
 

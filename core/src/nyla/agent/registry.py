@@ -191,12 +191,8 @@ def _outcome(tool: Tool, run: ToolRun) -> ToolResult:
     """What the handler's run came to, as a result."""
     try:
         value = run.outcome()
-    except ToolTimedOut:
-        return ToolResult.fail(
-            f"{tool.name} did not finish within {run.timeout:g} s",
-            "TIMEOUT",
-            suggestion="try a narrower request",
-        )
+    except ToolTimedOut as exc:
+        return exc.result(tool.name, run.timeout)
     except Exception as exc:
         message = safe_str(exc)[:2000]
         log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, message)

@@ -1,0 +1,197 @@
+"""The watchdog that names a tool blocking the event loop.
+
+An ``async def`` tool that does blocking work (``time.sleep``, a synchronous HTTP client, a
+large parse) holds the event loop: no other run, stream or health check moves until it
+returns, and its own deadline cannot fire. Python cannot pre-empt it, so the watchdog does
+what can be done from outside: a daemon thread per event loop posts a heartbeat to the loop
+while tool calls are in flight; when a heartbeat waits longer than the block limit, the task
+holding the loop is read (``asyncio.current_task(loop)`` is a dictionary look-up, safe from
+another thread) and, when it is a tool's, the tool is reported by name with the line it is
+blocked at. :mod:`nyla.agent.isolation` then runs that tool's later calls in a thread of
+their own, so it can stall the loop at most once per process.
+
+``NYLA_TOOL_BLOCK_LIMIT_MS`` sets the limit (default 250 ms; ``0`` switches the watchdog off).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+
+log = logging.getLogger(__name__)
+
+#: how often the watchdog looks while tool calls are in flight
+_INTERVAL_S = 0.02
+
+
+def block_limit_s() -> float:
+    """How long a tool may hold the event loop before it is reported (0: never)."""
+    raw = os.environ.get("NYLA_TOOL_BLOCK_LIMIT_MS", "250")
+    try:
+        return max(0.0, float(raw)) / 1000
+    except ValueError:
+        return 0.25
+
+
+@dataclass
+class Blocking:
+    """What the watchdog saw of one tool call holding the loop."""
+
+    tool: str
+    #: the longest the loop was held, in seconds (grows while the block lasts)
+    seconds: float = 0.0
+    #: ``file:line in function`` where the tool's code was when it was seen (for the log)
+    where: str = ""
+    #: the function of the tool's own that held the loop (for the model: no server path)
+    function: str = ""
+    reported: bool = False
+
+
+@dataclass
+class _Watched:
+    tool: str
+    key: object
+    blocking: Blocking | None = None
+    on_block: list[object] = field(default_factory=list)
+
+
+#: tool handlers seen blocking the loop (by identity), for :mod:`nyla.agent.isolation`
+_blockers: weakref.WeakSet[object] = weakref.WeakSet()
+_blocker_ids: set[int] = set()  # handlers that cannot be weakly referenced
+_watchdogs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopWatchdog] = (
+    weakref.WeakKeyDictionary()
+)
+_lock = threading.Lock()
+
+
+def has_blocked(handler: object) -> bool:
+    """Whether ``handler`` was seen holding the event loop past the block limit."""
+    try:
+        return handler in _blockers
+    except TypeError:
+        return id(handler) in _blocker_ids
+
+
+def _mark_blocker(handler: object) -> None:
+    try:
+        _blockers.add(handler)
+    except TypeError:
+        _blocker_ids.add(id(handler))
+
+
+def forget_blockers() -> None:
+    """Forget every tool seen blocking (tests; a process that reloaded its plugins)."""
+    _blockers.clear()
+    _blocker_ids.clear()
+
+
+def watch(task: asyncio.Task[object], tool: str, handler: object) -> _Watched | None:
+    """Watch ``task`` (running ``tool``'s ``handler``) until it ends; ``None`` when the
+    watchdog is off. Read ``.blocking`` of the answer once the task has ended."""
+    loop = task.get_loop()
+    dog = _watchdogs.get(loop)
+    if dog is None or not dog.alive():
+        limit = block_limit_s()  # read once per loop: this runs for every tool call
+        if limit <= 0:
+            return None
+        with _lock:
+            dog = _watchdogs.get(loop)
+            if dog is None or not dog.alive():
+                dog = _watchdogs[loop] = LoopWatchdog(loop, limit)
+    watched = _Watched(tool, handler)
+    dog.add(task, watched)
+    return watched
+
+
+class LoopWatchdog:
+    """One daemon thread watching one event loop for tool tasks that hold it (see the module
+    docstring). It sleeps while no tool call is in flight and ends with its loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, limit_s: float) -> None:
+        self.loop = loop
+        self.limit_s = limit_s
+        self.loop_thread = threading.get_ident()
+        self.tasks: dict[asyncio.Task[object], _Watched] = {}
+        self.wake = threading.Event()
+        self.beats = 0
+        self.thread = threading.Thread(target=self._watch, name="nyla-loop-watchdog", daemon=True)
+        self.thread.start()
+
+    def alive(self) -> bool:
+        """Whether the watching thread still runs."""
+        return self.thread.is_alive()
+
+    def add(self, task: asyncio.Task[object], watched: _Watched) -> None:
+        """Watch ``task`` until it is done (called on the loop's thread)."""
+        self.tasks[task] = watched
+        task.add_done_callback(self._discard)
+        self.wake.set()
+
+    def _discard(self, task: asyncio.Task[object]) -> None:
+        self.tasks.pop(task, None)
+
+    def _beat(self) -> None:
+        self.beats += 1
+
+    def _watch(self) -> None:
+        while not self.loop.is_closed():
+            if not self.tasks:
+                self.wake.clear()
+                if not self.wake.wait(timeout=5.0) and self.loop.is_closed():
+                    return
+                continue
+            seen = self.beats
+            posted = time.monotonic()
+            try:
+                self.loop.call_soon_threadsafe(self._beat)
+            except RuntimeError:  # the loop closed meanwhile
+                return
+            time.sleep(_INTERVAL_S)
+            while self.beats == seen and self.tasks and not self.loop.is_closed():
+                held = time.monotonic() - posted
+                if held >= self.limit_s:
+                    self._blame(held)
+                time.sleep(_INTERVAL_S)
+
+    def _blame(self, held: float) -> None:
+        """The loop has not run its heartbeat for ``held`` seconds: name the tool holding it."""
+        task = asyncio.current_task(self.loop)
+        watched = self.tasks.get(task) if task is not None else None  # type: ignore[arg-type]
+        if watched is None:
+            return
+        blocking = watched.blocking
+        if blocking is None:
+            where = self._where()
+            function = where.rsplit(" in ", 1)[-1] if where else ""
+            blocking = watched.blocking = Blocking(watched.tool, where=where, function=function)
+            _mark_blocker(watched.key)
+        blocking.seconds = max(blocking.seconds, held)
+        if not blocking.reported:
+            blocking.reported = True
+            log.warning(
+                "tool %s holds the event loop (%.0f ms so far, at %s): it does blocking work "
+                "inside 'async def'; its later calls run in a thread of their own",
+                watched.tool,
+                held * 1000,
+                blocking.where or "an unknown line",
+            )
+
+    def _where(self) -> str:
+        """``file:line in function`` of the tool's own frame (the handler's line that is
+        running, below the guard that started it)."""
+        frame = sys._current_frames().get(self.loop_thread)
+        below = None
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == "_contained" and code.co_filename.endswith("guard.py"):
+                break
+            below, frame = frame, frame.f_back
+        if below is None or frame is None:
+            return ""
+        return f"{below.f_code.co_filename}:{below.f_lineno} in {below.f_code.co_name}"
