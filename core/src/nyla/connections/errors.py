@@ -59,6 +59,14 @@ class VendorBadRequestError(ConnectorError):
     code = "bad_request"
 
 
+class UnsafePathError(VendorBadRequestError):
+    """An item id, path or name would leave the connection's root (``..``, an encoded or
+    look-alike separator, a control character, another host): refused before any request
+    (:mod:`nyla.sdk.paths`)."""
+
+    code = "unsafe_path"
+
+
 class VendorRateLimitError(ConnectorError):
     """HTTP 429 (or 503 with ``Retry-After``) beyond what the layer may wait out."""
 

@@ -40,6 +40,7 @@ from nyla.connections.errors import (
 )
 from nyla.connections.limits import Limiter, RateBudget
 from nyla.sdk.http import error_message, parse_retry_after
+from nyla.sdk.paths import check_request_url
 
 if TYPE_CHECKING:  # httpx is imported on the first request: discovery and --help stay light
     import httpx
@@ -226,13 +227,14 @@ class VendorHttp:
             merged["Authorization"] = _authorization(p.auth_scheme, token)
         timeout = httpx.Timeout(p.timeout_s, connect=p.connect_timeout_s)
         semaphore = self.limiter.semaphore(f"{self.service}:{self.account}", p.max_concurrency)
+        request = self.client.build_request(method, url, headers=merged, timeout=timeout, **kw)
+        self._confine(url, request)
         async with semaphore:
             if (budget := self.budget) is not None:
                 before = budget.waited_s
                 await budget.acquire()
                 self.stats.waited_s += budget.waited_s - before
             self.stats.requests += 1
-            request = self.client.build_request(method, url, headers=merged, timeout=timeout, **kw)
             try:
                 response = await self.client.send(request, stream=True)
             except httpx.TimeoutException as exc:
@@ -252,6 +254,12 @@ class VendorHttp:
                 return await consume(response)
             finally:
                 await response.aclose()
+
+    def _confine(self, given: str, request: httpx.Request) -> None:
+        """Refuse a request whose path holds a dot segment, or that a relative URL took
+        outside the base URL's path (``UnsafePathError``; connectors check ids first)."""
+        raw_path = request.url.raw_path.split(b"?", 1)[0].decode("ascii", "replace")
+        check_request_url(str(self.client.base_url), str(given), raw_path, service=self.service)
 
     def _observe(self, response: httpx.Response) -> None:
         header = self.policy.remaining_header

@@ -18,6 +18,7 @@ SUGGESTIONS = {
     "not_found": "check the id: take it from a search or listing result",
     "forbidden": "the account may not access this item; pick another one",
     "bad_request": "fix the argument the error names",
+    "unsafe_path": "use an id or path exactly as a listing or search returned it",
     "rate_limited": "the service is throttling: try again later or narrow the request",
     "timeout": "try again or narrow the request",
     "vendor_unavailable": "the service is unavailable: try again later",

@@ -18,6 +18,9 @@ What is here:
   with its fallback notes, invalid tool arguments and neutralization report), the errors
   plugins raise or catch, and :class:`KernelServices` (what ``ToolContext.kernel`` offers)
 - text helpers: :func:`clean_text`, :func:`has_unstorable_chars`
+- path helpers (:mod:`nyla.sdk.paths`): :func:`safe_segment`, :func:`confine_path`,
+  :func:`url_segment`, :func:`url_path`, :func:`confine_url` and :class:`UnsafePathError`,
+  so no id or name a model passed can take a request outside its root
 - :mod:`nyla.sdk.connectors`: the connector protocol, the normalised item model, the vendor
   HTTP layer and its typed errors (imported on its own: ``from nyla.sdk.connectors import ...``)
 """
@@ -28,6 +31,7 @@ from nyla.ai.config import config_path, config_value, missing_reason
 from nyla.ai.config import reload as reload_config
 from nyla.ai.retry import RetryPolicy
 from nyla.ai.tokens import count_message_tokens, count_text_tokens, count_tokens, count_tool_tokens
+from nyla.connections.errors import UnsafePathError
 from nyla.errors import (
     BudgetExceeded,
     ConfigurationError,
@@ -123,6 +127,7 @@ from nyla.sdk.openai_compat import (
     to_tool_choice,
     to_tools,
 )
+from nyla.sdk.paths import confine_path, confine_url, safe_segment, url_path, url_segment
 from nyla.sdk.providers import ProviderBase
 from nyla.text import clean_text, has_unstorable_chars
 
@@ -193,6 +198,7 @@ __all__ = [
     "ToolErrorDetails",
     "ToolResult",
     "Toolbox",
+    "UnsafePathError",
     "UnsupportedCapabilityError",
     "Usage",
     "WebSearchHit",
@@ -201,6 +207,8 @@ __all__ = [
     "clean_text",
     "config_path",
     "config_value",
+    "confine_path",
+    "confine_url",
     "count_message_tokens",
     "count_text_tokens",
     "count_tokens",
@@ -216,6 +224,7 @@ __all__ = [
     "parse_usage",
     "raise_for_response",
     "reload_config",
+    "safe_segment",
     "sdk_async_client",
     "sdk_exception_types",
     "sse_events",
@@ -224,5 +233,7 @@ __all__ = [
     "to_response_format",
     "to_tool_choice",
     "to_tools",
+    "url_path",
+    "url_segment",
     "vendor_model",
 ]

@@ -13,6 +13,7 @@ from nyla.connections.errors import (
     ItemTooLargeError,
     NeedsReconsentError,
     NotSupportedError,
+    UnsafePathError,
     VendorAuthError,
     VendorBadRequestError,
     VendorForbiddenError,
@@ -58,6 +59,14 @@ from nyla.models.datasource import (
     TokenGrant,
     Walker,
 )
+from nyla.sdk.paths import (
+    check_request_url,
+    confine_path,
+    confine_url,
+    safe_segment,
+    url_path,
+    url_segment,
+)
 
 if TYPE_CHECKING:
     from nyla.connections.oauth import device_code_flow, grant_from_token_response, oauth2_refresh
@@ -99,6 +108,7 @@ __all__ = [
     "TaskDetail",
     "TaskQuery",
     "TokenGrant",
+    "UnsafePathError",
     "VendorAuthError",
     "VendorBadRequestError",
     "VendorForbiddenError",
@@ -109,6 +119,9 @@ __all__ = [
     "VendorTimeoutError",
     "Walker",
     "capabilities",
+    "check_request_url",
+    "confine_path",
+    "confine_url",
     "connector_failure",
     "device_code_flow",
     "error_for_response",
@@ -118,8 +131,11 @@ __all__ = [
     "mail_capabilities",
     "oauth2_refresh",
     "pick_connection",
+    "safe_segment",
     "sync_pages",
     "task_capabilities",
+    "url_path",
+    "url_segment",
 ]
 
 #: names whose modules reach the database layer: imported on first use, so that loading a
