@@ -20,6 +20,13 @@ import httpx
 
 from nyla.connections.base import capabilities
 from nyla.connections.crypto import TokenCipher
+from nyla.connections.egress import (
+    EgressPolicy,
+    GuardedTransport,
+    Resolver,
+    names_only_resolver,
+    system_resolver,
+)
 from nyla.connections.errors import ConnectorError, NeedsReconsentError
 from nyla.connections.http import HttpPolicy, VendorHttp
 from nyla.connections.limits import Limiter
@@ -59,7 +66,11 @@ class ConnectionService:
     """Connections of users to external services, their tokens, and sessions to work in.
 
     ``transport`` replaces the network (tests pass an ``httpx.MockTransport``); ``sleep``
-    replaces waiting (tests record instead of sleeping).
+    replaces waiting (tests record instead of sleeping). Every client sits on a
+    :class:`~nyla.connections.egress.GuardedTransport`: no connection reaches the server's own
+    or private addresses unless the operator allowed the host (``egress_allow`` /
+    ``NYLA_EGRESS_ALLOW``); ``resolver`` replaces name resolution (the kernel setting
+    ``resolver`` too).
     """
 
     def __init__(
@@ -70,9 +81,14 @@ class ConnectionService:
         cipher: TokenCipher | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         limiter: Limiter | None = None,
+        resolver: Resolver | None = None,
     ) -> None:
         self.kernel = kernel
         self.transport = transport if transport is not None else kernel.settings.get("transport")
+        resolve = resolver or kernel.settings.get("resolver")
+        if resolve is None:
+            resolve = system_resolver if self.transport is None else names_only_resolver
+        self.egress = EgressPolicy.configured(resolve, kernel.settings.get("egress_allow"))
         self.sleep = kernel.settings.get("sleep") or sleep
         self.limiter = limiter or Limiter(sleep=self.sleep)
         self.store = ConnectionStore(kernel.db, cipher or _cipher(kernel))
@@ -163,11 +179,16 @@ class ConnectionService:
     async def _client(
         self, adapter: Any, connection: ConnectionInfo | None
     ) -> AsyncIterator[httpx.AsyncClient]:
-        base = (connection.base_url if connection else None) or getattr(adapter, "base_url", "")
+        # a URL in a connection's settings counts only where the connector declares it as a
+        # server setting (which only an operator may set); others are ignored, not fetched
+        declared = "baseUrl" in getattr(adapter, "server_settings", frozenset())
+        own = connection.base_url if connection is not None and declared else None
+        base = own or getattr(adapter, "base_url", "")
         policy = getattr(adapter, "http_policy", None) or HttpPolicy()
+        inner = self.transport if self.transport is not None else httpx.AsyncHTTPTransport()
         async with httpx.AsyncClient(
             base_url=base or "",
-            transport=self.transport,
+            transport=GuardedTransport(inner, self.egress, pin=self.transport is None),
             timeout=httpx.Timeout(policy.timeout_s, connect=policy.connect_timeout_s),
             follow_redirects=True,
         ) as client:

@@ -1,0 +1,167 @@
+"""Where the server may send a connector's requests: never to itself or its private network.
+
+A connection can point a connector at a URL (a self-hosted Jira, a WebDAV share), and the
+server then fetches it with the connection's token and shows the answer as items. Without a
+guard that is server-side request forgery: a user aims a connection at ``127.0.0.1``, a
+private address or a cloud's metadata service and reads what only the server can reach.
+
+:class:`GuardedTransport` sits under every connector client. Before each request (the first
+and every redirect, since a redirect is a new request through the transport) it resolves the
+host and refuses loopback, private, link-local (the metadata services among them), shared,
+reserved, multicast and unspecified addresses — IPv4, IPv6 and IPv4 inside IPv6 — unless the
+operator allowed that host (``NYLA_EGRESS_ALLOW``, or the kernel setting ``egress_allow``).
+On the real network the request is then sent to the address that was checked (the URL's
+host replaced by it, TLS still verified against the name), so a DNS answer that changes
+between the check and the connection cannot slip through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import socket
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+import httpx
+
+from nyla.connections.errors import ConnectorError
+
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+#: seconds a name may take to resolve before the request is refused
+RESOLVE_TIMEOUT_S = 5.0
+
+_Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class EgressRefusedError(ConnectorError):
+    """The request would reach an address the server must not fetch for a connection."""
+
+    code = "egress_refused"
+    retryable = False
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    """The addresses ``host`` resolves to (the operating system's resolver, bounded)."""
+    loop = asyncio.get_running_loop()
+    infos = await asyncio.wait_for(
+        loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), RESOLVE_TIMEOUT_S
+    )
+    return sorted({str(info[4][0]) for info in infos})
+
+
+async def names_only_resolver(host: str, port: int) -> list[str]:
+    """For a replaced network (tests' ``MockTransport``): a name reaches no real address, so
+    only literal addresses and the loopback names are checked. Pass a real resolver (or a
+    table) to test what names resolve to."""
+    if host.lower() in _LOOPBACK_NAMES or host.lower().endswith(".localhost"):
+        return ["127.0.0.1"]
+    return []
+
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def refused_reason(address: str) -> str | None:
+    """Why the server must not connect to ``address`` (``None``: a public address)."""
+    try:
+        ip: _Address = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return f"{address!r} is not an address"
+    for embedded in _embedded(ip):
+        reason = refused_reason(str(embedded))
+        if reason:
+            return reason
+    checks = (
+        ("loopback", ip.is_loopback),
+        ("link-local (metadata services live there)", ip.is_link_local),
+        ("private", ip.is_private),
+        ("multicast", ip.is_multicast),
+        ("unspecified", ip.is_unspecified),
+        ("reserved", ip.is_reserved),
+        ("not globally routable", not ip.is_global),
+    )
+    for name, hit in checks:
+        if hit:
+            return f"{address} is a {name} address"
+    return None
+
+
+def _embedded(ip: _Address) -> Iterable[_Address]:
+    if isinstance(ip, ipaddress.IPv6Address):
+        for inner in (ip.ipv4_mapped, ip.sixtofour):
+            if inner is not None:
+                yield inner
+        if ip.teredo is not None:
+            yield ip.teredo[1]
+
+
+@dataclass(frozen=True)
+class EgressPolicy:
+    """Which hosts a connector may reach: public addresses, plus what the operator allowed."""
+
+    resolve: Resolver = system_resolver
+    allowed_hosts: frozenset[str] = frozenset()
+
+    @classmethod
+    def configured(cls, resolve: Resolver, setting: str | Iterable[str] | None) -> EgressPolicy:
+        """The policy with the operator's allowed hosts (``setting``, else
+        ``NYLA_EGRESS_ALLOW``: comma-separated host names or addresses)."""
+        raw = setting if setting is not None else os.environ.get("NYLA_EGRESS_ALLOW", "")
+        hosts = raw.split(",") if isinstance(raw, str) else list(raw)
+        return cls(resolve, frozenset(h.strip().lower().strip("[]") for h in hosts if h.strip()))
+
+    async def check(self, url: httpx.URL) -> str | None:
+        """The checked address to connect to (``None``: the operator allowed the host, or a
+        replaced network resolved nothing); raises :class:`EgressRefusedError`."""
+        host = url.host.lower().strip("[]")
+        if host in self.allowed_hosts:
+            return None
+        try:
+            ipaddress.ip_address(host.split("%", 1)[0])
+            addresses = [host]
+        except ValueError:
+            addresses = await self._resolve(
+                host, url.port or (443 if url.scheme == "https" else 80)
+            )
+        for address in addresses:
+            reason = refused_reason(address)
+            if reason:
+                raise EgressRefusedError(
+                    f"refused to connect to {host}: {reason}. An operator can allow the host "
+                    "with NYLA_EGRESS_ALLOW",
+                    service="egress",
+                )
+        return addresses[0] if addresses else None
+
+    async def _resolve(self, host: str, port: int) -> list[str]:
+        try:
+            return await self.resolve(host, port)
+        except (OSError, TimeoutError) as exc:
+            raise EgressRefusedError(
+                f"cannot resolve {host}: {type(exc).__name__}", service="egress"
+            ) from exc
+
+
+class GuardedTransport(httpx.AsyncBaseTransport):
+    """``inner`` behind an :class:`EgressPolicy` (see the module docstring). With ``pin``, the
+    request goes to the address that was checked."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, policy: EgressPolicy, *, pin: bool):
+        self.inner, self.policy, self.pin = inner, policy, pin
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Check the request's host, then send it through ``inner``."""
+        address = await self.policy.check(request.url)
+        if self.pin and address is not None:
+            host = request.url.host
+            request.url = request.url.copy_with(host=address)
+            if request.url.scheme == "https":
+                request.extensions = {**request.extensions, "sni_hostname": host}
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Close the inner transport."""
+        await self.inner.aclose()
