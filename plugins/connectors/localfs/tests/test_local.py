@@ -16,7 +16,7 @@ from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import func, select, update
 
 from nyla import RunContext
-from nyla.sdk.connectors import VendorNotFoundError
+from nyla.sdk.connectors import UnsafePathError
 from nyla.testing.tables import (
     ContentChunk,
     FileContentIndex,
@@ -44,7 +44,7 @@ async def test_search_browse_download_upload_stay_inside_the_folder(db, tmp_path
         ]
         got = await s.adapter.download(s, "note-00002.txt")
         assert got.content.startswith(b"Note 2 about")
-        with pytest.raises(VendorNotFoundError):
+        with pytest.raises(UnsafePathError):
             await s.adapter.download(s, "../secret.txt")
         made = await s.adapter.upload(s, "drafts", "a.txt", b"hello", "text/plain")
         assert (root / "drafts" / "a.txt").read_bytes() == b"hello" and made.id == "drafts/a.txt"
@@ -155,7 +155,7 @@ async def test_a_name_that_is_not_utf8_syncs_downloads_and_resumes(
         bad = next(i for i in listing.items if "\ufffd" in i.title)
         assert bad.id.startswith(local.BYTES_ID) and bad.id.isascii()
         assert (await s.adapter.download(s, bad.id)).content == b"invoice about zeppelins"
-        with pytest.raises(VendorNotFoundError):
+        with pytest.raises(UnsafePathError):
             await s.adapter.download(
                 s, local.BYTES_ID + "Li4vLi4vZXRjL3Bhc3N3ZA=="
             )  # ../../etc/passwd

@@ -27,8 +27,11 @@ from nyla.sdk.connectors import (
     ItemPage,
     ItemTooLargeError,
     SyncPage,
+    UnsafePathError,
     VendorBadRequestError,
     VendorNotFoundError,
+    confine_path,
+    safe_segment,
 )
 
 PAGE_SIZE = 100
@@ -78,12 +81,45 @@ def path_of(item_id_or_path: str) -> str:
 
 
 def _inside(root: Path, relative: str) -> Path:
-    """The absolute path of ``relative`` (a path or an item id) below ``root``; refuses
-    anything outside it."""
-    target = (root / path_of(relative).lstrip("/")).resolve()
-    if target != root and root not in target.parents:
-        raise VendorNotFoundError(f"localfs: {relative!r} is outside the folder", service="localfs")
+    """The absolute path of ``relative`` (a path or an item id) below ``root``: normalised
+    and confined by the SDK (``..``, NUL, encoded and look-alike separators refused), then
+    resolved, so a symlink that leads out of the folder is refused too."""
+    clean = confine_path("", path_of(relative), service="localfs")
+    target = (root / clean).resolve()
+    if not _within(root, target):
+        raise UnsafePathError(f"localfs: {relative!r} leads outside the folder", service="localfs")
     return target
+
+
+def _within(root: Path, resolved: Path) -> bool:
+    return resolved == root or root in resolved.parents
+
+
+def _listable(root: Path, entry: Path) -> bool:
+    """Whether a folder entry is shown: not hidden, and not a symlink that dangles or
+    leads out of the folder (its target's name, size and dates are not the user's to see)."""
+    if entry.name.startswith("."):
+        return False
+    if not entry.is_symlink():
+        return True
+    try:
+        return _within(root, entry.resolve(strict=True))
+    except (OSError, RuntimeError):  # dangling, or a symlink loop
+        return False
+
+
+def _write_new(target: Path, content: bytes) -> None:
+    """Write ``content`` to ``target`` without following a symlink put there since the
+    check (``O_NOFOLLOW``)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(target, flags, 0o644)
+    except OSError as exc:
+        raise UnsafePathError(
+            f"localfs: cannot write {target.name!r} ({exc.strerror})", service="localfs"
+        ) from exc
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(content)
 
 
 def _item(root: Path, path: Path, stat: os.stat_result | None = None) -> Item:
@@ -166,7 +202,7 @@ class LocalFolder(BaseConnector):
         folder = _inside(root, path)
         if not folder.is_dir():
             raise VendorNotFoundError(f"localfs: no folder {path!r}", service=self.service)
-        entries = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+        entries = sorted(p for p in folder.iterdir() if _listable(root, p))
         start = int(cursor or 0)
         page = entries[start : start + BROWSE_PAGE]
         more = start + len(page) < len(entries)
@@ -200,14 +236,11 @@ class LocalFolder(BaseConnector):
         self, ctx: ConnectorContext, path: str, name: str, content: bytes, mime: str
     ) -> Item:
         root = _root(ctx)
-        if "/" in name or name in ("", ".", ".."):
-            raise VendorBadRequestError(
-                f"localfs: invalid file name {name!r}", service=self.service
-            )
+        name = safe_segment(name, what="file name", service=self.service)
         folder = _inside(root, path)
         folder.mkdir(parents=True, exist_ok=True)
         target = _inside(root, f"{folder.relative_to(root).as_posix()}/{name}")
-        await asyncio.to_thread(target.write_bytes, content)
+        await asyncio.to_thread(_write_new, target, content)
         return _item(root, target)
 
     async def sync(

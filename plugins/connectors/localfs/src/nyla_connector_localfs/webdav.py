@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from nyla.sdk.connectors import (
     BaseConnector,
@@ -23,6 +23,9 @@ from nyla.sdk.connectors import (
     Item,
     ItemPage,
     SyncPage,
+    confine_path,
+    safe_segment,
+    url_path,
 )
 
 PROPFIND_BODY = (
@@ -39,8 +42,10 @@ def _base_path(ctx: ConnectorContext) -> str:
 
 
 def _url(item_id: str, *, folder: bool = False) -> str:
-    """The request path relative to the share's root (the client's base URL)."""
-    path = "/" + quote(item_id.strip("/"))
+    """The request path relative to the share's root (the client's base URL): the id
+    normalised and confined below the root (``UnsafePathError`` for ``..`` and its encoded
+    and look-alike forms), each segment percent-encoded."""
+    path = "/" + url_path(confine_path("", item_id, service="webdav"))
     return path.rstrip("/") + "/" if folder else path
 
 
@@ -78,7 +83,7 @@ async def propfind(ctx: ConnectorContext, item_id: str, depth: int) -> list[Item
 
 async def children(ctx: ConnectorContext, folder: str) -> list[Item]:
     """The items directly in ``folder`` (sorted by path)."""
-    folder = folder.strip("/")
+    folder = confine_path("", folder, service="webdav")
     return sorted((i for i in await propfind(ctx, folder, 1) if i.id != folder), key=lambda i: i.id)
 
 
@@ -130,7 +135,8 @@ class WebDav(BaseConnector):
     async def upload(
         self, ctx: ConnectorContext, path: str, name: str, content: bytes, mime: str
     ) -> Item:
-        item_id = f"{path.strip('/')}/{name}".strip("/")
+        name = safe_segment(name, what="file name", service=self.service)
+        item_id = confine_path("", path, name, service=self.service)
         await ctx.http.request(
             "PUT", _url(item_id), content=content, headers={"Content-Type": mime}
         )
