@@ -5,11 +5,15 @@ account's concurrency cap and the vendor's rate budget, sends with a timeout and
 connection's current token, and then
 
 - on 401 asks the token source for a fresh token once and sends again;
-- on 429 (or 503) waits what ``Retry-After`` says (seconds or an HTTP date) plus jitter;
+- when throttled (429, a 503 with ``Retry-After``, or the vendor's own throttling answer
+  such as Google's 403 ``rateLimitExceeded``: :mod:`nyla.connections.throttle`) waits what
+  ``Retry-After`` or the vendor's reset header says plus jitter, or backs off exponentially
+  from ``throttle_base_s`` when it says nothing;
 - on 5xx, timeouts and unreachable hosts backs off exponentially with full jitter;
-- gives up with a typed error (:mod:`nyla.connections.errors`) when the attempts or the cap
-  on total waiting (``max_total_wait_s``) are used up, or at once for errors that retrying
-  cannot fix (400, 403, 404, 410).
+- gives up with a typed error (:mod:`nyla.connections.errors`) when one wait would be longer
+  than ``max_wait_s``, the waits of one request add up to more than ``max_total_wait_s``, the
+  attempts are used up, or the caller's wall-clock ``deadline`` (a sync's time budget) would
+  pass; at once for errors that retrying cannot fix (400, 403, 404, 410).
 
 ``stats`` counts requests, retries and seconds waited; walkers show them with the budget left
 in their job's progress.
@@ -39,6 +43,7 @@ from nyla.connections.errors import (
     VendorTimeoutError,
 )
 from nyla.connections.limits import Limiter, RateBudget
+from nyla.connections.throttle import is_throttled, seconds_until_reset
 from nyla.sdk.http import error_message, parse_retry_after
 from nyla.sdk.paths import check_request_url
 
@@ -69,15 +74,24 @@ class HttpPolicy:
     max_attempts: int = 4
     base_delay_s: float = 0.5
     max_delay_s: float = 30.0
-    max_total_wait_s: float = 120.0
+    #: the longest one wait may be (a vendor asking for more: the request gives up)
+    max_wait_s: float = 120.0
+    #: the longest the waits of one request may add up to
+    max_total_wait_s: float = 300.0
+    #: attempts while throttled, and the first backoff when the vendor gives no time
+    throttle_attempts: int = 8
+    throttle_base_s: float = 2.0
     max_concurrency: int = 4
     rate_requests: int | None = None
     rate_window_s: float = 1.0
     slow_down_at: float = 0.8
     remaining_header: str | None = None
-    #: a header with the Unix time (seconds) the vendor's window resets at: waited out on a
-    #: 429 that carries no ``Retry-After`` (ClickUp's ``X-RateLimit-Reset``)
+    #: a header with the time the vendor's window resets at (Unix seconds, ISO 8601 or an
+    #: HTTP date): waited out on a 429 without ``Retry-After`` (ClickUp's and Jira's
+    #: ``X-RateLimit-Reset``), and read with ``remaining_header`` to pace the budget
     reset_header: str | None = None
+    #: error reasons in a 400/403 body that mean "throttled" (Google's ``rateLimitExceeded``)
+    rate_limit_reasons: frozenset[str] = frozenset()
     #: ``True``: the rate budget is per connection (per token, as ClickUp counts), not shared
     #: by every connection of the vendor
     rate_per_account: bool = False
@@ -98,22 +112,26 @@ class HttpStats:
     delays: list[float] = field(default_factory=list)
 
 
-def error_for_response(service: str, response: httpx.Response) -> ConnectorError:
+def error_for_response(
+    service: str, response: httpx.Response, policy: HttpPolicy | None = None
+) -> ConnectorError:
     """The typed error for a vendor answer that is not 2xx (its body already read)."""
     status = response.status_code
+    reasons = policy.rate_limit_reasons if policy is not None else ()
+    throttled = is_throttled(status, response.content, reasons)
     detail = error_message(response.content) if response.content else ""
     text = f"{service}: HTTP {status} for {response.request.method} {response.request.url.path}"
     text += f": {detail}" if detail else ""
     kw: dict[str, Any] = {"service": service, "status_code": status}
     if status == 401:
         return VendorAuthError(text, **kw)
-    if status == 403:
+    if status == 403 and not throttled:
         return VendorForbiddenError(text, **kw)
     if status == 404:
         return VendorNotFoundError(text, **kw)
     if status == 410:
         return CursorExpiredError(text, **kw)
-    if status == 429 or (status == 503 and "retry-after" in response.headers):
+    if throttled or status == 429 or (status == 503 and "retry-after" in response.headers):
         return VendorRateLimitError(
             text, retry_after=parse_retry_after(dict(response.headers)), **kw
         )
@@ -152,6 +170,8 @@ class VendorHttp:
         self.sleep = sleep
         self.rng = rng or random.Random()
         self.stats = HttpStats()
+        #: ``time.monotonic()`` past which no wait may end (a sync's wall-clock budget)
+        self.deadline: float | None = None
 
     @property
     def budget(self) -> RateBudget | None:
@@ -195,6 +215,7 @@ class VendorHttp:
         token = await self.auth.token() if self.auth else None
         refreshed = False
         attempt = 0
+        waited = 0.0
         while True:
             attempt += 1
             try:
@@ -208,7 +229,7 @@ class VendorHttp:
                 attempt -= 1  # a refresh is not a failed attempt
                 continue
             except ConnectorError as exc:
-                await self._wait_or_raise(exc, attempt)
+                waited += await self._wait_or_raise(exc, attempt, waited)
 
     async def _send_once(
         self,
@@ -250,7 +271,8 @@ class VendorHttp:
                 self._observe(response)
                 if response.status_code >= 400:
                     await response.aread()
-                    raise self._with_reset(error_for_response(self.service, response), response)
+                    error = error_for_response(self.service, response, p)
+                    raise self._with_reset(error, response)
                 return await consume(response)
             finally:
                 await response.aclose()
@@ -262,50 +284,61 @@ class VendorHttp:
         check_request_url(str(self.client.base_url), str(given), raw_path, service=self.service)
 
     def _observe(self, response: httpx.Response) -> None:
-        header = self.policy.remaining_header
+        p = self.policy
         budget = self.budget
-        if header and budget is not None and header in response.headers:
-            with contextlib.suppress(ValueError):
-                budget.observe(int(response.headers[header]))
+        if not p.remaining_header or budget is None or p.remaining_header not in response.headers:
+            return
+        reset = response.headers.get(p.reset_header) if p.reset_header else None
+        with contextlib.suppress(ValueError):
+            budget.observe(int(response.headers[p.remaining_header]), seconds_until_reset(reset))
 
     def _with_reset(self, error: ConnectorError, response: httpx.Response) -> ConnectorError:
         """A 429 without ``Retry-After`` waits until the vendor's reset header says."""
         header = self.policy.reset_header
-        if (
-            not header
-            or not isinstance(error, VendorRateLimitError)
-            or error.retry_after is not None
-        ):
-            return error
-        with contextlib.suppress(KeyError, ValueError):
-            reset = float(response.headers[header])
-            error.retry_after = min(max(0.0, reset - time.time()), self.policy.max_total_wait_s)
+        if isinstance(error, VendorRateLimitError) and error.retry_after is None and header:
+            error.retry_after = seconds_until_reset(response.headers.get(header))
         return error
 
-    async def _wait_or_raise(self, error: ConnectorError, attempt: int) -> None:
-        """Sleep before the next attempt, or raise ``error`` when retrying is pointless or
-        the caps are reached."""
+    async def _wait_or_raise(self, error: ConnectorError, attempt: int, waited: float) -> float:
+        """Sleep before the next attempt and return how long, or raise ``error`` when
+        retrying is pointless or a cap would be passed (see the module docstring)."""
         p = self.policy
-        retry_after = getattr(error, "retry_after", None)
         if not error.retryable:
             raise error
-        if retry_after is None and attempt >= p.max_attempts:
-            raise error
+        throttled = isinstance(error, VendorRateLimitError)
+        retry_after = error.retry_after if isinstance(error, VendorRateLimitError) else None
+        if attempt >= (p.throttle_attempts if throttled else p.max_attempts):
+            raise self._gave_up(error, f"after {attempt} attempts")
         if retry_after is not None:
-            self.stats.throttled += 1
+            if retry_after > p.max_wait_s:
+                raise self._gave_up(
+                    error, f"the vendor asks to wait {retry_after:.0f} s, over {p.max_wait_s:g} s"
+                )
             delay = retry_after + self.rng.uniform(0, min(1.0, p.base_delay_s * 2))
+        elif throttled:
+            backoff = min(p.max_wait_s, p.throttle_base_s * 2 ** (attempt - 1))
+            delay = self.rng.uniform(backoff / 2, backoff)
         else:
             delay = self.rng.uniform(0, min(p.max_delay_s, p.base_delay_s * 2 ** (attempt - 1)))
-        if self.stats.waited_s + delay > p.max_total_wait_s or attempt >= 3 * p.max_attempts:
-            raise type(error)(
-                f"{error} (gave up after waiting {self.stats.waited_s:.0f} s; "
-                f"the cap is {p.max_total_wait_s:.0f} s)",
-                **_error_kw(error),
-            ) from error
+        if waited + delay > p.max_total_wait_s:
+            raise self._gave_up(
+                error, f"after waiting {waited:.0f} s; the cap is {p.max_total_wait_s:.0f} s"
+            )
+        if self.deadline is not None and time.monotonic() + delay > self.deadline:
+            raise self._gave_up(error, "the time budget of this work ends first")
+        if throttled:
+            self.stats.throttled += 1
         self.stats.retries += 1
         self.stats.waited_s += delay
         self.stats.delays.append(delay)
         await self.sleep(delay)
+        return delay
+
+    @staticmethod
+    def _gave_up(error: ConnectorError, why: str) -> ConnectorError:
+        given_up = type(error)(f"{error} (gave up {why})", **_error_kw(error))
+        given_up.__cause__ = error
+        return given_up
 
 
 def _authorization(scheme: str, token: str) -> str:

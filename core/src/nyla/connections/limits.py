@@ -64,13 +64,20 @@ class RateBudget:
         self._sent.append(now)
         self._last = now
 
-    def observe(self, remaining: int | None) -> None:
+    def observe(self, remaining: int | None, reset_in_s: float | None = None) -> None:
         """Take the vendor's own count of requests left (``X-RateLimit-Remaining``) when it is
-        lower than ours: another process or app shares the budget."""
+        lower than ours: another process or app shares the budget. With ``reset_in_s`` (the
+        vendor's reset header) the vendor's window replaces ours: the budget is full again
+        when the vendor says, not a whole window of ours later."""
         if remaining is None:
             return
         now = self.clock()
         self._trim(now)
+        if reset_in_s is not None:
+            used = max(0, self.requests - max(0, remaining))
+            expires = now + min(reset_in_s, self.window_s) - self.window_s
+            self._sent = deque([expires] * used)
+            return
         while self.requests - len(self._sent) > max(0, remaining):
             self._sent.append(now)
 

@@ -61,7 +61,13 @@ class GoogleConnector(MailConnector):
     )
     # Gmail's quota is in units per mailbox (gmail.spend); Drive allows 12,000 queries per
     # minute per user: requests are capped at 8 at a time per account
-    http_policy: ClassVar[HttpPolicy] = HttpPolicy(max_concurrency=8, timeout_s=30)
+    # Google answers throttling as 403 with these reasons too, to be retried with exponential
+    # backoff (developers.google.com/gmail/api/guides/handle-errors)
+    http_policy: ClassVar[HttpPolicy] = HttpPolicy(
+        max_concurrency=8,
+        timeout_s=30,
+        rate_limit_reasons=frozenset({"rateLimitExceeded", "userRateLimitExceeded"}),
+    )
     auth_modes: ClassVar[tuple[str, ...]] = ("device_code", "token")
     settings_help: ClassVar[dict[str, str]] = {
         "baseUrl": "one root serving every Google API below /gmail/v1, /drive/v3, "

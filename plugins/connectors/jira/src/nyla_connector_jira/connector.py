@@ -66,6 +66,9 @@ class JiraConnector(TaskConnector):
         rate_window_s=60,
         timeout_s=30,
         remaining_header="X-RateLimit-Remaining",
+        # Jira Cloud may answer 429 with only X-RateLimit-Reset, an ISO 8601 time
+        # (developer.atlassian.com/cloud/jira/platform/rate-limiting/)
+        reset_header="X-RateLimit-Reset",
     )
     auth_modes: ClassVar[tuple[str, ...]] = ("token",)
     settings_help: ClassVar[dict[str, str]] = {
