@@ -9,40 +9,47 @@ dates and amounts are left alone.
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
 import re
 from collections.abc import Callable, Iterator
 
 from nyla.ai.pii_context import context_findings
 from nyla.hookspecs import hookimpl
+from nyla.linear_regex import LinearPattern, Scan, compile_linear
 from nyla.models.neutralize import Finding
 
-# local part and domain labels in any script (internationalised addresses: jürg@bäckerei.ch)
-_EMAIL = re.compile(
-    r"(?<![\w.!#$%&'*+/=?^`{|}~-])"
-    r"[\w!#$%&'*+/=?^`{|}~-]+(?:\.[\w!#$%&'*+/=?^`{|}~-]+)*"
-    r"@(?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W\d_](?:[\w-]*[^\W_])?"
-    r"(?![\w-])"
+#: word characters as Python's ``\w`` has them (RE2's ``\w`` is ASCII only)
+W = r"\pL\pN_"
+_EMAIL_CHAR = W + r"!#$%&'*+/=?^\x60{|}~\-"
+# local part and domain labels in any script (internationalised addresses: jürg@bäckerei.ch);
+# the first group stands in for a lookbehind, the last for a lookahead (RE2 has neither)
+_EMAIL = compile_linear(
+    "neutralizer.email",
+    rf"(?:^|[^{_EMAIL_CHAR}.])"
+    rf"(?P<v>[{_EMAIL_CHAR}]+(?:\.[{_EMAIL_CHAR}]+)*"
+    r"@(?:[\pL\pN](?:[\pL\pN_-]*[\pL\pN])?\.)+\pL(?:[\pL\pN_-]*[\pL\pN])?)"
+    r"(?:$|[^\pL\pN_-])",
 )
 _SEP = r"[ \t./-]?"
-_PHONE_INTL = re.compile(
-    r"(?<![\w+])(?:\+|00)[1-9]\d{0,2}" + _SEP + r"(?:\(0\)" + _SEP + r")?"
-    r"(?:\(?\d{1,4}\)?" + _SEP + r"){1,5}\d{2,4}(?![\w])"
+_PHONE_INTL = compile_linear(
+    "neutralizer.phone_intl",
+    rf"(?:^|[^{W}+])(?P<v>(?:\+|00)[1-9][0-9]{{0,2}}{_SEP}(?:\(0\){_SEP})?"
+    rf"(?:\(?[0-9]{{1,4}}\)?{_SEP}){{1,5}}[0-9]{{2,4}})(?:$|[^{W}])",
 )
-_PHONE_CH = re.compile(
-    r"(?<![\w+.(])(?:0[1-9]\d|\(0[1-9]\d\))"
-    + _SEP
-    + r"\d{3}"
-    + _SEP
-    + r"\d{2}"
-    + _SEP
-    + r"\d{2}(?![\w])"
+_PHONE_CH = compile_linear(
+    "neutralizer.phone_ch",
+    rf"(?:^|[^{W}+.(])(?P<v>(?:0[1-9][0-9]|\(0[1-9][0-9]\)){_SEP}[0-9]{{3}}{_SEP}[0-9]{{2}}"
+    rf"{_SEP}[0-9]{{2}})(?:$|[^{W}])",
 )
-# upper or lower case throughout (a lowercase word after an IBAN is not part of it)
-_IBAN = re.compile(
-    r"(?<![A-Za-z0-9])(?:[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}|[a-z]{2}\d{2}(?: ?[a-z0-9]){11,30})"
+# where an IBAN may begin: two letters and two digits, in one case (the rest is read in
+# Python, see _iban_at)
+_IBAN_START = compile_linear(
+    "neutralizer.iban_start",
+    r"(?:^|[^A-Za-z0-9])(?P<v>[A-Z]{2}[0-9]{2}|[a-z]{2}[0-9]{2})",
 )
-# a dotted quad right after one of these words is a version number, not an address
+# a dotted quad right after one of these words is a version number, not an address (Python's
+# re on the 20 characters before a match: bounded input)
 _VERSION_WORDS = re.compile(
     r"(?:\b(?:release|version|ver|v|build|rev|revision|firmware|patch|update|stand|mise à jour)"
     r"\.?\s*:?\s*"
@@ -50,18 +57,30 @@ _VERSION_WORDS = re.compile(
     re.IGNORECASE,
 )
 # not inside a longer token: the digits of a UUID or a hash are not a card or AHV number
-_CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w])")
-_AHV = re.compile(r"(?<!\w)756[. ]?\d{4}[. ]?\d{4}[. ]?\d{2}(?![\w])")
-_IPV4 = re.compile(
-    r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\.?\d)"
+_CARD = compile_linear(
+    "neutralizer.card",
+    rf"(?:^|[^{W}-])(?P<v>[0-9](?:[ -]?[0-9]){{12,18}})(?:$|[^{W}])",
+)
+_AHV = compile_linear(
+    "neutralizer.ahv",
+    rf"(?:^|[^{W}])(?P<v>756[. ]?[0-9]{{4}}[. ]?[0-9]{{4}}[. ]?[0-9]{{2}})(?:$|[^{W}])",
+)
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_IPV4 = compile_linear(
+    "neutralizer.ipv4",
+    rf"(?:^|[^0-9.])(?P<v>(?:{_OCTET}\.){{3}}{_OCTET})(?:$|[^0-9.]|\.(?:$|[^0-9]))",
 )
 # a UUID or a hex hash/id (letters and digits, 16+ characters): digits inside one are part of
 # an identifier the model has to send back unchanged, never personal data
-_ID_TOKEN = re.compile(
-    r"(?<![\w-])(?:[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
-    r"|(?=[0-9A-Fa-f]*[A-Fa-f])(?=[0-9A-Fa-f]*\d)[0-9A-Fa-f]{16,})(?![\w-])"
+_ID_TOKEN = compile_linear(
+    "neutralizer.id_token",
+    rf"(?:^|[^{W}-])(?P<v>[0-9A-Fa-f]{{8}}-[0-9A-Fa-f]{{4}}-[0-9A-Fa-f]{{4}}-[0-9A-Fa-f]{{4}}"
+    rf"-[0-9A-Fa-f]{{12}}|[0-9A-Fa-f]{{16,}})(?:$|[^{W}-])",
 )
-_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+_IPV6 = compile_linear(
+    "neutralizer.ipv6",
+    rf"(?:^|[^{W}:])(?P<v>(?:[0-9A-Fa-f]{{0,4}}:){{2,7}}[0-9A-Fa-f]{{0,4}})(?:$|[^{W}:])",
+)
 
 
 def iban_valid(candidate: str) -> bool:
@@ -99,33 +118,56 @@ def ahv_valid(number: str) -> bool:
     return (10 - total % 10) % 10 == digits[12]
 
 
-def _iban_findings(text: str) -> Iterator[Finding]:
-    pos = 0
-    while (match := _IBAN.search(text, pos)) is not None:
-        value = match.group(0)
-        pos = match.start() + 1
-        # the pattern may run into following words; shrink until the checksum holds, then go
-        # on scanning right after the IBAN found (the next one may start inside this match)
-        for end in range(len(value), 14, -1):
-            candidate = value[:end].rstrip()
-            if candidate != value[:end]:
-                continue
-            if iban_valid(candidate):
-                start = match.start()
-                yield Finding(start=start, end=start + end, category="IBAN", value=candidate)
-                pos = start + end
-                break
+def _iban_at(text: str, start: int) -> int:
+    """The end of the longest checksum-valid IBAN at ``start`` (0 when there is none): up to
+    34 characters of the case of the first, single spaces allowed between them. The
+    remainders mod 97 of every length are computed in one pass (a longer match may have run
+    into the following word)."""
+    upper = text[start].isupper()
+    ends: list[int] = []  # ends[k]: the text offset after the (k+1)-th character
+    pos = start
+    while pos < len(text) and len(ends) < 34:
+        ch = text[pos]
+        if ch == " " and ends and pos + 1 < len(text) and text[pos + 1] != " ":
+            pos += 1
+            continue
+        if not (ch.isascii() and (ch.isdigit() or (ch.isalpha() and ch.isupper() == upper))):
+            break
+        ends.append(pos + 1)
+        pos += 1
+    compact = "".join(ch for ch in text[start : ends[-1]] if ch != " ").upper() if ends else ""
+    if len(compact) < 15:
+        return 0
+    head_digits = "".join(str(int(ch, 36)) for ch in compact[:4])
+    head, shift = int(head_digits), 10 ** len(head_digits)
+    best, remainder = 0, 0
+    for k in range(4, len(compact)):
+        digit = int(compact[k], 36)
+        remainder = (remainder * (100 if digit > 9 else 10) + digit) % 97
+        if k + 1 >= 15 and (remainder * shift + head) % 97 == 1:
+            best = ends[k]
+    return best
+
+
+def _iban_findings(scan: Scan) -> Iterator[Finding]:
+    text, after = scan.text, 0
+    for start, _ in scan.spans(_IBAN_START, 1):
+        if start < after:  # inside the IBAN just found
+            continue
+        end = _iban_at(text, start)
+        if end:
+            yield Finding(start=start, end=end, category="IBAN", value=text[start:end])
+            after = end
 
 
 def _checked(
-    pattern: re.Pattern[str], category: str, valid: Callable[[str], bool]
-) -> Callable[[str], Iterator[Finding]]:
-    def find(text: str) -> Iterator[Finding]:
-        for match in pattern.finditer(text):
-            if valid(match.group(0)):
-                yield Finding(
-                    start=match.start(), end=match.end(), category=category, value=match.group(0)
-                )
+    pattern: LinearPattern, category: str, valid: Callable[[str], bool]
+) -> Callable[[Scan], Iterator[Finding]]:
+    def find(scan: Scan) -> Iterator[Finding]:
+        for start, end in scan.spans(pattern, 1):
+            value = scan.text[start:end]
+            if valid(value):
+                yield Finding(start=start, end=end, category=category, value=value)
 
     return find
 
@@ -145,14 +187,15 @@ def _phone_ok(value: str) -> bool:
     return 8 <= digits <= 15
 
 
-def _ipv4_findings(text: str) -> Iterator[Finding]:
-    for match in _IPV4.finditer(text):
-        if _VERSION_WORDS.search(text[max(0, match.start() - 20) : match.start()]):
+def _ipv4_findings(scan: Scan) -> Iterator[Finding]:
+    text = scan.text
+    for start, end in scan.spans(_IPV4, 1):
+        if _VERSION_WORDS.search(text[max(0, start - 20) : start]):
             continue
-        yield Finding(start=match.start(), end=match.end(), category="IP", value=match.group(0))
+        yield Finding(start=start, end=end, category="IP", value=text[start:end])
 
 
-_DETECTORS: tuple[Callable[[str], Iterator[Finding]], ...] = (
+_DETECTORS: tuple[Callable[[Scan], Iterator[Finding]], ...] = (
     _checked(_EMAIL, "EMAIL", lambda v: True),
     _iban_findings,
     _checked(_AHV, "AHV", ahv_valid),
@@ -170,15 +213,36 @@ _DETECTORS: tuple[Callable[[str], Iterator[Finding]], ...] = (
 _NUMERIC = frozenset({"CARD", "AHV", "PHONE", "IP"})
 
 
-def _inside_id(finding: Finding, ids: list[tuple[int, int]]) -> bool:
-    return finding.category in _NUMERIC and any(
-        a <= finding.start and finding.end <= b for a, b in ids
-    )
+def _id_tokens(scan: Scan) -> list[tuple[int, int]]:
+    """Spans of UUIDs and hex ids (a long hex run must mix letters and digits)."""
+    spans = []
+    for start, end in scan.spans(_ID_TOKEN, 1):
+        value = scan.text[start:end]
+        if "-" in value or (not value.isdigit() and not value.isalpha()):
+            spans.append((start, end))
+    return spans
+
+
+def _outside_ids(found: list[Finding], ids: list[tuple[int, int]]) -> list[Finding]:
+    """``found`` without number-shaped findings that lie inside an identifier (``ids`` are
+    sorted and disjoint: one bisection per finding)."""
+    starts = [a for a, _ in ids]
+    kept = []
+    for f in found:
+        i = bisect.bisect_right(starts, f.start) - 1
+        if f.category in _NUMERIC and i >= 0 and f.end <= ids[i][1]:
+            continue
+        kept.append(f)
+    return kept
 
 
 class DefaultNeutralizer:
-    """E-mail, phone, IBAN, card, AHV and IP detector. Findings may overlap across
-    categories (a card number inside an IBAN-like string); the gate resolves overlaps."""
+    """E-mail, phone, IBAN, card, AHV and IP detector, and the context detectors (names,
+    addresses, dates of birth, ID numbers). Findings may overlap across categories (a card
+    number inside an IBAN-like string); the gate resolves overlaps.
+
+    Every pattern runs on RE2 (:mod:`nyla.linear_regex`): time linear in the text, whatever
+    the text."""
 
     id = "nyla.default"
 
@@ -186,12 +250,13 @@ class DefaultNeutralizer:
         """Every personal-data span in ``text``."""
         if not text:
             return []
+        scan = Scan(text)
         found: list[Finding] = []
         for detector in _DETECTORS:
-            found.extend(detector(text))
-        ids = [(m.start(), m.end()) for m in _ID_TOKEN.finditer(text)]
+            found.extend(detector(scan))
+        ids = _id_tokens(scan)
         if ids:
-            found = [f for f in found if not _inside_id(f, ids)]
+            found = _outside_ids(found, ids)
         found.sort(key=lambda f: (f.start, -(f.end - f.start)))
         return found
 

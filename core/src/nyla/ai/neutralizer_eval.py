@@ -1,11 +1,13 @@
 """Precision and recall of a neutralizer on a labelled set (``tests/data/neutralizer_labelled.tsv``).
 
-Each line is ``lang<TAB>category<TAB>value<TAB>text`` (``\\n`` in the text is a newline);
+Each line is ``lang<TAB>category<TAB>value<TAB>text`` (``\\n`` in the text is a newline); a
+line holding several values lists them as ``NAME|DOB`` and ``Anna Meier|14.03.1981``.
 ``CLEAN`` lines hold no personal data. A labelled value counts as *found* when findings cover
 all of it (whatever their category: what matters is that it does not leave); a finding is a
-*true positive* when it overlaps a labelled value, a false positive otherwise.
+*true positive* when it overlaps a labelled value, a false positive otherwise. The
+false-positive rate is the share of clean lines with at least one finding.
 
-``python -m nyla.ai.neutralizer_eval [path]`` prints the table as Markdown.
+``python -m nyla.ai.neutralizer_eval [path ...]`` prints the table as Markdown.
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_SET = Path("tests/data/neutralizer_labelled.tsv")
+#: names, dates of birth and passport/ID numbers in context, and clean business text
+CONTEXT_SET = Path("tests/data/pii_in_context.tsv")
 
 
 @dataclass
 class Scores:
-    """Counts per category: labelled values, found values, findings, true-positive findings."""
+    """Counts per category: labelled values, found values, findings, true-positive findings;
+    and how many clean lines had a finding."""
 
     labelled: Counter[str] = field(default_factory=Counter)
     found: Counter[str] = field(default_factory=Counter)
@@ -44,47 +49,88 @@ class Scores:
         hit = self.correct[category] if category else sum(self.correct.values())
         return hit / total if total else 1.0
 
+    def clean_flag_rate(self) -> float:
+        """Share of clean lines in which anything was found (the false-positive rate on text
+        without personal data)."""
+        clean = self.lines["clean"]
+        return self.lines["clean flagged"] / clean if clean else 0.0
 
-def read_set(path: Path) -> list[tuple[str, str, str, str]]:
-    """``(lang, category, value, text)`` of every line."""
+
+#: one labelled line: language, categories, values (as many as categories), text
+Row = tuple[str, tuple[str, ...], tuple[str, ...], str]
+
+
+def read_set(path: Path) -> list[Row]:
+    """``(lang, categories, values, text)`` of every line (``CLEAN`` lines: ``("CLEAN",)``
+    and no values)."""
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         lang, category, value, text = line.split("\t", 3)
-        rows.append((lang, category, value.replace("\\n", "\n"), text.replace("\\n", "\n")))
+        categories = tuple(category.split("|"))
+        values = tuple(v.replace("\\n", "\n") for v in value.split("|")) if value else ()
+        if categories != ("CLEAN",) and len(values) != len(categories):
+            raise ValueError(
+                f"{path.name}:{number}: {len(categories)} categories, {len(values)} values"
+            )
+        rows.append((lang, categories, values, text.replace("\\n", "\n")))
     return rows
 
 
-def evaluate(find: Callable[[str], list[Any]], path: Path = DEFAULT_SET) -> Scores:
-    """Score ``find(text) -> findings`` on the labelled set at ``path``."""
+def _spans(text: str, values: tuple[str, ...]) -> list[tuple[int, int]]:
+    spans = []
+    for value in values:
+        start = text.find(value)
+        if start < 0:
+            raise ValueError(f"labelled value {value!r} is not in its line {text!r}")
+        spans.append((start, start + len(value)))
+    return spans
+
+
+def _covered(span: tuple[int, int], findings: list[Any]) -> bool:
+    covered: set[int] = set()
+    for f in findings:
+        covered.update(range(max(f.start, span[0]), min(f.end, span[1])))
+    return len(covered) == span[1] - span[0]
+
+
+def evaluate(find: Callable[[str], list[Any]], *paths: Path) -> Scores:
+    """Score ``find(text) -> findings`` on the labelled sets at ``paths`` (default: the
+    kernel's set)."""
     scores = Scores()
-    for lang, category, value, text in read_set(path):
-        findings = find(text)
-        span = None
-        if category != "CLEAN":
-            start = text.find(value)
-            if start < 0:
-                raise ValueError(f"labelled value {value!r} is not in its line {text!r}")
-            span = (start, start + len(value))
-            scores.labelled[category] += 1
-            scores.lines["positive"] += 1
-            covered: set[int] = set()
-            for f in findings:
-                covered.update(range(max(f.start, span[0]), min(f.end, span[1])))
-            if len(covered) == span[1] - span[0]:
-                scores.found[category] += 1
-            else:
-                scores.missed.append(f"{lang} {category}: {text!r}")
-        else:
-            scores.lines["clean"] += 1
-        for f in findings:
-            scores.findings[f.category] += 1
-            if span is not None and f.start < span[1] and f.end > span[0]:
-                scores.correct[f.category] += 1
-            else:
-                scores.false_positives.append(f"{f.category} {f.value!r} in {text!r}")
+    for path in paths or (DEFAULT_SET,):
+        for lang, categories, values, text in read_set(path):
+            _score_line(scores, find(text), lang, categories, values, text)
     return scores
+
+
+def _score_line(
+    scores: Scores,
+    findings: list[Any],
+    lang: str,
+    categories: tuple[str, ...],
+    values: tuple[str, ...],
+    text: str,
+) -> None:
+    spans = _spans(text, values)
+    if not spans:
+        scores.lines["clean"] += 1
+        scores.lines["clean flagged"] += bool(findings)
+    else:
+        scores.lines["positive"] += 1
+    for category, span in zip(categories if spans else (), spans, strict=True):
+        scores.labelled[category] += 1
+        if _covered(span, findings):
+            scores.found[category] += 1
+        else:
+            scores.missed.append(f"{lang} {category} {text[span[0] : span[1]]!r}: {text!r}")
+    for f in findings:
+        scores.findings[f.category] += 1
+        if any(f.start < b and f.end > a for a, b in spans):
+            scores.correct[f.category] += 1
+        else:
+            scores.false_positives.append(f"{f.category} {f.value!r} in {text!r}")
 
 
 def markdown(scores: Scores) -> str:
@@ -103,15 +149,17 @@ def markdown(scores: Scores) -> str:
         f"| **all** | {sum(scores.labelled.values())} | {sum(scores.found.values())} | "
         f"{scores.recall():.1%} | {sum(scores.findings.values())} | {scores.precision():.1%} |"
     )
+    lines.append(
+        f"\nclean lines with a finding: {scores.lines['clean flagged']} of "
+        f"{scores.lines['clean']} ({scores.clean_flag_rate():.1%})"
+    )
     return "\n".join(lines)
 
 
 if __name__ == "__main__":  # pragma: no cover - a report command
     from nyla.ai.default_neutralizer import DefaultNeutralizer
 
-    result = evaluate(
-        DefaultNeutralizer().find, Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_SET
-    )
+    result = evaluate(DefaultNeutralizer().find, *(Path(a) for a in sys.argv[1:]))
     print(f"{result.lines['positive']} positive and {result.lines['clean']} clean lines\n")
     print(markdown(result))
     for line in result.missed:

@@ -1,0 +1,54 @@
+"""Dates of birth for the default neutralizer: a date after a birth label in German, English,
+French or Italian (``Geburtsdatum``, ``geb.``, ``date of birth``, ``DOB``, ``born on``,
+``né le``, ``date de naissance``, ``data di nascita``, ``nata il``, ``(*``), also with a few
+words between (``Date of birth of the applicant: 14.03.1981``, ``born in Lucerne on 2 July
+1975``), and a date a few words before ``geboren`` (``ist am 3. Mai 1990 geboren``).
+
+Every common format is read: 14.03.1981, 14.3.81, 14/03/1981, 1981-03-14, 14. März 1981,
+1er avril 1975, 5th of November 1968, 12-Feb-1985, March 14, 1981. A date without a birth
+label (an invoice date, a deadline) is left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from nyla.ai.pii_shapes import DATE, SP, W
+from nyla.linear_regex import Scan, compile_linear
+from nyla.models.neutralize import Finding
+
+_LABELS = (
+    r"geb\.|geboren(?:e|er)?|Geburtsdatum|Geb\.-Datum|Geburtstag|Geburt|"
+    r"date of birth|birth ?date|DOB|D\.O\.B\.|born|"
+    r"née?|date de naissance|naissance|data di nascita|(?-i:[Nn]at[oa])|nascita"
+)
+#: up to five words between the label and the date, none holding a digit and no clause
+#: break (``Geburtsdatum fehlt, Eintritt am 01.03.2020`` is not a date of birth)
+_GAP = rf"(?:{SP}{{1,3}}[\pL'’-]+){{0,5}}?"
+_BIRTH_DATE = compile_linear(
+    "pii.birth_date",
+    rf"(?:^|[^{W}])(?:{_LABELS}){_GAP}{SP}{{0,3}}(?:[:(]|is|ist|lautet)?{SP}{{0,3}}"
+    rf"(?P<v>{DATE})(?:$|[^0-9])",
+    ignore_case=True,
+)
+_STARRED_DATE = compile_linear(
+    "pii.birth_date_starred",
+    rf"\({SP}{{0,2}}\*{SP}{{0,2}}(?P<v>{DATE})(?:$|[^0-9])",
+    ignore_case=True,
+)
+_DATE_BEFORE_LABEL = compile_linear(
+    "pii.birth_date_before",
+    rf"(?:^|[^{W}.])(?P<v>{DATE})(?:{SP}{{1,3}}[\pL'’.-]+){{0,4}}?{SP}{{1,3}}"
+    r"(?:geboren|born|né|née|(?-i:[Nn]at[oa]))(?:$|[^\pL])",
+    ignore_case=True,
+)
+
+
+def birth_findings(scan: Scan) -> Iterator[Finding]:
+    """Dates of birth in the scanned text."""
+    for pattern in (_BIRTH_DATE, _STARRED_DATE, _DATE_BEFORE_LABEL):
+        group = pattern.group("v")
+        for start, end in scan.spans(pattern, group):
+            value = scan.text[start:end].rstrip(" ,.")
+            if value:
+                yield Finding(start=start, end=start + len(value), category="DOB", value=value)
