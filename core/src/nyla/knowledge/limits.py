@@ -9,6 +9,10 @@ walker reads.
   onto the ``limits=`` its caller supplied (a test override still wins where nothing is set).
 - :func:`get_rag_limits` merges the overrides onto the central defaults (API and cost path).
 
+Every limit is a whole number in a range its pydantic model (:class:`FilesLimits`,
+:class:`ClickupLimits`) states with ``ge``/``le``: an update outside it is refused by name
+(:func:`check_limit`), and :func:`limit_ranges` gives the ranges to the API and the page.
+
 Python dicts use snake_case keys (``max_bytes``); the stored JSON uses the seeds' camelCase.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
 from nyla.errors import NylaError
@@ -24,22 +29,103 @@ from nyla.errors import NylaError
 LimitKind = Literal["files", "clickup"]
 
 MB = 1024 * 1024
+GB = 1024 * MB
 
-FILES_LIMITS_DEFAULT: dict[str, int] = {
-    "max_bytes": 500 * MB,
-    "max_file_size": 25 * MB,
-    "max_items": 5000,
-    "max_depth": 10,
-}
-CLICKUP_LIMITS_DEFAULT: dict[str, int] = {
-    "max_tasks": 2000,
-    "max_workspaces": 5,
-    "max_lists_per_workspace": 50,
-}
+
+class _Limits(BaseModel):
+    """A set of RAG limits: whole numbers (no floats, strings or booleans) in a range each;
+    camelCase on the wire and in the stored settings."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, strict=True, extra="forbid"
+    )
+
+
+class FilesLimits(_Limits):
+    """Limits of file-like sources (local folders, WebDAV, SharePoint/OneDrive, Drive)."""
+
+    max_bytes: int = Field(
+        default=500 * MB, ge=1, le=1024 * GB, description="bytes indexed per sync (up to 1 TiB)"
+    )
+    max_file_size: int = Field(
+        default=25 * MB,
+        ge=1,
+        le=2 * GB,
+        description="bytes of one file; larger ones are skipped (up to 2 GiB: held in memory)",
+    )
+    max_items: int = Field(
+        default=5000, ge=1, le=10_000_000, description="files indexed per sync (up to 10 million)"
+    )
+    max_depth: int = Field(
+        default=10, ge=1, le=256, description="folder levels walked below the source (up to 256)"
+    )
+
+
+class ClickupLimits(_Limits):
+    """Limits of ClickUp sources."""
+
+    max_tasks: int = Field(
+        default=2000, ge=1, le=1_000_000, description="tasks indexed per sync (up to 1 million)"
+    )
+    max_workspaces: int = Field(
+        default=5, ge=1, le=1000, description="workspaces walked (up to 1000)"
+    )
+    max_lists_per_workspace: int = Field(
+        default=50, ge=1, le=100_000, description="lists walked per workspace (up to 100,000)"
+    )
+
+
+#: the model of each kind's limits: its fields' ``ge``/``le`` are the documented ranges
+LIMIT_MODELS: dict[str, type[_Limits]] = {"files": FilesLimits, "clickup": ClickupLimits}
+
+FILES_LIMITS_DEFAULT: dict[str, int] = FilesLimits().model_dump()
+CLICKUP_LIMITS_DEFAULT: dict[str, int] = ClickupLimits().model_dump()
 DEFAULTS: dict[str, dict[str, int]] = {
     "files": FILES_LIMITS_DEFAULT,
     "clickup": CLICKUP_LIMITS_DEFAULT,
 }
+
+
+def _bounds(kind: str, name: str) -> tuple[int, int]:
+    low = high = None
+    for rule in LIMIT_MODELS[kind].model_fields[name].metadata:
+        low = getattr(rule, "ge", low)
+        high = getattr(rule, "le", high)
+    assert low is not None and high is not None, f"{kind} limit {name} has no range"
+    return low, high
+
+
+def limit_ranges(kind: LimitKind) -> dict[str, dict[str, int]]:
+    """The allowed range of each limit of ``kind``, by its camelCase key:
+    ``{"maxBytes": {"min": 1, "max": 1099511627776}, ...}``."""
+    ranges = {}
+    for name in DEFAULTS[kind]:
+        low, high = _bounds(kind, name)
+        ranges[to_camel(name)] = {"min": low, "max": high}
+    return ranges
+
+
+def check_limit(kind: LimitKind, key: str, value: Any) -> int:
+    """``value`` when it is a whole number in the range of limit ``key`` (camelCase or
+    snake_case) of ``kind``; :class:`SettingsValidationError` naming the key and the range
+    otherwise."""
+    name = to_snake(key)
+    try:
+        LIMIT_MODELS[kind].model_validate({name: value})
+    except ValidationError:
+        low, high = _bounds(kind, name)
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if not whole:
+            why = "must be a whole number"
+        elif value < low:
+            why = f"must be at least {low}"
+        else:
+            why = f"must be at most {high}"
+        raise SettingsValidationError(
+            f"limit {key!r} {why}: a positive integer from {low} to {high}, got {value!r}"
+        ) from None
+    return int(value)
+
 
 #: the only top-level key a settings update may carry
 SETTINGS_KEYS = frozenset({"ragLimits"})
@@ -64,14 +150,16 @@ def _settings_of(data_source: Any) -> Mapping[str, Any]:
 
 
 def get_stored_overrides(data_source: Any, kind: LimitKind) -> dict[str, int]:
-    """The limits the data source sets explicitly (snake_case), nothing else."""
+    """The limits the data source sets explicitly (snake_case), nothing else. A stored value
+    that is no whole number above zero is ignored; one above its range (stored before the
+    ranges existed) counts as the range's end."""
     stored = _settings_of(data_source).get("ragLimits") or {}
     allowed = DEFAULTS[kind]
     out: dict[str, int] = {}
     for key, value in stored.items():
         name = to_snake(key)
         if name in allowed and isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            out[name] = value
+            out[name] = min(value, _bounds(kind, name)[1])
     return out
 
 
@@ -84,8 +172,8 @@ def merge_settings_patch(
     current: Mapping[str, Any] | None, patch: Mapping[str, Any], kind: LimitKind
 ) -> dict[str, Any]:
     """``current`` settings with ``patch`` applied: only ``ragLimits`` is accepted; its keys
-    must be limits of ``kind`` (camelCase or snake_case) with positive integers, or ``null``
-    to remove an override. Anything else raises :class:`SettingsValidationError`."""
+    must be limits of ``kind`` (camelCase or snake_case) with whole numbers in their ranges
+    (:func:`limit_ranges`), or ``null`` to remove an override. Anything else raises :class:`SettingsValidationError`."""
     if not isinstance(patch, Mapping):
         raise SettingsValidationError("settings must be an object")
     unknown = sorted(set(patch) - SETTINGS_KEYS)
@@ -108,11 +196,7 @@ def merge_settings_patch(
         if value is None:
             merged.pop(camel, None)
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise SettingsValidationError(
-                f"limit {key!r} must be a positive integer, got {value!r}"
-            )
-        merged[camel] = value
+        merged[camel] = check_limit(kind, key, value)
     settings = dict(current or {})
     settings["ragLimits"] = merged
     return settings

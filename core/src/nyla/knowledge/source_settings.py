@@ -14,6 +14,7 @@ from nyla.knowledge.limits import (
     get_rag_limits,
     get_stored_overrides,
     kind_for_service,
+    limit_ranges,
     merge_settings_patch,
 )
 from nyla.knowledge.settings import KnowledgeSettings
@@ -44,6 +45,13 @@ class SourceSettings:
         async with self.db.session() as s:
             ds, kind = await self._data_source(s, data_source_id)
             return get_rag_limits(ds, kind)
+
+    async def get_rag_limit_ranges(self, data_source_id: str) -> dict[str, dict[str, int]]:
+        """The allowed range of each of the data source's limits, by camelCase key
+        (``{"maxBytes": {"min": 1, "max": ...}}``): what a settings update may set."""
+        async with self.db.session() as s:
+            _, kind = await self._data_source(s, data_source_id)
+            return limit_ranges(kind)
 
     async def get_stored_overrides(self, data_source_id: str) -> dict[str, int]:
         """Only the explicitly stored overrides (walkers merge them onto their ``limits=``)."""
