@@ -7,7 +7,7 @@ contract suite runs the tests of exactly that set.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
 from nyla.connections.errors import CursorExpiredError, NotSupportedError
@@ -96,19 +96,43 @@ class BaseConnector:
         raise NotSupportedError(f"{self.service} cannot list ids")
         yield []  # pragma: no cover
 
-    async def refresh_token(self, http: VendorHttp, refresh_token: str) -> TokenGrant:
-        """New tokens for a refresh token (standard OAuth 2.0 when ``oauth`` is set)."""
-        if self.oauth is None:
+    def oauth_for(self, settings: Mapping[str, Any]) -> OAuthConfig | None:
+        """The OAuth endpoints for a connection with ``settings`` (a sovereign cloud, a
+        tenant); ``oauth`` unless the connector's endpoints depend on the connection."""
+        return self.oauth
+
+    def api_base(self, settings: Mapping[str, Any]) -> str | None:
+        """The API root for a connection with ``settings``: its ``baseUrl`` where the
+        connector declares that as a server setting (only an operator sets those), else
+        ``base_url``. Undeclared URL settings are never read."""
+        own = settings.get("baseUrl") if "baseUrl" in self.server_settings else None
+        return str(own) if own else self.base_url
+
+    async def refresh_token(
+        self, http: VendorHttp, refresh_token: str, *, settings: Mapping[str, Any] | None = None
+    ) -> TokenGrant:
+        """New tokens for a refresh token (standard OAuth 2.0 at :meth:`oauth_for` the
+        connection's ``settings``)."""
+        oauth = self.oauth_for(settings or {})
+        if oauth is None:
             raise NotSupportedError(f"{self.service} has no token refresh")
         from nyla.connections.oauth import oauth2_refresh
 
-        return await oauth2_refresh(http, self.oauth, refresh_token, service=self.service)
+        return await oauth2_refresh(http, oauth, refresh_token, service=self.service)
 
     async def check(self, ctx: ConnectorContext) -> str:
         """A cheap call proving the connection works (``nyla connections test``); returns a
         short description of what was reached."""
         page = await self.browse(ctx, "")
         return f"{len(page.items)} item(s) at the root"
+
+
+def api_base(adapter: Any, settings: Mapping[str, Any]) -> str:
+    """The API root of a connection of ``adapter`` with ``settings`` (any adapter object: a
+    :class:`BaseConnector` decides itself, others get their ``base_url``)."""
+    if isinstance(adapter, BaseConnector):
+        return adapter.api_base(settings) or ""
+    return getattr(adapter, "base_url", None) or ""
 
 
 def capabilities(adapter: Any) -> frozenset[str]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from nyla.connections.base import capabilities
+from nyla.connections.base import BaseConnector, api_base, capabilities
 from nyla.connections.crypto import TokenCipher
 from nyla.connections.egress import (
     EgressPolicy,
@@ -179,11 +179,7 @@ class ConnectionService:
     async def _client(
         self, adapter: Any, connection: ConnectionInfo | None
     ) -> AsyncIterator[httpx.AsyncClient]:
-        # a URL in a connection's settings counts only where the connector declares it as a
-        # server setting (which only an operator may set); others are ignored, not fetched
-        declared = "baseUrl" in getattr(adapter, "server_settings", frozenset())
-        own = connection.base_url if connection is not None and declared else None
-        base = own or getattr(adapter, "base_url", "")
+        base = api_base(adapter, connection.settings if connection is not None else {})
         policy = getattr(adapter, "http_policy", None) or HttpPolicy()
         inner = self.transport if self.transport is not None else httpx.AsyncHTTPTransport()
         async with httpx.AsyncClient(
@@ -195,10 +191,12 @@ class ConnectionService:
             yield client
 
     @asynccontextmanager
-    async def plain_http(self, service: str) -> AsyncIterator[VendorHttp]:
+    async def plain_http(
+        self, service: str, connection: ConnectionInfo | None = None
+    ) -> AsyncIterator[VendorHttp]:
         """An unauthenticated client for the service's token endpoints (sign-in, refresh)."""
         adapter = self.adapter(service)
-        async with self._client(adapter, None) as client:
+        async with self._client(adapter, connection) as client:
             yield VendorHttp(
                 service,
                 "oauth",
@@ -215,7 +213,11 @@ class ConnectionService:
                 f"{connection.service} rejected the token and cannot refresh it: connect again",
                 service=connection.service,
             )
-        async with self.plain_http(connection.service) as http:
+        async with self.plain_http(connection.service, connection) as http:
+            if isinstance(adapter, BaseConnector):  # (the endpoints may depend on settings)
+                return await adapter.refresh_token(
+                    http, refresh_token, settings=connection.settings
+                )
             return await adapter.refresh_token(http, refresh_token)
 
     async def test(self, connection_id: str, *, user_id: str) -> ConnectionTest:

@@ -89,7 +89,7 @@ def add_connection(
             if token_stdin:
                 grant = TokenGrant(access_token=sys.stdin.readline().strip())
             elif device_code:
-                grant = await _device_code(kernel, service)
+                grant = await _device_code(kernel, service, _settings(settings))
             return await kernel.connections.add(
                 service, user_id=user, account=account, label=label, grant=grant,
                 settings=_settings(settings),
@@ -104,18 +104,20 @@ def add_connection(
         click.echo(f"connected {conn.service} as {conn.id}")
 
 
-async def _device_code(kernel: Kernel, service: str) -> Any:
+async def _device_code(kernel: Kernel, service: str, settings: dict[str, Any]) -> Any:
     from nyla.connections.oauth import device_code_flow
 
     adapter = kernel.connections.adapter(service)
-    if getattr(adapter, "oauth", None) is None:
+    oauth_for = getattr(adapter, "oauth_for", None)
+    oauth = oauth_for(settings) if oauth_for is not None else getattr(adapter, "oauth", None)
+    if oauth is None:
         raise click.UsageError(f"{service} has no OAuth sign-in; use --token-stdin")
 
     def show(url: str, code: str, message: str) -> None:
         click.echo(message or f"Open {url} and enter the code {code}")
 
     async with kernel.connections.plain_http(service) as http:
-        return await device_code_flow(http, adapter.oauth, service=service, show=show)
+        return await device_code_flow(http, oauth, service=service, show=show)
 
 
 @connections.command("remove")

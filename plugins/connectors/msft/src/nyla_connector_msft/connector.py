@@ -4,9 +4,11 @@ the path grammar of :mod:`nyla_connector_msft.paths`."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
+from nyla.sdk import ConfigurationError
 from nyla.sdk.connectors import (
     ConnectorContext,
     Download,
@@ -26,6 +28,33 @@ from nyla_connector_msft.paths import parse, split_id
 
 GRAPH = "https://graph.microsoft.com/v1.0"
 LOGIN = "https://login.microsoftonline.com/common/oauth2/v2.0"
+
+#: Microsoft's national clouds: where each signs in and serves Graph
+#: (learn.microsoft.com/graph/deployments#app-registration-and-token-service-root-endpoints)
+CLOUDS: dict[str, tuple[str, str]] = {
+    "global": ("https://login.microsoftonline.com", "https://graph.microsoft.com"),
+    "usgov": ("https://login.microsoftonline.us", "https://graph.microsoft.us"),
+    "usgov-dod": ("https://login.microsoftonline.us", "https://dod-graph.microsoft.us"),
+    "china": ("https://login.chinacloudapi.cn", "https://microsoftgraph.chinacloudapi.cn"),
+}
+#: a tenant: its id, a verified domain, or common / organizations / consumers
+_TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,99}")
+#: scopes that are not Graph permissions (never prefixed with a national Graph host)
+_OIDC_SCOPES = frozenset({"offline_access", "openid", "profile", "email"})
+
+
+def cloud_endpoints(settings: Mapping[str, Any]) -> tuple[str, str, str]:
+    """``(login root, Graph root, tenant)`` of a connection's ``cloud`` and ``tenant``
+    settings; a clear error for a cloud or tenant that is not one."""
+    cloud = str(settings.get("cloud") or "global").strip().lower()
+    if cloud not in CLOUDS:
+        raise ConfigurationError(f"msft: unknown cloud {cloud!r}; one of {', '.join(CLOUDS)}")
+    tenant = str(settings.get("tenant") or "common").strip()
+    if not _TENANT.fullmatch(tenant):
+        raise ConfigurationError(f"msft: {tenant[:40]!r} is not a tenant id or domain")
+    login, graph = CLOUDS[cloud]
+    return login, graph, tenant
+
 
 QUERY_SYNTAX = (
     "Scope decides what is searched: `/mail` or `/mail/<folder>` searches Outlook with KQL "
@@ -68,6 +97,34 @@ class MsftConnector(MailConnector):
         max_concurrency=4, rate_requests=10_000, rate_window_s=600, timeout_s=30
     )
     auth_modes: ClassVar[tuple[str, ...]] = ("device_code", "token")
+    settings_help: ClassVar[dict[str, str]] = {
+        "cloud": "Microsoft cloud: global (default), usgov, usgov-dod or china",
+        "tenant": "the directory to sign in to: its id or domain (default: common)",
+    }
+
+    def oauth_for(self, settings: Mapping[str, Any]) -> OAuthConfig | None:
+        """The sign-in endpoints of the connection's cloud and tenant; in a national cloud
+        the Graph permissions are named with that cloud's Graph host."""
+        login, graph, tenant = cloud_endpoints(settings)
+        oauth = self.oauth
+        if oauth is None or (login, tenant) == (CLOUDS["global"][0], "common"):
+            return oauth
+        root = f"{login}/{tenant}/oauth2/v2.0"
+        scopes = oauth.scopes
+        if graph != CLOUDS["global"][1]:
+            scopes = [s if s in _OIDC_SCOPES else f"{graph}/{s}" for s in scopes]
+        return oauth.model_copy(
+            update={
+                "token_url": f"{root}/token",
+                "device_code_url": f"{root}/devicecode",
+                "authorize_url": f"{root}/authorize",
+                "scopes": scopes,
+            }
+        )
+
+    def api_base(self, settings: Mapping[str, Any]) -> str | None:
+        """Graph's root in the connection's cloud."""
+        return f"{cloud_endpoints(settings)[1]}/v1.0"
 
     # ---- the connector protocol ---------------------------------------------------------
 
