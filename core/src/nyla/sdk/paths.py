@@ -173,15 +173,19 @@ def _dot_segments(path: str) -> bool:
     )
 
 
-def confine_url(base: str, ref: str, *, service: str | None = None) -> str:
+def confine_url(base: str, ref: str, *, service: str | None = None, query: bool = True) -> str:
     """``ref`` (an absolute URL, an absolute path or a relative reference a vendor handed
     out) resolved against ``base``, without its fragment. :class:`UnsafePathError` unless
-    it is on ``base``'s scheme, host and port, carries no credentials, and its path is
-    ``base``'s path or below it."""
+    it is on ``base``'s scheme, host and port, carries no credentials, its path is
+    ``base``'s path or below it and every segment of that path passes
+    :func:`safe_segment`'s checks; with ``query=False`` a ``?`` or ``#`` is refused too
+    (for links that name a resource, such as a CalDAV href)."""
     if not isinstance(ref, str) or not ref:
         raise _fail("an empty link", service)
     if any(unicodedata.category(ch) == "Cc" for ch in ref) or "\\" in ref:
         raise _fail(f"the link {ref[:80]!r} holds a control character or a backslash", service)
+    if not query and ("?" in ref or "#" in ref):
+        raise _fail(f"the link {ref[:80]!r} carries a query or fragment", service)
     target = urlsplit(urljoin(base, ref))
     home = urlsplit(base)
     same_origin = (target.scheme, target.hostname, target.port) == (
@@ -193,6 +197,12 @@ def confine_url(base: str, ref: str, *, service: str | None = None) -> str:
         raise _fail(f"the link {ref[:80]!r} leads off {home.scheme}://{home.netloc}", service)
     if _dot_segments(urlsplit(ref).path) or not _under(target.path, home.path or "/"):
         raise _fail(f"the link {ref[:80]!r} leads outside {home.path or '/'}", service)
+    if len(target.path) > MAX_PATH_BYTES:
+        raise _fail(f"the link is {len(target.path)} characters long", service)
+    for segment in target.path.split("/"):
+        problem = _problem(segment) if segment else None
+        if problem or len(segment) > MAX_ID_CHARS:
+            raise _fail(f"the link {ref[:80]!r} {problem or 'is too long'}", service)
     return urlunsplit((target.scheme, target.netloc, target.path, target.query, ""))
 
 

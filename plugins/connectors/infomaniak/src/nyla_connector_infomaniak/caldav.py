@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl
 from xml.sax.saxutils import escape
 
 from nyla.sdk.connectors import (
@@ -26,6 +26,8 @@ from nyla.sdk.connectors import (
     SyncPage,
     VendorBadRequestError,
     VendorForbiddenError,
+    confine_url,
+    url_segment,
 )
 
 DEFAULT_CALDAV = "https://sync.infomaniak.com"
@@ -48,7 +50,7 @@ def home(ctx: ConnectorContext) -> str:
             "infomaniak: the connection names no CalDAV user (account or caldavUser setting)",
             service="infomaniak",
         )
-    return f"{base}/calendars/{quote(user)}/"
+    return f"{base}/calendars/{url_segment(user, what='CalDAV user', service='infomaniak')}/"
 
 
 def calendar_url(ctx: ConnectorContext, path: str) -> tuple[str, str, dict[str, str]]:
@@ -59,7 +61,8 @@ def calendar_url(ctx: ConnectorContext, path: str) -> tuple[str, str, dict[str, 
         raise VendorBadRequestError(
             f"infomaniak: {path!r} is not a calendar (/calendar/<name>)", service="infomaniak"
         )
-    return f"{home(ctx)}{quote(parts[1])}/", parts[1], dict(parse_qsl(query))
+    name = url_segment(parts[1], what="calendar name", service="infomaniak")
+    return f"{home(ctx)}{name}/", parts[1], dict(parse_qsl(query))
 
 
 def clamp(since: datetime | None, until: datetime | None) -> tuple[datetime, datetime]:
@@ -226,8 +229,10 @@ async def search(ctx: ConnectorContext, query: str, path: str) -> ItemPage:
 
 
 async def download(ctx: ConnectorContext, href: str, max_bytes: int | None) -> Download:
-    """One event's iCalendar object."""
-    data = await ctx.http.download(href, max_bytes=max_bytes)
+    """One event's iCalendar object, from the calendar server (the href is the server's
+    path; one that leads off the account's calendar home is refused)."""
+    url = confine_url(home(ctx), href, service="infomaniak", query=False)
+    data = await ctx.http.download(url, max_bytes=max_bytes)
     name = href.rstrip("/").split("/")[-2] if href.count("/") > 1 else ""
     return Download(
         item=event_item(href, None, data.decode("utf-8", "replace"), name, len(data)),

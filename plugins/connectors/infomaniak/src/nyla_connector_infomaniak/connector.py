@@ -80,7 +80,7 @@ class InfomaniakConnector(BaseConnector):
     ) -> Download:
         """A kDrive file's bytes or an event's iCalendar object."""
         kind, _, rest = item_id.partition(":")
-        if kind == "kdrive" and rest.isdigit():
+        if kind == "kdrive" and kdrive.is_number(rest):
             return await kdrive.download(ctx, rest, max_bytes)
         if kind == "caldav" and rest:
             return await caldav.download(ctx, rest, max_bytes)

@@ -39,19 +39,25 @@ GONE = {"file_delete", "file_trash", "file_move_out"}
 
 def drive_id(ctx: ConnectorContext) -> str:
     """The connection's kDrive id (setting ``driveId``)."""
-    value = ctx.connection.settings.get("driveId")
-    if not value:
+    value = str(ctx.connection.settings.get("driveId") or "")
+    if not is_number(value):
         raise VendorBadRequestError(
-            "infomaniak: the connection has no driveId setting (the number in the kDrive URL)",
+            "infomaniak: the connection's driveId setting is not a kDrive id (the number in "
+            "the kDrive URL)",
             service="infomaniak",
         )
-    return str(value)
+    return value
+
+
+def is_number(value: str) -> bool:
+    """Whether ``value`` is a kDrive id: ASCII digits only (``str.isdigit`` takes ``²``)."""
+    return 0 < len(value) <= 20 and value.isascii() and value.isdigit()
 
 
 def dir_of(path: str) -> int:
     """The directory id of ``/kdrive`` or ``/kdrive/<dirId>``."""
     parts = [p for p in path.split("/") if p]
-    if parts[:1] != ["kdrive"] or len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
+    if parts[:1] != ["kdrive"] or len(parts) > 2 or (len(parts) == 2 and not is_number(parts[1])):
         raise VendorBadRequestError(
             f"infomaniak: {path!r} is not a kDrive directory (/kdrive or /kdrive/<dirId>)",
             service="infomaniak",
