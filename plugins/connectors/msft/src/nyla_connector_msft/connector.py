@@ -24,9 +24,8 @@ from nyla.sdk.connectors import (
     VendorBadRequestError,
 )
 from nyla_connector_msft import drive, items, mail
-from nyla_connector_msft.paths import parse, split_id
+from nyla_connector_msft.paths import GRAPH, follow, parse, seg, split_id
 
-GRAPH = "https://graph.microsoft.com/v1.0"
 LOGIN = "https://login.microsoftonline.com/common/oauth2/v2.0"
 
 #: Microsoft's national clouds: where each signs in and serves Graph
@@ -132,7 +131,7 @@ class MsftConnector(MailConnector):
         self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None
     ) -> ItemPage:
         """The surface's own search, scoped by ``scope`` (see ``query_syntax``)."""
-        target = parse(scope)
+        target, cursor = parse(scope), follow(cursor)
         if target.kind in ("mail", "mail_folders"):
             return await mail.search_mail(ctx, MailQuery(text=query, folder=target.folder), cursor)
         if target.kind == "drive":
@@ -149,7 +148,7 @@ class MsftConnector(MailConnector):
         self, ctx: ConnectorContext, path: str = "", cursor: str | None = None
     ) -> ItemPage:
         """One container: the surfaces at ``/``, then folders, messages, events, files."""
-        target = parse(path)
+        target, cursor = parse(path), follow(cursor)
         if target.kind == "root":
             return ItemPage(items=[_surface(p, t) for p, t in _SURFACES])
         if target.kind in ("mail", "mail_folders"):
@@ -183,7 +182,7 @@ class MsftConnector(MailConnector):
             return await mail.download_attachment(ctx, parts[0], parts[1], max_bytes)
         if kind == "mail":
             return await mail.download_message(ctx, parts[0], max_bytes)
-        url = f"/me/events/{parts[0]}" if kind == "event" else f"/me/contacts/{parts[0]}"
+        url = f"/me/{'events' if kind == 'event' else 'contacts'}/{seg(parts[0])}"
         raw = await ctx.http.get_json(url)
         meta = items.event_item(raw) if kind == "event" else items.contact_item(raw)
         data = json.dumps(raw, ensure_ascii=False, indent=1).encode()
@@ -244,7 +243,7 @@ class MsftConnector(MailConnector):
         self, ctx: ConnectorContext, query: MailQuery, cursor: str | None = None
     ) -> ItemPage:
         """Outlook search: KQL ``$search``, or a ``receivedDateTime`` listing."""
-        return await mail.search_mail(ctx, query, cursor)
+        return await mail.search_mail(ctx, query, follow(cursor))
 
     async def read_message(self, ctx: ConnectorContext, message_id: str) -> MailMessage:
         """A message with its text body and attachments."""

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from nyla.sdk.connectors import ConnectorContext, Download, Item, ItemPage, SyncPage
 from nyla_connector_msft import items
 from nyla_connector_msft.mail import check_size, delta_get, page_of
-from nyla_connector_msft.paths import Target
+from nyla_connector_msft.paths import Target, offset, seg
 
 #: hits per ``/search/query`` page (Graph allows up to 500 for driveItem)
 SEARCH_SIZE = 25
@@ -19,8 +19,8 @@ SEARCH_SIZE = 25
 
 async def drive_id(ctx: ConnectorContext, target: Target) -> str:
     """The id of the target's drive (one request for the user's own OneDrive)."""
-    if target.drive_api.startswith("/drives/"):
-        return target.drive_api.removeprefix("/drives/")
+    if target.drive:
+        return target.drive
     raw = await ctx.http.get_json("/me/drive", params={"$select": "id"})
     return str(raw["id"])
 
@@ -32,7 +32,7 @@ async def browse_sites(ctx: ConnectorContext, target: Target, cursor: str | None
             cursor or "/sites", params=None if cursor else {"search": "*"}
         )
         return page_of(body, items.site_item)
-    url = f"/sites/{target.site}/drives"
+    url = f"/sites/{seg(target.site, 'site id')}/drives"
     body = await ctx.http.get_json(cursor or url)
     return page_of(body, lambda raw: items.library_item(raw, target.site))
 
@@ -67,7 +67,7 @@ async def search_folder(
 async def search_everywhere(ctx: ConnectorContext, query: str, cursor: str | None) -> ItemPage:
     """Microsoft Search over every drive the user reaches (``POST /search/query``); the
     cursor is the offset of the next page."""
-    start = int(cursor.removeprefix("from:")) if cursor else 0
+    start = offset(cursor)
     request = {
         "requests": [
             {
@@ -97,7 +97,8 @@ async def search_everywhere(ctx: ConnectorContext, query: str, cursor: str | Non
 
 async def file_meta(ctx: ConnectorContext, drive: str, item_id: str) -> Item:
     """One driveItem's metadata."""
-    return items.drive_item(await ctx.http.get_json(f"/drives/{drive}/items/{item_id}"))
+    url = f"/drives/{seg(drive, 'drive id')}/items/{seg(item_id)}"
+    return items.drive_item(await ctx.http.get_json(url))
 
 
 async def download_file(
@@ -107,7 +108,8 @@ async def download_file(
     the cap (Graph answers ``/content`` with a redirect to a pre-authenticated URL)."""
     meta = await file_meta(ctx, drive, item_id)
     check_size(meta, max_bytes)
-    data = await ctx.http.download(f"/drives/{drive}/items/{item_id}/content", max_bytes=max_bytes)
+    url = f"/drives/{seg(drive, 'drive id')}/items/{seg(item_id)}/content"
+    data = await ctx.http.download(url, max_bytes=max_bytes)
     return Download(item=meta, content=data, mime=meta.mime or "application/octet-stream")
 
 
@@ -125,7 +127,7 @@ async def sync_drive(
     link = (checkpoint or {}).get("link")
     full = checkpoint is None or bool((checkpoint or {}).get("full"))
     drive = (checkpoint or {}).get("drive") or await drive_id(ctx, target)
-    url = link or f"/drives/{drive}/root/delta"
+    url = link or f"/drives/{seg(drive, 'drive id')}/root/delta"
     seen: set[tuple[str, str | None]] = set()
     while True:
         body = await delta_get(ctx, url)
@@ -157,7 +159,7 @@ async def file_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[
     """Every file id below the target folder, from a fresh delta listing (raises on any
     failed page, so an early end never looks complete)."""
     drive = await drive_id(ctx, target)
-    url: str | None = f"/drives/{drive}/root/delta"
+    url: str | None = f"/drives/{seg(drive, 'drive id')}/root/delta"
     params: dict[str, str] | None = {"$select": "id,name,parentReference,folder,file,deleted,root"}
     while url:
         body = await delta_get(ctx, url, params)

@@ -23,7 +23,7 @@ from nyla.sdk.connectors import (
     VendorNotFoundError,
 )
 from nyla_connector_msft import items
-from nyla_connector_msft.paths import Target, graph_time
+from nyla_connector_msft.paths import Target, graph_time, seg
 
 MESSAGE_FIELDS = (
     "id,subject,bodyPreview,receivedDateTime,sentDateTime,from,sender,toRecipients,"
@@ -47,7 +47,7 @@ def page_of(body: dict[str, Any], convert: Any) -> ItemPage:
 
 def messages_url(folder: str) -> str:
     """Messages of one folder, or of the whole mailbox for ``""``."""
-    return f"/me/mailFolders/{folder}/messages" if folder else "/me/messages"
+    return f"/me/mailFolders/{seg(folder, 'folder')}/messages" if folder else "/me/messages"
 
 
 def _unquote(text: str) -> str:
@@ -118,21 +118,23 @@ async def browse_mail(ctx: ConnectorContext, target: Target, cursor: str | None)
 
 async def message(ctx: ConnectorContext, message_id: str) -> Item:
     """One message's metadata."""
-    raw = await ctx.http.get_json(f"/me/messages/{message_id}", params={"$select": MESSAGE_FIELDS})
+    raw = await ctx.http.get_json(
+        f"/me/messages/{seg(message_id)}", params={"$select": MESSAGE_FIELDS}
+    )
     return items.message_item(raw)
 
 
 async def read_message(ctx: ConnectorContext, message_id: str) -> MailMessage:
     """One message with its text body and its attachments as downloadable items."""
     raw = await ctx.http.get_json(
-        f"/me/messages/{message_id}",
+        f"/me/messages/{seg(message_id)}",
         params={"$select": f"{MESSAGE_FIELDS},body,ccRecipients"},
         headers=TEXT_BODY,
     )
     attachments: list[Item] = []
     if raw.get("hasAttachments"):
         body = await ctx.http.get_json(
-            f"/me/messages/{message_id}/attachments",
+            f"/me/messages/{seg(message_id)}/attachments",
             params={"$select": "id,name,contentType,size,isInline,lastModifiedDateTime"},
         )
         attachments = [items.attachment_item(message_id, a) for a in body.get("value", [])]
@@ -152,7 +154,7 @@ async def download_message(
 ) -> Download:
     """The message as MIME (``.eml``)."""
     meta = await message(ctx, message_id)
-    data = await ctx.http.download(f"/me/messages/{message_id}/$value", max_bytes=max_bytes)
+    data = await ctx.http.download(f"/me/messages/{seg(message_id)}/$value", max_bytes=max_bytes)
     meta = meta.model_copy(update={"title": f"{meta.title}.eml", "size": len(data)})
     return Download(item=meta, content=data, mime="message/rfc822")
 
@@ -161,7 +163,7 @@ async def download_attachment(
     ctx: ConnectorContext, message_id: str, attachment_id: str, max_bytes: int | None
 ) -> Download:
     """A file attachment's bytes; its listed size is checked against ``max_bytes`` first."""
-    url = f"/me/messages/{message_id}/attachments/{attachment_id}"
+    url = f"/me/messages/{seg(message_id)}/attachments/{seg(attachment_id)}"
     raw = await ctx.http.get_json(url, params={"$select": "id,name,contentType,size,isInline"})
     meta = items.attachment_item(message_id, raw)
     check_size(meta, max_bytes)
@@ -213,14 +215,14 @@ async def create_draft(ctx: ConnectorContext, message: OutgoingMessage) -> Item:
 
 async def send_draft(ctx: ConnectorContext, message_id: str) -> str:
     """``POST /me/messages/{id}/send`` (202: accepted for delivery)."""
-    await ctx.http.request("POST", f"/me/messages/{message_id}/send")
+    await ctx.http.request("POST", f"/me/messages/{seg(message_id)}/send")
     return f"mail:{message_id}"
 
 
 async def move(ctx: ConnectorContext, message_id: str, folder: str) -> Item:
     """``POST /me/messages/{id}/move``; Graph gives the moved message a new id."""
     response = await ctx.http.request(
-        "POST", f"/me/messages/{message_id}/move", json={"destinationId": folder}
+        "POST", f"/me/messages/{seg(message_id)}/move", json={"destinationId": folder}
     )
     return items.message_item(response.json(), folder)
 
@@ -236,7 +238,7 @@ async def flag(
         patch["isRead"] = read
     if not patch:
         raise VendorBadRequestError("msft: nothing to change (flagged or read)", service="msft")
-    response = await ctx.http.request("PATCH", f"/me/messages/{message_id}", json=patch)
+    response = await ctx.http.request("PATCH", f"/me/messages/{seg(message_id)}", json=patch)
     return items.message_item(response.json())
 
 
@@ -261,7 +263,7 @@ async def sync_messages(
         (link, None)
         if link
         else (
-            f"/me/mailFolders/{target.folder}/messages/delta",
+            f"/me/mailFolders/{seg(target.folder, 'folder')}/messages/delta",
             {"$select": f"{MESSAGE_FIELDS},body"},
         )
     )
@@ -321,7 +323,7 @@ async def browse_calendar(ctx: ConnectorContext, target: Target, cursor: str | N
         url = (
             "/me/calendarView"
             if target.folder == "default"
-            else (f"/me/calendars/{target.folder}/calendarView")
+            else (f"/me/calendars/{seg(target.folder, 'calendar id')}/calendarView")
         )
         body = await ctx.http.get_json(
             url,
@@ -349,7 +351,11 @@ async def search_events(ctx: ConnectorContext, query: str, cursor: str | None) -
 
 async def browse_contacts(ctx: ConnectorContext, target: Target, cursor: str | None) -> ItemPage:
     """The user's contacts (or a contact folder's)."""
-    url = f"/me/contactFolders/{target.folder}/contacts" if target.folder else "/me/contacts"
+    url = (
+        f"/me/contactFolders/{seg(target.folder, 'folder')}/contacts"
+        if target.folder
+        else "/me/contacts"
+    )
     body = await ctx.http.get_json(cursor or url, params=None if cursor else {"$top": "50"})
     return page_of(body, items.contact_item)
 

@@ -30,10 +30,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl
 
-from nyla.sdk.connectors import VendorBadRequestError
+from nyla.sdk.connectors import (
+    VendorBadRequestError,
+    confine_path,
+    confine_url,
+    safe_segment,
+    url_path,
+    url_segment,
+)
 
+GRAPH = "https://graph.microsoft.com/v1.0"
 #: well-known mail folder names Graph accepts in place of an id
 WELL_KNOWN_FOLDERS = ("inbox", "sentitems", "drafts", "archive", "deleteditems", "junkemail")
 
@@ -46,6 +54,8 @@ class Target:
     kind: str
     path: str
     folder: str = ""
+    #: the drive's id as Graph gave it (``""``: the user's own OneDrive)
+    drive: str = ""
     drive_api: str = ""
     drive_prefix: str = ""
     subpath: str = ""
@@ -56,7 +66,7 @@ class Target:
         """The Graph URL of the drive folder (``.../root`` or ``.../root:/a/b:``)."""
         if not self.subpath:
             return f"{self.drive_api}/root"
-        return f"{self.drive_api}/root:/{quote(self.subpath)}:"
+        return f"{self.drive_api}/root:/{url_path(self.subpath)}:"
 
     def date_range(self) -> tuple[datetime | None, datetime | None]:
         """``?from=``/``?to=`` as UTC datetimes (``None`` when absent)."""
@@ -75,11 +85,41 @@ def _date(value: str | None, name: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def seg(value: str, what: str = "id") -> str:
+    """A Graph id or name as one URL path segment (checked and percent-encoded)."""
+    return url_segment(value, what=what, service="msft")
+
+
+def follow(cursor: str | None) -> str | None:
+    """A cursor as this connector hands them out: a Graph ``@odata.nextLink`` (followed
+    only on Graph, below ``/v1.0``: the token goes with it) or ``from:<offset>``."""
+    if cursor is None or cursor.startswith("from:"):
+        return cursor
+    return confine_url(GRAPH, cursor, service="msft")
+
+
+def offset(cursor: str | None) -> int:
+    """The offset in a ``from:<n>`` cursor (0 without one)."""
+    if not cursor:
+        return 0
+    value = cursor.removeprefix("from:")
+    if not (value.isascii() and value.isdigit() and len(value) < 10):
+        raise VendorBadRequestError(f"msft: {cursor[:40]!r} is not a search cursor", service="msft")
+    return int(value)
+
+
+def _segments(raw: str) -> list[str]:
+    """The segments of a path, each checked: no ``..``, no encoded or look-alike
+    separator, no control character (:func:`~nyla.sdk.paths.confine_path`)."""
+    clean = confine_path("", raw.strip(), service="msft")
+    return clean.split("/") if clean else []
+
+
 def parse(path: str) -> Target:
     """The target of a browse path or sync scope; a clear error for anything else."""
     raw, _, query = (path or "").partition("?")
     params = dict(parse_qsl(query))
-    parts = [p for p in raw.strip().split("/") if p]
+    parts = _segments(raw)
     clean = "/" + "/".join(parts) if parts else "/"
     if not parts:
         return Target("root", clean)
@@ -102,7 +142,8 @@ def parse(path: str) -> Target:
         return Target(
             "drive",
             clean,
-            drive_api=f"/drives/{rest[0]}",
+            drive=rest[0],
+            drive_api=f"/drives/{seg(rest[0], 'drive id')}",
             drive_prefix=f"/drives/{rest[0]}",
             subpath="/".join(rest[1:]),
         )
@@ -115,7 +156,8 @@ def parse(path: str) -> Target:
             "drive",
             clean,
             site=rest[0],
-            drive_api=f"/drives/{rest[1]}",
+            drive=rest[1],
+            drive_api=f"/drives/{seg(rest[1], 'drive id')}",
             drive_prefix=f"/sites/{rest[0]}/{rest[1]}",
             subpath="/".join(rest[2:]),
         )
@@ -139,6 +181,8 @@ def split_id(item_id: str) -> tuple[str, list[str]]:
     parts = rest.split(":", arity[kind] - 1)
     if len(parts) != arity[kind] or not all(parts):
         raise VendorBadRequestError(f"msft: malformed {kind} id {item_id!r}", service="msft")
+    for part in parts:
+        safe_segment(part, what=f"{kind} id", service="msft", max_bytes=4096)
     return kind, parts
 
 
