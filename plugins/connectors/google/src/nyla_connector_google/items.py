@@ -10,6 +10,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from nyla.sdk.connectors import Item
+from nyla.sdk.text import charset_of, decode_text, html_to_text
 
 FOLDER_MIME = "application/vnd.google-apps.folder"
 
@@ -44,14 +45,25 @@ def walk_parts(part: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def text_body(raw: dict[str, Any]) -> tuple[str, str]:
-    """The message's body: its first ``text/plain`` part, else ``text/html`` (as html)."""
+    """The message's body as text: its first ``text/plain`` part, else its ``text/html`` part
+    turned into text; each decoded by the charset its ``Content-Type`` declares (Gmail's
+    ``body.data`` is the part's bytes, base64url-encoded)."""
     parts = walk_parts(raw.get("payload") or {})
-    for mime, kind in (("text/plain", "text"), ("text/html", "html")):
+    for mime in ("text/plain", "text/html"):
         for part in parts:
             data = (part.get("body") or {}).get("data")
             if part.get("mimeType") == mime and data and not part.get("filename"):
-                return b64decode(data).decode("utf-8", "replace"), kind
+                text = decode_text(b64decode(data), charset_of(part_header(part, "content-type")))
+                return (html_to_text(text) if mime == "text/html" else text), "text"
     return "", "text"
+
+
+def part_header(part: dict[str, Any], name: str) -> str | None:
+    """One header of a MIME part (by lower-case name)."""
+    for header in part.get("headers") or []:
+        if str(header.get("name", "")).lower() == name:
+            return str(header.get("value", ""))
+    return None
 
 
 def received(raw: dict[str, Any]) -> datetime | None:

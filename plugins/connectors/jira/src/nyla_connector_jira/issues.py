@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
@@ -111,19 +111,74 @@ def sync_jql(project: str, since: datetime | None, zone: str, overlap: timedelta
 
 
 def adf_text(node: Any) -> str:
-    """The plain text of an ADF document (paragraphs and list items on their own lines)."""
+    """The plain text of an ADF document: every textual node rendered — link targets, link
+    cards, mentions, emoji, status lozenges, dates, expand titles, task states, table cells —
+    with blocks on their own lines (developer.atlassian.com/cloud/jira/platform/apis/document/structure/)."""
     if not isinstance(node, dict):
         return str(node or "")
-    if node.get("type") == "text":
-        return str(node.get("text", ""))
-    if node.get("type") == "hardBreak":
-        return "\n"
-    if node.get("type") in ("mention", "emoji"):
-        attrs = node.get("attrs") or {}
-        return str(attrs.get("text") or attrs.get("shortName") or "")
-    inner = "".join(adf_text(child) for child in node.get("content") or [])
-    block = node.get("type") in ("paragraph", "heading", "listItem", "codeBlock", "blockquote")
-    return inner + "\n" if block else inner
+    kind = node.get("type")
+    attrs: dict[str, Any] = _dict(node.get("attrs"))
+    inline = _ADF_INLINE.get(str(kind))
+    if inline is not None:
+        return inline(node, attrs)
+    inner = "".join(adf_text(child) for child in node.get("content") or [] if child)
+    if kind in ("expand", "nestedExpand") and attrs.get("title"):
+        inner = f"{attrs['title']}\n{inner}"
+    if kind == "taskItem":
+        inner = ("[x] " if attrs.get("state") == "DONE" else "[ ] ") + inner
+    if kind in ("tableCell", "tableHeader"):
+        return inner.strip().replace("\n", " ") + " | "
+    if kind == "tableRow":
+        return inner.rstrip(" |") + "\n"
+    return inner + "\n" if kind in _ADF_BLOCKS else inner
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _adf_plain(node: dict[str, Any], attrs: dict[str, Any]) -> str:
+    text = str(node.get("text", ""))
+    for mark in node.get("marks") or []:
+        href = (mark.get("attrs") or {}).get("href") if isinstance(mark, dict) else None
+        if mark.get("type") == "link" and href and href != text:
+            text = f"{text} ({href})"
+    return text
+
+
+def _adf_card(node: dict[str, Any], attrs: dict[str, Any]) -> str:
+    data = _dict(attrs.get("data"))
+    return str(attrs.get("url") or data.get("url") or data.get("name") or "")
+
+
+def _adf_date(node: dict[str, Any], attrs: dict[str, Any]) -> str:
+    stamp = str(attrs.get("timestamp") or "")
+    if not stamp.isdigit() or len(stamp) > 16:
+        return stamp
+    return datetime.fromtimestamp(int(stamp) / 1000, tz=UTC).date().isoformat()
+
+
+_ADF_INLINE: dict[str, Any] = {
+    "text": _adf_plain,
+    "hardBreak": lambda node, attrs: "\n",
+    "mention": lambda node, attrs: str(attrs.get("text") or attrs.get("id") or ""),
+    "emoji": lambda node, attrs: str(attrs.get("text") or attrs.get("shortName") or ""),
+    "status": lambda node, attrs: f"[{attrs.get('text', '')}]" if attrs.get("text") else "",
+    "placeholder": lambda node, attrs: str(attrs.get("text") or ""),
+    "inlineCard": _adf_card,
+    "blockCard": lambda node, attrs: _adf_card(node, attrs) + "\n",
+    "embedCard": lambda node, attrs: _adf_card(node, attrs) + "\n",
+    "date": _adf_date,
+    "media": lambda node, attrs: str(attrs.get("alt") or ""),
+    "mediaInline": lambda node, attrs: str(attrs.get("alt") or ""),
+    "rule": lambda node, attrs: "\n",
+}
+_ADF_BLOCKS = frozenset(
+    {
+        "paragraph", "heading", "listItem", "codeBlock", "blockquote", "panel", "taskItem",
+        "decisionItem", "expand", "nestedExpand", "table", "mediaSingle", "mediaGroup",
+    }
+)  # fmt: skip
 
 
 def adf(text: str) -> dict[str, Any]:
