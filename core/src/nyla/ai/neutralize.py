@@ -9,8 +9,10 @@ never leaves the process, and :meth:`NeutralizationSession.restore` re-personali
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,10 +28,12 @@ PLACEHOLDER = re.compile(r"\[([A-Z][A-Z0-9]*)_(\d+)\]")
 
 
 class NeutralizationSession:
-    """Placeholders of one run: value -> ``[CATEGORY_n]`` and back. Not thread-safe by design
-    (a run's calls are sequential or share one event loop)."""
+    """Placeholders of one run: value -> ``[CATEGORY_n]`` and back. A run's calls are
+    sequential; the gate holds :attr:`lock` while it neutralizes, since a long text is
+    neutralized in a worker thread (:mod:`nyla.cpu`)."""
 
     def __init__(self) -> None:
+        self.lock = threading.RLock()
         self._by_value: dict[str, str] = {}
         self._by_placeholder: dict[str, tuple[str, str]] = {}
         self._counters: dict[str, int] = {}
@@ -163,22 +167,22 @@ class NeutralizationGate:
         cached = session._cache.get(key)
         if cached is not None:
             return cached
-        errors_before = len(self.errors)
-        result = self._apply(text, session)
-        if len(self.errors) == errors_before:  # a partial result is never reused
-            session._cache[key] = result
+        with session.lock:
+            errors_before = len(self.errors)
+            result = self._apply(text, session)
+            if len(self.errors) == errors_before:  # a partial result is never reused
+                session._cache[key] = result
         return result
 
     def _apply(self, text: str, session: NeutralizationSession) -> str:
         protected = [
             (m.start(), m.end()) for m in PLACEHOLDER.finditer(text) if session.is_placeholder(m[0])
         ]
+        starts = [ps for ps, _ in protected]
         chosen: list[Finding] = []
         end = -1
         for f in sorted(self.findings(text), key=lambda f: (f.start, -(f.end - f.start))):
-            if f.start < end:
-                continue
-            if any(f.start < pe and ps < f.end for ps, pe in protected):
+            if f.start < end or _overlaps(f, protected, starts):
                 continue
             chosen.append(f)
             end = f.end
@@ -216,6 +220,12 @@ class NeutralizationGate:
         """
         if not messages:
             return [], 0
+        with session.lock:
+            return self._prepare(messages, session)
+
+    def _prepare(
+        self, messages: list[Message], session: NeutralizationSession
+    ) -> tuple[list[Message], int]:
         key = id(messages[0])
         history = session._histories.get(key)
         if history is not None and (
@@ -280,6 +290,35 @@ class NeutralizationGate:
         if not changed:
             return message
         return message.model_copy(update={"content": content, "tool_calls": calls})
+
+
+def _overlaps(finding: Finding, spans: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether ``finding`` overlaps one of the sorted, disjoint ``spans`` (``starts`` their
+    starts): one bisection, not a pass over all of them."""
+    i = bisect.bisect_left(starts, finding.end) - 1
+    return i >= 0 and spans[i][1] > finding.start
+
+
+def _message_chars(message: Message) -> int:
+    content = message.content
+    size = (
+        len(content)
+        if isinstance(content, str)
+        else sum(len(p.text) for p in content if isinstance(p, TextPart))
+    )
+    return size + sum(len(c.arguments) for c in message.tool_calls)
+
+
+def pending_chars(messages: list[Message], session: NeutralizationSession | None) -> int:
+    """Characters of ``messages`` that ``session`` has not neutralized yet as the prefix of
+    the same conversation (what the next :meth:`NeutralizationGate.prepare_messages` reads)."""
+    reused = 0
+    history = session._histories.get(id(messages[0])) if session and messages else None
+    if history is not None and history.sources[0] is messages[0]:
+        n = len(history.sources)
+        if len(messages) >= n and messages[:n] == history.sources:
+            reused = n
+    return sum(_message_chars(m) for m in messages[reused:])
 
 
 class StreamRestorer:

@@ -21,7 +21,7 @@ from nyla.ai.selector import ModelSelector
 from nyla.ai.timeouts import seconds_setting
 from nyla.ai.tokens import count_text_tokens
 from nyla.errors import ModelNotAvailableError, ProviderError
-from nyla.models.ai import ModelSpec, OperationType, Usage
+from nyla.models.ai import Message, ModelSpec, OperationType, Usage
 
 if TYPE_CHECKING:
     from nyla.kernel import Kernel
@@ -146,6 +146,39 @@ class AiPipeline:
                 "neutralization is required but no neutralizer is installed: call blocked"
             )
         return NeutralizationGate(neutralizers, require=require)
+
+    def neutralization_session(self, context: Any = None) -> NeutralizationSession:
+        """A fresh placeholder session for one run (pass it as ``request.neutralization`` on
+        every call of the run so placeholders stay stable)."""
+        del context
+        return NeutralizationSession()
+
+    def neutralize_text(
+        self,
+        text: str,
+        *,
+        context: Any = None,
+        session: NeutralizationSession | None = None,
+    ) -> tuple[str, NeutralizationSession]:
+        """``text`` as a model would receive it, and the session holding the placeholders."""
+        session = session if session is not None else NeutralizationSession()
+        return self._gate(context).apply(text, session), session
+
+    def prepare_ahead(
+        self, messages: list[Message], session: NeutralizationSession, context: Any = None
+    ) -> None:
+        """Neutralize and count ``messages`` now, for a caller that is waiting anyway (the
+        agent loop while a tool runs): the next call in ``session`` that starts with them
+        pays only for what was added. Best effort: a failure here is the next call's to
+        report."""
+        if not session.lock.acquire(blocking=False):  # a call is neutralizing in a thread
+            return
+        try:
+            self._gate(context).prepare_messages(messages, session)
+        except Exception as exc:
+            log.debug("neutralizing ahead failed: %s", exc)
+        finally:
+            session.lock.release()
 
     # ---- the pipeline -------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
-from nyla.ai.neutralize import NeutralizationSession, StreamRestorer
+from nyla.ai.neutralize import NeutralizationSession, StreamRestorer, pending_chars
 from nyla.ai.pipeline import AiPipeline
 from nyla.ai.pricing import UsageTotals
 from nyla.ai.route import (
@@ -36,6 +36,7 @@ from nyla.ai.route import (
 )
 from nyla.ai.timeouts import bounded_stream
 from nyla.ai.tokens import REQUEST_OVERHEAD, count_text_tokens, count_tokens, count_tool_tokens
+from nyla.cpu import off_loop
 from nyla.errors import ProviderError
 from nyla.models.ai import (
     AiCallRequest,
@@ -98,37 +99,6 @@ class AiService(AiPipeline):
         everything this service called with ``None``."""
         return self._totals.get(run_id, UsageTotals())
 
-    # ---- neutralization -------------------------------------------------------------
-
-    def neutralization_session(self, context: Any = None) -> NeutralizationSession:
-        """A fresh placeholder session for one run (pass it as ``request.neutralization`` on
-        every call of the run so placeholders stay stable)."""
-        del context
-        return NeutralizationSession()
-
-    def neutralize_text(
-        self,
-        text: str,
-        *,
-        context: Any = None,
-        session: NeutralizationSession | None = None,
-    ) -> tuple[str, NeutralizationSession]:
-        """``text`` as a model would receive it, and the session holding the placeholders."""
-        session = session if session is not None else NeutralizationSession()
-        return self._gate(context).apply(text, session), session
-
-    def prepare_ahead(
-        self, messages: list[Message], session: NeutralizationSession, context: Any = None
-    ) -> None:
-        """Neutralize and count ``messages`` now, for a caller that is waiting anyway (the
-        agent loop while a tool runs): the next call in ``session`` that starts with them
-        pays only for what was added. Best effort: a failure here is the next call's to
-        report."""
-        try:
-            self._gate(context).prepare_messages(messages, session)
-        except Exception as exc:
-            log.debug("neutralizing ahead failed: %s", exc)
-
     # ---- chat ---------------------------------------------------------------------------
 
     def _chat_route(self, request: AiCallRequest) -> tuple[Route, list[Message]]:
@@ -152,6 +122,15 @@ class AiService(AiPipeline):
         )
         return route, messages
 
+    def _chat_route_off_loop(
+        self, request: AiCallRequest
+    ) -> Awaitable[tuple[Route, list[Message]]]:
+        """:meth:`_chat_route` in a worker thread when the messages not yet neutralized in
+        the run's session are long (:mod:`nyla.cpu`): the event loop keeps serving."""
+        return off_loop(
+            pending_chars(request.messages, request.neutralization), self._chat_route, request
+        )
+
     @staticmethod
     def _chat_request(request: AiCallRequest, messages: list[Message], spec: ModelSpec) -> Any:
         return ChatRequest(
@@ -173,7 +152,7 @@ class AiService(AiPipeline):
         :class:`ModelNotAvailableError`, or the provider's typed error when every eligible
         model failed.
         """
-        route, messages = self._chat_route(request)
+        route, messages = await self._chat_route_off_loop(request)
         started, current = time.perf_counter(), None
 
         def chat(spec: ModelSpec, provider: Any) -> Awaitable[ChatResponse]:
@@ -230,7 +209,7 @@ class AiService(AiPipeline):
         ``done`` with usage, finish reason and ``response`` (the assembled
         :class:`AiCallResponse`). Retries and fallback apply until the first delta was sent;
         a failure after that is raised to the consumer."""
-        route, messages = self._chat_route(request)
+        route, messages = await self._chat_route_off_loop(request)
         for spec, estimate in route.models():
             provider = self._provider(spec)
             chat_request = self._chat_request(request, messages, spec)
@@ -330,7 +309,9 @@ class AiService(AiPipeline):
             return EmbeddingResponse(vectors=[], model=spec.id, dimensions=dims)
         session = neutralization if neutralization is not None else NeutralizationSession()
         gate = self._gate(context)
-        clean = [gate.apply(t, session) for t in texts]
+        clean = await off_loop(
+            sum(len(t) for t in texts), lambda: [gate.apply(t, session) for t in texts]
+        )
         input_tokens = sum(count_text_tokens(t) for t in clean)
         route = self._route(
             OperationType.EMBEDDING,
@@ -392,7 +373,9 @@ class AiService(AiPipeline):
     ) -> list[WebSearchHit]:
         """Search the web through a ``webSearch`` model (neutralized query, retries,
         fallback). Placeholders in the hits are restored."""
-        route, clean = self._text_route(
+        route, clean = await off_loop(
+            len(query),
+            self._text_route,
             OperationType.WEB_SEARCH,
             query,
             context,
@@ -424,7 +407,9 @@ class AiService(AiPipeline):
         """Images for ``prompt`` from an ``imageGenerate`` model (neutralized prompt, budget
         preflight, retries, fallback). Cost is estimated from the prompt and the model's
         price for one image's output tokens."""
-        route, clean = self._text_route(
+        route, clean = await off_loop(
+            len(prompt),
+            self._text_route,
             OperationType.IMAGE_GENERATE,
             prompt,
             context,

@@ -22,6 +22,8 @@ from nyla.models.knowledge import ContentObject, ExtractedDocument
 
 #: rows of a CSV file that go into one table content object
 CSV_ROWS_PER_OBJECT = 40
+# each match consumes its run: linear
+_SPACES = re.compile(r"[ \t]+")
 
 _EXTENSIONS: dict[str, str] = {
     ".txt": "text",
@@ -118,18 +120,58 @@ def _summary(document: ExtractedDocument) -> str:
 
 def _text(content: bytes) -> ExtractedDocument:
     text = _decode(content)
-    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
     return ExtractedDocument(
         kind="text",
         objects=[ContentObject(text=text.strip(), context_ref="text")],
-        structure={"paragraphs": len(paragraphs), "chars": len(text)},
+        structure={"paragraphs": _paragraphs(text), "chars": len(text)},
     )
 
 
-# -- markdown --------------------------------------------------------------------------------
+# Text from a file is untrusted: the helpers below read it with string methods in one pass
+# where a regular expression would backtrack (issue 27: the heading pattern took cubic time
+# on a heading line with a long run of spaces).
 
-_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_MD_TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
+
+def _paragraphs(text: str) -> int:
+    """Runs of non-blank lines separated by blank ones."""
+    count, blank = 0, True
+    for line in text.split("\n"):
+        if line.strip():
+            count += blank
+            blank = False
+        else:
+            blank = True
+    return count
+
+
+def _md_heading(line: str) -> tuple[int, str] | None:
+    """``(level, title)`` of an ATX heading line (``## Title ##``), else ``None``."""
+    level = len(line) - len(line.lstrip("#"))
+    rest = line[level:]
+    if not 1 <= level <= 6 or not rest[:1].isspace():
+        return None
+    body = rest.strip()
+    title = body.rstrip("#").rstrip() or body[:1]  # closing hashes are not the title
+    return (level, title) if title else None
+
+
+def _md_table_line(line: str) -> bool:
+    """Whether ``line`` is a row of a pipe table (``| a | b |``)."""
+    stripped = line.strip()
+    return len(stripped) >= 2 and stripped[0] == "|" and stripped[-1] == "|"
+
+
+def _md_rule_row(row: str) -> bool:
+    """Whether a table row is the ``|---|:--|`` line under the header."""
+    return bool(row) and all(ch.isspace() or ch in "|:-" for ch in row)
+
+
+def _squeeze_lines(text: str) -> str:
+    """``text`` with the whitespace around each line break and blank lines removed."""
+    return "\n".join(s for s in (line.strip() for line in text.split("\n")) if s)
+
+
+# -- markdown --------------------------------------------------------------------------------
 
 
 def _markdown(content: bytes) -> ExtractedDocument:
@@ -141,7 +183,7 @@ def _markdown(content: bytes) -> ExtractedDocument:
 
     def flush_table() -> None:
         if table:
-            rows = [r for r in table if not re.fullmatch(r"[\s|:\-]+", r)]
+            rows = [r for r in table if not _md_rule_row(r)]
             n = len(tables) + 1
             ref = doc.ref()
             tables.append({"ref": f"table {n}", "rows": max(0, len(rows) - 1), "section": ref})
@@ -155,12 +197,12 @@ def _markdown(content: bytes) -> ExtractedDocument:
     for line in text.splitlines():
         if line.strip().startswith(("```", "~~~")):
             in_fence = not in_fence
-        match = None if in_fence else _MD_HEADING.match(line)
-        if match:
+        heading = None if in_fence else _md_heading(line)
+        if heading:
             flush_table()
-            doc.heading(len(match[1]), match[2].strip())
+            doc.heading(*heading)
             continue
-        if not in_fence and _MD_TABLE_LINE.match(line):
+        if not in_fence and _md_table_line(line):
             doc.flush()
             table.append(line.strip())
             continue
@@ -205,8 +247,7 @@ class _HtmlCollector(HTMLParser):
         return "section " + " > ".join(t for _, t in self._path) if self._path else "page"
 
     def _flush(self) -> None:
-        text = re.sub(r"[ \t]+", " ", "".join(self._body))
-        text = re.sub(r"\s*\n\s*", "\n", text).strip()
+        text = _squeeze_lines(_SPACES.sub(" ", "".join(self._body)))
         if text:
             heading = self._path[-1][1] if self._path else ""
             prefix = f"{heading}\n\n" if heading else ""
@@ -219,7 +260,7 @@ class _HtmlCollector(HTMLParser):
         if tag in self._SKIP:
             self._skip += 1
             return
-        if re.fullmatch(r"h[1-6]", tag):
+        if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
             self._flush()
             self._heading = int(tag[1])
             self._heading_text = []
@@ -242,7 +283,7 @@ class _HtmlCollector(HTMLParser):
             self._skip = max(0, self._skip - 1)
             return
         if self._heading is not None and tag == f"h{self._heading}":
-            title = re.sub(r"\s+", " ", "".join(self._heading_text)).strip()
+            title = " ".join("".join(self._heading_text).split())
             while self._path and self._path[-1][0] >= self._heading:
                 self._path.pop()
             self._path.append((self._heading, title))
@@ -250,7 +291,7 @@ class _HtmlCollector(HTMLParser):
             self._heading = None
         elif tag in ("td", "th") and self._cell is not None:
             if self._rows:
-                self._rows[-1].append(re.sub(r"\s+", " ", "".join(self._cell)).strip())
+                self._rows[-1].append(" ".join("".join(self._cell).split()))
             self._cell = None
         elif tag == "table" and self._table_depth:
             self._table_depth -= 1

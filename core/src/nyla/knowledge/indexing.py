@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Text, cast, select
 
+from nyla.cpu import off_loop
 from nyla.db import Database
 from nyla.errors import NylaError
 from nyla.knowledge.batch_writer import BatchWriter
@@ -67,6 +68,11 @@ INLINE_EXTRACT_BYTES = 64 * 1024
 
 #: (owner key, model, content hash) -> vector, shared by the files of one batch
 Memo = dict[tuple[str, str, str], list[float]]
+
+
+def _chars(document: ExtractedDocument) -> int:
+    """The text a document's chunking or neutralization reads."""
+    return sum(len(o.text) for o in document.objects)
 
 
 class _Failed(Exception):
@@ -158,7 +164,7 @@ class Indexer:
         row = index_row(file, content, key, source_path, connection_id)
         try:
             document, neutralized = await self._document(file, content, context)
-            chunks = self._chunks(document)
+            chunks = await off_loop(_chars(document), self._chunks, document)
             model, dims, (vectors, reused, embedded, cost) = await self._embed(
                 chunks, key, context, memo, embeddings
             )
@@ -225,7 +231,7 @@ class Indexer:
         if not file.neutralize:
             return document, False
         try:
-            return self._neutralize(document, context), True
+            return await off_loop(_chars(document), self._neutralize, document, context), True
         except Exception as exc:
             raise _Failed(
                 f"neutralization failed, nothing stored: {exc}", neutralization="failed"
