@@ -198,13 +198,13 @@ def _below(path: str, base_path: str) -> bool:
 def _where(request: httpx.Request, bases: Iterable[str]) -> list[str]:
     url = request.url
     raw_path = url.raw_path.split(b"?", 1)[0].decode("ascii", "replace")
-    for base in bases:
-        home = urlsplit(base)
-        if (url.scheme, url.host, url.port) == (home.scheme, home.hostname, home.port):
-            if _below(raw_path, home.path or "/"):
-                return []
-            return [f"{request.method} {raw_path} is outside {home.path}"]
-    return [f"{request.method} {url} is on another host"]
+    homes = [urlsplit(b) for b in bases]
+    here = [h for h in homes if (url.scheme, url.host, url.port) == (h.scheme, h.hostname, h.port)]
+    if not here:
+        return [f"{request.method} {url} is on another host"]
+    if any(_below(raw_path, h.path or "/") for h in here):
+        return []
+    return [f"{request.method} {raw_path} is outside {', '.join(h.path for h in here)}"]
 
 
 def escape_reasons(request: httpx.Request, hostile: Hostile, bases: Iterable[str]) -> list[str]:

@@ -165,7 +165,7 @@ async def download_contact(
 ) -> Download:
     """A contact as its People JSON."""
     raw = await ctx.http.get_json(
-        api(ctx, "people", f"/people/{person_id}"), params={"personFields": PERSON_FIELDS}
+        api(ctx, "people", f"/people/{quoted(person_id)}"), params={"personFields": PERSON_FIELDS}
     )
     return _json_download(items.person_item(raw), raw, max_bytes)
 

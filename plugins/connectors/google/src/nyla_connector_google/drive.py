@@ -22,7 +22,7 @@ from nyla.sdk.connectors import (
 from nyla_connector_google import items
 from nyla_connector_google.gmail import check_size
 from nyla_connector_google.items import FOLDER_MIME
-from nyla_connector_google.paths import Target, api
+from nyla_connector_google.paths import Target, api, quoted
 
 FILE_FIELDS = (
     "id,name,mimeType,parents,driveId,modifiedTime,size,md5Checksum,version,webViewLink,"
@@ -112,7 +112,7 @@ async def search(
 async def file_meta(ctx: ConnectorContext, file_id: str) -> Item:
     """One file's metadata (``files.get``)."""
     raw = await ctx.http.get_json(
-        api(ctx, "drive", f"/files/{file_id}"),
+        api(ctx, "drive", f"/files/{quoted(file_id)}"),
         params={"supportsAllDrives": "true", "fields": FILE_FIELDS},
     )
     return items.file_item(raw)
@@ -124,7 +124,7 @@ async def download(ctx: ConnectorContext, file_id: str, max_bytes: int | None) -
     meta = await file_meta(ctx, file_id)
     if meta.kind == "folder":
         raise VendorBadRequestError(f"google: {meta.title} is a folder", service="google")
-    url = api(ctx, "drive", f"/files/{file_id}")
+    url = api(ctx, "drive", f"/files/{quoted(file_id)}")
     if (meta.mime or "").startswith("application/vnd.google-apps."):
         mime, suffix = EXPORTS.get(meta.mime or "", EXPORT_FALLBACK)
         data = await ctx.http.download(

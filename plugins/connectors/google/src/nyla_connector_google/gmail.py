@@ -28,7 +28,7 @@ from nyla.sdk.connectors import (
     VendorNotFoundError,
 )
 from nyla_connector_google import items
-from nyla_connector_google.paths import Target, api, label_id
+from nyla_connector_google.paths import Target, api, label_id, quoted
 
 #: Gmail's per-user limit: 15,000 quota units per user per minute
 QUOTA_UNITS = 15_000
@@ -106,7 +106,9 @@ async def resolve(ctx: ConnectorContext, ids: list[str], fmt: dict[str, Any]) ->
     async def one(message_id: str) -> Any:
         async with gate:
             try:
-                return await call(ctx, "messages.get", f"/messages/{message_id}", params=fmt)
+                return await call(
+                    ctx, "messages.get", f"/messages/{quoted(message_id)}", params=fmt
+                )
             except VendorNotFoundError:
                 return None
 
@@ -146,7 +148,7 @@ async def browse_mail(ctx: ConnectorContext, target: Target, cursor: str | None)
         body = await call(ctx, "labels.list", "/labels")
         return ItemPage(items=[items.label_item(raw) for raw in body.get("labels") or []])
     if target.kind == "thread":
-        raw = await call(ctx, "threads.get", f"/threads/{target.ident}", params=METADATA)
+        raw = await call(ctx, "threads.get", f"/threads/{quoted(target.ident)}", params=METADATA)
         return ItemPage(items=[items.message_item(m) for m in raw.get("messages") or []])
     since, until = target.date_range()
     return await search_mail(ctx, MailQuery(folder=target.ident, since=since, until=until), cursor)
@@ -169,13 +171,15 @@ async def threads(ctx: ConnectorContext, label: str, q: str, cursor: str | None)
 async def message(ctx: ConnectorContext, message_id: str) -> Item:
     """One message's metadata."""
     return items.message_item(
-        await call(ctx, "messages.get", f"/messages/{message_id}", params=METADATA)
+        await call(ctx, "messages.get", f"/messages/{quoted(message_id)}", params=METADATA)
     )
 
 
 async def read_message(ctx: ConnectorContext, message_id: str) -> MailMessage:
     """One message (``format=full``) with its text body and its attachments."""
-    raw = await call(ctx, "messages.get", f"/messages/{message_id}", params={"format": "full"})
+    raw = await call(
+        ctx, "messages.get", f"/messages/{quoted(message_id)}", params={"format": "full"}
+    )
     body, kind = items.text_body(raw)
     head = items.headers(raw)
     return MailMessage(
@@ -206,7 +210,9 @@ async def download_message(
     meta = await message(ctx, message_id)
     estimate = meta.extra["vendor"].get("sizeEstimate")
     check_size(meta.model_copy(update={"size": estimate}), max_bytes)
-    raw = await call(ctx, "messages.get", f"/messages/{message_id}", params={"format": "raw"})
+    raw = await call(
+        ctx, "messages.get", f"/messages/{quoted(message_id)}", params={"format": "raw"}
+    )
     data = items.b64decode(raw.get("raw") or "")
     meta = meta.model_copy(update={"title": f"{meta.title}.eml", "size": len(data)})
     check_size(meta, max_bytes)
@@ -218,7 +224,9 @@ async def download_attachment(
 ) -> Download:
     """An attachment's bytes: the part (and its current ``attachmentId``, which Gmail does
     not keep stable) from the message, its size checked, then ``attachments.get``."""
-    raw = await call(ctx, "messages.get", f"/messages/{message_id}", params={"format": "full"})
+    raw = await call(
+        ctx, "messages.get", f"/messages/{quoted(message_id)}", params={"format": "full"}
+    )
     part = next(
         (p for p in items.walk_parts(raw.get("payload") or {}) if p.get("partId") == part_id),
         None,
@@ -235,7 +243,7 @@ async def download_attachment(
         att = await call(
             ctx,
             "messages.attachments.get",
-            f"/messages/{message_id}/attachments/{body['attachmentId']}",
+            f"/messages/{quoted(message_id)}/attachments/{quoted(body['attachmentId'])}",
         )
         data = att.get("data") or ""
     content = items.b64decode(data)
@@ -289,7 +297,7 @@ async def modify(ctx: ConnectorContext, message_id: str, add: list[str], remove:
     if not add and not remove:
         raise VendorBadRequestError("google: nothing to change (flagged or read)", service="google")
     body = {"addLabelIds": add, "removeLabelIds": remove}
-    raw = await post(ctx, "messages.modify", f"/messages/{message_id}/modify", body)
+    raw = await post(ctx, "messages.modify", f"/messages/{quoted(message_id)}/modify", body)
     return items.message_item(raw)
 
 

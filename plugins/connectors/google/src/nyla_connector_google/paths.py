@@ -31,9 +31,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl
 
-from nyla.sdk.connectors import ConnectorContext, VendorBadRequestError
+from nyla.sdk.connectors import (
+    ConnectorContext,
+    VendorBadRequestError,
+    confine_path,
+    safe_segment,
+    url_segment,
+)
 
 #: where each API lives (Google's documented hosts); a connection with ``baseUrl`` (a
 #: proxy or a test server) serves all of them below that root under these prefixes
@@ -70,8 +76,11 @@ def api(ctx: ConnectorContext, name: str, path: str) -> str:
 
 
 def label_id(name: str) -> str:
-    """A label id from a folder name (``inbox`` -> ``INBOX``); ids pass through."""
-    return WELL_KNOWN_LABELS.get(name.lower(), name) if name else ""
+    """A label id from a folder name (``inbox`` -> ``INBOX``); ids pass through, checked
+    as one segment (``UnsafePathError`` for ``..`` and the like)."""
+    if not name:
+        return ""
+    return WELL_KNOWN_LABELS.get(name.lower()) or safe_segment(name, what="label", service="google")
 
 
 @dataclass(frozen=True)
@@ -107,7 +116,8 @@ def parse(path: str) -> Target:
     """The target of a browse path or sync scope; a clear error for anything else."""
     raw, _, query = (path or "").partition("?")
     params = dict(parse_qsl(query))
-    parts = [p for p in raw.strip().split("/") if p]
+    clean_path = confine_path("", raw.strip(), service="google")  # no `..`, no look-alikes
+    parts = clean_path.split("/") if clean_path else []
     clean = "/" + "/".join(parts) if parts else "/"
     if not parts:
         return Target("root", clean)
@@ -157,12 +167,15 @@ def split_id(item_id: str) -> tuple[str, list[str]]:
     parts = rest.split(":", _ARITY[kind] - 1)
     if len(parts) != _ARITY[kind] or not all(parts):
         raise VendorBadRequestError(f"google: malformed {kind} id {item_id!r}", service="google")
+    for part in parts:
+        safe_segment(part, what=f"{kind} id", service="google", max_bytes=4096)
     return kind, parts
 
 
 def quoted(value: str) -> str:
-    """A path segment (calendar ids carry ``@`` and ``#``)."""
-    return quote(value, safe="")
+    """An id as one URL path segment, checked and percent-encoded (calendar ids carry ``@``
+    and ``#``; a hostile id's ``../`` or ``?`` must not reshape the URL)."""
+    return url_segment(value, service="google")
 
 
 def rfc3339(value: datetime) -> str:
