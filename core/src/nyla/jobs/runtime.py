@@ -106,6 +106,7 @@ class JobRunner:
         self.worker = this_worker()
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._loops: list[asyncio.Task[Any]] = []
+        self._beater: asyncio.Task[Any] | None = None
 
     async def start(self) -> int:
         """Recover interrupted jobs and start the heartbeat and zombie loops; returns how many
@@ -136,6 +137,9 @@ class JobRunner:
         """Start ``fn(handle)`` as a background job; returns the job id at once."""
         job_id = await self.store.start(kind, worker=self.worker, **fields)
         self._tasks[job_id] = asyncio.create_task(self._run(job_id, fn))
+        if not self._loops and (self._beater is None or self._beater.done()):
+            # a job must beat even when no one called start(): status shows it stale else
+            self._beater = asyncio.create_task(self._every(self.heartbeat_s, self._beat))
         return job_id
 
     async def run(self, kind: str, fn: JobFn, **fields: Any) -> tuple[str, Any]:
@@ -176,6 +180,6 @@ class JobRunner:
 
     async def aclose(self) -> None:
         """Stop the loops (running jobs are cancelled as tasks; recovery handles them)."""
-        for task in [*self._loops, *self._tasks.values()]:
+        for task in [*self._loops, *self._tasks.values(), *filter(None, [self._beater])]:
             task.cancel()
-        self._loops = []
+        self._loops, self._beater = [], None

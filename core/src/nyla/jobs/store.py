@@ -12,11 +12,13 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, func, select, update
 
 from nyla.db import Database
-from nyla.jobs.tables import Job
+from nyla.jobs.tables import STALE, STALE_AFTER_S, Job, shown_status
 
 RUNNING = "running"
 QUEUED = "queued"
 OPEN = (RUNNING, QUEUED)
+
+__all__ = ["STALE", "STALE_AFTER_S", "JobStore", "shown_status", "this_worker", "worker_alive"]
 
 
 class JobStore:

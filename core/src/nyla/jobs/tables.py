@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import DateTime, Integer, String, Text, func
@@ -10,6 +10,11 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nyla.db import Base
+
+STALE = "stale"
+#: a running job whose last heartbeat is older than this shows as ``stale`` (four missed
+#: beats of the runners' 30 s heartbeat); the zombie killer ends it later, at 30 min
+STALE_AFTER_S = 120.0
 
 
 class Job(Base):
@@ -37,3 +42,25 @@ class Job(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     worker: Mapped[str | None] = mapped_column(String(200), nullable=True)
+
+    @property
+    def shown_status(self) -> str:
+        """``status``, or ``stale`` when it runs without a heartbeat (see :func:`shown_status`)."""
+        return shown_status(self)
+
+
+def shown_status(
+    job: Job, *, now: datetime | None = None, stale_after_s: float = STALE_AFTER_S
+) -> str:
+    """The status to show for a job: its ``status``, but ``stale`` for a running job whose
+    process stopped beating (killed, hung) — without waiting for boot recovery or the
+    zombie killer to mark it."""
+    if job.status != "running":
+        return job.status
+    beat = job.heartbeat_at or job.updated_at or job.started_at
+    if beat is None:
+        return job.status
+    if beat.tzinfo is None:
+        beat = beat.replace(tzinfo=UTC)
+    late = (now or datetime.now(UTC)) - beat > timedelta(seconds=stale_after_s)
+    return STALE if late else job.status

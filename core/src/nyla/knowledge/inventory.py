@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from nyla.jobs.store import shown_status
 from nyla.jobs.tables import Job
 from nyla.knowledge.tables import FileContentIndex
 from nyla.models.knowledge import Inventory, InventoryJob, InventoryRow
@@ -49,7 +50,7 @@ async def inventory(session: AsyncSession, level: str, subject: str | None = Non
         InventoryJob(
             id=j.id,
             kind=j.kind,
-            status=j.status,
+            status=shown_status(j),
             progress=j.progress,
             total=j.total,
             message=j.message,

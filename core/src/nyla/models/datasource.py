@@ -111,18 +111,34 @@ class ItemFailure(WireModel):
     reason: str
 
 
+class Unlisted(WireModel):
+    """A part of a listing the connector could not list — a folder it may not read, a
+    container the service refused — while it listed the rest.
+
+    ``path`` is the folder as the :attr:`Item.path` of the items below it begins (``/reports``
+    covers ``/reports/q3.txt``); ``""`` or ``"/"`` stands for the whole scope. The walker
+    deletes nothing below it, reports it, and lists in full again the next time."""
+
+    path: str
+    reason: str
+
+
 class SyncPage(WireModel):
     """One page of a sync: changed or new items, ids deleted at the source (tombstones),
-    per-item failures, and the checkpoint that resumes *after* this page.
+    per-item failures, the parts it could not list, and the checkpoint that resumes *after*
+    this page.
 
     ``done`` marks the last page of this run. ``full_listing`` marks a run that lists every
     item (a first sync, or a re-sync after an expired cursor): when such a run completes, the
-    walker may sweep what it did not see.
+    walker may sweep what it did not see — never below an :class:`Unlisted` folder, so a
+    connector that skips a folder it cannot read must say so in ``unlisted`` (or raise: a
+    listing that ends early must never look complete).
     """
 
     items: list[Item] = Field(default_factory=list)
     tombstones: list[str] = Field(default_factory=list)
     failures: list[ItemFailure] = Field(default_factory=list)
+    unlisted: list[Unlisted] = Field(default_factory=list)
     checkpoint: dict[str, Any] = Field(default_factory=dict)
     done: bool = False
     full_listing: bool = False
@@ -248,6 +264,12 @@ class WalkResult(WireModel):
     cancelled: bool = False
     full_resync: bool = False
     sweep: str = "not run"
+    #: folders the listing could not read: nothing below them was deleted
+    unlisted: list[Unlisted] = Field(default_factory=list)
+    #: this request found the same sync of the data source running and took its result
+    joined: bool = False
+    #: seconds this sync waited for another one of the data source (another process's)
+    waited_s: float = 0.0
     skipped: dict[str, str] = Field(default_factory=dict)
     errors: list[str] = Field(default_factory=list)
 

@@ -144,7 +144,8 @@ class InventoryRow(WireModel):
 
 
 class InventoryJob(WireModel):
-    """A running indexing job shown in the inventory."""
+    """A running indexing job shown in the inventory (``status`` ``stale``: its process
+    stopped beating)."""
 
     id: str
     kind: str

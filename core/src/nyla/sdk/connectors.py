@@ -57,6 +57,7 @@ from nyla.models.datasource import (
     OutgoingMessage,
     SyncPage,
     TokenGrant,
+    Unlisted,
     Walker,
 )
 from nyla.sdk.paths import (
@@ -108,6 +109,7 @@ __all__ = [
     "TaskDetail",
     "TaskQuery",
     "TokenGrant",
+    "Unlisted",
     "UnsafePathError",
     "VendorAuthError",
     "VendorBadRequestError",

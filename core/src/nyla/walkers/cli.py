@@ -230,6 +230,12 @@ def sync_run(target: str, path: str, max_items: int | None, user: str, as_json: 
     )  # fmt: skip
     if result.stopped_at_limit:
         click.echo("stopped at a limit (see `nyla sync status`)")
+    if result.joined:
+        click.echo("this data source was already syncing here: joined that sync")
+    elif result.waited_s:
+        click.echo(f"waited {result.waited_s:.0f} s for another sync of this data source")
+    for part in result.unlisted:
+        click.echo(f"could not list {part.path or '/'}: {part.reason} (nothing below it deleted)")
 
 
 @sync.command("status")
@@ -254,8 +260,16 @@ def sync_status(user: str, as_json: bool) -> None:
         ["data source", "connection", "path", "indexing", "indexed", "limit stop", "running"],
         [(r["dataSourceId"], r["connectionId"], r["path"], r["ragIndexEnabled"],
           r["lastResult"].get("itemsIndexed", "-"), r["stoppedAtLimit"] or "",
-          (r["running"] or {}).get("jobId", "")) for r in rows],
+          _running_cell(r["running"])) for r in rows],
     )  # fmt: skip
+
+
+def _running_cell(running: dict[str, Any] | None) -> str:
+    """A running job's id, with its status when that is not plain ``running``."""
+    if not running:
+        return ""
+    status = running.get("status", "running")
+    return running["jobId"] if status == "running" else f"{running['jobId']} ({status})"
 
 
 @sync.command("stop")

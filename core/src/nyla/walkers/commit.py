@@ -1,14 +1,16 @@
-"""Writing a sync page and sweeping deletions, each in one transaction.
+"""Writing a sync page in one transaction (the sweep is :mod:`nyla.walkers.sweep`).
 
 A page's chunks, its seen items, its tombstones and the checkpoint after it are committed
 together: an interrupted sync resumes at the first page not committed, with nothing written
-twice and nothing lost. The transaction first takes a share lock on the connection and the
-data source and checks consent again; a consent change (which locks them for update and
-purges) either finishes before it — and the page is dropped — or waits for it.
+twice and nothing lost. The transaction first takes the data source's write lock
+(:mod:`nyla.walkers.lock`), then a share lock on the connection and the data source, and
+checks consent again; a consent change (which locks them for update and purges) either
+finishes before it — and the page is dropped — or waits for it.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -18,7 +20,8 @@ from nyla.knowledge.consent import purge_files
 from nyla.knowledge.policy import effective_policy
 from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.knowledge.writing import write_prepared
-from nyla.walkers.items import Known, PagePlan
+from nyla.walkers.items import Known, PagePlan, Seen
+from nyla.walkers.lock import write_lock
 from nyla.walkers.tables import SyncItem, SyncState
 
 
@@ -74,35 +77,46 @@ async def commit_page(
     """Write one page in one transaction; returns the number of files purged for tombstones.
     Raises :class:`ConsentWithdrawn` (nothing written) when indexing was switched off."""
     async with db.session() as s:
+        await write_lock(s, ds.id)
         if not await consent_holds(s, ds.id, lock=True):
             raise ConsentWithdrawn(f"indexing was switched off for data source {ds.id}")
         if plan.prepared:
             await write_prepared(s, plan.prepared, lookups=True)
         if plan.seen:
-            rows = [
-                {
-                    "data_source_id": ds.id,
-                    "item_id": item_id,
-                    "item_hash": digest,
-                    "content_hash": content_hash,
-                    "file_id": file_id,
-                    "run_id": state["run_id"],
-                }
-                for item_id, (digest, content_hash, file_id) in plan.seen.items()
-            ]
-            statement = insert(SyncItem).values(rows)
-            await s.execute(
-                statement.on_conflict_do_update(
-                    index_elements=["data_source_id", "item_id"],
-                    set_={
-                        k: statement.excluded[k]
-                        for k in ("item_hash", "content_hash", "file_id", "run_id")
-                    },
-                )
-            )
+            await _mark_seen(s, ds.id, plan.seen, state["run_id"])
         purged = await _delete_items(s, ds, tombstones, "deleted at the source")
         await save_state(s, ds.id, state)
     return purged
+
+
+async def _mark_seen(session: Any, ds_id: str, seen: dict[str, Seen], run_id: str) -> None:
+    """Upsert the page's items as seen by ``run_id`` now; ``seen_at`` never goes back (a
+    slower transaction of an overlapping sync must not make an item look unseen)."""
+    rows = [
+        {
+            "data_source_id": ds_id,
+            "item_id": item_id,
+            "item_hash": mark.item_hash,
+            "content_hash": mark.content_hash,
+            "file_id": mark.file_id,
+            "run_id": run_id,
+            "path": mark.path,
+            "seen_at": func.now(),
+        }
+        for item_id, mark in sorted(seen.items())  # one lock order for every writer
+    ]
+    statement = insert(SyncItem).values(rows)
+    excluded = statement.excluded
+    await session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["data_source_id", "item_id"],
+            set_={
+                **{k: excluded[k] for k in ("item_hash", "content_hash", "file_id", "run_id")},
+                "path": func.coalesce(excluded.path, SyncItem.path),
+                "seen_at": func.greatest(SyncItem.seen_at, excluded.seen_at),
+            },
+        )
+    )
 
 
 async def save_state(session: Any, ds_id: str, state: dict[str, Any]) -> None:
@@ -116,6 +130,12 @@ async def save_state(session: Any, ds_id: str, state: dict[str, Any]) -> None:
     )
 
 
+async def db_now(db: Any) -> datetime:
+    """The database's clock (what ``seen_at`` is stamped with)."""
+    async with db.session() as s:
+        return (await s.execute(select(func.now()))).scalar_one()  # type: ignore[no-any-return]
+
+
 async def _delete_items(session: Any, ds: Any, item_ids: list[str], reason: str) -> int:
     if not item_ids:
         return 0
@@ -125,33 +145,3 @@ async def _delete_items(session: Any, ds: Any, item_ids: list[str], reason: str)
         delete(SyncItem).where(SyncItem.data_source_id == ds.id, SyncItem.item_id.in_(item_ids))
     )
     return result.files
-
-
-async def sweep(
-    db: Any, ds: Any, *, keep: set[str] | None, run_id: str | None, threshold: float
-) -> tuple[str, int]:
-    """Delete the items a complete listing did not contain (``keep``: the listed ids, or
-    those seen by listing run ``run_id``). Refused when more than ``threshold`` of the known
-    items would go: a listing that shrank that much is more likely truncated than true."""
-    async with db.session() as s:
-        rows = (
-            await s.execute(
-                select(SyncItem.item_id, SyncItem.run_id).where(SyncItem.data_source_id == ds.id)
-            )
-        ).all()
-        gone = [
-            item_id
-            for item_id, seen_run in rows
-            if (keep is not None and item_id not in keep)
-            or (run_id is not None and seen_run != run_id)
-        ]
-        if not gone:
-            return "complete: nothing deleted", 0
-        if len(gone) > threshold * len(rows):
-            return (
-                f"refused: the listing shrank from {len(rows)} to {len(rows) - len(gone)} items "
-                f"(more than {threshold:.0%} would be deleted)",
-                0,
-            )
-        deleted = await _delete_items(s, ds, gone, "not in the source's complete listing")
-        return f"complete: {len(gone)} deleted", deleted

@@ -9,17 +9,20 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from nyla.connections.errors import ConnectorError, ItemTooLargeError
 from nyla.knowledge.policy import effective_policy, normalize_path
 from nyla.knowledge.writing import PreparedFile
 from nyla.models.agent import RunContext
-from nyla.models.datasource import Item, WalkResult
+from nyla.models.datasource import Item, ItemFailure, WalkResult
 from nyla.models.files import FileItem, Scope
 from nyla.models.knowledge import IndexResult
 from nyla.text import clean_text, has_unstorable_chars
+
+log = logging.getLogger(__name__)
 
 
 def item_hash(item: Item) -> str:
@@ -65,23 +68,38 @@ class Known:
     indexed: bool
 
 
+class Seen(NamedTuple):
+    """What a page records about an item it saw (an empty ``item_hash``: fetch it again)."""
+
+    item_hash: str
+    content_hash: str | None
+    file_id: str | None
+    path: str | None
+
+
 @dataclass
 class PagePlan:
     """The outcome of preparing one page: rows to write and items seen."""
 
     prepared: list[PreparedFile] = field(default_factory=list)
-    seen: dict[str, tuple[str, str | None, str | None]] = field(default_factory=dict)
+    seen: dict[str, Seen] = field(default_factory=dict)
     limit: str | None = None
+
+    def mark(self, item: Item, digest: str, content_hash: str | None, file_id: str | None) -> None:
+        """Record ``item`` as seen by this page."""
+        self.seen[item.id] = Seen(digest, content_hash, file_id, item.path or None)
 
 
 class PageWorker:
     """Prepares the items of pages for one data source within its limits."""
 
     def __init__(
-        self, runner: Any, source: Any, session: Any, handle: Any, limits: dict[str, int]
-    ) -> None:
+        self, runner: Any, source: Any, session: Any, handle: Any, limits: dict[str, int],
+        walker: Any,
+    ) -> None:  # fmt: skip
         self.runner = runner
         self.kernel = runner.kernel
+        self.walker = walker
         self.source = source
         self.session = session
         self.handle = handle
@@ -105,10 +123,27 @@ class PageWorker:
             await self._one(item, known.get(item.id), plan, result)
         return plan
 
+    def note_failures(
+        self, failures: list[ItemFailure], known: dict[str, Known], plan: PagePlan,
+        result: WalkResult,
+    ) -> None:  # fmt: skip
+        """Items the connector could not read while listing: reported, and kept as seen (a
+        sweep keeps their earlier index; the empty hash fetches them again next time)."""
+        for failure in failures:
+            result.items_failed += 1
+            result.errors.append(f"{clean_text(failure.item_id)}: {failure.reason}")
+            if has_unstorable_chars(failure.item_id) or failure.item_id in plan.seen:
+                continue
+            earlier = known.get(failure.item_id)
+            file_id = f"{self.source.ds.connection_id}:{failure.item_id}"
+            plan.seen[failure.item_id] = Seen(
+                "", earlier.content_hash if earlier else None, file_id, None
+            )
+
     def _skip(self, item: Item, reason: str, plan: PagePlan, result: WalkResult) -> None:
         result.items_skipped += 1
         result.skipped[item.id] = reason
-        plan.seen[item.id] = (item_hash(item), None, None)
+        plan.mark(item, item_hash(item), None, None)
 
     async def _one(
         self, item: Item, known: Known | None, plan: PagePlan, result: WalkResult
@@ -116,7 +151,7 @@ class PageWorker:
         result.items_seen += 1
         digest = item_hash(item)
         limits = self.limits
-        if item.is_folder or not self.runner.walker.accepts(item):
+        if item.is_folder or not self.walker.accepts(item):
             reason = "a folder" if item.is_folder else "not taken by the walker"
             return self._skip(item, reason, plan, result)
         if "max_depth" in limits and item_depth(item, self.source.ds.path) > limits["max_depth"]:
@@ -127,7 +162,7 @@ class PageWorker:
         self.counted += 1
         if known is not None and known.indexed and known.item_hash == digest:
             result.items_unchanged += 1
-            plan.seen[item.id] = (digest, known.content_hash, self.file_id(item))
+            plan.mark(item, digest, known.content_hash, self.file_id(item))
             return None
         max_file = limits.get("max_file_size")
         if max_file is not None and item.size is not None and item.size > max_file:
@@ -149,31 +184,40 @@ class PageWorker:
             content, mime = await self._content(item, cap)
         except ItemTooLargeError as exc:
             return self._skip(item, f"too large: {exc}", plan, result)
-        except (ConnectorError, TimeoutError) as exc:
-            result.items_failed += 1
-            result.errors.append(f"{item.id}: {exc}")
-            # seen (so a sweep keeps its earlier index) with an empty hash (retried next run)
-            plan.seen[item.id] = ("", known.content_hash if known else None, self.file_id(item))
-            return None
+        except (ConnectorError, TimeoutError, OSError) as exc:
+            return self._failed(item, str(exc), known, plan, result)
+        except Exception as exc:  # a connector's bug on one item must not end the sync
+            log.exception("downloading %s failed", item.id)
+            return self._failed(item, f"{type(exc).__name__}: {exc}", known, plan, result)
         self.bytes += len(content)
         content_hash = hashlib.sha256(content).hexdigest()
         if known is not None and known.indexed and known.content_hash == content_hash:
             result.items_unchanged += 1
-            plan.seen[item.id] = (digest, content_hash, self.file_id(item))
+            plan.mark(item, digest, content_hash, self.file_id(item))
             return None
         prepared = await self._prepare(item, content, mime, content_hash)
         if isinstance(prepared, IndexResult):
             result.items_failed += 1
             result.errors.append(f"{item.id}: {prepared.error}")
-            plan.seen[item.id] = (digest, None, None)
+            plan.mark(item, digest, None, None)
             return None
         if prepared.dims and prepared.result.embedding_model:
             self.dims[prepared.result.embedding_model] = prepared.dims
         plan.prepared.append(prepared)
-        plan.seen[item.id] = (digest, content_hash, self.file_id(item))
+        plan.mark(item, digest, content_hash, self.file_id(item))
         result.items_indexed += 1
         result.bytes_indexed += len(content)
         return None
+
+    def _failed(
+        self, item: Item, reason: str, known: Known | None, plan: PagePlan, result: WalkResult
+    ) -> None:
+        """An item that could not be fetched (gone since the listing, unreadable): it fails
+        alone, seen (so a sweep keeps its earlier index) with an empty hash (fetched again
+        the next time)."""
+        result.items_failed += 1
+        result.errors.append(f"{item.id}: {reason}")
+        plan.mark(item, "", known.content_hash if known else None, self.file_id(item))
 
     async def _content(self, item: Item, cap: int) -> tuple[bytes, str]:
         if item.content is not None:

@@ -1,40 +1,52 @@
 """The walker runner: one sync of one data source, page by page.
 
-1. Load the data source, its sync state and limits (central defaults, the source's
+1. Join the same sync of the data source if this runner already runs it; else take the data
+   source's sync lock (:mod:`nyla.walkers.lock`), waiting while another process syncs it.
+2. Load the data source, its sync state and limits (central defaults, the source's
    ``ragLimits`` and the caller's overrides); check consent.
-2. Open the connection and iterate ``adapter.sync`` from the stored checkpoint (an expired
+3. Open the connection and iterate ``adapter.sync`` from the stored checkpoint (an expired
    cursor restarts as a full listing).
-3. Per page: prepare its items (:mod:`nyla.walkers.items`), then commit chunks, seen items,
-   tombstones and the checkpoint in one transaction (:mod:`nyla.walkers.commit`).
-4. After a complete full listing (or a complete ``list_ids``), sweep what was not seen — unless
-   the listing shrank by more than the threshold.
+4. Per page: prepare its items (:mod:`nyla.walkers.items`), then commit chunks, seen items,
+   tombstones, the folders it could not list and the checkpoint in one transaction
+   (:mod:`nyla.walkers.commit`).
+5. After a complete full listing (or a complete ``list_ids``), sweep what was not seen
+   (:mod:`nyla.walkers.sweep`) — never below a folder the listing could not read, and not at
+   all when the listing shrank by more than the threshold. A listing with unlisted folders
+   is listed in full again the next time.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from nyla.connections.base import capabilities, sync_pages
 from nyla.connections.errors import ConnectorError
 from nyla.knowledge.consent import NotFoundError
 from nyla.knowledge.limits import get_rag_limits
 from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
-from nyla.models.datasource import WalkResult
+from nyla.models.datasource import SyncPage, Unlisted, WalkResult
 from nyla.text import has_unstorable_chars
 from nyla.walkers.commit import (
     ConsentWithdrawn,
     commit_page,
     consent_holds,
+    db_now,
     known_items,
     save_state,
-    sweep,
 )
-from nyla.walkers.items import PageWorker, storable_items
+from nyla.walkers.items import PagePlan, PageWorker, storable_items
+from nyla.walkers.lock import source_lock, write_lock
+from nyla.walkers.sweep import Listing, sweep
 from nyla.walkers.tables import SyncItem, SyncState
 
 if TYPE_CHECKING:
@@ -56,13 +68,47 @@ class Source:
     state: SyncState | None
 
 
-class WalkerRunner:
-    """Runs syncs of data sources for a kernel (``kernel.sync`` holds one)."""
+@dataclass
+class ListingRun:
+    """The listing a sync is in: its run id, when it began (database time), whether a full
+    listing is under way, and the folders it could not list so far."""
 
-    def __init__(self, kernel: Kernel, *, shrink_threshold: float = SHRINK_THRESHOLD) -> None:
+    run_id: str
+    started: datetime | None = None
+    in_listing: bool = False
+    unlisted: list[Unlisted] = field(default_factory=list)
+
+    @classmethod
+    def resumed(cls, state: SyncState | None) -> ListingRun:
+        """The listing a stored state is in (a new run id when none is under way)."""
+        if state is None or not state.in_listing:
+            return cls(uuid.uuid4().hex)
+        unlisted = [Unlisted.model_validate(u) for u in state.unlisted or []]
+        return cls(state.run_id, state.listing_started, True, unlisted)
+
+    def add(self, parts: list[Unlisted], result: WalkResult) -> None:
+        """Note what a page could not list (reported once per folder)."""
+        for part in parts:
+            if all(u.path != part.path for u in self.unlisted):
+                self.unlisted.append(part)
+                result.errors.append(f"could not list {part.path or '/'}: {part.reason}")
+
+
+class WalkerRunner:
+    """Runs syncs of data sources for a kernel (``kernel.sync`` holds one). ``lock`` is the
+    per-source lock (:func:`~nyla.walkers.lock.source_lock`)."""
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        *,
+        shrink_threshold: float = SHRINK_THRESHOLD,
+        lock: Callable[..., Any] = source_lock,
+    ) -> None:
         self.kernel = kernel
         self.shrink_threshold = shrink_threshold
-        self.walker: Any = None
+        self.lock = lock
+        self._running: dict[tuple[str, str, bool], asyncio.Task[WalkResult]] = {}
 
     def walker_for(self, service: str) -> Any:
         """The installed walker that syncs ``service``."""
@@ -99,7 +145,49 @@ class WalkerRunner:
         reconcile: bool = True,
     ) -> WalkResult:
         """Sync one data source; ``handle`` (a :class:`~nyla.jobs.runtime.JobHandle`) gets
-        progress and is checked for cancellation between items."""
+        progress and is checked for cancellation between items. The same sync already
+        running in this runner is joined (its result, ``joined`` set); one running
+        elsewhere is waited for (``waited_s``)."""
+        key = (ds_id, json.dumps(limits or {}, sort_keys=True), reconcile)
+        running = self._running.get(key)
+        if running is not None and not running.done():
+            joined = await asyncio.shield(running)
+            return joined.model_copy(update={"joined": True}, deep=True)
+        task = asyncio.ensure_future(self._alone(ds_id, handle, limits, reconcile))
+        self._running[key] = task
+        try:
+            return await task
+        finally:
+            if self._running.get(key) is task:
+                del self._running[key]
+
+    async def _alone(
+        self, ds_id: str, handle: Any, limits: dict[str, int] | None, reconcile: bool
+    ) -> WalkResult:
+        """The sync under the data source's lock."""
+        told = False
+
+        async def keep_waiting() -> bool:
+            nonlocal told
+            if handle is None:
+                return True
+            if not told:
+                told = True
+                await handle.progress(0, None, "waiting for the running sync of this source")
+            return not await handle.is_cancelled()
+
+        async with self.lock(self.kernel.db, ds_id, keep_waiting) as wait:
+            if wait.given_up:
+                result = WalkResult(data_source_id=ds_id, cancelled=True)
+                result.sweep = "not run: cancelled while waiting for another sync"
+            else:
+                result = await self._sync(ds_id, handle, limits, reconcile)
+        result.waited_s = wait.waited_s
+        return result
+
+    async def _sync(
+        self, ds_id: str, handle: Any, limits: dict[str, int] | None, reconcile: bool
+    ) -> WalkResult:
         source = await self._load(ds_id)
         result = WalkResult(data_source_id=ds_id)
         async with self.kernel.db.session() as s:
@@ -107,11 +195,11 @@ class WalkerRunner:
         if not allowed:
             result.errors.append("RAG indexing is off for this data source or its connection")
             return result
-        self.walker = self.walker_for(source.connection.service)
-        merged = {**get_rag_limits(source.ds, self.walker.limit_kind), **(limits or {})}
+        walker = self.walker_for(source.connection.service)
+        merged = {**get_rag_limits(source.ds, walker.limit_kind), **(limits or {})}
         async with self.kernel.connections.open(source.ds.connection_id, user_id=None) as session:
             session.limits = merged
-            worker = PageWorker(self, source, session, handle, merged)
+            worker = PageWorker(self, source, session, handle, merged, walker)
             try:
                 await self._pages(source, session, worker, result, reconcile)
             except ConsentWithdrawn as exc:
@@ -127,38 +215,22 @@ class WalkerRunner:
     ) -> None:
         state = source.state
         checkpoint = state.checkpoint if state else None
-        in_listing = bool(state and state.in_listing)
-        run_id = state.run_id if in_listing and state else uuid.uuid4().hex
+        listing = ListingRun.resumed(state)
         db = self.kernel.db
         async for page in sync_pages(session.adapter, session, source.ds.path, checkpoint):
-            if page.full_listing and not in_listing:
-                in_listing, run_id = True, uuid.uuid4().hex
+            if page.full_listing and not listing.in_listing:
+                listing = ListingRun(uuid.uuid4().hex, await db_now(db), True)
                 result.full_resync = checkpoint is not None
-            items, refused = storable_items(page.items)
-            for bad in refused:
-                result.items_failed += 1
-                result.errors.append(
-                    f"{bad}: the service gave an item id with a NUL byte or undecodable "
-                    "bytes, which cannot be stored; the item is left out"
-                )
-            known = await known_items(db, source.ds.id, [i.id for i in items])
-            plan = await worker.prepare_page(items, known, result)
+            listing.add(page.unlisted, result)
+            plan = await self._plan(source, worker, page, result)
             stop = result.cancelled or plan.limit is not None
-            new_state = {
-                "run_id": run_id,
-                "in_listing": in_listing and not page.done,
-                "checkpoint": (state.checkpoint if state else None) if stop else page.checkpoint,
-                "pages": result.pages + 1,
-                "stopped_at_limit": plan.limit,
-                "skipped": result.skipped,
-            }
-            if stop:  # the page is not complete: its checkpoint is not passed
-                new_state["in_listing"] = in_listing
+            new_state = _state_after(page, listing, result, plan, state, stop)
             # an id that cannot be stored was never stored: nothing to delete for it
             gone = [t for t in page.tombstones if not has_unstorable_chars(t)]
             result.items_deleted += await commit_page(db, source.ds, plan, gone, new_state)
             result.pages += 1
             result.chunks_written += sum(len(p.chunks) for p in plan.prepared)
+            result.unlisted = list(listing.unlisted)
             await self._progress(worker, result, session, page_done=page.done)
             if plan.limit is not None:
                 result.stopped_at_limit = True
@@ -168,19 +240,35 @@ class WalkerRunner:
                 result.sweep = "not run: cancelled"
                 return
             if page.done:
-                await self._finish_listing(source, session, result, run_id, in_listing, reconcile)
+                await self._finish_listing(source, session, result, listing, reconcile)
                 return
 
+    async def _plan(
+        self, source: Source, worker: PageWorker, page: SyncPage, result: WalkResult
+    ) -> PagePlan:
+        """Prepare a page's items, and note the items the connector could not read."""
+        items, refused = storable_items(page.items)
+        for bad in refused:
+            result.items_failed += 1
+            result.errors.append(
+                f"{bad}: the service gave an item id with a NUL byte or undecodable "
+                "bytes, which cannot be stored; the item is left out"
+            )
+        ids = [i.id for i in items] + [f.item_id for f in page.failures]
+        known = await known_items(self.kernel.db, source.ds.id, ids)
+        plan = await worker.prepare_page(items, known, result)
+        worker.note_failures(page.failures, known, plan, result)
+        return plan
+
     async def _finish_listing(
-        self, source: Source, session: Any, result: WalkResult, run_id: str, full: bool,
+        self, source: Source, session: Any, result: WalkResult, run: ListingRun,
         reconcile: bool,
     ) -> None:  # fmt: skip
         db = self.kernel.db
-        if full:
-            result.sweep, deleted = await sweep(
-                db, source.ds, keep=None, run_id=run_id, threshold=self.shrink_threshold
-            )
+        if run.in_listing:
+            listing = Listing(run_id=run.run_id, started=run.started, unlisted=run.unlisted)
         elif reconcile and "list_ids" in capabilities(session.adapter):
+            started = await db_now(db)
             try:
                 listed = {
                     i
@@ -190,12 +278,11 @@ class WalkerRunner:
             except ConnectorError as exc:
                 result.sweep = f"not run: the listing failed ({exc.code})"
                 return
-            result.sweep, deleted = await sweep(
-                db, source.ds, keep=listed, run_id=None, threshold=self.shrink_threshold
-            )
+            listing = Listing(listed=listed, started=started, unlisted=run.unlisted)
         else:
             result.sweep = "not needed: the source reports deletions"
             return
+        result.sweep, deleted = await sweep(db, source.ds, listing, threshold=self.shrink_threshold)
         result.items_deleted += deleted
 
     async def _progress(
@@ -214,17 +301,46 @@ class WalkerRunner:
         )
 
     async def _record(self, ds_id: str, result: WalkResult) -> None:
+        # under the write lock, data source row before state row: the order of a page commit
         async with self.kernel.db.session() as s:
-            state = await s.get(SyncState, ds_id)
-            if state is not None:
-                state.last_result = result.model_dump(
-                    mode="json", by_alias=True, exclude={"skipped"}
+            await write_lock(s, ds_id)
+            if result.items_indexed:
+                await s.execute(
+                    update(DataSource)
+                    .where(DataSource.id == ds_id)
+                    .values(last_indexed=time.time())
                 )
-            ds = await s.get(DataSource, ds_id)
-            if ds is not None and result.items_indexed:
-                import time
+            await s.execute(
+                update(SyncState)
+                .where(SyncState.data_source_id == ds_id)
+                .values(
+                    last_result=result.model_dump(mode="json", by_alias=True, exclude={"skipped"})
+                )
+            )
 
-                ds.last_indexed = time.time()
+
+def _state_after(
+    page: SyncPage, listing: ListingRun, result: WalkResult, plan: PagePlan,
+    state: SyncState | None, stop: bool,
+) -> dict[str, Any]:  # fmt: skip
+    """The sync state to commit with a page. A page that is not complete (a limit, a
+    cancel) does not pass its checkpoint; a listing that ends with folders it could not list
+    leaves no checkpoint, so the next sync lists everything again."""
+    checkpoint: dict[str, Any] | None = page.checkpoint
+    if stop:
+        checkpoint = state.checkpoint if state else None
+    elif page.done and listing.unlisted:
+        checkpoint = None
+    return {
+        "run_id": listing.run_id,
+        "in_listing": listing.in_listing and (stop or not page.done),
+        "listing_started": listing.started,
+        "unlisted": [u.model_dump() for u in listing.unlisted],
+        "checkpoint": checkpoint,
+        "pages": result.pages + 1,
+        "stopped_at_limit": plan.limit,
+        "skipped": result.skipped,
+    }
 
 
 async def _index_lost(session: Any, ds_id: str) -> bool:

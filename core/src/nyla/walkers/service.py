@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import CursorResult, select, update
 
+from nyla.jobs.store import shown_status
 from nyla.jobs.tables import Job
 from nyla.knowledge.consent import NotFoundError, PermissionDeniedError
 from nyla.knowledge.tables import DataSource
@@ -103,7 +104,8 @@ class SyncService:
         return int(cast("CursorResult[Any]", result).rowcount or 0)
 
     async def status(self, *, user_id: str) -> list[dict[str, Any]]:
-        """Per data source of the user: indexing on/off, last result, limit stop, running job."""
+        """Per data source of the user: indexing on/off, last result, limit stop, running job
+        (``status`` ``stale`` once its heartbeat is late)."""
         async with self.kernel.db.session() as s:
             rows = (
                 await s.execute(
@@ -117,7 +119,9 @@ class SyncService:
                 j.data_source_id: j
                 for j in (
                     await s.execute(
-                        select(Job).where(Job.user_id == user_id, Job.status == "running")
+                        select(Job)
+                        .where(Job.user_id == user_id, Job.status == "running")
+                        .order_by(Job.started_at)
                     )
                 ).scalars()
             }
@@ -149,5 +153,10 @@ def _status_row(ds: DataSource, state: SyncState | None, job: Job | None) -> dic
         "lastResult": last,
         "running": None
         if job is None
-        else {"jobId": job.id, "progress": job.progress, "message": job.message},
+        else {
+            "jobId": job.id,
+            "status": shown_status(job),
+            "progress": job.progress,
+            "message": job.message,
+        },
     }

@@ -16,7 +16,8 @@ from nyla.db import Base
 
 class SyncState(Base):
     """Where a data source's sync stands: the checkpoint after the last committed page, the
-    listing run in progress (``run_id``, ``in_listing``) and what the last run did."""
+    listing run in progress (``run_id``, ``in_listing``, when it began and the folders it
+    could not list so far) and what the last run did."""
 
     __tablename__ = "sync_state"
     __table_args__ = {"info": {"derived": True}}
@@ -25,6 +26,9 @@ class SyncState(Base):
     checkpoint: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
     run_id: Mapped[str] = mapped_column(String(64), default="")
     in_listing: Mapped[bool] = mapped_column(Boolean, default=False)
+    listing_started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: ``[{"path": ..., "reason": ...}]`` of the listing run in progress (see ``Unlisted``)
+    unlisted: Mapped[list[dict[str, str]] | None] = mapped_column(JSONB, nullable=True)
     pages: Mapped[int] = mapped_column(default=0)
     stopped_at_limit: Mapped[str | None] = mapped_column(Text, nullable=True)
     skipped: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
@@ -36,8 +40,10 @@ class SyncState(Base):
 
 class SyncItem(Base):
     """One item a data source's sync has seen: its metadata hash and content hash (unchanged
-    items are not downloaded or embedded again), the file it was indexed as, and the listing
-    run that last saw it (the deletion sweep removes what a complete run did not see)."""
+    items are not downloaded or embedded again), the file it was indexed as, its path (the
+    sweep keeps what lies below a folder the listing could not read), and the listing run
+    that last saw it with when (``seen_at`` only grows): the deletion sweep removes what a
+    complete run did not see and no sync saw after that run began."""
 
     __tablename__ = "sync_item"
     __table_args__ = {"info": {"derived": True}}
@@ -48,3 +54,5 @@ class SyncItem(Base):
     content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     file_id: Mapped[str | None] = mapped_column(Text, nullable=True)
     run_id: Mapped[str] = mapped_column(String(64))
+    path: Mapped[str | None] = mapped_column(Text, nullable=True)
+    seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -21,7 +21,7 @@ def _job(job: Any) -> dict[str, Any]:
     return {
         "id": job.id,
         "kind": job.kind,
-        "status": job.status,
+        "status": job.shown_status,
         "progress": job.progress,
         "total": job.total,
         "message": job.message,

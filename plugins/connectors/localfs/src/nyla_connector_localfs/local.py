@@ -13,7 +13,7 @@ import asyncio
 import base64
 import mimetypes
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from nyla import clean_text, has_unstorable_chars
 from nyla.sdk.connectors import (
     BaseConnector,
     ConnectorContext,
+    ConnectorError,
     Download,
     Item,
     ItemPage,
@@ -29,10 +30,12 @@ from nyla.sdk.connectors import (
     SyncPage,
     UnsafePathError,
     VendorBadRequestError,
+    VendorForbiddenError,
     VendorNotFoundError,
     confine_path,
     safe_segment,
 )
+from nyla_connector_localfs.listing import sync_pages, walk_files
 
 PAGE_SIZE = 100
 BROWSE_PAGE = 200
@@ -140,21 +143,6 @@ def _item(root: Path, path: Path, stat: os.stat_result | None = None) -> Item:
     )
 
 
-def walk_files(top: Path) -> Iterator[Path]:
-    """Every file below ``top`` in path order (hidden entries and symlinks left out)."""
-    try:
-        entries = sorted(os.scandir(top), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith(".") or entry.is_symlink():
-            continue
-        if entry.is_dir():
-            yield from walk_files(Path(entry.path))
-        elif entry.is_file():
-            yield Path(entry.path)
-
-
 class LocalFolder(BaseConnector):
     """A local folder: search (names, and text of small text files), browse, download,
     upload, sync."""
@@ -213,9 +201,10 @@ class LocalFolder(BaseConnector):
     async def item(self, ctx: ConnectorContext, item_id: str) -> Item:
         root = _root(ctx)
         path = _inside(root, item_id)
-        if not path.exists():
-            raise VendorNotFoundError(f"localfs: no item {item_id!r}", service=self.service)
-        return _item(root, path)
+        try:
+            return _item(root, path)
+        except OSError as exc:  # gone since it was listed, or not ours to read
+            raise _unreadable(item_id, exc) from exc
 
     async def download(
         self, ctx: ConnectorContext, item_id: str, max_bytes: int | None = None
@@ -229,7 +218,10 @@ class LocalFolder(BaseConnector):
                 size=meta.size,
                 limit=max_bytes,
             )
-        data = await asyncio.to_thread(_inside(_root(ctx), item_id).read_bytes)
+        try:
+            data = await asyncio.to_thread(_inside(_root(ctx), item_id).read_bytes)
+        except OSError as exc:
+            raise _unreadable(item_id, exc) from exc
         return Download(item=meta, content=data, mime=meta.mime or "application/octet-stream")
 
     async def upload(
@@ -249,13 +241,24 @@ class LocalFolder(BaseConnector):
         root = _root(ctx)
         after = (checkpoint or {}).get("after")
         after_parts = tuple(path_of(after).split("/")) if after else None
-        batch: list[Item] = []
-        for path in walk_files(_inside(root, scope)):
-            rel = path.relative_to(root).as_posix()
-            if after_parts and tuple(rel.split("/")) <= after_parts:  # the walk's own order
-                continue
-            batch.append(_item(root, path))
-            if len(batch) == PAGE_SIZE:
-                yield SyncPage(items=batch, checkpoint={"after": item_id(rel)}, full_listing=True)
-                batch = []
-        yield SyncPage(items=batch, checkpoint={"after": None}, done=True, full_listing=True)
+        pages = sync_pages(
+            root,
+            _inside(root, scope),
+            after_parts,
+            PAGE_SIZE,
+            lambda path, stat: _item(root, path, stat),
+            item_id,
+        )
+        # the walk reads the disk: a page at a time in a worker thread, off the event loop
+        while (page := await asyncio.to_thread(next, pages, None)) is not None:
+            yield page
+
+
+def _unreadable(item_id: str, exc: OSError) -> ConnectorError:
+    """The typed error of a file that vanished or cannot be read (it fails alone)."""
+    if isinstance(exc, FileNotFoundError | NotADirectoryError):
+        return VendorNotFoundError(f"localfs: no item {item_id!r}", service="localfs")
+    message = f"localfs: {item_id!r}: {exc.strerror or type(exc).__name__}"
+    if isinstance(exc, PermissionError):
+        return VendorForbiddenError(message, service="localfs")
+    return ConnectorError(message, service="localfs")
