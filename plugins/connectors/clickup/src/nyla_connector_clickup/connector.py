@@ -24,10 +24,12 @@ from nyla.sdk.connectors import (
     TaskQuery,
     VendorBadRequestError,
     VendorNotFoundError,
+    confine_path,
 )
 from nyla_connector_clickup import hierarchy, search, writes
 from nyla_connector_clickup.wire import (
     attachment_item,
+    is_id,
     ms_time,
     newest,
     overlap_ms,
@@ -134,7 +136,12 @@ class ClickUpConnector(TaskConnector):
                 )
             item = task_item(raw, await self.zone(ctx))
             return Download(item=item, content=data, mime="application/json")
-        _, task_id, att_id = item_id.split(":", 2)
+        _, task_id, att_id = [*item_id.split(":", 2), "", ""][:3]
+        if not is_id(att_id):
+            raise VendorBadRequestError(
+                f"clickup: {item_id!r} is not an attachment id (attachment:<task>:<id>)",
+                service="clickup",
+            )
         task = await self._task(ctx, task_id)
         found = next((a for a in task.get("attachments") or [] if str(a.get("id")) == att_id), None)
         if found is None or not found.get("url"):
@@ -278,8 +285,8 @@ class ClickUpConnector(TaskConnector):
 
 def task_of(item_id: str) -> str:
     """The task id in an item id or path (``86c0abc1``, ``/9001/790/-/124/86c0abc1``)."""
-    value = item_id.strip().rstrip("/").rsplit("/", 1)[-1]
-    if not value or ":" in value or not value.replace("_", "").replace("-", "").isalnum():
+    value = confine_path("", item_id.strip(), service="clickup").rsplit("/", 1)[-1]
+    if not is_id(value):
         raise VendorBadRequestError(f"clickup: {item_id!r} is not a task id", service="clickup")
     return value
 

@@ -157,7 +157,7 @@ def list_of(container: str) -> str:
     value = container.strip().removeprefix("list:")
     if "/" in value:
         value = parse_scope(value).list
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):
         raise VendorBadRequestError(
             f"clickup: {container!r} names no list (pass a list id or a list path)",
             service="clickup",

@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from nyla.sdk.connectors import Item, TaskComment, VendorBadRequestError
+from nyla.sdk.connectors import Item, TaskComment, VendorBadRequestError, confine_path
 
 #: the folder segment of a folderless list
 NO_FOLDER = "-"
@@ -51,11 +51,20 @@ class Scope:
 
 def parse_scope(path: str) -> Scope:
     """The ids a path names (``/9001/790/-/124`` is a folderless list)."""
-    parts = [p for p in (path or "").strip().split("/") if p]
-    if len(parts) > 5 or any(p != NO_FOLDER and not p.replace("_", "").isalnum() for p in parts):
+    clean = confine_path("", (path or "").strip(), service="clickup")
+    parts = clean.split("/") if clean else []
+    if len(parts) > 5 or any(p != NO_FOLDER and not is_id(p) for p in parts):
         raise VendorBadRequestError(f"clickup: {path!r} is not a ClickUp path", service="clickup")
     parts += [""] * (4 - len(parts[:4]))
     return Scope(team=parts[0], space=parts[1], folder=parts[2], list=parts[3])
+
+
+def is_id(value: str) -> bool:
+    """Whether ``value`` is a ClickUp id: ASCII letters, digits, ``_`` and ``-`` only
+    (``str.isalnum`` alone takes ``²`` and full-width letters)."""
+    return 0 < len(value) <= 64 and value.isascii() and value.replace("_", "").replace(
+        "-", ""
+    ).isalnum()
 
 
 def ms_time(value: Any) -> datetime | None:

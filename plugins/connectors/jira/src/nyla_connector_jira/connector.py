@@ -24,9 +24,11 @@ from nyla.sdk.connectors import (
     TaskDetail,
     TaskQuery,
     VendorBadRequestError,
+    confine_path,
+    url_segment,
 )
 from nyla_connector_jira import issues, writes
-from nyla_connector_jira.issues import LIST_FIELDS, READ_FIELDS, SYNC_FIELDS
+from nyla_connector_jira.issues import ISSUE, LIST_FIELDS, READ_FIELDS, SYNC_FIELDS
 
 AUTH = "https://auth.atlassian.com"
 GATEWAY = "https://api.atlassian.com/ex/jira"
@@ -141,7 +143,7 @@ class JiraConnector(TaskConnector):
             item = issues.issue_item(raw, _site(ctx))
             return Download(item=item, content=data, mime="application/json")
         att = item_id.removeprefix("attachment:")
-        if not att.isdigit():
+        if not (att.isascii() and att.isdigit() and len(att) <= 20):
             raise VendorBadRequestError(
                 f"jira: {item_id!r} is not an attachment id", service="jira"
             )
@@ -273,7 +275,7 @@ def _api(ctx: ConnectorContext, path: str) -> str:
     settings = ctx.connection.settings
     if settings.get("baseUrl") or not settings.get("cloudId"):
         return path
-    return f"{GATEWAY}/{settings['cloudId']}{path}"
+    return f"{GATEWAY}/{url_segment(str(settings['cloudId']), what='cloudId', service='jira')}{path}"
 
 
 def _site(ctx: ConnectorContext) -> str | None:
@@ -282,9 +284,10 @@ def _site(ctx: ConnectorContext) -> str | None:
 
 
 def _issue(item_id: str) -> str:
-    """The issue id or key in an item id (``10002``, ``NYLA-3``, ``/NYLA/NYLA-3``)."""
-    value = item_id.strip().rstrip("/").rsplit("/", 1)[-1]
-    if not value or value.startswith(("project:", "attachment:")):
+    """The issue id or key in an item id (``10002``, ``NYLA-3``, ``/NYLA/NYLA-3``); the
+    path is checked by the SDK first, so ``NYLA-3/..`` is refused, not read as ``NYLA-3``."""
+    value = confine_path("", item_id.strip(), service="jira").rsplit("/", 1)[-1]
+    if not ISSUE.fullmatch(value):
         raise VendorBadRequestError(f"jira: {item_id!r} is not an issue id or key", service="jira")
     return value
 

@@ -3,12 +3,19 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
-from nyla.sdk.connectors import Item, TaskComment, TaskQuery
+from nyla.sdk.connectors import (
+    Item,
+    TaskComment,
+    TaskQuery,
+    VendorBadRequestError,
+    confine_path,
+)
 
 #: what a listing asks for (Jira returns only these: smaller answers, fewer points)
 LIST_FIELDS = (
@@ -28,6 +35,10 @@ SYNC_FIELDS = (*LIST_FIELDS, "description", "comment")
 #: what reading one issue needs in addition
 READ_FIELDS = (*SYNC_FIELDS, "attachment")
 
+#: a project key (letters, digits and ``_``, a letter first) and an issue id or key
+PROJECT = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}", re.ASCII)
+ISSUE = re.compile(r"[0-9]{1,18}|[A-Za-z][A-Za-z0-9_]{0,99}-[0-9]{1,18}", re.ASCII)
+
 #: when nothing else restricts a query (Jira refuses unbounded JQL on /search/jql)
 DEFAULT_BOUND = "updated >= -365d"
 
@@ -38,9 +49,13 @@ def quote(value: str) -> str:
 
 
 def project_of(scope: str) -> str:
-    """The project key a scope names (``/KEY``, ``KEY`` or ``/KEY/KEY-12``), or ``""``."""
-    parts = [p for p in scope.strip().split("/") if p]
-    return parts[0] if parts else ""
+    """The project key a scope names (``/KEY``, ``KEY`` or ``/KEY/KEY-12``), or ``""``;
+    a clear error for anything that is not a project key."""
+    clean = confine_path("", scope.strip(), service="jira")
+    key = clean.split("/", 1)[0]
+    if key and not PROJECT.fullmatch(key):
+        raise VendorBadRequestError(f"jira: {scope!r} names no project key", service="jira")
+    return key
 
 
 def parse_time(value: str | None) -> datetime | None:
