@@ -5,6 +5,7 @@ with the contract suite's documents."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from functools import cache
@@ -98,7 +99,9 @@ def message_json(doc: FakeDoc, corpus: GraphCorpus) -> dict[str, Any]:
     return raw
 
 
-def drive_item_json(doc: FakeDoc, corpus: GraphCorpus, drive: str = DRIVE) -> dict[str, Any]:
+def drive_item_json(
+    doc: FakeDoc, corpus: GraphCorpus, drive: str = DRIVE, delta: bool = False
+) -> dict[str, Any]:
     """The documented driveItem sample carrying ``doc``."""
     raw = sample("drive_item")
     # the suite files documents under the data source's path; the drive knows the part below
@@ -115,7 +118,58 @@ def drive_item_json(doc: FakeDoc, corpus: GraphCorpus, drive: str = DRIVE) -> di
     raw["lastModifiedBy"]["user"]["displayName"] = doc.author
     raw["file"]["mimeType"] = doc.mime
     raw["parentReference"].update(driveId=drive, path=f"/drives/{drive}/root:{folder}")
+    if delta:
+        # driveitem-delta, Remarks: delta answers carry no parentReference.path ("track
+        # items by id"); the parent is named by its id only
+        del raw["parentReference"]["path"]
+        raw["parentReference"]["id"] = folder_id(folder)
     return raw
+
+
+#: the drive's root and the Reports folder (the sample's parentReference.id)
+ROOT_ID = "01BYE5RZ56Y2GOVW7725BZO354PWSELROOT"
+REPORTS_ID = "01BYE5RZ56Y2GOVW7725BZO354PWSELRRZ"
+
+
+def folder_id(folder: str) -> str:
+    """The id of a folder below the drive's root (``/Reports/A``), ``ROOT_ID`` for the root."""
+    folder = folder.rstrip("/")
+    if not folder:
+        return ROOT_ID
+    if folder == "/Reports":
+        return REPORTS_ID
+    return "01BYE5RZF" + hashlib.sha1(folder.encode()).hexdigest()[:25].upper()
+
+
+def folder_json(folder: str, drive: str = DRIVE) -> dict[str, Any]:
+    """A folder as delta answers it (driveItem with a ``folder`` facet; the root with
+    ``root``)."""
+    folder = folder.rstrip("/")
+    if not folder:
+        return {"id": ROOT_ID, "name": "root", "root": {}, "folder": {"childCount": 1}}
+    parent, _, name = folder.rpartition("/")
+    return {
+        "id": folder_id(folder),
+        "name": name,
+        "folder": {"childCount": 1},
+        "parentReference": {
+            "driveId": drive,
+            "driveType": "documentLibrary",
+            "id": folder_id(parent),
+        },
+    }
+
+
+def folders_of(corpus: GraphCorpus, drive: str = DRIVE) -> list[dict[str, Any]]:
+    """The root and every folder above the corpus' documents, parents first."""
+    paths = {""}
+    for doc in corpus.docs.values():
+        parts = doc.folder.removeprefix(f"/sites/{SITE}/{drive}").strip("/").split("/")
+        for depth in range(1, len(parts) + 1):
+            if parts[0]:
+                paths.add("/" + "/".join(parts[:depth]))
+    paths.add("/Reports")
+    return [folder_json(p, drive) for p in sorted(paths, key=lambda p: (p.count("/"), p))]
 
 
 def query(request: httpx.Request) -> dict[str, str]:
@@ -241,6 +295,9 @@ class DriveWire(ConnectorWire):
             doc = corpus.by_raw(m.group(1))
             return httpx.Response(200, content=doc.content) if doc else graph_error(404, 404)
         if m := re.fullmatch(rf"{re.escape(drive)}/items/([^/]+)", path):
+            known = {f["id"]: f for f in folders_of(corpus)}
+            if m.group(1) in known:
+                return httpx.Response(200, json=known[m.group(1)])
             doc = corpus.by_raw(m.group(1))
             return (
                 httpx.Response(200, json=drive_item_json(doc, corpus))
@@ -256,7 +313,11 @@ class DriveWire(ConnectorWire):
             return collection([drive_item_json(d, corpus) for d in docs], next_link(request, nxt))
         if path == f"{drive}/root/delta":
             docs, gone, nxt, delta = corpus.delta(token)
-            value = [drive_item_json(d, corpus) for d in docs] + [
+            # a listing from the start names the folders too (after their files, as Graph
+            # does not promise parents first)
+            value = [drive_item_json(d, corpus, delta=True) for d in docs]
+            value += folders_of(corpus) if token is None else []
+            value += [
                 {
                     "id": corpus.deleted_raw(i),
                     "deleted": {"state": "deleted"},

@@ -50,14 +50,33 @@ async def test_sites_libraries_and_microsoft_search(open_session, graph):
 
 async def test_delta_narrowed_to_the_folder_once_per_item(open_session, graph):
     delta = f"/drives/{DRIVE}/root/delta"
-    twice = drive_item("01B", "b.docx")
+
+    def in_delta(raw: dict, parent: str) -> dict:
+        # delta answers name the parent by id only (driveitem-delta, Remarks)
+        raw["parentReference"].pop("path")
+        raw["parentReference"]["id"] = parent
+        return raw
+
+    twice = in_delta(drive_item("01B", "b.docx"), "01REPORTS")
     pages = [
         {
             "value": [
                 {"id": "01ROOT", "name": "root", "root": {}, "folder": {}},
-                drive_item("01A", "a.docx"),
+                {
+                    "id": "01REPORTS",
+                    "name": "Reports",
+                    "folder": {"childCount": 2},
+                    "parentReference": {"driveId": DRIVE, "id": "01ROOT"},
+                },
+                {
+                    "id": "01PRIVATE",
+                    "name": "Private",
+                    "folder": {"childCount": 1},
+                    "parentReference": {"driveId": DRIVE, "id": "01ROOT"},
+                },
+                in_delta(drive_item("01A", "a.docx"), "01REPORTS"),
                 twice,
-                drive_item("01X", "x.docx", folder="/Private"),
+                in_delta(drive_item("01X", "x.docx"), "01PRIVATE"),
             ],
             "@odata.nextLink": f"{GRAPH}{delta}?token=page2",
         },
@@ -81,11 +100,14 @@ async def test_delta_narrowed_to_the_folder_once_per_item(open_session, graph):
         got = [p async for p in s.adapter.sync(s, scope, None)]
     assert [i.title for p in got for i in p.items] == ["a.docx", "b.docx"]
     assert got[-1].tombstones == [f"file:{DRIVE}:01GONE"]
-    assert got[-1].checkpoint == {
-        "link": f"{GRAPH}{delta}?token=latest1",
-        "full": False,
-        "drive": DRIVE,
-        "scope": scope,
+    checkpoint = got[-1].checkpoint
+    assert checkpoint["link"] == f"{GRAPH}{delta}?token=latest1"
+    assert (checkpoint["full"], checkpoint["drive"], checkpoint["scope"]) == (False, DRIVE, scope)
+    assert checkpoint["tree"]["root"] == "01ROOT"
+    assert checkpoint["tree"]["folders"]["01REPORTS"] == {
+        "parent": "01ROOT",
+        "name": "Reports",
+        "package": False,
     }
     assert all(p.full_listing for p in got)
 

@@ -8,8 +8,18 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
-from nyla.sdk.connectors import ConnectorContext, Download, Item, ItemPage, SyncPage
+from pydantic import BaseModel, Field, ValidationError
+
+from nyla.sdk.connectors import (
+    ConnectorContext,
+    Download,
+    Item,
+    ItemFailure,
+    ItemPage,
+    SyncPage,
+)
 from nyla_connector_msft import items
+from nyla_connector_msft.drive_tree import DriveTree, is_folder, parent_of
 from nyla_connector_msft.mail import check_size, delta_get, page_of
 from nyla_connector_msft.paths import Target, offset, seg
 
@@ -113,62 +123,169 @@ async def download_file(
     return Download(item=meta, content=data, mime=meta.mime or "application/octet-stream")
 
 
-def _below(item: Item, target: Target) -> bool:
-    base = target.drive_prefix.rstrip("/") + ("/" + target.subpath if target.subpath else "")
-    return item.path.startswith(base.rstrip("/") + "/")
+class DriveCheckpoint(BaseModel):
+    """Where a drive sync resumes: the delta link, whether the run is a full listing, the
+    drive, and the folder tree the paths come from."""
+
+    link: str | None = None
+    full: bool = True
+    drive: str | None = None
+    tree: DriveTree = Field(default_factory=DriveTree)
+
+    @classmethod
+    def load(cls, data: dict[str, Any] | None) -> DriveCheckpoint:
+        """A stored checkpoint; one without a tree (an older nyla's) starts over in full,
+        since its items' paths could not be told."""
+        if not data or "tree" not in data:
+            return cls()
+        try:
+            return cls.model_validate(data)
+        except ValidationError:
+            return cls()
+
+
+#: why a OneNote notebook is left out (reported once, when the listing first meets it)
+ONENOTE = "skipped: a OneNote notebook is not a file (open it in OneNote)"
 
 
 async def sync_drive(
     ctx: ConnectorContext, target: Target, checkpoint: dict[str, Any] | None
 ) -> AsyncIterator[SyncPage]:
-    """``/drives/{id}/root/delta`` (Graph has folder delta only on personal OneDrive, so the
-    folder is applied here). The deltaLink is the checkpoint; ``deleted`` items are
-    tombstones; an item met again with the same cTag is skipped."""
-    link = (checkpoint or {}).get("link")
-    full = checkpoint is None or bool((checkpoint or {}).get("full"))
-    drive = (checkpoint or {}).get("drive") or await drive_id(ctx, target)
-    url = link or f"/drives/{seg(drive, 'drive id')}/root/delta"
+    """``/drives/{id}/root/delta``, narrowed to the target folder here (Graph has folder
+    delta only on personal OneDrive). Paths come from the folder tree the checkpoint keeps
+    (:mod:`nyla_connector_msft.drive_tree`); a renamed or moved folder re-lists what is
+    below it; ``deleted`` items and files moved out of the folder are tombstones; an item met
+    again with the same cTag is skipped."""
+    state = DriveCheckpoint.load(checkpoint)
+    full = state.link is None or state.full
+    drive = state.drive or await drive_id(ctx, target)
+    url = state.link or f"/drives/{seg(drive, 'drive id')}/root/delta"
     seen: set[tuple[str, str | None]] = set()
     while True:
         body = await delta_get(ctx, url)
-        page_items, gone = [], []
-        for raw in body.get("value", []):
-            if "deleted" in raw or "@removed" in raw:
-                gone.append(f"file:{drive}:{raw['id']}")
-                continue
-            if "root" in raw:
-                continue
-            item = items.drive_item(raw, target.drive_prefix)
-            if _below(item, target) and (item.id, item.version) not in seen:
-                seen.add((item.id, item.version))
-                page_items.append(item)
+        walk = _PageWalk(ctx, target, drive, state.tree, full, seen)
+        page = await walk.page(body.get("value", []))
         nxt, delta = body.get("@odata.nextLink"), body.get("@odata.deltaLink")
-        yield SyncPage(
-            items=page_items,
-            tombstones=gone,
-            checkpoint={"link": nxt or delta, "full": bool(nxt) and full, "drive": drive},
-            done=nxt is None,
-            full_listing=full,
+        state = DriveCheckpoint(
+            link=nxt or delta, full=bool(nxt) and full, drive=drive, tree=state.tree
         )
+        page.checkpoint = state.model_dump()
+        page.done, page.full_listing = nxt is None, full
+        yield page
         if nxt is None:
             return
         url = nxt
 
 
+class _PageWalk:
+    """One delta page turned into a sync page (see :func:`sync_drive`)."""
+
+    def __init__(
+        self,
+        ctx: ConnectorContext,
+        target: Target,
+        drive: str,
+        tree: DriveTree,
+        full: bool,
+        seen: set[tuple[str, str | None]],
+    ) -> None:
+        self.ctx, self.target, self.drive, self.tree = ctx, target, drive, tree
+        self.full, self.seen = full, seen
+        self.out = SyncPage()
+
+    async def page(self, values: list[dict[str, Any]]) -> SyncPage:
+        """Folders first (a page may name a folder after its children), then the items."""
+        moved: list[str] = []
+        for raw in values:
+            if "deleted" in raw or "@removed" in raw:
+                self.tree.forget(str(raw["id"]))
+                self.out.tombstones.append(f"file:{self.drive}:{raw['id']}")
+            elif is_folder(raw):
+                if "package" in raw and str(raw["id"]) not in self.tree.folders:
+                    self.out.failures.append(ItemFailure(item_id=self._id(raw), reason=ONENOTE))
+                if self.tree.observe(raw) and not self.full:
+                    moved.append(str(raw["id"]))
+        for raw in values:
+            if not ("deleted" in raw or "@removed" in raw or "root" in raw):
+                await self.take(raw)
+        for folder_id in moved:
+            async for raw in self._below_folder(folder_id):
+                await self.take(raw)
+        return self.out
+
+    def _id(self, raw: dict[str, Any]) -> str:
+        return f"file:{self.drive}:{raw['id']}"
+
+    async def take(self, raw: dict[str, Any]) -> None:
+        """An item of the drive: kept when below the target, a tombstone when a file has
+        left it (an incremental run), left out when inside a OneNote notebook."""
+        parent = parent_of(raw)
+        await self.tree.resolve(self.ctx, self.drive, parent)
+        if "package" in raw or self.tree.in_package(parent):
+            return
+        folder = self.tree.folder_path(parent)
+        if folder is None:
+            reason = "its folder could not be found in the drive"
+            self.out.failures.append(ItemFailure(item_id=self._id(raw), reason=reason))
+            return
+        item = items.drive_item(raw, self.target.drive_prefix, folder, self.drive)
+        if _below(f"{folder}/{raw.get('name') or raw['id']}", self.target):
+            if (item.id, item.version) not in self.seen:
+                self.seen.add((item.id, item.version))
+                self.out.items.append(item)
+        elif not self.full and not is_folder(raw):
+            self.out.tombstones.append(item.id)
+
+    async def _below_folder(self, folder_id: str) -> AsyncIterator[dict[str, Any]]:
+        """Everything below a moved or renamed folder (the delta names only the folder)."""
+        queue = [folder_id]
+        drive = seg(self.drive, "drive id")
+        while queue:
+            url: str | None = f"/drives/{drive}/items/{seg(queue.pop())}/children"
+            params: dict[str, str] | None = {"$top": "200"}
+            while url:
+                body = await self.ctx.http.get_json(url, params=params)
+                for raw in body.get("value", []):
+                    if is_folder(raw):
+                        self.tree.observe(raw)
+                        queue.append(str(raw["id"]))
+                    yield raw
+                url, params = body.get("@odata.nextLink"), None
+
+
+def _below(relpath: str, target: Target) -> bool:
+    return not target.subpath or relpath.startswith("/" + target.subpath.strip("/") + "/")
+
+
 async def file_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[str]]:
-    """Every file id below the target folder, from a fresh delta listing (raises on any
-    failed page, so an early end never looks complete)."""
+    """Every item id below the target folder, from a fresh delta listing whose paths come
+    from ids (raises on any failed page, so an early end never looks complete)."""
     drive = await drive_id(ctx, target)
+    tree = DriveTree()
+    listed: list[tuple[str, str | None, str]] = []
     url: str | None = f"/drives/{seg(drive, 'drive id')}/root/delta"
-    params: dict[str, str] | None = {"$select": "id,name,parentReference,folder,file,deleted,root"}
+    params: dict[str, str] | None = {
+        "$select": "id,name,parentReference,folder,file,deleted,root,package"
+    }
     while url:
         body = await delta_get(ctx, url, params)
-        ids = []
         for raw in body.get("value", []):
-            if "deleted" in raw or "root" in raw:
+            if "deleted" in raw or "@removed" in raw:
                 continue
-            item = items.drive_item(raw, target.drive_prefix)
-            if _below(item, target):
-                ids.append(item.id)
-        yield ids
+            if is_folder(raw):
+                tree.observe(raw)
+            if "root" not in raw and "package" not in raw:
+                listed.append((str(raw["id"]), parent_of(raw), str(raw.get("name") or raw["id"])))
         url, params = body.get("@odata.nextLink"), None
+    ids = []
+    for item_id, parent, name in listed:
+        await tree.resolve(ctx, drive, parent)
+        folder = tree.folder_path(parent)
+        if (
+            folder is not None
+            and not tree.in_package(parent)
+            and _below(f"{folder}/{name}", target)
+        ):
+            ids.append(f"file:{drive}:{item_id}")
+    for start in range(0, max(1, len(ids)), 500):
+        yield ids[start : start + 500]

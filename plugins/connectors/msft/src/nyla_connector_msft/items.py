@@ -142,16 +142,21 @@ def contact_item(raw: dict[str, Any]) -> Item:
     )
 
 
-def drive_item(raw: dict[str, Any], prefix: str = "") -> Item:
+def drive_item(
+    raw: dict[str, Any], prefix: str = "", folder: str | None = None, drive: str = ""
+) -> Item:
     """A driveItem (file or folder). ``prefix`` is the path of the drive's root in this
     connector's grammar (``/drive``, ``/drives/<id>``, ``/sites/<site>/<drive>``); without
-    it the item's own drive (and site, when Graph says) decides."""
+    it the item's own drive (and site, when Graph says) decides. ``folder`` (``/A/B``) is
+    where the item sits when the caller knows it from ids (delta answers carry no
+    ``parentReference.path``); else that path is read, where Graph gives it."""
     parent = raw.get("parentReference") or {}
-    drive_id = parent.get("driveId") or ""
+    drive_id = parent.get("driveId") or drive
     if not prefix:
         site = parent.get("siteId")
         prefix = f"/sites/{site}/{drive_id}" if site else f"/drives/{drive_id}"
-    folder = (parent.get("path") or "").split("root:", 1)[-1] if parent.get("path") else ""
+    if folder is None:
+        folder = (parent.get("path") or "").split("root:", 1)[-1] if parent.get("path") else ""
     is_folder = "folder" in raw
     author = ((raw.get("lastModifiedBy") or raw.get("createdBy") or {}).get("user") or {}).get(
         "displayName"
