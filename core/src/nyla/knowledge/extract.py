@@ -17,6 +17,7 @@ from pathlib import PurePath
 from typing import Any
 
 from nyla.errors import NylaError
+from nyla.knowledge.html_guard import tame_html
 from nyla.knowledge.sections import SectionWriter
 from nyla.models.knowledge import ContentObject, ExtractedDocument
 
@@ -331,7 +332,7 @@ class _HtmlCollector(HTMLParser):
 
 def _html(content: bytes) -> ExtractedDocument:
     parser = _HtmlCollector()
-    parser.feed(_decode(content))
+    parser.feed(tame_html(_decode(content)))
     parser.close()
     return ExtractedDocument(
         kind="html",
