@@ -200,3 +200,35 @@ async def test_a_hostile_bytes_id_is_a_typed_error(tmp_path: Path) -> None:
         item_id = "~bytes:" + base64.urlsafe_b64encode(raw).decode()
         with pytest.raises(UnsafePathError):
             await local.download(ctx, item_id)
+
+
+# ---- through the tool layer ------------------------------------------------------------------
+
+
+async def test_the_model_gets_a_structured_refusal(db, make_kernel, tmp_path: Path) -> None:
+    from localfs_helpers import KEY
+
+    import nyla_connector_localfs.plugin as localfs
+    from nyla import RunContext
+    from nyla.sdk import ToolContext
+
+    folder = Folder(tmp_path)
+    kernel = make_kernel(localfs, db=db, settings={"secret_key": KEY})
+    conn = await kernel.connections.add("localfs", user_id="u1", settings=folder.settings())
+    tools = {t.name: t for t in kernel.plugins.toolboxes["datasources"].tools}
+    ctx = ToolContext(run=RunContext(user_id="u1"), kernel=kernel)
+
+    async def call(name: str, **args: Any) -> Any:
+        tool = tools[name]
+        return await tool.handler(tool.args_model.model_validate(args), ctx)
+
+    for name, args in [
+        ("downloadFromDataSource", {"itemId": "../outside/secret.txt"}),
+        ("downloadFromDataSource", {"itemId": "link-out/secret.txt"}),
+        ("getDataSourceItem", {"itemId": "docs/%2e%2e/%2e%2e/evil"}),
+        ("browseDataSource", {"path": "..\\..\\"}),
+        ("searchDataSource", {"query": "x", "scope": "\uff0e\uff0e/outside"}),
+    ]:
+        result = await call(name, connectionId=conn.id, **args)
+        assert not result.success and result.error_details.code == "UNSAFE_PATH", (name, result)
+        assert str(tmp_path) not in (result.error or ""), "no server path in the answer"
