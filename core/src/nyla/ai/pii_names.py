@@ -12,6 +12,7 @@ and words that start departments, teams and companies rather than names are refu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from nyla.ai.pii_shapes import BEFORE, MORE_TITLES, NAME, SP, TITLE
@@ -142,9 +143,18 @@ _COMPANY_WORDS = """
     Team Group Gruppe Holding Treuhand Fiduciaire Services Service Support Solutions Bank
     Banca Versicherung Versicherungen Partners Consulting Finance Finanzen Payable Immobilien
     Genossenschaft Stiftung Verein Verband Association Foundation Club Institut Institute
-    University Universität Hospital Spital Klinik
+    University Universität Hospital Spital Klinik Resources Operations Relations Treasury
+    Department Division Desk Office Unit Dienst Dienste Abteilung Controlling Accounting
+    Compliance Legal Marketing Sales Procurement Logistics Logistik Einkauf
 """
 COMPANY_WORDS = frozenset(_COMPANY_WORDS.split())
+
+
+# Python's re on one word at a time (bounded input): a word that is itself a role or
+# function (Präsidentin, Manager) makes the words around it a title, not a name
+_ROLE_WORD = re.compile(
+    rf"(?:{_ROLES_DE}|{_ROLES_EN}|{_ROLES_FR_IT}|Manager(?:in)?|Direktor(?:in)?)"
+)
 
 
 def _words(value: str) -> list[str]:
@@ -157,6 +167,8 @@ def _is_person(value: str, *, single_ok: bool) -> bool:
     if not words or words[0].rstrip(".") in NOT_NAMES or words[0].split("-")[0] in NOT_NAMES:
         return False
     if any(w in COMPANY_WORDS or w.split("-")[-1] in COMPANY_WORDS for w in words):
+        return False
+    if any(_ROLE_WORD.fullmatch(w) for w in words):
         return False
     capitalised = [w for w in words if w[:1].isupper()]
     if len(capitalised) < (1 if single_ok else 2):
