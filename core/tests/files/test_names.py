@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nyla.files.names import MAX_NAME_CHARS, clean_mime, clean_name
+from nyla.files.names import MAX_NAME_CHARS, clean_mime, clean_name, download_name
 from nyla.files.store import FileStore
 from nyla.kernel import Kernel
 from nyla.models.agent import RunContext
@@ -90,3 +90,22 @@ async def test_folder_names_are_cleaned_too(store):
         await store.create_folder("a/b", ANNA)
     with pytest.raises(ValueError):
         await store.rename_folder(folder["id"], "z" * (MAX_NAME_CHARS + 1), ANNA)
+
+
+@pytest.mark.parametrize(
+    ("stored", "offered"),
+    [
+        ("../../etc/passwd", "passwd"),
+        ("..\\..\\Windows\\win.ini", "win.ini"),
+        ("C:\\Users\\ada\\q3.xlsx", "q3.xlsx"),
+        ("reports/2026/Q3 report.pdf", "Q3 report.pdf"),
+        ("a/b/", "download"),
+        ("..", "download"),
+        ("...", "download"),
+        ("", "download"),
+        (" x\ny.txt ", "x y.txt"),
+        ("Zürich 日本.txt", "Zürich 日本.txt"),
+    ],
+)
+def test_a_download_is_offered_under_its_base_name(stored, offered):
+    assert download_name(stored) == offered

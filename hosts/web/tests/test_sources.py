@@ -366,6 +366,31 @@ async def test_a_stored_name_with_line_breaks_cannot_split_the_download_header(
     assert _download_name(content.headers["content-disposition"]) == 'x Set-Cookie: "a=b".txt'
 
 
+@pytest.mark.parametrize(
+    ("stored", "saved_as"),
+    [
+        ("../../etc/passwd", "passwd"),
+        ("..\\..\\Windows\\win.ini", "win.ini"),
+        ("reports/2026/Q3 €.txt", "Q3 €.txt"),
+        ("../", "download"),
+    ],
+)
+async def test_a_download_is_offered_under_its_base_name_only(
+    client, token_for, kernel, stored, saved_as
+):
+    from nyla_host.identity import Identity
+    from nyla_host.routes.catalog import run_context
+
+    alice = await token_for("alice")
+    context = run_context(Identity(user_id="alice", mandate_id="m1"))
+    item = await kernel.files.save(stored, b"hi", context)  # as a connector or tool names it
+    content = await client.get(f"/api/files/{item.id}/content", headers=alice)
+    assert content.status_code == 200
+    disposition = content.headers["content-disposition"]
+    assert _download_name(disposition) == saved_as
+    assert "/" not in disposition.split(";", 1)[1] and "\\" not in disposition
+
+
 async def test_an_upload_name_too_long_to_keep_is_the_caller_s_400(client, token_for):
     alice = await token_for("alice")
     up = await client.post("/api/files", files={"file": ("n" * 600 + ".txt", b"x")}, headers=alice)

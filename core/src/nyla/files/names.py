@@ -5,7 +5,10 @@ wrote; mime types from whatever a client or a vendor's API declared. They are st
 length-limited text columns and sent back in HTTP headers, so every write path passes them
 through here: a name loses its control characters (a NUL cannot be stored, a line break
 would end a header) and is refused when empty or too long; a mime type that is not a plain
-``type/subtype`` is replaced by the one the name suggests.
+``type/subtype`` is replaced by the one the name suggests. A stored name may still hold path
+parts (a connector's ``reports/q3.txt``, an upload called ``../../etc/passwd``); a download
+is offered under its base name only (:func:`download_name`), so no client writes it
+anywhere but where the user saves it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,18 @@ def clean_name(name: str, kind: str = "file") -> str:
             f"a {kind} name is at most {MAX_NAME_CHARS} characters (this one has {len(cleaned)})"
         )
     return cleaned
+
+
+def download_name(name: str, fallback: str = "download") -> str:
+    """The name a download is offered under: the last part of ``name`` after any ``/`` or
+    ``\\`` (both separators: a Windows client honours the backslash), cleaned of control
+    characters and surrounding blanks; ``fallback`` when nothing usable is left (an empty
+    name, ``..``, a name that ends in a separator)."""
+    text = _CONTROL.sub(" ", clean_text(name if isinstance(name, str) else ""))
+    base = re.split(r"[/\\]", text)[-1].strip()
+    if not base or set(base) <= {"."}:
+        return fallback
+    return base[:MAX_NAME_CHARS]
 
 
 def clean_mime(mime_type: str | None) -> str | None:

@@ -17,7 +17,8 @@ What is here:
 - the typed models (including what ``ctx.kernel.ai.call`` answers: :class:`AiCallResponse`
   with its fallback notes, invalid tool arguments and neutralization report), the errors
   plugins raise or catch, and :class:`KernelServices` (what ``ToolContext.kernel`` offers)
-- text helpers: :func:`clean_text`, :func:`has_unstorable_chars`
+- text helpers: :func:`clean_text`, :func:`has_unstorable_chars`, :func:`download_name` (the
+  base name a file is offered for download under)
 - path helpers (:mod:`nyla.sdk.paths`): :func:`safe_segment`, :func:`confine_path`,
   :func:`url_segment`, :func:`url_path`, :func:`confine_url` and :class:`UnsafePathError`,
   so no id or name a model passed can take a request outside its root
@@ -48,6 +49,7 @@ from nyla.errors import (
     ProviderTimeoutError,
     UnsupportedCapabilityError,
 )
+from nyla.files.names import download_name
 from nyla.hookspecs import hookimpl
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.ai import (
@@ -213,6 +215,7 @@ __all__ = [
     "count_text_tokens",
     "count_tokens",
     "count_tool_tokens",
+    "download_name",
     "error_for_status",
     "error_for_transport",
     "error_message",

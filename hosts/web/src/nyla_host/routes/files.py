@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request, UploadFile
 from fastapi.responses import Response
 
 from nyla import FileAccessError
+from nyla.sdk import download_name
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.routes.catalog import run_context
@@ -80,8 +81,9 @@ def attachment(name: str) -> str:
     """The ``Content-Disposition`` of a download of ``name`` (RFC 6266): an ASCII
     ``filename`` every client reads and, when the name is more than that, the whole name as
     UTF-8 in ``filename*`` (RFC 8187). HTTP headers are Latin-1 and end at a line break, so a
-    name is never put in one as it is."""
-    name = "".join(ch for ch in name if ch.isprintable()) or "download"
+    name is never put in one as it is, and only its base name is offered (a stored
+    ``../../etc/passwd`` downloads as ``passwd``)."""
+    name = "".join(ch for ch in download_name(name) if ch.isprintable()) or "download"
     ascii_name = "".join(ch if " " <= ch <= "~" and ch not in '"\\' else "_" for ch in name)
     header = f'attachment; filename="{ascii_name}"'
     if ascii_name != name:
