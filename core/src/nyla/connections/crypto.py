@@ -1,22 +1,19 @@
 """Tokens at rest: encrypted with Fernet (AES-128-CBC + HMAC-SHA256, ``cryptography``).
 
-The key comes from the setting ``NYLA_SECRET_KEY`` (environment or config file): one or more
-Fernet keys separated by commas, the first encrypts and all decrypt (key rotation). Without
-it, a key is generated once into ``<data dir>/secret.key`` (mode 0600), so a local install
-works out of the box; a server sets the variable.
+The keys come from :mod:`nyla.connections.keys`: ``NYLA_SECRET_KEY`` (the key itself),
+else ``NYLA_SECRET_KEY_FILE`` (a secrets file), else a key file nyla makes once beside its
+configuration — never beside the database. One or more keys: the first encrypts, all
+decrypt (key rotation).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
-from nyla.ai.config import config_value
+from nyla.connections.keys import KEY_FILE_SETTING, KEY_SETTING, load_keys
 from nyla.errors import ConfigurationError
-
-KEY_SETTING = "NYLA_SECRET_KEY"
 
 
 class TokenCipher:
@@ -36,20 +33,10 @@ class TokenCipher:
 
     @classmethod
     def from_config(cls, data_dir: Path | None = None) -> TokenCipher:
-        """Keys from ``NYLA_SECRET_KEY``, else the key file in the data directory (created
-        on first use)."""
-        configured = config_value(KEY_SETTING)
-        if configured:
-            return cls([k.strip() for k in configured.split(",") if k.strip()])
-        from nyla.embedded import default_data_dir
-
-        path = (data_dir or default_data_dir()) / "secret.key"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(Fernet.generate_key())
-        return cls([path.read_bytes().strip()])
+        """Keys from ``NYLA_SECRET_KEY``, else ``NYLA_SECRET_KEY_FILE``, else nyla's own key
+        file (an older one in ``data_dir`` is moved out of it; see
+        :func:`~nyla.connections.keys.load_keys`)."""
+        return cls(list(load_keys(data_dir).keys))
 
     @staticmethod
     def generate_key() -> str:
@@ -66,6 +53,7 @@ class TokenCipher:
             return self._fernet.decrypt(value.encode("ascii")).decode("utf-8")
         except InvalidToken as exc:
             raise ConfigurationError(
-                f"stored tokens cannot be decrypted with the configured key ({KEY_SETTING} "
-                "changed?): add the old key after the new one, or connect again"
+                f"stored tokens cannot be decrypted with the configured key ({KEY_SETTING} or "
+                f"{KEY_FILE_SETTING} changed?): add the old key after the new one, or connect "
+                "again"
             ) from exc

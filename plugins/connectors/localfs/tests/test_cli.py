@@ -16,6 +16,8 @@ def test_connect_sync_status_and_remove_from_the_cli(embedded_pg, tmp_path, monk
     monkeypatch.setenv("NYLA_DATABASE_SCHEMA", f"cli_{uuid.uuid4().hex[:8]}")
     monkeypatch.setenv("NYLA_EMBEDDING_MODEL", "local:hash-384")
     monkeypatch.setenv("NYLA_HOME", str(tmp_path / "home"))
+    # the token key is made beside the configuration, not in NYLA_HOME: keep it in tmp too
+    monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "config" / "config.toml"))
     make_tree(tmp_path / "docs", 12, per_folder=5)
 
     def run(*args: str) -> str:
