@@ -12,16 +12,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import FileResponse
 
 import nyla_host.tables  # noqa: F401  (the host's tables join the kernel's metadata)
 from nyla import NylaError
 from nyla_host.auth import Authenticator, AuthHook
+from nyla_host.errors import internal_error, nyla_error
 from nyla_host.input_guard import InputGuardMiddleware
 from nyla_host.oidc import OidcSettings, OidcVerifier
 from nyla_host.routes import api_router
 from nyla_host.runs import RunManager
+from nyla_host.security_headers import SecurityHeadersMiddleware
 from nyla_host.state import HostSettings, HostState
 from nyla_host.timezone import TimezoneMiddleware
 from nyla_host.tokens import TokenStore
@@ -69,43 +71,20 @@ async def shutdown(state: HostState) -> None:
     await state.kernel.jobs.aclose()
 
 
-def mount(app: FastAPI, state: HostState) -> None:
+def mount(app: FastAPI, state: HostState, *, security_headers: bool = True) -> None:
     """Add nyla's API routes, error mapping and timezone middleware to a host app's FastAPI
-    app (its own lifespan must call :func:`startup` and :func:`shutdown`)."""
+    app (its own lifespan must call :func:`startup` and :func:`shutdown`). With
+    ``security_headers`` every response of the app gets nyla's strict Content-Security-Policy
+    and framing headers (where a route sets none itself); a host app serving pages of its own
+    with inline script passes ``False`` and sets its own."""
     app.state.nyla = state
     app.add_middleware(TimezoneMiddleware)
     app.add_middleware(InputGuardMiddleware)
+    if security_headers:
+        app.add_middleware(SecurityHeadersMiddleware)
     app.router.routes.extend(api_router().routes)
-    app.add_exception_handler(NylaError, _nyla_error)
-    app.add_exception_handler(Exception, _internal_error)
-
-
-#: HTTP status of a kernel error, by class (the first match in the error's MRO wins)
-ERROR_STATUS = {
-    "NotFoundError": 404,
-    "PermissionDeniedError": 403,
-    "DatabaseUnavailableError": 503,
-    "DatabaseQueryError": 503,
-    "ProviderRateLimitError": 429,
-    "ProviderTimeoutError": 504,
-    "ProviderError": 502,
-}
-
-
-async def _nyla_error(request: Request, exc: Exception) -> JSONResponse:
-    names = [cls.__name__ for cls in type(exc).__mro__]
-    status = next((ERROR_STATUS[n] for n in names if n in ERROR_STATUS), 400)
-    return JSONResponse({"detail": f"{exc}", "error": type(exc).__name__}, status_code=status)
-
-
-async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
-    # the traceback goes to the server log (Starlette re-raises after answering); the caller
-    # gets JSON it can show, never a driver's message with SQL in it
-    log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__)
-    return JSONResponse(
-        {"detail": "internal error: the server log has the details", "error": "InternalError"},
-        status_code=500,
-    )
+    app.add_exception_handler(NylaError, nyla_error)
+    app.add_exception_handler(Exception, internal_error)
 
 
 def create_app(

@@ -1,17 +1,20 @@
 """Hostile input stops at the door, with a 400 that says what was wrong.
 
 PostgreSQL text cannot hold a NUL byte, UTF-8 cannot hold a lone surrogate, and JSON has no
-NaN or infinity. A request that carries one of them in its path, its query string or a JSON
+NaN or infinity. A request that carries one of them in its path, its query string or its
 body would otherwise reach a route, then the database or the JSON encoder, and end as a 500
 with nothing for the caller to act on. This pure ASGI middleware checks all three before any
-route runs; other bodies (uploads) pass through untouched, and so do the responses (SSE
-streams are never buffered).
+route runs: every body, whatever its ``Content-Type`` says (FastAPI reads a body without one
+as JSON), except multipart uploads, whose files are bytes; a path (where the ids are) may hold
+no control character either. Responses pass through untouched (SSE streams are never
+buffered).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -32,7 +35,7 @@ class InputError(ValueError):
 
 
 class InputGuardMiddleware:
-    """Refuses requests whose path, query string or JSON body cannot be stored or encoded."""
+    """Refuses requests whose path, query string or body cannot be stored or encoded."""
 
     def __init__(self, app: ASGIApp, *, max_json_bytes: int = 8 * 2**20) -> None:
         self.app = app
@@ -44,7 +47,7 @@ class InputGuardMiddleware:
             return
         try:
             check_url(scope.get("raw_path") or scope["path"].encode(), scope.get("query_string"))
-            if _is_json(scope) and scope["method"] in {"POST", "PUT", "PATCH", "DELETE"}:
+            if not _is_multipart(scope) and scope["method"] in {"POST", "PUT", "PATCH", "DELETE"}:
                 body = await _read_body(receive, self.max_json_bytes)
                 if body.strip():
                     check_json(body)
@@ -56,7 +59,8 @@ class InputGuardMiddleware:
 
 
 def check_url(raw_path: bytes, query: bytes | None) -> None:
-    """Raise :class:`InputError` when the path or query decodes to unstorable text."""
+    """Raise :class:`InputError` when the path or query decodes to unstorable text, or the
+    path holds a control character (no id or route has one)."""
     for where, raw in (("path", raw_path), ("query string", query or b"")):
         decoded = unquote_to_bytes(raw.replace(b"+", b" ") if where != "path" else raw)
         try:
@@ -65,16 +69,20 @@ def check_url(raw_path: bytes, query: bytes | None) -> None:
             raise InputError(f"the request's {where} is not valid UTF-8") from None
         if has_unstorable_chars(text):
             raise InputError(f"the request's {where} contains a NUL byte or a lone surrogate")
+        if where == "path" and any(unicodedata.category(ch) == "Cc" for ch in text):
+            raise InputError("the request's path contains a control character")
 
 
 def check_json(body: bytes) -> Any:
     """The parsed body; :class:`InputError` for invalid UTF-8, NaN/infinity, unstorable
-    strings or nesting deeper than :data:`MAX_JSON_DEPTH`. Malformed JSON is left to the route
-    (FastAPI answers it with its own 422)."""
+    text or nesting deeper than :data:`MAX_JSON_DEPTH`. A body that is no JSON at all is left
+    to the route (FastAPI answers it with its own 422)."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError("the JSON body is not valid UTF-8") from None
+        raise InputError("the request body is not valid UTF-8") from None
+    if has_unstorable_chars(text):
+        raise InputError("the request body contains a NUL byte or a lone surrogate")
     if _depth(text) > MAX_JSON_DEPTH:
         raise InputError(f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels")
     try:
@@ -134,11 +142,10 @@ def _check_strings(value: Any) -> None:
             stack.extend(item)
 
 
-def _is_json(scope: Scope) -> bool:
+def _is_multipart(scope: Scope) -> bool:
     for name, value in scope.get("headers") or []:
         if name == b"content-type":
-            media = value.split(b";", 1)[0].strip().lower()
-            return media == b"application/json" or media.endswith(b"+json")
+            return value.split(b";", 1)[0].strip().lower() == b"multipart/form-data"
     return False
 
 
@@ -152,7 +159,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise InputError(f"the JSON body is larger than {limit} bytes", status=413)
+            raise InputError(f"the request body is larger than {limit} bytes", status=413)
         chunks.append(chunk)
         if not message.get("more_body"):
             break

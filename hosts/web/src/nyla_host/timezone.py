@@ -1,26 +1,46 @@
 """The request's timezone (seeds: ``X-User-Timezone`` → context variable → the prompt's date
 block). The middleware stores the header's IANA name in a context variable; invalid or missing
-means UTC, never the server's zone. Storage stays UTC; only user-visible times use it."""
+means UTC, never the server's zone, and never an error: a header that is no zone is ignored,
+so no route (``/healthz`` least of all) can fail on it. Storage stays UTC; only user-visible
+times use it."""
 
 from __future__ import annotations
 
+import functools
+import logging
+import re
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, available_timezones
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+log = logging.getLogger(__name__)
 HEADER = "x-user-timezone"
 _request_timezone: ContextVar[str] = ContextVar("nyla_request_timezone", default="UTC")
+#: what an IANA zone name looks like (``Europe/Zurich``, ``Etc/GMT+1``): no dots, no empty parts
+_ZONE_NAME = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+){0,2}")
+
+
+@functools.cache
+def known_zones() -> frozenset[str]:
+    """Every zone the installed tz database holds (read once; files only, no folders)."""
+    try:
+        return frozenset(available_timezones())
+    except Exception:  # a tz database that cannot be listed: every request is UTC
+        log.warning("the tz database could not be listed; every request's timezone is UTC")
+        return frozenset()
 
 
 def valid_timezone(name: str | None) -> str:
-    """``name`` when it is a known IANA zone, else ``UTC``."""
-    if not name or len(name) > 64:
+    """``name`` when it is a zone of the tz database, else ``UTC``. Only names the database
+    lists reach ``ZoneInfo``, which otherwise opens whatever a name points at: a folder such
+    as ``America`` raised ``IsADirectoryError``, a 500 on every route."""
+    if not name or len(name) > 64 or not _ZONE_NAME.fullmatch(name) or name not in known_zones():
         return "UTC"
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except Exception:
         return "UTC"
     return name
 

@@ -10,18 +10,21 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import Field
 
 from nyla import NotFoundError, PermissionDeniedError, config_value, list_data_sources
 from nyla.sdk import WireModel
-from nyla.sdk.connectors import ConnectorError, grant_from_token_response
+from nyla.sdk.connectors import grant_from_token_response
 from nyla_host.auth import need_user
+from nyla_host.connector_calls import connector_call
 from nyla_host.identity import Identity
 from nyla_host.state import host
 
 router = APIRouter(prefix="/api/connections", tags=["connections"])
 OAUTH_STATE_TTL_S = 600
+#: the longest browse path and cursor taken (a vendor's next-page link fits easily)
+MAX_PATH, MAX_CURSOR = 2000, 4096
 
 
 class NewConnection(WireModel):
@@ -111,19 +114,25 @@ async def tree(
 async def browse(
     connection_id: str,
     request: Request,
-    path: str = "",
-    cursor: str | None = None,
+    path: str = Query(default="", max_length=MAX_PATH),
+    cursor: str | None = Query(default=None, max_length=MAX_CURSOR),
     identity: Identity = Depends(need_user),
 ) -> dict[str, Any]:
     """One level of the connection's own tree (the connector's ``browse``), each item with
-    the data source at its path (if any) and its effective 🧠 (inherited along the tree)."""
+    the data source at its path (if any) and its effective 🧠 (inherited along the tree).
+    ``cursor`` is the one the previous page gave; any other is a 400, and so is a path the
+    connector cannot use; a connector that fails answers 502, naming no server path."""
+    if cursor is not None and not cursor.isprintable():
+        raise HTTPException(400, "the cursor is not one a listing gave out; list again without")
     connection = await owned_connection(request, connection_id, identity)
     kernel = host(request).kernel
-    try:
-        async with kernel.connections.open(connection_id, user_id=connection.user_id) as ctx:
-            page = await ctx.adapter.browse(ctx, path, cursor)
-    except ConnectorError as exc:
-        raise HTTPException(502, f"{connection.service}: {exc}") from exc
+    adapter = kernel.plugins.connectors.get(connection.service)
+    given = {"path": path, "cursor": cursor}
+    async with (
+        connector_call(connection.service, adapter, connection.settings, given),
+        kernel.connections.open(connection_id, user_id=connection.user_id) as ctx,
+    ):
+        page = await ctx.adapter.browse(ctx, path, cursor)
     sources = {s.path: s for s in await list_data_sources(kernel.db, connection_id)}
     items = []
     for item in page.items:

@@ -112,10 +112,12 @@ async def add_data_source(
 async def data_source(
     data_source_id: str, request: Request, identity: Identity = Depends(need_user)
 ) -> dict[str, Any]:
-    """One data source with its effective 🧠 and its limits."""
+    """One data source with its effective 🧠, its limits and the range each may be set to."""
     source = await visible_source(request, data_source_id, identity)
-    limits = await host(request).kernel.knowledge.get_rag_limits(data_source_id)
-    return {**source.to_wire(), "ragLimits": camel_limits(limits)}
+    knowledge = host(request).kernel.knowledge
+    limits = await knowledge.get_rag_limits(data_source_id)
+    ranges = await knowledge.get_rag_limit_ranges(data_source_id)
+    return {**source.to_wire(), "ragLimits": camel_limits(limits), "ragLimitRanges": ranges}
 
 
 @router.patch("/{data_source_id}/rag-index")
@@ -160,7 +162,8 @@ async def settings(
     patch: dict[str, Any] = Body(...),
     identity: Identity = Depends(need_user),
 ) -> dict[str, Any]:
-    """Partial update of the settings: only ``ragLimits`` (unknown keys → 400); owner-only,
+    """Partial update of the settings: only ``ragLimits``, each a whole number in its range
+    (``ragLimitRanges`` of the data source; anything else → 400 naming the key); owner-only,
     a mandate admin also for mandate-scoped sources; audited."""
     source = await visible_source(request, data_source_id, identity)
     knowledge = host(request).kernel.knowledge

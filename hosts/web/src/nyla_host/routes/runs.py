@@ -12,7 +12,7 @@ from nyla.sdk import WireModel
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.runs import RunNotFound, run_dict
-from nyla_host.sse import last_event_id, sse_response
+from nyla_host.sse import InvalidEventId, last_event_id, sse_response
 from nyla_host.state import host
 from nyla_host.timezone import local_iso, request_timezone
 
@@ -94,10 +94,13 @@ async def run_events(
     last_event_id_header: str | None = Header(default=None, alias="Last-Event-ID"),
 ) -> Any:
     """The run's events as Server-Sent Events; resumes after ``Last-Event-ID`` (header, or
-    ``lastEventId`` in the query for a fresh page)."""
+    ``lastEventId`` in the query for a fresh page; 400 for one that is no event id)."""
+    try:
+        after = last_event_id(last_event_id_header, request.query_params.get("lastEventId"))
+    except InvalidEventId as exc:
+        raise HTTPException(400, str(exc)) from None
     await _visible(request, run_id, identity)
     state = host(request)
-    after = last_event_id(last_event_id_header, request.query_params.get("lastEventId"))
     events = state.runs.events(run_id, after, keepalive=state.settings.ping_interval_s)
 
     async def end() -> dict[str, Any]:
