@@ -11,6 +11,8 @@ function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    // through the CSSOM: the Content-Security-Policy refuses style attributes
+    else if (key === "style") node.style.cssText = value;
     else if (value !== undefined && value !== null) node.setAttribute(key, value);
   }
   for (const child of children.flat()) {
@@ -359,16 +361,17 @@ async function openSettings(sourceId) {
   state.modal = { source, connection };
   $("#settings-source").textContent = `${connection ? connection.label : ""} ${source.path}`;
   $("#consent").checked = connection ? connection.knowledgeIngestionEnabled : false;
-  $("#limits").replaceChildren(...Object.entries(source.ragLimits).map(([key, value]) => limitField(key, value)));
+  $("#limits").replaceChildren(...Object.entries(source.ragLimits).map(([key, value]) => limitField(key, value, (source.ragLimitRanges || {})[key])));
   await refreshEstimate();
   if (!modal.open) modal.showModal();
 }
 
-function limitField(key, value) {
+function limitField(key, value, range) {
   const inBytes = /bytes|size/i.test(key);
   // MB with one decimal, or two significant digits for limits below 0.1 MB
   const shown = inBytes ? (value >= MB / 10 ? +(value / MB).toFixed(1) : +(value / MB).toPrecision(2)) : value;
-  const input = el("input", { type: "number", min: inBytes ? "0" : "1", step: inBytes ? "any" : "1", name: key, "aria-label": key, value: shown });
+  const max = range ? String(inBytes ? Math.floor(range.max / MB) : range.max) : undefined;
+  const input = el("input", { type: "number", min: inBytes ? "0" : "1", max, step: inBytes ? "any" : "1", name: key, "aria-label": key, value: shown });
   let timer = null;
   input.addEventListener("input", () => {
     clearTimeout(timer);
