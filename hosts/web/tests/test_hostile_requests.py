@@ -277,3 +277,22 @@ async def test_rag_limits_out_of_their_range_are_a_400(client, token_for, limits
     assert low == 1 and shown["ragLimits"][key] <= high
     fine = await client.patch(f"{url}/settings", json={"ragLimits": {key: high}}, headers=alice)
     assert fine.status_code == 200, fine.text
+
+
+@pytest.mark.parametrize(
+    ("message", "shown"),
+    [
+        ("localfs: /srv/share/x is not a folder", "localfs: <server path> is not a folder"),
+        ("localfs: '/srv/share' gone", "localfs: '<server path>' gone"),
+        ("read file:///srv/share/a.txt", "read <server path>"),
+        ("kdrive: C:\\data\\share failed", "kdrive: <server path> failed"),
+        ("graph: https://graph.microsoft.com/v1.0/me/drive 503", None),
+        ("no folder '/docs/sub'", None),  # the caller's own path
+        ("no folder '/docs'", None),
+    ],
+)
+def test_server_paths_are_redacted_but_urls_and_the_caller_s_paths_are_not(message, shown):
+    from nyla_host.connector_calls import redact_paths
+
+    assert redact_paths(message, keep=["/docs/sub"]) == (shown or message)
+    assert redact_paths("root /home/u/share/x", hidden=["/home/u/share"]) == "root <server path>/x"
