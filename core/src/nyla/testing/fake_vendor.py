@@ -194,6 +194,16 @@ class ConnectorWire:
     #: whether a finished sync's checkpoint can expire at the vendor (a delta token can; a
     #: time cursor such as Jira's ``updated`` or ClickUp's ``date_updated_gt`` cannot)
     cursors_expire: bool = True
+    #: whether the connector lists folder by folder, so that one folder it cannot read
+    #: leaves the rest listed (reported as ``SyncPage.unlisted``); a single-stream listing
+    #: (a delta feed, one search) fails as a whole instead
+    lists_by_folder: bool = False
+
+    def add_unlistable(self, corpus: FakeCorpus, name: str, content: str) -> FakeDoc:
+        """Add a document in a place the walker contract can then make unlistable
+        (:meth:`FakeVendor.deny_listing`): by default the scope's own folder; a wire that
+        lists folder by folder puts it in a subfolder of its own."""
+        return corpus.add(name, content, self.scope or "/")
 
     def adapter(self) -> Any:
         """A fresh adapter under test."""
@@ -284,6 +294,19 @@ class FakeVendor:
         self.token_requests: list[httpx.Request] = []
         self.refresh_revoked = False
         self._issued = 1
+        self._denied: list[bytes] = []
+        #: how many answers :meth:`deny_listing` turned into 403
+        self.denials = 0
+
+    def deny_listing(self, docs: list[FakeDoc]) -> None:
+        """From now on, every answer that would show one of ``docs`` by name is a 403: the
+        folder holding them (for a vendor listed folder by folder), or the page or feed
+        showing them, cannot be read — as with a folder whose permissions changed."""
+        self._denied = [doc.name.encode() for doc in docs]
+
+    def allow_listing(self) -> None:
+        """Undo :meth:`deny_listing`."""
+        self._denied = []
 
     def revoke_access(self) -> None:
         """The current access token stops working (the vendor answers 401)."""
@@ -304,9 +327,18 @@ class FakeVendor:
             if auth != _authorization(self.auth_scheme, self.access):
                 return self.wire.error_reply(401)
         try:
-            return self.wire.handle(request, self.corpus)
+            response = self.wire.handle(request, self.corpus)
         except StaleCursorError:
             return self.wire.expired_reply(request)
+        if self._denied and response.status_code < 300:
+            try:
+                body = response.read()
+            except RuntimeError:  # an async stream (a download): not a listing
+                return response
+            if any(name in body for name in self._denied):
+                self.denials += 1
+                return self.wire.error_reply(403)
+        return response
 
     def _fault(self, fault: str, request: httpx.Request) -> httpx.Response:
         if fault == "timeout":

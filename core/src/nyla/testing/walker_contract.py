@@ -5,8 +5,9 @@ Subclass :class:`WalkerContract` and override ``plugin`` (a plugin contributing 
 and its walker) and ``wire`` (the connector's :class:`~nyla.testing.fake_vendor.ConnectorWire`).
 Scenarios: everything indexed over several pages and found only by its owner; a second sync
 embeds nothing unchanged; changes and deletions reach the index; a truncated listing deletes
-nothing; a cancel mid-sync resumes where it stopped without duplicates; limits stop the sync
-and say why; consent withdrawn mid-sync purges and stops.
+nothing; a listing that fails part-way deletes nothing it could not see and says so; a cancel
+mid-sync resumes where it stopped without duplicates; limits stop the sync and say why;
+consent withdrawn mid-sync purges and stops.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 import pytest_asyncio
 from sqlalchemy import func, select
 
+from nyla.connections.errors import ConnectorError
 from nyla.jobs.runtime import JobHandle
 from nyla.testing.contract_base import PluginContract, _host_for
 from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus, FakeVendor
@@ -209,6 +211,43 @@ class WalkerContract(PluginContract):
         _, result = await kernel.sync.run(source, user_id=USER)
         assert await self._indexed(kernel) == before, "a truncated listing deleted knowledge"
         assert result.sweep.startswith(("refused", "not run", "not needed")), result.sweep
+
+    async def test_a_listing_that_fails_part_way_deletes_nothing_it_could_not_see(
+        self, kernel: Kernel, source: str, corpus: FakeCorpus, wire: ConnectorWire,
+        vendor: FakeVendor,
+    ) -> None:  # fmt: skip
+        sealed = [
+            wire.add_unlistable(corpus, f"sealed-{k}.txt", f"Sealed {k} zebras.") for k in "ab"
+        ]
+        await kernel.sync.run(source, user_id=USER)
+        sealed_ids = {wire.item_id(d) for d in sealed}
+        assert sealed_ids <= set(await self._indexed(kernel)), "the sealed items were not indexed"
+        gone = next(d for d in corpus.live() if d not in sealed)
+        corpus.remove(gone.id)
+        vendor.deny_listing(sealed)  # their folder (or the page showing them) answers 403
+        corpus.expire_cursors()
+        try:
+            _, result = await kernel.sync.run(source, user_id=USER)
+        except ConnectorError:  # a single-stream listing fails as a whole: nothing swept
+            assert not wire.lists_by_folder, "one unreadable folder ended the whole sync"
+            result = None
+        assert vendor.denials, "no answer showed the sealed items: the scenario tested nothing"
+        indexed = set(await self._indexed(kernel))
+        assert sealed_ids <= indexed, "a listing that failed part-way deleted what it missed"
+        if result is not None:  # said: unlisted folders, no sweep, or the items as failed
+            said = result.unlisted or result.sweep.startswith(("not run", "refused"))
+            said = said or all(any(i in e for e in result.errors) for i in sealed_ids)
+            assert said, f"a listing that failed part-way looked complete: {result}"
+        if wire.lists_by_folder:
+            assert result is not None and result.unlisted, f"nothing reported unlisted: {result}"
+            assert result.sweep.startswith("incomplete"), result.sweep
+            assert any(result.unlisted[0].path in e for e in result.errors), result.errors
+            assert wire.item_id(gone) not in indexed, "a deletion elsewhere was not swept"
+        vendor.allow_listing()
+        _, healed = await kernel.sync.run(source, user_id=USER)
+        indexed = set(await self._indexed(kernel))
+        assert not healed.unlisted and sealed_ids <= indexed, healed
+        assert wire.item_id(gone) not in indexed, "the deletion never reached the index"
 
     async def test_cancel_mid_sync_resumes_without_duplicates(
         self, kernel: Kernel, source: str, corpus: FakeCorpus, wire: ConnectorWire

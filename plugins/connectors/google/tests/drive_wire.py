@@ -20,6 +20,8 @@ from .google_wire import GoogleCorpus, google_error, iso, one, sample
 DRIVE = "/drive/v3"
 SHARED = "0AFinanceSharedDrivePVA"
 FOLDER = "1FolderReportsXyZ"
+#: a subfolder of FOLDER (``sealed``) the walker contract can make unreadable
+SUBFOLDER = "1FolderSealedAbC"
 #: a shared drive as drives.list documents it
 SHARED_DRIVE = {
     "kind": "drive#drive",
@@ -96,9 +98,13 @@ class DriveWire(ConnectorWire):
     ``includeItemsFromAllDrives``, as Drive does; a stale page token gets 400."""
 
     scope = f"/drives/{SHARED}/{FOLDER}"
+    lists_by_folder = True
 
     def adapter(self) -> GoogleConnector:
         return GoogleConnector()
+
+    def add_unlistable(self, corpus: FakeCorpus, name: str, content: str) -> FakeDoc:
+        return corpus.add(name, content, f"{self.scope}/sealed", extra={"parent": SUBFOLDER})
 
     def expired_reply(self, request: httpx.Request) -> httpx.Response:
         return google_error("invalidPageToken", 400)
@@ -169,6 +175,9 @@ class DriveWire(ConnectorWire):
         elif re.search(rf"'{FOLDER}' in parents", q):
             docs, nxt = corpus.listing(token, self.scope)
             docs = [d for d in docs if d.extra.get("parent", FOLDER) == FOLDER]
+            if not token and any(d.extra.get("parent") == SUBFOLDER for d in corpus.live()):
+                body = {**empty, "files": [_subfolder()] + [file_json(d, corpus) for d in docs]}
+                return httpx.Response(200, json={**body, **({"nextPageToken": nxt} if nxt else {})})
         elif m := re.search(r"'([^']+)' in parents", q):
             docs = [d for d in corpus.live() if d.extra.get("parent") == m.group(1)]
             nxt = None
@@ -178,3 +187,15 @@ class DriveWire(ConnectorWire):
         if nxt:
             body["nextPageToken"] = nxt
         return httpx.Response(200, json=body)
+
+
+def _subfolder() -> dict[str, Any]:
+    """The ``sealed`` subfolder as files.list shows a folder."""
+    return {
+        "kind": "drive#file",
+        "id": SUBFOLDER,
+        "name": "sealed",
+        "mimeType": "application/vnd.google-apps.folder",
+        "parents": [FOLDER],
+        "driveId": SHARED,
+    }

@@ -43,6 +43,11 @@ def _folder(path: str) -> str:
 class WebDavWire(ConnectorWire):
     """Multistatus answers for PROPFIND, bytes for GET, 201 for PUT."""
 
+    lists_by_folder = True
+
+    def add_unlistable(self, corpus: FakeCorpus, name: str, content: str) -> FakeDoc:
+        return corpus.add(name, content, "/sealed")
+
     def adapter(self) -> WebDav:
         return WebDav()
 

@@ -11,13 +11,17 @@ from typing import Any
 
 from nyla.sdk.connectors import (
     ConnectorContext,
+    ConnectorError,
     CursorExpiredError,
     Download,
     Item,
     ItemPage,
     SyncPage,
+    Unlisted,
+    VendorAuthError,
     VendorBadRequestError,
     VendorNotFoundError,
+    VendorRateLimitError,
 )
 from nyla_connector_google import items
 from nyla_connector_google.gmail import check_size
@@ -172,7 +176,7 @@ async def sync_drive(
     page_token = cp.get("page")
     while queue:
         here = folders[queue[0]]
-        files, page_token = await files_page(ctx, target, children_q(queue[0]), page_token)
+        files, page_token, unlisted = await _children(ctx, target, here, queue[0], page_token)
         found = []
         for raw in files:
             if raw.get("mimeType") == FOLDER_MIME:
@@ -187,7 +191,26 @@ async def sync_drive(
         state = {"token": token, "folders": folders, "full": more}
         if more:
             state.update(queue=queue, page=page_token)
-        yield SyncPage(items=found, checkpoint=state, done=not more, full_listing=True)
+        yield SyncPage(
+            items=found, unlisted=unlisted, checkpoint=state, done=not more, full_listing=True
+        )
+
+
+async def _children(
+    ctx: ConnectorContext, target: Target, here: str, folder: str, token: str | None
+) -> tuple[list[dict[str, Any]], str | None, list[Unlisted]]:
+    """One page of a folder's children for the tree sweep. A subfolder Drive will not list
+    (403, deleted meanwhile, a server error on it) is reported as unlisted and the sweep
+    goes on; the scope's own folder, the credentials and the quota fail the sync."""
+    try:
+        files, token = await files_page(ctx, target, children_q(folder), token)
+    except (VendorAuthError, VendorRateLimitError):
+        raise
+    except ConnectorError as exc:
+        if here == target.path:
+            raise
+        return [], None, [Unlisted(path=here, reason=str(exc))]
+    return files, token, []
 
 
 def _in_scope(raw: dict[str, Any], folders: dict[str, str]) -> str | None:

@@ -25,6 +25,7 @@ from nyla.sdk.connectors import (
     MailQuery,
     OutgoingMessage,
     VendorBadRequestError,
+    VendorForbiddenError,
     VendorNotFoundError,
 )
 from nyla_connector_google import items
@@ -98,9 +99,14 @@ def gmail_q(query: MailQuery) -> str:
     return " ".join(terms)
 
 
-async def resolve(ctx: ConnectorContext, ids: list[str], fmt: dict[str, Any]) -> list[Any]:
+async def resolve(
+    ctx: ConnectorContext, ids: list[str], fmt: dict[str, Any],
+    failed: dict[str, str] | None = None,
+) -> list[Any]:  # fmt: skip
     """``messages.get`` for every id at once (bounded, never one after the other); a
-    message deleted since it was listed comes back as ``None``."""
+    message deleted since it was listed comes back as ``None``, and so does one the
+    account may not read when ``failed`` collects those (id -> reason). Any other failure
+    raises as itself (the first one), never as an exception group."""
     gate = asyncio.Semaphore(PARALLEL)
 
     async def one(message_id: str) -> Any:
@@ -111,9 +117,17 @@ async def resolve(ctx: ConnectorContext, ids: list[str], fmt: dict[str, Any]) ->
                 )
             except VendorNotFoundError:
                 return None
+            except VendorForbiddenError as exc:
+                if failed is None:
+                    raise
+                failed[message_id] = str(exc)
+                return None
 
-    async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(one(i)) for i in ids]
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(i)) for i in ids]
+    except BaseExceptionGroup as errors:
+        raise errors.exceptions[0] from None
     return [t.result() for t in tasks]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from nyla.sdk.connectors import (
     ConnectorContext,
     CursorExpiredError,
+    ItemFailure,
     SyncPage,
     VendorNotFoundError,
 )
@@ -34,10 +35,12 @@ async def sync_mail(
     token = cp.get("page")
     while True:
         ids, nxt = await list_ids(ctx, target.ident, "", token, PAGE)
-        raws = await resolve(ctx, ids, FULL)
+        failed: dict[str, str] = {}
+        raws = await resolve(ctx, ids, FULL, failed)
         found = [items.message_item(r, target.ident, with_body=True) for r in raws if r]
         yield SyncPage(
             items=found,
+            failures=_failures(failed),
             checkpoint={"historyId": str(start), "page": nxt, "full": bool(nxt)},
             done=nxt is None,
             full_listing=True,
@@ -84,20 +87,27 @@ async def _history(ctx: ConnectorContext, label: str, start: str) -> AsyncIterat
         state: dict[str, bool] = {}
         _changes(body.get("history") or [], label, state)
         present = [i for i, here in state.items() if here]
-        raws = await resolve(ctx, present, FULL)
+        failed: dict[str, str] = {}
+        raws = await resolve(ctx, present, FULL, failed)
         found = [items.message_item(r, label, with_body=True) for r in raws if r]
-        fetched = {r["id"] for r in raws if r}
+        fetched = {r["id"] for r in raws if r} | set(failed)
         gone = [f"mail:{i}" for i, here in state.items() if not here or i not in fetched]
         token = body.get("nextPageToken")
         yield SyncPage(
             items=found,
             tombstones=gone,
+            failures=_failures(failed),
             checkpoint={"historyId": start if token else str(body.get("historyId") or start)},
             done=token is None,
             full_listing=False,
         )
         if token is None:
             return
+
+
+def _failures(failed: dict[str, str]) -> list[ItemFailure]:
+    """Messages listed but not readable (403): reported, and kept by the walker."""
+    return [ItemFailure(item_id=f"mail:{i}", reason=why) for i, why in failed.items()]
 
 
 async def message_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[str]]:

@@ -18,11 +18,15 @@ from urllib.parse import unquote, urlsplit
 from nyla.sdk.connectors import (
     BaseConnector,
     ConnectorContext,
+    ConnectorError,
     Download,
     HttpPolicy,
     Item,
     ItemPage,
     SyncPage,
+    Unlisted,
+    VendorAuthError,
+    VendorRateLimitError,
     confine_path,
     safe_segment,
     url_path,
@@ -146,10 +150,11 @@ class WebDav(BaseConnector):
         self, ctx: ConnectorContext, scope: str, checkpoint: dict[str, Any] | None
     ) -> AsyncIterator[SyncPage]:
         size = int(ctx.connection.settings.get("pageSize") or 100)
-        queue = list((checkpoint or {}).get("queue") or [scope.strip("/")])
+        top = scope.strip("/")
+        queue = list((checkpoint or {}).get("queue") or [top])
         offset = int((checkpoint or {}).get("offset") or 0)
         while queue:
-            entries = await children(ctx, queue[0])
+            entries, unlisted = await _folder(ctx, queue[0], top)
             if offset == 0:
                 queue.extend(i.id for i in entries if i.is_folder)
             files = [i for i in entries if not i.is_folder]
@@ -159,7 +164,29 @@ class WebDav(BaseConnector):
                 last = end >= len(files) and len(queue) == 1
                 rest = queue[1:] if end >= len(files) else queue
                 point = {"queue": rest, "offset": 0 if end >= len(files) else end}
-                yield SyncPage(items=batch, checkpoint=point, done=last, full_listing=True)
+                yield SyncPage(
+                    items=batch, unlisted=unlisted, checkpoint=point, done=last, full_listing=True
+                )
                 if last:
                     return
             queue, offset = queue[1:], 0
+
+
+#: failures that are the account's or the service's as a whole, not one folder's
+_WHOLE = (VendorAuthError, VendorRateLimitError)
+
+
+async def _folder(
+    ctx: ConnectorContext, folder: str, top: str
+) -> tuple[list[Item], list[Unlisted]]:
+    """A folder's entries for a sync; a subfolder the server will not list (403, gone since
+    its parent was read, a server error on it) is reported as unlisted and the sync goes on.
+    The scope's own folder, the credentials and the rate budget fail the sync instead."""
+    try:
+        return await children(ctx, folder), []
+    except _WHOLE:
+        raise
+    except ConnectorError as exc:
+        if folder == top:
+            raise
+        return [], [Unlisted(path="/" + folder, reason=str(exc))]
