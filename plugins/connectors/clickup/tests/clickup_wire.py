@@ -44,6 +44,8 @@ def account(corpus: FakeCorpus) -> FakeClickUp:
             text_content=doc.content.decode("utf-8", "replace"),
             description=doc.content.decode("utf-8", "replace"),
             date_updated=str(int(updated.timestamp() * 1000)),
+            # created in the corpus' order, a minute apart
+            date_created=str(int((T0 + timedelta(minutes=seq)).timestamp() * 1000)),
             due_date=None,
             tags=[],
         )

@@ -9,6 +9,7 @@ tests and the end-to-end run (by file path: plugins never import each other)."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 import time
@@ -47,6 +48,10 @@ def make_task(task_id: str, name: str, ref: dict[str, str], **fields: Any) -> di
     list ids and names; ``folder`` ``-`` for a folderless list)."""
     task = sample("task")
     task.update({"id": task_id, "name": name, "url": f"https://app.clickup.com/t/{task_id}"})
+    # tasks are not all created in one millisecond: a stable time per id (the wire rebuilds
+    # its tasks on every request, so it must not change between requests)
+    spread = int(hashlib.sha1(task_id.encode()).hexdigest()[:8], 16) % 1_000_000
+    task["date_created"] = str(int(task["date_created"]) + 60_000 * spread)
     task["team_id"] = ref["team"]
     task["list"] = {"id": ref["list"], "name": ref.get("list_name", "List"), "access": True}
     hidden = ref["folder"] == "-"
@@ -217,6 +222,7 @@ class FakeClickUp:
                 return False
             for key, field, op in (
                 ("date_updated_gt", "date_updated", 1),
+                ("date_created_gt", "date_created", 1),
                 ("due_date_gt", "due_date", 1),
                 ("due_date_lt", "due_date", -1),
             ):

@@ -173,9 +173,15 @@ async def test_sync_of_one_space_and_a_folderless_list_scope(session):
 async def test_pages_follow_last_page_to_the_end(session, fake):
     fake.page_size = 3
     items, _ = await synced(session, "/9001")
-    pages = [r.url.params["page"] for r in fake.requests if r.url.path.endswith("/team/9001/task")]
-    assert pages == ["0", "1", "2"], "8 tasks at 3 a page: pages 0..2, the last has last_page"
-    assert len({i.id for i in items}) == 8
+    sent = [r.url.params for r in fake.requests if r.url.path.endswith("/team/9001/task")]
+    # keyset paging: always page 0, after the creation time of the last task read (that
+    # millisecond included, its task dropped by id: 3 new, then 2 new a page)
+    assert [p["page"] for p in sent] == ["0", "0", "0", "0"], "8 tasks at 3 a page"
+    assert "date_created_gt" not in sent[0]
+    after = [int(p["date_created_gt"]) for p in sent[1:]]
+    assert after == sorted(after) and len(set(after)) == 3
+    assert all(p["order_by"] == "created" and p["reverse"] == "true" for p in sent)
+    assert len(items) == len({i.id for i in items}) == 8
 
 
 async def test_cursor_is_date_updated_with_an_overlap(session, fake):
@@ -189,7 +195,7 @@ async def test_cursor_is_date_updated_with_an_overlap(session, fake):
     items, again = await synced(session, "/9001/790/-/901", checkpoint)
     query = next(r for r in fake.requests if r.url.path.endswith("/task")).url.params
     assert int(query["date_updated_gt"]) == newest - 5 * 60 * 1000
-    assert query["order_by"] == "updated" and query["include_closed"] == "true"
+    assert query["order_by"] == "created" and query["include_closed"] == "true"
     # the change, and the task updated within the overlap before the cursor (unchanged: the
     # walker skips it by its hash); the older unchanged task is not read again
     assert sorted(i.title for i in items) == ["Renamed", "Task 1 of Inbox"]
@@ -368,3 +374,62 @@ async def test_the_data_sources_rag_limits_reach_the_walk(db, fake, make_kernel)
     assert result.items_indexed == 2, "only the first list of the workspace (901: 2 tasks)"
     sent = next(r for r in fake.requests if r.url.path.endswith("/team/9001/task")).url.params
     assert sent.get_list("list_ids[]") == ["901"]
+
+
+# ---- a listing that changes under the walker --------------------------------------------
+
+
+def big_list(fake: FakeClickUp, count: int) -> None:
+    """``count`` tasks in list 901, created and last updated one minute apart."""
+    ref = {"team": "9001", "space": "790", "folder": "-", "list": "901", "list_name": "Inbox"}
+    fake.tasks = [t for t in fake.tasks if t["list"]["id"] != "901"]
+    start = datetime(2026, 3, 1, tzinfo=UTC)
+    for i in range(count):
+        at = ms(start + timedelta(minutes=i))
+        fake.tasks.append(
+            make_task(f"t{i:04d}", f"Task {i}", ref, date_created=at, date_updated=at)
+        )
+
+
+def edit_during_listing(fake: FakeClickUp, edits: dict[int, str]) -> None:
+    """After the task page request number N, edit (``touch``) or delete (``drop``) the
+    oldest task already read: what a colleague does while the walker reads."""
+    route, seen = fake.route, {"n": 0}
+
+    def routed(request: httpx.Request) -> httpx.Response:
+        answer = route(request)
+        if request.url.path.endswith("/team/9001/task"):
+            seen["n"] += 1
+            action = edits.get(seen["n"])
+            inbox = [t for t in fake.tasks if t["list"]["id"] == "901"]
+            first = min(inbox, key=lambda t: int(t["date_created"]))
+            if action == "touch":
+                first["date_updated"] = ms(datetime(2026, 6, 1, tzinfo=UTC))
+                first["name"] = "Edited while listing"
+            elif action == "drop":
+                fake.tasks.remove(first)
+        return answer
+
+    fake.route = routed  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("edits", [{1: "touch"}, {1: "touch", 2: "touch"}, {1: "drop"}])
+async def test_an_edit_or_a_deletion_during_the_listing_hides_no_task(session, fake, edits):
+    fake.page_size = 100
+    big_list(fake, 250)
+    edit_during_listing(fake, edits)
+    items, _ = await synced(session, "/9001/790/-/901")
+    expected = {t["id"] for t in fake.tasks if t["list"]["id"] == "901"}
+    got = {i.id for i in items}
+    assert expected <= got, f"{len(expected - got)} of {len(expected)} tasks were never read"
+    ids = [i async for chunk in session.adapter.list_ids(session, "/9001/790/-/901") for i in chunk]
+    assert set(ids) == expected and len(ids) == len(expected)
+
+
+async def test_tasks_created_in_one_millisecond_across_a_page_are_all_read(session, fake):
+    fake.page_size = 4
+    big_list(fake, 11)
+    for task in fake.tasks[2:9]:  # seven tasks share one creation time, spanning two pages
+        task["date_created"] = fake.tasks[2]["date_created"]
+    items, _ = await synced(session, "/9001/790/-/901")
+    assert sorted(i.id for i in items) == sorted(f"t{i:04d}" for i in range(11))

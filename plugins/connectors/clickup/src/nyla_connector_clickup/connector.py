@@ -27,6 +27,7 @@ from nyla.sdk.connectors import (
     confine_path,
 )
 from nyla_connector_clickup import hierarchy, search, writes
+from nyla_connector_clickup.keyset import Keyset, keyset_page
 from nyla_connector_clickup.wire import (
     attachment_item,
     is_id,
@@ -156,15 +157,17 @@ class ClickUpConnector(TaskConnector):
         self, ctx: ConnectorContext, scope: str, checkpoint: dict[str, Any] | None
     ) -> AsyncIterator[SyncPage]:
         """Tasks of the scope's lists (within the workspace and list limits) changed since the
-        checkpoint's ``since`` less :data:`OVERLAP`, least recently changed first; from
-        nothing, every task (a full listing). Deletions are found by :meth:`list_ids`."""
+        checkpoint's ``since`` less :data:`OVERLAP`; from nothing, every task (a full
+        listing). Read in creation order by keyset (:mod:`nyla_connector_clickup.keyset`), so
+        an edit during the listing cannot hide a task. Deletions are found by
+        :meth:`list_ids`."""
         cp = dict(checkpoint or {})
         full = bool(cp.get("full")) or not cp.get("since")
         bound = _time(cp.get("bound", cp.get("since")))
         seen = _time(cp.get("seen", cp.get("since")))
         groups = search.by_team(await hierarchy.lists_in_scope(ctx, parse_scope(scope)))
         zone = await self.zone(ctx)
-        start, page = int(cp.get("team", 0)), int(cp.get("page", 0))
+        start, key = int(cp.get("team", 0)), _keyset(cp.get("keyset"))
         if not groups:
             mark = seen or bound or datetime.now(UTC)
             yield SyncPage(checkpoint={"since": mark.isoformat()}, done=True, full_listing=full)
@@ -174,42 +177,33 @@ class ClickUpConnector(TaskConnector):
             params = search.sync_params(list_ids)
             if not full and bound:
                 params["date_updated_gt"] = overlap_ms(bound, OVERLAP)
-            while True:
-                tasks, last = await search.team_page(ctx, team, params, page)
+            last = False
+            while not last:
+                tasks, last, key = await keyset_page(ctx, team, params, key)
                 items = [task_item(t, zone, with_text=True) for t in tasks]
                 seen = newest(items, seen)
                 done = last and index == len(groups) - 1
-                if done:
-                    state: dict[str, Any] = {
-                        "since": (seen or bound or datetime.now(UTC)).isoformat()
-                    }
-                else:
-                    nxt = (index, page + 1) if not last else (index + 1, 0)
+                state: dict[str, Any] = {"since": (seen or bound or datetime.now(UTC)).isoformat()}
+                if not done:
                     state = {
                         "full": full,
                         "bound": _iso(bound),
                         "seen": _iso(seen),
-                        "team": nxt[0],
-                        "page": nxt[1],
+                        "team": index + 1 if last else index,
+                        "keyset": Keyset().model_dump() if last else key.model_dump(),
                     }
                 yield SyncPage(items=items, checkpoint=state, done=done, full_listing=full)
-                if last:
-                    break
-                page += 1
-            page = 0
+            key = Keyset()
 
     async def list_ids(self, ctx: ConnectorContext, scope: str) -> AsyncIterator[list[str]]:
-        """Every task id of the scope's lists (closed tasks and subtasks included); raises
-        on any failure."""
+        """Every task id of the scope's lists (closed tasks and subtasks included), in
+        creation order by keyset; raises on any failure."""
         groups = search.by_team(await hierarchy.lists_in_scope(ctx, parse_scope(scope)))
         for team, list_ids in groups:
-            page = 0
-            while True:
-                tasks, last = await search.team_page(ctx, team, search.sync_params(list_ids), page)
+            key, last = Keyset(), False
+            while not last:
+                tasks, last, key = await keyset_page(ctx, team, search.sync_params(list_ids), key)
                 yield [str(t["id"]) for t in tasks]
-                if last:
-                    break
-                page += 1
 
     async def check(self, ctx: ConnectorContext) -> str:
         """``/user``: who the token belongs to."""
@@ -289,6 +283,14 @@ def task_of(item_id: str) -> str:
     if not is_id(value):
         raise VendorBadRequestError(f"clickup: {item_id!r} is not a task id", service="clickup")
     return value
+
+
+def _keyset(value: Any) -> Keyset:
+    """The stored keyset position (a fresh one for an older checkpoint or a broken one)."""
+    try:
+        return Keyset.model_validate(value) if isinstance(value, dict) else Keyset()
+    except ValueError:
+        return Keyset()
 
 
 def _time(value: Any) -> datetime | None:

@@ -101,15 +101,9 @@ def words_match(task: dict[str, Any], words: list[str]) -> bool:
 
 
 def sync_params(list_ids: list[str]) -> dict[str, Any]:
-    """The walker's query: the chosen lists, closed tasks and subtasks included, least
-    recently updated first."""
-    return {
-        "list_ids[]": list_ids,
-        "include_closed": "true",
-        "subtasks": "true",
-        "order_by": "updated",
-        "reverse": "true",
-    }
+    """The walker's filter: the chosen lists, closed tasks and subtasks included (the order
+    is the keyset's: :mod:`nyla_connector_clickup.keyset`)."""
+    return {"list_ids[]": list_ids, "include_closed": "true", "subtasks": "true"}
 
 
 def by_team(refs: list[ListRef]) -> list[tuple[str, list[str]]]:
