@@ -13,10 +13,7 @@ from typing import Any
 from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import func, select
 
-from nyla.jobs.runtime import JobHandle
-from nyla.knowledge.tables import FileContentIndex
-from nyla.walkers.lock import LockWait
-from nyla.walkers.runner import WalkerRunner
+from nyla.testing.tables import FileContentIndex, JobHandle, LockWait, WalkerRunner
 
 FILES = 600
 #: how long one sync waits for the other at a step of the interleaving before going on
@@ -31,10 +28,9 @@ async def _indexed(db: Any) -> int:
 
 
 async def _until(event: asyncio.Event) -> None:
-    try:
+    # on a timeout the other sync is waiting for this one (or joined it): go on
+    with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(event.wait(), STEP_S)
-    except TimeoutError:
-        pass  # the other sync is waiting for this one (or joined it): go on
 
 
 @dataclass
@@ -117,9 +113,7 @@ async def _synced_tree(db: Any, tmp_path: Path) -> tuple[Any, str]:
     return kernel, ds
 
 
-async def test_a_second_sync_in_the_same_process_joins_the_running_one(
-    db, tmp_path: Path
-) -> None:
+async def test_a_second_sync_in_the_same_process_joins_the_running_one(db, tmp_path: Path) -> None:
     kernel, ds = await _synced_tree(db, tmp_path)
     a, b = await _both(kernel, kernel, ds)
     assert await _indexed(db) == FILES, f"existing files deleted: {a.sweep!r} / {b.sweep!r}"
@@ -142,9 +136,7 @@ async def _no_lock(db: Any, ds_id: str, keep_waiting: Any = None) -> AsyncIterat
     yield LockWait()
 
 
-async def test_two_syncs_that_overlap_anyway_delete_nothing_that_exists(
-    db, tmp_path: Path
-) -> None:
+async def test_two_syncs_that_overlap_anyway_delete_nothing_that_exists(db, tmp_path: Path) -> None:
     kernel, ds = await _synced_tree(db, tmp_path)
     other = make_kernel(db)
     runners = [WalkerRunner(k, lock=_no_lock) for k in (kernel, other)]

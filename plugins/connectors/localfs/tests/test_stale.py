@@ -15,10 +15,8 @@ from pathlib import Path
 from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import update
 
-from nyla.jobs.store import STALE_AFTER_S, JobStore, shown_status
-from nyla.jobs.tables import Job
 from nyla.testing import invoke_cli
-from nyla.walkers.tables import SyncState
+from nyla.testing.tables import STALE_AFTER_S, Job, JobStore, SyncState, shown_status
 
 
 async def _killed_sync(db, tmp_path: Path) -> str:

@@ -15,7 +15,7 @@ import pytest
 from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import func, select
 
-from nyla.knowledge.tables import FileContentIndex
+from nyla.testing.tables import FileContentIndex
 
 #: what lets root read a folder of mode 000; the child process runs without them
 ROOT_READS_ANYTHING = "-dac_override,-dac_read_search"

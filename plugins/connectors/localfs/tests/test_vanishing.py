@@ -11,8 +11,7 @@ from typing import Any
 from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import func, select
 
-from nyla.jobs.runtime import JobHandle
-from nyla.knowledge.tables import FileContentIndex
+from nyla.testing.tables import FileContentIndex, JobHandle
 
 
 async def test_files_deleted_during_the_first_sync_fail_alone(db, tmp_path: Path) -> None:
