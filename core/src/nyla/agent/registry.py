@@ -37,6 +37,7 @@ from nyla.agent.guard import (
     safe_json,
     safe_str,
 )
+from nyla.connections.redact import redact_paths
 from nyla.models.ai import ToolCall, ToolDefinition
 from nyla.models.tools import Tool, ToolContext, ToolResult
 from nyla.text import loads_json
@@ -196,7 +197,8 @@ def _outcome(tool: Tool, run: ToolRun) -> ToolResult:
     except Exception as exc:
         message = safe_str(exc)[:2000]
         log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, message)
-        return ToolResult.fail(f"{tool.name} failed: {type(exc).__name__}: {message}", "TOOL_ERROR")
+        shown = redact_paths(message)  # the model never learns where the server's files are
+        return ToolResult.fail(f"{tool.name} failed: {type(exc).__name__}: {shown}", "TOOL_ERROR")
     try:
         return _to_result(value)
     except Exception as exc:  # a value that even the conversion chokes on

@@ -4,10 +4,11 @@ connector errors into tool results the model can act on."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from nyla.connections.errors import ConnectorError
+from nyla.connections.redact import redact_paths
 from nyla.models.datasource import ConnectionInfo
 from nyla.models.tools import ToolContext, ToolResult
 
@@ -93,10 +94,11 @@ def _choices(conns: list[ConnectionInfo], what: str) -> str:
     return f"pass connectionId, one of: {listed}"
 
 
-def connector_failure(exc: ConnectorError) -> ToolResult:
-    """A connector error as a failed tool result with its code and what to do."""
+def connector_failure(exc: ConnectorError, sent: Iterable[str] = ()) -> ToolResult:
+    """A connector error as a failed tool result with its code and what to do; server paths
+    in its message are hidden, except those the model sent itself (``sent``)."""
     return ToolResult.fail(
-        str(exc),
+        redact_paths(str(exc), keep=sent),
         exc.code.upper(),
         suggestion=SUGGESTIONS.get(exc.code, "try another request"),
     )

@@ -1,10 +1,23 @@
-"""Text helpers for connectors: bytes in a declared charset, and HTML as the text a person
+"""Text helpers for connectors: bytes in a declared charset, HTML as the text a person
 reads — the same extraction the knowledge store applies to HTML files, so a mail or a page
-indexed through a connector reads the same as the file would."""
+indexed through a connector reads the same as the file would — and messages with the
+server's paths hidden (:func:`redact_paths`)."""
 
 from __future__ import annotations
 
 import codecs
+
+from nyla.connections.redact import HIDDEN, redact_paths, sent_values, server_values
+
+__all__ = [
+    "HIDDEN",
+    "charset_of",
+    "decode_text",
+    "html_to_text",
+    "redact_paths",
+    "sent_values",
+    "server_values",
+]
 
 
 def decode_text(data: bytes, charset: str | None = None) -> str:

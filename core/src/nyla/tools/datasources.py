@@ -18,6 +18,7 @@ from pydantic import Field
 from nyla.connections.base import capabilities
 from nyla.connections.errors import ConnectorError
 from nyla.connections.inline import inline_line, inline_listing
+from nyla.connections.redact import redact_paths, sent_values
 from nyla.connections.tooling import connector_failure
 from nyla.errors import NotFoundError, PermissionDeniedError
 from nyla.hookspecs import hookimpl
@@ -44,11 +45,14 @@ def item_data(item: Item) -> dict[str, Any]:
     return item.model_dump(mode="json", by_alias=True, exclude={"content"})
 
 
-def _fail(exc: Exception) -> ToolResult:
+def _fail(exc: Exception, sent: list[str]) -> ToolResult:
     if isinstance(exc, ConnectorError):
-        return connector_failure(exc)
+        return connector_failure(exc, sent)
     return ToolResult.fail(
-        str(exc), "NOT_FOUND", field="connectionId", suggestion="use listConnections for ids"
+        redact_paths(str(exc), keep=sent),
+        "NOT_FOUND",
+        field="connectionId",
+        suggestion="use listConnections for ids",
     )
 
 
@@ -61,9 +65,9 @@ def guarded(
         try:
             return await fn(args, ctx)
         except (ConnectorError, NotFoundError, PermissionDeniedError) as exc:
-            return _fail(exc)
+            return _fail(exc, sent_values(args))
         except ValueError as exc:
-            return ToolResult.fail(str(exc), "INVALID_VALUE")
+            return ToolResult.fail(redact_paths(str(exc), keep=sent_values(args)), "INVALID_VALUE")
 
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__

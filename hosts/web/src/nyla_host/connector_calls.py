@@ -8,47 +8,17 @@ handler answers it with a 4xx or a 502) whose message names no server path."""
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from nyla.sdk.connectors import ConnectorError, VendorBadRequestError
+from nyla.sdk.text import HIDDEN, redact_paths, server_values
 
-#: what stands where a server path was
-HIDDEN = "<server path>"
-#: an absolute path of two parts or more (``/srv/share``, ``C:\\data\\x``) or a file URI, not
-#: inside a URL (``https://host/a/b`` keeps its path)
-_SERVER_PATH = re.compile(
-    r"file://[^\s'\"<>]*"
-    r"|(?<![\w.:/\\~-])/[^\s'\"<>/]+(?:/[^\s'\"<>/]+)+/?"
-    r"|\b[A-Za-z]:\\[^\s'\"<>]+"
-)
+__all__ = ["HIDDEN", "connector_call", "redact_paths", "server_values"]
+
 #: errors an adapter raises when it cannot use a value it was given (a cursor, a path)
 _BAD_VALUE = (ValueError, TypeError, LookupError, ArithmeticError)
-
-
-def redact_paths(text: str, hidden: Iterable[str] = (), keep: Iterable[str] = ()) -> str:
-    """``text`` with each of ``hidden`` (a connection's server settings) and every other
-    absolute path replaced by :data:`HIDDEN`, except paths in ``keep`` (what the caller
-    sent: its own path is no secret to it)."""
-    for value in sorted((h for h in hidden if len(h) > 2), key=len, reverse=True):
-        text = text.replace(value, HIDDEN)
-    kept = set(keep)
-    return _SERVER_PATH.sub(lambda m: m[0] if m[0] in kept else HIDDEN, text)
-
-
-def server_values(adapter: Any, settings: dict[str, Any]) -> list[str]:
-    """The values of a connection's server settings (e.g. localfs' ``root``) in every form a
-    message may show them: as set, with ``~`` expanded, resolved."""
-    values: list[str] = []
-    for key in getattr(adapter, "server_settings", ()) or ():
-        value = settings.get(key)
-        if isinstance(value, str) and value:
-            expanded = os.path.expanduser(value)
-            values += [value, expanded, os.path.realpath(expanded)]
-    return values
 
 
 @asynccontextmanager
