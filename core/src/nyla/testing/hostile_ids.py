@@ -170,8 +170,9 @@ def wire_context(
         base_url=base_url or "", transport=httpx.MockTransport(handler), follow_redirects=True
     )
     policy = HttpPolicy(max_attempts=1, auth_scheme=auth_scheme)
-    http = VendorHttp(service, account, client=client, auth=_Token(), policy=policy)
-    http.sleep = _no_sleep
+    http = VendorHttp(
+        service, account, client=client, auth=_Token(), policy=policy, sleep=_no_sleep
+    )
     connection = ConnectionInfo(
         id=f"{service}-1", service=service, user_id="u1", account=account, settings=settings or {}
     )
