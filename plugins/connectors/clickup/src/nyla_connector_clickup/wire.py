@@ -62,9 +62,11 @@ def parse_scope(path: str) -> Scope:
 def is_id(value: str) -> bool:
     """Whether ``value`` is a ClickUp id: ASCII letters, digits, ``_`` and ``-`` only
     (``str.isalnum`` alone takes ``²`` and full-width letters)."""
-    return 0 < len(value) <= 64 and value.isascii() and value.replace("_", "").replace(
-        "-", ""
-    ).isalnum()
+    return (
+        0 < len(value) <= 64
+        and value.isascii()
+        and value.replace("_", "").replace("-", "").isalnum()
+    )
 
 
 def ms_time(value: Any) -> datetime | None:
