@@ -254,8 +254,8 @@ class WalkerRunner:
                 f"{bad}: the service gave an item id with a NUL byte or undecodable "
                 "bytes, which cannot be stored; the item is left out"
             )
-        ids = [i.id for i in items] + [f.item_id for f in page.failures]
-        known = await known_items(self.kernel.db, source.ds.id, ids)
+        failed = [f.item_id for f in page.failures if not has_unstorable_chars(f.item_id)]
+        known = await known_items(self.kernel.db, source.ds.id, [i.id for i in items] + failed)
         plan = await worker.prepare_page(items, known, result)
         worker.note_failures(page.failures, known, plan, result)
         return plan
