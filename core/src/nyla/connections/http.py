@@ -272,7 +272,8 @@ class VendorHttp:
                 if response.status_code >= 400:
                     await response.aread()
                     error = error_for_response(self.service, response, p)
-                    raise self._with_reset(error, response)
+                    secrets = (token, merged.get("Authorization", "").partition(" ")[2])
+                    raise self._with_reset(_without(error, secrets), response)
                 return await consume(response)
             finally:
                 await response.aclose()
@@ -347,6 +348,18 @@ def _authorization(scheme: str, token: str) -> str:
     if scheme.lower() == "basic":
         return "Basic " + base64.b64encode(token.encode("utf-8")).decode("ascii")
     return f"{scheme} {token}"
+
+
+def _without(error: ConnectorError, secrets: tuple[str | None, ...]) -> ConnectorError:
+    """``error`` with the request's credentials blanked out of its message: a vendor that
+    echoes the token it rejected must not pass it on to a model or a log."""
+    text = str(error)
+    for secret in secrets:
+        if secret and len(secret) >= 4 and secret in text:
+            text = text.replace(secret, "<credential>")
+    if text != str(error):
+        error.args = (text, *error.args[1:])
+    return error
 
 
 def _error_kw(error: ConnectorError) -> dict[str, Any]:

@@ -4,6 +4,7 @@ connector errors into tool results the model can act on."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -44,12 +45,20 @@ async def pick_connection(
     what: str,
 ) -> ConnectionInfo:
     """The run user's active connection whose adapter ``can`` do the job: the one named, or
-    the only one. Raises :class:`NoConnection` with a result for the model otherwise."""
+    the only one. Only the user's own connections in the run's mandate (or in none) count, so
+    another user's id is answered as an unknown one. Raises :class:`NoConnection` with a
+    result for the model otherwise."""
     kernel = ctx.kernel
     if kernel is None:
         raise NoConnection(ToolResult.fail("no kernel in this run", "NOT_AVAILABLE"))
     service = kernel.connections
-    mine = [c for c in await service.list(ctx.run.user_id) if _usable(service, c, can)]
+    mine = [
+        c
+        for c in await service.list(ctx.run.user_id)
+        if c.user_id == ctx.run.user_id
+        and c.mandate_id in (None, ctx.run.mandate_id)
+        and _usable(service, c, can)
+    ]
     if connection_id:
         for conn in mine:
             if conn.id == connection_id:
@@ -94,11 +103,18 @@ def _choices(conns: list[ConnectionInfo], what: str) -> str:
     return f"pass connectionId, one of: {listed}"
 
 
-def connector_failure(exc: ConnectorError, sent: Iterable[str] = ()) -> ToolResult:
-    """A connector error as a failed tool result with its code and what to do; server paths
-    in its message are hidden, except those the model sent itself (``sent``)."""
+def connector_failure(
+    exc: ConnectorError, sent: Iterable[str] = (), hidden: Iterable[str] = ()
+) -> ToolResult:
+    """A connector error as a failed tool result with its code (the error's ``code`` in upper
+    case) and what to do; server paths in its message and the values in ``hidden`` (the
+    connection's server settings) are hidden, except paths the model sent itself (``sent``)."""
+    suggestion = SUGGESTIONS.get(exc.code, "try another request")
+    wait = getattr(exc, "retry_after", None)
+    if exc.code == "rate_limited" and wait:
+        suggestion = (
+            f"the service is throttling: try again in {math.ceil(wait)} s or narrow the request"
+        )
     return ToolResult.fail(
-        redact_paths(str(exc), keep=sent),
-        exc.code.upper(),
-        suggestion=SUGGESTIONS.get(exc.code, "try another request"),
+        redact_paths(str(exc), hidden=hidden, keep=sent), exc.code.upper(), suggestion=suggestion
     )

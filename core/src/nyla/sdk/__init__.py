@@ -24,9 +24,17 @@ What is here:
   so no id or name a model passed can take a request outside its root
 - :mod:`nyla.sdk.connectors`: the connector protocol, the normalised item model, the vendor
   HTTP layer and its typed errors (imported on its own: ``from nyla.sdk.connectors import ...``)
+- toolboxes over connectors (:mod:`nyla.sdk.toolboxes`): :func:`with_connection` (a handler on
+  the run user's connection, every connector error as a structured failure),
+  :class:`ConnectionArgs`, :func:`write_barrier`, :func:`save_download`; and
+  :class:`TaskToolbox` (:mod:`nyla.sdk.task_toolbox`), the search / read / write tools every
+  task service shares
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from nyla.ai.config import config_path, config_value, missing_reason
 from nyla.ai.config import reload as reload_config
@@ -133,6 +141,43 @@ from nyla.sdk.paths import confine_path, confine_url, safe_segment, url_path, ur
 from nyla.sdk.providers import ProviderBase
 from nyla.text import clean_text, has_unstorable_chars
 
+if TYPE_CHECKING:
+    from nyla.sdk.task_toolbox import TaskArg as TaskArg
+    from nyla.sdk.task_toolbox import TaskReadArgs as TaskReadArgs
+    from nyla.sdk.task_toolbox import TaskSearchArgs as TaskSearchArgs
+    from nyla.sdk.task_toolbox import TaskToolbox as TaskToolbox
+    from nyla.sdk.task_toolbox import TaskWriteArgs as TaskWriteArgs
+    from nyla.sdk.toolboxes import ConnectionArgs as ConnectionArgs
+    from nyla.sdk.toolboxes import ConnectionSession as ConnectionSession
+    from nyla.sdk.toolboxes import connection_field as connection_field
+    from nyla.sdk.toolboxes import has_capability as has_capability
+    from nyla.sdk.toolboxes import save_download as save_download
+    from nyla.sdk.toolboxes import switched_off as switched_off
+    from nyla.sdk.toolboxes import with_connection as with_connection
+    from nyla.sdk.toolboxes import write_barrier as write_barrier
+
+#: names loaded on first use: their modules build on the connector layer, which imports
+#: ``nyla.sdk.http`` (and so this package) itself, so importing them here would be circular
+_LAZY = {
+    **dict.fromkeys(
+        ("TaskArg", "TaskReadArgs", "TaskSearchArgs", "TaskToolbox", "TaskWriteArgs"),
+        "nyla.sdk.task_toolbox",
+    ),
+    **dict.fromkeys(
+        (
+            "ConnectionArgs",
+            "ConnectionSession",
+            "connection_field",
+            "has_capability",
+            "save_download",
+            "switched_off",
+            "with_connection",
+            "write_barrier",
+        ),
+        "nyla.sdk.toolboxes",
+    ),
+}
+
 __all__ = [
     "TEXT_OPERATIONS",
     "AgentConfig",
@@ -145,6 +190,8 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "ConfigurationError",
+    "ConnectionArgs",
+    "ConnectionSession",
     "Constraint",
     "ConstraintKind",
     "EmbeddingResponse",
@@ -191,6 +238,11 @@ __all__ = [
     "SearchResult",
     "StreamAssembler",
     "StreamDelta",
+    "TaskArg",
+    "TaskReadArgs",
+    "TaskSearchArgs",
+    "TaskToolbox",
+    "TaskWriteArgs",
     "TextPart",
     "Tool",
     "ToolCall",
@@ -211,6 +263,7 @@ __all__ = [
     "config_value",
     "confine_path",
     "confine_url",
+    "connection_field",
     "count_message_tokens",
     "count_text_tokens",
     "count_tokens",
@@ -219,6 +272,7 @@ __all__ = [
     "error_for_status",
     "error_for_transport",
     "error_message",
+    "has_capability",
     "has_unstorable_chars",
     "hookimpl",
     "missing_reason",
@@ -228,9 +282,11 @@ __all__ = [
     "raise_for_response",
     "reload_config",
     "safe_segment",
+    "save_download",
     "sdk_async_client",
     "sdk_exception_types",
     "sse_events",
+    "switched_off",
     "to_content",
     "to_messages",
     "to_response_format",
@@ -239,4 +295,15 @@ __all__ = [
     "url_path",
     "url_segment",
     "vendor_model",
+    "with_connection",
+    "write_barrier",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :data:`_LAZY`, imported on first use."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

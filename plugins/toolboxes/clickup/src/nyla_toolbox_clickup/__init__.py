@@ -1,33 +1,24 @@
 """nyla-toolbox-clickup: search, read and write ClickUp tasks over the user's ClickUp
 connection (through the kernel's connector registry); writes pass the before-tool-call
-policy first."""
+policy first (``NYLA_CLICKUP_WRITE=off`` denies them)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from nyla import Tool, Toolbox, ToolContext, ToolResult, config_value, hookimpl
-from nyla_toolbox_clickup.tools import WRITE_TOOL, clickup_tools
+from nyla.sdk import Tool, Toolbox, ToolContext, ToolResult, hookimpl
+from nyla_toolbox_clickup.tasks import ClickUpTasks
 
-__all__ = ["clickup_toolbox", "nyla_before_tool_call", "nyla_toolboxes"]
+__all__ = ["TASKS", "nyla_before_tool_call", "nyla_toolboxes"]
 
-
-def clickup_toolbox() -> Toolbox:
-    """The ``clickup`` toolbox."""
-    return Toolbox(
-        id="clickup",
-        label="ClickUp",
-        description="Search, read, create and update the user's ClickUp tasks.",
-        tools=clickup_tools(),
-        default_active=False,
-        requires_connection="clickup",
-    )
+#: the toolbox's tools and write barrier
+TASKS = ClickUpTasks()
 
 
 @hookimpl
 def nyla_toolboxes() -> list[Toolbox]:
     """The ClickUp toolbox."""
-    return [clickup_toolbox()]
+    return [TASKS.toolbox()]
 
 
 @hookimpl
@@ -35,12 +26,4 @@ def nyla_before_tool_call(
     tool: Tool, arguments: dict[str, Any], context: ToolContext
 ) -> ToolResult | None:
     """The write barrier: ``NYLA_CLICKUP_WRITE=off`` denies every ClickUp write."""
-    if tool.name != WRITE_TOOL:
-        return None
-    if (config_value("NYLA_CLICKUP_WRITE") or "on").lower() in ("off", "0", "false", "no"):
-        return ToolResult.fail(
-            "changing ClickUp is switched off here (NYLA_CLICKUP_WRITE=off)",
-            "DENIED",
-            suggestion="tell the user what to change in ClickUp",
-        )
-    return None
+    return TASKS.barrier(tool, arguments, context)
