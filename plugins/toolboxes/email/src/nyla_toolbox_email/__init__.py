@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyla import Tool, Toolbox, ToolContext, ToolResult, hookimpl
+from nyla.sdk import Tool, Toolbox, ToolContext, ToolResult, hookimpl
 from nyla_toolbox_email.policy import send_policy
 from nyla_toolbox_email.tools import email_tools
 

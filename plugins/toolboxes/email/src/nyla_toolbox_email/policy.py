@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyla import Tool, ToolContext, ToolResult, config_value
+from nyla.sdk import Tool, ToolContext, ToolResult, config_value, write_barrier
 
 SEND_TOOL = "sendEmail"
+_DRAFT_INSTEAD = "save a draft with draftEmail and tell the user to send it"
+#: ``NYLA_EMAIL_SEND=off`` denies every send
+_switch = write_barrier("NYLA_EMAIL_SEND", [SEND_TOOL], "sending e-mail", _DRAFT_INSTEAD)
 
 
 def _domains() -> set[str]:
@@ -37,12 +40,8 @@ def send_policy(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> 
     """``None`` (allow) or the denial the model sees."""
     if tool.name != SEND_TOOL:
         return None
-    if (config_value("NYLA_EMAIL_SEND") or "on").lower() in ("off", "0", "false", "no"):
-        return ToolResult.fail(
-            "sending e-mail is switched off here (NYLA_EMAIL_SEND=off)",
-            "DENIED",
-            suggestion="save a draft with draftEmail and tell the user to send it",
-        )
+    if (switched_off := _switch(tool, arguments, context)) is not None:
+        return switched_off
     allowed = _domains()
     recipients = [*(arguments.get("to") or []), *(arguments.get("cc") or [])]
     outside = outside_domains([r for r in recipients if isinstance(r, str)])
@@ -52,6 +51,6 @@ def send_policy(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> 
             f"{', '.join(sorted(allowed))})",
             "DENIED",
             field="to",
-            suggestion="save a draft with draftEmail and tell the user to send it",
+            suggestion=_DRAFT_INSTEAD,
         )
     return None

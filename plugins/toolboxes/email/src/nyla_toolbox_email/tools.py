@@ -4,24 +4,30 @@ capabilities of :class:`nyla.sdk.connectors.MailConnector`), reached through the
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import functools
 from datetime import datetime
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from nyla import Tool, ToolContext, ToolResult
+from nyla.sdk import (
+    ConnectionArgs,
+    ConnectionSession,
+    Tool,
+    ToolContext,
+    ToolResult,
+    connection_field,
+    save_download,
+    with_connection,
+)
 from nyla.sdk.connectors import (
     ConnectorError,
     Download,
+    Item,
     MailQuery,
-    NoConnection,
     OutgoingMessage,
     connector_failure,
     inline_line,
     inline_listing,
-    mail_capabilities,
-    pick_connection,
 )
 from nyla_toolbox_email.policy import outside_domains
 
@@ -30,14 +36,8 @@ MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
 MAX_BODY_CHARS = 20_000
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    connection_id: str | None = Field(
-        default=None,
-        alias="connectionId",
-        description="The mail connection; needed only when the user has several.",
-    )
+class _Args(ConnectionArgs):
+    connection_id: str | None = connection_field("mail")
 
 
 class SearchEmailArgs(_Args):
@@ -116,27 +116,13 @@ class OrganizeEmailArgs(_Args):
         return self
 
 
-Work = Callable[[Any], Awaitable[ToolResult]]
+#: ``@on_mail(need=...)``: the handler runs on the user's mail connection (of any service) that
+#: can ``need``
+on_mail = functools.partial(with_connection, None, label="mail")
 
 
-async def with_mail(
-    ctx: ToolContext, connection_id: str | None, need: str, work: Work
-) -> ToolResult:
-    """Run ``work(session)`` on the user's mail connection that can ``need``; connector
-    errors come back as results."""
-    try:
-        conn = await pick_connection(
-            ctx, connection_id, lambda a: need in mail_capabilities(a), "mail"
-        )
-        async with ctx.kernel.connections.open(conn.id, user_id=ctx.run.user_id) as session:
-            return await work(session)
-    except NoConnection as exc:
-        return exc.result
-    except ConnectorError as exc:
-        return connector_failure(exc)
-
-
-async def search_email(args: SearchEmailArgs, ctx: ToolContext) -> ToolResult:
+@on_mail(need="search_mail")
+async def search_email(args: SearchEmailArgs, ctx: ToolContext, s: ConnectionSession) -> ToolResult:
     """Messages by words, sender, subject, folder and received date; one line each."""
     query = MailQuery(
         text=args.query,
@@ -147,64 +133,52 @@ async def search_email(args: SearchEmailArgs, ctx: ToolContext) -> ToolResult:
         until=args.date_to,
         unread_only=args.unread_only,
     )
-
-    async def work(s: Any) -> ToolResult:
-        page = await s.adapter.search_mail(s, query, args.cursor)
-        data = {
-            "connectionId": s.connection.id,
-            "items": [i.to_wire() for i in page.items],
-            "cursor": page.cursor,
-        }
-        return ToolResult.ok(inline_listing(page.items, page.cursor), data=data)
-
-    return await with_mail(ctx, args.connection_id, "search_mail", work)
+    page = await s.adapter.search_mail(s, query, args.cursor)
+    data = {
+        "connectionId": s.connection.id,
+        "items": [i.to_wire() for i in page.items],
+        "cursor": page.cursor,
+    }
+    return ToolResult.ok(inline_listing(page.items, page.cursor), data=data)
 
 
-async def _save(ctx: ToolContext, s: Any, download: Download) -> str:
-    policy = ctx.kernel.knowledge.resolve_policy
-    neutralize = (await policy(s.connection.id, download.item.path or "/", "neutralize")).value
-    saved = await ctx.kernel.files.save(
-        download.name, download.content, ctx.run, mime_type=download.mime,
-        neutralize=bool(neutralize),
-    )  # fmt: skip
-    return saved.id
-
-
-async def read_email(args: ReadEmailArgs, ctx: ToolContext) -> ToolResult:
+@on_mail(need="read_message")
+async def read_email(args: ReadEmailArgs, ctx: ToolContext, s: ConnectionSession) -> ToolResult:
     """A message's text and its attachments (saved into the user's files on request)."""
-
-    async def work(s: Any) -> ToolResult:
-        msg = await s.adapter.read_message(s, args.message_id)
-        lines = [inline_line(msg.item), f"to: {', '.join(msg.to) or '-'}"]
-        if msg.cc:
-            lines.append(f"cc: {', '.join(msg.cc)}")
-        body = msg.body if len(msg.body) <= MAX_BODY_CHARS else msg.body[:MAX_BODY_CHARS] + " [...]"
-        lines += ["", body, ""]
-        saved: dict[str, str] = {}
-        for att in msg.attachments:
-            note = ""
-            if args.save_attachments:
-                try:
-                    got = await s.adapter.download(s, att.id, MAX_ATTACHMENT_BYTES)
-                    saved[att.id] = await _save(ctx, s, got)
-                    note = f" -> saved as file {saved[att.id]}"
-                except ConnectorError as exc:
-                    note = f" (not saved: {exc.code}: {exc})"
-            lines.append(f"attachment: {inline_line(att)}{note}")
-        data = {"message": msg.to_wire(), "savedFiles": saved}
-        return ToolResult.ok("\n".join(lines).strip(), data=data)
-
-    return await with_mail(ctx, args.connection_id, "read_message", work)
+    msg = await s.adapter.read_message(s, args.message_id)
+    lines = [inline_line(msg.item), f"to: {', '.join(msg.to) or '-'}"]
+    if msg.cc:
+        lines.append(f"cc: {', '.join(msg.cc)}")
+    body = msg.body if len(msg.body) <= MAX_BODY_CHARS else msg.body[:MAX_BODY_CHARS] + " [...]"
+    lines += ["", body, ""]
+    saved: dict[str, str] = {}
+    for att in msg.attachments:
+        note = ""
+        if args.save_attachments:
+            try:
+                got = await s.adapter.download(s, att.id, MAX_ATTACHMENT_BYTES)
+                saved[att.id] = (await save_download(ctx, s, got)).id
+                note = f" -> saved as file {saved[att.id]}"
+            except ConnectorError as exc:  # the message is read all the same
+                note = f" (not saved: {connector_failure(exc).error})"
+        lines.append(f"attachment: {inline_line(att)}{note}")
+    data = {"message": msg.to_wire(), "savedFiles": saved}
+    return ToolResult.ok("\n".join(lines).strip(), data=data)
 
 
-async def _outgoing(args: DraftEmailArgs, ctx: ToolContext) -> OutgoingMessage:
-    from nyla.sdk.connectors import Item
-
+async def _outgoing(args: DraftEmailArgs, ctx: ToolContext) -> OutgoingMessage | ToolResult:
+    """The message to draft or send, with the user's files attached; a file the user does
+    not have is a failure naming it."""
     attachments = []
     for file_id in args.attachment_file_ids:
         meta = await ctx.kernel.files.get(file_id, ctx.run)
         if meta is None:
-            raise LookupError(file_id)
+            return ToolResult.fail(
+                f"no file {file_id} for this user",
+                "NOT_FOUND",
+                field="attachmentFileIds",
+                suggestion="use ids from listFiles",
+            )
         content = await ctx.kernel.files.read_bytes(file_id, ctx.run)
         item = Item(id=file_id, title=meta.name, size=len(content), mime=meta.mime_type)
         attachments.append(Download(item=item, content=content, mime=meta.mime_type))
@@ -213,80 +187,58 @@ async def _outgoing(args: DraftEmailArgs, ctx: ToolContext) -> OutgoingMessage:
     )
 
 
-def _missing_file(file_id: str) -> ToolResult:
-    return ToolResult.fail(
-        f"no file {file_id} for this user",
-        "NOT_FOUND",
-        field="attachmentFileIds",
-        suggestion="use ids from listFiles",
+@on_mail(need="draft")
+async def draft_email(args: DraftEmailArgs, ctx: ToolContext, s: ConnectionSession) -> ToolResult:
+    """Save a draft (nothing is sent)."""
+    message = await _outgoing(args, ctx)
+    if isinstance(message, ToolResult):
+        return message
+    draft = await s.adapter.draft(s, message)
+    return ToolResult.ok(
+        f"draft saved: {inline_line(draft)}; send it with sendEmail(draftId={draft.id!r})",
+        data={"draftId": draft.id, "connectionId": s.connection.id},
     )
 
 
-async def draft_email(args: DraftEmailArgs, ctx: ToolContext) -> ToolResult:
-    """Save a draft (nothing is sent)."""
-    try:
-        message = await _outgoing(args, ctx)
-    except LookupError as exc:
-        return _missing_file(str(exc.args[0]))
-
-    async def work(s: Any) -> ToolResult:
-        draft = await s.adapter.draft(s, message)
-        return ToolResult.ok(
-            f"draft saved: {inline_line(draft)}; send it with sendEmail(draftId={draft.id!r})",
-            data={"draftId": draft.id, "connectionId": s.connection.id},
-        )
-
-    return await with_mail(ctx, args.connection_id, "draft", work)
-
-
-async def send_email(args: SendEmailArgs, ctx: ToolContext) -> ToolResult:
+@on_mail(need=lambda args: "send_draft" if args.draft_id else "draft")
+async def send_email(args: SendEmailArgs, ctx: ToolContext, s: ConnectionSession) -> ToolResult:
     """Send a saved draft or a new message (a write: the policy hook sees it first)."""
-    message = None
     if not args.draft_id:
-        try:
-            message = await _outgoing(args, ctx)
-        except LookupError as exc:
-            return _missing_file(str(exc.args[0]))
-
-    async def work(s: Any) -> ToolResult:
-        if args.draft_id:
-            # the policy hook saw only the draft's id: its recipients are checked here
-            draft = await s.adapter.read_message(s, args.draft_id)
-            if outside := outside_domains([*draft.to, *draft.cc]):
-                return ToolResult.fail(
-                    f"sending to {', '.join(outside)} is not allowed (NYLA_EMAIL_SEND_DOMAINS)",
-                    "DENIED",
-                    suggestion="tell the user to send the draft themselves",
-                )
-            sent = await s.adapter.send_draft(s, args.draft_id)
-        else:
-            sent = await s.adapter.send(s, message)
+        message = await _outgoing(args, ctx)
+        if isinstance(message, ToolResult):
+            return message
+        sent = await s.adapter.send(s, message)
         return ToolResult.ok(f"sent (id {sent})", data={"messageId": sent})
-
-    need = "send_draft" if args.draft_id else "draft"
-    return await with_mail(ctx, args.connection_id, need, work)
-
-
-async def organize_email(args: OrganizeEmailArgs, ctx: ToolContext) -> ToolResult:
-    """Flag, mark read/unread and/or move a message."""
-
-    async def work(s: Any) -> ToolResult:
-        message_id, done = args.message_id, []
-        if args.flagged is not None or args.read is not None:
-            item = await s.adapter.flag(s, message_id, flagged=args.flagged, read=args.read)
-            message_id = item.id
-            done.append("flagged" if args.flagged else "updated")
-        if args.move_to:
-            item = await s.adapter.move(s, message_id, args.move_to)
-            message_id = item.id
-            done.append(f"moved to {args.move_to}")
-        return ToolResult.ok(
-            f"{', '.join(done)}; the message id is now {message_id}",
-            data={"messageId": message_id},
+    # the policy hook saw only the draft's id: its recipients are checked here
+    draft = await s.adapter.read_message(s, args.draft_id)
+    if outside := outside_domains([*draft.to, *draft.cc]):
+        return ToolResult.fail(
+            f"sending to {', '.join(outside)} is not allowed (NYLA_EMAIL_SEND_DOMAINS)",
+            "DENIED",
+            suggestion="tell the user to send the draft themselves",
         )
+    sent = await s.adapter.send_draft(s, args.draft_id)
+    return ToolResult.ok(f"sent (id {sent})", data={"messageId": sent})
 
-    need = "move" if args.move_to else "flag"
-    return await with_mail(ctx, args.connection_id, need, work)
+
+@on_mail(need=lambda args: "move" if args.move_to else "flag")
+async def organize_email(
+    args: OrganizeEmailArgs, ctx: ToolContext, s: ConnectionSession
+) -> ToolResult:
+    """Flag, mark read/unread and/or move a message."""
+    message_id, done = args.message_id, []
+    if args.flagged is not None or args.read is not None:
+        item = await s.adapter.flag(s, message_id, flagged=args.flagged, read=args.read)
+        message_id = item.id
+        done.append("flagged" if args.flagged else "updated")
+    if args.move_to:
+        item = await s.adapter.move(s, message_id, args.move_to)
+        message_id = item.id
+        done.append(f"moved to {args.move_to}")
+    return ToolResult.ok(
+        f"{', '.join(done)}; the message id is now {message_id}",
+        data={"messageId": message_id},
+    )
 
 
 def email_tools() -> list[Tool]:

@@ -3,7 +3,7 @@ the user's files, over the user's Microsoft 365 connection (through the kernel).
 
 from __future__ import annotations
 
-from nyla import Toolbox, hookimpl
+from nyla.sdk import Toolbox, hookimpl
 from nyla_toolbox_sharepoint.tools import sharepoint_tools
 
 __all__ = ["nyla_toolboxes", "sharepoint_toolbox"]

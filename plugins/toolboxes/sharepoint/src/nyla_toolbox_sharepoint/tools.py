@@ -5,24 +5,20 @@ grammar (``/sites/<site>/<library>/<folder>``)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from pydantic import Field
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from nyla import Tool, ToolContext, ToolResult
-from nyla.sdk.connectors import (
-    ConnectorError,
-    Download,
-    NoConnection,
-    capabilities,
-    connector_failure,
-    inline_line,
-    inline_listing,
-    pick_connection,
+from nyla.sdk import (
+    ConnectionArgs,
+    ConnectionSession,
+    Tool,
+    ToolContext,
+    ToolResult,
+    connection_field,
+    save_download,
+    with_connection,
 )
+from nyla.sdk.connectors import inline_line, inline_listing
 
-SERVICE = "msft"
 #: the largest document read into the user's files
 MAX_FILE_BYTES = 50 * 1024 * 1024
 #: libraries listed per site, sites whose libraries are listed
@@ -31,14 +27,8 @@ INLINE_TEXT_CHARS = 8_000
 _TEXT_MIMES = ("text/", "application/json", "application/xml", "application/csv")
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    connection_id: str | None = Field(
-        default=None,
-        alias="connectionId",
-        description="The Microsoft 365 connection; needed only when the user has several.",
-    )
+class _Args(ConnectionArgs):
+    connection_id: str | None = connection_field("Microsoft 365")
 
 
 class FindSitesArgs(_Args):
@@ -66,51 +56,33 @@ class ReadArgs(_Args):
     item_id: str = Field(alias="itemId", description="A document id (file:…) from a search.")
 
 
-Work = Callable[[Any], Awaitable[ToolResult]]
+#: the handlers run on the user's Microsoft 365 connection (a service that can search)
+on_msft = with_connection("msft", need="search", label="Microsoft 365")
 
 
-async def with_sharepoint(ctx: ToolContext, connection_id: str | None, work: Work) -> ToolResult:
-    """Run ``work(session)`` on the user's Microsoft 365 connection."""
-    try:
-        conn = await pick_connection(
-            ctx,
-            connection_id,
-            lambda a: a.service == SERVICE and "search" in capabilities(a),
-            "Microsoft 365",
-        )
-        async with ctx.kernel.connections.open(conn.id, user_id=ctx.run.user_id) as session:
-            return await work(session)
-    except NoConnection as exc:
-        return exc.result
-    except ConnectorError as exc:
-        return connector_failure(exc)
-
-
-async def find_sites(args: FindSitesArgs, ctx: ToolContext) -> ToolResult:
+@on_msft
+async def find_sites(args: FindSitesArgs, ctx: ToolContext, s: ConnectionSession) -> ToolResult:
     """Sites (by name) and their document libraries, with the paths to search in."""
-
-    async def work(s: Any) -> ToolResult:
-        if args.query.strip():
-            page = await s.adapter.search(s, args.query, "/sites")
-        else:
-            page = await s.adapter.browse(s, "/sites")
-        lines, data = [], []
-        for n, site in enumerate(page.items):
-            lines.append(inline_line(site))
-            libraries = []
-            if args.include_libraries and n < MAX_SITES_WITH_LIBRARIES:
-                libraries = (await s.adapter.browse(s, site.path)).items
-                lines += [f"    {inline_line(lib)}" for lib in libraries]
-            data.append({"site": site.to_wire(), "libraries": [lib.to_wire() for lib in libraries]})
-        if not lines:
-            return ToolResult.ok("no SharePoint site matches", data={"sites": []})
-        lines.append("(search a library with searchSharePoint(path=<its path>))")
-        return ToolResult.ok("\n".join(lines), data={"sites": data, "cursor": page.cursor})
-
-    return await with_sharepoint(ctx, args.connection_id, work)
+    if args.query.strip():
+        page = await s.adapter.search(s, args.query, "/sites")
+    else:
+        page = await s.adapter.browse(s, "/sites")
+    lines, data = [], []
+    for n, site in enumerate(page.items):
+        lines.append(inline_line(site))
+        libraries = []
+        if args.include_libraries and n < MAX_SITES_WITH_LIBRARIES:
+            libraries = (await s.adapter.browse(s, site.path)).items
+            lines += [f"    {inline_line(lib)}" for lib in libraries]
+        data.append({"site": site.to_wire(), "libraries": [lib.to_wire() for lib in libraries]})
+    if not lines:
+        return ToolResult.ok("no SharePoint site matches", data={"sites": []})
+    lines.append("(search a library with searchSharePoint(path=<its path>))")
+    return ToolResult.ok("\n".join(lines), data={"sites": data, "cursor": page.cursor})
 
 
-async def search_documents(args: SearchArgs, ctx: ToolContext) -> ToolResult:
+@on_msft
+async def search_documents(args: SearchArgs, ctx: ToolContext, s: ConnectionSession) -> ToolResult:
     """Documents by name and content below ``path`` (or everywhere), one line each."""
     path = args.path.strip()
     if path and not path.startswith(("/sites/", "/drives/", "/drive")):
@@ -120,37 +92,17 @@ async def search_documents(args: SearchArgs, ctx: ToolContext) -> ToolResult:
             field="path",
             suggestion="take a library path from findSharePointSites, or leave path empty",
         )
-
-    async def work(s: Any) -> ToolResult:
-        page = await s.adapter.search(s, args.query, path, args.cursor)
-        data = {
-            "connectionId": s.connection.id,
-            "items": [i.to_wire() for i in page.items],
-            "cursor": page.cursor,
-        }
-        return ToolResult.ok(inline_listing(page.items, page.cursor), data=data)
-
-    return await with_sharepoint(ctx, args.connection_id, work)
+    page = await s.adapter.search(s, args.query, path, args.cursor)
+    data = {
+        "connectionId": s.connection.id,
+        "items": [i.to_wire() for i in page.items],
+        "cursor": page.cursor,
+    }
+    return ToolResult.ok(inline_listing(page.items, page.cursor), data=data)
 
 
-async def _policy(ctx: ToolContext, connection_id: str, path: str) -> tuple[bool, Any, Any]:
-    resolve = ctx.kernel.knowledge.resolve_policy
-    neutralize = await resolve(connection_id, path or "/", "neutralize")
-    scope = await resolve(connection_id, path or "/", "scope")
-    return bool(neutralize.value), scope.value, neutralize.source_id or scope.source_id
-
-
-async def _store(ctx: ToolContext, s: Any, got: Download) -> Any:
-    neutralize, scope, source_id = await _policy(ctx, s.connection.id, got.item.path)
-    kw: dict[str, Any] = {"mime_type": got.mime, "neutralize": neutralize}
-    if scope:
-        kw["scope"] = scope
-    if source_id:
-        kw["data_source_id"] = source_id
-    return await ctx.kernel.files.save(got.name, got.content, ctx.run, **kw)
-
-
-async def read_file(args: ReadArgs, ctx: ToolContext) -> ToolResult:
+@on_msft
+async def read_file(args: ReadArgs, ctx: ToolContext, s: ConnectionSession) -> ToolResult:
     """Download a document into the user's files (its size is checked first); a text
     document's content comes back inline."""
     if not args.item_id.startswith("file:"):
@@ -160,26 +112,22 @@ async def read_file(args: ReadArgs, ctx: ToolContext) -> ToolResult:
             field="itemId",
             suggestion="use an id starting with file: from searchSharePoint",
         )
-
-    async def work(s: Any) -> ToolResult:
-        got = await s.adapter.download(s, args.item_id, MAX_FILE_BYTES)
-        try:
-            saved = await _store(ctx, s, got)
-        except ValueError as exc:
-            return ToolResult.fail(f"cannot store {got.name}: {exc}", "INVALID_VALUE")
-        lines = [inline_line(got.item), f"saved as file {saved.id} ({saved.name})"]
-        if saved.neutralize:
-            lines.append("(personal data is neutralized when this file is indexed)")
-        if got.mime.startswith(_TEXT_MIMES):
-            text = got.content.decode("utf-8", "replace")
-            cut = text[:INLINE_TEXT_CHARS] + (" [...]" if len(text) > INLINE_TEXT_CHARS else "")
-            lines += ["", cut]
-        else:
-            lines.append("open it with readFile(fileId) for its text")
-        data = {"fileId": saved.id, "item": got.item.to_wire(), "neutralize": saved.neutralize}
-        return ToolResult.ok("\n".join(lines), data=data)
-
-    return await with_sharepoint(ctx, args.connection_id, work)
+    got = await s.adapter.download(s, args.item_id, MAX_FILE_BYTES)
+    try:
+        saved = await save_download(ctx, s, got)
+    except ValueError as exc:
+        return ToolResult.fail(f"cannot store {got.name}: {exc}", "INVALID_VALUE")
+    lines = [inline_line(got.item), f"saved as file {saved.id} ({saved.name})"]
+    if saved.neutralize:
+        lines.append("(personal data is neutralized when this file is indexed)")
+    if got.mime.startswith(_TEXT_MIMES):
+        text = got.content.decode("utf-8", "replace")
+        cut = text[:INLINE_TEXT_CHARS] + (" [...]" if len(text) > INLINE_TEXT_CHARS else "")
+        lines += ["", cut]
+    else:
+        lines.append("open it with readFile(fileId) for its text")
+    data = {"fileId": saved.id, "item": got.item.to_wire(), "neutralize": saved.neutralize}
+    return ToolResult.ok("\n".join(lines), data=data)
 
 
 def sharepoint_tools() -> list[Tool]:
