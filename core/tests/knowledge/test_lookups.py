@@ -24,6 +24,7 @@ async def _counts(kernel) -> tuple[int, int]:
 
 
 async def _keyword(kernel, word: str, user: str = "u1") -> list[int]:
+    await kernel.knowledge.ensure_text_search()
     async with kernel.db.session() as s:
         model = (await s.execute(text("SELECT min(embedding_model) FROM knowledge_chunk"))).scalar()
         where = WHERE.replace("scripted:embed", model or "none")

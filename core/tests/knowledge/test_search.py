@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nyla.knowledge.chunking import content_hash
-from nyla.knowledge.search import keyword_query, reciprocal_rank_fusion
+from nyla.knowledge.search import reciprocal_rank_fusion
+from nyla.knowledge.search_text import parse_query
 from nyla.knowledge.tables import FileContentIndex
 from nyla.knowledge.vectors import ChunkRow, copy_chunks, hnsw_index_exists, hnsw_index_name
 from nyla.models.files import Scope
@@ -321,8 +322,8 @@ async def test_hostile_query_text_is_harmless(kernel):
         "it's (a) | !weird & query:* '; DROP", context=ctx()
     )
     assert [h.file_id for h in result.hits] == ["a"]
-    assert keyword_query("it's (a) | !weird") == "'it' | 'weird'"
-    assert keyword_query("?! a") == ""
+    assert parse_query("it's (a) | !weird").words == ["weird"]
+    assert not parse_query("?! a").searchable
 
 
 async def test_vectors_are_stored_inline_and_round_trip_exactly(kernel):

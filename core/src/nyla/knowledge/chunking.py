@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from nyla.ai.tokens import count_text_tokens
+from nyla.knowledge.language import detect_all
 from nyla.models.knowledge import ContentObject
 
 DEFAULT_CHUNK_TOKENS = 300
@@ -35,6 +36,8 @@ class Chunk:
     content_type: str
     token_count: int
     content_hash: str
+    #: ``de``, ``en``, ``fr``, ``it`` or ``""`` (see :mod:`nyla.knowledge.language`)
+    language: str = ""
 
 
 def content_hash(text: str) -> str:
@@ -114,23 +117,45 @@ def _snap(
     return end
 
 
+def title_text(name: str, structure: dict[str, object]) -> str:
+    """What a document says about itself besides its body: its file name (separators as
+    spaces) and its section headings."""
+    words = name.replace("_", " ").replace("-", " ").replace(".", " ")
+    sections = structure.get("sections")
+    headings = (
+        [str(s.get("title", "")) for s in sections if isinstance(s, dict)]
+        if isinstance(sections, list)
+        else []
+    )
+    return "\n".join([words, *headings])
+
+
 def chunk_objects(
     objects: list[ContentObject],
     max_tokens: int = DEFAULT_CHUNK_TOKENS,
     overlap: int = DEFAULT_OVERLAP_TOKENS,
+    title: str = "",
 ) -> list[Chunk]:
-    """Chunks of every content object, numbered in document order."""
-    chunks: list[Chunk] = []
-    for obj in objects:
-        for piece in split_text(obj.text, max_tokens, overlap):
-            chunks.append(
-                Chunk(
-                    seq=len(chunks),
-                    text=piece,
-                    context_ref=obj.context_ref,
-                    content_type=obj.content_type,
-                    token_count=count_text_tokens(piece),
-                    content_hash=content_hash(piece),
-                )
-            )
-    return chunks
+    """Chunks of every content object, numbered in document order, each with its language.
+    A document with no text of its own (a Markdown file that is one heading, an empty file)
+    becomes one chunk of ``title`` (its name and headings): every indexed file can be
+    found."""
+    pieces = [
+        (piece, obj) for obj in objects for piece in split_text(obj.text, max_tokens, overlap)
+    ]
+    if not pieces and title.strip():
+        title_object = ContentObject(text=title.strip(), context_ref="title")
+        pieces = [(piece, title_object) for piece in split_text(title, max_tokens, overlap)]
+    languages = detect_all([piece for piece, _ in pieces])
+    return [
+        Chunk(
+            seq=seq,
+            text=piece,
+            context_ref=obj.context_ref,
+            content_type=obj.content_type,
+            token_count=count_text_tokens(piece),
+            content_hash=content_hash(piece),
+            language=language,
+        )
+        for seq, ((piece, obj), language) in enumerate(zip(pieces, languages, strict=True))
+    ]

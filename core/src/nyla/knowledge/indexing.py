@@ -22,7 +22,7 @@ from nyla.cpu import off_loop
 from nyla.db import Database
 from nyla.errors import NylaError
 from nyla.knowledge.batch_writer import BatchWriter
-from nyla.knowledge.chunking import Chunk, chunk_objects
+from nyla.knowledge.chunking import Chunk, chunk_objects, title_text
 from nyla.knowledge.extract import ExtractionError, detect_kind, extract
 from nyla.knowledge.precomputed import PrecomputedEmbeddings
 from nyla.knowledge.provenance import ConsentError, provenance
@@ -164,7 +164,7 @@ class Indexer:
         row = index_row(file, content, key, source_path, connection_id)
         try:
             document, neutralized = await self._document(file, content, context)
-            chunks = await off_loop(_chars(document), self._chunks, document)
+            chunks = await off_loop(_chars(document), self._chunks, document, file.name)
             model, dims, (vectors, reused, embedded, cost) = await self._embed(
                 chunks, key, context, memo, embeddings
             )
@@ -196,6 +196,7 @@ class Indexer:
                 key,
                 model,
                 v,
+                c.language,
             )
             for c, v in zip(chunks, vectors, strict=True)
         ]
@@ -237,9 +238,12 @@ class Indexer:
                 f"neutralization failed, nothing stored: {exc}", neutralization="failed"
             ) from exc
 
-    def _chunks(self, document: ExtractedDocument) -> list[Chunk]:
+    def _chunks(self, document: ExtractedDocument, name: str = "") -> list[Chunk]:
         chunks = chunk_objects(
-            document.objects, self.settings.chunk_tokens, self.settings.overlap_tokens
+            document.objects,
+            self.settings.chunk_tokens,
+            self.settings.overlap_tokens,
+            title=title_text(name, document.structure),
         )
         if len(chunks) > MAX_CHUNKS_PER_FILE:
             raise _Failed(

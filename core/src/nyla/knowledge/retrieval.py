@@ -3,22 +3,50 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
+from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from nyla.db import Database
 from nyla.errors import InvalidQueryError
 from nyla.knowledge.search import EstimateCache, search
+from nyla.knowledge.search_text import parse_query
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import FileContentIndex
+from nyla.knowledge.text_search import ensure_configs, reanalyze
 from nyla.knowledge.vectors import readable_keys
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec
 from nyla.models.files import Scope
 from nyla.models.knowledge import SearchFilters, SearchResult
+
+log = logging.getLogger(__name__)
+
+#: background re-analyses (a task must be referenced until it ends)
+_BACKGROUND: set[asyncio.Task[int]] = set()
+
+
+def unsearchable(query: str) -> None:
+    """Raise :class:`InvalidQueryError` when ``query`` leaves nothing to look for: only
+    stop words (``where is the``, ``und die``), which match almost every text, or only
+    ``-exclusions``."""
+    parsed = parse_query(query)
+    if parsed.searchable:
+        return
+    if parsed.excluded and not parsed.stop_words:
+        raise InvalidQueryError(
+            f"the query {query!r} only says what to leave out: add a word or a phrase to look for"
+        )
+    words = ", ".join(dict.fromkeys(w.lower() for w in parsed.stop_words))
+    raise InvalidQueryError(
+        f"the query {query!r} has only common words ({words}), which occur in almost every "
+        "text: add a word that names what you are looking for"
+    )
 
 
 class Retrieval:
@@ -31,6 +59,7 @@ class Retrieval:
     embedding_spec: Callable[[RunContext | None], ModelSpec]
     _vector_indexes: set[tuple[str, int]]
     _estimates: EstimateCache
+    _text_search_ready: bool = False
 
     async def semantic_search(
         self,
@@ -48,6 +77,7 @@ class Retrieval:
             raise InvalidQueryError(
                 f"the query {query!r} has no words to search for: give a word or a phrase"
             )
+        unsearchable(query)
         spec = self.embedding_spec(context)
         response = await self.ai.embed([query], context=context, model=spec.id)
         if not any(response.vectors[0]):
@@ -99,6 +129,42 @@ class Retrieval:
                 f"{model} do not have"
             ) from None
 
+    async def ensure_text_search(self) -> None:
+        """Make sure the text search configurations exist (once per service) and move the
+        lookup rows an older nyla built to the language-aware terms in the background
+        (:meth:`reanalyze_text`; meanwhile they are searched as ``simple`` text)."""
+        if self._text_search_ready:
+            return
+        async with self.db.session() as s:
+            await ensure_configs(s)
+            stale = (
+                await s.execute(
+                    text("SELECT 1 FROM knowledge_chunk_lookup WHERE language IS NULL LIMIT 1")
+                )
+            ).first()
+        self._text_search_ready = True
+        if stale is not None:
+            task = asyncio.create_task(self.reanalyze_text())
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
+
+    async def reanalyze_text(self, batch: int = 1000) -> int:
+        """Rebuild, batch by batch, the full-text terms of chunks an older nyla indexed
+        (detecting each one's language); returns how many were rebuilt."""
+        done = 0
+        try:
+            while True:
+                async with self.db.session() as s:
+                    count = await reanalyze(s, batch)
+                if not count:
+                    break
+                done += count
+        except Exception:
+            log.exception("re-analysing the full text of older chunks stopped")
+        if done:
+            log.info("full text of %d older chunks rebuilt in their languages", done)
+        return done
+
     async def _search(
         self,
         query: str,
@@ -109,6 +175,7 @@ class Retrieval:
         filters: SearchFilters | None,
         hybrid: bool | None,
     ) -> SearchResult:
+        await self.ensure_text_search()
         return await self.db.read_driver(
             lambda conn: search(
                 conn,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +33,7 @@ from nyla.knowledge.search_hits import (
     HIT_COLUMNS,
     RANKED_HIT_COLUMNS,
     hit,
+    merged,
     rescored,
 )
 from nyla.knowledge.search_plan import (
@@ -46,8 +46,8 @@ from nyla.knowledge.search_plan import (
     prefer_exact,
     table_rows,
 )
+from nyla.knowledge.search_text import text_ranks
 from nyla.knowledge.settings import KnowledgeSettings
-from nyla.knowledge.tables import TS_CONFIG
 from nyla.knowledge.vectors import (
     FILE_NO_OF,
     IN_FILE,
@@ -68,7 +68,6 @@ __all__ = [
     "count_candidates",
     "driver_sql",
     "effective_ef_search",
-    "keyword_query",
     "prefer_exact",
     "reciprocal_rank_fusion",
     "search",
@@ -209,32 +208,6 @@ async def _hnsw_settings_change(
     )
 
 
-def keyword_query(query: str) -> str:
-    """A ``to_tsquery`` expression matching any word of ``query`` (a question rarely has
-    all its words in one chunk; ranking rewards chunks that match more of them)."""
-    words = list(dict.fromkeys(w for w in re.findall(r"\w+", query.lower()) if len(w) > 1))
-    return " | ".join(f"'{w}'" for w in words[:32])
-
-
-async def text_ranks(
-    session: Executor, *, where: str, params: dict[str, Any], query: str, limit: int
-) -> list[int]:
-    """Chunk ids matching words of ``query`` in full text, best first (same scope filter)."""
-    tsquery = keyword_query(query)
-    if not tsquery:
-        return []
-    rows = await _rows(
-        session,
-        "SELECT c.id FROM knowledge_chunk_lookup t "
-        "JOIN knowledge_chunk c ON c.id = t.chunk_id, "
-        f"to_tsquery('{TS_CONFIG}', :tsq) AS tq "
-        f"WHERE t.tsv @@ tq AND t.owner_key = ANY(:keys) AND {where} "
-        f"ORDER BY ts_rank_cd(t.tsv, tq, 1) DESC, c.id LIMIT {int(limit)}",
-        {**params, "tsq": tsquery},
-    )
-    return [int(r[0]) for r in rows]
-
-
 def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[int]], k: int = 60
 ) -> list[tuple[int, float]]:
@@ -304,12 +277,16 @@ async def search(
             (await _info(session)).pop("nyla_hnsw_settings", None)
         raise
     if hybrid and query.strip():
-        keyword = await text_ranks(session, where=where, params=params, query=query, limit=pool)
+        keyword = await text_ranks(
+            session, where=where, params=params, query=query, limit=pool, total=candidates
+        )
         fused = reciprocal_rank_fusion([[h.chunk_id for h in nearest], keyword], settings.rrf_k)
-        hits = await _ordered_hits(session, fused[:k], nearest, dims, vector, model)
+        # twice k: room for the copies of a file indexed from two places, merged into one
+        ranked = await _ordered_hits(session, fused[: 2 * k], nearest, dims, vector, model)
+        hits = merged(ranked, k)
     else:
         # each hit carries its score already (1 - distance)
-        hits = nearest[:k]
+        hits = merged(nearest, k)
     return SearchResult(
         hits=hits,
         path="exact" if exact else "hnsw",

@@ -13,14 +13,15 @@ from typing import Any
 
 from nyla.knowledge.vectors import CHUNK_ID_BITS
 from nyla.models.files import Scope
-from nyla.models.knowledge import SearchHit
+from nyla.models.knowledge import HitSource, SearchHit
 
 
 def _hit_columns(chunk: str) -> str:
     return (
         f"{chunk}.id, f.file_id, f.name, ({chunk}.id & {(1 << CHUNK_ID_BITS) - 1})::int, "
         f"{chunk}.data, {chunk}.context_ref, {chunk}.content_type, "
-        f"split_part({chunk}.owner_key, ':', 1)"
+        f"split_part({chunk}.owner_key, ':', 1), f.content_hash, f.source_path, "
+        "f.connection_id"
     )
 
 
@@ -43,9 +44,12 @@ _set = object.__setattr__
 
 def hit(row: Sequence[Any], model: str, score: float | None = None) -> SearchHit:
     """The hit of one row of :data:`HIT_COLUMNS` + distance, found with embedding ``model``
-    (``score`` defaults to ``1 - distance``). An owner key of an unknown scope raises, as
+    (``score`` defaults to ``1 - distance``); a row of only the first eight columns and the
+    distance leaves the provenance empty. An owner key of an unknown scope raises, as
     validation would."""
-    chunk, file_id, name, seq, body, ref, content_type, scope, distance = row
+    chunk, file_id, name, seq, body, ref, content_type, scope = row[:8]
+    file_hash, source_path, connection_id = row[8:11] if len(row) > 9 else ("", None, None)
+    distance = row[-1]
     if distance is not None:
         distance = float(distance)
     values = {
@@ -60,6 +64,10 @@ def hit(row: Sequence[Any], model: str, score: float | None = None) -> SearchHit
         "distance": distance,
         "score": (1.0 - (distance or 0.0)) if score is None else score,
         "embedding_model": model,
+        "file_hash": file_hash,
+        "source_path": source_path,
+        "connection_id": connection_id,
+        "also_in": [],
     }
     # what BaseModel.model_construct sets, without its per-field default handling
     made = _new(SearchHit)
@@ -74,3 +82,29 @@ def rescored(found: SearchHit, score: float) -> SearchHit:
     """``found`` with ``score`` (set in place: the hit is the search's own object)."""
     found.__dict__["score"] = score
     return found
+
+
+def merged(hits: Sequence[SearchHit], k: int) -> list[SearchHit]:
+    """The first ``k`` of ``hits`` with the same file indexed from several places (same
+    bytes, same chunk position) as one hit: the best-ranked, the others in its
+    ``also_in``."""
+    kept: list[SearchHit] = []
+    first: dict[tuple[str, int], SearchHit] = {}
+    for found in hits:
+        key = (found.file_hash, found.seq)
+        same = first.get(key) if found.file_hash else None
+        if same is None:
+            if len(kept) < k:
+                kept.append(found)
+                first[key] = found
+            continue
+        if found.file_id != same.file_id and all(s.file_id != found.file_id for s in same.also_in):
+            same.also_in.append(
+                HitSource.model_construct(
+                    file_id=found.file_id,
+                    file_name=found.file_name,
+                    source_path=found.source_path,
+                    connection_id=found.connection_id,
+                )
+            )
+    return kept

@@ -52,11 +52,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from nyla.db import Base
 
-#: text search configuration of the full-text half of hybrid search (language-neutral:
-#: the corpus mixes German and English)
-TS_CONFIG = "simple"
-
-
 #: numbers the indexed files; a chunk id is ``file_no << CHUNK_ID_BITS | seq``
 FILE_NO_SEQUENCE = Sequence("knowledge_file_no_seq", metadata=Base.metadata)
 
@@ -128,6 +123,8 @@ class ContentChunk(Base):
     owner_key: Mapped[str] = mapped_column(Text)
     embedding_model: Mapped[str] = mapped_column(Text)
     embedding: Mapped[Any] = mapped_column(Vector())
+    # added after the first layout: a server default lets an existing table gain it
+    language: Mapped[str] = mapped_column(Text, default="", server_default="")
 
     __table_args__ = {"info": {"derived": True}}
 
@@ -150,9 +147,12 @@ event.listen(
 
 class ChunkLookup(Base):
     """What is looked up per chunk besides its vector: its full-text terms (``tsvector`` in
-    config :data:`TS_CONFIG`, GIN-indexed, for hybrid search) and its content hash per scope
-    (btree, for dedupe). Written with the chunk for a single file, in one pass after the load
-    for bulk loads; meanwhile the chunk is found by vector and exact search."""
+    the configuration of its ``language``, see :mod:`nyla.knowledge.text_search`;
+    GIN-indexed, for hybrid search) and its content hash per scope (btree, for dedupe).
+    Written with the chunk for a single file, in one pass after the load for bulk loads;
+    meanwhile the chunk is found by vector and exact search. ``language`` is ``NULL`` on
+    rows an older nyla built (``simple`` terms, no accent folding) until
+    :func:`~nyla.knowledge.text_search.reanalyze` rebuilds them."""
 
     __tablename__ = "knowledge_chunk_lookup"
 
@@ -160,6 +160,7 @@ class ChunkLookup(Base):
     owner_key: Mapped[str] = mapped_column(Text)
     content_hash: Mapped[bytes] = mapped_column(LargeBinary)
     tsv: Mapped[Any] = mapped_column(TSVECTOR)
+    language: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (
         Index("ix_knowledge_chunk_lookup_tsv", "tsv", postgresql_using="gin"),

@@ -14,7 +14,6 @@ from typing import Any, NamedTuple, cast
 from sqlalchemy import CursorResult, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from nyla.knowledge.tables import TS_CONFIG
 from nyla.models.agent import RunContext
 from nyla.models.files import Scope
 
@@ -78,6 +77,9 @@ class ChunkRow(NamedTuple):
     owner_key: str
     embedding_model: str
     embedding: Sequence[float] | array | bytes
+    #: the language of ``data`` (``de``, ``en``, ``fr``, ``it``; ``""`` unknown), which
+    #: chooses the text search configuration of its lookup row
+    language: str = ""
 
 
 CHUNK_COPY_COLUMNS = ("id", *ChunkRow._fields[2:])
@@ -91,6 +93,7 @@ CHUNK_COPY_TYPES = [
     "text",
     "text",
     "bytea",  # the embedding, already in pgvector's binary form (see vector_binary)
+    "text",
 ]
 
 #: SQL of a chunk's file number and position (``c`` the chunk table)
@@ -262,7 +265,8 @@ async def copy_chunks(
     async with pg.cursor() as cur, cur.copy(statement) as cp:
         cp.set_types(CHUNK_COPY_TYPES)
         write = cp.write_row
-        for file_id, seq, data, ref, kind, tokens, digest, key, model, vector in rows:
+        for row in rows:
+            file_id, seq, data, ref, kind, tokens, digest, key, model, vector = row[:10]
             if not 0 <= seq < MAX_CHUNKS_PER_FILE:
                 raise ValueError(f"chunk position {seq} out of range")
             await write(
@@ -276,6 +280,7 @@ async def copy_chunks(
                     key,
                     model,
                     vector_binary(vector),
+                    row[10] if len(row) > 10 else "",
                 )
             )
     return len(rows)
@@ -293,20 +298,6 @@ async def delete_file_chunks(session: AsyncSession, file_nos: Sequence[int]) -> 
         text(f"DELETE FROM knowledge_chunk c WHERE {in_files(file_nos)}")
     )
     return int(cast("CursorResult[Any]", deleted).rowcount or 0)
-
-
-async def write_lookups(session: AsyncSession, file_nos: Sequence[int]) -> None:
-    """Write the lookup rows (full-text terms, scope + content hash) of the chunks of
-    ``file_nos``, which have none yet."""
-    if not file_nos:
-        return
-    await session.execute(
-        text(
-            "INSERT INTO knowledge_chunk_lookup (chunk_id, owner_key, content_hash, tsv) "
-            f"SELECT c.id, c.owner_key, c.content_hash, to_tsvector('{TS_CONFIG}', c.data) "
-            f"FROM knowledge_chunk c WHERE {in_files(file_nos)}"
-        )
-    )
 
 
 @functools.cache

@@ -22,7 +22,8 @@ from sqlalchemy.dialects.postgresql import insert
 from nyla.knowledge.consent import purge_files
 from nyla.knowledge.policy import effective_policy
 from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
-from nyla.knowledge.vectors import ChunkRow, copy_chunks, delete_file_chunks, write_lookups
+from nyla.knowledge.text_search import write_lookups
+from nyla.knowledge.vectors import ChunkRow, copy_chunks, delete_file_chunks
 from nyla.models.files import FileItem
 from nyla.models.knowledge import IndexResult, IndexStatus
 

@@ -68,10 +68,22 @@ class SearchFilters(WireModel):
     content_types: list[str] | None = None
 
 
+class HitSource(WireModel):
+    """One place a search hit's file was indexed from (its own file id and name, the path
+    in its data source and the connection, when it came through one)."""
+
+    file_id: str
+    file_name: str
+    source_path: str | None = None
+    connection_id: str | None = None
+
+
 class SearchHit(WireModel):
     """One chunk a search returned. ``distance`` is the cosine distance (``None`` for a
     keyword-only hit of a hybrid search); ``score`` is what the result is ordered by (the RRF
-    score for hybrid, ``1 - distance`` otherwise)."""
+    score for hybrid, ``1 - distance`` otherwise). ``file_hash`` is the SHA-256 of the
+    file's bytes; the same file indexed from several places (a folder indexed with ``nyla
+    knowledge index`` and also connected) is one hit, the other places in ``also_in``."""
 
     chunk_id: int
     file_id: str
@@ -84,6 +96,10 @@ class SearchHit(WireModel):
     distance: float | None = None
     score: float = 0.0
     embedding_model: str = ""
+    file_hash: str = ""
+    source_path: str | None = None
+    connection_id: str | None = None
+    also_in: list[HitSource] = Field(default_factory=list)
 
 
 class SearchResult(WireModel):
