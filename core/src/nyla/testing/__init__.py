@@ -19,6 +19,7 @@ from nyla.testing.contracts import (
 )
 from nyla.testing.helpers import invoke_cli
 from nyla.testing.scripted import ScriptedProvider, scripted_reply
+from nyla.testing.toolboxes import add_connection, call_tool, import_file
 
 __all__ = [
     "ConnectorContract",
@@ -30,7 +31,10 @@ __all__ = [
     "ToolRegistry",
     "ToolboxContract",
     "WalkerContract",
+    "add_connection",
     "before_call_hook",
+    "call_tool",
+    "import_file",
     "invoke_cli",
     "scripted_reply",
 ]

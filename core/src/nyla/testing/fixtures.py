@@ -8,6 +8,8 @@
   is installed).
 - ``scripted``: a factory for :class:`~nyla.testing.scripted.ScriptedProvider`.
 - ``make_kernel``: a :class:`~nyla.Kernel` over explicit plugins and the test database.
+- ``vendor_kernel``: such a kernel whose connectors talk to a fake vendor at the wire (the
+  set-up of a toolbox's or connector's integration tests; see :mod:`nyla.testing.toolboxes`).
 - ``toolbox_plugin``, ``run_events``, ``only``: a plugin class contributing toolboxes, an
   event collector for agent runs, and a filter of events by type.
 """
@@ -98,6 +100,32 @@ def make_kernel(make_host: Callable[..., PluginHost]) -> Callable[..., Any]:
         settings: dict[str, Any] | None = None,
     ) -> Kernel:
         return Kernel(plugins=make_host(*plugins, builtins=builtins), db=db, settings=settings)
+
+    return factory
+
+
+@pytest.fixture
+def vendor_kernel(
+    db: Database, make_kernel: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., Any]:
+    """``vendor_kernel(vendor, *plugins, env=None, builtins=False)`` -> a Kernel over exactly
+    those plugins on the test database, whose connectors reach ``vendor`` (an httpx handler
+    faking the vendor's API) at the wire and whose tokens are sealed with a fresh key;
+    ``env`` is set for the test (a connector's client id, say)."""
+
+    def factory(
+        vendor: Callable[..., Any],
+        *plugins: Any,
+        env: dict[str, str] | None = None,
+        builtins: bool = False,
+    ) -> Any:
+        import httpx
+        from cryptography.fernet import Fernet
+
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        settings = {"secret_key": Fernet.generate_key(), "transport": httpx.MockTransport(vendor)}
+        return make_kernel(*plugins, db=db, builtins=builtins, settings=settings)
 
     return factory
 

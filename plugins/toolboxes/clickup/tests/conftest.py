@@ -4,27 +4,17 @@ connection."""
 
 from __future__ import annotations
 
-import importlib.util
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import pytest_asyncio
 
+from nyla.testing import add_connection, import_file
+
 USER = "mia"
-FAKE = Path(__file__).parents[3] / "connectors/clickup/tests/fake_clickup.py"
-
-
-def load_fake() -> Any:
-    spec = importlib.util.spec_from_file_location("fake_clickup_for_toolbox", FAKE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fake_clickup = load_fake()
+fake_clickup = import_file(Path(__file__).parents[3] / "connectors/clickup/tests/fake_clickup.py")
 
 
 def ms(day: str, hour: int = 9) -> str:
@@ -67,29 +57,16 @@ def clickup() -> Any:
     return account()
 
 
-@pytest_asyncio.fixture
-async def kernel(db: Any, clickup: Any, make_kernel: Any) -> Any:
-    from cryptography.fernet import Fernet
-
+@pytest.fixture
+def kernel(vendor_kernel: Any, clickup: Any) -> Any:
     import nyla_connector_clickup  # the tests' connector; the toolbox itself never imports it
     import nyla_toolbox_clickup
 
-    return make_kernel(
-        nyla_connector_clickup,
-        nyla_toolbox_clickup,
-        db=db,
-        builtins=False,
-        settings={"secret_key": Fernet.generate_key(), "transport": httpx.MockTransport(clickup)},
-    )
+    return vendor_kernel(clickup, nyla_connector_clickup, nyla_toolbox_clickup)
 
 
 @pytest_asyncio.fixture
 async def connection(kernel: Any) -> Any:
-    from nyla.sdk.connectors import TokenGrant
-
-    return await kernel.connections.add(
-        "clickup",
-        user_id=USER,
-        account="mia@example.com",
-        grant=TokenGrant(access_token="pk_183_TOOLBOX"),
+    return await add_connection(
+        kernel, "clickup", USER, "mia@example.com", token="pk_183_TOOLBOX", refresh_token=None
     )

@@ -3,12 +3,12 @@ toolbox, and a user with one Outlook connection."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import httpx
 import pytest
 import pytest_asyncio
+
+from nyla.testing import add_connection
 
 from .fake_outlook import FakeOutlook
 
@@ -20,34 +20,15 @@ def outlook() -> FakeOutlook:
     return FakeOutlook()
 
 
-@pytest_asyncio.fixture
-async def kernel(db: Any, outlook: FakeOutlook, make_kernel: Any, monkeypatch: Any) -> Any:
-    from cryptography.fernet import Fernet
-
+@pytest.fixture
+def kernel(vendor_kernel: Any, outlook: FakeOutlook) -> Any:
     import nyla_connector_msft  # the tests' connector; the toolbox itself never imports it
     import nyla_toolbox_email
 
-    monkeypatch.setenv("NYLA_MSFT_CLIENT_ID", "client-id")
-    return make_kernel(
-        nyla_connector_msft,
-        nyla_toolbox_email,
-        db=db,
-        builtins=False,
-        settings={"secret_key": Fernet.generate_key(), "transport": httpx.MockTransport(outlook)},
-    )
+    env = {"NYLA_MSFT_CLIENT_ID": "client-id"}
+    return vendor_kernel(outlook, nyla_connector_msft, nyla_toolbox_email, env=env)
 
 
 @pytest_asyncio.fixture
 async def connection(kernel: Any) -> Any:
-    from nyla.sdk.connectors import TokenGrant
-
-    return await kernel.connections.add(
-        "msft",
-        user_id=USER,
-        account="MeganB@contoso.onmicrosoft.com",
-        grant=TokenGrant(
-            access_token="access-1",
-            refresh_token="refresh-1",
-            expires_at=datetime.now(UTC) + timedelta(hours=1),
-        ),
-    )
+    return await add_connection(kernel, "msft", USER, "MeganB@contoso.onmicrosoft.com")

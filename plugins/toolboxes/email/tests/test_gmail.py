@@ -4,16 +4,14 @@ the label, reads with attachments, drafts, sends and organizes with labels."""
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime, timedelta
+import functools
 from typing import Any
 
-import httpx
 import pytest
 import pytest_asyncio
 
-from nyla import RunContext, ToolCall, ToolContext
-from nyla.testing import ToolRegistry, before_call_hook
+from nyla.sdk import RunContext
+from nyla.testing import add_connection, call_tool
 
 from .fake_gmail import MAILBOX, FakeGmail
 
@@ -26,46 +24,21 @@ def gmail() -> FakeGmail:
     return FakeGmail()
 
 
-@pytest_asyncio.fixture
-async def kernel(db: Any, gmail: FakeGmail, make_kernel: Any, monkeypatch: Any) -> Any:
-    from cryptography.fernet import Fernet
-
+@pytest.fixture
+def kernel(vendor_kernel: Any, gmail: FakeGmail) -> Any:
     import nyla_connector_google  # the tests' connector; the toolbox itself never imports it
     import nyla_toolbox_email
 
-    monkeypatch.setenv("NYLA_GOOGLE_CLIENT_ID", "client-id")
-    return make_kernel(
-        nyla_connector_google,
-        nyla_toolbox_email,
-        db=db,
-        builtins=False,
-        settings={"secret_key": Fernet.generate_key(), "transport": httpx.MockTransport(gmail)},
-    )
+    env = {"NYLA_GOOGLE_CLIENT_ID": "client-id"}
+    return vendor_kernel(gmail, nyla_connector_google, nyla_toolbox_email, env=env)
 
 
 @pytest_asyncio.fixture
 async def connection(kernel: Any) -> Any:
-    from nyla.sdk.connectors import TokenGrant
-
-    return await kernel.connections.add(
-        "google",
-        user_id=USER,
-        account="megan@example.com",
-        grant=TokenGrant(
-            access_token="access-1",
-            refresh_token="refresh-1",
-            expires_at=datetime.now(UTC) + timedelta(hours=1),
-        ),
-    )
+    return await add_connection(kernel, "google", USER, "megan@example.com")
 
 
-async def call(kernel: Any, name: str, args: dict) -> Any:
-    registry = ToolRegistry(
-        kernel.plugins.toolboxes["email"].tools, before_call=before_call_hook(kernel)
-    )
-    ctx = ToolContext(run=RunContext(user_id=USER), kernel=kernel)
-    done = await registry.dispatch(ToolCall(id="c1", name=name, arguments=json.dumps(args)), ctx)
-    return done.result
+call = functools.partial(call_tool, user=USER)
 
 
 async def test_a_google_connection_switches_the_toolbox_on(kernel):

@@ -3,13 +3,13 @@ called as an agent run calls them (validated arguments, the run's user, the poli
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any
 
 import pytest
 
-from nyla import RunContext, ToolCall, ToolContext
-from nyla.testing import ToolRegistry, before_call_hook
+from nyla.sdk import RunContext
+from nyla.testing import call_tool
 
 from .conftest import USER
 from .fake_outlook import MAILBOX
@@ -17,12 +17,7 @@ from .fake_outlook import MAILBOX
 BUDGET = MAILBOX["messages"][0]
 
 
-async def call(kernel: Any, name: str, args: dict, user: str = USER) -> Any:
-    tools = kernel.plugins.toolboxes["email"].tools
-    registry = ToolRegistry(tools, before_call=before_call_hook(kernel))
-    ctx = ToolContext(run=RunContext(user_id=user), kernel=kernel)
-    done = await registry.dispatch(ToolCall(id="c1", name=name, arguments=json.dumps(args)), ctx)
-    return done.result
+call = functools.partial(call_tool, user=USER)
 
 
 async def test_search_shows_sender_and_date_inline(kernel, connection, outlook):

@@ -3,27 +3,16 @@ file path: plugins never import each other's tests), the Jira toolbox, one conne
 
 from __future__ import annotations
 
-import importlib.util
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import pytest_asyncio
 
+from nyla.testing import add_connection, import_file
+
 USER = "mia"
-FAKE = Path(__file__).parents[3] / "connectors/jira/tests/fake_jira.py"
-
-
-def load_fake() -> Any:
-    spec = importlib.util.spec_from_file_location("fake_jira_for_toolbox", FAKE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fake_jira = load_fake()
+fake_jira = import_file(Path(__file__).parents[3] / "connectors/jira/tests/fake_jira.py")
 
 
 def issues() -> list[dict[str, Any]]:
@@ -54,31 +43,16 @@ def jira() -> Any:
     return fake_jira.FakeJira(issues())
 
 
-@pytest_asyncio.fixture
-async def kernel(db: Any, jira: Any, make_kernel: Any, monkeypatch: Any) -> Any:
-    from cryptography.fernet import Fernet
-
+@pytest.fixture
+def kernel(vendor_kernel: Any, jira: Any) -> Any:
     import nyla_connector_jira  # the tests' connector; the toolbox itself never imports it
     import nyla_toolbox_jira
 
-    monkeypatch.setenv("NYLA_JIRA_CLIENT_ID", "client-id")
-    return make_kernel(
-        nyla_connector_jira,
-        nyla_toolbox_jira,
-        db=db,
-        builtins=False,
-        settings={"secret_key": Fernet.generate_key(), "transport": httpx.MockTransport(jira)},
-    )
+    env = {"NYLA_JIRA_CLIENT_ID": "client-id"}
+    return vendor_kernel(jira, nyla_connector_jira, nyla_toolbox_jira, env=env)
 
 
 @pytest_asyncio.fixture
 async def connection(kernel: Any) -> Any:
-    from nyla.sdk.connectors import TokenGrant
-
-    return await kernel.connections.add(
-        "jira",
-        user_id=USER,
-        account="mia@example.com",
-        grant=TokenGrant(access_token="a", expires_at=datetime.now(UTC) + timedelta(hours=1)),
-        settings={"baseUrl": "https://api.atlassian.com/ex/jira/cloud-1"},
-    )
+    cloud = {"baseUrl": "https://api.atlassian.com/ex/jira/cloud-1"}
+    return await add_connection(kernel, "jira", USER, "mia@example.com", settings=cloud)

@@ -3,22 +3,13 @@ them (through the tool registry and the before-tool-call hooks)."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import functools
 
-from nyla import RunContext, ToolCall, ToolContext
-from nyla.testing import ToolRegistry, before_call_hook
+from nyla.testing import call_tool
 
 from .conftest import USER
 
-
-async def call(kernel: Any, name: str, args: dict, user: str = USER) -> Any:
-    registry = ToolRegistry(
-        kernel.plugins.toolboxes["jira"].tools, before_call=before_call_hook(kernel)
-    )
-    ctx = ToolContext(run=RunContext(user_id=user), kernel=kernel)
-    done = await registry.dispatch(ToolCall(id="c1", name=name, arguments=json.dumps(args)), ctx)
-    return done.result
+call = functools.partial(call_tool, user=USER)
 
 
 async def test_search_open_mine_due_this_week_inline(kernel, connection, jira):

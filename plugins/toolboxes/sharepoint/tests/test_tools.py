@@ -3,11 +3,10 @@ wire, called as an agent run calls them."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import functools
 
-from nyla import RunContext, ToolCall, ToolContext
-from nyla.testing import ToolRegistry
+from nyla.sdk import RunContext
+from nyla.testing import call_tool
 
 from .conftest import USER
 from .fake_sharepoint import DATA, DRIVE, SITE
@@ -16,11 +15,7 @@ BUDGET = DATA["items"][0]
 LIBRARY = f"/sites/{SITE}/{DRIVE}"
 
 
-async def call(kernel: Any, name: str, args: dict, user: str = USER) -> Any:
-    registry = ToolRegistry(kernel.plugins.toolboxes["sharepoint"].tools)
-    ctx = ToolContext(run=RunContext(user_id=user), kernel=kernel)
-    done = await registry.dispatch(ToolCall(id="c1", name=name, arguments=json.dumps(args)), ctx)
-    return done.result
+call = functools.partial(call_tool, user=USER)
 
 
 async def test_find_sites_with_their_libraries(kernel, connection, graph):
