@@ -27,6 +27,7 @@ SUGGESTIONS = {
     "too_large": "the item is larger than allowed: search for something smaller",
     "not_supported": "this service cannot do that: use another tool or connection",
     "cursor_expired": "start the listing again without a cursor",
+    "egress_refused": "this server may not reach the service's address: tell the user",
 }
 
 
