@@ -44,7 +44,7 @@ def _paragraphs(text: str) -> list[str]:
 
 
 def _roff(path: Path) -> str:
-    raw = gzip.open(path, "rt", encoding="utf-8", errors="replace").read()
+    raw = gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
     lines = []
     for line in raw.splitlines():
         if line.startswith((".", "'")):
@@ -66,7 +66,7 @@ def corpus(root: Path) -> dict[str, dict[str, list[str]]]:
     reference: dict[str, list[str]] = {}
     for lang in ("en", "de", "fr", "it"):
         files = list(root.rglob(f"debian-reference.{lang}.txt.gz"))
-        text = gzip.open(files[0], "rt", encoding="utf-8").read() if files else ""
+        text = gzip.decompress(files[0].read_bytes()).decode("utf-8") if files else ""
         reference[lang] = _paragraphs(text)
     english = set(reference["en"])
     for lang in ("de", "fr", "it"):

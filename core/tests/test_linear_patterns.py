@@ -55,6 +55,8 @@ RE_MODULES = [
     "nyla.ai.pii_ids",
     "nyla.ai.neutralize",
     "nyla.knowledge.chunking",
+    "nyla.knowledge.language",
+    "nyla.knowledge.search_text",
     "nyla.knowledge.extract",
     "nyla.knowledge.extract_office",
     "nyla.features.validator",

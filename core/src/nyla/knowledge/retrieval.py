@@ -129,10 +129,11 @@ class Retrieval:
                 f"{model} do not have"
             ) from None
 
-    async def ensure_text_search(self) -> None:
+    async def ensure_text_search(self, *, background: bool = True) -> None:
         """Make sure the text search configurations exist (once per service) and move the
         lookup rows an older nyla built to the language-aware terms in the background
-        (:meth:`reanalyze_text`; meanwhile they are searched as ``simple`` text)."""
+        (:meth:`reanalyze_text`; meanwhile they are searched as ``simple`` text), unless
+        ``background=False``."""
         if self._text_search_ready:
             return
         async with self.db.session() as s:
@@ -143,7 +144,7 @@ class Retrieval:
                 )
             ).first()
         self._text_search_ready = True
-        if stale is not None:
+        if stale is not None and background:
             task = asyncio.create_task(self.reanalyze_text())
             _BACKGROUND.add(task)
             task.add_done_callback(_BACKGROUND.discard)
