@@ -20,6 +20,7 @@ from urllib.parse import parse_qs
 import httpx
 
 from nyla.models.datasource import TokenGrant
+from nyla.testing.vendor_spec import VendorSpec
 
 
 class StaleCursorError(Exception):
@@ -198,6 +199,9 @@ class ConnectorWire:
     #: leaves the rest listed (reported as ``SyncPage.unlisted``); a single-stream listing
     #: (a delta feed, one search) fails as a whole instead
     lists_by_folder: bool = False
+    #: the vendor's API description (:mod:`nyla.testing.vendor_spec`): when set, every data
+    #: request and every answer (faults included) is checked against it
+    spec: VendorSpec | None = None
 
     def add_unlistable(self, corpus: FakeCorpus, name: str, content: str) -> FakeDoc:
         """Add a document in a place the walker contract can then make unlistable
@@ -315,6 +319,11 @@ class FakeVendor:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         if self.token_url and str(request.url).split("?")[0] == self.token_url.split("?")[0]:
             return self._token(request)
+        if self.wire.spec is not None:
+            return self.wire.spec.guard(self._data)(request)  # type: ignore[no-any-return]
+        return self._data(request)
+
+    def _data(self, request: httpx.Request) -> httpx.Response:
         self.data_requests.append(request)
         number = len(self.data_requests)
         fault = self.faults.get(number) or self.faults.get("*")

@@ -14,7 +14,7 @@ import httpx
 from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus, FakeDoc
 from nyla_connector_clickup import ClickUpConnector
 
-from .fake_clickup import FakeClickUp, clickup_error, make_task
+from .fake_clickup import FakeClickUp, clickup_error, clickup_spec, make_task
 
 T0 = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 SCOPE = "/9001/790/-/901"
@@ -61,6 +61,7 @@ class ClickUpWire(ConnectorWire):
 
     scope = SCOPE
     cursors_expire = False  # the checkpoint is a `date_updated` time
+    spec = clickup_spec()
 
     def adapter(self) -> ClickUpConnector:
         return ClickUpConnector()

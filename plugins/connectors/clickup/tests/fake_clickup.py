@@ -20,8 +20,14 @@ from typing import Any
 
 import httpx
 
+import nyla_connector_clickup.search
+from nyla.testing.vendor_spec import VendorSpec
+
 DATA = Path(__file__).parent / "data"
 API = "/api/v2"
+#: ClickUp's API v2 description, the operations nyla calls (``data/spec/extract.py`` says
+#: whence and how to refresh it); every exchange with :class:`FakeClickUp` is checked
+SPEC = DATA / "spec" / "clickup-v2.json"
 ATTACHMENT_HOST = "t9001.p.clickup-attachments.com"
 #: requests per minute per token (Free Forever, Unlimited and Business plans)
 RATE = 100
@@ -35,6 +41,11 @@ def _sample(name: str) -> Any:
 def sample(name: str) -> Any:
     """A fresh copy of a documented payload from ``tests/data``."""
     return copy.deepcopy(_sample(name))
+
+
+def clickup_spec() -> VendorSpec:
+    """ClickUp's description, compiled once (its paths start after ``/api``)."""
+    return VendorSpec.load(SPEC, prefix=r"^/api")
 
 
 def clickup_error(kind: str, status: int, headers: dict[str, str] | None = None) -> httpx.Response:
@@ -90,6 +101,19 @@ class FakeClickUp:
         self.throttled = 0
         self.requests: list[httpx.Request] = []
         self.writes: list[tuple[str, str, Any]] = []
+        self._checked = clickup_spec().guard(self._answer)
+
+    @property
+    def page_size(self) -> int:
+        """Tasks per page of the task endpoints (ClickUp's is 100)."""
+        return self._page_size
+
+    @page_size.setter
+    def page_size(self, size: int) -> None:
+        # Get Filtered Team Tasks answers no last_page: a client knows the last page by its
+        # being short of a full page, so the connector is told how full this fake's pages are
+        self._page_size = size
+        nyla_connector_clickup.search.PAGE_SIZE = size
 
     # ---- building the account -------------------------------------------------------------
 
@@ -141,6 +165,9 @@ class FakeClickUp:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
+        return self._checked(request)  # type: ignore[no-any-return]
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
         limited = self._rate(request)
         return limited if limited is not None else self.route(request)
 
@@ -190,7 +217,7 @@ class FakeClickUp:
             return httpx.Response(200, json={"lists": self.lists.get(f"space:{m.group(1)}", [])})
         if m := re.fullmatch(r"/team/(\w+)/task", path):
             hits = [t for t in self.tasks if t["team_id"] == m.group(1)]
-            return self._page(self._filter(hits, params), params)
+            return self._page(self._filter(hits, params), params, flagged=False)
         if m := re.fullmatch(r"/list/(\w+)/task", path):
             if method == "POST":
                 return self._create(m.group(1), json.loads(request.content))
@@ -247,7 +274,12 @@ class FakeClickUp:
         hits.sort(key=lambda t: t.get(field) in (None, ""))
         return hits
 
-    def _page(self, hits: list[dict[str, Any]], params: httpx.QueryParams) -> httpx.Response:
+    def _page(
+        self, hits: list[dict[str, Any]], params: httpx.QueryParams, flagged: bool = True
+    ) -> httpx.Response:
+        """A page of tasks; ``flagged``: with ``last_page``, which Get Tasks documents and Get
+        Filtered Team Tasks does not (https://developer.clickup.com/reference/gettasks,
+        https://developer.clickup.com/reference/getfilteredteamtasks)."""
         if self.truncate_after is not None:
             hits = hits[: self.truncate_after]
         page = int(params.get("page", 0))
@@ -255,8 +287,13 @@ class FakeClickUp:
         start = offset - 1 if self.duplicate_boundary and offset > 0 else offset
         end = min(offset + self.page_size, len(hits))
         body = sample("tasks")
-        body["tasks"] = copy.deepcopy(hits[start:end])
+        # only Get Task answers a task's attachments; the listings' task schema has none
+        # (https://developer.clickup.com/reference/gettasks)
+        rows = copy.deepcopy(hits[start:end])
+        body["tasks"] = [{k: v for k, v in t.items() if k != "attachments"} for t in rows]
         body["last_page"] = end >= len(hits)
+        if not flagged:
+            del body["last_page"]
         return httpx.Response(200, json=body)
 
     def _task(self, request: httpx.Request, task: dict[str, Any], comments: bool) -> Any:
@@ -370,7 +407,10 @@ class FakeClickUp:
             return error
         self.tasks.append(task)
         self.writes.append(("create", task["id"], body))
-        return httpx.Response(200, json=copy.deepcopy(task))
+        # Create Task answers the task without attachments
+        # (https://developer.clickup.com/reference/createtask)
+        made = {k: v for k, v in copy.deepcopy(task).items() if k != "attachments"}
+        return httpx.Response(200, json=made)
 
     @staticmethod
     def _touch(task: dict[str, Any]) -> None:
