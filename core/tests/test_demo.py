@@ -25,6 +25,8 @@ async def test_every_demo_step_runs(db, tmp_path, monkeypatch):
     assert "phase2" in text and "100.0 %" in text
     assert "0 of the demo user's personal chunks" in text
     assert "2026-05-offsite.txt" in text and "nothing re-embedded" in text
+    assert "search check: 4 of 4 queries put the expected file first" in text
+    assert "knowledge search 'where is the team offsite' → 2026-05-offsite.txt" in text
     assert "Search first" in text
     assert len(list((tmp_path / "reports").glob("*.md"))) == 1
 

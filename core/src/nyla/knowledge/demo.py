@@ -17,11 +17,12 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[4]
 LOCAL_EMBEDDER = "local:hash-384"
+#: (query, the file that must come first): the demo checks its own search
 QUERIES = (
-    "When are VAT returns filed?",
-    "quarterly revenue growth",
-    "how many vacation days do employees have",
-    "how do I write a plugin",
+    ("When are VAT returns filed?", "sample.md"),
+    ("quarterly revenue growth", "sample.pdf"),
+    ("how many vacation days do employees have", "sample.md"),
+    ("how do I write a plugin", "writing-a-plugin.md"),
 )
 
 
@@ -62,8 +63,11 @@ async def run_demo(kernel: Kernel, console: Any) -> None:
     for r in failed:
         console.print(f"  [yellow]{r.name}: {r.error}[/yellow]")
 
-    for query in QUERIES:
+    right = 0
+    for query, expected in QUERIES:
         result = await service.semantic_search(query, context=context, k=3)
+        first = result.hits[0].file_name if result.hits else None
+        right += first == expected
         table = Table(
             title=f"“{query}” — {result.path}{' + full text' if result.hybrid else ''}",
             header_style="bold",
@@ -78,6 +82,10 @@ async def run_demo(kernel: Kernel, console: Any) -> None:
                 " ".join(hit.text.split())[:110],
             )
         console.print(table)
+    console.print(
+        f"search check: {right} of {len(QUERIES)} queries put the expected file first"
+        + ("" if right == len(QUERIES) else " [yellow](see the tables above)[/yellow]")
+    )
 
     other = RunContext(user_id="someone-else")
     foreign = await service.semantic_search("vacation days", context=other, k=3)
