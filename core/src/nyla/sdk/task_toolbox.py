@@ -4,7 +4,8 @@ A task service's connector implements the task protocol
 (:class:`nyla.sdk.connectors.TaskConnector`); its toolbox subclasses :class:`TaskToolbox`
 and supplies only its words — the service, what a task is called there, the names and
 descriptions of its arguments — and where it differs, how a search is run. The tools, their
-answers, the connection handling and the write switch are the same for every service::
+answers, the connection handling and the write switch are the same for every service, and
+the toolbox object carries the plugin's hooks::
 
     class ClickUpTasks(TaskToolbox):
         service = "clickup"
@@ -12,14 +13,8 @@ answers, the connection handling and the write switch are the same for every ser
         ...
 
     TASKS = ClickUpTasks()
-
-    @hookimpl
-    def nyla_toolboxes() -> list[Toolbox]:
-        return [TASKS.toolbox()]
-
-    @hookimpl
-    def nyla_before_tool_call(tool, arguments, context):
-        return TASKS.barrier(tool, arguments, context)
+    nyla_toolboxes = TASKS.nyla_toolboxes
+    nyla_before_tool_call = TASKS.nyla_before_tool_call
 """
 
 from __future__ import annotations
@@ -31,6 +26,7 @@ from pydantic import Field, create_model
 
 from nyla.connections.inline import inline_line
 from nyla.connections.tasks import TaskChange, TaskQuery
+from nyla.hookspecs import hookimpl
 from nyla.models.datasource import Item, ItemPage
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
 from nyla.sdk.toolboxes import (
@@ -106,7 +102,9 @@ class TaskToolbox:
     Subclasses set the class attributes below; :meth:`structured` and :meth:`search_scope`
     say how a search runs when the service differs from the default (structured filters go
     to ``search_tasks``, words alone to the service's own ``search``). The write tool is a
-    barrier: ``NYLA_<SERVICE>_WRITE=off`` denies it (:meth:`barrier`)."""
+    barrier: ``NYLA_<SERVICE>_WRITE=off`` denies it (:meth:`nyla_before_tool_call`). The
+    object holds the plugin's hooks: register it, or bind its two hook methods in the
+    plugin's module."""
 
     #: the connector service (``clickup``); also the toolbox id
     service: ClassVar[str]
@@ -143,7 +141,7 @@ class TaskToolbox:
         self.read_name = f"read{stem}"
         self.write_name = f"write{stem}"
         self.search_args, self.read_args, self.write_args = self._arg_models()
-        self.barrier = write_barrier(
+        self._barrier = write_barrier(
             f"NYLA_{self.service.upper()}_WRITE",
             [self.write_name],
             f"changing {self.label}",
@@ -165,6 +163,21 @@ class TaskToolbox:
         """One inline line of a task: its key and title, status, assignee, due date, id."""
         key = item.extra.get("vendor", {}).get(self.key_field) if self.key_field else ""
         return inline_line(item.model_copy(update={"title": f"{key or ''} {item.title}".strip()}))
+
+    # ---- the plugin's hooks -----------------------------------------------------------
+
+    @hookimpl
+    def nyla_toolboxes(self) -> list[Toolbox]:
+        """The toolbox (hook ``nyla_toolboxes``)."""
+        return [self.toolbox()]
+
+    @hookimpl
+    def nyla_before_tool_call(
+        self, tool: Tool, arguments: dict[str, Any], context: ToolContext
+    ) -> ToolResult | None:
+        """The write barrier (hook ``nyla_before_tool_call``): ``NYLA_<SERVICE>_WRITE=off``
+        denies every call of the write tool."""
+        return self._barrier(tool, arguments, context)
 
     # ---- the toolbox ------------------------------------------------------------------
 

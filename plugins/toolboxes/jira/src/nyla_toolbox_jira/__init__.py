@@ -1,29 +1,45 @@
 """nyla-toolbox-jira: search, read and write Jira issues over the user's Jira connection
-(through the kernel's connector registry); writes pass the before-tool-call policy first
-(``NYLA_JIRA_WRITE=off`` denies them)."""
+(through the kernel's connector registry) with nyla's task tools; Jira supplies its words
+and how a search runs. Writes pass the before-tool-call policy first (``NYLA_JIRA_WRITE=off``
+denies them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from nyla.sdk import TaskArg, TaskSearchArgs, TaskToolbox
 
-from nyla.sdk import Tool, Toolbox, ToolContext, ToolResult, hookimpl
-from nyla_toolbox_jira.tasks import JiraIssues
+__all__ = ["ISSUES", "JiraIssues", "nyla_before_tool_call", "nyla_toolboxes"]
 
-__all__ = ["ISSUES", "nyla_before_tool_call", "nyla_toolboxes"]
 
-#: the toolbox's tools and write barrier
+class JiraIssues(TaskToolbox):
+    """``searchJiraIssues``, ``readJiraIssue``, ``writeJiraIssue`` over the user's ``jira``
+    connection."""
+
+    service = "jira"
+    label = "Jira"
+    noun = "issue"
+    done = "done"
+    key_field = "key"
+    search_help = (
+        "Search Jira issues by words or JQL, or by filters (mine, openOnly, dueFrom/dueTo)."
+    )
+    query_help = "Words to find, or `jql:<JQL>`."
+    search_in = TaskArg("project", "Project key; empty: every project.")
+    read_ref = TaskArg("issue", "Issue key (ED-12) or id from a search.")
+    update_ref = TaskArg("issue", "Issue key or id to update.")
+    create_in = TaskArg("project", "Project key to create an issue in.")
+    status_help = "Target status name (by transition)."
+
+    def structured(self, args: TaskSearchArgs) -> bool:
+        """Filters, unless the query is JQL (``jql:...``, which states its own); words alone
+        go to Jira's own search."""
+        return args.filtered and not args.query.lower().startswith("jql:")
+
+    def search_scope(self, args: TaskSearchArgs) -> str:
+        """The project as Jira's search scope (``/<key>``)."""
+        return f"/{args.container}" if args.container else ""
+
+
+#: the toolbox; its hooks are this plugin's
 ISSUES = JiraIssues()
-
-
-@hookimpl
-def nyla_toolboxes() -> list[Toolbox]:
-    """The Jira toolbox."""
-    return [ISSUES.toolbox()]
-
-
-@hookimpl
-def nyla_before_tool_call(
-    tool: Tool, arguments: dict[str, Any], context: ToolContext
-) -> ToolResult | None:
-    """The write barrier: ``NYLA_JIRA_WRITE=off`` denies every Jira write."""
-    return ISSUES.barrier(tool, arguments, context)
+nyla_toolboxes = ISSUES.nyla_toolboxes
+nyla_before_tool_call = ISSUES.nyla_before_tool_call
