@@ -275,7 +275,9 @@ def _api(ctx: ConnectorContext, path: str) -> str:
     settings = ctx.connection.settings
     if settings.get("baseUrl") or not settings.get("cloudId"):
         return path
-    return f"{GATEWAY}/{url_segment(str(settings['cloudId']), what='cloudId', service='jira')}{path}"
+    return (
+        f"{GATEWAY}/{url_segment(str(settings['cloudId']), what='cloudId', service='jira')}{path}"
+    )
 
 
 def _site(ctx: ConnectorContext) -> str | None:
