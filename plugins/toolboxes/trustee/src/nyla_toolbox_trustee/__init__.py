@@ -7,7 +7,7 @@ the feature plugin; the data agent inherits the caller's remaining rounds and bu
 
 from __future__ import annotations
 
-from nyla import Toolbox, hookimpl
+from nyla.sdk import Toolbox, hookimpl
 from nyla_toolbox_trustee.tool import FEATURE_CODE, query_feature_instance_tool
 
 __all__ = ["nyla_toolboxes", "trustee_toolbox"]

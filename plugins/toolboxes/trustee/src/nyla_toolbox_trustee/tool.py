@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nyla import Tool, ToolContext, ToolResult
+from nyla.sdk import Tool, ToolContext, ToolResult
 
 FEATURE_CODE = "trustee"
 
