@@ -1,1 +1,26 @@
-"""The fixtures come from nyla's pytest plugin (nyla.testing, installed with nyla[testing])."""
+"""The fixtures come from nyla's pytest plugin (nyla.testing, installed with nyla[testing]);
+every exchange with the fake Jira is checked against Jira's API description."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from nyla.testing.vendor_spec import summary, take_violations
+
+
+@pytest.fixture(autouse=True)
+def _vendor_documented() -> Iterator[None]:
+    """Fails a test in which the fake answered, or nyla sent, what Jira does not document
+    (even where the connector caught the error the fake raised)."""
+    take_violations()
+    yield
+    assert not take_violations(), "exchanges Jira's API description does not allow"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How many exchanges were checked against each vendor description."""
+    for line in summary():
+        terminalreporter.write_line(f"vendor spec: {line}")

@@ -17,8 +17,19 @@ from zoneinfo import ZoneInfo
 
 import httpx
 
+from nyla.testing.vendor_spec import VendorSpec
+
 DATA = Path(__file__).parent / "data"
 API = "/rest/api/3"
+#: Jira Cloud's REST v3 description, the operations nyla calls (``data/spec/extract.py``
+#: says whence and how to refresh it); every exchange with :class:`FakeJira` is checked
+SPEC = DATA / "spec" / "jira-v3.json"
+
+
+def jira_spec() -> VendorSpec:
+    """Jira's description, compiled once (a 3LO app's paths start with
+    ``/ex/jira/<cloudId>``)."""
+    return VendorSpec.load(SPEC, prefix=r"^/ex/jira/[^/]+")
 
 
 @cache
@@ -106,6 +117,7 @@ class FakeJira:
         self.truncate_after: int | None = None
         self.requests: list[httpx.Request] = []
         self.writes: list[tuple[str, str, Any]] = []
+        self._checked = jira_spec().guard(self.route)
 
     def attach(self, issue: dict[str, Any], att_id: str, name: str, data: bytes, mime: str) -> None:
         """An attachment on ``issue``: listed in its ``attachment`` field, served by
@@ -182,7 +194,7 @@ class FakeJira:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
-        return self.route(request)
+        return self._checked(request)  # type: ignore[no-any-return]
 
     def route(self, request: httpx.Request) -> httpx.Response:
         """Answer one request (without recording it)."""

@@ -13,7 +13,7 @@ import httpx
 from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus, FakeDoc
 from nyla_connector_jira import JiraConnector
 
-from .fake_jira import FakeJira, jira_error, sample
+from .fake_jira import FakeJira, jira_error, jira_spec, sample
 
 CLOUD = "11223344-a1b2-3b33-c444-def123456789"
 BASE = f"https://api.atlassian.com/ex/jira/{CLOUD}"
@@ -53,6 +53,7 @@ class JiraWire(ConnectorWire):
 
     scope = "/NYLA"
     cursors_expire = False  # the checkpoint is an `updated` time; page tokens are retried
+    spec = jira_spec()
 
     def adapter(self) -> JiraConnector:
         return JiraConnector()
