@@ -6,7 +6,7 @@
   interrupted (a sync resumes from its checkpoint the next time).
 - **Zombie killer**: every ``zombie_every_s`` (5 min) jobs without a heartbeat for
   ``zombie_after_s`` (30 min) are marked errors — jobs of workers that hang or died elsewhere.
-- **Per-item timeouts** (:data:`ITEM_TIMEOUTS`: download 60 s, extract 90 s, ingest 60 s) with a
+- **Per-item timeouts** (:data:`ITEM_TIMEOUTS`: download 60 s, extract 90 s, embed 120 s) with a
   log line and the job's ``details.current`` at each item's start.
 - **Progress and cancel**: :class:`JobHandle` writes progress and checks cancellation at most
   every 3 s (the cancel cache); cancel by job or by connection.
@@ -27,7 +27,7 @@ from nyla.jobs.store import JobStore, this_worker
 
 log = logging.getLogger(__name__)
 
-ITEM_TIMEOUTS: dict[str, float] = {"download": 60.0, "extract": 90.0, "ingest": 60.0}
+ITEM_TIMEOUTS: dict[str, float] = {"download": 60.0, "extract": 90.0, "embed": 120.0}
 CANCEL_CACHE_S = 3.0
 
 
@@ -77,11 +77,20 @@ class JobHandle:
             self.id,
             {"current": {"item": name, "phase": phase, "since": datetime.now(UTC).isoformat()}},
         )
-        try:
-            async with asyncio.timeout(limit):
-                yield
-        except TimeoutError as exc:
-            raise TimeoutError(f"{phase} of {name} took longer than {limit:g} s") from exc
+        async with item_timeout(name, phase, limit):
+            yield
+
+
+@contextlib.asynccontextmanager
+async def item_timeout(name: str, phase: str, limit: float | None = None) -> AsyncIterator[None]:
+    """One phase of one item under ``limit`` seconds (``ITEM_TIMEOUTS[phase]`` by default); a
+    ``TimeoutError`` past it names the phase and the item."""
+    limit = limit if limit is not None else ITEM_TIMEOUTS.get(phase)
+    try:
+        async with asyncio.timeout(limit):
+            yield
+    except TimeoutError as exc:
+        raise TimeoutError(f"{phase} of {name} took longer than {limit:g} s") from exc
 
 
 JobFn = Callable[[JobHandle], Awaitable[Any]]

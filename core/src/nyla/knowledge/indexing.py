@@ -10,9 +10,11 @@ it was and records the reason.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +75,14 @@ Memo = dict[tuple[str, str, str], list[float]]
 def _chars(document: ExtractedDocument) -> int:
     """The text a document's chunking or neutralization reads."""
     return sum(len(o.text) for o in document.objects)
+
+
+#: a step of :meth:`Indexer.prepare` by name (``extract``, ``embed``), e.g. under a timeout
+Phase = Callable[[str], AbstractAsyncContextManager[Any]]
+
+
+def _no_phase(name: str) -> AbstractAsyncContextManager[Any]:
+    return contextlib.nullcontext()
 
 
 class _Failed(Exception):
@@ -146,10 +156,13 @@ class Indexer:
         connection_id: str | None = None,
         memo: Memo | None = None,
         embeddings: PrecomputedEmbeddings | None = None,
+        phase: Phase | None = None,
     ) -> PreparedFile | IndexResult:
         """Extract, neutralize (when asked), chunk, dedupe and embed one file (chunks found
         in ``embeddings`` are not embedded); returns the prepared rows, or a failed
-        :class:`IndexResult` (its failure already recorded)."""
+        :class:`IndexResult` (its failure already recorded). ``phase("extract")`` and
+        ``phase("embed")`` wrap the two steps (a walker's per-item timeouts)."""
+        phase = phase or _no_phase
         base: dict[str, Any] = {"file_id": file.id, "name": file.name, "bytes": len(content)}
         try:
             key = owner_key(
@@ -163,11 +176,13 @@ class Indexer:
             return IndexResult(**base, status=IndexStatus.FAILED, error=str(exc))
         row = index_row(file, content, key, source_path, connection_id)
         try:
-            document, neutralized = await self._document(file, content, context)
-            chunks = await off_loop(_chars(document), self._chunks, document, file.name)
-            model, dims, (vectors, reused, embedded, cost) = await self._embed(
-                chunks, key, context, memo, embeddings
-            )
+            async with phase("extract"):
+                document, neutralized = await self._document(file, content, context)
+                chunks = await off_loop(_chars(document), self._chunks, document, file.name)
+            async with phase("embed"):
+                model, dims, (vectors, reused, embedded, cost) = await self._embed(
+                    chunks, key, context, memo, embeddings
+                )
         except _Failed as failed:
             await self._record_failure(row, failed.reason, **failed.record)
             return IndexResult(**base, status=IndexStatus.FAILED, error=failed.reason)

@@ -6,7 +6,6 @@ transaction; :mod:`nyla.walkers.commit` then writes the page at once.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -14,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from nyla.connections.errors import ConnectorError, ItemTooLargeError
+from nyla.jobs.runtime import item_timeout
 from nyla.knowledge.policy import effective_policy, normalize_path
 from nyla.knowledge.writing import PreparedFile
 from nyla.models.agent import RunContext
@@ -195,7 +195,10 @@ class PageWorker:
             result.items_unchanged += 1
             plan.mark(item, digest, content_hash, self.file_id(item))
             return None
-        prepared = await self._prepare(item, content, mime, content_hash)
+        try:
+            prepared = await self._prepare(item, content, mime, content_hash)
+        except TimeoutError as exc:  # extracting or embedding this one item took too long
+            return self._failed(item, str(exc), known, plan, result)
         if isinstance(prepared, IndexResult):
             result.items_failed += 1
             result.errors.append(f"{item.id}: {prepared.error}")
@@ -230,9 +233,10 @@ class PageWorker:
         return got.content, got.mime or item.mime or "application/octet-stream"
 
     def _phase(self, item: Item, phase: str) -> Any:
+        """One phase of one item under its timeout, in a job (which shows it) or not."""
         if self.handle is not None:
             return self.handle.item(item.path or item.title, phase)
-        return contextlib.nullcontext()
+        return item_timeout(item.path or item.title, phase)
 
     def file_id(self, item: Item) -> str:
         """The knowledge file id of a synced item."""
@@ -258,12 +262,12 @@ class PageWorker:
             data_source_id=ds.id,
         )
         context = RunContext(user_id=ds.user_id, mandate_id=ds.mandate_id)
-        async with self._phase(item, "extract"):
-            return await self.kernel.knowledge.indexer.prepare(
-                file,
-                content,
-                context=context,
-                source_path=path,
-                connection_id=ds.connection_id,
-                memo=self.memo,
-            )
+        return await self.kernel.knowledge.indexer.prepare(
+            file,
+            content,
+            context=context,
+            source_path=path,
+            connection_id=ds.connection_id,
+            memo=self.memo,
+            phase=lambda name: self._phase(item, name),
+        )
