@@ -89,6 +89,18 @@ def outside(value: Any, tree: Selection | None, where: str = "") -> list[str]:
     return out
 
 
+def keep_selected(value: Any, tree: Selection | None) -> Any:
+    """``value`` with only the fields ``tree`` selects: how a vendor answers a partial
+    request (a fake answers with it what the real vendor would)."""
+    if tree is None or "*" in tree:
+        return value
+    if isinstance(value, list):
+        return [keep_selected(item, tree) for item in value]
+    if not isinstance(value, dict):
+        return value
+    return {k: keep_selected(v, tree[k]) for k, v in value.items() if k in tree}
+
+
 def google_fields(op: Any, request: httpx.Request, body: Any) -> list[str]:
     """Fields of a Google answer that its ``fields`` parameter did not ask for."""
     text = request.url.params.get("fields")

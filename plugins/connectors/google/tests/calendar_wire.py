@@ -12,10 +12,10 @@ from urllib.parse import unquote
 
 import httpx
 
-from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus, FakeDoc
+from nyla.testing.fake_vendor import FakeCorpus, FakeDoc
 from nyla_connector_google import GoogleConnector
 
-from .google_wire import GoogleCorpus, google_error, iso, one, sample
+from .google_wire import GoogleCorpus, GoogleWire, google_error, google_spec, iso, one, sample
 
 CALENDAR = "/calendar/v3/calendars/primary/events"
 PEOPLE = "/v1/people"
@@ -76,10 +76,11 @@ def changed_page(
     return changed[offset:nxt], (str(nxt) if nxt < len(changed) else None)
 
 
-class CalendarWire(ConnectorWire):
+class CalendarWire(GoogleWire):
     """The user's primary calendar."""
 
     scope = "/calendar/primary"
+    spec = google_spec("calendar-v3")
 
     def adapter(self) -> GoogleConnector:
         return GoogleConnector()
@@ -93,7 +94,7 @@ class CalendarWire(ConnectorWire):
     def invalid_grant_reply(self) -> httpx.Response:
         return httpx.Response(400, json=sample("errors")["invalid_grant"])
 
-    def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+    def answer(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
         assert isinstance(corpus, GoogleCorpus)
         assert request.url.host == "www.googleapis.com", request.url
         path = unquote(request.url.path)
@@ -129,10 +130,11 @@ class CalendarWire(ConnectorWire):
         return httpx.Response(200, json=body)
 
 
-class ContactsWire(ConnectorWire):
+class ContactsWire(GoogleWire):
     """The user's contacts (People API)."""
 
     scope = "/contacts"
+    spec = google_spec("people-v1")
 
     def adapter(self) -> GoogleConnector:
         return GoogleConnector()
@@ -146,7 +148,7 @@ class ContactsWire(ConnectorWire):
     def invalid_grant_reply(self) -> httpx.Response:
         return httpx.Response(400, json=sample("errors")["invalid_grant"])
 
-    def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+    def answer(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
         assert isinstance(corpus, GoogleCorpus)
         assert request.url.host == "people.googleapis.com", request.url
         path = unquote(request.url.path)

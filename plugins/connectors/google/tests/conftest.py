@@ -4,12 +4,14 @@ fake vendor in front of this package's wires), for the vendor-specific tests."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
+
+from nyla.testing.vendor_spec import summary, take_violations
 
 
 class Sleeps:
@@ -26,6 +28,21 @@ class Sleeps:
     async def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
         self.now += max(0.0, seconds)
+
+
+@pytest.fixture(autouse=True)
+def _vendor_documented() -> Iterator[None]:
+    """Fails a test in which a fake answered, or nyla sent, what Google's discovery documents
+    do not allow (even where the connector caught the error the fake raised)."""
+    take_violations()
+    yield
+    assert not take_violations(), "exchanges Google's API descriptions do not allow"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How many exchanges were checked against each vendor description."""
+    for line in summary():
+        terminalreporter.write_line(f"vendor spec: {line}")
 
 
 @pytest.fixture
@@ -54,6 +71,9 @@ async def google(db: Any, sleeps: Sleeps, monkeypatch: Any) -> AsyncIterator[Cal
     async def open_session(wire: Any, corpus: Any, wrap: Any = None) -> AsyncIterator[Any]:
         vendor = FakeVendor(wire, corpus, wire.adapter().oauth.token_url)
         handler = wrap(vendor) if wrap else vendor
+        if wrap and wire.spec is not None:
+            # what the wrapper answers itself is checked too (and the fake's answers twice)
+            handler = wire.spec.guard(handler)
         service = ConnectionService(
             kernel,
             transport=httpx.MockTransport(handler),

@@ -12,10 +12,10 @@ from urllib.parse import unquote
 
 import httpx
 
-from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus, FakeDoc
+from nyla.testing.fake_vendor import FakeCorpus, FakeDoc
 from nyla_connector_google import GoogleConnector
 
-from .google_wire import GoogleCorpus, google_error, iso, one, sample
+from .google_wire import GoogleCorpus, GoogleWire, google_error, google_spec, iso, one, sample
 
 DRIVE = "/drive/v3"
 SHARED = "0AFinanceSharedDrivePVA"
@@ -91,13 +91,14 @@ def changes_json(corpus: GoogleCorpus, token: str) -> dict[str, Any]:
     return body
 
 
-class DriveWire(ConnectorWire):
+class DriveWire(GoogleWire):
     """A folder of a shared drive: files.list (children, ``fullText contains``), files.get
     (metadata, ``alt=media``, export), changes.getStartPageToken, changes.list. Shared-drive
     items are left out of requests without ``supportsAllDrives`` /
     ``includeItemsFromAllDrives``, as Drive does; a stale page token gets 400."""
 
     scope = f"/drives/{SHARED}/{FOLDER}"
+    spec = google_spec("drive-v3")
     lists_by_folder = True
 
     def adapter(self) -> GoogleConnector:
@@ -115,7 +116,7 @@ class DriveWire(ConnectorWire):
     def invalid_grant_reply(self) -> httpx.Response:
         return httpx.Response(400, json=sample("errors")["invalid_grant"])
 
-    def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+    def answer(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
         assert isinstance(corpus, GoogleCorpus)
         assert request.url.host == "www.googleapis.com", request.url
         path = unquote(request.url.path).removeprefix(DRIVE)

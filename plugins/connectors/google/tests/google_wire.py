@@ -23,10 +23,21 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import httpx
 
 from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus, FakeDoc, StaleCursorError
+from nyla.testing.spec_select import keep_selected, parse_google_fields
+from nyla.testing.vendor_spec import VendorSpec
 from nyla_connector_google import GoogleConnector
 
 DATA = Path(__file__).parent / "data"
 GMAIL = "/gmail/v1/users/me"
+
+
+def google_spec(api: str) -> VendorSpec:
+    """The discovery document of ``api`` (``gmail-v1``, ``drive-v3``, ``calendar-v3``,
+    ``people-v1``), the methods nyla calls (``data/spec/extract.py`` says whence and how to
+    refresh them); every exchange with a Google wire is checked against it."""
+    return VendorSpec.load(DATA / "spec" / f"{api}.json")
+
+
 STEP = 1_000_000
 #: a user label as labels.list documents it
 LABELS = [
@@ -68,6 +79,26 @@ def b64(data: bytes) -> str:
 def params(request: httpx.Request) -> dict[str, list[str]]:
     """The request's query parameters (every value)."""
     return parse_qs(urlsplit(str(request.url)).query)
+
+
+class GoogleWire(ConnectorWire):
+    """A Google API's wire: what :meth:`answer` builds is cut to the request's ``fields``,
+    as Google answers a partial request (``fields`` parameter: only the fields named,
+    https://developers.google.com/drive/api/guides/fields-parameter)."""
+
+    def answer(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+        """The full answer (before ``fields`` is applied)."""
+        raise NotImplementedError
+
+    def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+        response = self.answer(request, corpus)
+        fields = request.url.params.get("fields")
+        kind = response.headers.get("content-type", "")
+        if not fields or response.status_code >= 300 or "json" not in kind:
+            return response
+        body = keep_selected(json.loads(response.read()), parse_google_fields(fields))
+        headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+        return httpx.Response(response.status_code, headers=headers, json=body)
 
 
 def one(request: httpx.Request, name: str) -> str | None:
@@ -219,12 +250,13 @@ def gmail_words(q: str) -> str:
     return re.sub(r"\b(?:subject|from|to):\(?([^)\s]*)\)?", r"\1", q)
 
 
-class GmailWire(ConnectorWire):
+class GmailWire(GoogleWire):
     """Gmail's INBOX label: messages.list (``q=``, ``labelIds``), messages.get in the
     three formats, attachments.get, getProfile, history.list (404 for an expired history
     id)."""
 
     scope = "/mail/INBOX"
+    spec = google_spec("gmail-v1")
 
     def adapter(self) -> GoogleConnector:
         return GoogleConnector()
@@ -238,7 +270,7 @@ class GmailWire(ConnectorWire):
     def invalid_grant_reply(self) -> httpx.Response:
         return httpx.Response(400, json=sample("errors")["invalid_grant"])
 
-    def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+    def answer(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
         assert isinstance(corpus, GoogleCorpus)
         assert request.url.host == "gmail.googleapis.com", request.url
         path = unquote(request.url.path).removeprefix(GMAIL)
