@@ -142,6 +142,10 @@ class SyncPage(WireModel):
     checkpoint: dict[str, Any] = Field(default_factory=dict)
     done: bool = False
     full_listing: bool = False
+    #: the page comes from a feed that reports every deletion since the checkpoint (a delta
+    #: or history feed): when every page of an incremental run says so, the walker lists no
+    #: ids to find deletions (``list_ids`` would cost a request per page of the whole source)
+    deletions_reported: bool = False
 
 
 class TokenGrant(WireModel):

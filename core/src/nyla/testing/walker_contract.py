@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
+import os
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -200,6 +201,26 @@ class WalkerContract(PluginContract):
         assert wire.item_id(gone) not in indexed, "a deleted item stayed in the index"
         assert wire.item_id(changed) in indexed, "a changed item left the index"
         assert result.items_indexed >= 1 and result.items_deleted == 1, result
+
+    async def test_a_feed_that_reports_deletions_needs_no_id_listing(
+        self, kernel: Kernel, source: str, corpus: FakeCorpus, vendor: FakeVendor, wire: Any
+    ) -> None:
+        """An incremental run whose pages all come from a feed that reports deletions (delta,
+        history, sync token) takes the deletion from the feed and lists no ids after it; a
+        connector without such a feed reconciles with ``list_ids``. Either way the deleted
+        item leaves the index."""
+        await kernel.sync.run(source, user_id=USER)
+        gone = corpus.live()[1]
+        corpus.remove(gone.id)
+        before = len(vendor.data_requests)
+        _, result = await kernel.sync.run(source, user_id=USER)
+        sent = len(vendor.data_requests) - before
+        if os.environ.get("NYLA_REPORT_REQUESTS"):  # bench/sync_requests.py reads this
+            print(f"\nREQUESTS {type(self).__name__} {sent} {result.sweep}")
+        assert wire.item_id(gone) not in await self._indexed(kernel), "a deleted item stayed"
+        assert result.items_deleted == 1, result
+        if result.sweep.startswith("not needed"):
+            assert result.sweep == "not needed: the source's feed reported its deletions"
 
     async def test_truncated_listing_deletes_nothing(
         self, kernel: Kernel, source: str, corpus: FakeCorpus

@@ -217,7 +217,9 @@ class WalkerRunner:
         checkpoint = state.checkpoint if state else None
         listing = ListingRun.resumed(state)
         db = self.kernel.db
+        fed = True  # every page so far came from a feed that reports deletions
         async for page in sync_pages(session.adapter, session, source.ds.path, checkpoint):
+            fed = fed and page.deletions_reported
             if page.full_listing and not listing.in_listing:
                 listing = ListingRun(uuid.uuid4().hex, await db_now(db), True)
                 result.full_resync = checkpoint is not None
@@ -240,7 +242,7 @@ class WalkerRunner:
                 result.sweep = "not run: cancelled"
                 return
             if page.done:
-                await self._finish_listing(source, session, result, listing, reconcile)
+                await self._finish_listing(source, session, result, listing, reconcile and not fed)
                 return
 
     async def _plan(
@@ -280,7 +282,7 @@ class WalkerRunner:
                 return
             listing = Listing(listed=listed, started=started, unlisted=run.unlisted)
         else:
-            result.sweep = "not needed: the source reports deletions"
+            result.sweep = "not needed: the source's feed reported its deletions"
             return
         result.sweep, deleted = await sweep(db, source.ds, listing, threshold=self.shrink_threshold)
         result.items_deleted += deleted

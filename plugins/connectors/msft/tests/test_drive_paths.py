@@ -163,3 +163,27 @@ async def test_a_checkpoint_without_a_tree_starts_over_in_full(open_session, gra
         pages = [p async for p in s.adapter.sync(s, SCOPE, old)]
     assert pages[0].full_listing
     assert len({i.path for p in pages for i in p.items if i.kind == "file"}) == 3
+
+
+async def test_deletions_come_from_the_feed_unless_a_folder_went(open_session, graph):
+    """A deleted file is in the delta: the walker needs no id listing. A deleted folder is
+    named alone (its files may not each come): then the walker lists ids to find them."""
+    first_listing(graph)
+    gone_file = {"id": "F1", "deleted": {"state": "deleted"}, "parentReference": {"driveId": DRIVE}}
+    gone_folder = {
+        "id": "B",
+        "deleted": {"state": "deleted"},
+        "parentReference": {"driveId": DRIVE},
+    }
+    async with open_session() as s:
+        checkpoint = [p async for p in s.adapter.sync(s, SCOPE, None)][-1].checkpoint
+        serve_delta(
+            graph, {"d1": {"value": [gone_file], "@odata.deltaLink": f"{GRAPH}{DELTA}?token=d2"}}
+        )
+        [file_page] = [p async for p in s.adapter.sync(s, SCOPE, checkpoint)]
+        serve_delta(
+            graph, {"d1": {"value": [gone_folder], "@odata.deltaLink": f"{GRAPH}{DELTA}?token=d2"}}
+        )
+        [folder_page] = [p async for p in s.adapter.sync(s, SCOPE, checkpoint)]
+    assert file_page.tombstones == [f"file:{DRIVE}:F1"] and file_page.deletions_reported
+    assert folder_page.tombstones == [f"file:{DRIVE}:B"] and not folder_page.deletions_reported

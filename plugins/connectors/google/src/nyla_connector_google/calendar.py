@@ -108,7 +108,12 @@ async def sync_events(
             else {"syncToken": body.get("nextSyncToken")}
         )
         yield SyncPage(
-            items=found, tombstones=gone, checkpoint=state, done=page is None, full_listing=full
+            items=found,
+            tombstones=gone,
+            checkpoint=state,
+            done=page is None,
+            full_listing=full,
+            deletions_reported=not full,  # a syncToken feed returns deleted entries too
         )
         if page is None:
             return
@@ -208,7 +213,12 @@ async def sync_contacts(
             else {"syncToken": body.get("nextSyncToken")}
         )
         yield SyncPage(
-            items=found, tombstones=gone, checkpoint=state, done=page is None, full_listing=full
+            items=found,
+            tombstones=gone,
+            checkpoint=state,
+            done=page is None,
+            full_listing=full,
+            deletions_reported=not full,  # a syncToken feed returns deleted entries too
         )
         if page is None:
             return

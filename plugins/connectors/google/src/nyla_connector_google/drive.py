@@ -242,11 +242,17 @@ async def _changes(
                 status_code=exc.status_code,
             ) from exc
         found, gone = [], []
+        folder_left = False
         for change in body.get("changes") or []:
             raw = change.get("file") or {}
             here = _in_scope(raw, folders)
             if change.get("removed") or raw.get("trashed") or here is None:
                 gone.append(f"file:{change['fileId']}")
+                folder_left = (
+                    folder_left
+                    or change["fileId"] in folders
+                    or (raw.get("mimeType") == FOLDER_MIME)
+                )
             elif raw.get("mimeType") == FOLDER_MIME:
                 # a new subfolder: its files are in scope too
                 folders[raw["id"]] = f"{here.rstrip('/')}/{raw.get('name') or raw['id']}"
@@ -260,6 +266,9 @@ async def _changes(
             checkpoint={"token": str(token), "folders": folders},
             done=nxt is None,
             full_listing=False,
+            # each removed file is a change of its own, but a folder that left may take
+            # files with it that are not: then the walker lists ids to find them
+            deletions_reported=not folder_left,
         )
         if nxt is None:
             return

@@ -100,6 +100,7 @@ async def _history(ctx: ConnectorContext, label: str, start: str) -> AsyncIterat
             checkpoint={"historyId": start if token else str(body.get("historyId") or start)},
             done=token is None,
             full_listing=False,
+            deletions_reported=True,  # history names deleted and unlabelled messages
         )
         if token is None:
             return

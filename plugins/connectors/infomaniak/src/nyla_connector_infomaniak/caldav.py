@@ -273,6 +273,7 @@ async def sync(
             checkpoint={"token": token, "full": more and full},
             done=not more,
             full_listing=full,
+            deletions_reported=not full,  # sync-collection answers every removed href 404
         )
         if not more:
             return

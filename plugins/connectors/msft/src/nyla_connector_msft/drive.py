@@ -192,13 +192,15 @@ class _PageWalk:
         self.ctx, self.target, self.drive, self.tree = ctx, target, drive, tree
         self.full, self.seen = full, seen
         self.out = SyncPage()
+        self.folder_gone = False
 
     async def page(self, values: list[dict[str, Any]]) -> SyncPage:
         """Folders first (a page may name a folder after its children), then the items."""
         moved: list[str] = []
         for raw in values:
             if "deleted" in raw or "@removed" in raw:
-                self.tree.forget(str(raw["id"]))
+                if self.tree.forget(str(raw["id"])):
+                    self.folder_gone = True  # its files may not each come as deleted
                 self.out.tombstones.append(f"file:{self.drive}:{raw['id']}")
             elif is_folder(raw):
                 if "package" in raw and str(raw["id"]) not in self.tree.folders:
@@ -211,6 +213,8 @@ class _PageWalk:
         for folder_id in moved:
             async for raw in self._below_folder(folder_id):
                 await self.take(raw)
+        # the delta names every changed, moved and deleted file, but a deleted folder alone
+        self.out.deletions_reported = not self.full and not self.folder_gone
         return self.out
 
     def _id(self, raw: dict[str, Any]) -> str:

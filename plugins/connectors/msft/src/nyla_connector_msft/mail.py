@@ -286,6 +286,7 @@ async def sync_messages(
             checkpoint={"link": nxt or delta, "full": bool(nxt) and full},
             done=nxt is None,
             full_listing=full,
+            deletions_reported=not full,  # messages/delta names every removed message
         )
         if nxt is None:
             return
