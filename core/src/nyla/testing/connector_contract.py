@@ -298,6 +298,21 @@ class ConnectorContract(PluginContract):
         }
         assert any(20 <= d <= 31 for d in sleeps.delays), f"waited {sleeps.delays}"
 
+    async def test_throttling_in_the_vendor_s_own_dialect_is_waited_out(
+        self, session: ConnectorSession, vendor: FakeVendor, sleeps: Sleeps, wire: ConnectorWire
+    ) -> None:
+        """The vendor throttles the way its docs say it does (``ConnectorWire.throttle_reply``:
+        a reset header only, a 403 with a reason, ...): the connector's policy reads it, waits
+        and goes on; nothing is lost."""
+        vendor.faults[1] = "throttle"
+        vendor.waited = lambda: sum(sleeps.delays)  # throttled until the window has passed
+        assert await self._walk(session, wire) == {
+            vendor.wire.item_id(d) for d in vendor.corpus.live()
+        }
+        assert session.http.stats.throttled >= 1, "the vendor's throttling was not recognised"
+        assert sum(sleeps.delays) >= vendor.retry_after_s, sleeps.delays
+        assert max(sleeps.delays) <= vendor.retry_after_s + 3, sleeps.delays
+
     async def test_timeout_is_retried(
         self, session: ConnectorSession, vendor: FakeVendor, wire: ConnectorWire
     ) -> None:

@@ -11,6 +11,7 @@ scenarios over its own wire format.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -240,6 +241,13 @@ class ConnectorWire:
         """The vendor's error answer with ``status`` (and headers such as Retry-After)."""
         return httpx.Response(status, headers=headers, json={"error": {"code": str(status)}})
 
+    def throttle_reply(self, seconds: int) -> httpx.Response:
+        """The vendor's own way of saying "too many requests, wait ``seconds``", as its docs
+        show it (default: 429 with ``Retry-After``). A vendor that says it otherwise — only a
+        reset header, or a 403 with a reason — overrides this, so the connector's declared
+        throttling policy is tested against that dialect."""
+        return self.error_reply(429, {"Retry-After": str(seconds)})
+
     def token_reply(self, access: str, refresh: str, expires_in: int) -> httpx.Response:
         """The token endpoint's answer (RFC 6749 §5.1)."""
         return httpx.Response(
@@ -276,7 +284,8 @@ class ConnectorWire:
 class FakeVendor:
     """The transport handler the suites install: token endpoint, auth, faults, then the
     wire. ``faults`` maps the 1-based number of a data request to what happens to it
-    (``"429"``, ``"429-date"``, ``"timeout"``, ``"500"``); ``"*"`` applies to every one."""
+    (``"429"``, ``"429-date"``, ``"throttle"`` (the vendor's own dialect), ``"timeout"``,
+    ``"500"``); ``"*"`` applies to every one."""
 
     def __init__(
         self,
@@ -294,6 +303,11 @@ class FakeVendor:
         self.refresh = grant.refresh_token if grant else None
         self.faults: dict[int | str, str] = {}
         self.retry_after_s = 7
+        #: seconds the client has waited so far (the suite's recorded sleeps): with it, a
+        #: ``"throttle"`` fault lasts until the client waited ``retry_after_s``, as a vendor's
+        #: window does; without it, one answer
+        self.waited: Callable[[], float] | None = None
+        self._throttled_at: float | None = None
         self.data_requests: list[httpx.Request] = []
         self.token_requests: list[httpx.Request] = []
         self.refresh_revoked = False
@@ -327,8 +341,15 @@ class FakeVendor:
         self.data_requests.append(request)
         number = len(self.data_requests)
         fault = self.faults.get(number) or self.faults.get("*")
+        if fault == "throttle" and self.waited is not None:
+            self._throttled_at = self.waited()
         if fault:
             return self._fault(fault, request)
+        if self._throttled_at is not None and self.waited is not None:
+            left = self.retry_after_s - (self.waited() - self._throttled_at)
+            if left > 0:  # the vendor's window has not reset yet: it throttles again
+                return self.wire.throttle_reply(max(1, round(left)))
+            self._throttled_at = None
         if self.access is not None:
             from nyla.connections.http import _authorization
 
@@ -354,6 +375,8 @@ class FakeVendor:
             raise httpx.ReadTimeout("fake vendor: no answer", request=request)
         if fault == "429":
             return self.wire.error_reply(429, {"Retry-After": str(self.retry_after_s)})
+        if fault == "throttle":
+            return self.wire.throttle_reply(self.retry_after_s)
         if fault == "429-date":
             when = datetime.now(UTC) + timedelta(seconds=30)
             return self.wire.error_reply(429, {"Retry-After": format_datetime(when, usegmt=True)})

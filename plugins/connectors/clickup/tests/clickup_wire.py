@@ -6,6 +6,7 @@ attachment, which is what ``download`` fetches."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -75,6 +76,16 @@ class ClickUpWire(ConnectorWire):
     def error_reply(self, status: int, headers: dict[str, str] | None = None) -> httpx.Response:
         kind = {401: "unauthorized", 429: "rate", 404: "not_found"}.get(status, "bad_request")
         return clickup_error(kind, status, headers)
+
+    def throttle_reply(self, seconds: int) -> httpx.Response:
+        """A 429 with ClickUp's rate-limit headers, the reset in Unix seconds and no
+        Retry-After (developer.clickup.com/docs/rate-limits)."""
+        headers = {
+            "X-RateLimit-Limit": "100",
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset": str(int(time.time()) + seconds),
+        }
+        return clickup_error("rate", 429, headers)
 
     def item_id(self, doc: FakeDoc) -> str:
         return task_id(doc)

@@ -86,6 +86,12 @@ class GoogleWire(ConnectorWire):
     as Google answers a partial request (``fields`` parameter: only the fields named,
     https://developers.google.com/drive/api/guides/fields-parameter)."""
 
+    def throttle_reply(self, seconds: int) -> httpx.Response:
+        """Google's other throttling answer: 403 ``userRateLimitExceeded``, with no time to
+        wait (developers.google.com/gmail/api/guides/handle-errors#resolve_a_403_error_user_rate_limit_exceeded:
+        "retry using exponential backoff")."""
+        return google_error("403_rate", 403)
+
     def answer(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
         """The full answer (before ``fields`` is applied)."""
         raise NotImplementedError

@@ -74,6 +74,13 @@ class JiraWire(ConnectorWire):
         kind = {401: "unauthorized", 429: "rate", 410: "gone"}.get(status, "")
         return jira_error(kind, status, headers)
 
+    def throttle_reply(self, seconds: int) -> httpx.Response:
+        """A 429 that names only when the window resets, as an ISO 8601 time, with no
+        Retry-After (developer.atlassian.com/cloud/jira/platform/rate-limiting/)."""
+        reset = datetime.now(UTC) + timedelta(seconds=seconds)
+        iso = reset.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        return jira_error("rate", 429, {"X-RateLimit-Reset": iso})
+
     def item_id(self, doc: FakeDoc) -> str:
         return str(10000 + int(doc.id.removeprefix("doc")))
 
