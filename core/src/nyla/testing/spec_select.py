@@ -101,6 +101,21 @@ def keep_selected(value: Any, tree: Selection | None) -> Any:
     return {k: keep_selected(v, tree[k]) for k, v in value.items() if k in tree}
 
 
+def keep_odata_selected(body: Any, select: str) -> Any:
+    """An OData answer (an entity, or a collection's ``value``) with only the ``$select``\ ed
+    properties, ``id`` and instance annotations, as Graph answers it."""
+    wanted = {s.strip().split("/")[0] for s in select.split(",")} | {"id"}
+
+    def keep(item: Any) -> Any:
+        if not isinstance(item, dict):
+            return item
+        return {k: v for k, v in item.items() if k in wanted or "@" in k}
+
+    if isinstance(body, dict) and isinstance(body.get("value"), list):
+        return {**body, "value": [keep(item) for item in body["value"]]}
+    return keep(body)
+
+
 def google_fields(op: Any, request: httpx.Request, body: Any) -> list[str]:
     """Fields of a Google answer that its ``fields`` parameter did not ask for."""
     text = request.url.params.get("fields")

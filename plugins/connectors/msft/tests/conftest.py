@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -10,18 +10,26 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from nyla.testing.vendor_spec import summary, take_violations
+
 
 class Graph:
     """A scripted Graph: ``routes`` maps ``(METHOD, path)`` to a handler (or a list of
     answers served in turn); every request is recorded."""
 
     def __init__(self) -> None:
+        from .graph_wire import graph_spec
+
         self.routes: dict[tuple[str, str], Any] = {}
         self.requests: list[httpx.Request] = []
         self.token_requests: list[httpx.Request] = []
         self.access = "access-1"
+        self._checked = graph_spec().guard(self._answer)
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
+        return self._checked(request)  # type: ignore[no-any-return]
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
         if request.url.host == "login.microsoftonline.com":
             self.token_requests.append(request)
             self.access = f"access-{len(self.token_requests) + 1}"
@@ -36,7 +44,9 @@ class Graph:
                 },
             )
         self.requests.append(request)
-        if request.headers.get("authorization") != f"Bearer {self.access}":
+        # a pre-authenticated download URL (another host) carries its own token
+        graph_host = request.url.host == "graph.microsoft.com"
+        if graph_host and request.headers.get("authorization") != f"Bearer {self.access}":
             from .graph_wire import graph_error
 
             return graph_error(401, 401)
@@ -48,7 +58,9 @@ class Graph:
             )
         if isinstance(answer, list):
             answer = answer.pop(0) if len(answer) > 1 else answer[0]
-        return answer(request) if callable(answer) else answer
+        from .graph_wire import partial
+
+        return partial(request, answer(request) if callable(answer) else answer)
 
 
 class Sleeps:
@@ -59,6 +71,21 @@ class Sleeps:
 
     async def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
+
+
+@pytest.fixture(autouse=True)
+def _vendor_documented() -> Iterator[None]:
+    """Fails a test in which a fake answered, or nyla sent, what Graph's metadata does not
+    allow (even where the connector caught the error the fake raised)."""
+    take_violations()
+    yield
+    assert not take_violations(), "exchanges Graph's API description does not allow"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How many exchanges were checked against each vendor description."""
+    for line in summary():
+        terminalreporter.write_line(f"vendor spec: {line}")
 
 
 @pytest.fixture

@@ -16,12 +16,21 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import httpx
 
 from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus, FakeDoc
+from nyla.testing.spec_select import keep_odata_selected
+from nyla.testing.vendor_spec import VendorSpec
 from nyla_connector_msft import MsftConnector
 
 GRAPH = "https://graph.microsoft.com/v1.0"
 DATA = Path(__file__).parent / "data"
 SITE = "contoso.sharepoint.com,da60e844-ba1d-49bc-b4d4-d5e36bae9019,712a596e-90a1-49e3-9b48-bfa80bee8740"
 DRIVE = "b!CbtYWrofwUGBJWnaJkNwoNrBLp_kC3RKklSXPwrdeP3yH8_qmH9xT5Y6RODPNfYI"
+
+
+def graph_spec() -> VendorSpec:
+    """Graph v1.0 as its CSDL metadata describes it, the operations nyla calls
+    (``data/spec/extract.py`` says whence and how to refresh it); every exchange with the
+    Graph fakes is checked against it."""
+    return VendorSpec.load(DATA / "spec" / "graph-v1.json", prefix=r"^/v1\.0")
 
 
 @cache
@@ -194,6 +203,31 @@ def collection(
     return httpx.Response(200, json=body)
 
 
+def partial(request: httpx.Request, response: httpx.Response) -> httpx.Response:
+    """``response`` cut to the request's ``$select``, as Graph answers it (only the selected
+    properties, ``id`` and annotations: https://learn.microsoft.com/en-us/graph/query-parameters#select-parameter)."""
+    select = request.url.params.get("$select")
+    kind = response.headers.get("content-type", "")
+    if not select or response.status_code >= 300 or "json" not in kind:
+        return response
+    body = keep_odata_selected(json.loads(response.read()), select)
+    headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+    return httpx.Response(response.status_code, headers=headers, json=body)
+
+
+class GraphWire(ConnectorWire):
+    """A Graph wire: what :meth:`answer` builds is cut to the request's ``$select``."""
+
+    spec = graph_spec()
+
+    def answer(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+        """The full answer (before ``$select`` is applied)."""
+        raise NotImplementedError
+
+    def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+        return partial(request, self.answer(request, corpus))
+
+
 def kql_words(search: str) -> tuple[list[str], dict[str, str]]:
     """Plain words and ``field:value`` terms of a ``$search`` value."""
     text = search.strip().strip('"')
@@ -205,7 +239,7 @@ def kql_words(search: str) -> tuple[list[str], dict[str, str]]:
     return plain, fields
 
 
-class MailWire(ConnectorWire):
+class MailWire(GraphWire):
     """Outlook's inbox: messages, ``$search``, ``$value``, ``messages/delta``. An expired
     delta token gets Graph's 400 ``syncStateNotFound``."""
 
@@ -226,7 +260,7 @@ class MailWire(ConnectorWire):
     def invalid_grant_reply(self) -> httpx.Response:
         return httpx.Response(400, json=sample("errors")["invalid_grant"])
 
-    def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+    def answer(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
         assert isinstance(corpus, GraphCorpus)
         path = unquote(request.url.path).removeprefix("/v1.0")
         params = query(request)
@@ -271,7 +305,7 @@ class MailWire(ConnectorWire):
         return graph_error(404, 404)
 
 
-class DriveWire(ConnectorWire):
+class DriveWire(GraphWire):
     """A SharePoint document library (``Reports`` folder): children, folder search,
     download, ``root/delta`` (410 ``resyncRequired`` for an expired token)."""
 
@@ -286,7 +320,7 @@ class DriveWire(ConnectorWire):
     def error_reply(self, status: int, headers: dict[str, str] | None = None) -> httpx.Response:
         return graph_error(status, status, headers)
 
-    def handle(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
+    def answer(self, request: httpx.Request, corpus: FakeCorpus) -> httpx.Response:
         assert isinstance(corpus, GraphCorpus)
         path = unquote(request.url.path).removeprefix("/v1.0")
         params = query(request)

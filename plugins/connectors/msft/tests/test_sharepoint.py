@@ -112,14 +112,21 @@ async def test_delta_narrowed_to_the_folder_once_per_item(open_session, graph):
     assert all(p.full_listing for p in got)
 
 
+#: where Graph's 302 sends a download: a short-lived URL on the library's own host
+#: (driveitem-get-content: "a preauthenticated download URL")
+DOWNLOAD_HOST = "https://contoso.sharepoint.com"
+
+
 async def test_download_checks_size_then_follows_the_redirect(open_session, graph):
     item = f"/drives/{DRIVE}/items/01A"
     graph.routes[("GET", item)] = httpx.Response(200, json=drive_item("01A", "a.txt", size=11))
     graph.routes[("GET", f"{item}/content")] = httpx.Response(
         302,
-        headers={"Location": "https://graph.microsoft.com/v1.0/dl/pre-authenticated?tempauth=x"},
+        headers={"Location": f"{DOWNLOAD_HOST}/_layouts/15/download.aspx?UniqueId=01A&tempauth=x"},
     )
-    graph.routes[("GET", "/dl/pre-authenticated")] = httpx.Response(200, content=b"hello world")
+    graph.routes[("GET", "/_layouts/15/download.aspx")] = httpx.Response(
+        200, content=b"hello world"
+    )
     async with open_session() as s:
         with pytest.raises(ItemTooLargeError):
             await s.adapter.download(s, f"file:{DRIVE}:01A", max_bytes=5)
