@@ -102,7 +102,7 @@ def keep_selected(value: Any, tree: Selection | None) -> Any:
 
 
 def keep_odata_selected(body: Any, select: str) -> Any:
-    """An OData answer (an entity, or a collection's ``value``) with only the ``$select``\ ed
+    """An OData answer (an entity, or a collection's ``value``) with only the selected
     properties, ``id`` and instance annotations, as Graph answers it."""
     wanted = {s.strip().split("/")[0] for s in select.split(",")} | {"id"}
 

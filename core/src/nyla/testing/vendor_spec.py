@@ -31,6 +31,7 @@ from urllib.parse import unquote
 
 import httpx
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 
 from nyla.testing.spec_schema import strict, strict_defs
 from nyla.testing.spec_select import PROJECTIONS
@@ -321,6 +322,8 @@ def _json_body(response: httpx.Response) -> Any:
 def _errors(validator: Draft202012Validator, value: Any, where: str) -> list[str]:
     out = []
     for error in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))[:5]:
+        # of an anyOf (a type and its derived types), the branch that came closest says why
+        error = best_match(error.context) or error if error.context else error
         out.append(f"{where} at {error.json_path}: {error.message[:300]}")
     return out
 
