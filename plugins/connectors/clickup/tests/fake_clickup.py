@@ -4,7 +4,15 @@ task endpoints of a list and of a workspace (``page`` / ``last_page``, the filte
 adapter sends), one task, comments (25 newest per page, ``start``/``start_id`` back),
 attachments on their own host, the writes, and ClickUp's rate limit: 100 requests per
 minute per token, then 429 with ``X-RateLimit-Reset``. Also loaded by the ClickUp toolbox's
-tests and the end-to-end run (by file path: plugins never import each other)."""
+tests and the end-to-end run (by file path: plugins never import each other).
+
+Documented by (each operation's page is its ``x-docs`` in ``data/spec/clickup-v2.json``):
+https://developer.clickup.com/reference/gettasks,
+https://developer.clickup.com/reference/getfilteredteamtasks,
+https://developer.clickup.com/reference/gettask,
+https://developer.clickup.com/reference/gettaskcomments,
+https://developer.clickup.com/reference/getauthorizedteams,
+https://developer.clickup.com/docs/rate-limits, https://developer.clickup.com/docs/common_errors."""
 
 from __future__ import annotations
 

@@ -2,7 +2,13 @@
 person samples: events.list (``q``, ``pageToken``, ``syncToken`` with ``nextSyncToken`` on
 the last page, cancelled events for deletions, 410 ``fullSyncRequired`` for an expired
 token), events.get; people.connections.list (``requestSyncToken``/``syncToken``,
-``metadata.deleted``, 400 ``EXPIRED_SYNC_TOKEN``), people.searchContacts, people.get."""
+``metadata.deleted``, 400 ``EXPIRED_SYNC_TOKEN``), people.searchContacts, people.get.
+
+Documented by (``x-docs`` in ``data/spec/calendar-v3.json`` and ``people-v1.json``):
+https://developers.google.com/calendar/api/v3/reference/events/list,
+https://developers.google.com/calendar/api/guides/sync,
+https://developers.google.com/people/api/rest/v1/people.connections/list,
+https://developers.google.com/people/api/rest/v1/people/searchContacts."""
 
 from __future__ import annotations
 
@@ -113,6 +119,7 @@ class CalendarWire(GoogleWire):
         body: dict[str, Any] = {"kind": "calendar#events", "summary": "megan@example.com"}
         if sync := one(request, "syncToken"):
             ids, nxt = changed_page(corpus, sync, token)
+            began = corpus.seq
             body["items"] = [
                 event_json(corpus.docs[i], corpus)
                 if i in corpus.docs
@@ -121,12 +128,15 @@ class CalendarWire(GoogleWire):
             ]
         else:
             q = one(request, "q")
+            began = corpus.listing_began(token, "s" if q else "l")
             docs, nxt = corpus.search(q, token) if q else corpus.listing(token)
             body["items"] = [event_json(d, corpus) for d in docs]
         if nxt:
             body["nextPageToken"] = nxt
         else:
-            body["nextSyncToken"] = str(corpus.stamp())
+            # the token stands for the moment the listing began: a change made while it was
+            # paged is returned by the next incremental sync, not lost between the two
+            body["nextSyncToken"] = str(corpus.stamp(began))
         return httpx.Response(200, json=body)
 
 
@@ -181,6 +191,7 @@ class ContactsWire(GoogleWire):
         body: dict[str, Any] = {}
         if sync := one(request, "syncToken"):
             ids, nxt = changed_page(corpus, sync, token)
+            began = corpus.seq
             body["connections"] = [
                 person_json(corpus.docs[i], corpus)
                 if i in corpus.docs
@@ -192,11 +203,12 @@ class ContactsWire(GoogleWire):
                 for i in ids
             ]
         else:
+            began = corpus.listing_began(token)
             docs, nxt = corpus.listing(token)
             body["connections"] = [person_json(d, corpus) for d in docs]
             body["totalPeople"] = body["totalItems"] = len(corpus.live())
         if nxt:
             body["nextPageToken"] = nxt
         elif one(request, "requestSyncToken") == "true":
-            body["nextSyncToken"] = str(corpus.stamp())
+            body["nextSyncToken"] = str(corpus.stamp(began))
         return httpx.Response(200, json=body)

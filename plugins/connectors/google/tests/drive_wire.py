@@ -2,7 +2,14 @@
 (children, ``fullText contains``), files.get (metadata, ``alt=media``, export),
 changes.getStartPageToken and changes.list (a stale page token gets 400 ``Invalid Value``).
 Shared-drive items are left out of requests without ``supportsAllDrives`` /
-``includeItemsFromAllDrives``, as Drive does."""
+``includeItemsFromAllDrives``, as Drive does.
+
+Documented by (each method's page is its ``x-docs`` in ``data/spec/drive-v3.json``):
+https://developers.google.com/drive/api/reference/rest/v3/files/list,
+https://developers.google.com/drive/api/reference/rest/v3/files/get,
+https://developers.google.com/drive/api/reference/rest/v3/files/export,
+https://developers.google.com/drive/api/reference/rest/v3/changes/list,
+https://developers.google.com/drive/api/guides/fields-parameter."""
 
 from __future__ import annotations
 

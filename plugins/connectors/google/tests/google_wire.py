@@ -7,6 +7,14 @@ History ids, Drive page tokens and sync tokens are ``generation * 1,000,000 + se
 corpus: a token of an older generation (after ``expire_cursors``) gets the vendor's answer
 for an expired one (Gmail 404, Drive 400 ``Invalid Value``, Calendar 410, People 400
 ``EXPIRED_SYNC_TOKEN``).
+
+Documented by (each method's page is its ``x-docs`` in ``data/spec/gmail-v1.json``):
+https://developers.google.com/gmail/api/reference/rest/v1/users.messages/list,
+https://developers.google.com/gmail/api/reference/rest/v1/users.messages/get,
+https://developers.google.com/gmail/api/reference/rest/v1/users.history/list,
+https://developers.google.com/gmail/api/reference/rest/v1/users.threads/get,
+https://developers.google.com/gmail/api/guides/sync,
+https://developers.google.com/gmail/api/guides/handle-errors.
 """
 
 from __future__ import annotations
@@ -144,9 +152,9 @@ class GoogleCorpus(FakeCorpus):
         """A live document by its vendor id."""
         return self.get(self.prefix + raw)
 
-    def stamp(self) -> int:
-        """The current history id / start token."""
-        return self.generation * STEP + self.seq
+    def stamp(self, seq: int | None = None) -> int:
+        """The history id / start token of ``seq`` (default: now)."""
+        return self.generation * STEP + (self.seq if seq is None else seq)
 
     def since(self, token: str) -> int:
         """The corpus sequence a token stands for; an older generation's token is stale."""

@@ -2,7 +2,15 @@
 (``tests/data``): ``/search/jql`` with a small JQL evaluator and ``nextPageToken`` paging,
 the removed ``/search`` (410 Gone), ``/myself``, ``/project/search``, one issue, its
 comments and transitions, and the writes. Also loaded by the Jira toolbox's tests and the
-end-to-end run (by file path: plugins never import each other)."""
+end-to-end run (by file path: plugins never import each other).
+
+Documented by (each operation's page is its ``x-docs`` in ``data/spec/jira-v3.json``):
+https://developer.atlassian.com/cloud/jira/platform/rest/v3/api-group-issue-search/#api-rest-api-3-search-jql-get,
+https://developer.atlassian.com/cloud/jira/platform/rest/v3/api-group-issues/,
+https://developer.atlassian.com/cloud/jira/platform/rest/v3/api-group-issue-comments/,
+https://developer.atlassian.com/cloud/jira/platform/rest/v3/api-group-issue-attachments/,
+https://developer.atlassian.com/cloud/jira/platform/rate-limiting/,
+https://developer.atlassian.com/changelog/#CHANGE-2046 (``/search`` removed)."""
 
 from __future__ import annotations
 

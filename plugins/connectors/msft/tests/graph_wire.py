@@ -1,6 +1,16 @@
 """Microsoft Graph faked at the wire: answers built from the documented resource samples in
 ``tests/data`` (message, driveItem, site, drive, event, contact, attachment, errors) filled
-with the contract suite's documents."""
+with the contract suite's documents.
+
+Documented by (each operation's page is its ``x-docs`` in ``data/spec/graph-v1.json``):
+https://learn.microsoft.com/en-us/graph/api/message-delta,
+https://learn.microsoft.com/en-us/graph/api/user-list-messages,
+https://learn.microsoft.com/en-us/graph/api/message-get,
+https://learn.microsoft.com/en-us/graph/api/driveitem-delta,
+https://learn.microsoft.com/en-us/graph/api/driveitem-list-children,
+https://learn.microsoft.com/en-us/graph/api/driveitem-search,
+https://learn.microsoft.com/en-us/graph/api/driveitem-get-content,
+https://learn.microsoft.com/en-us/graph/paging, https://learn.microsoft.com/en-us/graph/errors."""
 
 from __future__ import annotations
 
