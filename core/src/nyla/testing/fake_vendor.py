@@ -149,6 +149,11 @@ class FakeCorpus:
         page, nxt = self._slice(self.live(folder), offset)
         return page, (self._cursor("l", nxt, 0, upto) if nxt is not None else None)
 
+    def listing_began(self, cursor: str | None, mode: str = "l") -> int:
+        """The corpus sequence when the listing that handed out ``cursor`` began (now, for
+        a listing's first page): what a sync token given at its end stands for."""
+        return self._decode(cursor, mode)[2]
+
     def search(self, query: str, cursor: str | None) -> tuple[list[FakeDoc], str | None]:
         """One page of the documents whose name or text contains every word of ``query``."""
         offset, _, upto = self._decode(cursor, "s")

@@ -202,6 +202,44 @@ class WalkerContract(PluginContract):
         assert wire.item_id(changed) in indexed, "a changed item left the index"
         assert result.items_indexed >= 1 and result.items_deleted == 1, result
 
+    async def test_a_listing_that_changes_under_the_walker_loses_nothing(
+        self, kernel: Kernel, source: str, corpus: FakeCorpus, vendor: FakeVendor, wire: Any
+    ) -> None:
+        """While the first sync lists, a colleague edits a document already listed, adds one
+        and deletes one: the next sync ends with exactly the live documents, the edit's new
+        text among them (offset paging that shifts, a cursor taken after the listing began,
+        or a sweep keyed to the wrong moment would each lose one)."""
+        served, answer = [0], vendor.wire.handle
+        edited = corpus.live()[0]
+        doomed = corpus.live()[-1]
+
+        def changing(request: httpx.Request, docs: FakeCorpus) -> httpx.Response:
+            response = answer(request, docs)
+            served[0] += 1
+            if served[0] == 1:  # right after the first answer of the listing
+                docs.change(edited.id, "Meeting note edited during the listing about walruses.")
+                docs.add(
+                    "added-later.txt",
+                    "Meeting note added meanwhile about lemurs.",
+                    wire.scope or "/",
+                )
+                docs.remove(doomed.id)
+            return response
+
+        vendor.wire.handle = changing  # type: ignore[method-assign]
+        try:
+            await kernel.sync.run(source, user_id=USER)
+        finally:
+            vendor.wire.handle = answer  # type: ignore[method-assign]
+        await kernel.sync.run(source, user_id=USER)
+        indexed = await self._indexed(kernel)
+        assert set(indexed) == {wire.item_id(d) for d in corpus.live()}, "the index drifted"
+        from nyla.knowledge.tables import ContentChunk
+
+        async with kernel.db.session() as s:
+            texts = (await s.execute(select(ContentChunk.data))).scalars().all()
+        assert any("walruses" in t for t in texts), "the edit made during the listing is lost"
+
     async def test_a_feed_that_reports_deletions_needs_no_id_listing(
         self, kernel: Kernel, source: str, corpus: FakeCorpus, vendor: FakeVendor, wire: Any
     ) -> None:
