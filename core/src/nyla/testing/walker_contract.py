@@ -226,11 +226,11 @@ class WalkerContract(PluginContract):
                 docs.remove(doomed.id)
             return response
 
-        vendor.wire.handle = changing  # type: ignore[method-assign]
+        vendor.wire.handle = changing  # type: ignore[method-assign,assignment]
         try:
             await kernel.sync.run(source, user_id=USER)
         finally:
-            vendor.wire.handle = answer  # type: ignore[method-assign]
+            vendor.wire.handle = answer  # type: ignore[method-assign,assignment]
         await kernel.sync.run(source, user_id=USER)
         indexed = await self._indexed(kernel)
         assert set(indexed) == {wire.item_id(d) for d in corpus.live()}, "the index drifted"
