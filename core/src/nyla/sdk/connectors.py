@@ -16,6 +16,7 @@ from nyla.connections.errors import (
     UnsafePathError,
     VendorAuthError,
     VendorBadRequestError,
+    VendorBadResponseError,
     VendorForbiddenError,
     VendorNotFoundError,
     VendorRateLimitError,
@@ -60,6 +61,7 @@ from nyla.models.datasource import (
     Unlisted,
     Walker,
 )
+from nyla.sdk.checkpoints import Checkpoint
 from nyla.sdk.paths import (
     check_request_url,
     confine_path,
@@ -79,6 +81,7 @@ __all__ = [
     "TASK_CAPABILITIES",
     "BaseConnector",
     "BaseWalker",
+    "Checkpoint",
     "ConnectionInfo",
     "ConnectorAdapter",
     "ConnectorContext",
@@ -113,6 +116,7 @@ __all__ = [
     "UnsafePathError",
     "VendorAuthError",
     "VendorBadRequestError",
+    "VendorBadResponseError",
     "VendorForbiddenError",
     "VendorHttp",
     "VendorNotFoundError",

@@ -204,8 +204,6 @@ class MsftConnector(MailConnector):
         """Delta sync of a mail folder (``messages/delta``) or a drive folder
         (``root/delta``)."""
         target = parse(scope)
-        if checkpoint and checkpoint.get("scope") not in (None, target.path):
-            checkpoint = None  # a checkpoint of another scope is worth nothing here
         if target.kind == "mail":
             pages = mail.sync_messages(ctx, target, checkpoint)
         elif target.kind == "drive":
@@ -217,7 +215,6 @@ class MsftConnector(MailConnector):
                 service="msft",
             )
         async for page in pages:
-            page.checkpoint["scope"] = target.path
             yield page
 
     async def list_ids(self, ctx: ConnectorContext, scope: str) -> AsyncIterator[list[str]]:

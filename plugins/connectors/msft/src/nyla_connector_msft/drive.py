@@ -4,13 +4,14 @@ with the size checked first, and ``root/delta`` sync."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Self
 from urllib.parse import quote
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field
 
 from nyla.sdk.connectors import (
+    Checkpoint,
     ConnectorContext,
     Download,
     Item,
@@ -123,7 +124,7 @@ async def download_file(
     return Download(item=meta, content=data, mime=meta.mime or "application/octet-stream")
 
 
-class DriveCheckpoint(BaseModel):
+class DriveCheckpoint(Checkpoint):
     """Where a drive sync resumes: the delta link, whether the run is a full listing, the
     drive, and the folder tree the paths come from."""
 
@@ -133,15 +134,12 @@ class DriveCheckpoint(BaseModel):
     tree: DriveTree = Field(default_factory=DriveTree)
 
     @classmethod
-    def load(cls, data: dict[str, Any] | None) -> DriveCheckpoint:
+    def load(cls, data: Mapping[str, Any] | None, scope: str | None = None) -> Self:
         """A stored checkpoint; one without a tree (an older nyla's) starts over in full,
         since its items' paths could not be told."""
-        if not data or "tree" not in data:
-            return cls()
-        try:
-            return cls.model_validate(data)
-        except ValidationError:
-            return cls()
+        if not isinstance(data, Mapping) or "tree" not in data:
+            return cls.fresh()
+        return super().load(data, scope)
 
 
 #: why a OneNote notebook is left out (reported once, when the listing first meets it)
@@ -156,7 +154,7 @@ async def sync_drive(
     (:mod:`nyla_connector_msft.drive_tree`); a renamed or moved folder re-lists what is
     below it; ``deleted`` items and files moved out of the folder are tombstones; an item met
     again with the same cTag is skipped."""
-    state = DriveCheckpoint.load(checkpoint)
+    state = DriveCheckpoint.load(checkpoint, scope=target.path)
     full = state.link is None or state.full
     drive = state.drive or await drive_id(ctx, target)
     url = state.link or f"/drives/{seg(drive, 'drive id')}/root/delta"
@@ -167,9 +165,13 @@ async def sync_drive(
         page = await walk.page(body.get("value", []))
         nxt, delta = body.get("@odata.nextLink"), body.get("@odata.deltaLink")
         state = DriveCheckpoint(
-            link=nxt or delta, full=bool(nxt) and full, drive=drive, tree=state.tree
+            link=nxt or delta,
+            full=bool(nxt) and full,
+            drive=drive,
+            tree=state.tree,
+            scope=target.path,
         )
-        page.checkpoint = state.model_dump()
+        page.checkpoint = state.dump()
         page.done, page.full_listing = nxt is None, full
         yield page
         if nxt is None:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from nyla.sdk.connectors import (
+    Checkpoint,
     ConnectorContext,
     CursorExpiredError,
     Download,
@@ -252,16 +253,29 @@ async def delta_get(ctx: ConnectorContext, url: str, params: dict[str, str] | No
         raise
 
 
+class MailCheckpoint(Checkpoint):
+    """Where a mail folder's delta sync resumes: the next or delta link (``None``: from the
+    start) and whether the run lists the whole folder."""
+
+    link: str | None = None
+    full: bool = True
+
+    @property
+    def listing_all(self) -> bool:
+        """The run lists every message (no link yet, or a full listing under way)."""
+        return self.link is None or self.full
+
+
 async def sync_messages(
     ctx: ConnectorContext, target: Target, checkpoint: dict[str, Any] | None
 ) -> AsyncIterator[SyncPage]:
     """``messages/delta`` of one folder: the deltaLink is the checkpoint; ``@removed`` entries
     are tombstones; an item met again on a later page with the same changeKey is skipped."""
-    link = (checkpoint or {}).get("link")
-    full = checkpoint is None or bool((checkpoint or {}).get("full"))
+    state = MailCheckpoint.load(checkpoint, scope=target.path)
+    full = state.listing_all
     url, params = (
-        (link, None)
-        if link
+        (state.link, None)
+        if state.link
         else (
             f"/me/mailFolders/{seg(target.folder, 'folder')}/messages/delta",
             {"$select": f"{MESSAGE_FIELDS},body"},
@@ -283,7 +297,9 @@ async def sync_messages(
         yield SyncPage(
             items=page_items,
             tombstones=gone,
-            checkpoint={"link": nxt or delta, "full": bool(nxt) and full},
+            checkpoint=MailCheckpoint(
+                link=nxt or delta, full=bool(nxt) and full, scope=target.path
+            ).dump(),
             done=nxt is None,
             full_listing=full,
             deletions_reported=not full,  # messages/delta names every removed message
