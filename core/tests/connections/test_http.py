@@ -195,3 +195,14 @@ def test_rate_budget_per_account_is_not_shared_by_other_accounts() -> None:
     three = VendorHttp("clickup", "c", client=client, policy=shared, limiter=limiter)
     four = VendorHttp("clickup", "d", client=client, policy=shared, limiter=limiter)
     assert three.budget is four.budget
+
+
+async def test_an_answer_that_is_not_json_is_a_typed_error_not_a_crash() -> None:
+    """A proxy's HTML login page (or any non-JSON answer) where the API documents JSON."""
+    from nyla.connections.errors import VendorBadResponseError
+
+    page = b"<html><body>Please sign in to the corporate proxy</body></html>"
+    http = _http(lambda r: httpx.Response(200, content=page, headers={"content-type": "text/html"}))
+    with pytest.raises(VendorBadResponseError, match="not JSON") as info:
+        await http.get_json("/items")
+    assert info.value.code == "bad_response" and not info.value.retryable

@@ -34,6 +34,7 @@ from nyla.sdk.connectors import (
     UnsafePathError,
     VendorAuthError,
     VendorBadRequestError,
+    VendorBadResponseError,
     VendorForbiddenError,
     VendorNotFoundError,
     VendorRateLimitError,
@@ -194,6 +195,7 @@ ERRORS: list[tuple[ConnectorError, str]] = [
     (CursorExpiredError("probe: delta token expired"), "CURSOR_EXPIRED"),
     (ItemTooLargeError("probe: 9 MB is more than 1 MB", size=9, limit=1), "TOO_LARGE"),
     (EgressRefusedError("probe: 10.0.0.7 is a private address"), "EGRESS_REFUSED"),
+    (VendorBadResponseError("probe: the answer is not JSON"), "BAD_RESPONSE"),
 ]
 
 

@@ -104,14 +104,24 @@ class EgressPolicy:
 
     resolve: Resolver = system_resolver
     allowed_hosts: frozenset[str] = frozenset()
+    #: the network is replaced (tests' ``MockTransport``): a name that resolves to nothing
+    #: reaches no real address and passes; on the real network it is refused
+    replaced_network: bool = False
 
     @classmethod
-    def configured(cls, resolve: Resolver, setting: str | Iterable[str] | None) -> EgressPolicy:
+    def configured(
+        cls,
+        resolve: Resolver,
+        setting: str | Iterable[str] | None,
+        *,
+        replaced_network: bool = False,
+    ) -> EgressPolicy:
         """The policy with the operator's allowed hosts (``setting``, else
         ``NYLA_EGRESS_ALLOW``: comma-separated host names or addresses)."""
         raw = setting if setting is not None else os.environ.get("NYLA_EGRESS_ALLOW", "")
         hosts = raw.split(",") if isinstance(raw, str) else list(raw)
-        return cls(resolve, frozenset(h.strip().lower().strip("[]") for h in hosts if h.strip()))
+        allowed = frozenset(h.strip().lower().strip("[]") for h in hosts if h.strip())
+        return cls(resolve, allowed, replaced_network)
 
     async def check(self, url: httpx.URL) -> str | None:
         """The checked address to connect to (``None``: the operator allowed the host, or a
@@ -126,6 +136,8 @@ class EgressPolicy:
             addresses = await self._resolve(
                 host, url.port or (443 if url.scheme == "https" else 80)
             )
+        if not addresses and not self.replaced_network:
+            raise EgressRefusedError(f"{host} resolves to no address", service="egress")
         for address in addresses:
             reason = refused_reason(address)
             if reason:

@@ -78,6 +78,13 @@ class VendorRateLimitError(ConnectorError):
         self.retry_after = retry_after
 
 
+class VendorBadResponseError(ConnectorError):
+    """The vendor answered something its API does not document (not JSON where JSON was
+    due, XML that does not parse): nothing to retry, the service or a proxy is at fault."""
+
+    code = "bad_response"
+
+
 class VendorServerError(ConnectorError):
     """HTTP 5xx or an unreachable vendor."""
 

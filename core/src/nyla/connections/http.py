@@ -36,6 +36,7 @@ from nyla.connections.errors import (
     ItemTooLargeError,
     VendorAuthError,
     VendorBadRequestError,
+    VendorBadResponseError,
     VendorForbiddenError,
     VendorNotFoundError,
     VendorRateLimitError,
@@ -191,8 +192,19 @@ class VendorHttp:
         return await self._exchange(method, url, _read, **kw)
 
     async def get_json(self, url: str, **kw: Any) -> Any:
-        """GET ``url`` and decode the JSON answer."""
-        return (await self.request("GET", url, **kw)).json()
+        """GET ``url`` and decode the JSON answer (:class:`VendorBadResponseError` when it is
+        not JSON)."""
+        response = await self.request("GET", url, **kw)
+        try:
+            return response.json()
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+            kind = response.headers.get("content-type", "no content type")
+            raise VendorBadResponseError(
+                f"{self.service}: the answer to GET {response.request.url.path} is not JSON "
+                f"({kind}, {len(response.content)} bytes)",
+                service=self.service,
+                status_code=response.status_code,
+            ) from exc
 
     async def download(self, url: str, *, max_bytes: int | None = None, **kw: Any) -> bytes:
         """GET ``url`` as bytes, refusing (``ItemTooLargeError``) once more than ``max_bytes``

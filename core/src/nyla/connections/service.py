@@ -88,7 +88,11 @@ class ConnectionService:
         resolve = resolver or kernel.settings.get("resolver")
         if resolve is None:
             resolve = system_resolver if self.transport is None else names_only_resolver
-        self.egress = EgressPolicy.configured(resolve, kernel.settings.get("egress_allow"))
+        self.egress = EgressPolicy.configured(
+            resolve,
+            kernel.settings.get("egress_allow"),
+            replaced_network=self.transport is not None,
+        )
         self.sleep = kernel.settings.get("sleep") or sleep
         self.limiter = limiter or Limiter(sleep=self.sleep)
         self.store = ConnectionStore(kernel.db, cipher or _cipher(kernel))

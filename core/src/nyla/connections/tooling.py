@@ -28,6 +28,7 @@ SUGGESTIONS = {
     "not_supported": "this service cannot do that: use another tool or connection",
     "cursor_expired": "start the listing again without a cursor",
     "egress_refused": "this server may not reach the service's address: tell the user",
+    "bad_response": "the service answered something unreadable: try later or tell the user",
 }
 
 

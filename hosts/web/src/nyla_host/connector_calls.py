@@ -8,6 +8,7 @@ handler answers it with a 4xx or a 502) whose message names no server path."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,6 +17,8 @@ from nyla.sdk.connectors import ConnectorError, VendorBadRequestError
 from nyla.sdk.text import HIDDEN, redact_paths, server_values
 
 __all__ = ["HIDDEN", "connector_call", "redact_paths", "server_values"]
+
+log = logging.getLogger(__name__)
 
 #: errors an adapter raises when it cannot use a value it was given (a cursor, a path)
 _BAD_VALUE = (ValueError, TypeError, LookupError, ArithmeticError)
@@ -48,4 +51,10 @@ async def connector_call(
         message = redact_paths(str(exc), hidden, keep)[:200]
         raise VendorBadRequestError(
             f"{service} cannot use {what} ({message}){hint}", service=service
+        ) from exc
+    except Exception as exc:  # a plugin's parser choking on what its vendor sent, or its bug
+        log.warning("%s failed on a call from the host", service, exc_info=True)
+        raise ConnectorError(
+            f"{service}: the service's answer could not be read ({type(exc).__name__})",
+            service=service,
         ) from exc

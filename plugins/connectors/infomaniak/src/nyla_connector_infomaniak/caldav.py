@@ -25,6 +25,7 @@ from nyla.sdk.connectors import (
     ItemPage,
     SyncPage,
     VendorBadRequestError,
+    VendorBadResponseError,
     VendorForbiddenError,
     confine_url,
     url_segment,
@@ -149,9 +150,19 @@ def event_item(
 Found = tuple[str, str, str | None, str | None, int | None]
 
 
+def _xml(body: bytes) -> ET.Element:
+    """A multistatus answer's root; an answer that is no XML is the server's fault, typed."""
+    try:
+        return ET.fromstring(body)
+    except ET.ParseError as exc:
+        raise VendorBadResponseError(
+            f"infomaniak: the CalDAV server's answer is not XML ({exc})", service="infomaniak"
+        ) from exc
+
+
 def _responses(body: bytes) -> tuple[list[Found], str | None]:
     """(href, status, etag, calendar-data, length) of each response, and the sync token."""
-    root = ET.fromstring(body)
+    root = _xml(body)
     out = []
     for response in root.findall("d:response", NS):
         href = response.findtext("d:href", "", NS)
@@ -191,7 +202,7 @@ async def calendars(ctx: ConnectorContext) -> ItemPage:
         headers={"Depth": "1", "Content-Type": "application/xml"},
     )
     items = []
-    for node in ET.fromstring(response.content).findall("d:response", NS):
+    for node in _xml(response.content).findall("d:response", NS):
         if node.find("d:propstat/d:prop/d:resourcetype/c:calendar", NS) is None:
             continue
         name = node.findtext("d:href", "", NS).rstrip("/").rsplit("/", 1)[-1]
