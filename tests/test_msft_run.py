@@ -212,6 +212,8 @@ def test_nyla_run_searches_outlook_and_sharepoint_and_cites_metadata(
     monkeypatch.setenv("NYLA_DATABASE_URL", cli_database)
     monkeypatch.setenv("NYLA_SECRET_KEY", Fernet.generate_key().decode())
     monkeypatch.setenv("NYLA_USER", "megan")
+    # the fake services run on this machine: an operator allows them, as for an on-site server
+    monkeypatch.setenv("NYLA_EGRESS_ALLOW", "127.0.0.1")
     from nyla.ai import config
 
     config.reload()

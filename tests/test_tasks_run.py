@@ -283,6 +283,8 @@ def test_nyla_run_answers_which_open_jira_and_clickup_tasks_are_due_this_week(
     monkeypatch.setenv("NYLA_DATABASE_URL", cli_database)
     monkeypatch.setenv("NYLA_SECRET_KEY", Fernet.generate_key().decode())
     monkeypatch.setenv("NYLA_USER", "mia")
+    # the fake services run on this machine: an operator allows them, as for an on-site server
+    monkeypatch.setenv("NYLA_EGRESS_ALLOW", "127.0.0.1")
     from nyla.ai import config
 
     config.reload()

@@ -99,7 +99,10 @@ class MsftConnector(MailConnector):
     settings_help: ClassVar[dict[str, str]] = {
         "cloud": "Microsoft cloud: global (default), usgov, usgov-dod or china",
         "tenant": "the directory to sign in to: its id or domain (default: common)",
+        "baseUrl": "Graph's root behind a proxy (default: the cloud's Graph, .../v1.0)",
     }
+    # a URL the server would send the connection's token to: only an operator sets it
+    server_settings: ClassVar[frozenset[str]] = frozenset({"baseUrl"})
 
     def oauth_for(self, settings: Mapping[str, Any]) -> OAuthConfig | None:
         """The sign-in endpoints of the connection's cloud and tenant; in a national cloud
@@ -122,8 +125,12 @@ class MsftConnector(MailConnector):
         )
 
     def api_base(self, settings: Mapping[str, Any]) -> str | None:
-        """Graph's root in the connection's cloud."""
-        return f"{cloud_endpoints(settings)[1]}/v1.0"
+        """Graph's root: an operator's ``baseUrl`` (a proxy), else the connection's cloud's."""
+        return (
+            super().api_base(settings)
+            if settings.get("baseUrl")
+            else (f"{cloud_endpoints(settings)[1]}/v1.0")
+        )
 
     # ---- the connector protocol ---------------------------------------------------------
 
