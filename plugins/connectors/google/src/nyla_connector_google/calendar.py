@@ -6,13 +6,15 @@ API (connections with ``requestSyncToken``/``syncToken``; an expired token, 400
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from nyla.sdk.connectors import (
+    Checkpoint,
     ConnectorContext,
     CursorExpiredError,
     Download,
+    Item,
     ItemPage,
     SyncPage,
     VendorBadRequestError,
@@ -79,44 +81,86 @@ def _json_download(meta: Any, raw: dict[str, Any], max_bytes: int | None) -> Dow
     return Download(item=meta, content=data, mime="application/json")
 
 
-async def sync_events(
-    ctx: ConnectorContext, target: Target, checkpoint: dict[str, Any] | None
+class TokenCheckpoint(Checkpoint):
+    """Where a ``syncToken`` feed (events, connections) resumes: the token of the last
+    completed run and, while a run pages, its page token and whether it lists in full."""
+
+    syncToken: str | None = None  # the key nyla has always stored
+    page: str | None = None
+    full: bool = False
+
+    @property
+    def listing_all(self) -> bool:
+        """The run lists everything (no token yet, or a full listing under way)."""
+        return not self.syncToken or self.full
+
+
+#: one page of a feed, fetched with these query parameters
+Fetch = Callable[[dict[str, str]], Awaitable[dict[str, Any]]]
+#: a page's entries split into live items and tombstone ids
+Sort = Callable[[dict[str, Any]], tuple[list[Item], list[str]]]
+
+
+async def _token_feed(
+    target: Target,
+    checkpoint: dict[str, Any] | None,
+    base: dict[str, str],
+    fetch: Fetch,
+    sort: Sort,
 ) -> AsyncIterator[SyncPage]:
-    """``events.list`` with the stored ``syncToken`` (changes, cancelled events as
-    tombstones), or in full; ``nextSyncToken`` on the last page is the checkpoint. Calendar
-    answers 410 Gone for a token it dropped: the HTTP layer raises CursorExpiredError."""
-    cp = checkpoint or {}
-    sync_token, page = cp.get("syncToken"), cp.get("page")
-    full = not sync_token or bool(cp.get("full"))
+    """The pages of a feed with ``syncToken``/``pageToken``/``nextSyncToken`` (Calendar
+    events, People connections): only the changes since the stored token, or everything."""
+    cp = TokenCheckpoint.load(checkpoint, scope=target.path)
+    full, page = cp.listing_all, cp.page
     while True:
-        params: dict[str, str] = {"maxResults": str(PAGE), "showDeleted": "true"}
-        if sync_token and not full:
-            params["syncToken"] = sync_token
+        params = dict(base)
+        if cp.syncToken and not full:
+            params["syncToken"] = cp.syncToken
         if page:
             params["pageToken"] = page
-        body = await ctx.http.get_json(events_url(ctx, target.ident), params=params)
-        found, gone = [], []
-        for raw in body.get("items") or []:
-            if raw.get("status") == "cancelled":
-                gone.append(f"event:{target.ident}:{raw['id']}")
-            else:
-                found.append(items.event_item(raw, target.ident, synced=True))
+        body = await fetch(params)
+        found, gone = sort(body)
         page = body.get("nextPageToken")
         state = (
-            {"syncToken": sync_token, "page": page, "full": full}
+            TokenCheckpoint(syncToken=cp.syncToken, page=page, full=full, scope=target.path)
             if page
-            else {"syncToken": body.get("nextSyncToken")}
+            else TokenCheckpoint(syncToken=body.get("nextSyncToken"), scope=target.path)
         )
         yield SyncPage(
             items=found,
             tombstones=gone,
-            checkpoint=state,
+            checkpoint=state.dump(),
             done=page is None,
             full_listing=full,
             deletions_reported=not full,  # a syncToken feed returns deleted entries too
         )
         if page is None:
             return
+
+
+async def sync_events(
+    ctx: ConnectorContext, target: Target, checkpoint: dict[str, Any] | None
+) -> AsyncIterator[SyncPage]:
+    """``events.list`` with the stored ``syncToken`` (changes, cancelled events as
+    tombstones), or in full; ``nextSyncToken`` on the last page is the checkpoint. Calendar
+    answers 410 Gone for a token it dropped: the HTTP layer raises CursorExpiredError."""
+
+    async def fetch(params: dict[str, str]) -> dict[str, Any]:
+        body: dict[str, Any] = await ctx.http.get_json(events_url(ctx, target.ident), params=params)
+        return body
+
+    def sort(body: dict[str, Any]) -> tuple[list[Item], list[str]]:
+        found, gone = [], []
+        for raw in body.get("items") or []:
+            if raw.get("status") == "cancelled":
+                gone.append(f"event:{target.ident}:{raw['id']}")
+            else:
+                found.append(items.event_item(raw, target.ident, synced=True))
+        return found, gone
+
+    base = {"maxResults": str(PAGE), "showDeleted": "true"}
+    async for page in _token_feed(target, checkpoint, base, fetch, sort):
+        yield page
 
 
 async def event_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[str]]:
@@ -176,22 +220,15 @@ async def download_contact(
 
 
 async def sync_contacts(
-    ctx: ConnectorContext, checkpoint: dict[str, Any] | None
+    ctx: ConnectorContext, target: Target, checkpoint: dict[str, Any] | None
 ) -> AsyncIterator[SyncPage]:
     """Connections with ``requestSyncToken``; with a stored ``syncToken`` only the changes
     (deleted people carry ``metadata.deleted``). An expired token (400
     ``FAILED_PRECONDITION``/``EXPIRED_SYNC_TOKEN``) becomes CursorExpiredError."""
-    cp = checkpoint or {}
-    sync_token, page = cp.get("syncToken"), cp.get("page")
-    full = not sync_token or bool(cp.get("full"))
-    while True:
-        params = {"personFields": PERSON_FIELDS, "pageSize": "100", "requestSyncToken": "true"}
-        if sync_token and not full:
-            params["syncToken"] = sync_token
-        if page:
-            params["pageToken"] = page
+
+    async def fetch(params: dict[str, str]) -> dict[str, Any]:
         try:
-            body = await ctx.http.get_json(connections_url(ctx), params=params)
+            body: dict[str, Any] = await ctx.http.get_json(connections_url(ctx), params=params)
         except VendorBadRequestError as exc:
             if "syncToken" not in params:
                 raise
@@ -200,28 +237,20 @@ async def sync_contacts(
                 service="google",
                 status_code=exc.status_code,
             ) from exc
+        return body
+
+    def sort(body: dict[str, Any]) -> tuple[list[Item], list[str]]:
         found, gone = [], []
         for raw in body.get("connections") or []:
             if (raw.get("metadata") or {}).get("deleted"):
                 gone.append(f"contact:{raw['resourceName'].removeprefix('people/')}")
             else:
                 found.append(items.person_item(raw, synced=True))
-        page = body.get("nextPageToken")
-        state = (
-            {"syncToken": sync_token, "page": page, "full": full}
-            if page
-            else {"syncToken": body.get("nextSyncToken")}
-        )
-        yield SyncPage(
-            items=found,
-            tombstones=gone,
-            checkpoint=state,
-            done=page is None,
-            full_listing=full,
-            deletions_reported=not full,  # a syncToken feed returns deleted entries too
-        )
-        if page is None:
-            return
+        return found, gone
+
+    base = {"personFields": PERSON_FIELDS, "pageSize": "100", "requestSyncToken": "true"}
+    async for page in _token_feed(target, checkpoint, base, fetch, sort):
+        yield page
 
 
 async def contact_ids(ctx: ConnectorContext) -> AsyncIterator[list[str]]:

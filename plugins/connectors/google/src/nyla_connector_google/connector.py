@@ -155,8 +155,6 @@ class GoogleConnector(MailConnector):
         """Sync of a Gmail label (``history.list``), a Drive folder tree (``changes.list``),
         a calendar or the contacts (``syncToken``)."""
         target = parse(scope)
-        if checkpoint and checkpoint.get("scope") not in (None, target.path):
-            checkpoint = None  # a checkpoint of another scope is worth nothing here
         if target.kind == "mail":
             pages = gmail_sync.sync_mail(ctx, target, checkpoint)
         elif target.kind == "drive":
@@ -164,7 +162,7 @@ class GoogleConnector(MailConnector):
         elif target.kind == "calendar":
             pages = calendar.sync_events(ctx, target, checkpoint)
         elif target.kind == "contacts":
-            pages = calendar.sync_contacts(ctx, checkpoint)
+            pages = calendar.sync_contacts(ctx, target, checkpoint)
         else:
             raise VendorBadRequestError(
                 f"google: {target.path} cannot be synced; sync a label (/mail/<label>), a "
@@ -173,7 +171,6 @@ class GoogleConnector(MailConnector):
                 service="google",
             )
         async for page in pages:
-            page.checkpoint["scope"] = target.path
             yield page
 
     async def list_ids(self, ctx: ConnectorContext, scope: str) -> AsyncIterator[list[str]]:

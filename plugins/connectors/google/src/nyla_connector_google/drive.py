@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from pydantic import Field
+
 from nyla.sdk.connectors import (
+    Checkpoint,
     ConnectorContext,
     ConnectorError,
     CursorExpiredError,
@@ -159,21 +162,33 @@ async def start_token(ctx: ConnectorContext, target: Target) -> str:
     return str(body["startPageToken"])
 
 
+class DriveCheckpoint(Checkpoint):
+    """Where a folder tree's sync resumes: the ``changes.list`` page token (taken before the
+    sweep), the tree's folders (id -> path) and, while the sweep is under way (``full``),
+    the folders still to list and the page of the first one."""
+
+    token: str | None = None
+    folders: dict[str, str] = Field(default_factory=dict)
+    full: bool = False
+    queue: list[str] = Field(default_factory=list)
+    page: str | None = None
+
+
 async def sync_drive(
     ctx: ConnectorContext, target: Target, checkpoint: dict[str, Any] | None
 ) -> AsyncIterator[SyncPage]:
     """Full sweep of the folder tree, then ``changes.list`` from the token taken before
     the sweep. The checkpoint keeps the tree's folders (id -> path), so a change is in scope
     when one of its parents is, and its path is known."""
-    cp = checkpoint or {}
-    if cp.get("token") and not cp.get("full"):
-        async for page in _changes(ctx, target, cp):
+    cp = DriveCheckpoint.load(checkpoint, scope=target.path)
+    if cp.token and not cp.full:
+        async for page in _changes(ctx, target, cp.token, cp.folders):
             yield page
         return
-    token = cp.get("token") or await start_token(ctx, target)
-    folders: dict[str, str] = cp.get("folders") or {await folder_id(ctx, target): target.path}
-    queue: list[str] = cp.get("queue") or list(folders)
-    page_token = cp.get("page")
+    token = cp.token or await start_token(ctx, target)
+    folders = cp.folders or {await folder_id(ctx, target): target.path}
+    queue = cp.queue or list(folders)
+    page_token = cp.page
     while queue:
         here = folders[queue[0]]
         files, page_token, unlisted = await _children(ctx, target, here, queue[0], page_token)
@@ -188,11 +203,15 @@ async def sync_drive(
         if page_token is None:
             queue = queue[1:]
         more = bool(queue)
-        state = {"token": token, "folders": folders, "full": more}
+        state = DriveCheckpoint(token=token, folders=folders, full=more, scope=target.path)
         if more:
-            state.update(queue=queue, page=page_token)
+            state.queue, state.page = queue, page_token
         yield SyncPage(
-            items=found, unlisted=unlisted, checkpoint=state, done=not more, full_listing=True
+            items=found,
+            unlisted=unlisted,
+            checkpoint=state.dump(),
+            done=not more,
+            full_listing=True,
         )
 
 
@@ -219,10 +238,11 @@ def _in_scope(raw: dict[str, Any], folders: dict[str, str]) -> str | None:
 
 
 async def _changes(
-    ctx: ConnectorContext, target: Target, cp: dict[str, Any]
+    ctx: ConnectorContext, target: Target, token: str, tree: dict[str, str]
 ) -> AsyncIterator[SyncPage]:
-    folders: dict[str, str] = dict(cp.get("folders") or {})
-    token = str(cp["token"])
+    """``changes.list`` from ``token``: changes in the tree (``folders``), new subfolders
+    added to it, files removed or moved out of it as tombstones."""
+    folders = dict(tree)
     params = {
         **ALL_DRIVES,
         "pageSize": str(PAGE),
@@ -263,7 +283,7 @@ async def _changes(
         yield SyncPage(
             items=found,
             tombstones=gone,
-            checkpoint={"token": str(token), "folders": folders},
+            checkpoint=DriveCheckpoint(token=token, folders=folders, scope=target.path).dump(),
             done=nxt is None,
             full_listing=False,
             # each removed file is a change of its own, but a folder that left may take

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from nyla.sdk.connectors import (
+    Checkpoint,
     ConnectorContext,
     CursorExpiredError,
     ItemFailure,
@@ -22,26 +23,36 @@ from nyla_connector_google.paths import Target
 FULL = {"format": "full"}
 
 
+class MailCheckpoint(Checkpoint):
+    """Where a label's sync resumes: the mailbox ``historyId`` the history starts from, and
+    while a full sweep is under way (``full``) the ``messages.list`` page it is at."""
+
+    historyId: str | None = None  # the key nyla has always stored
+    page: str | None = None
+    full: bool = False
+
+
 async def sync_mail(
     ctx: ConnectorContext, target: Target, checkpoint: dict[str, Any] | None
 ) -> AsyncIterator[SyncPage]:
     """Pages of messages (with their text) in the label; see the module docs."""
-    cp = checkpoint or {}
-    if cp.get("historyId") and not cp.get("full"):
-        async for page in _history(ctx, target.ident, str(cp["historyId"])):
+    cp = MailCheckpoint.load(checkpoint, scope=target.path)
+    if cp.historyId and not cp.full:
+        async for page in _history(ctx, target, cp.historyId):
             yield page
         return
-    start = cp.get("historyId") or (await call(ctx, "getProfile", "/profile"))["historyId"]
-    token = cp.get("page")
+    start = cp.historyId or str((await call(ctx, "getProfile", "/profile"))["historyId"])
+    token = cp.page
     while True:
         ids, nxt = await list_ids(ctx, target.ident, "", token, PAGE)
         failed: dict[str, str] = {}
         raws = await resolve(ctx, ids, FULL, failed)
         found = [items.message_item(r, target.ident, with_body=True) for r in raws if r]
+        state = MailCheckpoint(historyId=start, page=nxt, full=bool(nxt), scope=target.path)
         yield SyncPage(
             items=found,
             failures=_failures(failed),
-            checkpoint={"historyId": str(start), "page": nxt, "full": bool(nxt)},
+            checkpoint=state.dump(),
             done=nxt is None,
             full_listing=True,
         )
@@ -66,9 +77,10 @@ def _changes(records: list[dict[str, Any]], label: str, state: dict[str, bool]) 
             state[entry["message"]["id"]] = False
 
 
-async def _history(ctx: ConnectorContext, label: str, start: str) -> AsyncIterator[SyncPage]:
+async def _history(ctx: ConnectorContext, target: Target, start: str) -> AsyncIterator[SyncPage]:
     """``history.list`` pages from ``start``: added messages fetched in parallel, deleted
     (or unlabelled) ones as tombstones. A cancelled run resumes from ``start`` again."""
+    label = target.ident
     token: str | None = None
     while True:
         params: dict[str, Any] = {"startHistoryId": start, "historyTypes": HISTORY_TYPES}
@@ -97,7 +109,10 @@ async def _history(ctx: ConnectorContext, label: str, start: str) -> AsyncIterat
             items=found,
             tombstones=gone,
             failures=_failures(failed),
-            checkpoint={"historyId": start if token else str(body.get("historyId") or start)},
+            checkpoint=MailCheckpoint(
+                historyId=start if token else str(body.get("historyId") or start),
+                scope=target.path,
+            ).dump(),
             done=token is None,
             full_listing=False,
             deletions_reported=True,  # history names deleted and unlabelled messages
