@@ -8,9 +8,14 @@ with a full listing."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self
+from datetime import datetime
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PlainSerializer, ValidationError
+
+#: a time kept in a checkpoint: ISO 8601 with its offset, as ``datetime.isoformat`` writes it
+#: (older checkpoints hold exactly that; integers are read as Unix time)
+Stamp = Annotated[datetime, PlainSerializer(datetime.isoformat, return_type=str, when_used="json")]
 
 
 class Checkpoint(BaseModel):
@@ -51,3 +56,30 @@ class Checkpoint(BaseModel):
     def dump(self) -> dict[str, Any]:
         """The checkpoint as the JSON-ready dict a :class:`SyncPage` carries."""
         return self.model_dump(mode="json")
+
+
+class SinceCheckpoint(Checkpoint):
+    """Where a sync by "updated since" resumes, for a vendor with no change feed (Jira,
+    ClickUp): after a completed run only ``since``, the newest change it saw; while a run
+    pages, its lower ``bound`` (``None``: everything), whether it lists in ``full``, and the
+    newest change ``seen`` so far."""
+
+    since: Stamp | None = None
+    full: bool = False
+    bound: Stamp | None = None
+    seen: Stamp | None = None
+
+    @property
+    def start(self) -> datetime | None:
+        """The lower bound of the run (``None``: list everything)."""
+        return self.bound or self.since
+
+    @property
+    def newest(self) -> datetime | None:
+        """The newest change seen so far (by this run or the last completed one)."""
+        return self.seen or self.since
+
+    @property
+    def listing_all(self) -> bool:
+        """The run lists every item: a first run, or a full listing under way."""
+        return self.full or self.start is None

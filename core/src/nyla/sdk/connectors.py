@@ -61,7 +61,7 @@ from nyla.models.datasource import (
     Unlisted,
     Walker,
 )
-from nyla.sdk.checkpoints import Checkpoint
+from nyla.sdk.checkpoints import Checkpoint, SinceCheckpoint, Stamp
 from nyla.sdk.paths import (
     check_request_url,
     confine_path,
@@ -105,6 +105,8 @@ __all__ = [
     "OAuthConfig",
     "OutgoingMessage",
     "RateBudget",
+    "SinceCheckpoint",
+    "Stamp",
     "SyncPage",
     "TaskChange",
     "TaskComment",

@@ -18,6 +18,7 @@ from nyla.sdk.connectors import (
     ItemPage,
     ItemTooLargeError,
     OAuthConfig,
+    SinceCheckpoint,
     SyncPage,
     TaskChange,
     TaskConnector,
@@ -43,6 +44,13 @@ QUERY_SYNTAX = (
     'JQL as written, e.g. `jql:assignee = currentUser() AND duedate <= "2026-12-31"`. The '
     "scope `/<PROJECT KEY>` keeps the search in one project; empty: every project."
 )
+
+
+class JiraCheckpoint(SinceCheckpoint):
+    """Where an issue sync resumes: the "updated since" state, and while a run pages the
+    ``/search/jql`` page token it is at."""
+
+    token: str | None = None
 
 
 class JiraConnector(TaskConnector):
@@ -162,11 +170,8 @@ class JiraConnector(TaskConnector):
         """Issues changed since the checkpoint's ``since`` (less :data:`OVERLAP`), oldest
         change first; from nothing, every issue of the scope (a full listing). Deletions are
         found by :meth:`list_ids` (Jira has no feed of deleted issues)."""
-        cp = dict(checkpoint or {})
-        full = bool(cp.get("full")) or not cp.get("since")
-        bound = _time(cp.get("bound", cp.get("since")))
-        seen = _time(cp.get("seen", cp.get("since")))
-        token = cp.get("token")
+        cp = JiraCheckpoint.load(checkpoint)
+        full, bound, seen, token = cp.listing_all, cp.start, cp.newest, cp.token
         zone = await self._zone(ctx)
         jql = issues.sync_jql(issues.project_of(scope), None if full else bound, zone, OVERLAP)
         while True:
@@ -181,12 +186,12 @@ class JiraConnector(TaskConnector):
             seen = issues.newest(items, seen)
             token = body.get("nextPageToken")
             done = bool(body.get("isLast", True)) or not token
-            if done:
-                mark = seen or bound or datetime.now(UTC)
-                state: dict[str, Any] = {"since": mark.isoformat()}
-            else:
-                state = {"full": full, "bound": _iso(bound), "seen": _iso(seen), "token": token}
-            yield SyncPage(items=items, checkpoint=state, done=done, full_listing=full)
+            state = (
+                JiraCheckpoint(since=seen or bound or datetime.now(UTC))
+                if done
+                else JiraCheckpoint(full=full, bound=bound, seen=seen, token=token)
+            )
+            yield SyncPage(items=items, checkpoint=state.dump(), done=done, full_listing=full)
             if done:
                 return
 
@@ -292,11 +297,3 @@ def _issue(item_id: str) -> str:
     if not ISSUE.fullmatch(value):
         raise VendorBadRequestError(f"jira: {item_id!r} is not an issue id or key", service="jira")
     return value
-
-
-def _time(value: Any) -> datetime | None:
-    return datetime.fromisoformat(value) if isinstance(value, str) and value else None
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
