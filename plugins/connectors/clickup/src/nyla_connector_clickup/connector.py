@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from nyla.sdk.connectors import (
     ConnectorContext,
     Download,
@@ -17,6 +19,7 @@ from nyla.sdk.connectors import (
     Item,
     ItemPage,
     ItemTooLargeError,
+    SinceCheckpoint,
     SyncPage,
     TaskChange,
     TaskConnector,
@@ -31,7 +34,6 @@ from nyla_connector_clickup.keyset import Keyset, keyset_page
 from nyla_connector_clickup.wire import (
     attachment_item,
     is_id,
-    ms_time,
     newest,
     overlap_ms,
     parse_scope,
@@ -51,6 +53,15 @@ QUERY_SYNTAX = (
     "`/<workspace>/<space>`, `/<workspace>/<space>/<folder>` or `.../<folder or ->/<list>`; "
     "empty: every workspace."
 )
+
+
+class ClickUpCheckpoint(SinceCheckpoint):
+    """Where a task sync resumes: the "updated since" state, and while a run pages the
+    workspace (``team``, an index into the scope's workspaces) and the keyset position in
+    it."""
+
+    team: int = 0
+    keyset: Keyset = Field(default_factory=Keyset)
 
 
 class ClickUpConnector(TaskConnector):
@@ -161,16 +172,16 @@ class ClickUpConnector(TaskConnector):
         listing). Read in creation order by keyset (:mod:`nyla_connector_clickup.keyset`), so
         an edit during the listing cannot hide a task. Deletions are found by
         :meth:`list_ids`."""
-        cp = dict(checkpoint or {})
-        full = bool(cp.get("full")) or not cp.get("since")
-        bound = _time(cp.get("bound", cp.get("since")))
-        seen = _time(cp.get("seen", cp.get("since")))
+        cp = ClickUpCheckpoint.load(checkpoint)
+        full, bound, seen = cp.listing_all, cp.start, cp.newest
         groups = search.by_team(await hierarchy.lists_in_scope(ctx, parse_scope(scope)))
         zone = await self.zone(ctx)
-        start, key = int(cp.get("team", 0)), _keyset(cp.get("keyset"))
+        start, key = cp.team, cp.keyset
         if not groups:
             mark = seen or bound or datetime.now(UTC)
-            yield SyncPage(checkpoint={"since": mark.isoformat()}, done=True, full_listing=full)
+            yield SyncPage(
+                checkpoint=ClickUpCheckpoint(since=mark).dump(), done=True, full_listing=full
+            )
             return
         for index in range(min(start, len(groups) - 1), len(groups)):
             team, list_ids = groups[index]
@@ -183,16 +194,18 @@ class ClickUpConnector(TaskConnector):
                 items = [task_item(t, zone, with_text=True) for t in tasks]
                 seen = newest(items, seen)
                 done = last and index == len(groups) - 1
-                state: dict[str, Any] = {"since": (seen or bound or datetime.now(UTC)).isoformat()}
-                if not done:
-                    state = {
-                        "full": full,
-                        "bound": _iso(bound),
-                        "seen": _iso(seen),
-                        "team": index + 1 if last else index,
-                        "keyset": Keyset().model_dump() if last else key.model_dump(),
-                    }
-                yield SyncPage(items=items, checkpoint=state, done=done, full_listing=full)
+                state = (
+                    ClickUpCheckpoint(since=seen or bound or datetime.now(UTC))
+                    if done
+                    else ClickUpCheckpoint(
+                        full=full,
+                        bound=bound,
+                        seen=seen,
+                        team=index + 1 if last else index,
+                        keyset=Keyset() if last else key,
+                    )
+                )
+                yield SyncPage(items=items, checkpoint=state.dump(), done=done, full_listing=full)
             key = Keyset()
 
     async def list_ids(self, ctx: ConnectorContext, scope: str) -> AsyncIterator[list[str]]:
@@ -283,21 +296,3 @@ def task_of(item_id: str) -> str:
     if not is_id(value):
         raise VendorBadRequestError(f"clickup: {item_id!r} is not a task id", service="clickup")
     return value
-
-
-def _keyset(value: Any) -> Keyset:
-    """The stored keyset position (a fresh one for an older checkpoint or a broken one)."""
-    try:
-        return Keyset.model_validate(value) if isinstance(value, dict) else Keyset()
-    except ValueError:
-        return Keyset()
-
-
-def _time(value: Any) -> datetime | None:
-    if isinstance(value, str) and value:
-        return datetime.fromisoformat(value)
-    return ms_time(value) if isinstance(value, int) else None
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
