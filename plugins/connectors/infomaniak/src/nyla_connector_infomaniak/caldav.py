@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl
 from xml.sax.saxutils import escape
 
 from nyla.sdk.connectors import (
+    Checkpoint,
     ConnectorContext,
     CursorExpiredError,
     Download,
@@ -252,14 +253,27 @@ async def download(ctx: ConnectorContext, href: str, max_bytes: int | None) -> D
     )
 
 
+class CalDavCheckpoint(Checkpoint):
+    """Where a calendar's ``sync-collection`` resumes: the sync token (empty: the initial
+    sync, RFC 6578) and whether the run lists the whole calendar."""
+
+    token: str = ""
+    full: bool = False
+
+    @property
+    def listing_all(self) -> bool:
+        """The run lists everything (no token yet, or a full listing under way)."""
+        return not self.token or self.full
+
+
 async def sync(
     ctx: ConnectorContext, path: str, checkpoint: dict[str, Any] | None
 ) -> AsyncIterator[SyncPage]:
     """``sync-collection`` pages (a 507 on the collection means more follow); the sync token
     is the checkpoint; 404 responses are tombstones."""
     url, name, _ = calendar_url(ctx, path)
-    token = (checkpoint or {}).get("token") or ""
-    full = checkpoint is None or bool((checkpoint or {}).get("full"))
+    cp = CalDavCheckpoint.load(checkpoint, scope=path)
+    token, full = cp.token, cp.listing_all
     seen: set[tuple[str, str | None]] = set()
     while True:
         body = (
@@ -281,7 +295,7 @@ async def sync(
         yield SyncPage(
             items=items,
             tombstones=gone,
-            checkpoint={"token": token, "full": more and full},
+            checkpoint=CalDavCheckpoint(token=token, full=more and full, scope=path).dump(),
             done=not more,
             full_listing=full,
             deletions_reported=not full,  # sync-collection answers every removed href 404

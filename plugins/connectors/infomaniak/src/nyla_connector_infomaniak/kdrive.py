@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nyla.sdk.connectors import (
+    Checkpoint,
     ConnectorContext,
     CursorExpiredError,
     Download,
@@ -149,6 +150,19 @@ async def _listing(ctx: ConnectorContext, url: str, params: dict[str, str]) -> d
     return body.get("data") or {}
 
 
+class KDriveCheckpoint(Checkpoint):
+    """Where a directory's sync resumes: the ``listing/continue`` cursor (``None``: from
+    the start) and whether the run lists the whole directory."""
+
+    cursor: str | None = None
+    full: bool = False
+
+    @property
+    def listing_all(self) -> bool:
+        """The run lists everything (no cursor yet, or a full listing under way)."""
+        return self.cursor is None or self.full
+
+
 async def sync(
     ctx: ConnectorContext, scope: str, checkpoint: dict[str, Any] | None
 ) -> AsyncIterator[SyncPage]:
@@ -157,8 +171,8 @@ async def sync(
     drive, dir_id = drive_id(ctx), dir_of(scope or "/kdrive")
     prefix = f"/kdrive/{dir_id}" if dir_id != ROOT_ID else "/kdrive"
     base = f"/3/drive/{drive}/files/{dir_id}/listing"
-    cursor = (checkpoint or {}).get("cursor")
-    full = checkpoint is None or bool((checkpoint or {}).get("full"))
+    cp = KDriveCheckpoint.load(checkpoint, scope=prefix)
+    cursor, full = cp.cursor, cp.listing_all
     below = await _dir_path(ctx, drive, dir_id)
     seen: set[tuple[str, str | None]] = set()
     while True:
@@ -179,7 +193,7 @@ async def sync(
         yield SyncPage(
             items=items,
             tombstones=gone,
-            checkpoint={"cursor": cursor, "full": more and full},
+            checkpoint=KDriveCheckpoint(cursor=cursor, full=more and full, scope=prefix).dump(),
             done=not more,
             full_listing=full,
         )

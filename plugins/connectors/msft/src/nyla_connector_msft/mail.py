@@ -258,7 +258,7 @@ class MailCheckpoint(Checkpoint):
     start) and whether the run lists the whole folder."""
 
     link: str | None = None
-    full: bool = True
+    full: bool = False
 
     @property
     def listing_all(self) -> bool:
