@@ -161,7 +161,7 @@ async def test_a_name_that_is_not_utf8_syncs_downloads_and_resumes(
             )  # ../../etc/passwd
         first_page = await anext(aiter(s.adapter.sync(s, "", None)))
         assert [i.id for i in first_page.items] == [bad.id]
-        assert first_page.checkpoint == {"after": bad.id}
+        assert first_page.checkpoint["after"] == bad.id
         rest = [p async for p in s.adapter.sync(s, "", first_page.checkpoint)]
         assert [i.title for p in rest for i in p.items] == ["plain.txt"]
     _, again = await kernel.sync.run(ds, user_id="u1")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from nyla import clean_text
 from nyla.sdk.connectors import Item, SyncPage, Unlisted
@@ -66,10 +67,11 @@ class Walk:
 
 def sync_pages(
     root: Path, top: Path, after: tuple[str, ...] | None, page_size: int, item_of: ItemOf,
-    checkpoint_of: Callable[[str], str],
+    checkpoint_of: Callable[[str | None], dict[str, Any]],
 ) -> Iterator[SyncPage]:  # fmt: skip
     """The pages of a full listing of ``top``, resuming after the relative path ``after``
-    (as parts); each page carries what could not be read since the previous one."""
+    (as parts); each page carries what could not be read since the previous one, and the
+    checkpoint ``checkpoint_of`` makes of the last relative path listed (``None``: done)."""
     walk = Walk(root)
     batch: list[Item] = []
     reported = 0
@@ -83,14 +85,14 @@ def sync_pages(
             yield SyncPage(
                 items=batch,
                 unlisted=unlisted,
-                checkpoint={"after": checkpoint_of(rel)},
+                checkpoint=checkpoint_of(rel),
                 full_listing=True,
             )
             batch = []
     yield SyncPage(
         items=batch,
         unlisted=walk.unlisted[reported:],
-        checkpoint={"after": None},
+        checkpoint=checkpoint_of(None),
         done=True,
         full_listing=True,
     )

@@ -21,6 +21,7 @@ from typing import Any
 from nyla import clean_text, has_unstorable_chars
 from nyla.sdk.connectors import (
     BaseConnector,
+    Checkpoint,
     ConnectorContext,
     ConnectorError,
     Download,
@@ -239,19 +240,38 @@ class LocalFolder(BaseConnector):
         self, ctx: ConnectorContext, scope: str, checkpoint: dict[str, Any] | None
     ) -> AsyncIterator[SyncPage]:
         root = _root(ctx)
-        after = (checkpoint or {}).get("after")
-        after_parts = tuple(path_of(after).split("/")) if after else None
+        top = _inside(root, scope)
+        where = top.relative_to(root).as_posix()
+        cp = LocalCheckpoint.load(checkpoint, scope=where)
         pages = sync_pages(
             root,
-            _inside(root, scope),
-            after_parts,
+            top,
+            _resume_after(cp.after),
             PAGE_SIZE,
             lambda path, stat: _item(root, path, stat),
-            item_id,
+            lambda rel: LocalCheckpoint(after=rel and item_id(rel), scope=where).dump(),
         )
         # the walk reads the disk: a page at a time in a worker thread, off the event loop
         while (page := await asyncio.to_thread(next, pages, None)) is not None:
             yield page
+
+
+class LocalCheckpoint(Checkpoint):
+    """Where a listing of a folder resumes: after the item id of the last file listed
+    (``None``: from the start); every run is a full listing."""
+
+    after: str | None = None
+
+
+def _resume_after(after: str | None) -> tuple[str, ...] | None:
+    """The relative path (as parts) a listing resumes after; an id that names no path (a
+    broken checkpoint) starts from the beginning."""
+    if not after:
+        return None
+    try:
+        return tuple(path_of(after).split("/"))
+    except VendorNotFoundError:
+        return None
 
 
 def _unreadable(item_id: str, exc: OSError) -> ConnectorError:

@@ -15,8 +15,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from pydantic import Field
+
 from nyla.sdk.connectors import (
     BaseConnector,
+    Checkpoint,
     ConnectorContext,
     ConnectorError,
     Download,
@@ -91,6 +94,14 @@ async def children(ctx: ConnectorContext, folder: str) -> list[Item]:
     return sorted((i for i in await propfind(ctx, folder, 1) if i.id != folder), key=lambda i: i.id)
 
 
+class WebDavCheckpoint(Checkpoint):
+    """Where a listing resumes: the folders still to list (the first one in progress;
+    empty: start at the scope) and the offset into the first one's files."""
+
+    queue: list[str] = Field(default_factory=list)
+    offset: int = Field(default=0, ge=0)
+
+
 class WebDav(BaseConnector):
     """A WebDAV share: search (names), browse, download, upload, sync."""
 
@@ -151,8 +162,8 @@ class WebDav(BaseConnector):
     ) -> AsyncIterator[SyncPage]:
         size = int(ctx.connection.settings.get("pageSize") or 100)
         top = scope.strip("/")
-        queue = list((checkpoint or {}).get("queue") or [top])
-        offset = int((checkpoint or {}).get("offset") or 0)
+        cp = WebDavCheckpoint.load(checkpoint, scope=top)
+        queue, offset = (cp.queue, cp.offset) if cp.queue else ([top], 0)
         while queue:
             entries, unlisted = await _folder(ctx, queue[0], top)
             if offset == 0:
@@ -163,9 +174,15 @@ class WebDav(BaseConnector):
                 end = start + len(batch)
                 last = end >= len(files) and len(queue) == 1
                 rest = queue[1:] if end >= len(files) else queue
-                point = {"queue": rest, "offset": 0 if end >= len(files) else end}
+                point = WebDavCheckpoint(
+                    queue=rest, offset=0 if end >= len(files) else end, scope=top
+                )
                 yield SyncPage(
-                    items=batch, unlisted=unlisted, checkpoint=point, done=last, full_listing=True
+                    items=batch,
+                    unlisted=unlisted,
+                    checkpoint=point.dump(),
+                    done=last,
+                    full_listing=True,
                 )
                 if last:
                     return
