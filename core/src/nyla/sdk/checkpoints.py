@@ -55,7 +55,29 @@ class Checkpoint(BaseModel):
 
     def dump(self) -> dict[str, Any]:
         """The checkpoint as the JSON-ready dict a :class:`SyncPage` carries."""
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class DeltaCheckpoint(Checkpoint):
+    """Where a delta feed resumes: the vendor's cursor (a next or delta link, a continue
+    cursor, a sync token; empty: from the start) and whether the run under way lists
+    everything. A subclass keeps its stored key by aliasing ``cursor``:
+    ``cursor: str | None = Field(None, validation_alias="link", serialization_alias="link")``.
+    """
+
+    model_config = ConfigDict(validate_by_name=True)
+
+    cursor: str | None = None
+    full: bool = False
+
+    @property
+    def listing_all(self) -> bool:
+        """The run lists everything (no cursor yet, or a full listing under way)."""
+        return not self.cursor or self.full
+
+    def then(self, cursor: str | None, more: bool) -> Self:
+        """The checkpoint after a page that answered ``cursor``; ``more``: pages follow."""
+        return self.model_copy(update={"cursor": cursor, "full": more and self.listing_all})
 
 
 class SinceCheckpoint(Checkpoint):

@@ -61,7 +61,7 @@ from nyla.models.datasource import (
     Unlisted,
     Walker,
 )
-from nyla.sdk.checkpoints import Checkpoint, SinceCheckpoint, Stamp
+from nyla.sdk.checkpoints import Checkpoint, DeltaCheckpoint, SinceCheckpoint, Stamp
 from nyla.sdk.paths import (
     check_request_url,
     confine_path,
@@ -87,6 +87,7 @@ __all__ = [
     "ConnectorContext",
     "ConnectorError",
     "CursorExpiredError",
+    "DeltaCheckpoint",
     "Download",
     "HttpPolicy",
     "HttpStats",

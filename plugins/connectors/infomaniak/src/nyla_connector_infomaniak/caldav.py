@@ -17,10 +17,12 @@ from typing import Any
 from urllib.parse import parse_qsl
 from xml.sax.saxutils import escape
 
+from pydantic import Field
+
 from nyla.sdk.connectors import (
-    Checkpoint,
     ConnectorContext,
     CursorExpiredError,
+    DeltaCheckpoint,
     Download,
     Item,
     ItemPage,
@@ -253,17 +255,11 @@ async def download(ctx: ConnectorContext, href: str, max_bytes: int | None) -> D
     )
 
 
-class CalDavCheckpoint(Checkpoint):
-    """Where a calendar's ``sync-collection`` resumes: the sync token (empty: the initial
-    sync, RFC 6578) and whether the run lists the whole calendar."""
+class CalDavCheckpoint(DeltaCheckpoint):
+    """Where a calendar's ``sync-collection`` resumes: the sync token (stored as ``token``;
+    empty: the initial sync, RFC 6578) and whether the run lists the whole calendar."""
 
-    token: str = ""
-    full: bool = False
-
-    @property
-    def listing_all(self) -> bool:
-        """The run lists everything (no token yet, or a full listing under way)."""
-        return not self.token or self.full
+    cursor: str | None = Field(None, validation_alias="token", serialization_alias="token")
 
 
 async def sync(
@@ -273,7 +269,7 @@ async def sync(
     is the checkpoint; 404 responses are tombstones."""
     url, name, _ = calendar_url(ctx, path)
     cp = CalDavCheckpoint.load(checkpoint, scope=path)
-    token, full = cp.token, cp.listing_all
+    token, full = cp.cursor or "", cp.listing_all
     seen: set[tuple[str, str | None]] = set()
     while True:
         body = (
@@ -295,7 +291,7 @@ async def sync(
         yield SyncPage(
             items=items,
             tombstones=gone,
-            checkpoint=CalDavCheckpoint(token=token, full=more and full, scope=path).dump(),
+            checkpoint=cp.then(token, more).dump(),
             done=not more,
             full_listing=full,
             deletions_reported=not full,  # sync-collection answers every removed href 404

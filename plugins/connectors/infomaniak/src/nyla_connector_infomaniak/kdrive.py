@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nyla.sdk.connectors import (
-    Checkpoint,
     ConnectorContext,
     CursorExpiredError,
+    DeltaCheckpoint,
     Download,
     Item,
     ItemPage,
@@ -150,17 +150,9 @@ async def _listing(ctx: ConnectorContext, url: str, params: dict[str, str]) -> d
     return body.get("data") or {}
 
 
-class KDriveCheckpoint(Checkpoint):
-    """Where a directory's sync resumes: the ``listing/continue`` cursor (``None``: from
-    the start) and whether the run lists the whole directory."""
-
-    cursor: str | None = None
-    full: bool = False
-
-    @property
-    def listing_all(self) -> bool:
-        """The run lists everything (no cursor yet, or a full listing under way)."""
-        return self.cursor is None or self.full
+class KDriveCheckpoint(DeltaCheckpoint):
+    """Where a directory's sync resumes: the ``listing/continue`` cursor and whether the run
+    lists the whole directory."""
 
 
 async def sync(
@@ -193,7 +185,7 @@ async def sync(
         yield SyncPage(
             items=items,
             tombstones=gone,
-            checkpoint=KDriveCheckpoint(cursor=cursor, full=more and full, scope=prefix).dump(),
+            checkpoint=cp.then(cursor, more).dump(),
             done=not more,
             full_listing=full,
         )

@@ -9,10 +9,12 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pydantic import Field
+
 from nyla.sdk.connectors import (
-    Checkpoint,
     ConnectorContext,
     CursorExpiredError,
+    DeltaCheckpoint,
     Download,
     Item,
     ItemPage,
@@ -253,17 +255,11 @@ async def delta_get(ctx: ConnectorContext, url: str, params: dict[str, str] | No
         raise
 
 
-class MailCheckpoint(Checkpoint):
-    """Where a mail folder's delta sync resumes: the next or delta link (``None``: from the
-    start) and whether the run lists the whole folder."""
+class MailCheckpoint(DeltaCheckpoint):
+    """Where a mail folder's delta sync resumes: the next or delta link (stored as
+    ``link``) and whether the run lists the whole folder."""
 
-    link: str | None = None
-    full: bool = False
-
-    @property
-    def listing_all(self) -> bool:
-        """The run lists every message (no link yet, or a full listing under way)."""
-        return self.link is None or self.full
+    cursor: str | None = Field(None, validation_alias="link", serialization_alias="link")
 
 
 async def sync_messages(
@@ -274,8 +270,8 @@ async def sync_messages(
     state = MailCheckpoint.load(checkpoint, scope=target.path)
     full = state.listing_all
     url, params = (
-        (state.link, None)
-        if state.link
+        (state.cursor, None)
+        if state.cursor
         else (
             f"/me/mailFolders/{seg(target.folder, 'folder')}/messages/delta",
             {"$select": f"{MESSAGE_FIELDS},body"},
@@ -297,9 +293,7 @@ async def sync_messages(
         yield SyncPage(
             items=page_items,
             tombstones=gone,
-            checkpoint=MailCheckpoint(
-                link=nxt or delta, full=bool(nxt) and full, scope=target.path
-            ).dump(),
+            checkpoint=state.then(nxt or delta, more=bool(nxt)).dump(),
             done=nxt is None,
             full_listing=full,
             deletions_reported=not full,  # messages/delta names every removed message
