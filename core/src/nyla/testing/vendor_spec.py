@@ -291,8 +291,15 @@ def _load(path: str, prefix: str) -> VendorSpec:
     return LOADED[path, prefix]
 
 
+_SUMMARISED: list[bool] = []
+
+
 def summary() -> list[str]:
-    """One line per loaded spec: how many exchanges were checked against it."""
+    """One line per loaded spec: how many exchanges were checked against it — once per test
+    session, however many plugin test folders ask (each one's conftest does)."""
+    if _SUMMARISED:
+        return []
+    _SUMMARISED.append(True)
     return [
         f"{spec.name} ({Path(path).name}): {spec.validated} exchanges checked, "
         f"{len(spec.operations)} operations described"
