@@ -62,6 +62,7 @@ from nyla.models.datasource import (
     Walker,
 )
 from nyla.sdk.checkpoints import Checkpoint, DeltaCheckpoint, SinceCheckpoint, Stamp
+from nyla.sdk.paging import odata_pages, token_pages
 from nyla.sdk.paths import (
     check_request_url,
     confine_path,
@@ -139,10 +140,12 @@ __all__ = [
     "inline_listing",
     "mail_capabilities",
     "oauth2_refresh",
+    "odata_pages",
     "pick_connection",
     "safe_segment",
     "sync_pages",
     "task_capabilities",
+    "token_pages",
     "url_path",
     "url_segment",
 ]

@@ -18,10 +18,11 @@ from nyla.sdk.connectors import (
     ItemFailure,
     ItemPage,
     SyncPage,
+    odata_pages,
 )
 from nyla_connector_msft import items
 from nyla_connector_msft.drive_tree import DriveTree, is_folder, parent_of
-from nyla_connector_msft.mail import check_size, delta_get, page_of
+from nyla_connector_msft.mail import check_size, delta_get, graph_get, page_of
 from nyla_connector_msft.paths import Target, offset, seg
 
 #: hits per ``/search/query`` page (Graph allows up to 500 for driveItem)
@@ -159,8 +160,7 @@ async def sync_drive(
     drive = state.drive or await drive_id(ctx, target)
     url = state.link or f"/drives/{seg(drive, 'drive id')}/root/delta"
     seen: set[tuple[str, str | None]] = set()
-    while True:
-        body = await delta_get(ctx, url)
+    async for body in odata_pages(lambda link, query: delta_get(ctx, link, query), url):
         walk = _PageWalk(ctx, target, drive, state.tree, full, seen)
         page = await walk.page(body.get("value", []))
         nxt, delta = body.get("@odata.nextLink"), body.get("@odata.deltaLink")
@@ -174,9 +174,6 @@ async def sync_drive(
         page.checkpoint = state.dump()
         page.done, page.full_listing = nxt is None, full
         yield page
-        if nxt is None:
-            return
-        url = nxt
 
 
 class _PageWalk:
@@ -247,16 +244,13 @@ class _PageWalk:
         queue = [folder_id]
         drive = seg(self.drive, "drive id")
         while queue:
-            url: str | None = f"/drives/{drive}/items/{seg(queue.pop())}/children"
-            params: dict[str, str] | None = {"$top": "200"}
-            while url:
-                body = await self.ctx.http.get_json(url, params=params)
+            url = f"/drives/{drive}/items/{seg(queue.pop())}/children"
+            async for body in odata_pages(graph_get(self.ctx), url, {"$top": "200"}):
                 for raw in body.get("value", []):
                     if is_folder(raw):
                         self.tree.observe(raw)
                         queue.append(str(raw["id"]))
                     yield raw
-                url, params = body.get("@odata.nextLink"), None
 
 
 def _below(relpath: str, target: Target) -> bool:
@@ -269,12 +263,9 @@ async def file_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[
     drive = await drive_id(ctx, target)
     tree = DriveTree()
     listed: list[tuple[str, str | None, str]] = []
-    url: str | None = f"/drives/{seg(drive, 'drive id')}/root/delta"
-    params: dict[str, str] | None = {
-        "$select": "id,name,parentReference,folder,file,deleted,root,package"
-    }
-    while url:
-        body = await delta_get(ctx, url, params)
+    url = f"/drives/{seg(drive, 'drive id')}/root/delta"
+    query = {"$select": "id,name,parentReference,folder,file,deleted,root,package"}
+    async for body in odata_pages(lambda link, params: delta_get(ctx, link, params), url, query):
         for raw in body.get("value", []):
             if "deleted" in raw or "@removed" in raw:
                 continue
@@ -282,7 +273,6 @@ async def file_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[
                 tree.observe(raw)
             if "root" not in raw and "package" not in raw:
                 listed.append((str(raw["id"]), parent_of(raw), str(raw.get("name") or raw["id"])))
-        url, params = body.get("@odata.nextLink"), None
     ids = []
     for item_id, parent, name in listed:
         await tree.resolve(ctx, drive, parent)

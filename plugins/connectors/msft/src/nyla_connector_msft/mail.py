@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,6 +24,7 @@ from nyla.sdk.connectors import (
     SyncPage,
     VendorBadRequestError,
     VendorNotFoundError,
+    odata_pages,
 )
 from nyla_connector_msft import items
 from nyla_connector_msft.paths import Target, graph_time, seg
@@ -245,6 +246,11 @@ async def flag(
     return items.message_item(response.json())
 
 
+def graph_get(ctx: ConnectorContext) -> Callable[[str, dict[str, str] | None], Awaitable[Any]]:
+    """A plain GET of a Graph listing, for :func:`odata_pages`."""
+    return lambda url, params: ctx.http.get_json(url, params=params)
+
+
 async def delta_get(ctx: ConnectorContext, url: str, params: dict[str, str] | None = None) -> Any:
     """One delta page; the ways Graph says a token expired all become CursorExpiredError."""
     try:
@@ -278,8 +284,7 @@ async def sync_messages(
         )
     )
     seen: set[tuple[str, str | None]] = set()
-    while True:
-        body = await delta_get(ctx, url, params)
+    async for body in odata_pages(lambda link, query: delta_get(ctx, link, query), url, params):
         page_items, gone = [], []
         for raw in body.get("value", []):
             if "@removed" in raw:
@@ -298,19 +303,13 @@ async def sync_messages(
             full_listing=full,
             deletions_reported=not full,  # messages/delta names every removed message
         )
-        if nxt is None:
-            return
-        url, params = nxt, None
 
 
 async def message_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[str]]:
     """Every message id of a folder (a slim listing; raises on any failed page)."""
-    url: str | None = messages_url(target.folder)
-    params: dict[str, str] | None = {"$select": "id", "$top": "100"}
-    while url:
-        body = await ctx.http.get_json(url, params=params)
+    query = {"$select": "id", "$top": "100"}
+    async for body in odata_pages(graph_get(ctx), messages_url(target.folder), query):
         yield [f"mail:{raw['id']}" for raw in body.get("value", [])]
-        url, params = body.get("@odata.nextLink"), None
 
 
 # ---- calendar and contacts -------------------------------------------------------------
