@@ -10,7 +10,7 @@ from typing import Any
 #: one request of an OData listing: the URL and, on the first request only, its query
 GetLink = Callable[[str, dict[str, str] | None], Awaitable[Any]]
 #: one request of a token-paged listing, with the query (page token included)
-GetPage = Callable[[dict[str, str]], Awaitable[Any]]
+GetPage = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
 async def odata_pages(
@@ -28,7 +28,7 @@ async def odata_pages(
 
 async def token_pages(
     get: GetPage,
-    params: Mapping[str, str],
+    params: Mapping[str, Any],
     start: str | None = None,
     token_param: str = "pageToken",
     next_key: str = "nextPageToken",

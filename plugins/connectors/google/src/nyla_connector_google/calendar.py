@@ -18,10 +18,11 @@ from nyla.sdk.connectors import (
     ItemPage,
     SyncPage,
     VendorBadRequestError,
+    token_pages,
 )
 from nyla_connector_google import items
 from nyla_connector_google.gmail import check_size
-from nyla_connector_google.paths import Target, api, quoted, rfc3339
+from nyla_connector_google.paths import Target, api, getter, quoted, rfc3339
 
 PAGE = 250
 PERSON_FIELDS = "names,emailAddresses,phoneNumbers,organizations,biographies,metadata"
@@ -96,7 +97,7 @@ class TokenCheckpoint(Checkpoint):
 
 
 #: one page of a feed, fetched with these query parameters
-Fetch = Callable[[dict[str, str]], Awaitable[dict[str, Any]]]
+Fetch = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 #: a page's entries split into live items and tombstone ids
 Sort = Callable[[dict[str, Any]], tuple[list[Item], list[str]]]
 
@@ -111,14 +112,10 @@ async def _token_feed(
     """The pages of a feed with ``syncToken``/``pageToken``/``nextSyncToken`` (Calendar
     events, People connections): only the changes since the stored token, or everything."""
     cp = TokenCheckpoint.load(checkpoint, scope=target.path)
-    full, page = cp.listing_all, cp.page
-    while True:
-        params = dict(base)
-        if cp.syncToken and not full:
-            params["syncToken"] = cp.syncToken
-        if page:
-            params["pageToken"] = page
-        body = await fetch(params)
+    full = cp.listing_all
+    if cp.syncToken and not full:
+        base = {**base, "syncToken": cp.syncToken}
+    async for body in token_pages(fetch, base, start=cp.page):
         found, gone = sort(body)
         page = body.get("nextPageToken")
         state = (
@@ -134,8 +131,6 @@ async def _token_feed(
             full_listing=full,
             deletions_reported=not full,  # a syncToken feed returns deleted entries too
         )
-        if page is None:
-            return
 
 
 async def sync_events(
@@ -144,10 +139,6 @@ async def sync_events(
     """``events.list`` with the stored ``syncToken`` (changes, cancelled events as
     tombstones), or in full; ``nextSyncToken`` on the last page is the checkpoint. Calendar
     answers 410 Gone for a token it dropped: the HTTP layer raises CursorExpiredError."""
-
-    async def fetch(params: dict[str, str]) -> dict[str, Any]:
-        body: dict[str, Any] = await ctx.http.get_json(events_url(ctx, target.ident), params=params)
-        return body
 
     def sort(body: dict[str, Any]) -> tuple[list[Item], list[str]]:
         found, gone = [], []
@@ -159,26 +150,20 @@ async def sync_events(
         return found, gone
 
     base = {"maxResults": str(PAGE), "showDeleted": "true"}
+    fetch = getter(ctx, events_url(ctx, target.ident))
     async for page in _token_feed(target, checkpoint, base, fetch, sort):
         yield page
 
 
 async def event_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[str]]:
     """Every (not cancelled) event id of the calendar."""
-    token: str | None = None
-    while True:
-        params = {"maxResults": "2500", "fields": "nextPageToken,items(id,status)"}
-        if token:
-            params["pageToken"] = token
-        body = await ctx.http.get_json(events_url(ctx, target.ident), params=params)
+    params = {"maxResults": "2500", "fields": "nextPageToken,items(id,status)"}
+    async for body in token_pages(getter(ctx, events_url(ctx, target.ident)), params):
         yield [
             f"event:{target.ident}:{raw['id']}"
             for raw in body.get("items") or []
             if raw.get("status") != "cancelled"
         ]
-        token = body.get("nextPageToken")
-        if token is None:
-            return
 
 
 # ---- contacts (People API) ---------------------------------------------------------------
@@ -226,7 +211,7 @@ async def sync_contacts(
     (deleted people carry ``metadata.deleted``). An expired token (400
     ``FAILED_PRECONDITION``/``EXPIRED_SYNC_TOKEN``) becomes CursorExpiredError."""
 
-    async def fetch(params: dict[str, str]) -> dict[str, Any]:
+    async def fetch(params: dict[str, Any]) -> dict[str, Any]:
         try:
             body: dict[str, Any] = await ctx.http.get_json(connections_url(ctx), params=params)
         except VendorBadRequestError as exc:
@@ -255,16 +240,9 @@ async def sync_contacts(
 
 async def contact_ids(ctx: ConnectorContext) -> AsyncIterator[list[str]]:
     """Every contact id."""
-    token: str | None = None
-    while True:
-        params = {"personFields": "metadata", "pageSize": "1000"}
-        if token:
-            params["pageToken"] = token
-        body = await ctx.http.get_json(connections_url(ctx), params=params)
+    params = {"personFields": "metadata", "pageSize": "1000"}
+    async for body in token_pages(getter(ctx, connections_url(ctx)), params):
         yield [
             f"contact:{raw['resourceName'].removeprefix('people/')}"
             for raw in body.get("connections") or []
         ]
-        token = body.get("nextPageToken")
-        if token is None:
-            return

@@ -25,11 +25,12 @@ from nyla.sdk.connectors import (
     VendorBadRequestError,
     VendorNotFoundError,
     VendorRateLimitError,
+    token_pages,
 )
 from nyla_connector_google import items
 from nyla_connector_google.gmail import check_size
 from nyla_connector_google.items import FOLDER_MIME
-from nyla_connector_google.paths import Target, api, quoted
+from nyla_connector_google.paths import Target, api, getter, quoted
 
 FILE_FIELDS = (
     "id,name,mimeType,parents,driveId,modifiedTime,size,md5Checksum,version,webViewLink,"
@@ -249,11 +250,10 @@ async def _changes(
         "fields": f"nextPageToken,newStartPageToken,changes(fileId,removed,time,file({FILE_FIELDS}))",
         **({"driveId": target.drive} if target.drive else {}),
     }
-    while True:
+
+    async def fetch(query: dict[str, Any]) -> Any:
         try:
-            body = await ctx.http.get_json(
-                api(ctx, "drive", "/changes"), params={**params, "pageToken": token}
-            )
+            return await ctx.http.get_json(api(ctx, "drive", "/changes"), params=query)
         except (VendorBadRequestError, VendorNotFoundError) as exc:
             # the stored page token is the only thing that varies between these calls
             raise CursorExpiredError(
@@ -261,6 +261,8 @@ async def _changes(
                 service="google",
                 status_code=exc.status_code,
             ) from exc
+
+    async for body in token_pages(fetch, params, start=token):
         found, gone = [], []
         folder_left = False
         for change in body.get("changes") or []:
@@ -290,8 +292,6 @@ async def _changes(
             # files with it that are not: then the walker lists ids to find them
             deletions_reported=not folder_left,
         )
-        if nxt is None:
-            return
 
 
 async def file_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[str]]:
@@ -299,11 +299,10 @@ async def file_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[
     queue = [await folder_id(ctx, target)]
     seen = set(queue)
     while queue:
-        folder, token = queue.pop(0), None
-        while True:
-            params = list_params(target, children_q(folder), token)
-            params["fields"] = "nextPageToken,files(id,mimeType)"
-            body = await ctx.http.get_json(api(ctx, "drive", "/files"), params=params)
+        folder = queue.pop(0)
+        params = list_params(target, children_q(folder), None)
+        params["fields"] = "nextPageToken,files(id,mimeType)"
+        async for body in token_pages(getter(ctx, api(ctx, "drive", "/files")), params):
             ids = []
             for raw in body.get("files") or []:
                 if raw.get("mimeType") == FOLDER_MIME:
@@ -313,6 +312,3 @@ async def file_ids(ctx: ConnectorContext, target: Target) -> AsyncIterator[list[
                 else:
                     ids.append(f"file:{raw['id']}")
             yield ids
-            token = body.get("nextPageToken")
-            if token is None:
-                break

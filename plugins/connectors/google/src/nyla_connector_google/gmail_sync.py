@@ -15,6 +15,7 @@ from nyla.sdk.connectors import (
     ItemFailure,
     SyncPage,
     VendorNotFoundError,
+    token_pages,
 )
 from nyla_connector_google import items
 from nyla_connector_google.gmail import HISTORY_TYPES, PAGE, call, list_ids, resolve
@@ -81,21 +82,19 @@ async def _history(ctx: ConnectorContext, target: Target, start: str) -> AsyncIt
     """``history.list`` pages from ``start``: added messages fetched in parallel, deleted
     (or unlabelled) ones as tombstones. A cancelled run resumes from ``start`` again."""
     label = target.ident
-    token: str | None = None
-    while True:
-        params: dict[str, Any] = {"startHistoryId": start, "historyTypes": HISTORY_TYPES}
-        if label:
-            params["labelId"] = label
-        if token:
-            params["pageToken"] = token
+
+    async def fetch(params: dict[str, Any]) -> Any:
         try:
-            body = await call(ctx, "history.list", "/history", params=params)
+            return await call(ctx, "history.list", "/history", params=params)
         except VendorNotFoundError as exc:
             raise CursorExpiredError(
                 f"google: Gmail no longer has history id {start} ({exc}); full re-sync",
                 service="google",
                 status_code=404,
             ) from exc
+
+    query = {"startHistoryId": start, "historyTypes": HISTORY_TYPES, "labelId": label}
+    async for body in token_pages(fetch, {k: v for k, v in query.items() if v}):
         state: dict[str, bool] = {}
         _changes(body.get("history") or [], label, state)
         present = [i for i, here in state.items() if here]
@@ -117,8 +116,6 @@ async def _history(ctx: ConnectorContext, target: Target, start: str) -> AsyncIt
             full_listing=False,
             deletions_reported=True,  # history names deleted and unlabelled messages
         )
-        if token is None:
-            return
 
 
 def _failures(failed: dict[str, str]) -> list[ItemFailure]:

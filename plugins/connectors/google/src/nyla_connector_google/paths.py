@@ -29,8 +29,10 @@ Item ids carry what the API needs to reach the item again: ``mail:<messageId>``,
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import parse_qsl
 
 from nyla.sdk.connectors import (
@@ -181,3 +183,8 @@ def quoted(value: str) -> str:
 def rfc3339(value: datetime) -> str:
     """A datetime as Google's APIs take it (UTC, ``Z``)."""
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def getter(ctx: ConnectorContext, url: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    """GETs of ``url`` with a query, for :func:`nyla.sdk.connectors.token_pages`."""
+    return lambda params: ctx.http.get_json(url, params=params)
