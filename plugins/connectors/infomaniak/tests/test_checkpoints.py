@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from .test_vendor import LISTING
-from .wires import multistatus, sample
+from .wires import budget_event, multistatus, sample
 
 CALENDAR = "/calendars/ada@example.ch/work/"
 
@@ -56,13 +56,7 @@ def serve_calendar(vendor) -> list[str]:
     """The initial sync names one event; from token t-1 one event is gone. Returns the
     tokens the requests carried."""
     sent: list[str] = []
-    event = (
-        sample("event.ics")
-        .replace("{uid}", "e1")
-        .replace("{summary}", "Budget review")
-        .replace("{description}", "Q4 numbers")
-        .replace("{modified}", "20260105T093000Z")
-    )
+    event = budget_event()
     one = (
         f'<d:response><d:href>{CALENDAR}e1.ics</d:href><d:propstat><d:prop><d:getetag>"1"'
         f"</d:getetag><cal:calendar-data>{event}</cal:calendar-data></d:prop>"

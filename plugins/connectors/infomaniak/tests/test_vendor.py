@@ -8,7 +8,7 @@ import re
 
 import httpx
 
-from .wires import HOME, sample
+from .wires import HOME, budget_event, sample
 
 LISTING = "/3/drive/140946/files/57/listing"
 
@@ -56,13 +56,7 @@ async def test_kdrive_listing_then_continue(open_session, vendor):
 
 
 async def test_calendar_range_is_clamped_and_metadata_inline(open_session, vendor):
-    event = (
-        sample("event.ics")
-        .replace("{uid}", "e1")
-        .replace("{summary}", "Budget review")
-        .replace("{description}", "Q4 numbers")
-        .replace("{modified}", "20260105T093000Z")
-    )
+    event = budget_event()
     body = (
         '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
         f'<d:response><d:href>{HOME}e1.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag>'

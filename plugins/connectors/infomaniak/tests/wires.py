@@ -138,6 +138,17 @@ def ics(doc: FakeDoc) -> str:
     )
 
 
+def budget_event() -> str:
+    """The sample event ``e1``, "Budget review", as iCalendar text."""
+    return (
+        sample("event.ics")
+        .replace("{uid}", "e1")
+        .replace("{summary}", "Budget review")
+        .replace("{description}", "Q4 numbers")
+        .replace("{modified}", "20260105T093000Z")
+    )
+
+
 def multistatus(responses: list[str], token: str | None = None) -> httpx.Response:
     """A WebDAV 207 Multi-Status."""
     tail = f"<d:sync-token>{escape(token)}</d:sync-token>" if token else ""
