@@ -77,6 +77,28 @@ def _chars(document: ExtractedDocument) -> int:
     return sum(len(o.text) for o in document.objects)
 
 
+def _chunk_rows(
+    file_id: str, chunks: list[Chunk], vectors: list[Any], key: str, model: str
+) -> list[ChunkRow]:
+    """The rows a file's chunks are written as, each with its vector."""
+    return [
+        ChunkRow(
+            file_id,
+            c.seq,
+            c.text,
+            c.context_ref,
+            c.content_type,
+            c.token_count,
+            c.content_hash,
+            key,
+            model,
+            v,
+            c.language,
+        )
+        for c, v in zip(chunks, vectors, strict=True)
+    ]
+
+
 #: a step of :meth:`Indexer.prepare` by name (``extract``, ``embed``), e.g. under a timeout
 Phase = Callable[[str], AbstractAsyncContextManager[Any]]
 
@@ -199,22 +221,7 @@ class Indexer:
             token_count=sum(c.token_count for c in chunks),
             indexed_at=datetime.now(UTC),
         )
-        rows = [
-            ChunkRow(
-                file.id,
-                c.seq,
-                c.text,
-                c.context_ref,
-                c.content_type,
-                c.token_count,
-                c.content_hash,
-                key,
-                model,
-                v,
-                c.language,
-            )
-            for c, v in zip(chunks, vectors, strict=True)
-        ]
+        rows = _chunk_rows(file.id, chunks, vectors, key, model)
         result = IndexResult(
             **base,
             status=IndexStatus.INDEXED,
