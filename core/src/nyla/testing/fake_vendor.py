@@ -92,6 +92,16 @@ class FakeCorpus:
         self.log.append((self.seq, doc_id))
         return doc
 
+    def rename(self, doc_id: str, name: str) -> FakeDoc:
+        """Give a document a new name (a new version: vendors report a rename as a change)."""
+        self.seq += 1
+        doc = self.docs[doc_id]
+        doc.name = name
+        doc.version += 1
+        doc.modified = doc.modified + timedelta(minutes=self.seq)
+        self.log.append((self.seq, doc_id))
+        return doc
+
     def remove(self, doc_id: str) -> None:
         """Delete a document (delta listings report it as deleted)."""
         self.seq += 1

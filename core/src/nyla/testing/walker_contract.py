@@ -240,6 +240,46 @@ class WalkerContract(PluginContract):
             texts = (await s.execute(select(ContentChunk.data))).scalars().all()
         assert any("walruses" in t for t in texts), "the edit made during the listing is lost"
 
+    async def test_text_beyond_ascii_arrives_exactly(
+        self, kernel: Kernel, source: str, corpus: FakeCorpus, wire: Any
+    ) -> None:
+        """A name and a text in German, Japanese, Arabic, with an emoji and a combining
+        accent: indexed as they were written, not mangled by a decode on the way."""
+        text = "Grüsse aus Zürich: Straße, café, 日本語の議事録, تقرير شهري, 👍 and e\u0301"
+        doc = corpus.add("Bericht Zürich 日本.txt", text, wire.scope or "/")
+        await kernel.sync.run(source, user_id=USER)
+        assert wire.item_id(doc) in await self._indexed(kernel)
+        from nyla.knowledge.tables import ContentChunk
+
+        async with kernel.db.session() as s:
+            texts = (await s.execute(select(ContentChunk.data))).scalars().all()
+        for part in (
+            "Grüsse aus Zürich",
+            "Straße",
+            "日本語の議事録",
+            "تقرير شهري",
+            "👍",
+            "e\u0301",
+        ):
+            assert any(part in t for t in texts), f"{part!r} did not arrive"
+
+    async def test_a_rename_reaches_the_index(
+        self, kernel: Kernel, source: str, corpus: FakeCorpus, wire: Any
+    ) -> None:
+        """A document renamed at the source is found under its new name after the next sync,
+        and is still one item (not a deletion and an addition that lost its history)."""
+        from nyla.knowledge.tables import FileContentIndex
+
+        await kernel.sync.run(source, user_id=USER)
+        doc = corpus.live()[0]
+        corpus.rename(doc.id, "renamed-minutes.txt")
+        await kernel.sync.run(source, user_id=USER)
+        indexed = await self._indexed(kernel)
+        assert set(indexed) == {wire.item_id(d) for d in corpus.live()}
+        async with kernel.db.session() as s:
+            names = (await s.execute(select(FileContentIndex.name))).scalars().all()
+        assert any("renamed-minutes" in n for n in names), names
+
     async def test_a_feed_that_reports_deletions_needs_no_id_listing(
         self, kernel: Kernel, source: str, corpus: FakeCorpus, vendor: FakeVendor, wire: Any
     ) -> None:

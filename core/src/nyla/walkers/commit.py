@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from nyla.knowledge.consent import purge_files
@@ -82,11 +82,27 @@ async def commit_page(
             raise ConsentWithdrawn(f"indexing was switched off for data source {ds.id}")
         if plan.prepared:
             await write_prepared(s, plan.prepared, lookups=True)
+        if plan.renamed:
+            await _rename(s, plan.renamed)
         if plan.seen:
             await _mark_seen(s, ds.id, plan.seen, state["run_id"])
         purged = await _delete_items(s, ds, tombstones, "deleted at the source")
         await save_state(s, ds.id, state)
     return purged
+
+
+async def _rename(session: Any, renamed: dict[str, tuple[str, str]]) -> None:
+    """Give index rows whose content did not change their item's current name and path."""
+    for file_id, (name, path) in sorted(renamed.items()):
+        await session.execute(
+            update(FileContentIndex)
+            .where(
+                FileContentIndex.file_id == file_id,
+                (FileContentIndex.name != name)
+                | FileContentIndex.source_path.is_distinct_from(path),
+            )
+            .values(name=name, source_path=path)
+        )
 
 
 async def _mark_seen(session: Any, ds_id: str, seen: dict[str, Seen], run_id: str) -> None:

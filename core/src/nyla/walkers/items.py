@@ -84,6 +84,9 @@ class PagePlan:
     prepared: list[PreparedFile] = field(default_factory=list)
     seen: dict[str, Seen] = field(default_factory=dict)
     limit: str | None = None
+    #: file id -> (name, path) of items whose content is unchanged but whose metadata changed
+    #: (a rename, a move): the index row is renamed, nothing is extracted or embedded again
+    renamed: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def mark(self, item: Item, digest: str, content_hash: str | None, file_id: str | None) -> None:
         """Record ``item`` as seen by this page."""
@@ -194,6 +197,7 @@ class PageWorker:
         if known is not None and known.indexed and known.content_hash == content_hash:
             result.items_unchanged += 1
             plan.mark(item, digest, content_hash, self.file_id(item))
+            plan.renamed[self.file_id(item)] = self.name_and_path(item)
             return None
         try:
             prepared = await self._prepare(item, content, mime, content_hash)
@@ -238,6 +242,12 @@ class PageWorker:
             return self.handle.item(item.path or item.title, phase)
         return item_timeout(item.path or item.title, phase)
 
+    def name_and_path(self, item: Item) -> tuple[str, str]:
+        """The file name and source path an item is indexed under."""
+        path = normalize_path(item.path or f"{self.source.ds.path}/{item.title}")
+        name = item.title if "." in item.title or item.kind == "file" else f"{item.title}.txt"
+        return name, path
+
     def file_id(self, item: Item) -> str:
         """The knowledge file id of a synced item."""
         return f"{self.source.ds.connection_id}:{item.id}"
@@ -246,8 +256,7 @@ class PageWorker:
         self, item: Item, content: bytes, mime: str, content_hash: str
     ) -> PreparedFile | IndexResult:
         ds, siblings = self.source.ds, self.source.siblings
-        path = normalize_path(item.path or f"{ds.path}/{item.title}")
-        name = item.title if "." in item.title or item.kind == "file" else f"{item.title}.txt"
+        name, path = self.name_and_path(item)
         file = FileItem(
             id=self.file_id(item),
             name=name,
