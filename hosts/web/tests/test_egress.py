@@ -11,8 +11,7 @@ import httpx
 import pytest
 from cryptography.fernet import Fernet
 
-from nyla.kernel import Kernel
-from nyla.plugins import PluginHost
+from nyla import Kernel, PluginHost
 
 INWARD = [
     "http://127.0.0.1:5432/",
