@@ -162,3 +162,34 @@ async def test_no_installed_connector_reaches_an_inward_address(db, target):
     inward = [r.url for r in net.seen if r.url.host in {"127.0.0.1", "localhost", "::1"}]
     inward += [r.url for r in net.seen if r.url.host.startswith(("169.254", "10.", "intranet"))]
     assert inward == [], f"requests reached inward addresses: {inward}"
+
+
+async def test_the_operator_s_proxy_is_used_and_still_guarded(monkeypatch):
+    """With HTTPS_PROXY set the request goes through the proxy (httpx would ignore it beside
+    an explicit transport), a name only the proxy can resolve passes, and a name that
+    resolves to a private address is still refused before the proxy sees it."""
+    from nyla.connections.egress import environment_proxies
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp.example:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    assert set(environment_proxies()) == {"https"}
+    via_proxy, direct = Recorder(), Recorder()
+    names = {"intranet.example": ["10.1.2.3"]}
+
+    async def resolve(host: str, port: int) -> list[str]:
+        if host not in names:
+            raise OSError("only the proxy resolves outside names")
+        return names[host]
+
+    guarded = GuardedTransport(
+        httpx.MockTransport(direct),
+        EgressPolicy(resolve),
+        pin=True,
+        proxies={"https": httpx.MockTransport(via_proxy)},
+    )
+    assert (await get(guarded, "https://graph.microsoft.com/v1.0/me")).status_code == 200
+    with pytest.raises(EgressRefusedError, match="private"):
+        await get(guarded, "https://intranet.example/secret")
+    assert [r.url.host for r in via_proxy.seen] == ["graph.microsoft.com"]
+    assert direct.seen == []

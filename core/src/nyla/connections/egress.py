@@ -21,6 +21,7 @@ import asyncio
 import ipaddress
 import os
 import socket
+import urllib.request
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
@@ -123,9 +124,10 @@ class EgressPolicy:
         allowed = frozenset(h.strip().lower().strip("[]") for h in hosts if h.strip())
         return cls(resolve, allowed, replaced_network)
 
-    async def check(self, url: httpx.URL) -> str | None:
+    async def check(self, url: httpx.URL, *, unresolved_ok: bool = False) -> str | None:
         """The checked address to connect to (``None``: the operator allowed the host, or a
-        replaced network resolved nothing); raises :class:`EgressRefusedError`."""
+        replaced network — or, with ``unresolved_ok``, a proxy — resolves the name); raises
+        :class:`EgressRefusedError`."""
         host = url.host.lower().strip("[]")
         if host in self.allowed_hosts:
             return None
@@ -133,10 +135,14 @@ class EgressPolicy:
             ipaddress.ip_address(host.split("%", 1)[0])
             addresses = [host]
         except ValueError:
-            addresses = await self._resolve(
-                host, url.port or (443 if url.scheme == "https" else 80)
-            )
-        if not addresses and not self.replaced_network:
+            port = url.port or (443 if url.scheme == "https" else 80)
+            try:
+                addresses = await self._resolve(host, port)
+            except EgressRefusedError:
+                if not unresolved_ok:
+                    raise
+                addresses = []  # only the proxy knows this name: it is the proxy's to reach
+        if not addresses and not (self.replaced_network or unresolved_ok):
             raise EgressRefusedError(f"{host} resolves to no address", service="egress")
         for address in addresses:
             reason = refused_reason(address)
@@ -159,13 +165,28 @@ class EgressPolicy:
 
 class GuardedTransport(httpx.AsyncBaseTransport):
     """``inner`` behind an :class:`EgressPolicy` (see the module docstring). With ``pin``, the
-    request goes to the address that was checked."""
+    request goes to the address that was checked. ``proxies`` (scheme -> transport through the
+    operator's proxy, from ``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``ALL_PROXY`` and ``NO_PROXY``)
+    carry the requests a proxy applies to: still checked here, not pinned (the proxy
+    connects), and a name only the proxy can resolve passes."""
 
-    def __init__(self, inner: httpx.AsyncBaseTransport, policy: EgressPolicy, *, pin: bool):
+    def __init__(
+        self,
+        inner: httpx.AsyncBaseTransport,
+        policy: EgressPolicy,
+        *,
+        pin: bool,
+        proxies: dict[str, httpx.AsyncBaseTransport] | None = None,
+    ):
         self.inner, self.policy, self.pin = inner, policy, pin
+        self.proxies = proxies or {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Check the request's host, then send it through ``inner``."""
+        """Check the request's host, then send it through ``inner`` (or the proxy)."""
+        proxy = self.proxies.get(request.url.scheme)
+        if proxy is not None and not urllib.request.proxy_bypass(request.url.host):
+            await self.policy.check(request.url, unresolved_ok=True)
+            return await proxy.handle_async_request(request)
         address = await self.policy.check(request.url)
         if self.pin and address is not None:
             host = request.url.host
@@ -175,5 +196,19 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         return await self.inner.handle_async_request(request)
 
     async def aclose(self) -> None:
-        """Close the inner transport."""
+        """Close the inner transport and the proxies'."""
         await self.inner.aclose()
+        for proxy in self.proxies.values():
+            await proxy.aclose()
+
+
+def environment_proxies() -> dict[str, httpx.AsyncBaseTransport]:
+    """Transports through the proxies the environment names, by URL scheme (what an httpx
+    client would use by itself, were it not given a guarded transport)."""
+    found = urllib.request.getproxies_environment()
+    out: dict[str, httpx.AsyncBaseTransport] = {}
+    for scheme in ("http", "https"):
+        url = found.get(scheme) or found.get("all")
+        if url:
+            out[scheme] = httpx.AsyncHTTPTransport(proxy=url, retries=0)
+    return out

@@ -24,6 +24,7 @@ from nyla.connections.egress import (
     EgressPolicy,
     GuardedTransport,
     Resolver,
+    environment_proxies,
     names_only_resolver,
     system_resolver,
 )
@@ -185,10 +186,13 @@ class ConnectionService:
     ) -> AsyncIterator[httpx.AsyncClient]:
         base = api_base(adapter, connection.settings if connection is not None else {})
         policy = getattr(adapter, "http_policy", None) or HttpPolicy()
-        inner = self.transport if self.transport is not None else httpx.AsyncHTTPTransport()
+        real = self.transport is None
+        inner: httpx.AsyncBaseTransport = self.transport or httpx.AsyncHTTPTransport()
+        # an explicit transport makes httpx ignore HTTPS_PROXY & co.: the guard carries them
+        proxies = environment_proxies() if real else {}
         async with httpx.AsyncClient(
             base_url=base or "",
-            transport=GuardedTransport(inner, self.egress, pin=self.transport is None),
+            transport=GuardedTransport(inner, self.egress, pin=real, proxies=proxies),
             timeout=httpx.Timeout(policy.timeout_s, connect=policy.connect_timeout_s),
             follow_redirects=True,
         ) as client:
