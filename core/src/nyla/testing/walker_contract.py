@@ -263,6 +263,20 @@ class WalkerContract(PluginContract):
         ):
             assert any(part in t for t in texts), f"{part!r} did not arrive"
 
+    async def test_a_very_long_name_and_id_arrive(
+        self, kernel: Kernel, source: str, corpus: FakeCorpus, wire: Any
+    ) -> None:
+        """A name as long as file systems allow (250 bytes, with multi-byte letters): where
+        the vendor's ids are paths (WebDAV, CalDAV, local folders) the id is that long too,
+        and the item is indexed and found again unchanged on the next sync."""
+        name = ("Sitzungsprotokoll Überbauung Längenstrasse " * 6)[:230] + ".txt"
+        assert 240 <= len(name.encode()) <= 255
+        doc = corpus.add(name, "Meeting note about a very long name.", wire.scope or "/")
+        await kernel.sync.run(source, user_id=USER)
+        assert wire.item_id(doc) in await self._indexed(kernel)
+        _, again = await kernel.sync.run(source, user_id=USER)
+        assert again.items_indexed == 0 and again.items_failed == 0, again
+
     async def test_a_rename_reaches_the_index(
         self, kernel: Kernel, source: str, corpus: FakeCorpus, wire: Any
     ) -> None:
