@@ -62,6 +62,7 @@ TABLE_MODULES: tuple[str, ...] = (
     "nyla.connections.tables",
     "nyla.walkers.tables",
     "nyla.features.tables",
+    "nyla.ai.access",
 )
 
 

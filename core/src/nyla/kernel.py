@@ -11,6 +11,7 @@ from nyla.plugins import PluginHost
 
 if TYPE_CHECKING:  # the services import this module's callers; build them lazily
     from nyla.agent.runtime import AgentRuntime
+    from nyla.ai.access import ModelAccess
     from nyla.ai.service import AiService
     from nyla.connections.service import ConnectionService
     from nyla.features.service import FeatureService
@@ -61,6 +62,13 @@ class Kernel:
     def ai(self) -> AiService:
         """The AI service: the one way to call a model."""
         return _service("nyla.ai.service:AiService", self)
+
+    @cached_property
+    def model_access(self) -> ModelAccess:
+        """The model allow-list: which models a user or mandate may use."""
+        from nyla.ai.access import ModelAccess
+
+        return ModelAccess(self.db)
 
     @cached_property
     def agent(self) -> AgentRuntime:

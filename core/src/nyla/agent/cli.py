@@ -144,15 +144,6 @@ class _Printer:
             table("run", ["", ""], rows)
 
 
-async def connected_services(kernel: Kernel, user_id: str) -> list[str]:
-    """Services of the user's active connections: they switch on the toolboxes that require
-    them (``email`` with an ``msft`` connection, ...)."""
-    if not kernel.plugins.connectors:
-        return []
-    connections = await kernel.connections.list(user_id)
-    return sorted({c.service for c in connections if c.status == "active"})
-
-
 @click.command("run")
 @click.argument("prompt")
 @click.option("--model", default=None, help="Model id (provider:model); default: the selector's.")
@@ -230,8 +221,8 @@ def run(
     async def go() -> str:
         status = "error"
         try:
-            context.connections = await connected_services(kernel, context.user_id)
-            async for event in kernel.agent.run(prompt, config, context, run_id=run_id):
+            prepared = await kernel.agent.user_context(context)
+            async for event in kernel.agent.run(prompt, config, prepared, run_id=run_id):
                 if as_json:
                     click.echo(json_line(event.to_wire()))
                 else:

@@ -110,8 +110,10 @@ TokenCounter = Callable[[list[Message]], int]
 class ConversationManager:
     """The messages of one run and their upkeep.
 
-    ``messages[0]`` is the system prompt, ``messages[1]`` the user's task; a knowledge context
-    (RAG block) is held apart and inserted after the system prompt for each call only.
+    ``messages[0]`` is the system prompt, then the ``history`` of the conversation the run
+    continues (earlier prompts and answers), then the user's task; these stay verbatim. A
+    knowledge context (RAG block) is held apart and inserted after the system prompt for each
+    call only.
     """
 
     def __init__(
@@ -119,12 +121,16 @@ class ConversationManager:
         system_prompt: str,
         prompt: str,
         *,
+        history: list[Message] | None = None,
         count_tokens: TokenCounter = estimate_tokens,
     ) -> None:
         self.messages: list[Message] = [
             Message(role=Role.SYSTEM, content=system_prompt),
+            *(history or []),
             Message(role=Role.USER, content=prompt),
         ]
+        #: the system prompt, the history and the task: never summarized
+        self.head = len(self.messages)
         self.count_tokens = count_tokens
         self.summaries = 0
         self._knowledge = ""
@@ -180,8 +186,9 @@ class ConversationManager:
         return self.tokens() + reserve > SUMMARIZE_AT * context_window
 
     def split_for_summary(self) -> tuple[list[list[Message]], list[list[Message]]]:
-        """(units to summarize, units to keep) of the part after the system prompt and task."""
-        units = units_of(self.messages[2:])
+        """(units to summarize, units to keep) of the part after the system prompt, history
+        and task."""
+        units = units_of(self.messages[self.head :])
         if len(units) <= KEEP_LATEST_UNITS:
             return [], units
         older, latest = units[:-KEEP_LATEST_UNITS], units[-KEEP_LATEST_UNITS:]
@@ -210,7 +217,7 @@ class ConversationManager:
             content="Summary of the earlier part of this conversation (tool calls and their "
             f"results):\n{summary}",
         )
-        self.messages = [self.messages[0], self.messages[1], note, *(m for u in keep for m in u)]
+        self.messages = [*self.messages[: self.head], note, *(m for u in keep for m in u)]
         self._total = sum(self._message_tokens(m) for m in self.messages)
         self.summaries += 1
         return True

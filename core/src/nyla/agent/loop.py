@@ -35,6 +35,7 @@ from nyla.agent.ending import cancelled, close, closing_events
 from nyla.agent.run import AgentRun, ContextBuilder, RoundRecorder
 from nyla.errors import BudgetExceeded, NylaError
 from nyla.models.agent import AgentConfig, AgentEvent, AgentStatus, RunContext
+from nyla.models.ai import Message
 from nyla.models.tools import Tool
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ async def run_agent_loop(
     cancel: asyncio.Event | None = None,
     neutralization: Any = None,
     extras: dict[str, Any] | None = None,
+    history: list[Message] | None = None,
 ) -> AsyncGenerator[AgentEvent, None]:
     """Run the ReAct loop and yield its events.
 
@@ -70,7 +72,8 @@ async def run_agent_loop(
     is called after each round; failures of either are logged and the run goes on.
     ``cancel`` set by the caller ends the run with status ``cancelled``. ``neutralization``
     shares a placeholder session (a sub-agent passes its parent's); ``extras`` go into every
-    :class:`ToolContext`.
+    :class:`ToolContext`; ``history`` (earlier prompts and answers of the conversation the
+    run continues) goes between the system prompt and ``prompt``.
 
     The last two events are always FINAL and AGENT_SUMMARY.
     """
@@ -88,6 +91,7 @@ async def run_agent_loop(
         cancel=cancel,
         neutralization=neutralization,
         extras=extras,
+        history=history,
     )
     try:
         trace = run.trace

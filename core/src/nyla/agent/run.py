@@ -70,6 +70,7 @@ class AgentRun:
         cancel: asyncio.Event | None = None,
         neutralization: Any = None,
         extras: dict[str, Any] | None = None,
+        history: list[Message] | None = None,
     ) -> None:
         self.kernel, self.config, self.prompt, self.tools = kernel, config, prompt, tools
         self.context = restricted_context(kernel, config, context)
@@ -90,6 +91,7 @@ class AgentRun:
         self.conversation = ConversationManager(
             build_system_prompt(system_prompt or config.system_prompt, self.context.timezone),
             prompt,
+            history=history,
             count_tokens=_token_counter(kernel, lambda: trace.model or config.model),
         )
         self.registry = ToolRegistry(

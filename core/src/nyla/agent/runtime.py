@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from nyla.agent import events
 from nyla.agent.loop import run_agent_loop
 from nyla.agent.toolboxes import ToolboxSession, open_session
-from nyla.models.agent import AgentConfig, AgentEvent, AgentTrace, RunContext
+from nyla.files.conversations import history_messages
+from nyla.models.agent import AgentConfig, AgentEvent, AgentTrace, EventType, RunContext
 
 if TYPE_CHECKING:
     from nyla.kernel import Kernel
@@ -26,7 +27,9 @@ class AgentRuntime:
     Each run gets its toolboxes (defaults + the user's connections + the feature's +
     ``config.initial_toolboxes`` + requested at run time), the knowledge store's context
     builder and round recorder (both optional and non-blocking), and — when
-    ``context.workflow_id`` is set — the chat workflow that produced files are bound to.
+    ``context.workflow_id`` is set — the chat workflow that produced files are bound to, whose
+    earlier prompts and answers (a conversation) the agent sees as its history. The FINAL
+    event carries ``citations``: the knowledge hits the run's context quoted.
     """
 
     def __init__(self, kernel: Kernel) -> None:
@@ -45,6 +48,29 @@ class AgentRuntime:
             return False
         event.set()
         return True
+
+    async def connected_services(self, user_id: str) -> list[str]:
+        """Services of the user's active connections: they switch on the toolboxes that
+        require them (``email`` with an ``msft`` connection, ...)."""
+        if not self.kernel.plugins.connectors:
+            return []
+        connections = await self.kernel.connections.list(user_id)
+        return sorted({c.service for c in connections if c.status == "active"})
+
+    async def user_context(self, context: RunContext) -> RunContext:
+        """``context`` with what the user's account says: the services of their active
+        connections (their toolboxes come on) and the models their allow-list permits (the
+        selector then picks no other, for the run and everything it starts)."""
+        allowed = context.allowed_models
+        if allowed is None:
+            allowed = await self.kernel.model_access.allowed(context.user_id, context.mandate_id)
+        connections = await self.connected_services(context.user_id)
+        return context.model_copy(
+            update={
+                "connections": sorted({*context.connections, *connections}),
+                "allowed_models": allowed,
+            }
+        )
 
     def toolbox_session(self, config: AgentConfig, context: RunContext) -> ToolboxSession:
         """The toolboxes a run with this config and context starts with."""
@@ -69,8 +95,11 @@ class AgentRuntime:
             session = self.toolbox_session(config, context)
             extras: dict[str, Any] = {"toolboxes": session}
             workflow = await self._workflow(context)
+            history = None
             if workflow is not None:
                 extras["workflow"] = workflow
+                history = history_messages(workflow, run_id)
+            used: list[Any] = []
             yield events.status(
                 0, "started", runId=run_id, toolboxes=list(session.active), model=config.model
             )
@@ -81,14 +110,17 @@ class AgentRuntime:
                 context=context,
                 system_prompt=await self._system_prompt(config, context, session),
                 tools=session.tools,
-                context_builder=self._context_builder(),
+                context_builder=self._context_builder(used),
                 round_recorder=self._round_recorder(),
                 run_id=run_id,
                 cancel=cancel,
                 extras=extras,
+                history=history,
             )
             try:
                 async for event in loop:
+                    if event.type is EventType.FINAL:
+                        event.data["citations"] = citations(used)
                     yield event
             finally:
                 await loop.aclose()  # a consumer that stops early still gets a whole trace now
@@ -135,17 +167,44 @@ class AgentRuntime:
             log.warning("knowledge store not available: %s", exc)
             return None
 
-    def _context_builder(self) -> Any:
+    def _context_builder(self, used: list[Any]) -> Any:
         knowledge = self._knowledge()
         build = getattr(knowledge, "build_agent_context", None)
         if build is None:
             return None
 
         async def builder(prompt: str, context: RunContext) -> str:
-            return await build(prompt, context)
+            return await build(prompt, context, used=used)
 
         return builder
 
     def _round_recorder(self) -> Any:
         knowledge = self._knowledge()
         return getattr(knowledge, "record_round", None)
+
+
+#: citations a FINAL event carries at most
+MAX_CITATIONS = 8
+
+
+def citations(hits: list[Any]) -> list[dict[str, Any]]:
+    """The knowledge hits a run's context quoted, one per file, best score first:
+    ``{title, path, fileId, connectionId, score, url}`` (``url`` is ``None`` here; a host
+    that can open the source fills it in)."""
+    best: dict[str, Any] = {}
+    for hit in hits:
+        seen = best.get(hit.file_id)
+        if seen is None or hit.score > seen.score:
+            best[hit.file_id] = hit
+    ranked = sorted(best.values(), key=lambda h: -h.score)[:MAX_CITATIONS]
+    return [
+        {
+            "title": h.file_name,
+            "path": h.source_path or h.context_ref or h.file_name,
+            "fileId": h.file_id,
+            "connectionId": h.connection_id,
+            "score": round(float(h.score), 4),
+            "url": None,
+        }
+        for h in ranked
+    ]

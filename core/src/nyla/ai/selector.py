@@ -1,7 +1,8 @@
 """Model selection: which model answers a call.
 
 Eligible models offer the operation type, are available (configured), belong to a provider
-the run context allows, have room for the estimated prompt plus the reply, support tools
+the run context allows, are on the context's model allow-list (``allowed_models``; embedding
+calls are not restricted by it), have room for the estimated prompt plus the reply, support tools
 when the call carries tools, and declare every capability the request's answer options need
 (``tool_choice``, ``stop_sequences``, ``json_mode``, ``structured_output``). They are ranked by quality, then speed, then price. An explicit
 model id overrides the ranking (it must still be known, available and allowed); the rest of
@@ -72,7 +73,12 @@ class ModelSelector:
         """
         if type(operation) is not OperationType:
             operation = OperationType(operation)
-        allowed = getattr(context, "allowed_providers", None)
+        allowed = _Allowed(
+            getattr(context, "allowed_providers", None),
+            None
+            if operation is OperationType.EMBEDDING
+            else getattr(context, "allowed_models", None),
+        )
         specs = self._models()  # a list of its own (not changed here)
         chain: list[ModelSpec] = []
         if model:
@@ -93,14 +99,14 @@ class ModelSelector:
         self,
         operation: OperationType,
         specs: list[ModelSpec],
-        allowed: Any,
+        allowed: _Allowed,
         needs_tools: bool,
         needs: tuple[str, ...],
     ) -> list[ModelSpec]:
         """The eligible models but for the window, best first; kept per kind of request
         while the specs are the same objects (every model call asks, the answer rarely
         changes; 26 specs took ~50 us to rank)."""
-        key = (operation, None if allowed is None else tuple(allowed), needs_tools, needs)
+        key = (operation, allowed.key(), needs_tools, needs)
         hit = self._cache.get(key)
         current = tuple(specs)
         if hit is not None and hit[0] == current:  # identity first: one pass in C
@@ -119,10 +125,25 @@ class ModelSelector:
         return self.candidates(operation, **kw)[0]
 
 
+class _Allowed:
+    """The context's restriction: providers and model ids (``None``: not restricted)."""
+
+    __slots__ = ("models", "providers")
+
+    def __init__(self, providers: list[str] | None, models: list[str] | None) -> None:
+        self.providers, self.models = providers, models
+
+    def key(self) -> tuple[Any, ...]:
+        return (
+            None if self.providers is None else tuple(self.providers),
+            None if self.models is None else tuple(self.models),
+        )
+
+
 def _why_not(
     spec: ModelSpec,
     operation: OperationType,
-    allowed: Any,
+    allowed: _Allowed,
     needs_tools: bool,
     needs: tuple[str, ...],
     estimated_tokens: int = 0,
@@ -132,7 +153,8 @@ def _why_not(
     checks = (
         ("operation", operation in spec.operation_types),
         ("unavailable", spec.available),
-        ("provider not allowed", allowed is None or spec.provider in allowed),
+        ("provider not allowed", allowed.providers is None or spec.provider in allowed.providers),
+        ("not on the allow-list", allowed.models is None or spec.id in allowed.models),
         ("context window too small", spec.context_window >= estimated_tokens),
         ("no tool support", not needs_tools or spec.capabilities.tools),
         (f"no {gap}", gap is None),
@@ -143,7 +165,7 @@ def _why_not(
 def _reasons(
     specs: list[ModelSpec],
     operation: OperationType,
-    allowed: Any,
+    allowed: _Allowed,
     needs_tools: bool,
     needs: tuple[str, ...],
     estimated_tokens: int,
@@ -174,7 +196,7 @@ def _unsupported(
 
 
 def _explicit(
-    model: str, specs: list[ModelSpec], allowed: Any, needs: tuple[str, ...]
+    model: str, specs: list[ModelSpec], allowed: _Allowed, needs: tuple[str, ...]
 ) -> ModelSpec:
     """The spec of the explicitly named ``model``, when it may answer the request."""
     spec = next((s for s in specs if s.id == model), None)
@@ -183,10 +205,15 @@ def _explicit(
         raise ModelNotAvailableError(f"unknown model {model!r} (known: {known})")
     if not spec.available:
         raise ModelNotAvailableError(f"model {model!r} is not available: {spec.unavailable_reason}")
-    if allowed is not None and spec.provider not in allowed:
+    if allowed.providers is not None and spec.provider not in allowed.providers:
         raise ModelNotAvailableError(
             f"model {model!r} is not allowed in this context "
-            f"(allowed providers: {', '.join(allowed) or 'none'})"
+            f"(allowed providers: {', '.join(allowed.providers) or 'none'})"
+        )
+    if allowed.models is not None and model not in allowed.models:
+        raise ModelNotAvailableError(
+            f"model {model!r} is not on this user's model allow-list "
+            f"(allowed: {', '.join(allowed.models) or 'none'})"
         )
     capability = lacking(spec, needs)
     if capability is not None:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 import uuid
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
 from nyla.errors import FileAccessError
+from nyla.files.conversations import Conversations
 from nyla.files.docrefs import DocumentReference, coerce_document_reference_list
 from nyla.files.tables import DocumentRow, MessageRow, WorkflowRow
 from nyla.models.agent import RunContext
@@ -40,7 +42,9 @@ class ChatDocument(BaseModel):
 
 
 class ChatMessage(BaseModel):
-    """A workflow message; ``documents_label`` names its documents for ``docList:<label>``."""
+    """A workflow message; ``documents_label`` names its documents for ``docList:<label>``.
+    A conversation's prompts and answers carry their ``run_id`` (answers their
+    ``citations``)."""
 
     id: str
     role: str = "assistant"
@@ -49,6 +53,9 @@ class ChatMessage(BaseModel):
     documents_label: str | None = None
     round_number: int = 0
     documents: list[ChatDocument] = Field(default_factory=list)
+    run_id: str | None = None
+    citations: list[dict[str, Any]] | None = None
+    created_at: datetime | None = None
 
 
 class ChatWorkflow(BaseModel):
@@ -66,8 +73,8 @@ class ChatWorkflow(BaseModel):
         return [d for m in self.messages for d in m.documents]
 
 
-class WorkflowStore:
-    """Loads workflows and stores their messages (with documents)."""
+class WorkflowStore(Conversations):
+    """Loads workflows and stores their messages (with documents); keeps conversations."""
 
     def __init__(self, files: Any) -> None:
         self.files = files
@@ -121,6 +128,9 @@ class WorkflowStore:
                 documents_label=m.documents_label,
                 round_number=m.round_number,
                 documents=by_message.get(m.id, []),
+                run_id=m.run_id,
+                citations=m.citations,
+                created_at=m.created_at,
             )
             for m in messages
         ]
@@ -146,6 +156,8 @@ class WorkflowStore:
                     message=message.message,
                     documents_label=message.documents_label,
                     round_number=message.round_number,
+                    run_id=message.run_id,
+                    citations=message.citations,
                 )
             )
             await s.flush()

@@ -66,7 +66,9 @@ class FileRow(Base):
 
 
 class WorkflowRow(Base):
-    """A chat workflow (one conversation/session) whose messages carry documents."""
+    """A chat workflow (one conversation/session) whose messages carry documents. ``title``
+    and ``updated_at`` may be null: rows an older nyla wrote have neither (the columns are
+    added to such a table in place)."""
 
     __tablename__ = "chat_workflows"
 
@@ -76,11 +78,16 @@ class WorkflowRow(Base):
     feature_instance_id: Mapped[str | None] = mapped_column(String(128))
     current_round: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    title: Mapped[str | None] = mapped_column(Text, nullable=True)
+    updated_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True, index=True
+    )
 
 
 class MessageRow(Base):
     """A chat message of a workflow; ``documents_label`` groups its documents for
-    ``docList:<label>`` references."""
+    ``docList:<label>`` references. A conversation's prompt and answer carry the ``run_id``
+    of the run they belong to; an answer also the ``citations`` of the knowledge it used."""
 
     __tablename__ = "chat_messages"
 
@@ -95,6 +102,8 @@ class MessageRow(Base):
     documents_label: Mapped[str | None] = mapped_column(String(512), index=True)
     round_number: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    run_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    citations: Mapped[list[dict[str, object]] | None] = mapped_column(JSON, nullable=True)
 
 
 class DocumentRow(Base):

@@ -29,6 +29,7 @@ from nyla.models.files import Scope
 
 if TYPE_CHECKING:
     from nyla.knowledge.retrieval import Retrieval
+    from nyla.models.knowledge import SearchHit
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +89,12 @@ class _Seen:
         return True
 
 
-async def build_agent_context(service: Retrieval, prompt: str, context: RunContext) -> str:
+async def build_agent_context(
+    service: Retrieval, prompt: str, context: RunContext, *, used: list[SearchHit] | None = None
+) -> str:
     """The formatted RAG block for ``prompt`` (empty string when there is nothing or when
-    embedding or the database fails)."""
+    embedding or the database fails). The knowledge hits the block quotes are appended to
+    ``used`` (what an answer cites)."""
     try:
         spec = service.embedding_spec(context)
         response = await service.ai.embed([prompt], context=context, model=spec.id)
@@ -102,7 +106,7 @@ async def build_agent_context(service: Retrieval, prompt: str, context: RunConte
         log.log(level, "RAG context skipped: the prompt could not be embedded: %s", exc)
         return ""
     try:
-        layers = await _layers(service, prompt, context, model, dims, vector)
+        layers = await _layers(service, prompt, context, model, dims, vector, used)
     except Exception as exc:
         log.warning("RAG context skipped: %s: %s", type(exc).__name__, exc)
         return ""
@@ -119,6 +123,7 @@ async def _layers(
     model: str,
     dims: int,
     vector: list[float],
+    used: list[SearchHit] | None,
 ) -> list[_Layer]:
     budgets = service.settings.budgets
     k = service.settings.context_k
@@ -147,6 +152,8 @@ async def _layers(
             line = f"[{hit.file_name} · {hit.context_ref} · {hit.scope}] {hit.text}"
             if not semantic.add(line):
                 break
+            if used is not None:
+                used.append(hit)
     async with service.db.read_session() as s:
         for summary, _distance, _wf in await memory.search_rounds(
             s, context, model=model, dims=dims, vector=vector, k=4
@@ -165,8 +172,11 @@ async def _layers(
         )
         for hit in shared_result.hits:
             line = f"[{hit.file_name} · {hit.context_ref}] {hit.text}"
-            if seen.fresh(hit.text, hit.chunk_id) and not shared.add(line):
-                break
+            if seen.fresh(hit.text, hit.chunk_id):
+                if not shared.add(line):
+                    break
+                if used is not None:
+                    used.append(hit)
     if service.settings.cross_workflow_hints:
         async with service.db.read_session() as s:
             for summary, _d, wf in await memory.search_rounds(

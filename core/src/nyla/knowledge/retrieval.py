@@ -23,7 +23,7 @@ from nyla.knowledge.vectors import readable_keys
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec
 from nyla.models.files import Scope
-from nyla.models.knowledge import SearchFilters, SearchResult
+from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -202,8 +202,11 @@ class Retrieval:
             return None
         return row
 
-    async def build_agent_context(self, prompt: str, context: RunContext) -> str:
-        """The RAG block for an agent round (empty string when embedding or the DB fails)."""
+    async def build_agent_context(
+        self, prompt: str, context: RunContext, *, used: list[SearchHit] | None = None
+    ) -> str:
+        """The RAG block for an agent round (empty string when embedding or the DB fails);
+        the hits it quotes are appended to ``used``."""
         from nyla.knowledge.context import build_agent_context
 
-        return await build_agent_context(self, prompt, context)
+        return await build_agent_context(self, prompt, context, used=used)

@@ -17,7 +17,8 @@ class RunContext(WireModel):
     ``feature_code`` names the feature whose instance ``feature_instance_id`` is (it switches
     that feature's toolboxes on).
     ``allowed_providers`` restricts model selection (e.g. only a private endpoint when data must
-    not leave); ``require_neutralization`` blocks a model call when neutralization fails.
+    not leave); ``allowed_models`` to the model ids of the user's and mandate's allow-list
+    (``None``: every model; the agent runtime fills it in); ``require_neutralization`` blocks a model call when neutralization fails.
     """
 
     user_id: str = "local"
@@ -28,6 +29,7 @@ class RunContext(WireModel):
     timezone: str = "UTC"
     require_neutralization: bool = False
     allowed_providers: list[str] | None = None
+    allowed_models: list[str] | None = None
     connections: list[str] = Field(default_factory=list)
     language: str | None = None
 
