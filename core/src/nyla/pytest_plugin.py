@@ -5,6 +5,9 @@ distribution: installing ``nyla[testing]`` is all a plugin's test folder needs.
   registered before any of its modules is imported;
 - the fixtures of :mod:`nyla.testing.fixtures` (``embedded_pg``, ``db``, ``make_host``...),
   so a plugin's ``conftest.py`` needs no ``pytest_plugins`` line;
+- ``NYLA_LOCAL_EMBEDDINGS=hash`` unless the environment says otherwise: the local provider
+  then offers its deterministic hashing embedder instead of the static model, so a test's
+  ranking does not depend on learned weights (a test of the static model builds its own);
 - the contract suites mark their own ``async def`` tests for pytest-asyncio
   (:class:`~nyla.testing.contract_base.ContractSuite`), so they run under a plain ``pytest``
   without ``asyncio_mode = "auto"`` in the host project's configuration.
@@ -16,10 +19,13 @@ never breaks an unrelated pytest run. ``-p no:nyla`` switches it off.
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import pytest
 
 pytest.register_assert_rewrite("nyla.testing")
+# set at import (before any conftest builds a kernel); subprocesses inherit it
+os.environ.setdefault("NYLA_LOCAL_EMBEDDINGS", "hash")
 
 #: the fixtures need pytest-asyncio (the ``testing`` extra); without it, register nothing
 pytest_plugins = (

@@ -9,6 +9,7 @@ import click
 
 from nyla.commands.output import emit_json, json_option, run_async, table
 from nyla.identity import default_user
+from nyla.knowledge.reindex_cli import reindex
 
 if TYPE_CHECKING:
     from nyla.kernel import Kernel
@@ -387,3 +388,6 @@ def show_command(
         entries = (row.structure or {}).get(key) or []
         if entries:
             table(key, list(entries[0]), [list(e.values()) for e in entries])
+
+
+knowledge.add_command(reindex)

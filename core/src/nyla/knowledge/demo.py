@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from nyla.kernel import Kernel
 
 REPO = Path(__file__).resolve().parents[4]
-LOCAL_EMBEDDER = "local:hash-384"
+#: the offline embedders, best first: static WordLlama vectors, else the hashing embedder
+LOCAL_EMBEDDERS = ("local:wordllama-l2-256", "local:hash-384")
 #: (query, the file that must come first): the demo checks its own search
 QUERIES = (
     ("When are VAT returns filed?", "sample.md"),
@@ -27,9 +28,9 @@ QUERIES = (
 
 
 def _pick_model(kernel: Kernel) -> str | None:
-    """The offline local embedder when installed, else whatever the AI service picks."""
+    """The best offline local embedder installed, else whatever the AI service picks."""
     ids = {m.id for m in kernel.plugins.models() if m.available}
-    return LOCAL_EMBEDDER if LOCAL_EMBEDDER in ids else None
+    return next((model for model in LOCAL_EMBEDDERS if model in ids), None)
 
 
 async def run_demo(kernel: Kernel, console: Any) -> None:

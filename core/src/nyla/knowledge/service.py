@@ -16,6 +16,7 @@ planner statistics and the inventory.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sqlalchemy import text
@@ -38,7 +39,7 @@ from nyla.knowledge.source_settings import SourceSettings
 from nyla.knowledge.vectors import MAX_INDEXED_DIMS, create_hnsw_index, hnsw_index_exists
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec, OperationType
-from nyla.models.knowledge import Inventory
+from nyla.models.knowledge import Inventory, ReindexResult
 
 if TYPE_CHECKING:
     from nyla.kernel import Kernel
@@ -107,6 +108,20 @@ class KnowledgeService(Ingestion, Retrieval, Memory, Governance, SourceSettings)
             MAX_INDEXED_DIMS,
         )
         self._unindexable.add((model, dims))
+
+    async def reindex(
+        self, model: str | None = None, *, on_progress: Callable[[int, int], None] | None = None
+    ) -> ReindexResult:
+        """Embed everything stored under another model again with ``model`` (default: the
+        model in use), build its vector index and refresh the planner statistics."""
+        from nyla.knowledge.reindex import reindex
+
+        target = model or self.embedding_spec().id
+        result = await reindex(self.db, self.ai, target, on_progress=on_progress)
+        if result.dimensions:
+            await self.ensure_vector_index(target, result.dimensions)
+        await self.analyze()
+        return result
 
     async def inventory(self, level: str = "user", subject: str | None = None) -> Inventory:
         """Files, chunks, bytes, last indexed and running jobs for a user, a mandate or the

@@ -112,6 +112,17 @@ class SearchResult(WireModel):
     embedding_model: str | None = None
 
 
+class ReindexResult(WireModel):
+    """What ``nyla knowledge reindex`` moved to ``model``: embedded rows (chunks, round and
+    workflow memory) and the files now wholly on it."""
+
+    model: str
+    dimensions: int = 0
+    rows: int = 0
+    files: int = 0
+    seconds: float = 0.0
+
+
 class PolicyValue(WireModel):
     """A resolved policy field and where it came from (``None`` source = the default)."""
 

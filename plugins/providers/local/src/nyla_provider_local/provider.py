@@ -16,10 +16,18 @@ from nyla import (
     WebSearchHit,
 )
 from nyla.sdk import ConfigurationError, ModelNotAvailableError, config_value, count_text_tokens
-from nyla_provider_local import hashing, minilm
+from nyla_provider_local import hashing, minilm, static_model
 
 PROVIDER_ID = "local"
 DIMENSIONS_VAR = "NYLA_LOCAL_EMBED_DIMENSIONS"
+#: ``hash`` leaves the static model out, so the deterministic hashing embedder is chosen
+#: (nyla's pytest plugin sets it for test runs)
+EMBEDDINGS_VAR = "NYLA_LOCAL_EMBEDDINGS"
+
+
+def hash_only() -> bool:
+    """``NYLA_LOCAL_EMBEDDINGS=hash``: offer the hashing embedder instead of the static model."""
+    return (config_value(EMBEDDINGS_VAR) or "").strip().lower() == "hash"
 
 
 def hash_dimensions() -> int:
@@ -36,8 +44,37 @@ def hash_dimensions() -> int:
     return value
 
 
+def _embedding_spec(
+    name: str,
+    dims: int,
+    *,
+    batch: int,
+    quality: int,
+    speed: int,
+    context_window: int = 1_000_000,
+    unavailable: str | None = None,
+) -> ModelSpec:
+    return ModelSpec(
+        id=f"{PROVIDER_ID}:{name}",
+        provider=PROVIDER_ID,
+        name=name,
+        operation_types=[OperationType.EMBEDDING],
+        context_window=context_window,
+        max_output_tokens=0,
+        price_input_chf_per_mtok=0.0,
+        price_output_chf_per_mtok=0.0,
+        capabilities=ModelCapabilities(embedding_dimensions=dims, max_batch_size=batch),
+        quality_rank=quality,
+        speed_rank=speed,
+        on_premises=True,
+        available=unavailable is None,
+        unavailable_reason=unavailable,
+    )
+
+
 class LocalProvider:
-    """Offline embedding models: ``local:hash-<dim>`` (always available) and
+    """Offline embedding models: ``local:wordllama-l2-256`` (static embeddings whose weights
+    ship in a wheel; the default), ``local:hash-<dim>`` (always available, deterministic) and
     ``local:all-minilm-l6-v2`` (with the ``[minilm]`` extra)."""
 
     id = PROVIDER_ID
@@ -56,55 +93,51 @@ class LocalProvider:
         return f"{PROVIDER_ID}:hash-{self.dimensions}"
 
     def models(self) -> list[ModelSpec]:
-        """The hashing embedder and the MiniLM model (listed unavailable without its extra)."""
-        reason = minilm.missing_reason()
-        return [
-            ModelSpec(
-                id=self.hash_model_id,
-                provider=PROVIDER_ID,
-                name=f"hash-{self.dimensions}",
-                operation_types=[OperationType.EMBEDDING],
-                context_window=1_000_000,
-                max_output_tokens=0,
-                price_input_chf_per_mtok=0.0,
-                price_output_chf_per_mtok=0.0,
-                capabilities=ModelCapabilities(
-                    embedding_dimensions=self.dimensions, max_batch_size=512
-                ),
-                quality_rank=10,
-                speed_rank=100,
-                on_premises=True,
-            ),
-            ModelSpec(
-                id=f"{PROVIDER_ID}:{minilm.MODEL_NAME}",
-                provider=PROVIDER_ID,
-                name=minilm.MODEL_NAME,
-                operation_types=[OperationType.EMBEDDING],
-                context_window=256,
-                max_output_tokens=0,
-                price_input_chf_per_mtok=0.0,
-                price_output_chf_per_mtok=0.0,
-                capabilities=ModelCapabilities(
-                    embedding_dimensions=minilm.DIMENSIONS, max_batch_size=64
-                ),
-                quality_rank=40,
-                speed_rank=40,
-                on_premises=True,
-                available=reason is None,
-                unavailable_reason=reason,
-            ),
+        """The static WordLlama model (the offline default, left out when
+        ``NYLA_LOCAL_EMBEDDINGS=hash``), the hashing embedder, and MiniLM (listed unavailable
+        without its extra)."""
+        specs = [
+            _embedding_spec(
+                f"hash-{self.dimensions}", self.dimensions, batch=512, quality=10, speed=100
+            )
         ]
+        if not hash_only():
+            specs.append(
+                _embedding_spec(
+                    static_model.MODEL_NAME,
+                    static_model.DIMENSIONS,
+                    batch=512,
+                    quality=30,
+                    speed=80,
+                    context_window=static_model.MAX_TOKENS,
+                    unavailable=static_model.missing_reason(),
+                )
+            )
+        specs.append(
+            _embedding_spec(
+                minilm.MODEL_NAME,
+                minilm.DIMENSIONS,
+                batch=64,
+                quality=40,
+                speed=40,
+                context_window=256,
+                unavailable=minilm.missing_reason(),
+            )
+        )
+        return specs
 
     async def embed(self, model: str, texts: list[str]) -> EmbeddingResponse:
-        """Embed ``texts`` with the hashing embedder or MiniLM (in a worker thread)."""
+        """Embed ``texts`` with one of the local models (big batches in a worker thread)."""
         name = model.split(":", 1)[1] if model.startswith(PROVIDER_ID + ":") else model
         usage = Usage(input_tokens=sum(count_text_tokens(t) for t in texts))
-        if name == minilm.MODEL_NAME:
-            reason = minilm.missing_reason()
+        threaded = {minilm.MODEL_NAME: minilm, static_model.MODEL_NAME: static_model}
+        if name in threaded:
+            module = threaded[name]
+            reason = module.missing_reason()
             if reason:
                 raise ModelNotAvailableError(f"{PROVIDER_ID}:{name}: {reason}")
-            vectors = await asyncio.to_thread(minilm.embed_texts, texts)
-            dims = minilm.DIMENSIONS
+            vectors = await asyncio.to_thread(module.embed_texts, texts)
+            dims = module.DIMENSIONS
         elif name.startswith("hash-"):
             try:
                 dims = int(name.removeprefix("hash-"))

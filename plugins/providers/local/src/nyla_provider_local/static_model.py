@@ -1,0 +1,82 @@
+"""WordLlama ``l2_supercat`` static embeddings: one 256-dimensional vector per token of a
+32,000-token vocabulary, averaged over a text and normalised. The weights (16 MB, float16)
+and the tokenizer ship inside the ``wordllama`` wheel; they are read here with ``tokenizers``
+and ``numpy``. ``wordllama`` itself is never imported: it configures the root logger at import
+time and downloads missing files from the network."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any
+
+MODEL_NAME = "wordllama-l2-256"
+DIMENSIONS = 256
+WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
+TOKENIZER = Path("tokenizers") / "l2_supercat_tokenizer_config.json"
+#: tokens per text taken into the average; a chunk is far shorter, this bounds a stray giant
+MAX_TOKENS = 8192
+
+_lock = threading.Lock()
+_model: tuple[Any, Any] | None = None
+
+
+def package_dir() -> Path | None:
+    """Where the ``wordllama`` package is installed (found without importing it)."""
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def missing_reason() -> str | None:
+    """Why the model cannot run here, or ``None`` when its files and libraries are present."""
+    root = package_dir()
+    if root is None:
+        return "the wordllama package (which carries the weights) is not installed"
+    for part in (WEIGHTS, TOKENIZER):
+        if not (root / part).is_file():
+            return f"wordllama is installed without {part.as_posix()}"
+    for module in ("numpy", "tokenizers", "safetensors"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed"
+    return None
+
+
+def _load() -> tuple[Any, Any]:
+    global _model
+    with _lock:
+        if _model is None:
+            import numpy as np
+            from safetensors import safe_open
+            from tokenizers import Tokenizer
+
+            root = package_dir()
+            assert root is not None, "checked by missing_reason()"
+            tokenizer = Tokenizer.from_file(str(root / TOKENIZER))
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(MAX_TOKENS)
+            with safe_open(str(root / WEIGHTS), framework="np", device="cpu") as weights:
+                table = np.ascontiguousarray(weights.get_tensor("embedding.weight"), np.float32)
+            _model = (tokenizer, table)
+        return _model
+
+
+def embed_texts(texts: list[str]) -> list[list[float]]:
+    """Unit-length mean token embeddings of ``texts`` (blocking; run it in a thread). A text
+    with no tokens gets the zero vector, which is similar to nothing."""
+    import numpy as np
+
+    tokenizer, table = _load()
+    encodings = tokenizer.encode_batch(texts, add_special_tokens=False)
+    lengths = np.array([len(e.ids) for e in encodings], dtype=np.int64)
+    out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+    filled = lengths > 0
+    if filled.any():
+        ids = np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in encodings if e.ids])
+        starts = np.concatenate(([0], np.cumsum(lengths[filled])[:-1]))
+        sums = np.add.reduceat(table[ids], starts, axis=0)
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        out[filled] = sums / np.where(norms == 0, 1.0, norms)
+    return out.tolist()  # type: ignore[no-any-return]
