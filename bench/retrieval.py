@@ -1,6 +1,7 @@
 """Retrieval quality of the knowledge store on a small labelled set, German and English.
 
     .venv/bin/python bench/retrieval.py                 # hybrid and vector-only, k=10
+    .venv/bin/python bench/retrieval.py local:hash-384  # one embedding model only
     PYTHONPATH=/tmp/old/core/src .venv/bin/python bench/retrieval.py   # another checkout
 
 The store holds what ``make demo`` indexes beside each other: the project's ``docs/`` and
@@ -9,8 +10,9 @@ README, the demo folder's files (``nyla.walkers.demo.FILES``) and the documents 
 ``bench/retrieval/questions.tsv`` (50, most of them full sentences) were written with their
 expected file before any result was seen. For each mode the report gives top-1 (the expected
 file is the first hit), recall@10 (it is among the first ten hits' files), MRR and the
-mean search latency. The embedder is the demo's (``local:hash-384`` when installed), so
-the lexical half carries the meaning; the numbers are in docs/knowledge.md.
+mean search latency, for each offline embedder installed (the static WordLlama model, the
+default, and the hashing embedder, whose vectors carry no meaning beyond shared words) or the
+models named on the command line; the numbers are in docs/knowledge.md.
 """
 
 from __future__ import annotations
@@ -42,13 +44,10 @@ def questions() -> list[tuple[str, str]]:
     return out
 
 
-async def _index(kernel, context, folder: Path) -> int:
-    from nyla.knowledge.demo import _pick_model
+async def _index(kernel, context, folder: Path, model: str) -> int:
     from nyla.walkers.demo import FILES
 
-    model = _pick_model(kernel)
-    if model:
-        kernel.knowledge.settings.embedding_model = model
+    kernel.knowledge.settings.embedding_model = model
     for rel, body in FILES.items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text(body + "\n", encoding="utf-8")
@@ -93,7 +92,7 @@ async def _run_mode(kernel, context, hybrid: bool) -> dict[str, float]:
     }
 
 
-async def main() -> None:
+async def _bench_model(model: str) -> None:
     from nyla.db import Database
     from nyla.kernel import Kernel
     from nyla.models.agent import RunContext
@@ -103,8 +102,11 @@ async def main() -> None:
     context = RunContext(user_id="bench", mandate_id="bench-mandate")
     try:
         with tempfile.TemporaryDirectory(prefix="nyla-retrieval-") as folder:
-            files = await _index(kernel, context, Path(folder))
-            print(f"{files} files indexed, {len(questions())} questions, k=10")
+            started = time.perf_counter()
+            files = await _index(kernel, context, Path(folder), model)
+            took = time.perf_counter() - started
+            print(f"\n{model}: {files} files indexed in {took:.1f} s, {len(questions())} "
+                  "questions, k=10\n")  # fmt: skip
             print("| mode | top-1 | recall@10 | MRR | top-1 (German docs) | top-1 (English docs) "
                   "| ms per search |")  # fmt: skip
             print("|---|---:|---:|---:|---:|---:|---:|")
@@ -118,6 +120,20 @@ async def main() -> None:
     finally:
         await db.drop_schema()
         await kernel.aclose()
+
+
+async def main() -> None:
+    from nyla.kernel import Kernel
+    from nyla.knowledge.demo import LOCAL_EMBEDDERS
+
+    models = sys.argv[1:]
+    if not models:
+        kernel = Kernel()
+        available = {m.id for m in kernel.plugins.models() if m.available}
+        await kernel.aclose()
+        models = [m for m in LOCAL_EMBEDDERS if m in available]
+    for model in models:
+        await _bench_model(model)
 
 
 if __name__ == "__main__":
