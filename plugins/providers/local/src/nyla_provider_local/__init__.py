@@ -1,5 +1,6 @@
-"""Offline embeddings: a deterministic hashing embedder (``local:hash-384``), optionally
-all-MiniLM-L6-v2 (``local:all-minilm-l6-v2``, extra ``[minilm]``)."""
+"""Offline embeddings: static WordLlama vectors (``local:wordllama-l2-256``, the default), a
+deterministic hashing embedder (``local:hash-384``), optionally all-MiniLM-L6-v2
+(``local:all-minilm-l6-v2``, extra ``[minilm]``)."""
 
 from __future__ import annotations
 
