@@ -1,203 +1,654 @@
-"""Load benchmark of ``nyla serve`` on loopback: N concurrent clients each run a mix of a
-streamed agent run (scripted demo model: POST /api/runs, then the SSE stream to its end), a
-knowledge search and an inventory read; reported per client count as requests/s, p50/p95
-latency per kind and errors.
+"""Host benchmark: ``nyla serve`` beside a bare FastAPI app under the same HTTP load, as a ratio.
 
-    .venv/bin/python bench/host.py [--clients 10,50,200] [--rounds 3] [--port 8765]
+Two scenarios, each at ``--clients`` concurrent clients (default 200) for ``--seconds`` (default
+10) after a ``--warmup`` second ramp, the two servers alternating over ``--rounds`` (default 3):
 
-It uses its own schema in the embedded PostgreSQL (dropped afterwards), indexes a few text
-files for the searches (embedding model ``local:hash-384``, offline), and starts
-``nyla serve --demo-model`` with a word delay of 0 (the model is not what is measured).
+- ``me``: an authenticated light JSON route, ``GET /api/me`` with a bearer API token. nyla checks
+  the token against its PostgreSQL table (as every request does); the bare app against a dict.
+- ``sse``: ``POST /api/runs``, then ``GET`` its ``eventsUrl`` to the ``end`` message. nyla runs
+  the agent with the scripted ``demo:echo`` model (``--demo-model``, word delay ``--word-delay``,
+  default 0): a FIXTURE, so these numbers are the host's and the kernel's cost of a run, not a
+  model's. The bare app starts a background task that puts the same events (captured from one
+  nyla run at start-up) into a queue and streams them with the same SSE framing.
+  Time to first event (TTFE) runs from sending the POST to the first ``data:`` line.
+
+Both servers are one uvicorn process on loopback with the same settings (h11, asyncio loop,
+keep-alive 30 s, log level warning): nyla is started as a user starts it, ``nyla serve
+--demo-model``; the bare app by this script (``--serve-bare``) and imports no nyla. The load
+comes from ``--client-procs`` processes (default 1) of httpx.AsyncClient, each with a pool as
+large as its share of the clients; their CPU use is printed, so a client-bound run shows.
+Per window: completed requests per second, p50/p95 latency, errors, and CPU seconds per 1000
+requests of the server process and (nyla only) of its PostgreSQL backends (found by
+``application_name``), all from /proc through psutil.
+
+    .venv/bin/python bench/host.py [--clients 200] [--seconds 10] [--rounds 3]
+        [--client-procs 1] [--word-delay 0] [--json results.json | --json -]
+
+It uses its own schema in the embedded PostgreSQL (dropped afterwards). Never in the tests.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import uuid
-from collections import defaultdict
 from pathlib import Path
-from urllib.parse import quote
+from typing import Any
 
 import httpx
+from pydantic import BaseModel, Field
 
 ROOT = Path(__file__).resolve().parents[1]
 NYLA = Path(sys.executable).with_name("nyla")
-CORPUS = [
-    "The travel policy allows second class train tickets for business trips.",
-    "Quarterly numbers are reviewed by the finance team every March and September.",
-    "Invoices above 10000 CHF need the approval of two managers before payment.",
-    "The office in Zurich opens at eight and closes at six on weekdays.",
-]
-QUERIES = ["train tickets", "invoice approval", "office hours Zurich", "quarterly review"]
+SIDES = ("nyla", "bare")
+SCENARIOS = ("me", "sse")
+USER = "bench"
+HEADERS = {"X-User-Timezone": "Europe/Zurich"}
+#: seconds between two readings of nyla's PostgreSQL backends
+POLL_S = 0.1
 
 
 def pct(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) of ``values`` in milliseconds."""
+    """The q-quantile (0..1) of ``values`` (seconds) in milliseconds."""
     if not values:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-async def prepare(schema: str, workdir: Path) -> tuple[str, str]:
-    """Schema, tables, a token and an indexed corpus; returns (database URL, token)."""
+# ---- the bare FastAPI app ---------------------------------------------------------------
+
+
+class RunBody(BaseModel):
+    """The bare app's ``POST /api/runs`` body."""
+
+    prompt: str = Field(min_length=1, max_length=100_000)
+
+
+def bare_app(token: str, events: list[dict[str, Any]], delay_s: float) -> Any:
+    """The same routes as nyla's, with nothing behind them: a dict of tokens, a queue per run."""
+    from datetime import UTC, datetime
+
+    from fastapi import Depends, FastAPI, Header, HTTPException
+    from fastapi.responses import StreamingResponse
+
+    app = FastAPI()
+    tokens = {token: {"userId": USER, "mandateId": None, "role": "user", "name": "bench"}}
+    runs: dict[str, asyncio.Queue[dict[str, Any] | None]] = {}
+    tasks: set[asyncio.Task[None]] = set()
+
+    def identity(authorization: str = Header(default="")) -> dict[str, Any]:
+        scheme, _, value = authorization.partition(" ")
+        found = tokens.get(value.strip()) if scheme.lower() == "bearer" else None
+        if found is None:
+            raise HTTPException(401, "sign in with a bearer token")
+        return found
+
+    @app.get("/api/me")
+    async def me(
+        who: dict[str, Any] = Depends(identity),
+        tz: str = Header(default="UTC", alias="X-User-Timezone"),
+    ) -> dict[str, Any]:
+        now = datetime.now(UTC).isoformat()
+        return {**who, "via": "token", "timezone": tz, "now": now}
+
+    async def produce(run_id: str, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        for event in events:
+            if event.get("type") == "chunk":
+                await asyncio.sleep(delay_s)
+            await queue.put({**event, "runId": run_id})
+        await queue.put(None)
+
+    @app.post("/api/runs", status_code=202)
+    async def start(body: RunBody, who: dict[str, Any] = Depends(identity)) -> dict[str, Any]:
+        run_id = uuid.uuid4().hex
+        queue = runs[run_id] = asyncio.Queue()
+        task = asyncio.create_task(produce(run_id, queue))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return {"runId": run_id, "status": "running", "eventsUrl": f"/api/runs/{run_id}/events"}
+
+    async def frames(run_id: str, queue: asyncio.Queue[dict[str, Any] | None]) -> Any:
+        yield "retry: 2000\n\n"
+        seq = 0
+        while (event := await queue.get()) is not None:
+            seq = event["seq"]
+            yield f"id: {seq}\nevent: {event['type']}\ndata: {json.dumps(event)}\n\n"
+        runs.pop(run_id, None)
+        end = {"runId": run_id, "status": "done", "lastEventId": seq}
+        yield f"event: end\ndata: {json.dumps(end)}\n\n"
+
+    @app.get("/api/runs/{run_id}/events")
+    async def stream(run_id: str, who: dict[str, Any] = Depends(identity)) -> Any:
+        queue = runs.get(run_id)
+        if queue is None:
+            raise HTTPException(404, f"no run {run_id}")
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(
+            frames(run_id, queue), media_type="text/event-stream", headers=headers
+        )
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app
+
+
+def serve_bare(port: int, spec: Path) -> None:
+    """``--serve-bare``: uvicorn with ``nyla serve``'s settings, on the bare app."""
+    import uvicorn
+
+    data = json.loads(spec.read_text())
+    app = bare_app(data["token"], data["events"], data["delay"])
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", timeout_keep_alive=30
+    )
+    uvicorn.Server(config).run()
+
+
+# ---- the client (a worker process) ------------------------------------------------------
+
+
+async def one_run(http: httpx.AsyncClient, started: float) -> float:
+    """POST a run and read its stream to the end; returns the time of the first event."""
+    response = await http.post("/api/runs", json={"prompt": "hello from the benchmark"})
+    response.raise_for_status()
+    first, ended = 0.0, False
+    async with http.stream("GET", response.json()["eventsUrl"]) as stream:
+        stream.raise_for_status()
+        async for line in stream.aiter_lines():
+            if not first and line.startswith("data:"):
+                first = time.monotonic()
+            ended = ended or line == "event: end"
+    if not ended or not first:
+        raise RuntimeError("the stream closed before its end message")
+    return first - started
+
+
+async def load(job: dict[str, Any]) -> dict[str, Any]:
+    """``job['clients']`` closed-loop clients; what completed inside the window is counted."""
+    begin, end = job["windowStart"], job["windowEnd"]
+    latencies: list[float] = []
+    ttfe: list[float] = []
+    errors: list[str] = []
+    limits = httpx.Limits(max_connections=job["clients"], max_keepalive_connections=job["clients"])
+    headers = {**HEADERS, "Authorization": f"Bearer {job['token']}"}
+
+    async def client(http: httpx.AsyncClient) -> None:
+        while time.monotonic() < end:
+            started = time.monotonic()
+            try:
+                if job["scenario"] == "me":
+                    response = await http.get("/api/me")
+                    response.raise_for_status()
+                    if response.json()["userId"] != USER:
+                        raise RuntimeError(f"wrong user {response.json()['userId']}")
+                    first = None
+                else:
+                    first = await one_run(http, started)
+            except Exception as exc:
+                if begin <= time.monotonic() <= end:
+                    errors.append(f"{type(exc).__name__}: {exc}"[:160])
+                await asyncio.sleep(0.05)
+                continue
+            done = time.monotonic()
+            if begin <= done <= end:
+                latencies.append(done - started)
+                if first is not None:
+                    ttfe.append(first)
+
+    async with httpx.AsyncClient(
+        base_url=job["base"], headers=headers, timeout=60, limits=limits
+    ) as http:
+        await asyncio.sleep(max(0.0, job["startAt"] - time.monotonic()))
+        await asyncio.gather(*(client(http) for _ in range(job["clients"])))
+    return {"latencies": latencies, "ttfe": ttfe, "errors": errors}
+
+
+# ---- the servers and their CPU ------------------------------------------------------------
+
+
+def wait_healthy(proc: subprocess.Popen[bytes], port: int, log: Path, what: str) -> None:
+    for _ in range(600):
+        if proc.poll() is not None:
+            sys.exit(f"{what} exited:\n{log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    sys.exit(f"{what} did not start; its log: {log}")
+
+
+def start_nyla(
+    url: str, schema: str, port: int, delay: float, log: Path
+) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "NYLA_DATABASE_URL": url,
+        "NYLA_DATABASE_SCHEMA": schema,
+        "NYLA_DEMO_MODEL_DELAY": str(delay),
+        "NYLA_EMBEDDING_MODEL": "local:hash-384",
+    }
+    argv = [str(NYLA), "serve", "--demo-model", "--port", str(port), "--log-level", "warning"]
+    proc = subprocess.Popen(argv, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    wait_healthy(proc, port, log, "nyla serve")
+    return proc
+
+
+def start_bare(port: int, spec: Path, log: Path) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, __file__, "--serve-bare", str(port), "--spec", str(spec)]
+    proc = subprocess.Popen(argv, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    wait_healthy(proc, port, log, "the bare app")
+    return proc
+
+
+class CpuMeter:
+    """CPU seconds (user + system) of the server, its PostgreSQL backends and the clients.
+
+    nyla's pool opens and closes backends under load, so they are polled every
+    :data:`POLL_S` and each one's last reading kept: a backend that lived less than that is
+    missed, so the PostgreSQL figure is a lower bound."""
+
+    def __init__(self, server: int, clients: list[int], pg: Any, app_name: str | None) -> None:
+        self.server, self.clients, self.pg, self.app_name = server, clients, pg, app_name
+        self.backends: dict[int, float] = {}
+        self.stop = threading.Event()
+        self.poller = threading.Thread(target=self._poll, daemon=True)
+        if app_name is not None:
+            self.poller.start()
+
+    @staticmethod
+    def _cpu(pid: int) -> float | None:
+        import psutil
+
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            return None
+        return float(times.user + times.system)
+
+    def _poll(self) -> None:
+        query = "SELECT pid FROM pg_stat_activity WHERE application_name = %s"
+        while not self.stop.wait(POLL_S):
+            for (pid,) in self.pg.execute(query, (self.app_name,)).fetchall():
+                cpu = self._cpu(pid)
+                if cpu is not None:
+                    self.backends[pid] = cpu
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "server": self._cpu(self.server) or 0.0,
+            "clients": sum(self._cpu(pid) or 0.0 for pid in self.clients),
+            "backends": dict(self.backends),
+        }
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.poller.is_alive():
+            self.poller.join()
+
+    @staticmethod
+    def spent(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
+        backends = after["backends"]
+        return {
+            "server": after["server"] - before["server"],
+            "database": sum(cpu - before["backends"].get(p, 0.0) for p, cpu in backends.items()),
+            "clients": after["clients"] - before["clients"],
+            "pgBackendsOpened": len(backends.keys() - before["backends"].keys()),
+        }
+
+
+# ---- one measured window ------------------------------------------------------------------
+
+
+def window(side: dict[str, Any], scenario: str, args: argparse.Namespace, pg: Any) -> dict:
+    """Start the client processes, measure the window, collect their results."""
+    start_at = time.monotonic() + 3.0
+    begin, end = start_at + args.warmup, start_at + args.warmup + args.seconds
+    procs = []
+    share = [args.clients // args.client_procs] * args.client_procs
+    for i in range(args.clients % args.client_procs):
+        share[i] += 1
+    for clients in share:
+        job = {
+            "base": side["base"],
+            "token": side["token"],
+            "scenario": scenario,
+            "clients": clients,
+            "startAt": start_at,
+            "windowStart": begin,
+            "windowEnd": end,
+        }
+        argv = [sys.executable, __file__, "--client-job", json.dumps(job)]
+        procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, text=True))
+    meter = CpuMeter(side["pid"], [p.pid for p in procs], pg, side["appName"])
+    time.sleep(max(0.0, begin - time.monotonic()))
+    before = meter.snapshot()
+    time.sleep(max(0.0, end - time.monotonic()))
+    cpu = CpuMeter.spent(before, meter.snapshot())
+    meter.close()
+    latencies: list[float] = []
+    ttfe: list[float] = []
+    errors: list[str] = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=300)
+        if proc.returncode:
+            sys.exit(f"a client process failed (exit {proc.returncode})")
+        part = json.loads(out.strip().splitlines()[-1])
+        latencies += part["latencies"]
+        ttfe += part["ttfe"]
+        errors += part["errors"]
+    return {"latencies": latencies, "ttfe": ttfe, "errors": errors, "cpu": cpu}
+
+
+def summarise(side: str, scenario: str, windows: list[dict], seconds: float) -> dict:
+    """One side's figures over every round of a scenario."""
+    lat = [x for w in windows for x in w["latencies"]]
+    ttfe = [x for w in windows for x in w["ttfe"]]
+    done = len(lat)
+    cpu = {k: sum(w["cpu"][k] for w in windows) for k in ("server", "database", "clients")}
+    per_k = {k: (v / done * 1000 if done else float("nan")) for k, v in cpu.items()}
+    wall = seconds * len(windows)
+    return {
+        "side": side,
+        "scenario": scenario,
+        "completed": done,
+        "windowSeconds": wall,
+        "perSecond": done / wall,
+        "perSecondByRound": [len(w["latencies"]) / seconds for w in windows],
+        "p50Ms": pct(lat, 0.5),
+        "p95Ms": pct(lat, 0.95),
+        "ttfeP50Ms": pct(ttfe, 0.5) if ttfe else None,
+        "ttfeP95Ms": pct(ttfe, 0.95) if ttfe else None,
+        "errors": sum(len(w["errors"]) for w in windows),
+        "errorSamples": [e for w in windows for e in w["errors"][:2]][:4],
+        "cpuSeconds": cpu,
+        "cpuSecondsPer1000": per_k,
+        "serverCpuShare": cpu["server"] / wall,
+        "clientCpuShare": cpu["clients"] / wall,
+        "pgBackendsOpenedPerSecond": sum(w["cpu"]["pgBackendsOpened"] for w in windows) / wall,
+    }
+
+
+# ---- set-up, report, main ------------------------------------------------------------------
+
+
+async def prepare(schema: str) -> tuple[str, str]:
+    """Schema, tables and an API token; returns (database URL, token)."""
     import nyla_host.tables  # noqa: F401
-    from nyla import Database, Kernel, RunContext
+    from nyla import Database
     from nyla.db import resolve_url
     from nyla_host.tokens import TokenStore
 
     url = resolve_url()
     db = Database(url, schema=schema)
     await db.ensure_ready()
-    token, _ = await TokenStore(db).create("bench", name="bench/host.py")
-    for i, text in enumerate(CORPUS):
-        (workdir / f"doc{i}.txt").write_text(text)
-    kernel = Kernel(db=db, settings={"knowledge": {"embedding_model": "local:hash-384"}})
-    await kernel.knowledge.index_paths([workdir], context=RunContext(user_id="bench"))
+    token, _ = await TokenStore(db).create(USER, name="bench/host.py")
     await db.dispose()
-    sep = "&" if "?" in url else "?"
-    return f"{url}{sep}options={quote(f'-csearch_path={schema},public')}", token
+    return url, token
 
 
-async def client_loop(http: httpx.AsyncClient, rounds: int, out: dict, errors: dict) -> None:
-    """One client: ``rounds`` x (streamed run, search, inventory)."""
-    for i in range(rounds):
-        for kind in ("run", "search", "inventory"):
-            started = time.perf_counter()
-            try:
-                if kind == "run":
-                    run = await http.post("/api/runs", json={"prompt": f"hello {i}"})
-                    run.raise_for_status()
-                    ended = False
-                    async with http.stream("GET", run.json()["eventsUrl"]) as response:
-                        response.raise_for_status()
-                        async for line in response.aiter_lines():
-                            ended = ended or line == "event: end"
-                    if not ended:
-                        raise RuntimeError("stream closed before its end event")
-                elif kind == "search":
-                    query = QUERIES[i % len(QUERIES)]
-                    response = await http.get("/api/knowledge/search", params={"q": query})
-                    response.raise_for_status()
-                    if not response.json()["hits"]:
-                        raise RuntimeError("search found nothing")
-                else:
-                    (await http.get("/api/rag/inventory/me")).raise_for_status()
-                out[kind].append(time.perf_counter() - started)
-            except Exception as exc:
-                errors[kind].append(f"{type(exc).__name__}: {exc}"[:120])
+async def drop(url: str, schema: str) -> None:
+    from nyla import Database
+
+    db = Database(url, schema=schema)
+    await db.drop_schema()
+    await db.dispose()
 
 
-async def level(base: str, token: str, clients: int, rounds: int) -> dict:
-    """Run ``clients`` concurrent clients; the measured figures."""
-    out: dict[str, list[float]] = defaultdict(list)
-    errors: dict[str, list[str]] = defaultdict(list)
-    limits = httpx.Limits(max_connections=clients * 2, max_keepalive_connections=clients * 2)
-    headers = {"Authorization": f"Bearer {token}", "X-User-Timezone": "Europe/Zurich"}
-    async with httpx.AsyncClient(
-        base_url=base, headers=headers, timeout=120, limits=limits
-    ) as http:
-        started = time.perf_counter()
-        await asyncio.gather(*(client_loop(http, rounds, out, errors) for _ in range(clients)))
-        wall = time.perf_counter() - started
-    done = sum(len(v) for v in out.values())
-    failed = sum(len(v) for v in errors.values())
-    return {
-        "clients": clients,
-        "wall": wall,
-        "done": done,
-        "errors": failed,
-        "out": out,
-        "samples": [e for v in errors.values() for e in v[:2]],
-    }
+def capture_events(base: str, token: str) -> list[dict[str, Any]]:
+    """The events of one nyla run (without its id): what the bare app replays."""
+    headers = {**HEADERS, "Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
+        run = http.post("/api/runs", json={"prompt": "hello from the benchmark"})
+        if run.status_code != 202:
+            sys.exit(f"nyla answered POST /api/runs with {run.status_code}: {run.text[:500]}")
+        events = []
+        with http.stream("GET", run.json()["eventsUrl"]) as stream:
+            kind = ""
+            for line in stream.iter_lines():
+                if line.startswith("event:"):
+                    kind = line.partition(":")[2].strip()
+                elif line.startswith("data:") and kind != "end":
+                    event = json.loads(line.partition(":")[2])
+                    event.pop("runId", None)
+                    events.append(event)
+    if not events or any(e["type"] == "error" for e in events):
+        sys.exit(f"the captured nyla run did not succeed: {events}")
+    return events
 
 
-def start_server(url: str, port: int, log: Path) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "NYLA_DATABASE_URL": url,
-        "NYLA_DEMO_MODEL_DELAY": "0",
-        "NYLA_EMBEDDING_MODEL": "local:hash-384",
-    }
-    proc = subprocess.Popen(
-        [str(NYLA), "serve", "--demo-model", "--port", str(port)],
-        env=env,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
+def warm_up(side: dict[str, Any], times: int = 10) -> None:
+    headers = {**HEADERS, "Authorization": f"Bearer {side['token']}"}
+    with httpx.Client(base_url=side["base"], headers=headers, timeout=60) as http:
+        for _ in range(times):
+            http.get("/api/me").raise_for_status()
+            run = http.post("/api/runs", json={"prompt": "warm-up"})
+            with http.stream("GET", run.raise_for_status().json()["eventsUrl"]) as stream:
+                for _line in stream.iter_lines():
+                    pass
+
+
+def ratios(summaries: dict[tuple[str, str], dict]) -> dict[str, dict[str, float | None]]:
+    """nyla / bare for each figure of each scenario."""
+    out: dict[str, dict[str, float | None]] = {}
+    for scenario in dict.fromkeys(c for _, c in summaries):
+        n, b = summaries["nyla", scenario], summaries["bare", scenario]
+
+        def ratio(x: float | None, y: float | None) -> float | None:
+            return x / y if x is not None and y else None
+
+        out[scenario] = {
+            "perSecond": ratio(n["perSecond"], b["perSecond"]),
+            "p50Ms": ratio(n["p50Ms"], b["p50Ms"]),
+            "p95Ms": ratio(n["p95Ms"], b["p95Ms"]),
+            "ttfeP50Ms": ratio(n["ttfeP50Ms"], b["ttfeP50Ms"]),
+            "ttfeP95Ms": ratio(n["ttfeP95Ms"], b["ttfeP95Ms"]),
+            "serverCpuPer1000": ratio(
+                n["cpuSecondsPer1000"]["server"], b["cpuSecondsPer1000"]["server"]
+            ),
+        }
+    return out
+
+
+def report(result: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    def num(value: float | None, fmt: str = ".1f") -> str:
+        return "-" if value is None or value != value else format(value, fmt)
+
+    console = Console(width=170)
+    load = result["load"]
+    console.print(f"machine: {result['machine']['summary']}")
+    console.print(
+        f"load: {load['clients']} concurrent clients from {load['clientProcs']} client "
+        f"process(es) (httpx.AsyncClient, pool = its share of the clients), {load['seconds']:g} s "
+        f"per window after a {load['warmup']:g} s ramp, {load['rounds']} rounds alternating "
+        f"nyla / bare; SSE events: {load['eventsPerRun']} per run"
     )
-    for _ in range(300):
-        if proc.poll() is not None:
-            sys.exit(f"nyla serve exited:\n{log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    sys.exit("nyla serve did not start")
-
-
-def report(results: list[dict]) -> None:
-    print(
-        "\n| clients | requests | wall s | req/s | errors | run p50/p95 ms | search p50/p95 ms "
-        "| inventory p50/p95 ms |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in results:
-        cells = [
-            f"{pct(r['out'][k], 0.5):.0f} / {pct(r['out'][k], 0.95):.0f}"
-            for k in ("run", "search", "inventory")
-        ]
-        print(
-            f"| {r['clients']} | {r['done']} | {r['wall']:.1f} | {r['done'] / r['wall']:.1f} "
-            f"| {r['errors']} | " + " | ".join(cells) + " |"
+    table = Table(title="nyla serve vs a bare FastAPI app, loopback HTTP, one uvicorn process each")
+    columns = ["scenario", "server", "per s", "by round", "p50 ms", "p95 ms", "TTFE p50 ms"]
+    columns += ["TTFE p95 ms", "errors", "server CPU s/1000", "PG CPU s/1000 ≥", "server CPU/s"]
+    columns += ["client CPU/s", "PG conns opened/s"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("scenario", "server") else "right")
+    for s in result["results"]:
+        table.add_row(
+            "GET /api/me" if s["scenario"] == "me" else "run + SSE*",
+            s["side"],
+            num(s["perSecond"]),
+            " ".join(num(x, ".0f") for x in s["perSecondByRound"]),
+            num(s["p50Ms"]),
+            num(s["p95Ms"]),
+            num(s["ttfeP50Ms"]),
+            num(s["ttfeP95Ms"]),
+            str(s["errors"]),
+            num(s["cpuSecondsPer1000"]["server"], ".2f"),
+            num(s["cpuSecondsPer1000"]["database"], ".2f"),
+            num(s["serverCpuShare"], ".2f"),
+            num(s["clientCpuShare"], ".2f"),
+            num(s["pgBackendsOpenedPerSecond"], ".1f") if s["side"] == "nyla" else "-",
         )
-    for r in results:
-        for sample in r["samples"]:
-            print(f"  error at {r['clients']} clients: {sample}")
+    for scenario, r in result["ratios"].items():
+        table.add_row(
+            "GET /api/me" if scenario == "me" else "run + SSE*",
+            "nyla / bare",
+            num(r["perSecond"], ".2f"),
+            "",
+            num(r["p50Ms"], ".2f"),
+            num(r["p95Ms"], ".2f"),
+            num(r["ttfeP50Ms"], ".2f"),
+            num(r["ttfeP95Ms"], ".2f"),
+            "",
+            num(r["serverCpuPer1000"], ".2f"),
+            "",
+            "",
+            "",
+            "",
+        )
+    console.print(table)
+    console.print(f"* {result['fixture']}")
+    for s in result["results"]:
+        for sample in s["errorSamples"]:
+            console.print(f"  error ({s['side']}, {s['scenario']}): {sample}")
+    console.print(f"machine after: {result['machine']['after']}")
+
+
+def machine() -> str:
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{os.cpu_count()} cores, load {load} (1/5/15 min), Python {sys.version.split()[0]}"
+
+
+def measure(args: argparse.Namespace, sides: dict[str, dict[str, Any]], pg: Any) -> dict:
+    """Every round: each scenario on both servers, the order alternating."""
+    windows: dict[tuple[str, str], list[dict]] = {(s, c): [] for s in SIDES for c in args.scenario}
+    for r in range(args.rounds):
+        for scenario in args.scenario:
+            for side in SIDES if r % 2 == 0 else SIDES[::-1]:
+                w = window(sides[side], scenario, args, pg)
+                windows[side, scenario].append(w)
+                print(
+                    f"round {r + 1} {scenario:>3} {side:>4}: {len(w['latencies']) / args.seconds:8.1f}"
+                    f"/s, {len(w['errors'])} errors, server CPU {w['cpu']['server']:.1f} s, "
+                    f"clients {w['cpu']['clients']:.1f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                time.sleep(1.0)
+    return {k: summarise(k[0], k[1], v, args.seconds) for k, v in windows.items()}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    import psycopg
+
+    schema = f"bench_host_{uuid.uuid4().hex[:8]}"
+    app_name = f"nyla-{schema}"
+    workdir = Path(tempfile.mkdtemp(prefix="nyla-bench-host-"))
+    url, token = asyncio.run(prepare(schema))
+    sep = "&" if "?" in url else "?"
+    procs: list[subprocess.Popen[bytes]] = []
+    before = machine()
+    try:
+        nyla = start_nyla(
+            f"{url}{sep}application_name={app_name}",
+            schema,
+            args.port,
+            args.word_delay,
+            workdir / "nyla.log",
+        )
+        procs.append(nyla)
+        nyla_base = f"http://127.0.0.1:{args.port}"
+        events = capture_events(nyla_base, token)
+        spec = workdir / "bare.json"
+        spec.write_text(json.dumps({"token": token, "events": events, "delay": args.word_delay}))
+        bare = start_bare(args.port + 1, spec, workdir / "bare.log")
+        procs.append(bare)
+        sides = {
+            "nyla": {"base": nyla_base, "token": token, "pid": nyla.pid, "appName": app_name},
+            "bare": {
+                "base": f"http://127.0.0.1:{args.port + 1}",
+                "token": token,
+                "pid": bare.pid,
+                "appName": None,
+            },
+        }
+        for side in sides.values():
+            warm_up(side)
+        with psycopg.connect(
+            url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True
+        ) as pg:
+            summaries = measure(args, sides, pg)
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(30)
+        asyncio.run(drop(url, schema))
+    return {
+        "machine": {"cores": os.cpu_count(), "summary": before, "after": machine()},
+        "load": {
+            "clients": args.clients,
+            "clientProcs": args.client_procs,
+            "seconds": args.seconds,
+            "warmup": args.warmup,
+            "rounds": args.rounds,
+            "wordDelayS": args.word_delay,
+            "eventsPerRun": len(events),
+        },
+        "fixture": (
+            "run + SSE measures a FIXTURE: nyla's scripted demo:echo model (word delay "
+            f"{args.word_delay:g} s), so it is the host's and the kernel's cost of a run, not a "
+            "model's; the bare app replays the same events from a background task"
+        ),
+        "results": list(summaries.values()),
+        "ratios": ratios(summaries),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", default="10,50,200")
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--client-procs", type=int, default=1, help="client processes")
+    parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per window")
+    parser.add_argument("--warmup", type=float, default=1.0, help="ramp before each window")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument(
+        "--scenario", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="default: both"
+    )
+    parser.add_argument("--word-delay", type=float, default=0.0, help="demo model, seconds")
+    parser.add_argument("--port", type=int, default=8765, help="nyla's; the bare app's is +1")
+    parser.add_argument("--json", metavar="PATH", help="write the results as JSON ('-': stdout)")
+    parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--spec", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--client-job", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    import tempfile
-
-    schema = f"bench_{uuid.uuid4().hex[:8]}"
-    workdir = Path(tempfile.mkdtemp(prefix="nyla-bench-host-"))
-    url, token = asyncio.run(prepare(schema, workdir))
-    proc = start_server(url, args.port, workdir / "serve.log")
-    try:
-        base = f"http://127.0.0.1:{args.port}"
-        results = []
-        for clients in (int(c) for c in args.clients.split(",")):
-            result = asyncio.run(level(base, token, clients, args.rounds))
-            print(
-                f"{clients} clients: {result['done']} requests in {result['wall']:.1f} s, "
-                f"{result['errors']} errors",
-                flush=True,
-            )
-            results.append(result)
-        report(results)
-    finally:
-        proc.terminate()
-        proc.wait(20)
-        asyncio.run(drop(schema))
-
-
-async def drop(schema: str) -> None:
-    from nyla import Database
-
-    db = Database(schema=schema)
-    await db.drop_schema()
-    await db.dispose()
+    if args.serve_bare:
+        serve_bare(args.serve_bare, args.spec)
+        return
+    if args.client_job:
+        print(json.dumps(asyncio.run(load(json.loads(args.client_job)))))
+        return
+    if args.clients < args.client_procs or args.client_procs < 1 or args.rounds < 1:
+        parser.error("need at least one client per client process and at least one round")
+    result = run(args)
+    if args.json == "-":
+        print(json.dumps(result, indent=2))
+        return
+    report(result)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2))
+        print(f"written {args.json}")
 
 
 if __name__ == "__main__":
