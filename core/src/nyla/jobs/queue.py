@@ -6,7 +6,9 @@ task ``nyla.sync`` deferred with ``queueing_lock`` *and* ``lock`` = ``sync:<data
 most one sync of a data source waits in the queue, and at most one runs at a time, whichever
 worker takes it. Transient vendor failures are retried by procrastinate's retry strategy;
 cancelling aborts the procrastinate job (``cancel_job_by_id(abort=True)``) and the nyla job row,
-which the walker checks between items. The nyla job row (progress, heartbeat, result) is the
+which the walker checks between items. The periodic task ``nyla.resync`` runs the re-sync
+scheduler's tick once a minute in one of the workers (:mod:`nyla.walkers.schedule`: it
+defers the syncs that are due). The nyla job row (progress, heartbeat, result) is the
 same as with the in-process runner, so status, inventory and the zombie killer see both alike.
 """
 
@@ -27,6 +29,9 @@ log = logging.getLogger(__name__)
 QUEUE = "sync"
 TASK = "nyla.sync"
 MAX_ATTEMPTS = 3
+#: the periodic task that defers the due syncs of every enabled source (the scheduler's tick)
+RESYNC_TASK = "nyla.resync"
+RESYNC_CRON = "* * * * *"
 
 
 def _conninfo(url: str) -> str:
@@ -86,9 +91,18 @@ class ProcrastinateRunner:
 
         @app.task(name=TASK, queue=QUEUE, pass_context=True, retry=retry)
         async def sync_task(
-            context: Any, data_source_id: str, job_id: str, limits: Any = None
+            context: Any,
+            data_source_id: str,
+            job_id: str,
+            limits: Any = None,
+            first_slice: int | None = None,
         ) -> Any:
-            return await self._work(context, data_source_id, job_id, limits)
+            return await self._work(context, data_source_id, job_id, limits, first_slice)
+
+        @app.periodic(cron=RESYNC_CRON, periodic_id=RESYNC_TASK)
+        @app.task(name=RESYNC_TASK, queue=QUEUE, queueing_lock=RESYNC_TASK)
+        async def resync_task(timestamp: int) -> int:
+            return len(await self.kernel.sync.scheduler.tick())
 
         return app
 
@@ -99,8 +113,11 @@ class ProcrastinateRunner:
             await _apply_schema(self.app)
             self.app._nyla_open = True
 
-    async def defer_sync(self, ds_id: str, *, limits: Any = None, **fields: Any) -> str:
-        """Queue a sync of a data source; returns the nyla job id (the one already queued
+    async def defer_sync(
+        self, ds_id: str, *, limits: Any = None, first_slice: int | None = None, **fields: Any
+    ) -> str:
+        """Queue a sync of a data source (with ``first_slice``: that many items first, then
+        the whole source, in the same job); returns the nyla job id (the one already queued
         when there is one: ``queueing_lock``)."""
         from procrastinate.exceptions import AlreadyEnqueued
 
@@ -113,7 +130,12 @@ class ProcrastinateRunner:
             pq_id = (
                 await self.app.tasks[TASK]
                 .configure(queueing_lock=lock, lock=lock)
-                .defer_async(data_source_id=data_source_id, job_id=job_id, limits=limits)
+                .defer_async(
+                    data_source_id=data_source_id,
+                    job_id=job_id,
+                    limits=limits,
+                    first_slice=first_slice,
+                )
             )
         except AlreadyEnqueued:
             await self.store.finish(job_id, error="a sync of this data source is already queued")
@@ -123,7 +145,9 @@ class ProcrastinateRunner:
         await self.store.set_details(job_id, {"procrastinateJobId": pq_id})
         return job_id
 
-    async def _work(self, context: Any, data_source_id: str, job_id: str, limits: Any) -> Any:
+    async def _work(
+        self, context: Any, data_source_id: str, job_id: str, limits: Any, first_slice: Any
+    ) -> Any:
         """The task body in a worker: mark the nyla job as this worker's, beat, sync."""
         from datetime import UTC, datetime
 
@@ -132,9 +156,8 @@ class ProcrastinateRunner:
         try:
             await self.store.mark_running(job_id, this_worker())
             await self.store.set_details(job_id, {"pickedUpAt": datetime.now(UTC).isoformat()})
-            result = await self.kernel.sync.runner.sync(data_source_id, handle, limits=limits)
-            await self.store.set_details(
-                job_id, {"result": result.model_dump(mode="json", exclude={"skipped"})}
+            result = await self.kernel.sync.work(
+                data_source_id, handle, limits=limits, first_slice=first_slice
             )
             await self.store.finish(job_id)
             return result.items_indexed

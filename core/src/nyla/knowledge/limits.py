@@ -5,9 +5,10 @@ source stores in ``settings["ragLimits"]`` (camelCase keys, bytes in bytes). The
 inheritance, no resolver and no override layer: what the settings hold is exactly what a
 walker reads.
 
-- :func:`get_stored_overrides` returns ONLY the explicitly set overrides; a walker merges them
-  onto the ``limits=`` its caller supplied (a test override still wins where nothing is set).
-- :func:`get_rag_limits` merges the overrides onto the central defaults (API and cost path).
+- :func:`get_stored_overrides` returns ONLY the explicitly set overrides.
+- :func:`get_rag_limits` merges the overrides onto the central defaults: what every sync
+  reads at its start (a caller's ``limits=`` may only narrow them, e.g. a first slice), the
+  API and the cost estimate.
 
 Every limit is a whole number in a range its pydantic model (:class:`FilesLimits`,
 :class:`ClickupLimits`) states with ``ge``/``le``: an update outside it is refused by name
@@ -45,7 +46,10 @@ class FilesLimits(_Limits):
     """Limits of file-like sources (local folders, WebDAV, SharePoint/OneDrive, Drive)."""
 
     max_bytes: int = Field(
-        default=500 * MB, ge=1, le=1024 * GB, description="bytes indexed per sync (up to 1 TiB)"
+        default=500 * MB,
+        ge=1,
+        le=1024 * GB,
+        description="bytes of the source indexed, unchanged files included (up to 1 TiB)",
     )
     max_file_size: int = Field(
         default=25 * MB,
@@ -54,7 +58,10 @@ class FilesLimits(_Limits):
         description="bytes of one file; larger ones are skipped (up to 2 GiB: held in memory)",
     )
     max_items: int = Field(
-        default=5000, ge=1, le=10_000_000, description="files indexed per sync (up to 10 million)"
+        default=5000,
+        ge=1,
+        le=10_000_000,
+        description="files of the source indexed (up to 10 million)",
     )
     max_depth: int = Field(
         default=10, ge=1, le=256, description="folder levels walked below the source (up to 256)"
@@ -65,7 +72,10 @@ class ClickupLimits(_Limits):
     """Limits of ClickUp sources."""
 
     max_tasks: int = Field(
-        default=2000, ge=1, le=1_000_000, description="tasks indexed per sync (up to 1 million)"
+        default=2000,
+        ge=1,
+        le=1_000_000,
+        description="tasks of the source indexed (up to 1 million)",
     )
     max_workspaces: int = Field(
         default=5, ge=1, le=1000, description="workspaces walked (up to 1000)"

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy import func, select
+
 from nyla.db import Database
+from nyla.errors import NylaError
 from nyla.knowledge.consent import NotFoundError, PermissionDeniedError, audit
-from nyla.knowledge.cost import estimate_cost
+from nyla.knowledge.cost import Held, estimate_cost
 from nyla.knowledge.limits import (
     LimitKind,
     get_rag_limits,
@@ -18,11 +21,12 @@ from nyla.knowledge.limits import (
     merge_settings_patch,
 )
 from nyla.knowledge.settings import KnowledgeSettings
-from nyla.knowledge.tables import DataSource, UserConnection
+from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec
 from nyla.models.files import Scope
 from nyla.models.knowledge import CostEstimate
+from nyla.walkers.tables import SyncState
 
 
 class SourceSettings:
@@ -54,7 +58,7 @@ class SourceSettings:
             return limit_ranges(kind)
 
     async def get_stored_overrides(self, data_source_id: str) -> dict[str, int]:
-        """Only the explicitly stored overrides (walkers merge them onto their ``limits=``)."""
+        """Only the explicitly stored overrides (without the central defaults)."""
         async with self.db.session() as s:
             ds, kind = await self._data_source(s, data_source_id)
             return get_stored_overrides(ds, kind)
@@ -89,17 +93,39 @@ class SourceSettings:
             return dict(ds.settings)
 
     async def estimate_cost(self, data_source_id: str) -> CostEstimate:
-        """Indicative CHF for a full sync with the current limits. Priced with the configured
-        embedding model when one is set and priced, else ``text-embedding-3-small``."""
+        """Indicative CHF for a full sync: sized by what the source holds when its last
+        sync read all of it (else by its limits), priced by the embedding model the store
+        will use (:meth:`embedding_spec`; a free local model costs 0)."""
         async with self.db.session() as s:
             ds, kind = await self._data_source(s, data_source_id)
+            held = await _held(s, data_source_id)
         price = model = None
-        if self.settings.embedding_model:
-            try:
-                spec = self.embedding_spec(None)
-                price, model = spec.price_input_chf_per_mtok, spec.id
-            except Exception:
-                price = None
+        try:
+            spec = self.embedding_spec(None)
+            price, model = spec.price_input_chf_per_mtok, spec.id
+        except NylaError:  # no embedding model available now: the default price stands in
+            price = None
         return estimate_cost(
-            ds, kind, source_id=data_source_id, price_chf_per_mtok=price, price_model=model
+            ds, kind, source_id=data_source_id, price_chf_per_mtok=price, price_model=model,
+            held=held,
+        )  # fmt: skip
+
+
+async def _held(session: Any, data_source_id: str) -> Held:
+    """What the data source's syncs indexed, and whether the last one read all of it."""
+    items, size, tokens = (
+        await session.execute(
+            select(
+                func.count(),
+                func.coalesce(func.sum(FileContentIndex.size), 0),
+                func.coalesce(func.sum(FileContentIndex.token_count), 0),
+            ).where(
+                FileContentIndex.data_source_id == data_source_id,
+                FileContentIndex.status == "indexed",
+            )
         )
+    ).one()
+    state = await session.get(SyncState, data_source_id)
+    last = (state.last_result if state else None) or {}
+    complete = bool(last) and not last.get("stoppedAtLimit") and not last.get("cancelled")
+    return Held(items=int(items), bytes=int(size), tokens=int(tokens), complete=complete)

@@ -9,13 +9,14 @@ from pydantic import Field
 from sqlalchemy import select
 
 from nyla.knowledge.policy import effective_policy
-from nyla.knowledge.tables import DataSource
+from nyla.knowledge.tables import DataSource, UserConnection
 from nyla.models.base import WireModel
 
 
 class DataSourceView(WireModel):
     """A tree element of a connection: its explicit policy values (``None`` = inherited)
-    and the effective ``rag_index_enabled`` the policy resolver gives it."""
+    and the effective ``rag_index_enabled``: what the policy resolver gives it, and off
+    whenever its connection's knowledge consent is off."""
 
     id: str
     connection_id: str
@@ -31,7 +32,7 @@ class DataSourceView(WireModel):
     settings: dict[str, Any] = Field(default_factory=dict)
 
 
-def _source(row: DataSource, siblings: list[DataSource]) -> DataSourceView:
+def _source(row: DataSource, siblings: list[DataSource], consent: bool) -> DataSourceView:
     return DataSourceView(
         id=row.id,
         connection_id=row.connection_id,
@@ -41,7 +42,8 @@ def _source(row: DataSource, siblings: list[DataSource]) -> DataSourceView:
         mandate_id=row.mandate_id,
         scope=row.scope,
         rag_index_enabled=row.rag_index_enabled,
-        rag_index_effective=bool(effective_policy(siblings, row.path, "rag_index_enabled").value),
+        rag_index_effective=consent
+        and bool(effective_policy(siblings, row.path, "rag_index_enabled").value),
         neutralize=row.neutralize,
         last_indexed=row.last_indexed,
         settings=dict(row.settings or {}),
@@ -53,7 +55,16 @@ async def list_data_sources(db: Any, connection_id: str) -> list[DataSourceView]
     query = select(DataSource).where(DataSource.connection_id == connection_id)
     async with db.session() as s:
         rows = list((await s.execute(query.order_by(DataSource.path))).scalars())
-    return [_source(r, rows) for r in rows]
+        consent = await _consent(s, connection_id)
+    return [_source(r, rows, consent) for r in rows]
+
+
+async def _consent(session: Any, connection_id: str) -> bool:
+    """Whether the connection exists with its knowledge ingestion consent on."""
+    query = select(UserConnection.knowledge_ingestion_enabled).where(
+        UserConnection.id == connection_id
+    )
+    return bool((await session.execute(query)).scalar())
 
 
 async def get_data_source(db: Any, data_source_id: str) -> DataSourceView | None:
@@ -69,4 +80,5 @@ async def get_data_source(db: Any, data_source_id: str) -> DataSourceView | None
                 )
             ).scalars()
         )
-    return _source(row, siblings)
+        consent = await _consent(s, row.connection_id)
+    return _source(row, siblings, consent)

@@ -163,14 +163,20 @@ class PageWorker:
             plan.limit = "max_items" if "max_items" in limits else "max_tasks"
             return None
         self.counted += 1
+        room = limits.get("max_bytes", 1 << 62) - self.bytes
         if known is not None and known.indexed and known.item_hash == digest:
+            # what stays indexed counts against max_bytes as against max_items: the limits
+            # cap what a source holds in the index, so syncs on a schedule never creep past
+            if item.size is not None and item.size > room:
+                plan.limit = "max_bytes"
+                return None
+            self.bytes += item.size or 0
             result.items_unchanged += 1
             plan.mark(item, digest, known.content_hash, self.file_id(item))
             return None
         max_file = limits.get("max_file_size")
         if max_file is not None and item.size is not None and item.size > max_file:
             return self._skip(item, f"larger than max_file_size ({item.size} bytes)", plan, result)
-        room = limits.get("max_bytes", 1 << 62) - self.bytes
         if item.size is not None and item.size > room:
             plan.limit = "max_bytes"
             return None

@@ -2,8 +2,9 @@
 
 1. Join the same sync of the data source if this runner already runs it; else take the data
    source's sync lock (:mod:`nyla.walkers.lock`), waiting while another process syncs it.
-2. Load the data source, its sync state and limits (central defaults, the source's
-   ``ragLimits`` and the caller's overrides); check consent.
+2. Load the data source, its sync state and limits (central defaults and the source's
+   ``ragLimits`` as stored now, which the caller's ``limits=`` may only narrow: a first
+   slice, ``--max-items``); check consent.
 3. Open the connection and iterate ``adapter.sync`` from the stored checkpoint (an expired
    cursor restarts as a full listing).
 4. Per page: prepare its items (:mod:`nyla.walkers.items`), then commit chunks, seen items,
@@ -196,7 +197,7 @@ class WalkerRunner:
             result.errors.append("RAG indexing is off for this data source or its connection")
             return result
         walker = self.walker_for(source.connection.service)
-        merged = {**get_rag_limits(source.ds, walker.limit_kind), **(limits or {})}
+        merged = narrowed(get_rag_limits(source.ds, walker.limit_kind), limits)
         async with self.kernel.connections.open(source.ds.connection_id, user_id=None) as session:
             session.limits = merged
             worker = PageWorker(self, source, session, handle, merged, walker)
@@ -319,6 +320,15 @@ class WalkerRunner:
                     last_result=result.model_dump(mode="json", by_alias=True, exclude={"skipped"})
                 )
             )
+
+
+def narrowed(stored: dict[str, int], caller: dict[str, int] | None) -> dict[str, int]:
+    """The limits of one sync: the stored ones, each lowered to the caller's where it names
+    a smaller one (a limit the source's kind lacks is taken as given)."""
+    merged = dict(stored)
+    for name, value in (caller or {}).items():
+        merged[name] = min(value, merged.get(name, value))
+    return merged
 
 
 def _state_after(

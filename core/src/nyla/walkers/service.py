@@ -1,19 +1,26 @@
 """``kernel.sync``: syncs of data sources as jobs — start, wait, status, stop — and the
-consent switches that start or stop them. Hosts and the CLI use these service methods."""
+consent switches that start or stop them. Hosts and the CLI use these service methods.
+
+Switching indexing on starts one job in two passes: a first slice of
+:data:`FIRST_SYNC_ITEMS` items (committed page by page, so search finds them at once), then
+the whole source within its stored limits. The scheduler (:mod:`nyla.walkers.schedule`)
+re-syncs every enabled source after that."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import CursorResult, select, update
+from sqlalchemy import func, select
 
 from nyla.jobs.store import shown_status
 from nyla.jobs.tables import Job
 from nyla.knowledge.consent import NotFoundError, PermissionDeniedError
-from nyla.knowledge.tables import DataSource
+from nyla.knowledge.tables import DataSource, FileContentIndex
 from nyla.models.datasource import WalkResult
 from nyla.models.knowledge import PurgeResult
 from nyla.walkers.runner import WalkerRunner
+from nyla.walkers.schedule import ResyncScheduler
 from nyla.walkers.tables import SyncState
 
 if TYPE_CHECKING:
@@ -31,6 +38,15 @@ class SyncService:
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self.runner = WalkerRunner(kernel)
+        self._scheduler: ResyncScheduler | None = None
+
+    @property
+    def scheduler(self) -> ResyncScheduler:
+        """The re-sync schedule of every enabled source (built on first use: it reads
+        ``NYLA_RESYNC_INTERVAL``)."""
+        if self._scheduler is None:
+            self._scheduler = ResyncScheduler(self.kernel)
+        return self._scheduler
 
     async def _source(self, ds_id: str, user_id: str | None) -> DataSource:
         async with self.kernel.db.session() as s:
@@ -75,24 +91,53 @@ class SyncService:
         return await self.kernel.jobs.run(SYNC_KIND, job, **fields)
 
     async def start(
-        self, ds_id: str, *, user_id: str | None, limits: dict[str, int] | None = None
+        self,
+        ds_id: str,
+        *,
+        user_id: str | None,
+        limits: dict[str, int] | None = None,
+        first_slice: int | None = None,
     ) -> str:
-        """Start a sync in the background; returns the job id."""
+        """Start a sync in the background; returns the job id. With ``first_slice`` the job
+        syncs that many items first, then the whole source (:meth:`work`)."""
         fields = await self._job_fields(ds_id, user_id)
         if self.kernel.jobs_backend == "procrastinate":
             queue = cast("ProcrastinateRunner", self.kernel.jobs)
-            return await queue.defer_sync(ds_id, limits=limits, **fields)
+            return await queue.defer_sync(ds_id, limits=limits, first_slice=first_slice, **fields)
 
         async def job(handle: Any) -> WalkResult:
-            return await self.runner.sync(ds_id, handle, limits=limits)
+            return await self.work(ds_id, handle, limits=limits, first_slice=first_slice)
 
         return await self.kernel.jobs.submit(SYNC_KIND, job, **fields)
+
+    async def work(
+        self,
+        ds_id: str,
+        handle: Any,
+        *,
+        limits: dict[str, int] | None = None,
+        first_slice: int | None = None,
+    ) -> WalkResult:
+        """The body of a sync job, on either backend: the first slice when asked for, then
+        the source within its limits as stored when that pass begins (the caller's
+        ``limits`` only narrow them). The last pass's result goes into the job's details."""
+        if first_slice is not None:
+            capped = {**(limits or {}), "max_items": first_slice}
+            first = await self.runner.sync(ds_id, _Pass(handle, "first items"), limits=capped)
+            await handle.details(firstSlice=_summary(first))
+            if not first.stopped_at_limit or first.cancelled or await handle.is_cancelled():
+                await handle.details(result=_summary(first))
+                return first
+        result = await self.runner.sync(ds_id, _Pass(handle, "whole source"), limits=limits)
+        await handle.details(result=_summary(result))
+        return result
 
     async def stop(
         self, *, user_id: str, data_source_id: str | None = None, connection_id: str | None = None
     ) -> int:
-        """Cancel running syncs of a data source or a whole connection; returns how many."""
-        query = update(Job).where(Job.status.in_(("running", "queued")), Job.user_id == user_id)
+        """Cancel the queued and running syncs of a data source or a whole connection (a
+        queued procrastinate job is aborted too); returns how many."""
+        query = select(Job.id).where(Job.status.in_(("running", "queued")), Job.user_id == user_id)
         if data_source_id:
             query = query.where(Job.data_source_id == data_source_id)
         elif connection_id:
@@ -100,8 +145,11 @@ class SyncService:
         else:
             raise ValueError("name a data source or a connection to stop")
         async with self.kernel.db.session() as s:
-            result = await s.execute(query.values(status="cancelled"))
-        return int(cast("CursorResult[Any]", result).rowcount or 0)
+            job_ids = list((await s.execute(query)).scalars())
+        cancelled = 0
+        for job_id in job_ids:
+            cancelled += bool(await self.kernel.jobs.cancel(job_id))
+        return cancelled
 
     async def status(self, *, user_id: str) -> list[dict[str, Any]]:
         """Per data source of the user: indexing on/off, last result, limit stop, running job
@@ -127,15 +175,58 @@ class SyncService:
             }
         return [_status_row(ds, state, jobs.get(ds.id)) for ds, state in rows]
 
+    async def source_status(self, ds_id: str) -> dict[str, Any]:
+        """One data source's sync on the wire: the running (or queued) job with its
+        progress, the last result, how many of its files are indexed, when it last synced
+        and when the schedule syncs it next (``None`` while one runs or when it is off)."""
+        plans = await self.scheduler.plan(ds_id)
+        if not plans:
+            raise NotFoundError(f"no data source {ds_id}")
+        plan = plans[0]
+        async with self.kernel.db.session() as s:
+            state = await s.get(SyncState, ds_id)
+            indexed = await s.scalar(
+                select(func.count())
+                .select_from(FileContentIndex)
+                .where(
+                    FileContentIndex.data_source_id == ds_id, FileContentIndex.status == "indexed"
+                )
+            )
+        return {
+            "running": _running(plan.running),
+            "lastResult": (state.last_result if state else None) or None,
+            "indexedItems": int(indexed or 0),
+            "lastSyncAt": _iso(plan.last_sync_at),
+            "nextSyncAt": None if plan.running else _iso(plan.next_sync_at),
+        }
+
     async def set_indexing(self, ds_id: str, enabled: bool, *, user_id: str) -> PurgeResult:
-        """Switch RAG indexing of a data source: on starts a first small sync, off purges
-        (as consent does) and stops its running syncs."""
+        """Switch RAG indexing of a data source: on starts a sync (a first slice, then the
+        whole source), off purges (as consent does) and stops its running syncs."""
         result = await self.kernel.knowledge.set_rag_index_enabled(ds_id, enabled, actor=user_id)
         if enabled:
-            await self.start(ds_id, user_id=user_id, limits={"max_items": FIRST_SYNC_ITEMS})
+            await self.start(ds_id, user_id=user_id, first_slice=FIRST_SYNC_ITEMS)
         else:
             await self.stop(user_id=user_id, data_source_id=ds_id)
         return result
+
+
+class _Pass:
+    """A job handle whose progress messages name the pass of the job they come from."""
+
+    def __init__(self, handle: Any, name: str) -> None:
+        self._handle = handle
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._handle, attr)
+
+    async def progress(self, done: int, total: int | None = None, message: str = "") -> None:
+        await self._handle.progress(done, total, f"{self._name}: {message}" if message else "")
+
+
+def _summary(result: WalkResult) -> dict[str, Any]:
+    return result.model_dump(mode="json", exclude={"skipped"})
 
 
 def _status_row(ds: DataSource, state: SyncState | None, job: Job | None) -> dict[str, Any]:
@@ -151,12 +242,20 @@ def _status_row(ds: DataSource, state: SyncState | None, job: Job | None) -> dic
         "stoppedAtLimit": state.stopped_at_limit if state else None,
         "skipped": len(state.skipped) if state else 0,
         "lastResult": last,
-        "running": None
-        if job is None
-        else {
-            "jobId": job.id,
-            "status": shown_status(job),
-            "progress": job.progress,
-            "message": job.message,
-        },
+        "running": _running(job),
     }
+
+
+def _running(job: Job | None) -> dict[str, Any] | None:
+    if job is None:
+        return None
+    return {
+        "jobId": job.id,
+        "status": shown_status(job),
+        "progress": job.progress,
+        "message": job.message,
+    }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()

@@ -7,6 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query, Request
 
 from nyla import RunContext
+from nyla.sdk import config_value
+from nyla.sdk.connectors import describe_connector
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.state import host
@@ -51,17 +53,24 @@ async def toolboxes(request: Request, identity: Identity = Depends(need_user)) -
 
 @router.get("/connectors")
 async def connectors(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
-    """The services the installed connectors reach (what a connection can be made to)."""
+    """The services the installed connectors reach, with what a page needs to connect one:
+    a human label, how it signs in (``oauth``, ``token``, ``none``), whether its OAuth app is
+    configured, and its settings (JSON Schema and a list of fields)."""
     plugins = host(request).kernel.plugins
-    return {
-        "connectors": [
+    out = []
+    for service in sorted(plugins.connectors):
+        adapter = plugins.connectors[service]
+        oauth = getattr(adapter, "oauth", None)
+        client_id = getattr(oauth, "client_id_setting", "") if oauth else ""
+        out.append(
             {
                 "service": service,
+                **describe_connector(adapter),
                 "walker": any(service in w.services for w in plugins.walkers.values()),
+                "oauthConfigured": bool(client_id and config_value(client_id)),
             }
-            for service in sorted(plugins.connectors)
-        ]
-    }
+        )
+    return {"connectors": out}
 
 
 @router.get("/knowledge/search")
