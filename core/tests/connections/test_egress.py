@@ -17,6 +17,7 @@ from nyla.connections.egress import (
     refused_reason,
 )
 from nyla.connections.errors import ConnectorError
+from nyla.connections.settings import server_only_keys
 from nyla.kernel import Kernel
 from nyla.models.datasource import TokenGrant
 from nyla.plugins import PluginHost
@@ -146,7 +147,7 @@ async def test_no_installed_connector_reaches_an_inward_address(db, target):
     for service in services:
         adapter = kernel.plugins.connectors[service]
         url_settings = {"baseUrl", "caldavUrl", "url", "serverUrl"}
-        declared = set(getattr(adapter, "server_settings", ()))
+        declared = set(server_only_keys(adapter))
         settings = {key: target for key in url_settings | (declared - {"root"})}
         connection = await kernel.connections.add(
             service,

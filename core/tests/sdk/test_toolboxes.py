@@ -25,6 +25,7 @@ from nyla.sdk import (
 )
 from nyla.sdk.connectors import (
     BaseConnector,
+    ConnectorSettings,
     CursorExpiredError,
     Item,
     ItemPage,
@@ -40,11 +41,18 @@ from nyla.sdk.connectors import (
     VendorRateLimitError,
     VendorServerError,
     VendorTimeoutError,
+    setting,
 )
 from nyla.testing import add_connection
 
 ROOT = "/srv/nyla/probe-share"  # a server setting of the connection: never shown
 TOKEN = "tok-5f2a9c81e7"
+
+
+class ProbeSettings(ConnectorSettings):
+    """The probe's one setting: a folder on the server."""
+
+    root: str | None = setting(None, kind="folder", label="Folder", server_only=True)
 
 
 class Probe(BaseConnector):
@@ -53,7 +61,7 @@ class Probe(BaseConnector):
     service = "probe"
     label = "Probe Drive"
     base_url = "https://probe.example.com/api"
-    server_settings = frozenset({"root"})
+    settings = ProbeSettings
 
     def __init__(self) -> None:
         self.failure: ConnectorError | None = None

@@ -12,6 +12,7 @@ import pytest
 from cryptography.fernet import Fernet
 
 from nyla import Kernel, PluginHost
+from nyla.sdk.connectors import describe_connector
 
 INWARD = [
     "http://127.0.0.1:5432/",
@@ -73,7 +74,8 @@ async def test_no_user_makes_the_server_call_inward(client, token_for, state, ne
     assert {"msft", "google", "jira", "clickup", "infomaniak", "webdav"} <= set(services)
     statuses: dict[str, list[int]] = {}
     for service in services:
-        declared = set(getattr(state.kernel.plugins.connectors[service], "server_settings", ()))
+        adapter = state.kernel.plugins.connectors[service]
+        declared = {f["key"] for f in describe_connector(adapter)["fields"] if f["serverOnly"]}
         settings = {key: target for key in (*URL_KEYS, *(declared - {"root"}))}
         for who in (user, admin):
             made = await client.post(

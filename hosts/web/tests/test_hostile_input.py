@@ -115,8 +115,14 @@ async def test_an_unexpected_failure_is_a_json_500_without_internals(app, token_
 
 
 async def test_server_reaching_settings_need_a_sysadmin(state, client, token_for, monkeypatch):
+    from nyla.sdk.connectors import ConnectorSettings, setting
+
+    class Settings(ConnectorSettings):
+        root: str | None = setting(None, kind="folder", label="Folder", server_only=True)
+        note: str = setting("", kind="text", label="Note")
+
     connector = state.kernel.plugins.connectors["memfs"]
-    monkeypatch.setattr(type(connector), "server_settings", frozenset({"root"}), raising=False)
+    monkeypatch.setattr(type(connector), "settings", Settings)
     alice = await token_for("alice")
     refused = await client.post(
         "/api/connections",
@@ -128,7 +134,7 @@ async def test_server_reaching_settings_need_a_sysadmin(state, client, token_for
     assert (await client.get("/api/connections", headers=alice)).json()["connections"] == []
     # other settings of the same service stay the user's to set
     fine = await client.post(
-        "/api/connections", json={"service": "memfs", "settings": {"label": "x"}}, headers=alice
+        "/api/connections", json={"service": "memfs", "settings": {"note": "x"}}, headers=alice
     )
     assert fine.status_code == 201, fine.text
     admin = await token_for("root-user", role="sysadmin", mandate=None)

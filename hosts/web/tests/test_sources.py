@@ -267,17 +267,20 @@ async def test_oauth_sign_in_round_trip(db, make_kernel, provider, tmp_path, mon
         callback = urlparse(query["redirect_uri"][0]).path
         assert callback == "/api/connections/oauth/cloud/callback"
         forged = await client.get(callback, params={"state": "forged", "code": "c"})
-        assert forged.status_code == 400 and exchanged == []
+        assert forged.status_code == 303 and exchanged == []
+        assert forged.headers["location"].startswith("/#sources?oauthError=")
         done = await client.get(callback, params={"state": started["state"], "code": "code-7"})
-        assert done.status_code == 200, done.text
+        assert done.status_code == 303, done.text
         assert exchanged[0]["code"] == ["code-7"] and exchanged[0]["grant_type"] == [
             "authorization_code"
         ]
+        assert exchanged[0]["code_verifier"]  # PKCE (test_oauth_flow.py checks it end to end)
+        connected = parse_qs(urlparse(done.headers["location"]).fragment.partition("?")[2])
         listed = (await client.get("/api/connections", headers=headers)).json()["connections"]
-        assert [c["id"] for c in listed] == [done.json()["connectionId"]]
+        assert [c["id"] for c in listed] == connected["connected"]
         assert "at-1" not in str(listed)  # tokens stay in the encrypted store
         again = await client.get(callback, params={"state": started["state"], "code": "code-7"})
-        assert again.status_code == 400  # a state is used once
+        assert "oauthError=" in again.headers["location"]  # a state is used once
     await state.runs.aclose()
 
 

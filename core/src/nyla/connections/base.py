@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from nyla.connections.errors import CursorExpiredError, NotSupportedError
 from nyla.connections.http import HttpPolicy, VendorHttp
+from nyla.connections.settings import ConnectorSettings, server_only_keys
 from nyla.models.datasource import (
     CAPABILITIES,
     ConnectorContext,
@@ -32,7 +33,9 @@ class BaseConnector:
     (shown to the model in ``searchDataSource``'s description), ``base_url`` (the API root),
     ``oauth`` (token endpoints; enables refresh), ``http_policy`` (the vendor's limits),
     ``auth_modes`` (``device_code``, ``token``, ``password``, ``none``: how
-    ``nyla connections add`` signs in).
+    ``nyla connections add`` signs in), ``settings`` (the typed settings a connection takes,
+    see :mod:`nyla.connections.settings`), ``admin_consent`` (a directory admin may have to
+    consent for the whole organisation before a user can sign in).
     """
 
     service: ClassVar[str] = ""
@@ -42,12 +45,11 @@ class BaseConnector:
     oauth: ClassVar[OAuthConfig | None] = None
     http_policy: ClassVar[HttpPolicy] = HttpPolicy()
     auth_modes: ClassVar[tuple[str, ...]] = ("token",)
-    #: settings a connection of this service needs (``nyla connections add --setting k=v``)
-    settings_help: ClassVar[dict[str, str]] = {}
-    #: settings that point the server at a place of the caller's choosing — a folder on its
-    #: disk, a URL it will fetch (and send the connection's token to). A multi-user host takes
-    #: them only from its operator (``nyla serve``: a sysadmin), never from any signed-in user.
-    server_settings: ClassVar[frozenset[str]] = frozenset()
+    #: the settings a connection takes (``nyla connections add --setting k=v``); fields that
+    #: point the server somewhere are ``server_only`` (a multi-user host takes them only from
+    #: its operator)
+    settings: ClassVar[type[ConnectorSettings]] = ConnectorSettings
+    admin_consent: ClassVar[bool] = False
 
     async def search(
         self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None
@@ -101,11 +103,18 @@ class BaseConnector:
         tenant); ``oauth`` unless the connector's endpoints depend on the connection."""
         return self.oauth
 
+    def admin_consent_url(
+        self, settings: Mapping[str, Any], client_id: str, redirect_uri: str
+    ) -> str | None:
+        """Where a directory admin consents for the organisation, for connectors that
+        declare ``admin_consent`` (``None``: no such step)."""
+        return None
+
     def api_base(self, settings: Mapping[str, Any]) -> str | None:
         """The API root for a connection with ``settings``: its ``baseUrl`` where the
-        connector declares that as a server setting (only an operator sets those), else
+        connector declares that as a server-only setting (only an operator sets those), else
         ``base_url``. Undeclared URL settings are never read."""
-        own = settings.get("baseUrl") if "baseUrl" in self.server_settings else None
+        own = settings.get("baseUrl") if "baseUrl" in server_only_keys(self) else None
         return str(own) if own else self.base_url
 
     async def refresh_token(

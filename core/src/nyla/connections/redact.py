@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from nyla.connections.settings import server_only_keys
+
 #: what stands where a server path was
 HIDDEN = "<server path>"
 #: an absolute path of two parts or more (``/srv/share``, ``C:\\data\\x``) or a file URI, not
@@ -63,7 +65,7 @@ def server_values(adapter: Any, settings: dict[str, Any]) -> list[str]:
     """The values of a connection's server settings (e.g. localfs' ``root``) in every form a
     message may show them: as set, with ``~`` expanded, resolved."""
     values: list[str] = []
-    for key in getattr(adapter, "server_settings", ()) or ():
+    for key in server_only_keys(adapter):
         value = settings.get(key)
         if isinstance(value, str) and value:
             expanded = os.path.expanduser(value)

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from nyla.connections.authcode import AuthCodeFlow
 from nyla.connections.base import BaseConnector, api_base, capabilities
+from nyla.connections.connect import NewConnection, connect
 from nyla.connections.crypto import TokenCipher
 from nyla.connections.egress import (
     EgressPolicy,
@@ -98,6 +100,8 @@ class ConnectionService:
         self.limiter = limiter or Limiter(sleep=self.sleep)
         self.store = ConnectionStore(kernel.db, cipher or _cipher(kernel))
         self.tokens = TokenManager(kernel.db, self.store, self._refresh)
+        #: browser sign-ins (authorization code with PKCE)
+        self.sign_in = AuthCodeFlow(self)
 
     # ---- registry -----------------------------------------------------------------------
 
@@ -129,7 +133,8 @@ class ConnectionService:
         knowledge_ingestion_enabled: bool = True,
         connection_id: str | None = None,
     ) -> ConnectionInfo:
-        """Store a connection for an installed connector (hosts pass tokens in here)."""
+        """Store a connection for an installed connector as it is (a trusted kernel caller;
+        what a person asks for goes through :meth:`connect`)."""
         self.adapter(service)
         return await self.store.add(
             service=service,
@@ -142,6 +147,32 @@ class ConnectionService:
             knowledge_ingestion_enabled=knowledge_ingestion_enabled,
             connection_id=connection_id,
         )
+
+    async def connect(
+        self,
+        service: str,
+        *,
+        user_id: str,
+        mandate_id: str | None = None,
+        label: str = "",
+        account: str = "",
+        settings: dict[str, Any] | None = None,
+        grant: TokenGrant | None = None,
+        operator: bool = False,
+    ) -> ConnectionInfo:
+        """Make a connection as a person asks for one (the API, ``nyla connections add``):
+        settings validated against the connector's model (server-only ones only from an
+        ``operator``), the root listed with ``grant``'s token, and only then stored."""
+        new = NewConnection(
+            service=service,
+            user_id=user_id,
+            mandate_id=mandate_id,
+            label=label,
+            account=account,
+            settings=settings,
+            grant=grant,
+        )
+        return await connect(self, new, operator=operator)
 
     async def list(self, user_id: str) -> list[ConnectionInfo]:
         """The user's connections."""

@@ -33,6 +33,8 @@ from nyla.connections.mail import (
     MailQuery,
     mail_capabilities,
 )
+from nyla.connections.settings import ConnectorSettings, SettingKind, setting
+from nyla.connections.settings import describe as describe_connector
 from nyla.connections.tasks import (
     TASK_CAPABILITIES,
     TaskChange,
@@ -87,6 +89,7 @@ __all__ = [
     "ConnectorAdapter",
     "ConnectorContext",
     "ConnectorError",
+    "ConnectorSettings",
     "CursorExpiredError",
     "DeltaCheckpoint",
     "Download",
@@ -107,6 +110,7 @@ __all__ = [
     "OAuthConfig",
     "OutgoingMessage",
     "RateBudget",
+    "SettingKind",
     "SinceCheckpoint",
     "Stamp",
     "SyncPage",
@@ -133,6 +137,7 @@ __all__ = [
     "confine_path",
     "confine_url",
     "connector_failure",
+    "describe_connector",
     "device_code_flow",
     "error_for_response",
     "grant_from_token_response",
@@ -143,6 +148,7 @@ __all__ = [
     "odata_pages",
     "pick_connection",
     "safe_segment",
+    "setting",
     "sync_pages",
     "task_capabilities",
     "token_pages",

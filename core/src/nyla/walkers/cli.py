@@ -79,7 +79,9 @@ def add_connection(
     service: str, settings: tuple[str, ...], label: str, account: str, token_stdin: bool,
     device_code: bool, user: str, as_json: bool,
 ) -> None:  # fmt: skip
-    """Connect SERVICE (see `nyla plugins list` for installed connectors)."""
+    """Connect SERVICE (see `nyla plugins list` for installed connectors): the settings are
+    checked against the connector's, and the connection is saved only when its root can be
+    listed."""
     from nyla.models.datasource import TokenGrant
 
     async def main() -> Any:
@@ -90,9 +92,10 @@ def add_connection(
                 grant = TokenGrant(access_token=sys.stdin.readline().strip())
             elif device_code:
                 grant = await _device_code(kernel, service, _settings(settings))
-            return await kernel.connections.add(
+            # the operator at the machine may set server-only settings (a folder, a URL)
+            return await kernel.connections.connect(
                 service, user_id=user, account=account, label=label, grant=grant,
-                settings=_settings(settings),
+                settings=_settings(settings), operator=True,
             )  # fmt: skip
         finally:
             await kernel.aclose()

@@ -5,35 +5,43 @@ one-time ``state`` ties it to the user who started it)."""
 
 from __future__ import annotations
 
-import secrets
-import time
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import RedirectResponse
 from pydantic import Field
 
-from nyla import NotFoundError, PermissionDeniedError, config_value, list_data_sources
-from nyla.sdk import WireModel
-from nyla.sdk.connectors import grant_from_token_response
+from nyla import NotFoundError, PermissionDeniedError, list_data_sources
+from nyla.sdk import NylaError, WireModel
+from nyla.sdk.connectors import TokenGrant
 from nyla_host.auth import need_user
 from nyla_host.connector_calls import connector_call
 from nyla_host.identity import Identity
 from nyla_host.state import host
 
 router = APIRouter(prefix="/api/connections", tags=["connections"])
-OAUTH_STATE_TTL_S = 600
 #: the longest browse path and cursor taken (a vendor's next-page link fits easily)
 MAX_PATH, MAX_CURSOR = 2000, 4096
 
 
 class NewConnection(WireModel):
     """``POST /api/connections``: a connection to an installed connector's service, with
-    the settings it needs (e.g. a folder for ``localfs``, ``baseUrl`` for self-hosted)."""
+    the settings its model declares (e.g. ``root`` for ``localfs``) and, for a service that
+    signs in with an API token, the ``token`` (stored encrypted)."""
 
     service: str = Field(min_length=1, max_length=64)
     label: str = Field(default="", max_length=200)
     account: str = Field(default="", max_length=200)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    token: str | None = Field(default=None, min_length=1, max_length=8192, repr=False)
+
+
+class SignIn(WireModel):
+    """``POST /api/connections/oauth/{service}/start``: the connection to make once the
+    browser comes back."""
+
+    label: str = Field(default="", max_length=200)
     settings: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -64,28 +72,18 @@ async def connections(request: Request, identity: Identity = Depends(need_user))
 async def add_connection(
     body: NewConnection, request: Request, identity: Identity = Depends(need_user)
 ) -> dict[str, Any]:
-    """Add a connection to an installed connector's service."""
-    kernel = host(request).kernel
-    services = sorted(kernel.plugins.connectors)
-    if body.service not in services:
-        raise HTTPException(400, f"unknown service {body.service!r}; installed: {services}")
-    reserved = sorted(
-        set(body.settings)
-        & getattr(kernel.plugins.connectors[body.service], "server_settings", set())
-    )
-    if reserved and not identity.is_sysadmin:
-        raise HTTPException(
-            403,
-            f"{', '.join(reserved)} of {body.service} points the server at a folder or URL of "
-            "the caller's choosing; only a sysadmin can set it",
-        )
-    connection = await kernel.connections.add(
+    """Add a connection: its settings are checked against the connector's model (400 naming
+    the setting; 403 for a server-only one from anyone but a sysadmin) and its root is
+    listed before it is stored (a 400 saying why, and nothing stored, when that fails)."""
+    connection = await host(request).kernel.connections.connect(
         body.service,
         user_id=identity.user_id,
         mandate_id=identity.mandate_id,
         account=body.account,
-        label=body.label or body.service,
+        label=body.label,
         settings=body.settings,
+        grant=TokenGrant(access_token=body.token) if body.token else None,
+        operator=identity.is_sysadmin,
     )
     return connection.to_wire()
 
@@ -175,66 +173,54 @@ async def knowledge_stop(
     return {"connectionId": connection_id, "cancelledJobs": cancelled}
 
 
-def _pending(request: Request) -> dict[str, tuple[str, str | None, str, float]]:
-    return host(request).services.setdefault("oauth_states", {})
-
-
-def _oauth(request: Request, service: str) -> Any:
-    adapter = host(request).kernel.plugins.connectors.get(service)
-    oauth = getattr(adapter, "oauth", None)
-    if oauth is None or not oauth.authorize_url:
-        raise HTTPException(400, f"service {service!r} does not sign in with OAuth")
-    client_id = config_value(oauth.client_id_setting) if oauth.client_id_setting else None
-    if not client_id:
-        raise HTTPException(400, f"{service}: set {oauth.client_id_setting} to the app's client id")
-    return oauth, client_id
-
-
 @router.post("/oauth/{service}/start")
 async def oauth_start(
-    service: str, request: Request, identity: Identity = Depends(need_user)
+    service: str,
+    request: Request,
+    body: SignIn | None = None,
+    identity: Identity = Depends(need_user),
 ) -> dict[str, Any]:
-    """Begin a connector's OAuth sign-in: the URL to send the browser to."""
-    oauth, client_id = _oauth(request, service)
-    state = secrets.token_urlsafe(24)
-    _pending(request)[state] = (identity.user_id, identity.mandate_id, service, time.monotonic())
-    query = {
-        "response_type": "code",
-        "client_id": client_id,
-        "redirect_uri": str(request.url_for("oauth_callback", service=service)),
-        "scope": " ".join(oauth.scopes),
-        "state": state,
-    }
-    return {"authorizeUrl": f"{oauth.authorize_url}?{urlencode(query)}", "state": state}
+    """Begin a connector's browser sign-in (authorization code with PKCE): the URL to send
+    the browser to, and for Microsoft the page where a directory admin consents."""
+    body = body or SignIn()
+    started = await host(request).kernel.connections.sign_in.start(
+        service,
+        user_id=identity.user_id,
+        mandate_id=identity.mandate_id,
+        label=body.label,
+        settings=body.settings,
+        redirect_uri=str(request.url_for("oauth_callback", service=service)),
+        operator=identity.is_sysadmin,
+    )
+    out = {"authorizeUrl": started.authorize_url, "state": started.state}
+    if started.admin_consent_url:
+        out["adminConsentUrl"] = started.admin_consent_url
+    return out
 
 
 @router.get("/oauth/{service}/callback", name="oauth_callback")
 async def oauth_callback(
-    service: str, request: Request, state: str = "", code: str = ""
-) -> dict[str, Any]:
-    """Where the provider sends the browser back (public; ``state`` proves who began it):
-    the code is exchanged for tokens, stored encrypted with a new connection."""
-    pending = _pending(request).pop(state, None)
-    if pending is None or pending[2] != service:
-        raise HTTPException(400, "unknown or used sign-in state; start the sign-in again")
-    user_id, mandate_id, _, started = pending
-    if time.monotonic() - started > OAUTH_STATE_TTL_S or not code:
-        raise HTTPException(400, "the sign-in expired or was refused; start it again")
-    oauth, client_id = _oauth(request, service)
-    form = {
-        "grant_type": "authorization_code",
-        "code": code,
-        "redirect_uri": str(request.url_for("oauth_callback", service=service)),
-        "client_id": client_id,
-    }
-    secret = config_value(oauth.client_secret_setting) if oauth.client_secret_setting else None
-    if secret:
-        form["client_secret"] = secret
-    connections = host(request).kernel.connections
-    async with connections.plain_http(service) as http:
-        response = await http.request("POST", oauth.token_url, data=form)
-    grant = grant_from_token_response(response.json())
-    connection = await connections.add(
-        service, user_id=user_id, mandate_id=mandate_id, label=service, grant=grant
-    )
-    return {"connectionId": connection.id, "service": service}
+    service: str,
+    request: Request,
+    state: str = Query(default="", max_length=256),
+    code: str = Query(default="", max_length=8192),
+    error: str = Query(default="", max_length=200),
+    error_description: str = Query(default="", max_length=500),
+    admin_consent: str = Query(default="", max_length=10),
+) -> RedirectResponse:
+    """Where the provider sends the browser back (public; the one-time ``state`` proves who
+    began it): the code and the PKCE verifier are exchanged for tokens, stored encrypted
+    with the new connection, and the browser goes back to the page (303) with the new
+    connection's id, or with what went wrong."""
+    if admin_consent.lower() == "true" and not code:
+        return RedirectResponse("/#sources?adminConsent=granted", status_code=303)
+    try:
+        connection = await host(request).kernel.connections.sign_in.finish(
+            service,
+            state=state,
+            code=code,
+            error=" ".join(filter(None, [error, error_description])),
+        )
+    except NylaError as exc:
+        return RedirectResponse(f"/#sources?{urlencode({'oauthError': str(exc)})}", 303)
+    return RedirectResponse(f"/#sources?{urlencode({'connected': connection.id})}", 303)

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from nyla.sdk.connectors import (
     ConnectorContext,
+    ConnectorSettings,
     Download,
     HttpPolicy,
     Item,
@@ -28,6 +29,7 @@ from nyla.sdk.connectors import (
     VendorBadRequestError,
     VendorNotFoundError,
     confine_path,
+    setting,
 )
 from nyla_connector_clickup import hierarchy, search, writes
 from nyla_connector_clickup.keyset import Keyset, keyset_page
@@ -64,6 +66,21 @@ class ClickUpCheckpoint(SinceCheckpoint):
     keyset: Keyset = Field(default_factory=Keyset)
 
 
+class ClickUpSettings(ConnectorSettings):
+    """A ClickUp connection: the time zone of its due dates; an operator may set the API
+    root."""
+
+    time_zone: str | None = setting(
+        None,
+        kind="text",
+        label="Time zone",
+        help="the time zone of due dates, e.g. Europe/Zurich (default: the ClickUp profile's)",
+    )
+    base_url: str | None = setting(
+        None, kind="url", label="API root", help=f"default {API}", server_only=True
+    )
+
+
 class ClickUpConnector(TaskConnector):
     """ClickUp with a personal token (``pk_...``) or an OAuth access token (ClickUp's OAuth
     tokens do not expire and come without a refresh token)."""
@@ -86,11 +103,7 @@ class ClickUpConnector(TaskConnector):
         auth_scheme="",
     )
     auth_modes: ClassVar[tuple[str, ...]] = ("token",)
-    settings_help: ClassVar[dict[str, str]] = {
-        "baseUrl": f"API root (default {API})",
-        "timeZone": "the user's time zone for due dates (default: the ClickUp profile's)",
-    }
-    server_settings: ClassVar[frozenset[str]] = frozenset({"baseUrl"})
+    settings: ClassVar[type[ConnectorSettings]] = ClickUpSettings
 
     def __init__(self) -> None:
         self._zones: dict[str, str] = {}

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from nyla.sdk.connectors import (
     ConnectorContext,
+    ConnectorSettings,
     Download,
     HttpPolicy,
     Item,
@@ -19,6 +20,7 @@ from nyla.sdk.connectors import (
     OutgoingMessage,
     SyncPage,
     VendorBadRequestError,
+    setting,
 )
 from nyla_connector_google import calendar, drive, gmail, gmail_sync
 from nyla_connector_google.paths import api, parse, split_id
@@ -34,6 +36,20 @@ QUERY_SYNTAX = (
     "drive the user reaches; `/calendar/<calendarId>` matches event text; `/contacts` names, "
     "addresses and phone numbers."
 )
+
+
+class GoogleSettings(ConnectorSettings):
+    """A Google connection needs nothing but its sign-in; an operator may route it through
+    a proxy."""
+
+    base_url: str | None = setting(
+        None,
+        kind="url",
+        label="API root",
+        help="one root serving every Google API below /gmail/v1, /drive/v3, /calendar/v3, "
+        "/people/v1 (a proxy; default: Google's own hosts)",
+        server_only=True,
+    )
 
 
 class GoogleConnector(MailConnector):
@@ -69,12 +85,7 @@ class GoogleConnector(MailConnector):
         rate_limit_reasons=frozenset({"rateLimitExceeded", "userRateLimitExceeded"}),
     )
     auth_modes: ClassVar[tuple[str, ...]] = ("device_code", "token")
-    settings_help: ClassVar[dict[str, str]] = {
-        "baseUrl": "one root serving every Google API below /gmail/v1, /drive/v3, "
-        "/calendar/v3, /people/v1 (a proxy; default: Google's own hosts)"
-    }
-    # a URL the server would send the connection's token to: only a sysadmin sets it
-    server_settings: ClassVar[frozenset[str]] = frozenset({"baseUrl"})
+    settings: ClassVar[type[ConnectorSettings]] = GoogleSettings
 
     # ---- the connector protocol ---------------------------------------------------------
 

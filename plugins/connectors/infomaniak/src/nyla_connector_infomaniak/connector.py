@@ -9,12 +9,14 @@ from typing import Any, ClassVar
 from nyla.sdk.connectors import (
     BaseConnector,
     ConnectorContext,
+    ConnectorSettings,
     Download,
     HttpPolicy,
     Item,
     ItemPage,
     SyncPage,
     VendorBadRequestError,
+    setting,
 )
 from nyla_connector_infomaniak import caldav, kdrive
 
@@ -29,6 +31,31 @@ def _surface(path: str) -> str:
     return head[0] if head else ""
 
 
+class InfomaniakSettings(ConnectorSettings):
+    """Which kDrive a connection reads and where its calendars are."""
+
+    drive_id: str | None = setting(
+        None,
+        kind="text",
+        label="kDrive id",
+        help="the number in the kDrive URL",
+        pattern=r"^[0-9]{1,20}$",
+    )
+    caldav_user: str | None = setting(
+        None,
+        kind="text",
+        label="CalDAV user",
+        help="the CalDAV user name (default: the connection's account)",
+    )
+    caldav_url: str | None = setting(
+        None,
+        kind="url",
+        label="CalDAV server",
+        help=f"the CalDAV server (default {caldav.DEFAULT_CALDAV})",
+        server_only=True,
+    )
+
+
 class InfomaniakConnector(BaseConnector):
     """Infomaniak: kDrive over REST, calendars over CalDAV."""
 
@@ -41,12 +68,7 @@ class InfomaniakConnector(BaseConnector):
         max_concurrency=4, rate_requests=60, rate_window_s=60, timeout_s=30
     )
     auth_modes: ClassVar[tuple[str, ...]] = ("token",)
-    settings_help: ClassVar[dict[str, str]] = {
-        "driveId": "the kDrive id (the number in the kDrive URL)",
-        "caldavUrl": f"the CalDAV server (default {caldav.DEFAULT_CALDAV})",
-        "caldavUser": "the CalDAV user name (default: the connection's account)",
-    }
-    server_settings: ClassVar[frozenset[str]] = frozenset({"caldavUrl"})
+    settings: ClassVar[type[ConnectorSettings]] = InfomaniakSettings
 
     async def search(
         self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from nyla.sdk.connectors import (
     ConnectorContext,
+    ConnectorSettings,
     Download,
     HttpPolicy,
     Item,
@@ -26,6 +27,7 @@ from nyla.sdk.connectors import (
     TaskQuery,
     VendorBadRequestError,
     confine_path,
+    setting,
     url_segment,
 )
 from nyla_connector_jira import issues, writes
@@ -51,6 +53,28 @@ class JiraCheckpoint(SinceCheckpoint):
     ``/search/jql`` page token it is at."""
 
     token: str | None = None
+
+
+class JiraSettings(ConnectorSettings):
+    """Which Jira site a connection reaches: its cloud id (through Atlassian's gateway) or an
+    operator's API root."""
+
+    cloud_id: str | None = setting(
+        None, kind="text", label="Cloud id", help="the site's cloud id (instead of an API root)"
+    )
+    site_url: str | None = setting(
+        None,
+        kind="url",
+        label="Site URL",
+        help="https://<your-site>.atlassian.net, for links to issues",
+    )
+    base_url: str | None = setting(
+        None,
+        kind="url",
+        label="API root",
+        help="https://api.atlassian.com/ex/jira/<cloudId> or a proxy",
+        server_only=True,
+    )
 
 
 class JiraConnector(TaskConnector):
@@ -81,12 +105,7 @@ class JiraConnector(TaskConnector):
         reset_header="X-RateLimit-Reset",
     )
     auth_modes: ClassVar[tuple[str, ...]] = ("token",)
-    settings_help: ClassVar[dict[str, str]] = {
-        "baseUrl": "API root: https://api.atlassian.com/ex/jira/<cloudId> (OAuth)",
-        "cloudId": "the site's cloud id (instead of baseUrl)",
-        "siteUrl": "https://<your-site>.atlassian.net, for links to issues",
-    }
-    server_settings: ClassVar[frozenset[str]] = frozenset({"baseUrl"})
+    settings: ClassVar[type[ConnectorSettings]] = JiraSettings
 
     # ---- the connector protocol ---------------------------------------------------------
 

@@ -24,6 +24,7 @@ from nyla.sdk.connectors import (
     Checkpoint,
     ConnectorContext,
     ConnectorError,
+    ConnectorSettings,
     Download,
     Item,
     ItemPage,
@@ -35,6 +36,7 @@ from nyla.sdk.connectors import (
     VendorNotFoundError,
     confine_path,
     safe_segment,
+    setting,
 )
 from nyla_connector_localfs.listing import sync_pages, walk_files
 
@@ -43,6 +45,18 @@ BROWSE_PAGE = 200
 #: text files up to this size are searched by content too (names always)
 SEARCH_TEXT_BYTES = 512 * 1024
 TEXT_SUFFIXES = {".txt", ".md", ".csv", ".json", ".html", ".htm", ".xml", ".yaml", ".yml"}
+
+
+class LocalFolderSettings(ConnectorSettings):
+    """A local folder connection: the folder on the server's disk."""
+
+    root: str = setting(
+        kind="folder",
+        label="Folder",
+        help="the folder on the server to connect (an absolute path)",
+        server_only=True,
+        min_length=1,
+    )
 
 
 def _root(ctx: ConnectorContext) -> Path:
@@ -155,8 +169,7 @@ class LocalFolder(BaseConnector):
         "case does not matter"
     )
     auth_modes = ("none",)
-    settings_help = {"root": "the folder to connect (absolute path)"}
-    server_settings = frozenset({"root"})
+    settings = LocalFolderSettings
 
     async def search(
         self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None

@@ -22,6 +22,7 @@ from nyla.sdk.connectors import (
     Checkpoint,
     ConnectorContext,
     ConnectorError,
+    ConnectorSettings,
     Download,
     HttpPolicy,
     Item,
@@ -32,6 +33,7 @@ from nyla.sdk.connectors import (
     VendorRateLimitError,
     confine_path,
     safe_segment,
+    setting,
     url_path,
 )
 
@@ -102,6 +104,21 @@ class WebDavCheckpoint(Checkpoint):
     offset: int = Field(default=0, ge=0)
 
 
+class WebDavSettings(ConnectorSettings):
+    """A WebDAV share: where it is, and how many files a sync page holds."""
+
+    base_url: str = setting(
+        kind="url",
+        label="Share URL",
+        help="the URL of the share's root folder",
+        server_only=True,
+        min_length=1,
+    )
+    page_size: int = setting(
+        100, kind="number", label="Files per sync page", help="files per sync page", ge=1, le=1000
+    )
+
+
 class WebDav(BaseConnector):
     """A WebDAV share: search (names), browse, download, upload, sync."""
 
@@ -112,8 +129,7 @@ class WebDav(BaseConnector):
         max_concurrency=4, rate_requests=240, rate_window_s=60, auth_scheme="Basic"
     )
     auth_modes = ("password",)
-    settings_help = {"baseUrl": "URL of the share's root folder", "pageSize": "files per sync page"}
-    server_settings = frozenset({"baseUrl"})
+    settings = WebDavSettings
 
     async def search(
         self, ctx: ConnectorContext, query: str, scope: str = "", cursor: str | None = None

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlencode
 
 from nyla.sdk import ConfigurationError
 from nyla.sdk.connectors import (
     ConnectorContext,
+    ConnectorSettings,
     Download,
     HttpPolicy,
     Item,
@@ -22,6 +24,7 @@ from nyla.sdk.connectors import (
     OutgoingMessage,
     SyncPage,
     VendorBadRequestError,
+    setting,
 )
 from nyla_connector_msft import drive, items, mail
 from nyla_connector_msft.paths import GRAPH, follow, parse, seg, split_id
@@ -65,6 +68,29 @@ QUERY_SYNTAX = (
 )
 
 
+class MsftSettings(ConnectorSettings):
+    """Which Microsoft cloud and directory a connection signs in to; an operator may route
+    Graph through a proxy."""
+
+    cloud: Literal["global", "usgov", "usgov-dod", "china"] = setting(
+        "global", kind="text", label="Microsoft cloud", help="global, usgov, usgov-dod or china"
+    )
+    tenant: str = setting(
+        "common",
+        kind="text",
+        label="Tenant",
+        help="the directory to sign in to: its id or domain (common: any account)",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9.-]{0,99}$",
+    )
+    base_url: str | None = setting(
+        None,
+        kind="url",
+        label="Graph root",
+        help="Graph's root behind a proxy (default: the cloud's Graph, .../v1.0)",
+        server_only=True,
+    )
+
+
 class MsftConnector(MailConnector):
     """Microsoft 365 over Graph: Outlook mail, calendar and contacts, OneDrive and
     SharePoint; delta-query sync of a mail folder or a drive folder."""
@@ -96,13 +122,8 @@ class MsftConnector(MailConnector):
         max_concurrency=4, rate_requests=10_000, rate_window_s=600, timeout_s=30
     )
     auth_modes: ClassVar[tuple[str, ...]] = ("device_code", "token")
-    settings_help: ClassVar[dict[str, str]] = {
-        "cloud": "Microsoft cloud: global (default), usgov, usgov-dod or china",
-        "tenant": "the directory to sign in to: its id or domain (default: common)",
-        "baseUrl": "Graph's root behind a proxy (default: the cloud's Graph, .../v1.0)",
-    }
-    # a URL the server would send the connection's token to: only an operator sets it
-    server_settings: ClassVar[frozenset[str]] = frozenset({"baseUrl"})
+    settings: ClassVar[type[ConnectorSettings]] = MsftSettings
+    admin_consent: ClassVar[bool] = True
 
     def oauth_for(self, settings: Mapping[str, Any]) -> OAuthConfig | None:
         """The sign-in endpoints of the connection's cloud and tenant; in a national cloud
@@ -123,6 +144,16 @@ class MsftConnector(MailConnector):
                 "scopes": scopes,
             }
         )
+
+    def admin_consent_url(
+        self, settings: Mapping[str, Any], client_id: str, redirect_uri: str
+    ) -> str | None:
+        """Where a directory admin consents for the whole organisation (needed before users
+        of a tenant that allows no user consent can sign in)."""
+        login, _, tenant = cloud_endpoints(settings)
+        query = urlencode({"client_id": client_id, "redirect_uri": redirect_uri})
+        where = "organizations" if tenant == "common" else tenant
+        return f"{login}/{where}/adminconsent?{query}"
 
     def api_base(self, settings: Mapping[str, Any]) -> str | None:
         """Graph's root: an operator's ``baseUrl`` (a proxy), else the connection's cloud's."""
