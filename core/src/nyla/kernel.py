@@ -117,6 +117,19 @@ class Kernel:
         """Syncs of data sources into the knowledge store (walkers, as jobs)."""
         return _service("nyla.walkers.service:SyncService", self)
 
+    def derived_key(self, purpose: str) -> bytes:
+        """A key for ``purpose`` (signing links, say) derived from the configured secret
+        (``NYLA_SECRET_KEY``, see :mod:`nyla.connections.keys`), never that secret itself."""
+        from nyla.connections.crypto import TokenCipher
+
+        explicit = self.settings.get("secret_key")
+        cipher = (
+            TokenCipher([explicit])
+            if explicit
+            else TokenCipher.from_config(self.settings.get("data_dir"))
+        )
+        return cipher.derive_key(purpose)
+
     async def aclose(self) -> None:
         """Release pooled connections and clients."""
         if "jobs" in self.__dict__:

@@ -8,6 +8,8 @@ decrypt (key rotation).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -24,6 +26,7 @@ class TokenCipher:
             raise ConfigurationError(f"no encryption key: set {KEY_SETTING}")
         try:
             self._fernet = MultiFernet([Fernet(k) for k in keys])
+            self._primary = keys[0] if isinstance(keys[0], bytes) else keys[0].encode("ascii")
         except (ValueError, TypeError) as exc:
             raise ConfigurationError(
                 f"{KEY_SETTING} is not a valid Fernet key (32 url-safe base64 bytes; "
@@ -42,6 +45,11 @@ class TokenCipher:
     def generate_key() -> str:
         """A new random key (for ``NYLA_SECRET_KEY``)."""
         return Fernet.generate_key().decode()
+
+    def derive_key(self, purpose: str) -> bytes:
+        """A key of its own for ``purpose`` (an HMAC-SHA256 of the purpose under the
+        encrypting key): what is signed with it never exposes or reuses that key."""
+        return hmac.new(self._primary, b"nyla-derived:" + purpose.encode(), hashlib.sha256).digest()
 
     def encrypt(self, value: str) -> str:
         """The ciphertext of ``value`` (url-safe text)."""

@@ -97,22 +97,33 @@ class Conversations:
         return [_conversation(row, int(n or 0)) for row, n in rows]
 
     async def create_conversation(
-        self, context: RunContext, title: str | None = None
+        self,
+        context: RunContext,
+        title: str | None = None,
+        *,
+        prompt: str | None = None,
+        workflow_id: str | None = None,
     ) -> Conversation:
-        """A new, empty conversation of the context's user."""
+        """A new, empty conversation of the context's user, titled ``title`` or from its
+        first ``prompt``; ``workflow_id`` chooses its id (a new one without)."""
         now = datetime.now(UTC)
         row = WorkflowRow(
-            id=uuid.uuid4().hex,
+            id=workflow_id or uuid.uuid4().hex,
             user_id=context.user_id,
             mandate_id=context.mandate_id,
             feature_instance_id=context.feature_instance_id,
-            title=(title or "").strip() or "New conversation",
+            title=" ".join((title or "").split()) or title_from(prompt or ""),
             created_at=now,
             updated_at=now,
         )
         async with self.db.session() as s:
             s.add(row)
         return _conversation(row, 0)
+
+    async def exists(self, workflow_id: str) -> bool:
+        """Whether a workflow of that id exists (anybody's, conversation or not)."""
+        async with self.db.session() as s:
+            return await s.get(WorkflowRow, workflow_id) is not None
 
     async def conversation(self, workflow_id: str, user_id: str) -> Conversation | None:
         """One of the user's conversations (``None`` for another user's or none)."""

@@ -22,14 +22,16 @@ log = logging.getLogger(__name__)
 #: identity, or ``None`` to let the next authenticator try. Sync or async.
 AuthHook = Callable[[Request], "Identity | Awaitable[Identity | None] | None"]
 
-#: Routes reachable without identity: health, the sign-in page with its assets, and the
-#: OAuth callbacks the connectors' providers redirect the browser to.
+#: Routes reachable without identity: health, the sign-in page with its assets, the
+#: OAuth callbacks the connectors' providers redirect the browser to, and signed download
+#: links (their signature is the credential).
 PUBLIC_PATHS: frozenset[str] = frozenset(
     {
         "/healthz",
         "/",
         "/static/{path:path}",
         "/api/connections/oauth/{service}/callback",
+        "/api/files/{file_id}/download",
     }
 )
 

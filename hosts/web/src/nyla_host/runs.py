@@ -7,7 +7,13 @@ the first unsaved one, and with the run's end in the transaction that records it
 a finished run — or a run held by another worker process — replays from the database. A subscriber's
 disconnect never touches the run; ``cancel`` is its own call. A server that dies mid-run
 leaves ``running`` rows behind: :meth:`RunManager.recover_interrupted` marks them
-``interrupted`` at the next boot and closes their event stream with an ERROR event."""
+``interrupted`` at the next boot and closes their event stream with an ERROR event.
+
+Every run belongs to a conversation (a chat workflow of the kernel): its prompt, with the
+files attached to it, is stored there before the run starts, and its answer (with the
+citations of the FINAL event) or its error when it ends, so a reload shows both. The agent
+runs with the conversation's workflow id (history and round memory) and with the caller's
+account applied (``kernel.agent.user_context``: connection toolboxes, model allow-list)."""
 
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ from sqlalchemy import func, select, update
 
 from nyla import AgentConfig, AgentEvent, EventType, RunContext
 from nyla_host.identity import Identity
+from nyla_host.links import PURPOSE, LinkSigner, with_urls
 from nyla_host.tables import HostRunEventRow, HostRunRow
 
 if TYPE_CHECKING:
@@ -41,6 +48,9 @@ FLUSH_DELAY_S = 2.0
 class _LiveRun:
     run_id: str
     user_id: str
+    context: RunContext
+    workflow: Any = None
+    citations: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     unsaved: list[dict[str, Any]] = field(default_factory=list)
     done: bool = False
@@ -79,6 +89,8 @@ class RunManager:
         self.kernel = kernel
         self.poll_interval = poll_interval
         self._live: dict[str, _LiveRun] = {}
+        #: signs the download links of the files a run's answer cites
+        self.links = LinkSigner(lambda: kernel.derived_key(PURPOSE))
 
     # ---- lifecycle --------------------------------------------------------------------
 
@@ -89,16 +101,23 @@ class RunManager:
         *,
         config: AgentConfig,
         timezone: str,
-        workflow_id: str | None = None,
+        conversation_id: str,
+        files: list[Any] | None = None,
     ) -> HostRunRow:
-        """Record a run and start it in the background; returns its row."""
+        """Record a run, store its prompt in the conversation and start it in the
+        background; returns its row. ``files`` (the caller's, checked) are attached to the
+        prompt and named in what the agent reads."""
         run_id = uuid.uuid4().hex
-        context = RunContext(
-            user_id=identity.user_id,
-            mandate_id=identity.mandate_id,
-            timezone=timezone,
-            workflow_id=workflow_id,
+        context = await self.kernel.agent.user_context(
+            RunContext(
+                user_id=identity.user_id,
+                mandate_id=identity.mandate_id,
+                timezone=timezone,
+                workflow_id=conversation_id,
+            )
         )
+        workflows = self.kernel.files.workflows
+        workflow = await workflows.load(conversation_id, context)
         row = HostRunRow(
             run_id=run_id,
             user_id=identity.user_id,
@@ -110,9 +129,14 @@ class RunManager:
         )
         async with self.kernel.db.session() as s:
             s.add(row)
-        live = _LiveRun(run_id=run_id, user_id=identity.user_id)
+        await workflows.add_turn(
+            workflow, role="user", status="prompt", text=prompt, run_id=run_id, files=files
+        )
+        live = _LiveRun(run_id=run_id, user_id=identity.user_id, context=context, workflow=workflow)
         self._live[run_id] = live
-        live.task = asyncio.create_task(self._drive(live, prompt, config, context))
+        live.task = asyncio.create_task(
+            self._drive(live, agent_prompt(prompt, files or []), config, context)
+        )
         return row
 
     async def _drive(
@@ -123,6 +147,10 @@ class RunManager:
             async for event in self.kernel.agent.run(prompt, config, context, run_id=live.run_id):
                 if event.type is EventType.FINAL:
                     final_text, status = event.text, str(event.data.get("status") or status)
+                    live.citations = list(event.data.get("citations") or [])
+                    event.data["citations"] = await with_urls(
+                        self.kernel, self.links, live.citations, context
+                    )
                 elif event.type is EventType.AGENT_SUMMARY:
                     status = str(event.data.get("status") or status)
                     cost = float(event.data.get("costChf") or 0.0)
@@ -175,6 +203,7 @@ class RunManager:
         self, live: _LiveRun, status: str, final_text: str, cost: float, error: str | None
     ) -> None:
         try:
+            await asyncio.shield(self._answer(live, status, final_text, error))
             await asyncio.shield(
                 self._save(
                     live,
@@ -192,6 +221,25 @@ class RunManager:
                 live.done = True
                 live.changed.notify_all()
             self._live.pop(live.run_id, None)
+
+    async def _answer(
+        self, live: _LiveRun, status: str, final_text: str, error: str | None
+    ) -> None:
+        """The run's answer (or its error) into the conversation; a failure to store it is
+        logged (the run's row still records how it ended)."""
+        failed = status in ("error", INTERRUPTED) or not final_text
+        text = (error or final_text or f"The run ended: {status}") if failed else final_text
+        try:
+            await self.kernel.files.workflows.add_turn(
+                live.workflow,
+                role="assistant",
+                status="error" if failed else "answer",
+                text=text,
+                run_id=live.run_id,
+                citations=live.citations or None,
+            )
+        except Exception:
+            log.exception("storing the answer of run %s failed", live.run_id)
 
     async def cancel(self, run_id: str, identity: Identity) -> bool:
         """Cancel a running run of the caller (a sysadmin may cancel any); False when it is
@@ -322,3 +370,14 @@ class RunManager:
             if idle >= keepalive:
                 idle = 0.0
                 yield None
+
+
+def agent_prompt(prompt: str, files: list[Any]) -> str:
+    """What the agent reads: the prompt and, when files are attached, their names and ids
+    (its file tools read them by id)."""
+    if not files:
+        return prompt
+    lines = [f"- {f.name} (file id {f.id}, {f.size} bytes, {f.mime_type})" for f in files]
+    return f"{prompt}\n\nAttached files (read them with the file tools, by file id):\n" + "\n".join(
+        lines
+    )

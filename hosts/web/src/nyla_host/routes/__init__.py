@@ -7,11 +7,20 @@ from fastapi import APIRouter
 
 def api_router() -> APIRouter:
     """Every API route of the host (the page and its assets are added by ``create_app``)."""
-    from nyla_host.routes import catalog, connections, datasources, files, rag, runs, session
+    from nyla_host.routes import (
+        catalog,
+        connections,
+        conversations,
+        datasources,
+        files,
+        rag,
+        runs,
+        session,
+    )
 
     # the routes are copied, not included: an app can then list every route it serves
     # (included routers are opaque in FastAPI's route table), which the deny-by-default test does
     router = APIRouter()
-    for module in (session, runs, catalog, files, connections, datasources, rag):
+    for module in (session, runs, conversations, catalog, files, connections, datasources, rag):
         router.routes.extend(module.router.routes)
     return router

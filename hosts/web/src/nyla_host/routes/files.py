@@ -1,19 +1,21 @@
-"""Files through the kernel's file store: upload, list, metadata, download, delete."""
+"""Files through the kernel's file store: upload, list, metadata, download, delete, and
+short-lived signed download links (see :mod:`nyla_host.links`)."""
 
 from __future__ import annotations
 
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, HTTPException, Request, UploadFile
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, UploadFile
 from fastapi.responses import Response
 
-from nyla import FileAccessError
+from nyla import FileAccessError, RunContext
 from nyla.sdk import download_name
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.routes.catalog import run_context
 from nyla_host.state import host
+from nyla_host.timezone import request_timezone
 
 router = APIRouter(prefix="/api/files", tags=["files"])
 
@@ -58,11 +60,28 @@ async def file_info(
     return item.to_wire()
 
 
+async def callers_files(request: Request, identity: Identity, file_ids: list[str]) -> list[Any]:
+    """The files ``file_ids`` name, each one the caller may read (404 for any other: a file
+    of someone else is not told apart from none)."""
+    store = host(request).kernel.files
+    context = run_context(identity)
+    items = []
+    for file_id in dict.fromkeys(file_ids):
+        item = await store.get(file_id, context)
+        if item is None:
+            raise HTTPException(404, f"no file {file_id}")
+        items.append(item)
+    return items
+
+
 @router.get("/{file_id}/content")
 async def download(file_id: str, request: Request, identity: Identity = Depends(need_user)) -> Any:
     """The file's bytes."""
+    return await _file_response(request, file_id, run_context(identity))
+
+
+async def _file_response(request: Request, file_id: str, context: RunContext) -> Response:
     store = host(request).kernel.files
-    context = run_context(identity)
     item = await store.get(file_id, context)
     if item is None:
         raise HTTPException(404, f"no file {file_id}")
@@ -73,8 +92,41 @@ async def download(file_id: str, request: Request, identity: Identity = Depends(
     return Response(
         content,
         media_type=item.mime_type,
-        headers={"Content-Disposition": attachment(item.name), "X-Content-Type-Options": "nosniff"},
+        headers={
+            "Content-Disposition": attachment(item.name),
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "private, no-store",
+        },
     )
+
+
+@router.post("/{file_id}/link")
+async def make_link(
+    file_id: str, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """A short-lived URL that downloads the file without a bearer token (for a link the
+    browser opens); it works for a few minutes and only for what the caller may read."""
+    (item,) = await callers_files(request, identity, [file_id])
+    url, expires = host(request).runs.links.link(item.id, identity.user_id, identity.mandate_id)
+    return {"url": url, "expiresAt": expires.isoformat()}
+
+
+@router.get("/{file_id}/download")
+async def signed_download(
+    file_id: str,
+    request: Request,
+    user: str = Query(min_length=1, max_length=128),
+    expires: int = Query(ge=0, le=2**40),
+    signature: str = Query(min_length=1, max_length=128),
+    mandate: str | None = Query(default=None, max_length=128),
+) -> Any:
+    """The file's bytes through a signed link (public: the signature is the credential;
+    403 when it is wrong or expired)."""
+    why = host(request).runs.links.check(file_id, user, mandate, expires, signature)
+    if why is not None:
+        raise HTTPException(403, why)
+    context = RunContext(user_id=user, mandate_id=mandate, timezone=request_timezone())
+    return await _file_response(request, file_id, context)
 
 
 def attachment(name: str) -> str:

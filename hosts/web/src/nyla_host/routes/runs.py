@@ -11,6 +11,9 @@ from nyla import AgentConfig
 from nyla.sdk import WireModel
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
+from nyla_host.model_choice import model_choice
+from nyla_host.routes.catalog import run_context
+from nyla_host.routes.files import callers_files
 from nyla_host.runs import RunNotFound, run_dict
 from nyla_host.sse import InvalidEventId, last_event_id, sse_response
 from nyla_host.state import host
@@ -20,14 +23,18 @@ router = APIRouter(prefix="/api/runs", tags=["runs"])
 
 
 class RunRequest(WireModel):
-    """``POST /api/runs``: the prompt and the run's limits."""
+    """``POST /api/runs``: the prompt, the run's limits, the conversation it continues (a
+    new one, titled from the prompt, without) and the caller's files attached to it.
+    ``workflowId`` is the older name of a conversation id (a new one is made with it)."""
 
     prompt: str = Field(min_length=1, max_length=100_000)
-    model: str | None = None
+    model: str | None = Field(default=None, max_length=255)
     max_rounds: int = Field(default=10, ge=1, le=100)
     max_cost_chf: float | None = Field(default=None, ge=0)
     toolboxes: list[str] = Field(default_factory=list)
-    workflow_id: str | None = None
+    conversation_id: str | None = Field(default=None, min_length=1, max_length=128)
+    workflow_id: str | None = Field(default=None, min_length=1, max_length=128)
+    file_ids: list[str] = Field(default_factory=list, max_length=50)
 
 
 async def _visible(request: Request, run_id: str, identity: Identity) -> Any:
@@ -47,10 +54,17 @@ def _with_local_times(row: Any) -> dict[str, Any]:
 async def start_run(
     body: RunRequest, request: Request, identity: Identity = Depends(need_user)
 ) -> dict[str, Any]:
-    """Start a run; it goes on when the client disconnects. Stream it from ``eventsUrl``."""
+    """Start a run in a conversation; it goes on when the client disconnects. Stream it from
+    ``eventsUrl``. 403 for a model the caller may not use, 404 for a conversation or file
+    that is not theirs."""
     state = host(request)
+    choice = await model_choice(state, identity)
+    if body.model:
+        choice.check(body.model)
+    files = await callers_files(request, identity, body.file_ids)
+    conversation_id = await _conversation(request, body, identity)
     config = AgentConfig(
-        model=body.model or state.settings.default_model,
+        model=body.model or choice.default,
         max_rounds=body.max_rounds,
         max_cost_chf=body.max_cost_chf,
         initial_toolboxes=body.toolboxes,
@@ -60,11 +74,29 @@ async def start_run(
         identity,
         config=config,
         timezone=request_timezone(),
-        workflow_id=body.workflow_id,
+        conversation_id=conversation_id,
+        files=files,
     )
     data = _with_local_times(row)
     data["eventsUrl"] = f"/api/runs/{row.run_id}/events"
+    data["conversationId"] = conversation_id
     return data
+
+
+async def _conversation(request: Request, body: RunRequest, identity: Identity) -> str:
+    """The id of the caller's conversation the run continues (404 for one that is not
+    theirs), or of a new one titled from the prompt."""
+    workflows = host(request).kernel.files.workflows
+    wanted = body.conversation_id or body.workflow_id
+    if wanted is not None:
+        if await workflows.conversation(wanted, identity.user_id) is not None:
+            return wanted
+        if body.conversation_id is not None or await workflows.exists(wanted):
+            raise HTTPException(404, f"no conversation {wanted}")
+    created = await workflows.create_conversation(
+        run_context(identity), prompt=body.prompt, workflow_id=body.workflow_id
+    )
+    return str(created.id)
 
 
 @router.get("")
