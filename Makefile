@@ -23,9 +23,10 @@ setup: $(VENV)/.synced
 demo: setup
 	$(VENV)/bin/python -m nyla.demo
 
-# The web host with the scripted demo model: prints a sign-in token, then the URL.
+# The web host with the scripted demo model: prints a sign-in token for the CLI's user
+# ($NYLA_USER, else local: the page and the CLI are one person), then the URL.
 serve: setup
-	@$(NYLA) tokens create --user demo --role sysadmin --name "make serve"
+	@$(NYLA) tokens create --role sysadmin --name "make serve"
 	$(NYLA) serve --demo-model
 
 test: setup

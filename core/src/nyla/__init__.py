@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from nyla.files.docrefs import coerce_document_reference_list as coerce_document_reference_list
     from nyla.files.store import FileStore as FileStore
     from nyla.jobs.store import JobStore as JobStore
+    from nyla.identity import default_user as default_user
     from nyla.kernel import Kernel as Kernel
     from nyla.knowledge.consent import (
         NotFoundError as NotFoundError,
@@ -257,6 +258,8 @@ _EXPORTS: dict[str, str] = {
     # neutralization
     "Neutralizer": "nyla.models.neutralize",
     "Finding": "nyla.models.neutralize",
+    # who a command acts as by default (NYLA_USER, else "local")
+    "default_user": "nyla.identity",
     # text safe to store and send
     "clean_text": "nyla.text",
     "has_unstorable_chars": "nyla.text",

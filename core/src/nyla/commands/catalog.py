@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from nyla.commands.model_access import allow, allowed
 from nyla.commands.output import emit_json, json_option, table
 
 
@@ -44,7 +45,11 @@ def _price(value: float | None) -> str:
 
 @click.group()
 def models() -> None:
-    """Models offered by the provider plugins."""
+    """Models offered by the provider plugins, and who may use which."""
+
+
+models.add_command(allow)
+models.add_command(allowed)
 
 
 @models.command("list")

@@ -92,7 +92,7 @@ def serve(
     )
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     click.echo(
-        f"nyla serving on http://{shown}:{port}/  (sign in with a token: nyla tokens create --user YOU)"
+        f"nyla serving on http://{shown}:{port}/  (sign in with a token: nyla tokens create)"
     )
     # keep-alive above uvicorn's 5 s: under load a queued client's idle connection was
     # closed just as it sent its next request (bench/host.py at 200 clients)
@@ -114,14 +114,20 @@ def _store() -> Any:
 
 
 @tokens.command("create")
-@click.option("--user", "user_id", required=True, help="User id the token acts as.")
+@click.option(
+    "--user",
+    "user_id",
+    default=None,
+    help="User id the token acts as (default: $NYLA_USER or local, the user every other "
+    "nyla command acts as).",
+)
 @click.option("--role", default="user", show_default=True, help="user, mandate-admin, sysadmin")
 @click.option("--mandate", default=None, help="Mandate id (required for mandate-admin).")
 @click.option("--name", default="", help="A label to recognise the token by.")
 @click.option("--expires-days", type=float, default=None, help="Expire after N days.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def create(
-    user_id: str,
+    user_id: str | None,
     role: str,
     mandate: str | None,
     name: str,
@@ -129,12 +135,17 @@ def create(
     as_json: bool,
 ) -> None:
     """Create a token; it is printed once and never stored in clear."""
+    from nyla import default_user
 
     async def go() -> tuple[str, Any]:
         store = _store()
         try:
             return await store.create(
-                user_id, role=role, mandate_id=mandate, name=name, expires_in_days=expires_days
+                user_id or default_user(),
+                role=role,
+                mandate_id=mandate,
+                name=name,
+                expires_in_days=expires_days,
             )
         finally:
             await store.db.dispose()

@@ -1,0 +1,91 @@
+"""``nyla models allow`` and ``nyla models allowed``: the model allow-list per user and
+mandate (see :mod:`nyla.ai.access`), stored in the database and enforced by the server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from nyla.commands.output import emit_json, json_option, run_async, table
+
+
+@click.command("allow")
+@click.argument("model_ids", nargs=-1)
+@click.option("--user", "user_id", default=None, help="The user the list is for.")
+@click.option("--mandate", "mandate_id", default=None, help="The mandate the list is for.")
+@click.option("--all", "allow_all", is_flag=True, help="Remove the restriction (every model).")
+@json_option
+def allow(
+    model_ids: tuple[str, ...],
+    user_id: str | None,
+    mandate_id: str | None,
+    allow_all: bool,
+    as_json: bool,
+) -> None:
+    """Let a user (--user) or everyone in a mandate (--mandate) use only MODEL_IDS; with
+    --all (and no ids) every model again. Ids are checked against the installed models."""
+    from nyla.kernel import Kernel
+
+    if (user_id is None) == (mandate_id is None):
+        raise click.UsageError("name exactly one of --user U or --mandate M")
+    if allow_all == bool(model_ids):
+        raise click.UsageError("name the models to allow, or --all for every model")
+    kernel = Kernel()
+    known = {s.id for s in kernel.plugins.models()}
+    unknown = [m for m in model_ids if m not in known]
+    if unknown:
+        raise click.ClickException(
+            f"unknown model {', '.join(unknown)}; `nyla models list` shows the installed ones"
+        )
+    kind, subject = ("user", user_id) if user_id is not None else ("mandate", mandate_id)
+
+    async def go() -> Any:
+        try:
+            return await kernel.model_access.set(kind, str(subject), list(model_ids))
+        finally:
+            await kernel.aclose()
+
+    entry = run_async(go())
+    if as_json:
+        emit_json(entry.to_wire())
+    elif entry.models:
+        click.echo(f"{kind} {subject} may use: {', '.join(entry.models)}")
+    else:
+        click.echo(f"{kind} {subject} may use every model")
+
+
+@click.command("allowed")
+@click.option("--user", "user_id", default=None, help="The models this user may use.")
+@click.option("--mandate", "mandate_id", default=None, help="... in this mandate.")
+@json_option
+def allowed(user_id: str | None, mandate_id: str | None, as_json: bool) -> None:
+    """The allow-list: every entry, or (with --user, and --mandate) what that user may use
+    (both lists apply; no entry means every model)."""
+    from nyla.kernel import Kernel
+
+    kernel = Kernel()
+
+    async def go() -> Any:
+        try:
+            if user_id is not None:
+                return await kernel.model_access.allowed(user_id, mandate_id)
+            return await kernel.model_access.entries()
+        finally:
+            await kernel.aclose()
+
+    result = run_async(go())
+    if user_id is not None:
+        if as_json:
+            emit_json({"userId": user_id, "mandateId": mandate_id, "models": result})
+        else:
+            click.echo(f"{user_id} may use: {', '.join(result) if result else 'every model'}")
+        return
+    if as_json:
+        emit_json([e.to_wire() for e in result])
+        return
+    table(
+        "model allow-list",
+        ["for", "id", "models"],
+        [(e.kind, e.subject, ", ".join(e.models)) for e in result],
+    )
