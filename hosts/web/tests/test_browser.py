@@ -113,8 +113,9 @@ async def test_the_page_end_to_end(served, page):
         connection = (
             await api.post("/api/connections", json={"service": "memfs", "label": "Team share"})
         ).json()
-        refused: list[str] = []  # what the page's Content-Security-Policy blocked
+        refused: list[str] = []  # what the policy blocked, and any error of the page's script
         page.on("console", lambda m: refused.append(m.text) if "Security Policy" in m.text else 0)
+        page.on("pageerror", lambda e: refused.append(str(e)))
         await _sign_in(page, server, token)
         docs = await _index_a_folder(page, api, server, connection)
         node = page.locator(f".node[data-id='{docs['id']}']")
@@ -142,7 +143,8 @@ async def _sign_in(page, server, token) -> None:
 async def _index_a_folder(page, api, server, connection) -> dict:
     """The tree: toggle 🧠 → the running job shows in the badge → released → inventory (the
     folder comes from the connector's browse; switching it on makes it a data source)."""
-    await page.click("button.tab[data-view=sources]")
+    await page.click(".tab[data-view=sources]")
+    await page.click(f".connection[data-id='{connection['id']}'] .browse-box summary")
     await page.click(".browse-node[data-path='/docs'] button.rag")
     await page.wait_for_selector("#jobs-badge:not([hidden])")
     tree = (await api.get(f"/api/connections/{connection['id']}/tree")).json()
@@ -152,27 +154,30 @@ async def _index_a_folder(page, api, server, connection) -> dict:
     await page.wait_for_selector(
         ".browse-node[data-path='/docs'] > .node button.rag[aria-pressed=true]"
     )
-    assert "indexing" in await page.text_content("#jobs-badge")
+    assert "Indexing" in await page.text_content("#jobs-badge")
     assert await node.locator("button.rag").get_attribute("aria-pressed") == "true"
     await shot(page, "sources")
     server.release.write_text("go")
     await page.wait_for_selector("#jobs-badge[hidden]", state="attached")
-    await page.click("button.tab[data-view=inventory]")
+    await page.click(".tab[data-view=inventory]")
     await holds(page, "document.querySelector('.total-files')?.textContent === '2'")
     return docs
 
 
 async def _settings_lower_the_estimate(page, api, node, docs) -> None:
-    """The settings modal: a smaller byte limit lowers the estimate."""
-    await page.click("button.tab[data-view=sources]")
+    """The settings modal: human labels; a smaller byte limit lowers the estimate."""
+    await page.click(".tab[data-view=sources]")
     await node.locator("button.gear").click()
     await page.wait_for_selector("#settings-modal[open]")
     await holds(page, "document.querySelector('#estimate').dataset.tokens")
     before = int(await page.get_attribute("#estimate", "data-tokens"))
-    await page.fill("#limits input[name=maxBytes]", "50")
+    assert "CHF" in await page.text_content("#estimate")
+    # below what the two files hold (the estimate is sized by the source where known)
+    await page.fill("#limits input[name=maxBytes]", "0.0001")
     await holds(page, f"Number(document.querySelector('#estimate').dataset.tokens) < {before}")
     stored = (await api.get(f"/api/datasources/{docs['id']}")).json()
-    assert stored["settings"]["ragLimits"]["maxBytes"] == 50 * 1024 * 1024
+    assert stored["settings"]["ragLimits"]["maxBytes"] == round(0.0001 * 1024 * 1024)
+    assert await page.text_content("label[for=limit-maxBytes]") == "Max. data per sync"
     await shot(page, "settings")
     await page.click("#settings-form button[value=close]")
 
@@ -184,11 +189,14 @@ async def _a_limited_sync_opens_the_settings(page, api, node, docs) -> None:
         f"/api/datasources/{docs['id']}/settings", json={"ragLimits": {"maxBytes": 70}}
     )
     assert limited.status_code == 200, limited.text
-    await node.locator("button.rag").click()  # off (purge) ...
+    await node.locator("button.rag").click()  # off (purge, asked first) ...
+    await page.wait_for_selector("#confirm-modal[open]")
+    assert "removed from the knowledge store" in await page.text_content("#confirm-text")
+    await page.click("#confirm-ok")
     await page.wait_for_selector(f".node[data-id='{docs['id']}'] button.rag[aria-pressed=false]")
     await node.locator("button.rag").click()  # ... and on again: one item, then the limit
     await until(api, "/api/rag/inventory/me", lambda inv: inv["partial"])
-    await page.click("button.tab[data-view=inventory]")
+    await page.click(".tab[data-view=inventory]")
     banner = page.locator("#partial .banner")
     await banner.wait_for()
     assert "docs" in await banner.text_content()
@@ -203,7 +211,7 @@ async def _a_limited_sync_opens_the_settings(page, api, node, docs) -> None:
 
 async def _chat_streams_and_resumes(page, api) -> None:
     """Chat: the tool call shows, the answer streams, a reload mid-run resumes it."""
-    await page.click("button.tab[data-view=chat]")
+    await page.click(".tab[data-view=chat]")
     await page.fill("#prompt", "Which files do I have?")
     await page.click("#send")
     await page.wait_for_selector(".msg.assistant .tool.call")
@@ -216,16 +224,41 @@ async def _chat_streams_and_resumes(page, api) -> None:
     assert answer.startswith("You asked: Which files do I have?")
     assert answer.count("You asked") == 1  # replayed once, not duplicated
     assert "CHF" in await page.text_content(".msg.assistant .summary")
-    shown = (await api.get(f"/api/runs/{run_id}")).json()
-    assert shown["trace"]["context"]["workflowId"].startswith("chat:")
+    conversation_id = page.url.split("#chat/", 1)[1]  # the address names the conversation
+    listed = (await api.get("/api/conversations")).json()["conversations"]
+    assert conversation_id in [c["id"] for c in listed]
     assert await page.locator(".msg.assistant .tool.call").count() == 1
     assert await page.text_content(".msg.user") == "Which files do I have?"
     await shot(page, "chat")
 
 
-async def _markdown_is_rendered_safely(page) -> None:
-    rendered = await page.evaluate(
-        "markdown('# Title\\n- **bold** and `code`\\n- <img src=x onerror=alert(1)>')"
+async def markdown_html(page, text: str) -> str:
+    """What the page's Markdown module makes of ``text``, serialised."""
+    return await page.evaluate(
+        """async (text) => {
+            const { render } = await import('/static/markdown.js');
+            const box = document.createElement('div');
+            box.append(render(text));
+            return box.innerHTML;
+        }""",
+        text,
     )
-    assert rendered.startswith("<h4>Title</h4><ul><li><strong>bold</strong> and <code>code</code>")
+
+
+async def _markdown_is_rendered_safely(page) -> None:
+    rendered = await markdown_html(
+        page, "# Title\n- **bold** and `code`\n- <img src=x onerror=alert(1)>"
+    )
+    assert rendered.startswith("<h3>Title</h3><ul><li><strong>bold</strong> and <code>code</code>")
     assert "<img" not in rendered and "&lt;img src=x onerror=alert(1)&gt;" in rendered
+    table = await markdown_html(page, "| a | b |\n|---|--:|\n| [x](https://e.org) | 2 |")
+    assert "<table><thead><tr><th>a</th>" in table and '<td style="text-align: right;">2</td>' in table
+    assert '<a href="https://e.org" target="_blank" rel="noopener noreferrer">x</a>' in table
+    for hostile in ("javascript:alert(1)", "data:text/html,x", "//evil.example/x", "JaVaScRiPt:x"):
+        links = await markdown_html(page, f"[click]({hostile})")
+        assert "<a" not in links and "click" in links, links
+    relative = await markdown_html(page, "[doc](/api/files/f1/download?x=1) and https://a.example/b.")
+    assert '<a href="/api/files/f1/download?x=1"' in relative
+    assert '<a href="https://a.example/b" target="_blank"' in relative
+    fenced = await markdown_html(page, "```html\n<script>alert(1)</script>\n```")
+    assert fenced == '<pre><code data-lang="html">&lt;script&gt;alert(1)&lt;/script&gt;</code></pre>'
