@@ -1,8 +1,9 @@
 """The FastAPI app of ``nyla serve``, and :func:`mount` for host apps that bring their own.
 
 At start-up the app makes sure the database is ready, marks runs a dead server left
-``running`` as ``interrupted`` and recovers interrupted jobs; at shutdown it stops the runs
-in progress (they end ``interrupted`` too)."""
+``running`` as ``interrupted``, recovers interrupted jobs and starts the re-sync schedule of
+the enabled data sources; at shutdown it stops the runs in progress (they end
+``interrupted`` too)."""
 
 from __future__ import annotations
 
@@ -56,18 +57,22 @@ def build_state(
 
 async def startup(state: HostState) -> dict[str, int]:
     """Database ready; runs and jobs a dead server left behind recovered; the kernel's job
-    runner (heartbeats, zombie killer) started."""
+    runner (heartbeats, zombie killer) and the re-sync schedule started."""
     await state.kernel.db.ensure_ready()
     runs = await state.runs.recover_interrupted()
     jobs = await state.kernel.jobs.start()
     if runs or jobs:
         log.warning("recovered after a restart: %d interrupted runs, %d jobs", runs, jobs)
+    # on procrastinate the workers' periodic task keeps the schedule instead
+    if state.kernel.jobs_backend != "procrastinate":
+        state.kernel.sync.scheduler.start()
     return {"runs": runs, "jobs": jobs}
 
 
 async def shutdown(state: HostState) -> None:
     """Stop runs and jobs in progress (they end interrupted; the next start recovers them)."""
     await state.runs.aclose()
+    await state.kernel.sync.scheduler.aclose()
     await state.kernel.jobs.aclose()
 
 

@@ -1,5 +1,5 @@
-"""Data sources (tree elements of a connection): list, add, the 🧠 RAG toggle, settings
-(``ragLimits`` only) and the cost estimate — the seeds' paths and semantics."""
+"""Data sources (tree elements of a connection): list, add, the 🧠 RAG toggle, sync now and
+stop, settings (``ragLimits`` only) and the cost estimate — the seeds' paths and semantics."""
 
 from __future__ import annotations
 
@@ -112,12 +112,51 @@ async def add_data_source(
 async def data_source(
     data_source_id: str, request: Request, identity: Identity = Depends(need_user)
 ) -> dict[str, Any]:
-    """One data source with its effective 🧠, its limits and the range each may be set to."""
+    """One data source with its effective 🧠, its limits and the range each may be set to,
+    and its ``sync``: the running job with its progress, the last result, how many files
+    are indexed, when it last synced and when the schedule syncs it next."""
     source = await visible_source(request, data_source_id, identity)
-    knowledge = host(request).kernel.knowledge
-    limits = await knowledge.get_rag_limits(data_source_id)
-    ranges = await knowledge.get_rag_limit_ranges(data_source_id)
-    return {**source.to_wire(), "ragLimits": camel_limits(limits), "ragLimitRanges": ranges}
+    kernel = host(request).kernel
+    limits = await kernel.knowledge.get_rag_limits(data_source_id)
+    ranges = await kernel.knowledge.get_rag_limit_ranges(data_source_id)
+    return {
+        **source.to_wire(),
+        "ragLimits": camel_limits(limits),
+        "ragLimitRanges": ranges,
+        "sync": await kernel.sync.source_status(data_source_id),
+    }
+
+
+@router.post("/{data_source_id}/sync", status_code=202)
+async def sync_now(
+    data_source_id: str, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """Sync now, within the limits as stored: ``{jobId}`` of the job started, or of the one
+    already queued or running. 409 while indexing is off for it (or its connection's
+    consent)."""
+    source = await visible_source(request, data_source_id, identity)
+    kernel = host(request).kernel
+    if not source.rag_index_effective:
+        raise HTTPException(
+            409, "indexing is off for this data source or its connection: switch 🧠 on first"
+        )
+    status = await kernel.sync.source_status(data_source_id)
+    if status["running"] is not None:
+        return {"jobId": status["running"]["jobId"]}
+    return {"jobId": await kernel.sync.start(data_source_id, user_id=source.user_id)}
+
+
+@router.post("/{data_source_id}/stop")
+async def stop(
+    data_source_id: str, request: Request, identity: Identity = Depends(need_user)
+) -> dict[str, Any]:
+    """Cancel the queued and running syncs of the data source (each stops at its next
+    item; what it committed stays indexed): ``{cancelledJobs}``."""
+    source = await visible_source(request, data_source_id, identity)
+    cancelled = await host(request).kernel.sync.stop(
+        user_id=source.user_id, data_source_id=data_source_id
+    )
+    return {"cancelledJobs": cancelled}
 
 
 @router.patch("/{data_source_id}/rag-index")
@@ -184,7 +223,8 @@ async def settings(
 async def cost_estimate(
     data_source_id: str, request: Request, identity: Identity = Depends(need_user)
 ) -> dict[str, Any]:
-    """Indicative CHF for a full sync with the current limits:
+    """Indicative CHF for a full sync, priced by the embedding model the store will use and
+    sized by what the source holds when known (its limits cap it):
     ``{estimatedTokens, estimatedChf, basis: {kind, limits, assumptions, notes}, sourceId}``."""
     await visible_source(request, data_source_id, identity)
     estimate = (await host(request).kernel.knowledge.estimate_cost(data_source_id)).to_wire()
