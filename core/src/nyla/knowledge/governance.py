@@ -103,6 +103,16 @@ class Governance:
         async with self.db.session() as s:
             return await set_rag_index_enabled(s, data_source_id, enabled, actor=actor)
 
+    async def set_source_policy(
+        self, data_source_id: str, field: str, value: Any, *, actor: str
+    ) -> PurgeResult:
+        """Set ``neutralize`` or ``scope`` of a tree element (``None``: inherit); files
+        indexed under the old effective value are purged so the next sync redoes them."""
+        from nyla.knowledge.source_policy import set_source_policy
+
+        async with self.db.session() as s:
+            return await set_source_policy(s, data_source_id, field, value, actor=actor)
+
     async def set_knowledge_consent(
         self, connection_id: str, enabled: bool, *, actor: str
     ) -> PurgeResult:

@@ -15,8 +15,8 @@ from nyla.models.base import WireModel
 
 class DataSourceView(WireModel):
     """A tree element of a connection: its explicit policy values (``None`` = inherited)
-    and the effective ``rag_index_enabled``: what the policy resolver gives it, and off
-    whenever its connection's knowledge consent is off."""
+    and the effective ones the policy resolver gives it (``rag_index_effective`` is also off
+    whenever its connection's knowledge consent is off)."""
 
     id: str
     connection_id: str
@@ -28,6 +28,8 @@ class DataSourceView(WireModel):
     rag_index_enabled: bool | None = None
     rag_index_effective: bool = False
     neutralize: bool | None = None
+    neutralize_effective: bool = False
+    scope_effective: str = "personal"
     last_indexed: float | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
 
@@ -45,6 +47,8 @@ def _source(row: DataSource, siblings: list[DataSource], consent: bool) -> DataS
         rag_index_effective=consent
         and bool(effective_policy(siblings, row.path, "rag_index_enabled").value),
         neutralize=row.neutralize,
+        neutralize_effective=bool(effective_policy(siblings, row.path, "neutralize").value),
+        scope_effective=str(effective_policy(siblings, row.path, "scope").value),
         last_indexed=row.last_indexed,
         settings=dict(row.settings or {}),
     )

@@ -16,11 +16,13 @@ def api_router() -> APIRouter:
         rag,
         runs,
         session,
+        source_policy,
     )
 
     # the routes are copied, not included: an app can then list every route it serves
     # (included routers are opaque in FastAPI's route table), which the deny-by-default test does
     router = APIRouter()
-    for module in (session, runs, conversations, catalog, files, connections, datasources, rag):
+    modules = (session, runs, conversations, catalog, files, connections, datasources, rag)
+    for module in (*modules, source_policy):
         router.routes.extend(module.router.routes)
     return router
