@@ -1,0 +1,287 @@
+"""Conversations over the API: a run without one starts one titled from the prompt, a run
+with one continues it (the model sees the earlier prompts and answers), prompts and answers
+(or the error) survive a reload, files attach to a prompt, citations open their source, and
+another user's conversation or file is a 404 that changes nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cryptography.fernet import Fernet
+
+from nyla import ProviderBadRequestError, RunContext, Tool, Toolbox, hookimpl
+from nyla.sdk import WireModel
+
+from .conftest import wait_run
+from .test_runs import parse_sse, start
+
+pytestmark = pytest.mark.db
+
+
+@pytest.fixture
+def provider(scripted, replies):
+    from .memfs import hash_embed
+
+    def script(request, index):
+        reply = replies[index] if index < len(replies) else f"answer {index}"
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    return scripted(script, embed_fn=hash_embed)
+
+
+@pytest.fixture
+def kernel(db, make_kernel, provider, memory_plugin, tmp_path):
+    return make_kernel(
+        provider,
+        memory_plugin,
+        db=db,
+        settings={
+            "knowledge": {"embedding_model": "scripted:model"},
+            "data_dir": tmp_path,
+            "secret_key": Fernet.generate_key(),
+        },
+    )
+
+
+async def finished(state, client, headers, prompt, **body) -> dict:
+    run = await start(client, headers, prompt, **body)
+    await wait_run(state, run["runId"])
+    return run
+
+
+def user_texts(request) -> list[str]:
+    return [m.text for m in request.messages if m.role.value in ("user", "assistant")]
+
+
+async def test_a_run_starts_a_conversation_titled_from_its_prompt(state, client, token_for):
+    alice = await token_for("alice")
+    prompt = "  Plan the offsite for the finance team in the mountains next spring, please\nDetails"
+    run = await finished(state, client, alice, prompt)
+    listed = (await client.get("/api/conversations", headers=alice)).json()["conversations"]
+    assert [c["id"] for c in listed] == [run["conversationId"]]
+    title = listed[0]["title"]
+    assert title.startswith("Plan the offsite for the finance team") and len(title) <= 60
+    assert "\n" not in title and listed[0]["messageCount"] == 2
+    shown = (await client.get(f"/api/conversations/{run['conversationId']}", headers=alice)).json()
+    assert [(m["role"], m["content"]) for m in shown["messages"]] == [
+        ("user", prompt),
+        ("assistant", "answer 0"),
+    ]
+    assert {m["runId"] for m in shown["messages"]} == {run["runId"]}
+    assert shown["runs"] == [{"runId": run["runId"], "status": "completed"}]
+    trace = (await client.get(f"/api/runs/{run['runId']}", headers=alice)).json()["trace"]
+    assert trace["context"]["workflowId"] == run["conversationId"]  # round memory's key
+
+
+async def test_continuing_gives_the_model_the_history(state, client, token_for, provider, replies):
+    replies.extend(["Zurich has 430,000 people.", "Something else.", "About 17% of them."])
+    alice = await token_for("alice")
+    first = await finished(state, client, alice, "How many people live in Zurich?")
+    other = await finished(state, client, alice, "An unrelated question")
+    second = await finished(
+        state,
+        client,
+        alice,
+        "And how many of them are students?",
+        conversationId=first["conversationId"],
+    )
+    assert second["conversationId"] == first["conversationId"]
+    seen = user_texts(provider.requests[-1])
+    assert seen == [
+        "How many people live in Zurich?",
+        "Zurich has 430,000 people.",
+        "And how many of them are students?",
+    ]
+    # the unrelated conversation's prompt reached no other conversation's model call
+    assert all("unrelated" not in t for t in seen)
+    listed = (await client.get("/api/conversations", headers=alice)).json()["conversations"]
+    assert [c["id"] for c in listed] == [first["conversationId"], other["conversationId"]]
+    shown = (
+        await client.get(f"/api/conversations/{first['conversationId']}", headers=alice)
+    ).json()
+    assert [m["content"] for m in shown["messages"]][-2:] == [
+        "And how many of them are students?",
+        "About 17% of them.",
+    ]
+    assert [r["runId"] for r in shown["runs"]] == [first["runId"], second["runId"]]
+
+
+async def test_a_failed_run_keeps_the_prompt_and_shows_the_error(state, client, token_for, replies):
+    replies.append(ProviderBadRequestError("the provider refused the request"))
+    alice = await token_for("alice")
+    run = await finished(state, client, alice, "Summarise my week")
+    shown = (await client.get(f"/api/conversations/{run['conversationId']}", headers=alice)).json()
+    user, answer = shown["messages"]
+    assert user["content"] == "Summarise my week" and user["status"] == "prompt"
+    assert answer["role"] == "assistant" and answer["status"] == "error"
+    assert "the provider refused the request" in answer["content"]
+    assert shown["runs"] == [{"runId": run["runId"], "status": "error"}]
+
+
+async def test_another_users_conversation_is_not_found(state, client, token_for, provider):
+    alice, bob = await token_for("alice"), await token_for("bob")
+    run = await finished(state, client, alice, "secret plans")
+    url = f"/api/conversations/{run['conversationId']}"
+    assert (await client.get(url, headers=bob)).status_code == 404
+    assert (await client.patch(url, json={"title": "mine"}, headers=bob)).status_code == 404
+    assert (await client.delete(url, headers=bob)).status_code == 404
+    calls = len(provider.requests)
+    body = {"prompt": "continue", "conversationId": run["conversationId"]}
+    response = await client.post("/api/runs", json=body, headers=bob)
+    assert response.status_code == 404 and "no conversation" in response.json()["detail"]
+    assert len(provider.requests) == calls  # no run started
+    assert (await client.get("/api/conversations", headers=bob)).json()["conversations"] == []
+    shown = (await client.get(url, headers=alice)).json()
+    assert shown["title"] == "secret plans" and len(shown["messages"]) == 2
+
+
+async def test_create_rename_and_delete_keep_the_files(state, client, token_for):
+    alice = await token_for("alice")
+    created = await client.post("/api/conversations", json={"title": "Budget 2027"}, headers=alice)
+    assert created.status_code == 201
+    conversation = created.json()
+    assert conversation["title"] == "Budget 2027" and conversation["messageCount"] == 0
+    upload = await client.post(
+        "/api/files", files={"file": ("plan.txt", b"the plan", "text/plain")}, headers=alice
+    )
+    file_id = upload.json()["id"]
+    await finished(
+        state, client, alice, "Read the plan", conversationId=conversation["id"], fileIds=[file_id]
+    )
+    url = f"/api/conversations/{conversation['id']}"
+    blank = await client.patch(url, json={"title": "   "}, headers=alice)
+    assert blank.status_code == 400
+    renamed = await client.patch(url, json={"title": "Budget  2027 (final)"}, headers=alice)
+    assert renamed.json()["title"] == "Budget 2027 (final)"
+    assert (await client.get(url, headers=alice)).json()["title"] == "Budget 2027 (final)"
+    assert (await client.delete(url, headers=alice)).json() == {"deleted": conversation["id"]}
+    assert (await client.get(url, headers=alice)).status_code == 404
+    assert (await client.get("/api/conversations", headers=alice)).json()["conversations"] == []
+    content = await client.get(f"/api/files/{file_id}/content", headers=alice)
+    assert content.content == b"the plan"
+
+
+async def test_attached_files_are_named_to_the_agent_and_stored(state, client, token_for, provider):
+    alice, bob = await token_for("alice"), await token_for("bob")
+    upload = await client.post(
+        "/api/files",
+        files={"file": ("minutes.md", b"# Minutes\nWe agreed.", "text/markdown")},
+        headers=alice,
+    )
+    item = upload.json()
+    run = await finished(state, client, alice, "What did we agree?", fileIds=[item["id"]])
+    task = user_texts(provider.requests[-1])[-1]
+    assert task.startswith("What did we agree?") and "minutes.md" in task and item["id"] in task
+    shown = (await client.get(f"/api/conversations/{run['conversationId']}", headers=alice)).json()
+    assert shown["messages"][0]["files"] == [{"id": item["id"], "name": "minutes.md"}]
+    assert shown["messages"][0]["content"] == "What did we agree?"  # what the person wrote
+    assert shown["files"] == [
+        {"id": item["id"], "name": "minutes.md", "size": item["size"], "mimeType": "text/markdown"}
+    ]
+    # the next run still knows which file was attached, by id
+    await finished(state, client, alice, "And who?", conversationId=run["conversationId"])
+    assert any(item["id"] in t for t in user_texts(provider.requests[-1])[:-1])
+    # bob may not attach alice's file: 404, and nothing is started or stored for him
+    calls = len(provider.requests)
+    refused = await client.post(
+        "/api/runs", json={"prompt": "steal", "fileIds": [item["id"]]}, headers=bob
+    )
+    assert refused.status_code == 404 and item["id"] in refused.json()["detail"]
+    assert len(provider.requests) == calls
+    assert (await client.get("/api/conversations", headers=bob)).json()["conversations"] == []
+
+
+async def test_the_final_event_and_the_answer_cite_the_knowledge_used(state, client, token_for):
+    alice = await token_for("alice")
+    upload = await client.post(
+        "/api/files",
+        files={"file": ("policy.txt", b"Travel policy: second class trains.", "text/plain")},
+        headers=alice,
+    )
+    item = upload.json()
+    kernel = state.kernel
+    stored = await kernel.files.get(item["id"], RunContext(user_id="alice", mandate_id="m1"))
+    await kernel.knowledge.index_file(
+        stored,
+        b"Travel policy: second class trains.",
+        context=RunContext(user_id="alice", mandate_id="m1"),
+    )
+    run = await finished(state, client, alice, "What does the travel policy say about trains?")
+    events = [
+        m for m in parse_sse((await client.get(run["eventsUrl"], headers=alice)).text) if "id" in m
+    ]
+    final = json.loads(next(m for m in events if m["event"] == "FINAL")["data"])
+    (citation,) = final["data"]["citations"]
+    assert citation["title"] == "policy.txt" and citation["fileId"] == item["id"]
+    assert "Bearer" not in citation["url"] and "nyla_" not in citation["url"]
+    opened = await client.get(citation["url"])  # no bearer token: the link is the credential
+    assert opened.status_code == 200 and opened.content == b"Travel policy: second class trains."
+    shown = (await client.get(f"/api/conversations/{run['conversationId']}", headers=alice)).json()
+    (stored_citation,) = shown["messages"][1]["citations"]
+    assert stored_citation["title"] == "policy.txt"
+    assert (await client.get(stored_citation["url"])).status_code == 200
+
+
+class _NoArgs(WireModel):
+    pass
+
+
+async def _ping(args: _NoArgs, ctx) -> str:
+    return "pong"
+
+
+class MemfsToolboxPlugin:
+    """A toolbox that needs a memfs connection (as email needs msft)."""
+
+    @hookimpl
+    def nyla_toolboxes(self) -> list[Toolbox]:
+        tool = Tool.from_model("memfsPing", "Ping the memory drive.", _NoArgs, _ping)
+        return [Toolbox(id="memfsTools", tools=[tool], requires_connection="memfs")]
+
+
+@pytest.fixture
+def toolbox_kernel(db, make_kernel, provider, memory_plugin, tmp_path):
+    return make_kernel(
+        provider,
+        memory_plugin,
+        MemfsToolboxPlugin(),
+        db=db,
+        settings={"data_dir": tmp_path, "secret_key": Fernet.generate_key()},
+    )
+
+
+async def test_host_runs_get_the_toolboxes_of_the_callers_connections(
+    toolbox_kernel, host_settings
+):
+    import httpx
+
+    from nyla_host.app import add_page, bare_app, build_state, mount, shutdown, startup
+
+    state = build_state(toolbox_kernel, settings=host_settings)
+    await startup(state)
+    app = bare_app()
+    mount(app, state)
+    add_page(app)
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://host.test"
+        ) as client:
+            token, _ = await state.tokens.create("alice", mandate_id="m1")
+            alice = {"Authorization": f"Bearer {token}"}
+            token, _ = await state.tokens.create("bob", mandate_id="m1")
+            bob = {"Authorization": f"Bearer {token}"}
+            await toolbox_kernel.connections.add("memfs", user_id="alice", label="drive")
+
+            async def started(headers) -> list[str]:
+                run = await finished(state, client, headers, "hello")
+                body = (await client.get(run["eventsUrl"], headers=headers)).text
+                first = json.loads(next(m for m in parse_sse(body) if "id" in m)["data"])
+                return list(first["data"]["toolboxes"])
+
+            assert "memfsTools" in await started(alice)
+            assert "memfsTools" not in await started(bob)
+    finally:
+        await shutdown(state)
