@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from typing import Any
 
 from localfs_helpers import make_tree
 
@@ -40,3 +41,31 @@ def test_connect_sync_status_and_remove_from_the_cli(embedded_pg, tmp_path, monk
     assert json.loads(run("connections", "list", "--json")) == []
     tools = invoke_cli(["toolboxes", "list", "--json"])
     assert "searchDataSource" in tools.output and "datasources" in tools.output
+
+
+def test_the_cli_connects_a_folder_only_when_it_can_be_listed(
+    embedded_pg, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("NYLA_DATABASE_URL", embedded_pg)
+    monkeypatch.setenv("NYLA_DATABASE_SCHEMA", f"cli_{uuid.uuid4().hex[:8]}")
+    monkeypatch.setenv("NYLA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "config" / "config.toml"))
+    make_tree(tmp_path / "docs", 2, per_folder=2)
+
+    def add(*settings: str) -> Any:
+        flags = [arg for s in settings for arg in ("--setting", s)]
+        return invoke_cli(["connections", "add", "localfs", *flags, "--user", "ada"])
+
+    bare = add()
+    assert bare.exit_code != 0
+    assert "localfs: Folder (root) is required" in bare.output
+    missing = add(f"root={tmp_path / 'nope'}")
+    assert missing.exit_code != 0
+    assert "the connection was not saved" in missing.output and "is not a folder" in missing.output
+    typo = add(f"root={tmp_path / 'docs'}", "depth=3")
+    assert typo.exit_code != 0 and "no setting 'depth'" in typo.output
+    listed = invoke_cli(["connections", "list", "--json", "--user", "ada"])
+    assert json.loads(listed.stdout) == []
+    made = add(f"root={tmp_path / 'docs'}")
+    assert made.exit_code == 0, made.output
+    assert made.stdout.startswith("connected localfs as conn-")
