@@ -11,6 +11,7 @@ from nyla.sdk import config_value
 from nyla.sdk.connectors import describe_connector
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
+from nyla_host.model_choice import model_choice
 from nyla_host.state import host
 from nyla_host.timezone import request_timezone
 
@@ -26,9 +27,14 @@ def run_context(identity: Identity) -> RunContext:
 
 @router.get("/models")
 async def models(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
-    """Every model the provider plugins offer, with prices (CHF per million tokens)."""
-    specs = host(request).kernel.plugins.models()
-    return {"models": [spec.to_wire() for spec in specs]}
+    """The models the caller may use (the server's allow-list for their user and mandate),
+    with prices (CHF per million tokens), and ``default``: the one a run without a model
+    gets."""
+    choice = await model_choice(host(request), identity)
+    return {
+        "models": [{**spec.to_wire(), "label": spec.name or spec.id} for spec in choice.specs],
+        "default": choice.default,
+    }
 
 
 @router.get("/toolboxes")
