@@ -56,7 +56,8 @@ async def test_public_routes_answer_without_identity(client):
     assert (await client.get("/static/app.js")).status_code == 200
     assert (await client.get("/static/../app.py")).status_code == 404
     callback = await client.get("/api/connections/oauth/memfs/callback?state=forged&code=c")
-    assert callback.status_code == 400
+    # public, and back to the page with what went wrong (the browser is mid sign-in)
+    assert callback.status_code == 303 and "oauthError=" in callback.headers["location"]
 
 
 async def test_tokens_are_stored_hashed_and_can_be_revoked(state, client):

@@ -60,7 +60,7 @@ class InfomaniakConnector(BaseConnector):
     """Infomaniak: kDrive over REST, calendars over CalDAV."""
 
     service: ClassVar[str] = "infomaniak"
-    label: ClassVar[str] = "Infomaniak (kDrive, Calendar)"
+    label: ClassVar[str] = "Infomaniak"
     query_syntax: ClassVar[str] = QUERY_SYNTAX
     base_url: ClassVar[str | None] = "https://api.infomaniak.com"
     # Infomaniak's API allows 60 requests a minute per token
