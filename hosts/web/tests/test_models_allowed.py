@@ -1,12 +1,11 @@
 """The model allow-list, enforced on the server: GET /api/models lists only what the caller
 may use, a run naming another model is a 403, and the kernel's selection (fallbacks, a run
-without a model) stays inside the list; managed with ``nyla models allow``. And one
-identity: ``nyla tokens create`` signs in the user every other command acts as."""
+without a model) stays inside the list (the CLI that manages it is tested in
+core/tests/ai/test_model_access_cli.py). And one identity: ``nyla tokens create`` signs in the user every other command acts as."""
 
 from __future__ import annotations
 
 import json
-import uuid
 from urllib.parse import quote
 
 import pytest
@@ -123,32 +122,6 @@ def _cli_env(db, monkeypatch) -> None:
     sep = "&" if "?" in db.url else "?"
     options = quote(f"-csearch_path={db.schema},public")
     monkeypatch.setenv("NYLA_DATABASE_URL", f"{db.url}{sep}options={options}")
-
-
-def test_models_allow_cli(db, monkeypatch):
-    from nyla.cli import cli
-    from nyla.plugins import PluginHost
-
-    _cli_env(db, monkeypatch)
-    installed = sorted(s.id for s in PluginHost.discover(strict=False).models())
-    assert installed, "no provider plugin installed"
-    user = f"u-{uuid.uuid4().hex[:8]}"
-    runner = CliRunner()
-    allowed = runner.invoke(cli, ["models", "allow", "--user", user, installed[0], "--json"])
-    assert allowed.exit_code == 0, allowed.output
-    assert json.loads(allowed.output) == {"kind": "user", "subject": user, "models": installed[:1]}
-    shown = runner.invoke(cli, ["models", "allowed", "--user", user, "--json"])
-    assert json.loads(shown.output)["models"] == installed[:1]
-    listed = json.loads(runner.invoke(cli, ["models", "allowed", "--json"]).output)
-    assert {"kind": "user", "subject": user, "models": installed[:1]} in listed
-    unknown = runner.invoke(cli, ["models", "allow", "--user", user, "no:such-model"])
-    assert unknown.exit_code == 1 and "unknown model no:such-model" in unknown.output
-    both = runner.invoke(cli, ["models", "allow", "--user", user, "--mandate", "m", "x"])
-    assert both.exit_code == 2 and "exactly one" in both.output
-    cleared = runner.invoke(cli, ["models", "allow", "--user", user, "--all"])
-    assert cleared.exit_code == 0 and "every model" in cleared.output
-    again = runner.invoke(cli, ["models", "allowed", "--user", user, "--json"])
-    assert json.loads(again.output)["models"] is None
 
 
 def test_tokens_create_signs_in_the_clis_user(db, monkeypatch):

@@ -72,11 +72,8 @@ async def run_agent_loop(
     is called after each round; failures of either are logged and the run goes on.
     ``cancel`` set by the caller ends the run with status ``cancelled``. ``neutralization``
     shares a placeholder session (a sub-agent passes its parent's); ``extras`` go into every
-    :class:`ToolContext`; ``history`` (earlier prompts and answers of the conversation the
-    run continues) goes between the system prompt and ``prompt``.
-
-    The last two events are always FINAL and AGENT_SUMMARY.
-    """
+    :class:`ToolContext`; ``history`` (a conversation's earlier prompts and answers) comes
+    before ``prompt``. The last two events are always FINAL and AGENT_SUMMARY."""
     run = AgentRun(
         kernel,
         prompt,
