@@ -3,11 +3,14 @@ mandate (see :mod:`nyla.ai.access`), stored in the database and enforced by the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from nyla.commands.output import emit_json, json_option, run_async, table
+
+if TYPE_CHECKING:
+    from nyla.ai.access import Kind
 
 
 @click.command("allow")
@@ -38,11 +41,12 @@ def allow(
         raise click.ClickException(
             f"unknown model {', '.join(unknown)}; `nyla models list` shows the installed ones"
         )
-    kind, subject = ("user", user_id) if user_id is not None else ("mandate", mandate_id)
+    kind: Kind = "user" if user_id is not None else "mandate"
+    subject = str(user_id if user_id is not None else mandate_id)
 
     async def go() -> Any:
         try:
-            return await kernel.model_access.set(kind, str(subject), list(model_ids))
+            return await kernel.model_access.set(kind, subject, list(model_ids))
         finally:
             await kernel.aclose()
 
