@@ -1,7 +1,7 @@
 """Host benchmark: ``nyla serve`` beside a bare FastAPI app under the same HTTP load, as a ratio.
 
-Two scenarios, each at ``--clients`` concurrent clients (default 200) for ``--seconds`` (default
-10) after a ``--warmup`` second ramp, the two servers alternating over ``--rounds`` (default 3):
+Two scenarios at ``--clients`` concurrent closed-loop clients (default 200), the two servers
+alternating (nyla first in odd rounds, bare first in even ones) over ``--rounds`` (default 3):
 
 - ``me``: an authenticated light JSON route, ``GET /api/me`` with a bearer API token. nyla checks
   the token against its PostgreSQL table (as every request does); the bare app against a dict.
@@ -12,17 +12,21 @@ Two scenarios, each at ``--clients`` concurrent clients (default 200) for ``--se
   nyla run at start-up) into a queue and streams them with the same SSE framing.
   Time to first event (TTFE) runs from sending the POST to the first ``data:`` line.
 
+A window: the clients start over ``--ramp`` seconds (default 1), start requests for
+``--seconds`` (default 10) and finish the ones in flight; requests/s = completed requests / time
+from the first start to the last response (at 200 clients a nyla run can take longer than the
+window, so counting only what ends inside it would measure nothing). CPU seconds (user +
+system, from /proc through psutil) over the same time: the server process, nyla's PostgreSQL
+backends (found by ``application_name``, polled: a lower bound) and the client processes.
+
 Both servers are one uvicorn process on loopback with the same settings (h11, asyncio loop,
 keep-alive 30 s, log level warning): nyla is started as a user starts it, ``nyla serve
 --demo-model``; the bare app by this script (``--serve-bare``) and imports no nyla. The load
 comes from ``--client-procs`` processes (default 1) of httpx.AsyncClient, each with a pool as
 large as its share of the clients; their CPU use is printed, so a client-bound run shows.
-Per window: completed requests per second, p50/p95 latency, errors, and CPU seconds per 1000
-requests of the server process and (nyla only) of its PostgreSQL backends (found by
-``application_name``), all from /proc through psutil.
 
     .venv/bin/python bench/host.py [--clients 200] [--seconds 10] [--rounds 3]
-        [--client-procs 1] [--word-delay 0] [--json results.json | --json -]
+        [--client-procs 1] [--scenario me sse] [--word-delay 0] [--json results.json | --json -]
 
 It uses its own schema in the embedded PostgreSQL (dropped afterwards). Never in the tests.
 """
@@ -101,7 +105,7 @@ def bare_app(token: str, events: list[dict[str, Any]], delay_s: float) -> Any:
 
     async def produce(run_id: str, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
         for event in events:
-            if event.get("type") == "chunk":
+            if str(event.get("type")).lower() == "chunk":
                 await asyncio.sleep(delay_s)
             await queue.put({**event, "runId": run_id})
         await queue.put(None)
@@ -174,16 +178,18 @@ async def one_run(http: httpx.AsyncClient, started: float) -> float:
 
 
 async def load(job: dict[str, Any]) -> dict[str, Any]:
-    """``job['clients']`` closed-loop clients; what completed inside the window is counted."""
-    begin, end = job["windowStart"], job["windowEnd"]
+    """``job['clients']`` closed-loop clients, their starts spread over ``job['ramp']``
+    seconds; each starts requests until ``job['end']`` and finishes the one in flight."""
+    done: list[float] = []
     latencies: list[float] = []
     ttfe: list[float] = []
     errors: list[str] = []
     limits = httpx.Limits(max_connections=job["clients"], max_keepalive_connections=job["clients"])
     headers = {**HEADERS, "Authorization": f"Bearer {job['token']}"}
 
-    async def client(http: httpx.AsyncClient) -> None:
-        while time.monotonic() < end:
+    async def client(http: httpx.AsyncClient, i: int) -> None:
+        await asyncio.sleep(job["ramp"] * i / job["clients"])
+        while time.monotonic() < job["end"]:
             started = time.monotonic()
             try:
                 if job["scenario"] == "me":
@@ -191,26 +197,24 @@ async def load(job: dict[str, Any]) -> dict[str, Any]:
                     response.raise_for_status()
                     if response.json()["userId"] != USER:
                         raise RuntimeError(f"wrong user {response.json()['userId']}")
-                    first = None
                 else:
-                    first = await one_run(http, started)
+                    ttfe.append(await one_run(http, started))
             except Exception as exc:
-                if begin <= time.monotonic() <= end:
-                    errors.append(f"{type(exc).__name__}: {exc}"[:160])
+                errors.append(f"{type(exc).__name__}: {exc}"[:160])
                 await asyncio.sleep(0.05)
                 continue
-            done = time.monotonic()
-            if begin <= done <= end:
-                latencies.append(done - started)
-                if first is not None:
-                    ttfe.append(first)
+            done.append(time.monotonic())
+            latencies.append(done[-1] - started)
 
     async with httpx.AsyncClient(
         base_url=job["base"], headers=headers, timeout=60, limits=limits
     ) as http:
         await asyncio.sleep(max(0.0, job["startAt"] - time.monotonic()))
-        await asyncio.gather(*(client(http) for _ in range(job["clients"])))
-    return {"latencies": latencies, "ttfe": ttfe, "errors": errors}
+        cpu = time.process_time()
+        await asyncio.gather(*(client(http, i) for i in range(job["clients"])))
+        cpu = time.process_time() - cpu
+    last = max(done, default=job["startAt"])
+    return {"latencies": latencies, "ttfe": ttfe, "errors": errors, "last": last, "cpu": cpu}
 
 
 # ---- the servers and their CPU ------------------------------------------------------------
@@ -254,14 +258,14 @@ def start_bare(port: int, spec: Path, log: Path) -> subprocess.Popen[bytes]:
 
 
 class CpuMeter:
-    """CPU seconds (user + system) of the server, its PostgreSQL backends and the clients.
+    """CPU seconds (user + system) of a server and (nyla) its PostgreSQL backends.
 
     nyla's pool opens and closes backends under load, so they are polled every
     :data:`POLL_S` and each one's last reading kept: a backend that lived less than that is
     missed, so the PostgreSQL figure is a lower bound."""
 
-    def __init__(self, server: int, clients: list[int], pg: Any, app_name: str | None) -> None:
-        self.server, self.clients, self.pg, self.app_name = server, clients, pg, app_name
+    def __init__(self, server: int, pg: Any, app_name: str | None) -> None:
+        self.server, self.pg, self.app_name = server, pg, app_name
         self.backends: dict[int, float] = {}
         self.stop = threading.Event()
         self.poller = threading.Thread(target=self._poll, daemon=True)
@@ -289,7 +293,6 @@ class CpuMeter:
     def snapshot(self) -> dict[str, Any]:
         return {
             "server": self._cpu(self.server) or 0.0,
-            "clients": sum(self._cpu(pid) or 0.0 for pid in self.clients),
             "backends": dict(self.backends),
         }
 
@@ -304,7 +307,6 @@ class CpuMeter:
         return {
             "server": after["server"] - before["server"],
             "database": sum(cpu - before["backends"].get(p, 0.0) for p, cpu in backends.items()),
-            "clients": after["clients"] - before["clients"],
             "pgBackendsOpened": len(backends.keys() - before["backends"].keys()),
         }
 
@@ -313,9 +315,9 @@ class CpuMeter:
 
 
 def window(side: dict[str, Any], scenario: str, args: argparse.Namespace, pg: Any) -> dict:
-    """Start the client processes, measure the window, collect their results."""
+    """Start the client processes, let them run, collect their results; the window lasts
+    from their start to the last response (the requests in flight at the end included)."""
     start_at = time.monotonic() + 3.0
-    begin, end = start_at + args.warmup, start_at + args.warmup + args.seconds
     procs = []
     share = [args.clients // args.client_procs] * args.client_procs
     for i in range(args.clients % args.client_procs):
@@ -327,46 +329,47 @@ def window(side: dict[str, Any], scenario: str, args: argparse.Namespace, pg: An
             "scenario": scenario,
             "clients": clients,
             "startAt": start_at,
-            "windowStart": begin,
-            "windowEnd": end,
+            "ramp": args.ramp,
+            "end": start_at + args.seconds,
         }
         argv = [sys.executable, __file__, "--client-job", json.dumps(job)]
         procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, text=True))
-    meter = CpuMeter(side["pid"], [p.pid for p in procs], pg, side["appName"])
-    time.sleep(max(0.0, begin - time.monotonic()))
+    meter = CpuMeter(side["pid"], pg, side["appName"])
+    time.sleep(max(0.0, start_at - time.monotonic()))
     before = meter.snapshot()
-    time.sleep(max(0.0, end - time.monotonic()))
-    cpu = CpuMeter.spent(before, meter.snapshot())
-    meter.close()
-    latencies: list[float] = []
-    ttfe: list[float] = []
-    errors: list[str] = []
+    parts = []
     for proc in procs:
-        out, _ = proc.communicate(timeout=300)
+        out, _ = proc.communicate(timeout=600)
         if proc.returncode:
             sys.exit(f"a client process failed (exit {proc.returncode})")
-        part = json.loads(out.strip().splitlines()[-1])
-        latencies += part["latencies"]
-        ttfe += part["ttfe"]
-        errors += part["errors"]
-    return {"latencies": latencies, "ttfe": ttfe, "errors": errors, "cpu": cpu}
+        parts.append(json.loads(out.strip().splitlines()[-1]))
+    cpu = CpuMeter.spent(before, meter.snapshot())
+    meter.close()
+    cpu["clients"] = sum(p["cpu"] for p in parts)
+    return {
+        "latencies": [x for p in parts for x in p["latencies"]],
+        "ttfe": [x for p in parts for x in p["ttfe"]],
+        "errors": [x for p in parts for x in p["errors"]],
+        "wall": max(p["last"] for p in parts) - start_at,
+        "cpu": cpu,
+    }
 
 
-def summarise(side: str, scenario: str, windows: list[dict], seconds: float) -> dict:
+def summarise(side: str, scenario: str, windows: list[dict]) -> dict:
     """One side's figures over every round of a scenario."""
     lat = [x for w in windows for x in w["latencies"]]
     ttfe = [x for w in windows for x in w["ttfe"]]
     done = len(lat)
     cpu = {k: sum(w["cpu"][k] for w in windows) for k in ("server", "database", "clients")}
     per_k = {k: (v / done * 1000 if done else float("nan")) for k, v in cpu.items()}
-    wall = seconds * len(windows)
+    wall = sum(w["wall"] for w in windows)
     return {
         "side": side,
         "scenario": scenario,
         "completed": done,
-        "windowSeconds": wall,
+        "wallSeconds": wall,
         "perSecond": done / wall,
-        "perSecondByRound": [len(w["latencies"]) / seconds for w in windows],
+        "perSecondByRound": [len(w["latencies"]) / w["wall"] for w in windows],
         "p50Ms": pct(lat, 0.5),
         "p95Ms": pct(lat, 0.95),
         "ttfeP50Ms": pct(ttfe, 0.5) if ttfe else None,
@@ -474,8 +477,9 @@ def report(result: dict[str, Any]) -> None:
     console.print(f"machine: {result['machine']['summary']}")
     console.print(
         f"load: {load['clients']} concurrent clients from {load['clientProcs']} client "
-        f"process(es) (httpx.AsyncClient, pool = its share of the clients), {load['seconds']:g} s "
-        f"per window after a {load['warmup']:g} s ramp, {load['rounds']} rounds alternating "
+        f"process(es) (httpx.AsyncClient, pool = its share of the clients) starting over "
+        f"{load['rampSeconds']:g} s, requests started for {load['seconds']:g} s per window and "
+        f"finished, {load['rounds']} rounds alternating "
         f"nyla / bare; SSE events: {load['eventsPerRun']} per run"
     )
     table = Table(title="nyla serve vs a bare FastAPI app, loopback HTTP, one uvicorn process each")
@@ -540,14 +544,14 @@ def measure(args: argparse.Namespace, sides: dict[str, dict[str, Any]], pg: Any)
                 w = window(sides[side], scenario, args, pg)
                 windows[side, scenario].append(w)
                 print(
-                    f"round {r + 1} {scenario:>3} {side:>4}: {len(w['latencies']) / args.seconds:8.1f}"
+                    f"round {r + 1} {scenario:>3} {side:>4}: {len(w['latencies']) / w['wall']:8.1f}"
                     f"/s, {len(w['errors'])} errors, server CPU {w['cpu']['server']:.1f} s, "
                     f"clients {w['cpu']['clients']:.1f} s",
                     file=sys.stderr,
                     flush=True,
                 )
                 time.sleep(1.0)
-    return {k: summarise(k[0], k[1], v, args.seconds) for k, v in windows.items()}
+    return {k: summarise(k[0], k[1], v) for k, v in windows.items()}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -601,7 +605,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "clients": args.clients,
             "clientProcs": args.client_procs,
             "seconds": args.seconds,
-            "warmup": args.warmup,
+            "rampSeconds": args.ramp,
             "rounds": args.rounds,
             "wordDelayS": args.word_delay,
             "eventsPerRun": len(events),
@@ -621,7 +625,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--client-procs", type=int, default=1, help="client processes")
     parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per window")
-    parser.add_argument("--warmup", type=float, default=1.0, help="ramp before each window")
+    parser.add_argument("--ramp", type=float, default=1.0, help="seconds to start all clients")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
         "--scenario", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="default: both"
