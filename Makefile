@@ -52,6 +52,7 @@ format: setup
 
 bench: setup
 	$(VENV)/bin/python bench/startup.py
+	$(VENV)/bin/python bench/host.py
 
 clean:
 	rm -rf $(VENV) .tools
