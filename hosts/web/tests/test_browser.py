@@ -10,70 +10,12 @@ Set ``NYLA_SCREENSHOTS=DIR`` to keep a screenshot of each page there (docs/scree
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-from pathlib import Path
 
 import httpx
-import pytest
-import pytest_asyncio
 
-from .served import Served
+from .browsing import MARKS, holds, page_fixture, served_fixture, shot, watch  # noqa: F401
 
-CHROMIUM = next(
-    (
-        p
-        for p in (os.environ.get("NYLA_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"))
-        if p and Path(p).exists()
-    ),
-    None,
-)
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-pytestmark = [
-    pytest.mark.db,
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        CHROMIUM is None,
-        reason="no Chromium found (install Debian's: apt-get install -y chromium; or set NYLA_CHROMIUM)",
-    ),
-]
-
-
-@pytest_asyncio.fixture
-async def served(embedded_pg, tmp_path):
-    server = Served(embedded_pg, tmp_path)
-    token = await server.prepare()
-    server.start(delay_s=0.15)
-    try:
-        yield server, token
-    finally:
-        server.stop()
-        await server.drop()
-
-
-@pytest_asyncio.fixture
-async def page():
-    playwright_api = pytest.importorskip("playwright.async_api", reason="playwright not installed")
-    async with playwright_api.async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        context = await browser.new_context(
-            viewport={"width": 1180, "height": 760}, timezone_id="Europe/Zurich"
-        )
-        page = await context.new_page()
-        page.set_default_timeout(20_000)
-        try:
-            yield page
-        finally:
-            await browser.close()
+pytestmark = MARKS
 
 
 async def until(api, path: str, condition, attempts: int = 200) -> dict:
@@ -86,24 +28,6 @@ async def until(api, path: str, condition, attempts: int = 200) -> dict:
     raise AssertionError(f"{path} never met the condition: {data}")
 
 
-async def holds(page, expression: str, attempts: int = 400) -> None:
-    """Poll ``expression`` in the page until it is truthy. (Playwright's wait_for_function
-    evaluates its predicate with ``eval``, which the page's Content-Security-Policy refuses;
-    ``evaluate`` goes through the DevTools protocol, which the policy does not govern.)"""
-    for _ in range(attempts):
-        if await page.evaluate(expression):
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the page never met: {expression}")
-
-
-async def shot(page, name: str) -> None:
-    target = os.environ.get("NYLA_SCREENSHOTS")
-    if target:
-        Path(target).mkdir(parents=True, exist_ok=True)
-        await page.screenshot(path=str(Path(target) / f"{name}.png"))
-
-
 async def test_the_page_end_to_end(served, page):
     server, token = served
     api = httpx.AsyncClient(
@@ -113,9 +37,7 @@ async def test_the_page_end_to_end(served, page):
         connection = (
             await api.post("/api/connections", json={"service": "memfs", "label": "Team share"})
         ).json()
-        refused: list[str] = []  # what the policy blocked, and any error of the page's script
-        page.on("console", lambda m: refused.append(m.text) if "Security Policy" in m.text else 0)
-        page.on("pageerror", lambda e: refused.append(str(e)))
+        refused = watch(page)
         await _sign_in(page, server, token)
         docs = await _index_a_folder(page, api, server, connection)
         node = page.locator(f".node[data-id='{docs['id']}']")
@@ -252,13 +174,19 @@ async def _markdown_is_rendered_safely(page) -> None:
     assert rendered.startswith("<h3>Title</h3><ul><li><strong>bold</strong> and <code>code</code>")
     assert "<img" not in rendered and "&lt;img src=x onerror=alert(1)&gt;" in rendered
     table = await markdown_html(page, "| a | b |\n|---|--:|\n| [x](https://e.org) | 2 |")
-    assert "<table><thead><tr><th>a</th>" in table and '<td style="text-align: right;">2</td>' in table
+    assert (
+        "<table><thead><tr><th>a</th>" in table and '<td style="text-align: right;">2</td>' in table
+    )
     assert '<a href="https://e.org" target="_blank" rel="noopener noreferrer">x</a>' in table
     for hostile in ("javascript:alert(1)", "data:text/html,x", "//evil.example/x", "JaVaScRiPt:x"):
         links = await markdown_html(page, f"[click]({hostile})")
         assert "<a" not in links and "click" in links, links
-    relative = await markdown_html(page, "[doc](/api/files/f1/download?x=1) and https://a.example/b.")
+    relative = await markdown_html(
+        page, "[doc](/api/files/f1/download?x=1) and https://a.example/b."
+    )
     assert '<a href="/api/files/f1/download?x=1"' in relative
     assert '<a href="https://a.example/b" target="_blank"' in relative
     fenced = await markdown_html(page, "```html\n<script>alert(1)</script>\n```")
-    assert fenced == '<pre><code data-lang="html">&lt;script&gt;alert(1)&lt;/script&gt;</code></pre>'
+    assert (
+        fenced == '<pre><code data-lang="html">&lt;script&gt;alert(1)&lt;/script&gt;</code></pre>'
+    )

@@ -12,7 +12,10 @@ const chat = { id: null, shown: false, run: null, abort: null, pending: [], uplo
 
 export async function showChat(id, { again = false } = {}) {
   if (!state.models.length) loadModels();
-  if (chat.shown && id === chat.id && !again) return;
+  if (chat.shown && id === chat.id && !again) {
+    if (!id && !$("#transcript").childElementCount) showWelcome(); // connections may have changed
+    return;
+  }
   chat.shown = true;
   stopFollowing();
   chat.id = id;

@@ -37,7 +37,7 @@ function fieldInput(field) {
   return el("div", { class: `field${kind === "boolean" ? " check" : ""}` },
     el("label", { for: id }, label, field.serverOnly ? el("span", { class: "badge", title: "Only a system administrator may set this" }, "admin") : null),
     input,
-    field.help ? el("p", { id: `${id}-help`, class: "muted small help" }, field.help) : null);
+    field.help ? el("p", { id: `${id}-help`, class: "muted small help" }, field.help[0].toUpperCase() + field.help.slice(1)) : null);
 }
 
 function renderConnectForm() {
@@ -54,6 +54,12 @@ function renderConnectForm() {
   }
   $("#connect-fields").replaceChildren(...fields);
   const actions = [];
+  const reserved = (connector.fields || []).filter((f) => f.serverOnly && f.required && !visibleFields(connector).includes(f));
+  if (reserved.length) {
+    // the server would refuse it: say so instead of offering a form that cannot succeed
+    $("#connect-actions").replaceChildren(el("p", { class: "muted" }, `Only a system administrator can connect ${name}: its ${reserved.map((f) => f.label.toLowerCase()).join(", ")} points the server at a place of their choosing.`));
+    return;
+  }
   if (connector.auth === "oauth") {
     actions.push(el("button", { type: "submit", class: "primary", id: "connect-submit", disabled: connector.oauthConfigured === false }, `Sign in with ${name}`));
     if (connector.oauthConfigured === false) actions.push(el("p", { class: "muted small" }, `Signing in with ${name} needs the app's client id on the server; ask your administrator.`));

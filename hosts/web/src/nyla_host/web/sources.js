@@ -54,7 +54,7 @@ function sourceRow(connection, source) {
   const gear = el("button", { type: "button", class: "gear", title: "Settings", "aria-label": `Settings of ${title}`, onclick: () => openSettings(source.id) }, "⚙️");
   const status = el("div", { class: "sync", "data-source": source.id, "aria-live": "polite" });
   paintSync(status, source, sync.states.get(source.id));
-  return el("div", { class: "node", "data-id": source.id, style: `padding-left:${depth}rem` },
+  return el("div", { class: "node", "data-id": source.id, "data-path": source.path, style: `padding-left:${depth}rem` },
     el("span", { class: "path" }, title), ragButton(connection, source, async () => source.id), gear, status);
 }
 

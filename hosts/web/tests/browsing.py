@@ -1,0 +1,102 @@
+"""What the browser tests share: Debian's Chromium driven by Playwright against ``nyla
+serve`` on 127.0.0.1 (a served host per test), and the page helpers (poll an expression,
+take a screenshot). A test module imports the fixtures ``page_fixture`` and
+``served_fixture`` (used as ``page`` and ``served``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from .served import Served
+
+CHROMIUM = next(
+    (
+        p
+        for p in (os.environ.get("NYLA_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"))
+        if p and Path(p).exists()
+    ),
+    None,
+)
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+MARKS = [
+    pytest.mark.db,
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="no Chromium found (install Debian's: apt-get install -y chromium; or set NYLA_CHROMIUM)",
+    ),
+]
+
+
+@pytest_asyncio.fixture(name="served")
+async def served_fixture(embedded_pg, tmp_path, request):
+    """A served host and a sysadmin's token; the demo model streams its words
+    ``MODEL_DELAY`` seconds apart (a constant of the test module; 0.15 s by default)."""
+    server = Served(embedded_pg, tmp_path)
+    token = await server.prepare()
+    server.start(delay_s=getattr(request.module, "MODEL_DELAY", 0.15))
+    try:
+        yield server, token
+    finally:
+        server.stop()
+        await server.drop()
+
+
+@pytest_asyncio.fixture(name="page")
+async def page_fixture():
+    playwright_api = pytest.importorskip("playwright.async_api", reason="playwright not installed")
+    async with playwright_api.async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        context = await browser.new_context(
+            viewport={"width": 1180, "height": 760},
+            timezone_id="Europe/Zurich",
+            accept_downloads=True,
+        )
+        page = await context.new_page()
+        page.set_default_timeout(20_000)
+        try:
+            yield page
+        finally:
+            await browser.close()
+
+
+async def holds(page, expression: str, attempts: int = 400, pause: float = 0.05) -> None:
+    """Poll ``expression`` in the page until it is truthy. (Playwright's wait_for_function
+    evaluates its predicate with ``eval``, which the page's Content-Security-Policy refuses;
+    ``evaluate`` goes through the DevTools protocol, which the policy does not govern.)"""
+    for _ in range(attempts):
+        if await page.evaluate(expression):
+            return
+        await asyncio.sleep(pause)
+    raise AssertionError(f"the page never met: {expression}")
+
+
+async def shot(page, name: str, default: Path | None = None) -> None:
+    """A screenshot ``name``.png into ``NYLA_SCREENSHOTS`` (else ``default``, else none)."""
+    target = os.environ.get("NYLA_SCREENSHOTS") or default
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=str(Path(target) / f"{name}.png"))
+
+
+def watch(page) -> list[str]:
+    """What the page's Content-Security-Policy refused and any error of its script."""
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if "Security Policy" in m.text else 0)
+    page.on("pageerror", lambda e: refused.append(str(e)))
+    return refused
