@@ -88,7 +88,7 @@ def bare_app(token: str, events: list[dict[str, Any]], delay_s: float) -> Any:
     runs: dict[str, asyncio.Queue[dict[str, Any] | None]] = {}
     tasks: set[asyncio.Task[None]] = set()
 
-    def identity(authorization: str = Header(default="")) -> dict[str, Any]:
+    async def identity(authorization: str = Header(default="")) -> dict[str, Any]:
         scheme, _, value = authorization.partition(" ")
         found = tokens.get(value.strip()) if scheme.lower() == "bearer" else None
         if found is None:
@@ -134,7 +134,11 @@ def bare_app(token: str, events: list[dict[str, Any]], delay_s: float) -> Any:
         queue = runs.get(run_id)
         if queue is None:
             raise HTTPException(404, f"no run {run_id}")
-        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        headers = {
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+            "Connection": "keep-alive",
+        }
         return StreamingResponse(
             frames(run_id, queue), media_type="text/event-stream", headers=headers
         )
@@ -162,7 +166,8 @@ def serve_bare(port: int, spec: Path) -> None:
 
 
 async def one_run(http: httpx.AsyncClient, started: float) -> float:
-    """POST a run and read its stream to the end; returns the time of the first event."""
+    """POST a run and read its stream to the end; returns the seconds from ``started`` to
+    its first event."""
     response = await http.post("/api/runs", json={"prompt": "hello from the benchmark"})
     response.raise_for_status()
     first, ended = 0.0, False
@@ -242,7 +247,6 @@ def start_nyla(
         "NYLA_DATABASE_URL": url,
         "NYLA_DATABASE_SCHEMA": schema,
         "NYLA_DEMO_MODEL_DELAY": str(delay),
-        "NYLA_EMBEDDING_MODEL": "local:hash-384",
     }
     argv = [str(NYLA), "serve", "--demo-model", "--port", str(port), "--log-level", "warning"]
     proc = subprocess.Popen(argv, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
