@@ -1,0 +1,243 @@
+"""nDCG@10 and recall@10 of nyla's search and its contenders, German and English questions.
+
+    .venv/bin/python bench/retrieval_ndcg.py [--json /tmp/ndcg.json]
+
+The corpus (82 files): what bench/retrieval.py indexes (the project's ``docs/`` and README,
+the demo folder's four files, the fifteen company documents of ``bench/retrieval/docs``) and
+the 52 man pages of ``bench/retrieval/ndcg/docs`` (22 commands in German and English, 8 only
+in German). ``bench/retrieval/ndcg/questions.tsv`` holds 245 questions (117 German, 213 full
+sentences), each with the file(s) that answer it, committed before any system ran on them.
+
+Every system returns, per question, the first ten distinct files of its best chunks; a file
+is relevant or not (nDCG with binary gains, ideal = all relevant files first). Systems:
+
+- ``nyla default``: ``knowledge.semantic_search`` (hybrid) with the offline default embedder
+  ``local:wordllama-l2-256`` (``NYLA_LOCAL_EMBEDDINGS`` removed from the environment);
+- ``nyla vector only``: the same store, ``hybrid=False``;
+- ``nyla hash``: a second store embedded with ``local:hash-384``, hybrid;
+- ``pgvector``: plain SQL (cosine distance, exact) over nyla's chunks and vectors;
+- ``bm25s``, ``llamaindex hybrid``, ``llamaindex fusion``: bench/retrieval_contenders.py in
+  ``bench/.venvs/ir``, over the same chunks and vectors.
+
+A provider's embeddings (OpenAI, Mistral, ...) cannot run here: the machine has no network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+K = 10
+CHUNKS_PER_QUERY = 40
+STATIC, HASH = "local:wordllama-l2-256", "local:hash-384"
+SYSTEMS = ("nyla default", "nyla vector only", "nyla hash", "pgvector", "bm25s",
+           "llamaindex hybrid", "llamaindex fusion")  # fmt: skip
+ENGLISH_ONLY_DOCS = {"incident-response.md", "parental-leave.md", "pension-fund.md",
+                     "release-process.md", "travel-policy.md"}  # fmt: skip
+GERMAN_DOCS = {"spesenreglement.md", "mehrwertsteuer.md", "ferienregelung.md", "homeoffice.md",
+               "rechnungsstellung.md", "it-sicherheit.md", "onboarding.md",
+               "standort-zuerich.md", "kundendienst.md", "datenschutz.md"}  # fmt: skip
+
+
+def doc_language(name: str) -> str:
+    if name.endswith(".de.txt") or name in GERMAN_DOCS:
+        return "de"
+    return "en"
+
+
+def questions() -> list[dict[str, Any]]:
+    """The labelled questions: language, form, text, relevant files, cross-language flag."""
+    out = []
+    path = HERE / "retrieval" / "ndcg" / "questions.tsv"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        language, form, text, relevant = line.split("\t")
+        files = relevant.split(",")
+        cross = all(doc_language(f) != language for f in files)
+        out.append({"language": language, "sentence": form == "s", "text": text,
+                    "relevant": files, "cross": cross})  # fmt: skip
+    return out
+
+
+def corpus_paths(demo_folder: Path) -> list[Path]:
+    from nyla.walkers.demo import FILES
+
+    for rel, body in FILES.items():
+        (demo_folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (demo_folder / rel).write_text(body + "\n", encoding="utf-8")
+    return [REPO / "docs", REPO / "README.md", HERE / "retrieval" / "docs",
+            HERE / "retrieval" / "ndcg" / "docs", demo_folder]  # fmt: skip
+
+
+# ---- metrics ------------------------------------------------------------------------------
+
+
+def ndcg(ranked: list[str], relevant: list[str]) -> float:
+    gains = sum(1 / math.log2(i + 2) for i, f in enumerate(ranked[:K]) if f in relevant)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), K)))
+    return gains / ideal
+
+
+def recall(ranked: list[str], relevant: list[str]) -> float:
+    return len(set(ranked[:K]) & set(relevant)) / len(relevant)
+
+
+GROUPS = {
+    "all": lambda q: True,
+    "German": lambda q: q["language"] == "de",
+    "English": lambda q: q["language"] == "en",
+    "full sentence": lambda q: q["sentence"],
+    "cross-language": lambda q: q["cross"],
+}
+
+
+def scores(rankings: list[list[str]], qs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    out = {}
+    for group, keep in GROUPS.items():
+        pairs = [(r, q) for r, q in zip(rankings, qs, strict=True) if keep(q)]
+        out[group] = {
+            "n": len(pairs),
+            "ndcg10": sum(ndcg(r, q["relevant"]) for r, q in pairs) / len(pairs),
+            "recall10": sum(recall(r, q["relevant"]) for r, q in pairs) / len(pairs),
+        }
+    return out
+
+
+# ---- nyla ---------------------------------------------------------------------------------
+
+
+async def nyla_rankings(url: str, paths: list[Path], qs: list[dict[str, Any]],
+                        model: str, schema: str) -> dict[str, list[list[str]]]:  # fmt: skip
+    from nyla.db import Database
+    from nyla.errors import InvalidQueryError
+    from nyla.kernel import Kernel
+    from nyla.models.agent import RunContext
+
+    kernel = Kernel(db=Database(url, schema=schema), settings={"knowledge": {"embedding_model": model}})  # fmt: skip
+    context = RunContext(user_id="bench", mandate_id="bench-mandate")
+    try:
+        results = await kernel.knowledge.index_paths(paths, context=context)
+        failed = [r.name for r in results if r.status != "indexed"]
+        assert not failed, f"not indexed: {failed}"
+        prefix = "nyla hash" if model == HASH else "nyla"
+        modes = {"": True} if model == HASH else {" default": True, " vector only": False}
+        out: dict[str, list[list[str]]] = {}
+        for suffix, hybrid in modes.items():
+            ranked = []
+            for q in qs:
+                try:
+                    result = await kernel.knowledge.semantic_search(
+                        q["text"], context=context, k=CHUNKS_PER_QUERY, hybrid=hybrid
+                    )
+                    names = [h.file_name for h in result.hits]
+                except InvalidQueryError:
+                    names = []
+                ranked.append(list(dict.fromkeys(names))[:K])
+            out[prefix + suffix] = ranked
+        return out
+    finally:
+        await kernel.aclose()
+
+
+def chunks_of(uri: str, schema: str) -> list[dict[str, Any]]:
+    """nyla's chunks of the static model: file name, text and vector."""
+    import psycopg
+
+    with psycopg.connect(uri) as conn:
+        rows = conn.execute(
+            f"SELECT f.name, c.data, c.embedding::text FROM {schema}.knowledge_chunk c "
+            f"JOIN {schema}.knowledge_file_index f ON f.file_no = c.id >> 20 "
+            "WHERE c.embedding_model = %s ORDER BY c.id",
+            (STATIC,),
+        ).fetchall()
+    return [{"file": n, "text": t, "vector": json.loads(v)} for n, t, v in rows]
+
+
+def pgvector_rankings(uri: str, schema: str, qs: list[dict[str, Any]]) -> list[list[str]]:
+    """Plain SQL: the chunks nearest by cosine distance (exact scan), their files."""
+    import psycopg
+
+    from nyla_provider_local.static_model import embed_texts
+
+    vectors = embed_texts([q["text"] for q in qs])
+    out = []
+    with psycopg.connect(uri) as conn:
+        for vector in vectors:
+            rows = conn.execute(
+                f"SELECT f.name FROM {schema}.knowledge_chunk c "
+                f"JOIN {schema}.knowledge_file_index f ON f.file_no = c.id >> 20 "
+                "WHERE c.embedding_model = %s ORDER BY c.embedding <=> %s::vector LIMIT %s",
+                (STATIC, str(vector), CHUNKS_PER_QUERY),
+            ).fetchall()
+            out.append(list(dict.fromkeys(r[0] for r in rows))[:K])
+    return out
+
+
+# ---- report -------------------------------------------------------------------------------
+
+
+def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
+    some = next(iter(results.values()))
+    head = " | ".join(f"{g} (n={some[g]['n']})" for g in GROUPS)
+    rows = [f"| system | {head} |", "|---|" + "---:|" * len(GROUPS)]
+    for system, s in results.items():
+        cells = " | ".join(f"{s[g]['ndcg10']:.3f} / {s[g]['recall10']:.2f}" for g in GROUPS)
+        rows.append(f"| {system} | {cells} |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    os.environ.pop("NYLA_LOCAL_EMBEDDINGS", None)
+    from ingest import bench_venv
+
+    from nyla.db import to_sqlalchemy_url
+    from nyla.embedded import start_embedded
+
+    qs = questions()
+    python = bench_venv()
+    base = Path(tempfile.mkdtemp(prefix="nyla-bench-ndcg-"))
+    server = start_embedded(base / "server", cleanup_mode="delete")
+    uri = server.get_uri()
+    try:
+        paths = corpus_paths(base / "demo")
+        url = to_sqlalchemy_url(uri)
+        rankings = asyncio.run(nyla_rankings(url, paths, qs, STATIC, "ndcg_static"))
+        rankings.update(asyncio.run(nyla_rankings(url, paths, qs, HASH, "ndcg_hash")))
+        rankings["pgvector"] = pgvector_rankings(uri, "ndcg_static", qs)
+        chunks = chunks_of(uri, "ndcg_static")
+        handoff, back = base / "in.json", base / "out.json"
+        handoff.write_text(json.dumps({"chunks": chunks, "questions": [q["text"] for q in qs],
+                                       "uri": uri, "schema": "ndcg_li"}))  # fmt: skip
+        subprocess.run([str(python), str(HERE / "retrieval_contenders.py"), str(handoff),
+                        str(back)], check=True, cwd=HERE)  # fmt: skip
+        rankings.update(json.loads(back.read_text()))
+        results = {s: scores(rankings[s], qs) for s in SYSTEMS if s in rankings}
+        files = len({c["file"] for c in chunks})
+        print(f"\n{len(qs)} questions, {files} files, {len(chunks)} chunks; cells: nDCG@10 / "
+              "recall@10\n")  # fmt: skip
+        print(table(results))
+        if args.json:
+            args.json.write_text(json.dumps({"scores": results, "rankings": rankings,
+                                             "questions": qs}, indent=1))  # fmt: skip
+    finally:
+        server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
