@@ -94,15 +94,16 @@ class AgentRuntime:
         try:
             session = self.toolbox_session(config, context)
             extras: dict[str, Any] = {"toolboxes": session}
+            # the first event before any database work: a client sees the run start at once
+            yield events.status(
+                0, "started", runId=run_id, toolboxes=list(session.active), model=config.model
+            )
             workflow = await self._workflow(context)
             history = None
             if workflow is not None:
                 extras["workflow"] = workflow
                 history = history_messages(workflow, run_id)
             used: list[Any] = []
-            yield events.status(
-                0, "started", runId=run_id, toolboxes=list(session.active), model=config.model
-            )
             loop = run_agent_loop(
                 self.kernel,
                 prompt,
