@@ -64,6 +64,8 @@ async def test_bad_altered_foreign_and_expired_links_are_refused(state, client, 
 
     forged = with_query(url, signature="0" * len(signature))
     assert (await client.get(forged)).status_code == 403
+    not_hex = with_query(url, signature="é" * len(signature))  # compared as bytes, no 500
+    assert (await client.get(not_hex)).status_code == 403
     as_bob = with_query(url, user="bob")  # the signature names alice
     assert (await client.get(as_bob)).status_code == 403
     later = int(parse_qs(urlparse(url).query)["expires"][0]) + 3600

@@ -59,7 +59,7 @@ class LinkSigner:
         """Why the link is refused (``None``: it is valid). The signature is compared in
         constant time."""
         expected = self._signature(file_id, expires, user_id, mandate_id)
-        if not hmac.compare_digest(expected, signature):
+        if not hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace")):
             return "the link's signature is not valid"
         if expires < self.clock():
             return "the link has expired; make a new one"
