@@ -100,13 +100,15 @@ async def seed(state, client, alice: dict[str, str]) -> dict[str, str]:
 
 
 def check(case: Any, response: httpx.Response) -> None:
-    """No 5xx; errors are JSON with a ``detail``; a stream of events ends with ``end``;
-    anything else but a download is JSON."""
+    """No 5xx; errors are JSON with a ``detail``; a redirect goes to the page; a stream of
+    events ends with ``end``; anything else but a download is JSON."""
     where = f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}"
     assert response.status_code < 500, where
     kind = response.headers.get("content-type", "")
     if response.status_code >= 400:
         assert kind.startswith("application/json") and response.json()["detail"], where
+    elif 300 <= response.status_code < 400:  # the sign-in callback sends the browser home
+        assert response.headers["location"].startswith("/#sources?"), where
     elif kind.startswith("text/event-stream"):
         assert "event: end\n" in response.text, where
     elif not response.headers.get("content-disposition", "").startswith("attachment"):
