@@ -44,9 +44,12 @@ MARKS = [
 
 
 @pytest_asyncio.fixture(name="served")
-async def served_fixture(embedded_pg, tmp_path, request):
+async def served_fixture(embedded_pg, tmp_path, request, monkeypatch):
     """A served host and a sysadmin's token; the demo model streams its words
-    ``MODEL_DELAY`` seconds apart (a constant of the test module; 0.15 s by default)."""
+    ``MODEL_DELAY`` seconds apart and the server's environment has ``SERVED_ENV`` (constants
+    of the test module; 0.15 s and nothing by default)."""
+    for key, value in getattr(request.module, "SERVED_ENV", {}).items():
+        monkeypatch.setenv(key, value)
     server = Served(embedded_pg, tmp_path)
     token = await server.prepare()
     server.start(delay_s=getattr(request.module, "MODEL_DELAY", 0.15))

@@ -1,8 +1,11 @@
 """The web page in headless Chromium (Playwright driving Debian's ``chromium``) against
 ``nyla serve`` on 127.0.0.1: sign in; toggle 🧠 on a node → the job shows in the badge → the
 inventory lists the files; the settings modal's limit moves the estimate; the partial banner's
-"Adjust limit" opens the same modal; a chat run streams, shows its tool call and cost, and
-survives a page reload mid-run.
+"Adjust limit" opens the same modal; withdrawing consent asks first and the 🧠 buttons follow;
+a chat run streams, shows its tool call and cost, and survives a page reload mid-run; the
+conversation is renamed and deleted from the list; Markdown is rendered safely; the connect
+form follows each connector's declaration (OAuth sign-in with PKCE leaves for the provider and
+its refusal comes back to the page; a token field; a server-only field only for a sysadmin).
 
 Skipped, with the reason, where no Chromium is installed (``.ci/run`` installs Debian's).
 Set ``NYLA_SCREENSHOTS=DIR`` to keep a screenshot of each page there (docs/screenshots)."""
@@ -10,12 +13,18 @@ Set ``NYLA_SCREENSHOTS=DIR`` to keep a screenshot of each page there (docs/scree
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
+
+from nyla_host.tokens import TokenStore
 
 from .browsing import MARKS, holds, page_fixture, served_fixture, shot, watch  # noqa: F401
 
 pytestmark = MARKS
+#: the Microsoft connector's OAuth app: its sign-in can start (the provider is faked in the
+#: browser; the page only has to leave for it and take its answer back)
+SERVED_ENV = {"NYLA_MSFT_CLIENT_ID": "e2e-client"}
 
 
 async def until(api, path: str, condition, attempts: int = 200) -> dict:
@@ -46,8 +55,12 @@ async def test_the_page_end_to_end(served, page):
         assert await indent.evaluate("n => getComputedStyle(n).paddingLeft") == "16px"
         await _settings_lower_the_estimate(page, api, node, docs)
         await _a_limited_sync_opens_the_settings(page, api, node, docs)
+        await _withdrawing_consent_asks_first(page, api, node, connection)
         await _chat_streams_and_resumes(page, api)
+        await _rename_and_delete_the_conversation(page, api)
         await _markdown_is_rendered_safely(page)
+        await _oauth_leaves_and_comes_back(page)
+        await _a_user_sees_no_server_fields(page, server)
     assert refused == [], refused
 
 
@@ -190,3 +203,85 @@ async def _markdown_is_rendered_safely(page) -> None:
     assert (
         fenced == '<pre><code data-lang="html">&lt;script&gt;alert(1)&lt;/script&gt;</code></pre>'
     )
+
+
+async def _withdrawing_consent_asks_first(page, api, node, connection) -> None:
+    """Unticking consent asks before it purges (cancel keeps it); then every 🧠 shows off."""
+    await page.click(".tab[data-view=sources]")
+    await node.locator("button.gear").click()
+    await page.wait_for_selector("#settings-modal[open]")
+    await page.uncheck("#consent")
+    await page.wait_for_selector("#confirm-modal[open]")
+    await page.click("#confirm-cancel")
+    await holds(page, "document.querySelector('#consent').checked")
+    listed = (await api.get("/api/connections")).json()["connections"]
+    assert [c["knowledgeIngestionEnabled"] for c in listed] == [True]
+    await page.uncheck("#consent")
+    await page.click("#confirm-ok")
+    await until(
+        api, "/api/connections", lambda d: not d["connections"][0]["knowledgeIngestionEnabled"]
+    )
+    await page.click("#settings-form button[value=close]")
+    await holds(page, "document.querySelectorAll('button.rag[aria-pressed=true]').length === 0")
+    assert "consent off" in await page.text_content(f".connection[data-id='{connection['id']}']")
+
+
+async def _rename_and_delete_the_conversation(page, api) -> None:
+    item = page.locator(".conversation").first
+    conversation_id = await item.get_attribute("data-id")
+    await item.locator("button[aria-label^=Rename]").click()
+    await page.fill(".rename input", "Files I have")
+    await page.keyboard.press("Enter")
+    await page.locator(".conversation a.open", has_text="Files I have").wait_for()
+    shown = (await api.get(f"/api/conversations/{conversation_id}")).json()
+    assert shown["title"] == "Files I have"
+    assert await page.text_content("#conversation-title") == "Files I have"
+    await page.locator(".conversation").first.locator("button[aria-label^=Delete]").click()
+    assert "Files I have" in await page.text_content("#confirm-text")
+    await page.click("#confirm-ok")
+    await page.locator(".conversation").wait_for(state="detached")
+    await holds(page, "location.hash === '#chat'")
+    assert (await api.get("/api/conversations")).json()["conversations"] == []
+
+
+async def _oauth_leaves_and_comes_back(page) -> None:
+    """ "Sign in with Microsoft 365" leaves for the provider's authorize URL (PKCE S256, a
+    state); the provider's refusal, sent to the callback, comes back as a message."""
+    asked: list[str] = []
+
+    async def provider(route):
+        asked.append(route.request.url)
+        await route.fulfill(status=200, content_type="text/html", body="<p>provider</p>")
+
+    await page.route("https://login.microsoftonline.com/**", provider)
+    await page.click(".tab[data-view=sources]")
+    await page.select_option("#new-service", "msft")
+    assert await page.get_attribute("#connect-baseUrl", "type") == "url"  # a sysadmin's field
+    await page.click("#connect-submit")
+    await page.wait_for_url("https://login.microsoftonline.com/**")
+    query = parse_qs(urlsplit(asked[0]).query)
+    assert query["code_challenge_method"] == ["S256"] and query["client_id"] == ["e2e-client"]
+    callback = query["redirect_uri"][0]
+    refused = urlencode({"state": query["state"][0], "error": "access_denied"})
+    await page.goto(f"{callback}?{refused}")
+    await page.wait_for_selector("#sources-message.error:not([hidden])")
+    assert "Sign-in failed" in await page.text_content("#sources-message")
+    assert await page.evaluate("location.hash") == "#sources"
+    await page.select_option("#new-service", "clickup")
+    assert await page.get_attribute("#connect-token", "type") == "password"
+
+
+async def _a_user_sees_no_server_fields(page, server) -> None:
+    """A plain user is not offered what only a sysadmin may set."""
+    db = server.database()
+    try:
+        token, _ = await TokenStore(db).create("bob", role="user", name="e2e")
+    finally:
+        await db.dispose()
+    await page.evaluate("token => localStorage.setItem('nyla.token', token)", token)
+    await page.reload()
+    await page.wait_for_selector("#view-sources:not([hidden])")
+    await page.select_option("#new-service", "msft")
+    assert await page.locator("#connect-baseUrl").count() == 0
+    await page.select_option("#new-service", "localfs")
+    assert "Only a system administrator" in await page.text_content("#connect-actions")

@@ -20,7 +20,8 @@ async function signIn(token) {
     $("#signin-error").textContent = `Sign-in failed: ${error.message}`;
     return;
   }
-  $("#who").textContent = `${state.me.name || state.me.userId} · ${state.me.role} · ${state.me.timezone}`;
+  const role = { sysadmin: " · system admin", mandateAdmin: " · organisation admin" }[state.me.role] || "";
+  $("#who").textContent = `${state.me.userId}${role} · ${state.me.timezone}`;
   $("#nav").hidden = false;
   $("#signout").hidden = false;
   $("#token").value = "";

@@ -61,8 +61,12 @@ function renderConnectForm() {
     return;
   }
   if (connector.auth === "oauth") {
-    actions.push(el("button", { type: "submit", class: "primary", id: "connect-submit", disabled: connector.oauthConfigured === false }, `Sign in with ${name}`));
-    if (connector.oauthConfigured === false) actions.push(el("p", { class: "muted small" }, `Signing in with ${name} needs the app's client id on the server; ask your administrator.`));
+    const off = connector.oauthConfigured === false;
+    actions.push(el("button", { type: "submit", class: "primary", id: "connect-submit", disabled: off }, `Sign in with ${name}`));
+    if (connector.adminConsent) {
+      actions.push(el("button", { type: "submit", id: "connect-admin", value: "admin", disabled: off, title: "For an administrator of your organisation: approve the app for everyone once" }, "Grant admin consent"));
+    }
+    if (off) actions.push(el("p", { class: "muted small" }, `Signing in with ${name} needs the app's client id on the server; ask your administrator.`));
   } else {
     actions.push(el("button", { type: "submit", class: "primary", id: "connect-submit" }, "Connect"));
   }
@@ -99,7 +103,7 @@ async function submitConnection(event) {
   button.textContent = connector.auth === "oauth" ? "Redirecting…" : "Checking…";
   $("#connect-error").textContent = "";
   try {
-    if (connector.auth === "oauth") return await startOauth(connector, label, settings);
+    if (connector.auth === "oauth") return await startOauth(connector, label, settings, event.submitter?.value === "admin");
     const body = { service: connector.service, settings };
     if (label) body.label = label;
     if (token) body.token = token;
@@ -114,20 +118,13 @@ async function submitConnection(event) {
   }
 }
 
-async function startOauth(connector, label, settings) {
+async function startOauth(connector, label, settings, adminConsent) {
   const body = { settings };
   if (label) body.label = label;
   const started = await api(`/api/connections/oauth/${encodeURIComponent(connector.service)}/start`, { method: "POST", body });
-  if (!/^https?:\/\//i.test(started.authorizeUrl || "")) throw new Error("the server gave no sign-in address");
-  if (started.adminConsentUrl && /^https?:\/\//i.test(started.adminConsentUrl)) {
-    // a tenant may need an administrator's consent first: offer both, the person chooses
-    $("#connect-actions").replaceChildren(
-      el("a", { class: "button primary", href: started.authorizeUrl }, `Continue to ${connector.label || connector.service}`),
-      el("p", { class: "small" }, "If your organisation asks for an administrator's approval: ",
-        el("a", { href: started.adminConsentUrl, target: "_blank", rel: "noopener noreferrer" }, "grant admin consent"), " first."));
-    return;
-  }
-  location.assign(started.authorizeUrl);
+  const target = adminConsent ? started.adminConsentUrl : started.authorizeUrl;
+  if (!/^https?:\/\//i.test(target || "")) throw new Error("the server gave no sign-in address");
+  location.assign(target); // the provider sends the browser back to #sources
 }
 
 export function showMessage(text, error = false) {
@@ -141,6 +138,7 @@ export function showMessage(text, error = false) {
 export function readReturn(query) {
   const params = new URLSearchParams(query);
   if (params.has("oauthError")) showMessage(`Sign-in failed: ${params.get("oauthError")}`, true);
+  else if (params.get("adminConsent") === "granted") showMessage("Your organisation approved the app. Now sign in to connect your account.");
   else if (params.has("connected")) {
     const connection = state.connections.find((c) => c.id === params.get("connected"));
     showMessage(`Connected${connection ? ` ${connection.label}` : ""}. Switch 🧠 on where you want it indexed.`);

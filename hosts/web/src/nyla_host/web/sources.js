@@ -241,15 +241,17 @@ async function saveLimit(key, raw, factor) {
 async function refreshEstimate() {
   const estimate = await api(`/api/datasources/${sync.modal.source.id}/cost-estimate`);
   const chf = Number(estimate.estimatedChf) || 0;
-  const assumptions = (estimate.basis && estimate.basis.assumptions) || {};
-  const model = assumptions.model ? String(assumptions.model) : "";
+  const basis = (estimate.basis && estimate.basis.assumptions) || {};
+  const free = Number(basis.priceChfPerMTok) === 0;
   const price = chf === 0 ? "≈ CHF 0.00" : chf < 0.01 ? "< CHF 0.01" : `≈ CHF ${chf.toFixed(2)}`;
-  $("#estimate").textContent = `${price} (${chf === 0 ? "local model" : model || "embedding model"})`;
+  $("#estimate").textContent = `${price} (${free ? "free local model" : `priced as ${basis.model || "the embedding model"}`})`;
   $("#estimate").dataset.tokens = String(estimate.estimatedTokens);
   $("#estimate").dataset.chf = String(chf);
   const tokens = Number(estimate.estimatedTokens) || 0;
-  const size = assumptions.sourceBytes ? ` in up to ${fmtBytes(assumptions.sourceBytes)} of files` : "";
-  $("#estimate-basis").textContent = `About ${tokens >= 1e6 ? `${+(tokens / 1e6).toFixed(1)} million` : tokens.toLocaleString()} tokens to embed${size}.`;
+  const amount = tokens >= 1e6 ? `${+(tokens / 1e6).toFixed(1)} million` : tokens.toLocaleString();
+  $("#estimate-basis").textContent = basis.sizedBy === "indexed"
+    ? `About ${amount} tokens: the ${basis.sourceItems ?? ""} files indexed (${fmtBytes(basis.sourceBytes)}).`
+    : `At most ${amount} tokens: up to ${fmtBytes(basis.sourceBytes)}, the limit (not read completely yet).`;
 }
 
 async function setConsent(connection, enabled) {
