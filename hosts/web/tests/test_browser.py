@@ -76,8 +76,9 @@ async def _sign_in(page, server, token) -> None:
 
 
 async def _index_a_folder(page, api, server, connection) -> dict:
-    """The tree: toggle 🧠 → the running job shows in the badge → released → inventory (the
-    folder comes from the connector's browse; switching it on makes it a data source)."""
+    """The tree: toggle 🧠 → the running job shows in the badge and on its row (with Stop) →
+    released → its count on the row → "Sync now" syncs again → inventory (the folder comes
+    from the connector's browse; switching it on makes it a data source)."""
     await page.click(".tab[data-view=sources]")
     await page.click(f".connection[data-id='{connection['id']}'] .browse-box summary")
     await page.click(".browse-node[data-path='/docs'] button.rag")
@@ -91,9 +92,16 @@ async def _index_a_folder(page, api, server, connection) -> dict:
     )
     assert "Indexing" in await page.text_content("#jobs-badge")
     assert await node.locator("button.rag").get_attribute("aria-pressed") == "true"
+    await node.locator(".sync button.stop").wait_for()  # the held job, with its Stop
+    assert (await node.locator(".sync .progress").text_content()).startswith("Indexing…")
     await shot(page, "sources")
     server.release.write_text("go")
     await page.wait_for_selector("#jobs-badge[hidden]", state="attached")
+    await node.locator(".sync .progress", has_text="2 items indexed").wait_for()
+    path = f"/api/datasources/{docs['id']}"
+    synced = (await api.get(path)).json()["sync"]["lastSyncAt"]
+    await node.locator(".sync button.sync-now").click()
+    await until(api, path, lambda d: d["sync"]["lastSyncAt"] not in (None, synced))
     await page.click(".tab[data-view=inventory]")
     await holds(page, "document.querySelector('.total-files')?.textContent === '2'")
     return docs

@@ -166,6 +166,9 @@ async def _attach_and_ask(page, api, conversation_id: str) -> None:
     await page.click("#send")
     await holds(page, "document.querySelectorAll('.msg.assistant .answer.final').length === 3")
     await page.locator(".msg.user .chip", has_text="packing-list.txt").wait_for()
+    # the prompt names the attached file, so the agent's file tool finds it
+    answer = await page.locator(".msg.assistant .answer").last.text_content()
+    assert "The tool said: 1 files" in answer and "packing-list.txt" in answer
     assert await page.locator("#attachments .chip").count() == 0
     stored = (await api.get(f"/api/conversations/{conversation_id}")).json()
     asked = [m for m in stored["messages"] if m["role"] == "user"][-1]
