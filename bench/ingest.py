@@ -45,6 +45,7 @@ REPO = HERE.parent
 NYLA = REPO / ".venv" / "bin" / "nyla"
 SYSTEMS = ("nyla index", "nyla sync", "llamaindex")
 MODEL = "local:wordllama-l2-256"
+USER = "local"  # the CLI's default user
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -139,21 +140,43 @@ def nyla_env(uri: str, schema: str, home: Path) -> dict[str, str]:
     return env
 
 
-def steps(system: str, folder: Path, uri: str, schema: str, home: Path, python: Path) -> list:
+def steps(system: str, folder: Path, uri: str, schema: str, home: Path, python: Path,
+          files: int) -> list:  # fmt: skip
     """The processes of one run of ``system``: (command, env, parser of its output)."""
     env = nyla_env(uri, schema, home)
     if system == "nyla index":
         return [([str(NYLA), "knowledge", "index", str(folder), "--json"], env, _index_counts)]
     if system == "nyla sync":
+        add = [str(NYLA), "connections", "add", "localfs", "--setting", f"root={folder}"]
+        source = [sys.executable, str(Path(__file__).resolve()), "--source-of", "CONNECTION"]
         return [
-            ([str(NYLA), "connections", "add", "localfs", "--setting", f"root={folder}",
-              "--json"], env, None),
-            (["SYNC"], env, _sync_counts),
-        ]  # fmt: skip
+            ([*add, "--json"], env, None),
+            ([*source, "--items", str(files * 2)], env, None),
+            ([str(NYLA), "sync", "run", "SOURCE", "--json"], env, _sync_counts),
+        ]
     out = home / f"{schema}.json"
     cmd = [str(python), str(HERE / "ingest_llamaindex.py"), str(folder), "--uri", uri]
     cmd += ["--schema", schema, "--out", str(out)]
     return [(cmd, dict(os.environ), lambda _stdout: json.loads(out.read_text()))]
+
+
+async def add_source(connection: str, items: int) -> str:
+    """A data source over the whole connection whose stored item limit is ``items`` (the
+    default, 5,000, would stop a 10,000-file sync halfway; ``nyla sync run --max-items`` may
+    only lower it): the ``ragLimits`` setting the web page's source settings write."""
+    from nyla.kernel import Kernel
+
+    kernel = Kernel()
+    try:
+        connection_row = await kernel.connections.get(connection, user_id=USER)
+        source = f"ds-{uuid.uuid4().hex[:12]}"
+        await kernel.knowledge.add_data_source(
+            source, connection_row.id, "/", user_id=USER, rag_index_enabled=True,
+            settings={"ragLimits": {"maxItems": items}},
+        )  # fmt: skip
+        return source
+    finally:
+        await kernel.aclose()
 
 
 def _index_counts(stdout: str) -> dict[str, Any]:
@@ -181,17 +204,15 @@ def run_once(system: str, folder: Path, uri: str, pgdata: Path, home: Path, pyth
     postmaster = server_pid(pgdata)
     server_before = server_cpu(postmaster)
     record: dict[str, Any] = {"system": system, "wall_s": 0.0, "cpu_client_s": 0.0, "rss_mb": 0.0}
-    connection = ""
-    for cmd, env, parse in steps(system, folder, uri, schema, home, python):
-        if cmd == ["SYNC"]:
-            cmd = [str(NYLA), "sync", "run", connection, "--path", "/", "--json"]
-            cmd += ["--max-items", str(files * 2)]
-        ran = run_process(cmd, env)
+    found = {"CONNECTION": "", "SOURCE": ""}
+    for cmd, env, parse in steps(system, folder, uri, schema, home, python, files):
+        ran = run_process([found.get(part) or part for part in cmd], env)
         record["wall_s"] += ran["wall_s"]
         record["cpu_client_s"] += ran["cpu_s"]
         record["rss_mb"] = max(record["rss_mb"], ran["rss_mb"])
         if parse is None:
-            connection = json.loads(ran["stdout"])["id"]
+            key = "SOURCE" if found["CONNECTION"] else "CONNECTION"
+            found[key] = json.loads(ran["stdout"])["id"]
         else:
             record.update(parse(ran["stdout"]))
     record["cpu_server_s"] = server_cpu(postmaster) - server_before
@@ -224,7 +245,7 @@ def summary(runs: list[dict[str, Any]], fixed: dict[str, dict[str, Any]]) -> str
             f"({mean([r['cpu_client_s'] for r in mine]):.1f} + "
             f"{mean([r['cpu_server_s'] for r in mine]):.1f}) | "
             f"{max(r['rss_mb'] for r in mine):.0f} | {fixed[system]['wall_s']:.1f} | "
-            f"{li_wall / wall:.2f}x |"
+            f"{li_wall / wall:.2f}x |".replace("nanx", "–")
         )
     return "\n".join(rows)
 
@@ -236,7 +257,14 @@ def main() -> None:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--profile", choices=("index", "sync"), help="cProfile one nyla run")
+    parser.add_argument("--source-of", help=argparse.SUPPRESS)  # step of a "nyla sync" run
+    parser.add_argument("--items", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.source_of:
+        import asyncio
+
+        print(json.dumps({"id": asyncio.run(add_source(args.source_of, args.items))}))
+        return
     systems = [s.strip() for s in args.systems.split(",")]
     from nyla.embedded import start_embedded
 
@@ -288,10 +316,12 @@ def profile(which: str, folder: Path, uri: str, home: Path, files: int) -> None:
     out = home / "profile.out"
     head = [sys.executable, "-m", "cProfile", "-o", str(out), str(NYLA)]
     if which == "sync":
-        added = run_process([str(NYLA), "connections", "add", "localfs", "--setting",
-                             f"root={folder}", "--json"], env)  # fmt: skip
-        cmd = [*head, "sync", "run", json.loads(added["stdout"])["id"], "--json"]
-        cmd += ["--max-items", str(files * 2)]
+        *setup, (sync, _, _) = steps("nyla sync", folder, uri, schema, home, NYLA, files)
+        found: dict[str, str] = {}
+        for cmd, _, _ in setup:
+            ran = run_process([found.get(part) or part for part in cmd], env)
+            found["SOURCE" if found else "CONNECTION"] = json.loads(ran["stdout"])["id"]
+        cmd = [*head, *[found.get(part) or part for part in sync[1:]]]
     else:
         cmd = [*head, "knowledge", "index", str(folder), "--json"]
     ran = run_process(cmd, env)
