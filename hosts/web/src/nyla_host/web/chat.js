@@ -70,7 +70,7 @@ async function resume(runId, asked) {
 function userBubble(text, files) {
   return el("div", { class: "msg user" },
     el("div", { class: "text" }, text),
-    files.length ? el("div", { class: "chips" }, files.map((f) => el("span", { class: "chip" }, `📎 ${f.name}`))) : null);
+    files.length ? el("div", { class: "chips" }, files.map((f) => el("span", { class: "chip" }, f.name))) : null);
 }
 
 function assistantBubble(runId) {
@@ -112,7 +112,7 @@ async function showWelcome() {
         el("ul", { class: "welcome-connections" }, connections.map((c) => el("li", {}, el("strong", {}, c.label || serviceLabel(c.service)), ` · ${serviceLabel(c.service)}${c.knowledgeIngestionEnabled ? "" : " (not indexed)"}`))))
       : el("p", {}, "Nothing is connected yet. ", el("a", { href: "#sources" }, "Add a connection"), " (a folder, Microsoft 365, Google, …) and I can answer from your own files, mail and tasks."),
     tools.length ? el("p", { class: "muted small" }, `Tools at hand: ${tools.map((t) => t.label || t.id).join(", ")}.`) : null,
-    el("p", { class: "muted small" }, "Attach files with 📎 to ask about them. Answers name their sources."));
+    el("p", { class: "muted small" }, "Attach files to ask about them. Answers name their sources."));
 }
 
 // ---- models and attachments ------------------------------------------------------------
@@ -134,7 +134,7 @@ async function loadModels() {
 
 function renderChips() {
   $("#attachments").replaceChildren(...chat.pending.map((file) => el("span", { class: "chip", "data-id": file.id },
-    `📎 ${file.name} · ${fmtBytes(file.size)}`,
+    `${file.name} · ${fmtBytes(file.size)}`,
     el("button", { type: "button", class: "icon", "aria-label": `Remove ${file.name}`, onclick: () => {
       chat.pending = chat.pending.filter((f) => f !== file);
       renderChips();
@@ -168,7 +168,7 @@ function renderEvent(bubble, event) {
   if (event.type === "CHUNK") answer.textContent += event.text;
   else if (event.type === "TOOL_CALL") {
     const args = data.arguments && data.arguments !== "{}" ? ` ${data.arguments}` : "";
-    bubble.querySelector(".tools").append(el("div", { class: "tool call", "data-call": data.callId || "" }, `🔧 ${data.toolName}${args}`));
+    bubble.querySelector(".tools").append(el("div", { class: "tool call", "data-call": data.callId || "" }, `› ${data.toolName}${args}`));
   } else if (event.type === "TOOL_RESULT") {
     const ok = data.success;
     bubble.querySelector(".tools").append(el("div", { class: `tool ${ok ? "ok" : "failed"}` }, `${data.toolName}${ok ? "" : `: ${data.error}`}`));

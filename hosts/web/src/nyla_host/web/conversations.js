@@ -30,8 +30,8 @@ function renderList() {
     const title = c.title || "Untitled conversation";
     const open = el("a", { href: conversationHref(c.id), class: "open", "aria-current": current ? "page" : null, title }, title);
     const when = el("span", { class: "muted small when" }, fmtTime(c.updatedAt || c.createdAt));
-    const rename = el("button", { type: "button", class: "icon", "aria-label": `Rename ${title}`, title: "Rename", onclick: () => startRename(item, c) }, "✏️");
-    const remove = el("button", { type: "button", class: "icon", "aria-label": `Delete ${title}`, title: "Delete", onclick: () => deleteConversation(c) }, "🗑");
+    const rename = el("button", { type: "button", class: "icon", "aria-label": `Rename ${title}`, title: "Rename", onclick: () => startRename(item, c) }, "✎");
+    const remove = el("button", { type: "button", class: "icon", "aria-label": `Delete ${title}`, title: "Delete", onclick: () => deleteConversation(c) }, "✕");
     const item = el("li", { class: `conversation${current ? " current" : ""}`, "data-id": c.id }, el("div", { class: "line" }, open, rename, remove), when);
     return item;
   });

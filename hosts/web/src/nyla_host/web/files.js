@@ -13,8 +13,8 @@ export async function loadFiles() {
       el("td", {}, fmtTime(file.createdAt)),
       el("td", { class: "actions" },
         el("button", { type: "button", class: "download", "aria-label": `Download ${file.name}`, onclick: () => fetchFile(file) }, "Download"),
-        el("button", { type: "button", class: "icon", "aria-label": `Delete ${file.name}`, title: "Delete", onclick: () => deleteFile(file) }, "🗑"))));
-    $("#files-table tbody").replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { colspan: "4", class: "muted" }, "No files yet: attach one in the chat with 📎."))]));
+        el("button", { type: "button", "aria-label": `Delete ${file.name}`, onclick: () => deleteFile(file) }, "Delete"))));
+    $("#files-table tbody").replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { colspan: "4", class: "muted" }, "No files yet: attach one in the chat."))]));
   } catch (error) {
     $("#files-error").textContent = error.message;
   }

@@ -30,8 +30,8 @@ export async function pollJobs() {
     const badge = $("#jobs-badge");
     badge.hidden = running.length === 0;
     badge.textContent = running.length === 1
-      ? `⏳ Indexing: ${running[0].message || running[0].kind} (${running[0].progress}${running[0].total ? ` of ${running[0].total}` : ""})`
-      : `⏳ ${running.length} indexing jobs running`;
+      ? `Indexing: ${running[0].message || running[0].kind} (${running[0].progress}${running[0].total ? ` of ${running[0].total}` : ""})`
+      : `${running.length} indexing jobs running`;
     if (Number(badge.dataset.count || 0) > 0 && running.length === 0 && !$("#view-inventory").hidden) loadInventory();
     badge.dataset.count = String(running.length);
   } catch (error) { /* the next poll tries again */ }
