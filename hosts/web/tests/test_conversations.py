@@ -151,6 +151,10 @@ async def test_create_rename_and_delete_keep_the_files(state, client, token_for)
     await finished(
         state, client, alice, "Read the plan", conversationId=conversation["id"], fileIds=[file_id]
     )
+    knowledge = state.kernel.knowledge
+    memory_context = RunContext(user_id="alice", mandate_id="m1", workflow_id=conversation["id"])
+    await knowledge.remember("budget", "CHF 40k", context=memory_context)
+    assert await knowledge.workflow_entities(memory_context)
     url = f"/api/conversations/{conversation['id']}"
     blank = await client.patch(url, json={"title": "   "}, headers=alice)
     assert blank.status_code == 400
@@ -160,6 +164,7 @@ async def test_create_rename_and_delete_keep_the_files(state, client, token_for)
     assert (await client.delete(url, headers=alice)).json() == {"deleted": conversation["id"]}
     assert (await client.get(url, headers=alice)).status_code == 404
     assert (await client.get("/api/conversations", headers=alice)).json()["conversations"] == []
+    assert await knowledge.workflow_entities(memory_context) == []  # its memory went with it
     content = await client.get(f"/api/files/{file_id}/content", headers=alice)
     assert content.content == b"the plan"
 
@@ -285,3 +290,49 @@ async def test_host_runs_get_the_toolboxes_of_the_callers_connections(
             assert "memfsTools" not in await started(bob)
     finally:
         await shutdown(state)
+
+
+async def test_a_run_the_server_stopped_or_lost_shows_its_error(state, client, token_for, provider):
+    import asyncio
+    from datetime import UTC, datetime
+
+    from nyla_host.runs import RunManager
+    from nyla_host.tables import HostRunRow
+
+    alice = await token_for("alice")
+    gate = asyncio.Event()
+
+    async def blocked(request):
+        await gate.wait()
+
+    provider.chat = blocked
+    run = await start(client, alice, "a long question")
+    await asyncio.sleep(0.05)
+    await state.runs.aclose()  # the server stops mid-run
+    shown = (await client.get(f"/api/conversations/{run['conversationId']}", headers=alice)).json()
+    assert [(m["status"], m["content"]) for m in shown["messages"]] == [
+        ("prompt", "a long question"),
+        ("error", "the server stopped during the run"),
+    ]
+    # a server that died without stopping: the next boot writes the error
+    workflows = state.kernel.files.workflows
+    context = RunContext(user_id="alice", mandate_id="m1")
+    conversation = await workflows.create_conversation(context, prompt="crash")
+    workflow = await workflows.load(conversation.id, context)
+    await workflows.add_turn(workflow, role="user", status="prompt", text="crash", run_id="dead2")
+    async with state.kernel.db.session() as s:
+        s.add(
+            HostRunRow(
+                run_id="dead2",
+                user_id="alice",
+                mandate_id="m1",
+                status="running",
+                prompt="crash",
+                started_at=datetime.now(UTC),
+            )
+        )
+    assert await RunManager(state.kernel).recover_interrupted() == 1
+    shown = (await client.get(f"/api/conversations/{conversation.id}", headers=alice)).json()
+    assert [m["status"] for m in shown["messages"]] == ["prompt", "error"]
+    assert "interrupted" in shown["messages"][1]["content"]
+    assert shown["runs"] == [{"runId": "dead2", "status": "interrupted"}]

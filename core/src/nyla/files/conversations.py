@@ -150,16 +150,35 @@ class Conversations:
         return await self.conversation(workflow_id, user_id)
 
     async def delete_conversation(self, workflow_id: str, user_id: str) -> bool:
-        """Delete the user's conversation with its messages and their document references
-        (the files themselves stay). False when there is no such conversation."""
+        """Delete the user's conversation with its messages, their document references and
+        its round and workflow memory (the files themselves stay). False when there is no
+        such conversation."""
+        from nyla.knowledge.tables import RoundMemory, WorkflowMemory
+
         async with self.db.session() as s:
             row = await s.get(WorkflowRow, workflow_id)
             if row is None or row.user_id != user_id or row.title is None:
                 return False
             await s.execute(delete(DocumentRow).where(DocumentRow.workflow_id == workflow_id))
             await s.execute(delete(MessageRow).where(MessageRow.workflow_id == workflow_id))
+            for memory in (RoundMemory, WorkflowMemory):
+                await s.execute(
+                    delete(memory).where(
+                        memory.workflow_id == workflow_id, memory.user_id == user_id
+                    )
+                )
             await s.delete(row)
         return True
+
+    async def workflow_of_run(self, run_id: str) -> str | None:
+        """The conversation a run's prompt was stored in (``None``: none)."""
+        async with self.db.session() as s:
+            found = await s.scalar(
+                select(MessageRow.workflow_id)
+                .where(MessageRow.run_id == run_id, MessageRow.status == PROMPT)
+                .limit(1)
+            )
+        return str(found) if found is not None else None
 
     async def add_turn(
         self,

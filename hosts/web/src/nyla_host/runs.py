@@ -274,7 +274,30 @@ class RunManager:
                 s.add(HostRunEventRow(run_id=row.run_id, seq=last + 1, type="ERROR", payload=event))
                 row.status, row.error, row.last_seq = INTERRUPTED, message, last + 1
                 row.finished_at = datetime.now(UTC)
+        for row in rows:
+            if row.status == INTERRUPTED:
+                await self._answer_interrupted(row)
         return len(rows)
+
+    async def _answer_interrupted(self, row: HostRunRow) -> None:
+        """The error of a run a dead server left, in its conversation (where a reload
+        shows it under the prompt)."""
+        workflows = self.kernel.files.workflows
+        try:
+            workflow_id = await workflows.workflow_of_run(row.run_id)
+            if workflow_id is None:
+                return
+            context = RunContext(user_id=row.user_id, mandate_id=row.mandate_id)
+            workflow = await workflows.load(workflow_id, context)
+            await workflows.add_turn(
+                workflow,
+                role="assistant",
+                status="error",
+                text=row.error or INTERRUPTED,
+                run_id=row.run_id,
+            )
+        except Exception:
+            log.exception("recording the interruption of run %s failed", row.run_id)
 
     async def aclose(self) -> None:
         """Stop the runs in progress (they end ``interrupted``)."""
