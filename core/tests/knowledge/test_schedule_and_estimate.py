@@ -84,3 +84,25 @@ def test_a_free_model_costs_nothing_and_says_so():
     assert free.estimated_tokens == 80  # no tokens counted: from the bytes
     assert free.basis.assumptions["model"] == "local:hash-384"
     assert any("local:hash-384 is free" in note for note in free.basis.notes)
+
+
+def test_a_listing_sizes_a_source_no_sync_has_read_and_a_cut_one_only_bounds_it():
+    listed = estimate_cost(
+        {"settings": {}},
+        "files",
+        source_id="d",
+        held=Held(items=0, bytes=0, tokens=0, complete=False),
+        listed=Held(items=3, bytes=1434, tokens=0, complete=True),
+    )
+    assert listed.basis.assumptions["sizedBy"] == "listed"
+    assert listed.basis.assumptions["sourceItems"] == 3
+    assert listed.estimated_tokens == int(1434 * 0.4 / 4)
+    assert any("a listing of the source now: 3 item(s), 1.4 KB" in n for n in listed.basis.notes)
+    cut = estimate_cost(
+        {"settings": {}},
+        "files",
+        source_id="d",
+        listed=Held(items=700, bytes=9000, tokens=0, complete=False),
+    )
+    assert cut.basis.assumptions["sizedBy"] == "limits"
+    assert any("cut short after 700 item(s)" in n for n in cut.basis.notes), cut.basis.notes

@@ -208,7 +208,9 @@ async def test_the_estimate_of_a_small_folder_with_the_local_model_is_free_and_i
     before = (await client.get(f"/api/datasources/{ds_id}/cost-estimate", headers=admin)).json()
     assert before["estimatedChf"] == 0.0
     assert before["basis"]["assumptions"]["model"] == LOCAL_MODEL
-    assert before["basis"]["assumptions"]["sizedBy"] == "limits"
+    assert before["basis"]["assumptions"]["sizedBy"] == "listed"  # not synced yet: listed
+    assert before["basis"]["assumptions"]["sourceBytes"] == size
+    assert 0 < before["estimatedTokens"] < size, before
     assert any("free" in note for note in before["basis"]["notes"]), before["basis"]["notes"]
     await _switch_on(client, admin, ds_id)
     await _settled(client, admin, ds_id)

@@ -101,7 +101,8 @@ async def test_settings_accept_only_rag_limits_and_move_the_estimate(state, clie
     assert bad.status_code == 400 and "colour" in bad.text
     unchanged = (await client.get(f"/api/datasources/{ds_id}", headers=headers)).json()
     assert unchanged["settings"] == {}
-    half = before["basis"]["limits"]["maxBytes"] // 2
+    assert before["basis"]["assumptions"]["sourceBytes"] == 125  # the two files, listed
+    half = 70  # below what the source holds: the limit caps the estimate
     ok = await client.patch(
         f"/api/datasources/{ds_id}/settings",
         json={"ragLimits": {"maxBytes": half}},

@@ -1,8 +1,9 @@
 """Indicative cost of a full sync of a data source (seeds: ``_costEstimate``).
 
 Sized by what the source holds when that is known — the files its syncs indexed, with the
-tokens they were embedded as, when the last sync read the whole source — and otherwise by
-its limits (an upper bound: ``max_bytes`` for files, ``max_tasks`` for ClickUp). The limits
+tokens they were embedded as, when the last sync read the whole source, or else a listing of
+it now (:mod:`nyla.walkers.survey`) — and otherwise by its limits (an upper bound:
+``max_bytes`` for files, ``max_tasks`` for ClickUp). The limits
 also cap what is known. Priced by the embedding model the knowledge store will use: a free
 (local) model costs nothing. tokens = bytes x extractable fraction / bytes per token where no
 token count is known; CHF = tokens x the model's price. Vendor list prices are taken as CHF
@@ -44,9 +45,11 @@ def estimate_cost(
     price_chf_per_mtok: float | None = None,
     price_model: str | None = None,
     held: Held | None = None,
+    listed: Held | None = None,
 ) -> CostEstimate:
     """The estimate for ``data_source`` with its current limits (``get_rag_limits``): sized
-    by ``held`` when that is the whole source, else by the limits; priced at
+    by ``held`` (what its syncs indexed) when that is the whole source, else by ``listed``
+    (a listing of it now) when that ended, else by the limits; priced at
     ``price_chf_per_mtok`` of ``price_model`` (none given: the default model's price)."""
     limits = get_rag_limits(data_source, kind)
     price = DEFAULT_PRICE_CHF_PER_MTOK if price_chf_per_mtok is None else price_chf_per_mtok
@@ -62,12 +65,23 @@ def estimate_cost(
             f"sized by what the source holds: {held.items} item(s), {_size(held.bytes)} indexed "
             f"by its last sync{', capped by its limits' if held.bytes > cap else ''}"
         )
+    elif listed is not None and listed.complete:
+        sized_by = "listed"
+        source_bytes = min(listed.bytes, cap)
+        tokens = _tokens(source_bytes)
+        notes.append(
+            f"sized by a listing of the source now: {listed.items} item(s), "
+            f"{_size(listed.bytes)} within its limits"
+        )
+        held = listed
     else:
         sized_by = "limits"
         source_bytes = cap
         tokens = _tokens(source_bytes)
         if held is not None and held.items:
             why = f"its last sync stopped at a limit after {held.items} item(s)"
+        elif listed is not None:
+            why = f"listing it was cut short after {listed.items} item(s)"
         else:
             why = "it has not been read yet"
         bound = (
@@ -94,7 +108,7 @@ def estimate_cost(
                 "bytesPerToken": BYTES_PER_TOKEN,
                 "extractableFraction": EXTRACTABLE_FRACTION,
                 "sourceBytes": source_bytes,
-                "sourceItems": held.items if held is not None and sized_by == "indexed" else None,
+                "sourceItems": held.items if held is not None and sized_by != "limits" else None,
                 "sizedBy": sized_by,
             },
             notes=notes,

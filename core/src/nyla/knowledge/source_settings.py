@@ -92,10 +92,13 @@ class SourceSettings:
             )
             return dict(ds.settings)
 
-    async def estimate_cost(self, data_source_id: str) -> CostEstimate:
+    async def estimate_cost(
+        self, data_source_id: str, *, listed: Held | None = None
+    ) -> CostEstimate:
         """Indicative CHF for a full sync: sized by what the source holds when its last
-        sync read all of it (else by its limits), priced by the embedding model the store
-        will use (:meth:`embedding_spec`; a free local model costs 0)."""
+        sync read all of it, else by ``listed`` (a listing of it now, when that ended), else
+        by its limits; priced by the embedding model the store will use
+        (:meth:`embedding_spec`; a free local model costs 0)."""
         async with self.db.session() as s:
             ds, kind = await self._data_source(s, data_source_id)
             held = await _held(s, data_source_id)
@@ -107,7 +110,7 @@ class SourceSettings:
             price = None
         return estimate_cost(
             ds, kind, source_id=data_source_id, price_chf_per_mtok=price, price_model=model,
-            held=held,
+            held=held, listed=listed,
         )  # fmt: skip
 
 

@@ -16,11 +16,13 @@ from sqlalchemy import func, select
 from nyla.jobs.store import shown_status
 from nyla.jobs.tables import Job
 from nyla.knowledge.consent import NotFoundError, PermissionDeniedError
+from nyla.knowledge.cost import Held
 from nyla.knowledge.tables import DataSource, FileContentIndex
 from nyla.models.datasource import WalkResult
 from nyla.models.knowledge import PurgeResult
 from nyla.walkers.runner import WalkerRunner
 from nyla.walkers.schedule import ResyncScheduler
+from nyla.walkers.survey import survey
 from nyla.walkers.tables import SyncState
 
 if TYPE_CHECKING:
@@ -174,6 +176,11 @@ class SyncService:
                 ).scalars()
             }
         return [_status_row(ds, state, jobs.get(ds.id)) for ds, state in rows]
+
+    async def survey(self, ds_id: str) -> Held | None:
+        """What the source holds now, from a listing of a few seconds
+        (:func:`nyla.walkers.survey.survey`): sizes a cost estimate before a full sync."""
+        return await survey(self.kernel, ds_id)
 
     async def source_status(self, ds_id: str) -> dict[str, Any]:
         """One data source's sync on the wire: the running (or queued) job with its

@@ -224,9 +224,19 @@ async def cost_estimate(
     data_source_id: str, request: Request, identity: Identity = Depends(need_user)
 ) -> dict[str, Any]:
     """Indicative CHF for a full sync, priced by the embedding model the store will use and
-    sized by what the source holds when known (its limits cap it):
+    sized by what the source holds (what its syncs indexed, else a listing of it now cut after
+    a few seconds, else its limits; the limits cap it):
     ``{estimatedTokens, estimatedChf, basis: {kind, limits, assumptions, notes}, sourceId}``."""
     await visible_source(request, data_source_id, identity)
-    estimate = (await host(request).kernel.knowledge.estimate_cost(data_source_id)).to_wire()
-    estimate["basis"]["limits"] = camel_limits(estimate["basis"]["limits"])
-    return estimate
+    kernel = host(request).kernel
+    estimate = await kernel.knowledge.estimate_cost(data_source_id)
+    if estimate.basis.assumptions["sizedBy"] == "limits":  # no sync read it all: list it now
+        listed = await kernel.sync.survey(data_source_id)
+        estimate = await kernel.knowledge.estimate_cost(data_source_id, listed=listed)
+    return _estimate_wire(estimate)
+
+
+def _estimate_wire(estimate: Any) -> dict[str, Any]:
+    wire: dict[str, Any] = estimate.to_wire()
+    wire["basis"]["limits"] = camel_limits(wire["basis"]["limits"])
+    return wire
