@@ -21,8 +21,16 @@ CHEAP = "cheap:small"
 
 
 @pytest.fixture
-def cheap(scripted):
-    return scripted(lambda request, i: "cheap answer", id="cheap", model="small", quality_rank=1)
+def cheap_replies() -> list:
+    return []
+
+
+@pytest.fixture
+def cheap(scripted, cheap_replies):
+    def script(request, index):
+        return cheap_replies[index] if index < len(cheap_replies) else "cheap answer"
+
+    return scripted(script, id="cheap", model="small", quality_rank=1)
 
 
 @pytest.fixture
@@ -71,6 +79,23 @@ async def test_the_list_and_the_runs_follow_the_allow_list(
     assert shown["finalText"] == "cheap answer" and shown["trace"]["model"] == CHEAP
     assert shown["trace"]["context"]["allowedModels"] == [CHEAP]
     assert len(provider.requests) == before  # the better-ranked model was never asked
+
+
+async def test_a_tool_the_agent_calls_stays_inside_the_list(
+    state, client, token_for, provider, cheap, cheap_replies
+):
+    # the agent (on the allowed model) calls an AI tool, which makes a model call of its own
+    cheap_replies.extend([[("detectLanguage", {"text": "Grüezi mitenand"})], "de", "German."])
+    await state.kernel.model_access.set("user", "alice", [CHEAP])
+    alice = await token_for("alice")
+    body = {"prompt": "Which language is 'Grüezi mitenand'?", "toolboxes": ["ai"]}
+    run = (await client.post("/api/runs", json=body, headers=alice)).json()
+    await wait_run(state, run["runId"])
+    shown = (await client.get(f"/api/runs/{run['runId']}", headers=alice)).json()
+    assert [c["toolName"] for c in shown["trace"]["toolCalls"]] == ["detectLanguage"]
+    assert shown["trace"]["toolCalls"][0]["success"] is True
+    assert len(cheap.requests) == 3 and shown["finalText"] == "German."
+    assert provider.requests == []  # neither the agent nor its tool reached another model
 
 
 async def test_user_and_mandate_entries_both_apply(state, client, token_for):
