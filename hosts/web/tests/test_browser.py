@@ -207,6 +207,14 @@ async def _markdown_is_rendered_safely(page) -> None:
     )
     assert '<a href="/api/files/f1/download?x=1"' in relative
     assert '<a href="https://a.example/b" target="_blank"' in relative
+    judged = await page.evaluate(
+        """async (hrefs) => {
+            const { safeHref } = await import('/static/markdown.js');
+            return hrefs.map(safeHref);
+        }""",
+        ["java\tscript:alert(1)", "/\\evil.example/x", " https://ok.example/ ", "notes/a.md"],
+    )
+    assert judged == [None, None, "https://ok.example/", "notes/a.md"]
     fenced = await markdown_html(page, "```html\n<script>alert(1)</script>\n```")
     assert (
         fenced == '<pre><code data-lang="html">&lt;script&gt;alert(1)&lt;/script&gt;</code></pre>'

@@ -61,8 +61,13 @@ function renderConversation(conversation) {
 
 async function resume(runId, asked) {
   if (!asked) {
-    const run = await api(`/api/runs/${encodeURIComponent(runId)}`);
-    $("#transcript").append(userBubble(run.prompt, []));
+    try {
+      const run = await api(`/api/runs/${encodeURIComponent(runId)}`);
+      $("#transcript").append(userBubble(run.prompt, []));
+    } catch (error) {
+      $("#chat-error").textContent = error.message;
+      return;
+    }
   }
   follow(runId, assistantBubble(runId)); // replays from the first event, then goes on live
 }

@@ -5,13 +5,19 @@
 
 const INLINE = /(`+)([^`]+?)\1|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\[([^\]]+)\]\(([^)\s]+)(?:\s+"[^"]*")?\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
 
-/** A link target the page follows: http(s), or relative to this page; anything else
- * (javascript:, data:, vbscript:, a protocol-relative //host) is refused. */
+/** A link target the page follows: http(s), or a path on this page's own origin; anything
+ * else (javascript:, data:, a protocol-relative //host, /\\host) is refused. Judged on the URL
+ * the browser would resolve, so tricks its parser undoes (tabs, backslashes) do not pass. */
 export function safeHref(href) {
   const value = href.trim();
-  if (/^https?:\/\//i.test(value)) return value;
-  if (value.startsWith("//") || value.startsWith("\\")) return null;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) return null;
+  let url;
+  try {
+    url = new URL(value, location.href);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  if (!/^https?:\/\//i.test(value) && url.origin !== location.origin) return null;
   return value;
 }
 
