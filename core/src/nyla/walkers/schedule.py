@@ -2,13 +2,14 @@
 default 3600; ``0`` switches it off).
 
 A data source is *due* when its RAG indexing is effectively on (its tree element's policy
-and its connection's consent), no sync of it is queued or running (one whose process stopped
-beating, ``stale``, does not count: the source's advisory lock still keeps two syncs apart),
-and its last sync ended at least the interval ago, or it never ran. :meth:`ResyncScheduler.tick`
-starts a sync of every due source — a plain method, so a test asks "sync what is due now"
-without waiting. In process, :meth:`ResyncScheduler.start` ticks in a task (the host's
-lifespan starts it); with ``NYLA_JOBS=procrastinate`` the queue's periodic task
-``nyla.resync`` ticks once a minute in a ``nyla worker``.
+and its connection's consent), a walker for its service is installed, no sync of it is
+queued or running (one whose process stopped beating, ``stale``, does not count: the
+source's advisory lock still keeps two syncs apart), and its last sync ended at least the
+interval ago, or it never ran. :meth:`ResyncScheduler.tick` starts a sync of every due
+source — a plain method, so a test asks "sync what is due now" without waiting. In process,
+:meth:`ResyncScheduler.start` ticks in a task (the host's lifespan starts it); with
+``NYLA_JOBS=procrastinate`` the queue's periodic task ``nyla.resync`` ticks once a minute in
+a ``nyla worker``.
 
 One tick at a time over every process on the database: a tick holds an advisory lock, and a
 tick that finds it taken does nothing (the other one starts the same syncs).
@@ -108,8 +109,17 @@ class ResyncScheduler:
                     return []
                 query = query.where(DataSource.connection_id == row.connection_id)
             sources = list((await s.execute(query)).scalars())
-            consent_query = select(UserConnection.id, UserConnection.knowledge_ingestion_enabled)
-            consent = dict((await s.execute(consent_query)).all())
+            walked = {svc for w in self.kernel.plugins.walkers.values() for svc in w.services}
+            consent_query = select(
+                UserConnection.id,
+                UserConnection.knowledge_ingestion_enabled,
+                UserConnection.service,
+            )
+            # a service no installed walker syncs is never due: its sync could only fail
+            consent = {
+                conn_id: bool(on) and service in walked
+                for conn_id, on, service in (await s.execute(consent_query)).all()
+            }
             ids = [d.id for d in sources]
             last = dict(
                 (
