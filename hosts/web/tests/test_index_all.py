@@ -221,3 +221,29 @@ async def test_the_estimate_of_a_small_folder_with_the_local_model_is_free_and_i
     assert assumptions["sourceItems"] == 2
     assert 0 < after["estimatedTokens"] < size, after
     assert any(f"{size} bytes" in note for note in after["basis"]["notes"]), after["basis"]
+
+
+async def test_a_stale_job_does_not_hold_the_schedule_and_two_ticks_start_one_sync(
+    state, client, token_for
+):
+    alice = await token_for("alice")
+    conn = await client.post(
+        "/api/connections", json={"service": "memfs", "label": "Mem"}, headers=alice
+    )
+    body = {"connectionId": conn.json()["id"], "path": "/docs", "label": "Docs"}
+    ds_id = (await client.post("/api/datasources", json=body, headers=alice)).json()["id"]
+    await _switch_on(client, alice, ds_id)
+    assert (await _settled(client, alice, ds_id))["sync"]["indexedItems"] == 2
+    store = JobStore(state.kernel.db)
+    dead = await store.start("sync", user_id="alice", data_source_id=ds_id, worker="gone:1")
+    async with state.kernel.db.session() as s:  # its process stopped beating an hour ago
+        job = await s.get(Job, dead)
+        job.heartbeat_at = datetime.now(UTC) - timedelta(hours=1)
+    later = datetime.now(UTC) + timedelta(seconds=3601)
+    scheduler = state.kernel.sync.scheduler
+    first, second = await asyncio.gather(scheduler.tick(now=later), scheduler.tick(now=later))
+    started = [*first.values(), *second.values()]
+    assert len(started) == 1 and dead not in started, (first, second)
+    settled = (await _settled(client, alice, ds_id))["sync"]
+    assert settled["lastResult"]["itemsUnchanged"] == 2
+    await store.finish(dead)
