@@ -5,7 +5,7 @@ import { $, api, el, fmtBytes, fmtTime, state } from "./api.js";
 import { openSettings } from "./sources.js";
 
 const LEVELS = { me: "Mine", mandate: "My organisation", platform: "Platform" };
-const jobs = { timer: null };
+const jobs = { timer: null, turn: 0 };
 
 export async function loadInventory(level = "me") {
   const levels = ["me"];
@@ -25,6 +25,7 @@ export async function loadInventory(level = "me") {
 export async function pollJobs() {
   clearTimeout(jobs.timer);
   if (!state.me) return;
+  const turn = ++jobs.turn; // a later call takes over: one polling loop at a time
   try {
     const { jobs: running } = await api("/api/rag/inventory/jobs");
     const badge = $("#jobs-badge");
@@ -35,7 +36,7 @@ export async function pollJobs() {
     if (Number(badge.dataset.count || 0) > 0 && running.length === 0 && !$("#view-inventory").hidden) loadInventory();
     badge.dataset.count = String(running.length);
   } catch (error) { /* the next poll tries again */ }
-  jobs.timer = setTimeout(pollJobs, 2000);
+  if (turn === jobs.turn) jobs.timer = setTimeout(pollJobs, 2000);
 }
 
 export function stopJobs() {

@@ -6,7 +6,7 @@ import { $, GB, MB, api, confirmAction, el, fmtBytes, fmtTime, serviceLabel, sta
 import { pollJobs } from "./inventory.js";
 import { removeConnection } from "./connect.js";
 
-const sync = { states: new Map(), timer: null, modal: null, browsing: new Set() };
+const sync = { states: new Map(), timer: null, turn: 0, modal: null, browsing: new Set() };
 
 // ---- the tree ----------------------------------------------------------------------------
 
@@ -159,6 +159,7 @@ async function syncAction(sourceId, action) {
 /** Reads each shown source's sync state; polls again while one runs and the view is open. */
 async function refreshSync() {
   clearTimeout(sync.timer);
+  const turn = ++sync.turn; // a later call takes over: one polling loop at a time
   const boxes = [...document.querySelectorAll("#tree .sync[data-source]")];
   const sources = new Map(state.connections.flatMap((c) => c.dataSources).map((s) => [s.id, s]));
   let busy = false;
@@ -173,7 +174,7 @@ async function refreshSync() {
       if (box.isConnected) paintSync(box, source, detail.sync);
     } catch (error) { /* a removed source: the next load drops it */ }
   }));
-  if (!$("#view-sources").hidden && boxes.length) sync.timer = setTimeout(refreshSync, busy ? 700 : 5000);
+  if (turn === sync.turn && !$("#view-sources").hidden && boxes.length) sync.timer = setTimeout(refreshSync, busy ? 700 : 5000);
 }
 
 // ---- the settings modal -----------------------------------------------------------------
