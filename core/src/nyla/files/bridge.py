@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from nyla.errors import FileAccessError
 from nyla.files.conversations import Conversations
@@ -137,10 +137,17 @@ class WorkflowStore(Conversations):
         return workflow
 
     async def store_message_with_documents(
-        self, workflow: ChatWorkflow, message: ChatMessage
+        self, workflow: ChatWorkflow, message: ChatMessage, *, touch: bool = False
     ) -> ChatMessage:
-        """Persist a message and its documents, then append it to ``workflow.messages``."""
+        """Persist a message and its documents, then append it to ``workflow.messages``;
+        ``touch`` makes the workflow the most recently active (in the same transaction)."""
         async with self.db.session() as s:
+            if touch:
+                await s.execute(
+                    update(WorkflowRow)
+                    .where(WorkflowRow.id == workflow.id)
+                    .values(updated_at=datetime.now(UTC))
+                )
             seq = await s.scalar(
                 select(func.coalesce(func.max(MessageRow.seq), 0)).where(
                     MessageRow.workflow_id == workflow.id

@@ -217,15 +217,10 @@ class Conversations:
                 for f in files or []
             ],
         )
-        stored: ChatMessage = await self.store_message_with_documents(workflow, message)
-        async with self.db.session() as s:
-            row = await s.get(WorkflowRow, workflow.id)
-            if row is not None:
-                row.updated_at = datetime.now(UTC)
-        return stored
+        return await self.store_message_with_documents(workflow, message, touch=True)
 
     async def store_message_with_documents(
-        self, workflow: ChatWorkflow, message: ChatMessage
+        self, workflow: ChatWorkflow, message: ChatMessage, *, touch: bool = False
     ) -> ChatMessage:
         raise NotImplementedError  # provided by WorkflowStore
 

@@ -35,11 +35,6 @@ class Rename(WireModel):
     title: str = Field(min_length=1, max_length=200)
 
 
-def _wire(conversation: Any) -> dict[str, Any]:
-    data: dict[str, Any] = conversation.to_wire()
-    return data
-
-
 async def _owned(request: Request, conversation_id: str, identity: Identity) -> Any:
     workflows = host(request).kernel.files.workflows
     conversation = await workflows.conversation(conversation_id, identity.user_id)
@@ -54,7 +49,7 @@ async def list_conversations(
 ) -> dict[str, Any]:
     """The caller's conversations, most recently active first."""
     items = await host(request).kernel.files.workflows.list_conversations(identity.user_id)
-    return {"conversations": [_wire(c) for c in items]}
+    return {"conversations": [c.to_wire() for c in items]}
 
 
 @router.post("", status_code=201)
@@ -63,7 +58,7 @@ async def create_conversation(
 ) -> dict[str, Any]:
     """A new, empty conversation."""
     workflows = host(request).kernel.files.workflows
-    return _wire(await workflows.create_conversation(run_context(identity), body.title))
+    return (await workflows.create_conversation(run_context(identity), body.title)).to_wire()
 
 
 @router.get("/{conversation_id}")
@@ -108,7 +103,7 @@ async def show_conversation(
         ).all()
     status = dict(rows)
     return {
-        **_wire(conversation),
+        **conversation.to_wire(),
         "messages": messages,
         "files": list(files.values()),
         "runs": [{"runId": r, "status": status[r]} for r in run_ids if r in status],
@@ -127,7 +122,7 @@ async def rename_conversation(
     renamed = await workflows.rename_conversation(conversation_id, identity.user_id, title)
     if renamed is None:
         raise HTTPException(404, f"no conversation {conversation_id}")
-    return _wire(renamed)
+    return renamed.to_wire()
 
 
 @router.delete("/{conversation_id}")
