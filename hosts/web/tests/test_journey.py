@@ -195,7 +195,7 @@ async def _fits_a_phone(page, conversation_id: str) -> None:
     await page.set_viewport_size({"width": 390, "height": 844})
     views = {
         f"chat/{conversation_id}": ".msg.assistant .citations li",
-        "sources": ".connection .sync .progress",
+        "sources": f".connection .sync[data-indexed='{FILES}']",
         "files": "#files-table tbody tr[data-id]",
         "inventory": "#inventory-table .total-files",
     }
@@ -206,6 +206,8 @@ async def _fits_a_phone(page, conversation_id: str) -> None:
         assert width <= 390, f"#{view} is {width} px wide at 390 px"
         if view.startswith("chat"):
             await step(page, 11, "phone")
+        if view == "sources":
+            await step(page, 12, "phone-sources")
     await page.set_viewport_size({"width": 1180, "height": 760})
 
 
@@ -219,4 +221,4 @@ async def _remove_the_connection(page, api, connection_id: str) -> None:
     await card.wait_for(state="detached")
     assert "Removed My notes" in await page.text_content("#sources-message")
     assert (await api.get("/api/connections")).json()["connections"] == []
-    await step(page, 12, "removed")
+    await step(page, 13, "removed")
