@@ -212,7 +212,7 @@ async def load(job: dict[str, Any]) -> dict[str, Any]:
             latencies.append(done[-1] - started)
 
     async with httpx.AsyncClient(
-        base_url=job["base"], headers=headers, timeout=60, limits=limits
+        base_url=job["base"], headers=headers, timeout=120, limits=limits
     ) as http:
         await asyncio.sleep(max(0.0, job["startAt"] - time.monotonic()))
         cpu = time.process_time()
