@@ -108,7 +108,8 @@ async def _index_a_folder(page, api, server, connection) -> dict:
 
 
 async def _settings_lower_the_estimate(page, api, node, docs) -> None:
-    """The settings modal: human labels; a smaller byte limit lowers the estimate."""
+    """The settings modal: human labels; a smaller byte limit lowers the estimate;
+    neutralization is set and inherited again."""
     await page.click(".tab[data-view=sources]")
     await node.locator("button.gear").click()
     await page.wait_for_selector("#settings-modal[open]")
@@ -122,7 +123,20 @@ async def _settings_lower_the_estimate(page, api, node, docs) -> None:
     assert stored["settings"]["ragLimits"]["maxBytes"] == round(0.0001 * 1024 * 1024)
     assert await page.text_content("label[for=limit-maxBytes]") == "Max. data per sync"
     await shot(page, "settings")
+    # neutralization set here, then inherited again (revertible as 🧠 is)
+    await page.select_option("#policy-neutralize", "true")
+    await page.locator("#policy-result", has_text="Saved").wait_for()
+    stored = (await api.get(f"/api/datasources/{docs['id']}")).json()
+    assert (stored["neutralize"], stored["neutralizeEffective"]) == (True, True)
     await page.click("#settings-form button[value=close]")
+    await node.locator(".badge", has_text="neutralized").wait_for()
+    await node.locator("button.gear").click()
+    await page.select_option("#policy-neutralize", "")
+    await page.locator("#policy-result", has_text="Saved").wait_for()
+    stored = (await api.get(f"/api/datasources/{docs['id']}")).json()
+    assert (stored["neutralize"], stored["neutralizeEffective"]) == (None, False)
+    await page.click("#settings-form button[value=close]")
+    await page.wait_for_selector("#jobs-badge[hidden]", state="attached")
 
 
 async def _a_limited_sync_opens_the_settings(page, api, node, docs) -> None:

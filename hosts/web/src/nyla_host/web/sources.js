@@ -54,8 +54,12 @@ function sourceRow(connection, source) {
   const gear = el("button", { type: "button", class: "gear", title: "Settings", "aria-label": `Settings of ${title}`, onclick: () => openSettings(source.id) }, "⚙️");
   const status = el("div", { class: "sync", "data-source": source.id, "aria-live": "polite" });
   paintSync(status, source, sync.states.get(source.id));
+  const badges = [
+    source.scopeEffective === "mandate" ? el("span", { class: "badge", title: "Found by everyone in your organisation" }, "shared") : null,
+    source.neutralizeEffective ? el("span", { class: "badge", title: "Personal data is hidden before any AI call" }, "neutralized") : null,
+  ];
   return el("div", { class: "node", "data-id": source.id, "data-path": source.path, style: `padding-left:${depth}rem` },
-    el("span", { class: "path" }, title), ragButton(connection, source, async () => source.id), gear, status);
+    el("span", { class: "path" }, title, ...badges), ragButton(connection, source, async () => source.id), gear, status);
 }
 
 /** The 🧠 switch of a tree element: asks before a purge and for the consent it needs. */
@@ -198,6 +202,7 @@ export async function openSettings(sourceId) {
   sync.modal = { source, connection };
   $("#settings-source").textContent = `${connection ? connection.label : ""} · ${source.path === "/" ? "whole connection" : source.path}`;
   $("#consent").checked = connection ? connection.knowledgeIngestionEnabled : false;
+  showPolicy(source);
   $("#limits").replaceChildren(...Object.entries(source.ragLimits).map(([key, value]) => limitField(key, value, (source.ragLimitRanges || {})[key])));
   await refreshEstimate();
   if (!modal.open) modal.showModal();
@@ -255,6 +260,38 @@ async function refreshEstimate() {
     : `At most ${amount} tokens: up to ${fmtBytes(basis.sourceBytes)}, the limit (not read completely yet).`;
 }
 
+// Scope and neutralization of a tree element: set here or inherited (revertible as 🧠 is)
+const SCOPES = { personal: "Only me", mandate: "My organisation" };
+const NEUTRALIZE = { true: "Hidden before any AI call", false: "Left as they are" };
+
+function policyOptions(select, names, explicit, effective) {
+  const inherited = el("option", { value: "" }, `As the folder above (${names[String(effective)]})`);
+  select.replaceChildren(inherited, ...Object.entries(names).map(([value, label]) => el("option", { value }, label)));
+  select.value = explicit === null || explicit === undefined ? "" : String(explicit);
+}
+
+function showPolicy(source) {
+  policyOptions($("#policy-scope"), SCOPES, source.scope, source.scopeEffective || "personal");
+  policyOptions($("#policy-neutralize"), NEUTRALIZE, source.neutralize, Boolean(source.neutralizeEffective));
+  $("#policy-result").textContent = "";
+}
+
+async function savePolicy(event) {
+  const select = event.target;
+  const field = select.dataset.field;
+  const value = select.value === "" ? null : field === "neutralize" ? select.value === "true" : select.value;
+  try {
+    const result = await api(`/api/datasources/${sync.modal.source.id}/policy`, { method: "PATCH", body: { [field]: value } });
+    sync.modal.source = { ...sync.modal.source, ...result.dataSource };
+    showPolicy(sync.modal.source);
+    const files = result.purge ? result.purge.files : 0;
+    $("#policy-result").textContent = files ? `Saved. ${files} indexed file(s) are indexed again under the new setting.` : "Saved.";
+  } catch (error) {
+    $("#settings-error").textContent = error.message;
+    showPolicy(sync.modal.source);
+  }
+}
+
 async function setConsent(connection, enabled) {
   try {
     const result = await api(`/api/connections/${connection.id}/knowledge-consent`, { method: "PATCH", body: { enabled } });
@@ -281,5 +318,7 @@ async function consentChanged() {
 
 export function wireSources() {
   $("#consent").addEventListener("change", consentChanged);
+  $("#policy-scope").addEventListener("change", savePolicy);
+  $("#policy-neutralize").addEventListener("change", savePolicy);
   $("#settings-modal").addEventListener("close", () => { if (!$("#view-sources").hidden) loadSources(); });
 }
