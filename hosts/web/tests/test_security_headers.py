@@ -61,4 +61,4 @@ async def test_the_page_loads_only_its_own_script_and_styles(client):
     # nothing inline the policy would refuse: no script body, no handler or style attribute
     assert "<script>" not in html and "<style" not in html
     assert " onclick=" not in html and " style=" not in html
-    assert '<script src="/static/app.js"></script>' in html
+    assert '<script type="module" src="/static/app.js"></script>' in html  # its modules: /static
