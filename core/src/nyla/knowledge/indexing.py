@@ -18,8 +18,6 @@ from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Text, cast, select
-
 from nyla.cpu import off_loop
 from nyla.db import Database
 from nyla.errors import NylaError
@@ -29,7 +27,6 @@ from nyla.knowledge.extract import ExtractionError, detect_kind, extract
 from nyla.knowledge.precomputed import PrecomputedEmbeddings
 from nyla.knowledge.provenance import ConsentError, provenance
 from nyla.knowledge.settings import KnowledgeSettings
-from nyla.knowledge.tables import ChunkLookup, ContentChunk
 from nyla.knowledge.vectors import MAX_CHUNKS_PER_FILE, ChunkRow, delete_file_chunks, owner_key
 from nyla.knowledge.writing import (
     PreparedFile,
@@ -37,6 +34,7 @@ from nyla.knowledge.writing import (
     consent_refusals,
     failure_row,
     index_row,
+    indexed_vectors,
     refused_result,
     upsert_index,
     write_prepared,
@@ -361,7 +359,7 @@ class Indexer:
             for c in chunks
             if (key, model, c.content_hash) in memo
         }
-        await self._indexed_vectors(known, {c.content_hash for c in chunks}, key, model)
+        await self._indexed_vectors(known, {c.content_hash for c in chunks}, key, model, memo)
         missing: dict[str, str] = {}
         for c in chunks:
             if c.content_hash not in known:
@@ -377,26 +375,22 @@ class Indexer:
         return vectors, reused, len(missing), cost
 
     async def _indexed_vectors(
-        self, known: dict[str, list[float]], hashes: set[str], key: str, model: str
+        self, known: dict[str, list[float]], hashes: set[str], key: str, model: str, memo: Memo
     ) -> None:
-        """Add to ``known`` the vectors already indexed for ``hashes`` in the same scope."""
+        """Add to ``known`` the vectors already indexed for ``hashes`` in the same scope. A
+        scope with no indexed vector of ``model`` is noted in ``memo`` after one look, so a
+        first bulk load (its own lookup rows come after the batch) asks once, not per file."""
         wanted = sorted(hashes - set(known))
-        if not wanted:
+        if not wanted or (key, model, "") in memo:
             return
         async with self.db.session() as s:
-            found = await s.execute(
-                select(ChunkLookup.content_hash, cast(ContentChunk.embedding, Text))
-                .join(ContentChunk, ContentChunk.id == ChunkLookup.chunk_id)
-                .where(
-                    ChunkLookup.owner_key == key,
-                    ChunkLookup.content_hash.in_([bytes.fromhex(h) for h in wanted]),
-                    ContentChunk.embedding_model == model,
-                )
-            )
-            for digest, vector_text in found:
-                content_hash = digest.hex()
-                if content_hash not in known:
-                    known[content_hash] = json.loads(vector_text)
+            if (key, model, "*") not in memo:
+                any_indexed = await indexed_vectors(s, key, model, None)
+                memo[(key, model, "*" if any_indexed else "")] = []
+                if not any_indexed:
+                    return
+            for content_hash, vector in (await indexed_vectors(s, key, model, wanted)).items():
+                known.setdefault(content_hash, vector)
 
     async def _embed_missing(
         self,

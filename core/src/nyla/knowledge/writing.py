@@ -16,12 +16,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text, update
+from sqlalchemy import Text, cast, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 
 from nyla.knowledge.consent import purge_files
 from nyla.knowledge.policy import effective_policy
-from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
+from nyla.knowledge.tables import (
+    ChunkLookup,
+    ContentChunk,
+    DataSource,
+    FileContentIndex,
+    UserConnection,
+)
 from nyla.knowledge.text_search import write_lookups
 from nyla.knowledge.vectors import ChunkRow, copy_chunks, delete_file_chunks
 from nyla.models.files import FileItem
@@ -267,3 +273,21 @@ def index_row(
         "connection_id": connection_id,
         "source_path": source_path,
     }
+
+
+async def indexed_vectors(
+    s: Any, key: str, model: str, hashes: list[str] | None
+) -> dict[str, list[float]]:
+    """``model``'s vectors already indexed in scope ``key`` (found through the lookup rows)
+    by content hash: those of ``hashes``, or of one chunk at most when ``hashes`` is ``None``
+    (whether the scope has any)."""
+    query = (
+        select(ChunkLookup.content_hash, cast(ContentChunk.embedding, Text))
+        .join(ContentChunk, ContentChunk.id == ChunkLookup.chunk_id)
+        .where(ChunkLookup.owner_key == key, ContentChunk.embedding_model == model)
+    )
+    if hashes is None:
+        query = query.limit(1)
+    else:
+        query = query.where(ChunkLookup.content_hash.in_([bytes.fromhex(h) for h in hashes]))
+    return {digest.hex(): json.loads(vector) for digest, vector in await s.execute(query)}
