@@ -6,6 +6,7 @@ another user's conversation or file is a 404 that changes nothing."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
@@ -14,6 +15,7 @@ from nyla import ProviderBadRequestError, RunContext, Tool, Toolbox, hookimpl
 from nyla.sdk import WireModel
 
 from .conftest import wait_run
+from .memfs import MemoryConnector, MemoryPlugin
 from .test_runs import parse_sse, start
 
 pytestmark = pytest.mark.db
@@ -30,6 +32,20 @@ def provider(scripted, replies):
         return reply
 
     return scripted(script, embed_fn=hash_embed)
+
+
+class _LinkedConnector(MemoryConnector):
+    """The memory drive, with the web address a vendor gives each item."""
+
+    def _item(self, path: str) -> Any:
+        return super()._item(path).model_copy(update={"url": f"https://drive.test{path}?web"})
+
+
+@pytest.fixture
+def memory_plugin() -> MemoryPlugin:
+    plugin = MemoryPlugin()
+    plugin.connector = _LinkedConnector()
+    return plugin
 
 
 @pytest.fixture
@@ -336,3 +352,27 @@ async def test_a_run_the_server_stopped_or_lost_shows_its_error(state, client, t
     assert [m["status"] for m in shown["messages"]] == ["prompt", "error"]
     assert "interrupted" in shown["messages"][1]["content"]
     assert shown["runs"] == [{"runId": "dead2", "status": "interrupted"}]
+
+
+async def test_a_citation_of_a_synced_item_opens_it_at_the_vendor(
+    state, client, token_for, memory_plugin
+):
+    from .test_sources import _source, _wait_jobs
+
+    alice = await token_for("alice")
+    connection_id, ds_id = await _source(client, alice)
+    on = await client.patch(
+        f"/api/datasources/{ds_id}/rag-index", json={"enabled": True}, headers=alice
+    )
+    assert on.status_code == 200, on.text
+    await _wait_jobs(state, alice, client)
+    run = await finished(state, client, alice, "What does the travel policy allow for trains?")
+    events = parse_sse((await client.get(run["eventsUrl"], headers=alice)).text)
+    final = json.loads(next(m for m in events if m.get("event") == "FINAL")["data"])
+    cited = {c["title"]: c for c in final["data"]["citations"]}
+    handbook = cited["handbook.txt"]
+    assert handbook["url"] == "https://drive.test/docs/handbook.txt?web"
+    assert handbook["connectionId"] == connection_id and handbook["path"].endswith("handbook.txt")
+    shown = (await client.get(f"/api/conversations/{run['conversationId']}", headers=alice)).json()
+    stored = {c["title"]: c for c in shown["messages"][1]["citations"]}
+    assert stored["handbook.txt"]["url"] == "https://drive.test/docs/handbook.txt?web"

@@ -190,8 +190,8 @@ MAX_CITATIONS = 8
 
 def citations(hits: list[Any]) -> list[dict[str, Any]]:
     """The knowledge hits a run's context quoted, one per file, best score first:
-    ``{title, path, fileId, connectionId, score, url}`` (``url`` is ``None`` here; a host
-    that can open the source fills it in)."""
+    ``{title, path, fileId, connectionId, score, url}``; ``url`` is the vendor's web address
+    of a synced item (``None`` otherwise: a host that can open the source fills it in)."""
     best: dict[str, Any] = {}
     for hit in hits:
         seen = best.get(hit.file_id)
@@ -205,7 +205,7 @@ def citations(hits: list[Any]) -> list[dict[str, Any]]:
             "fileId": h.file_id,
             "connectionId": h.connection_id,
             "score": round(float(h.score), 4),
-            "url": None,
+            "url": getattr(h, "web_url", None),
         }
         for h in ranked
     ]

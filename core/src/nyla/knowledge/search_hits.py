@@ -21,7 +21,7 @@ def _hit_columns(chunk: str) -> str:
         f"{chunk}.id, f.file_id, f.name, ({chunk}.id & {(1 << CHUNK_ID_BITS) - 1})::int, "
         f"{chunk}.data, {chunk}.context_ref, {chunk}.content_type, "
         f"split_part({chunk}.owner_key, ':', 1), f.content_hash, f.source_path, "
-        "f.connection_id"
+        "f.connection_id, f.web_url"
     )
 
 
@@ -48,7 +48,9 @@ def hit(row: Sequence[Any], model: str, score: float | None = None) -> SearchHit
     distance leaves the provenance empty. An owner key of an unknown scope raises, as
     validation would."""
     chunk, file_id, name, seq, body, ref, content_type, scope = row[:8]
-    file_hash, source_path, connection_id = row[8:11] if len(row) > 9 else ("", None, None)
+    file_hash, source_path, connection_id, web_url = (
+        row[8:12] if len(row) > 9 else ("", None, None, None)
+    )
     distance = row[-1]
     if distance is not None:
         distance = float(distance)
@@ -67,6 +69,7 @@ def hit(row: Sequence[Any], model: str, score: float | None = None) -> SearchHit
         "file_hash": file_hash,
         "source_path": source_path,
         "connection_id": connection_id,
+        "web_url": web_url,
         "also_in": [],
     }
     # what BaseModel.model_construct sets, without its per-field default handling

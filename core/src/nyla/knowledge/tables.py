@@ -89,6 +89,8 @@ class FileContentIndex(Base):
     data_source_id: Mapped[str | None] = mapped_column(String(128), nullable=True, index=True)
     connection_id: Mapped[str | None] = mapped_column(String(128), nullable=True, index=True)
     source_path: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: where the vendor shows the item (a synced item's web address; citations open it)
+    web_url: Mapped[str | None] = mapped_column(Text, nullable=True)
     is_neutralized: Mapped[bool] = mapped_column(Boolean, default=False)
     neutralization_status: Mapped[str] = mapped_column(String(32), default="none")
     embedding_model: Mapped[str | None] = mapped_column(String(200), nullable=True)

@@ -99,6 +99,7 @@ class SearchHit(WireModel):
     file_hash: str = ""
     source_path: str | None = None
     connection_id: str | None = None
+    web_url: str | None = None
     also_in: list[HitSource] = Field(default_factory=list)
 
 

@@ -277,7 +277,7 @@ class PageWorker:
             data_source_id=ds.id,
         )
         context = RunContext(user_id=ds.user_id, mandate_id=ds.mandate_id)
-        return await self.kernel.knowledge.indexer.prepare(
+        prepared = await self.kernel.knowledge.indexer.prepare(
             file,
             content,
             context=context,
@@ -286,3 +286,6 @@ class PageWorker:
             memo=self.memo,
             phase=lambda name: self._phase(item, name),
         )
+        if not isinstance(prepared, IndexResult):
+            prepared.row["web_url"] = item.url  # what a citation of it opens
+        return prepared
