@@ -83,7 +83,8 @@ class SearchHit(WireModel):
     keyword-only hit of a hybrid search); ``score`` is what the result is ordered by (the RRF
     score for hybrid, ``1 - distance`` otherwise). ``file_hash`` is the SHA-256 of the
     file's bytes; the same file indexed from several places (a folder indexed with ``nyla
-    knowledge index`` and also connected) is one hit, the other places in ``also_in``."""
+    knowledge index`` and also connected) is one hit, the other places in ``also_in``.
+    ``web_url`` is where the vendor shows a synced item (``None`` for anything else)."""
 
     chunk_id: int
     file_id: str
