@@ -188,6 +188,30 @@ def pgvector_rankings(uri: str, schema: str, qs: list[dict[str, Any]]) -> list[l
 # ---- report -------------------------------------------------------------------------------
 
 
+def paired(rankings: dict[str, list[list[str]]], qs: list[dict[str, Any]]) -> str:
+    """Each system against nyla's default on the full-sentence questions: questions won and
+    lost (nDCG@10) and the mean difference with its 95 % bootstrap interval (2,000 draws)."""
+    import random
+
+    mine = [i for i, q in enumerate(qs) if q["sentence"]]
+    base = [ndcg(rankings["nyla default"][i], qs[i]["relevant"]) for i in mine]
+    rows = ["| nyla default vs | better on | worse on | mean nDCG@10 difference (95 % CI) |",
+            "|---|---:|---:|---|"]  # fmt: skip
+    for system, ranked in rankings.items():
+        if system == "nyla default":
+            continue
+        diffs = [b - ndcg(ranked[i], qs[i]["relevant"]) for b, i in zip(base, mine, strict=True)]
+        rng = random.Random(30)
+        means = sorted(
+            sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(2000)
+        )  # fmt: skip
+        rows.append(
+            f"| {system} | {sum(d > 0 for d in diffs)} | {sum(d < 0 for d in diffs)} | "
+            f"{sum(diffs) / len(diffs):+.3f} ({means[50]:+.3f} … {means[1949]:+.3f}) |"
+        )
+    return "\n".join(rows)
+
+
 def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
     some = next(iter(results.values()))
     head = " | ".join(f"{g} (n={some[g]['n']})" for g in GROUPS)
@@ -231,6 +255,8 @@ def main() -> None:
         print(f"\n{len(qs)} questions, {files} files, {len(chunks)} chunks; cells: nDCG@10 / "
               "recall@10\n")  # fmt: skip
         print(table(results))
+        print(f"\nfull-sentence questions (n={sum(q['sentence'] for q in qs)}):\n")
+        print(paired({s: rankings[s] for s in SYSTEMS if s in rankings}, qs))
         if args.json:
             args.json.write_text(json.dumps({"scores": results, "rankings": rankings,
                                              "questions": qs}, indent=1))  # fmt: skip
