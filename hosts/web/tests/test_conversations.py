@@ -37,8 +37,11 @@ def provider(scripted, replies):
 class _LinkedConnector(MemoryConnector):
     """The memory drive, with the web address a vendor gives each item."""
 
+    suffix = "web"
+
     def _item(self, path: str) -> Any:
-        return super()._item(path).model_copy(update={"url": f"https://drive.test{path}?web"})
+        url = f"https://drive.test{path}?{self.suffix}"
+        return super()._item(path).model_copy(update={"url": url})
 
 
 @pytest.fixture
@@ -376,3 +379,13 @@ async def test_a_citation_of_a_synced_item_opens_it_at_the_vendor(
     shown = (await client.get(f"/api/conversations/{run['conversationId']}", headers=alice)).json()
     stored = {c["title"]: c for c in shown["messages"][1]["citations"]}
     assert stored["handbook.txt"]["url"] == "https://drive.test/docs/handbook.txt?web"
+    # the vendor moved it (same bytes, new address): the next sync updates the address only
+    memory_plugin.connector.suffix = "moved"
+    synced = await client.post(f"/api/datasources/{ds_id}/sync", headers=alice)
+    assert synced.status_code == 202, synced.text
+    await _wait_jobs(state, alice, client)
+    run = await finished(state, client, alice, "What does the travel policy allow for trains?")
+    events = parse_sse((await client.get(run["eventsUrl"], headers=alice)).text)
+    final = json.loads(next(m for m in events if m.get("event") == "FINAL")["data"])
+    cited = {c["title"]: c["url"] for c in final["data"]["citations"]}
+    assert cited["handbook.txt"] == "https://drive.test/docs/handbook.txt?moved"

@@ -91,17 +91,19 @@ async def commit_page(
     return purged
 
 
-async def _rename(session: Any, renamed: dict[str, tuple[str, str]]) -> None:
-    """Give index rows whose content did not change their item's current name and path."""
-    for file_id, (name, path) in sorted(renamed.items()):
+async def _rename(session: Any, renamed: dict[str, tuple[str, str, str | None]]) -> None:
+    """Give index rows whose content did not change their item's current name, path and
+    web address."""
+    for file_id, (name, path, url) in sorted(renamed.items()):
         await session.execute(
             update(FileContentIndex)
             .where(
                 FileContentIndex.file_id == file_id,
                 (FileContentIndex.name != name)
-                | FileContentIndex.source_path.is_distinct_from(path),
+                | FileContentIndex.source_path.is_distinct_from(path)
+                | FileContentIndex.web_url.is_distinct_from(url),
             )
-            .values(name=name, source_path=path)
+            .values(name=name, source_path=path, web_url=url)
         )
 
 

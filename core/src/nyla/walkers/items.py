@@ -86,7 +86,7 @@ class PagePlan:
     limit: str | None = None
     #: file id -> (name, path) of items whose content is unchanged but whose metadata changed
     #: (a rename, a move): the index row is renamed, nothing is extracted or embedded again
-    renamed: dict[str, tuple[str, str]] = field(default_factory=dict)
+    renamed: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
 
     def mark(self, item: Item, digest: str, content_hash: str | None, file_id: str | None) -> None:
         """Record ``item`` as seen by this page."""
@@ -203,7 +203,7 @@ class PageWorker:
         if known is not None and known.indexed and known.content_hash == content_hash:
             result.items_unchanged += 1
             plan.mark(item, digest, content_hash, self.file_id(item))
-            plan.renamed[self.file_id(item)] = self.name_and_path(item)
+            plan.renamed[self.file_id(item)] = (*self.name_and_path(item), item.url)
             return None
         try:
             prepared = await self._prepare(item, content, mime, content_hash)
