@@ -188,7 +188,9 @@ async def test_create_rename_and_delete_keep_the_files(state, client, token_for)
     assert content.content == b"the plan"
 
 
-async def test_attached_files_are_named_to_the_agent_and_stored(state, client, token_for, provider):
+async def test_attached_files_are_named_to_the_agent_and_stored(
+    state, client, token_for, provider, replies
+):
     alice, bob = await token_for("alice"), await token_for("bob")
     upload = await client.post(
         "/api/files",
@@ -196,9 +198,13 @@ async def test_attached_files_are_named_to_the_agent_and_stored(state, client, t
         headers=alice,
     )
     item = upload.json()
+    # the agent reads the attached file with its file tool, by the id the prompt names
+    replies.extend([[("readFile", {"fileId": item["id"]})], "We agreed."])
     run = await finished(state, client, alice, "What did we agree?", fileIds=[item["id"]])
-    task = user_texts(provider.requests[-1])[-1]
+    task = user_texts(provider.requests[0])[-1]
     assert task.startswith("What did we agree?") and "minutes.md" in task and item["id"] in task
+    tool_results = [m.text for m in provider.requests[1].messages if m.role.value == "tool"]
+    assert len(tool_results) == 1 and "We agreed." in tool_results[0]
     shown = (await client.get(f"/api/conversations/{run['conversationId']}", headers=alice)).json()
     assert shown["messages"][0]["files"] == [{"id": item["id"], "name": "minutes.md"}]
     assert shown["messages"][0]["content"] == "What did we agree?"  # what the person wrote
