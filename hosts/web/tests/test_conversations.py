@@ -395,3 +395,24 @@ async def test_a_citation_of_a_synced_item_opens_it_at_the_vendor(
     final = json.loads(next(m for m in events if m.get("event") == "FINAL")["data"])
     cited = {c["title"]: c["url"] for c in final["data"]["citations"]}
     assert cited["handbook.txt"] == "https://drive.test/docs/handbook.txt?moved"
+
+
+async def test_a_continued_conversation_brings_back_its_round_memory(
+    state, client, token_for, provider, replies
+):
+    # the first run looks something up with a tool; its round goes to the round memory of
+    # the conversation, and the next run's knowledge context quotes it
+    replies.extend([[("listFiles", {})], "Nothing stored yet.", "Still nothing."])
+    alice = await token_for("alice")
+    first = await finished(state, client, alice, "Which files do I have about trains?")
+    other = await finished(state, client, alice, "A separate question about trains")
+    second = await finished(
+        state, client, alice, "And files about trains now?", conversationId=first["conversationId"]
+    )
+    assert second["conversationId"] == first["conversationId"]
+    blocks = [m.text for m in provider.requests[-1].messages if m.role.value == "system"]
+    assert any("Earlier in this workflow" in b and "listFiles" in b for b in blocks)
+    # the other conversation's run saw none of it
+    separate = provider.requests[2]  # (the first run asked twice: tool call, answer)
+    assert all("Earlier in this workflow" not in m.text for m in separate.messages)
+    assert other["conversationId"] != first["conversationId"]
