@@ -49,7 +49,8 @@ function renderConversation(conversation) {
       if (message.runId) asked.add(message.runId);
     } else if (message.role === "assistant") {
       const bubble = assistantBubble(message.runId);
-      showAnswer(bubble, message.content, message.citations || []);
+      if (message.status === "error") bubble.append(el("div", { class: "run-error", role: "alert" }, message.content));
+      else showAnswer(bubble, message.content, message.citations || []);
       if (message.runId) answered.add(message.runId);
     }
   }

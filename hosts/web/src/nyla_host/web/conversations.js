@@ -25,6 +25,8 @@ export function markActive(id) {
 }
 
 function renderList() {
+  const shown = list.conversations.find((c) => c.id === list.active);
+  if (shown) $("#conversation-title").textContent = shown.title || "Untitled conversation";
   const items = list.conversations.map((c) => {
     const current = c.id === list.active;
     const title = c.title || "Untitled conversation";
