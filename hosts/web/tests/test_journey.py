@@ -208,6 +208,15 @@ async def _fits_a_phone(page, conversation_id: str) -> None:
             await step(page, 11, "phone")
         if view == "sources":
             await step(page, 12, "phone-sources")
+            await page.click(".connection .node[data-path='/'] button.gear")
+            await page.wait_for_selector("#settings-modal[open] #limits input")
+            right = await page.evaluate(
+                "document.querySelector('#settings-modal').getBoundingClientRect().right"
+            )
+            assert right <= 390 and await page.evaluate(
+                "document.scrollingElement.scrollWidth <= 390"
+            )
+            await page.click("#settings-form button[value=close]")
     await page.set_viewport_size({"width": 1180, "height": 760})
 
 

@@ -6,6 +6,8 @@ import { openSettings } from "./sources.js";
 
 const LEVELS = { me: "Mine", mandate: "My organisation", platform: "Platform" };
 const jobs = { timer: null, turn: 0 };
+const SCOPES = { personal: "Only the owner", mandate: "Organisation", platform: "Everyone" };
+const owner = (name) => (name ? String(name).replace(/^(personal|mandate):/, "") : "–");
 
 export async function loadInventory(level = "me") {
   const levels = ["me"];
@@ -13,7 +15,7 @@ export async function loadInventory(level = "me") {
   if (state.me.role === "sysadmin") levels.push("platform");
   $("#levels").replaceChildren(...levels.map((name) => el("button", { type: "button", class: "tab", "aria-pressed": String(name === level), onclick: () => loadInventory(name) }, LEVELS[name])));
   const inventory = await api(`/api/rag/inventory/${level}`);
-  const rows = inventory.rows.map((r) => el("tr", {}, el("td", {}, r.scope), el("td", {}, r.owner || "–"), el("td", {}, String(r.files)), el("td", {}, String(r.failedFiles)), el("td", {}, String(r.chunks)), el("td", {}, fmtBytes(r.bytes)), el("td", {}, fmtTime(r.lastIndexed))));
+  const rows = inventory.rows.map((r) => el("tr", {}, el("td", {}, SCOPES[r.scope] || r.scope), el("td", {}, owner(r.owner)), el("td", {}, String(r.files)), el("td", {}, String(r.failedFiles)), el("td", {}, String(r.chunks)), el("td", {}, fmtBytes(r.bytes)), el("td", {}, fmtTime(r.lastIndexed))));
   $("#inventory-table tbody").replaceChildren(...rows);
   const t = inventory.totals;
   $("#inventory-table tfoot").replaceChildren(el("tr", {}, el("td", {}, "Total"), el("td", {}), el("td", { class: "total-files" }, String(t.files)), el("td", {}, String(t.failedFiles)), el("td", {}, String(t.chunks)), el("td", {}, fmtBytes(t.bytes)), el("td", {}, fmtTime(t.lastIndexed))));
