@@ -167,7 +167,8 @@ async def _a_limited_sync_opens_the_settings(page, api, node, docs) -> None:
 
 
 async def _chat_streams_and_resumes(page, api) -> None:
-    """Chat: the tool call shows, the answer streams, a reload mid-run resumes it."""
+    """Chat: the tool call shows, the answer streams, a reload mid-run resumes it; Stop
+    cancels the next run."""
     await page.click(".tab[data-view=chat]")
     await page.fill("#prompt", "Which files do I have?")
     await page.click("#send")
@@ -187,6 +188,16 @@ async def _chat_streams_and_resumes(page, api) -> None:
     assert await page.locator(".msg.assistant .tool.call").count() == 1
     assert await page.text_content(".msg.user") == "Which files do I have?"
     await shot(page, "chat")
+    # the same conversation goes on; Stop ends the run that streams
+    await page.fill("#prompt", "Tell me more about them, in many words")
+    await page.click("#send")
+    second = page.locator(".msg.assistant").nth(1)
+    await second.locator(".answer", has_text="You asked").wait_for()
+    await page.click("#cancel")
+    stopped = await second.get_attribute("data-run")
+    await until(api, f"/api/runs/{stopped}", lambda r: r["status"] == "cancelled")
+    await page.wait_for_selector("#cancel", state="hidden")
+    assert page.url.endswith(f"#chat/{conversation_id}")
 
 
 async def markdown_html(page, text: str) -> str:
