@@ -73,6 +73,10 @@ async def _sign_in(page, server, token) -> None:
     await page.click("#signin-form button")
     await page.wait_for_selector("#view-chat:not([hidden])")
     assert "Europe/Zurich" in await page.text_content("#who")  # the browser's zone, sent
+    await page.focus(".skip")  # the keyboard's first stop skips the header
+    await page.keyboard.press("Enter")
+    assert await page.evaluate("document.activeElement.id") == "main"
+    assert await page.evaluate("location.hash") == "#chat"
 
 
 async def _index_a_folder(page, api, server, connection) -> dict:

@@ -49,8 +49,8 @@ async function route() {
     if (tab.dataset.view === view) tab.setAttribute("aria-current", "page");
     else tab.removeAttribute("aria-current");
   }
-  if (view === "chat") return showChat(rest.length ? decodeURIComponent(rest.join("/")) : null);
   if (!location.hash) history.replaceState(null, "", `#${view}`);
+  if (view === "chat") return showChat(rest.length ? decodeURIComponent(rest.join("/")) : null);
   if (view === "sources") {
     await loadSources();
     if (query) readReturn(query);
@@ -68,6 +68,8 @@ wireSources();
 wireInventory();
 $("#signin-form").addEventListener("submit", (e) => { e.preventDefault(); signIn($("#token").value.trim()); });
 $("#signout").addEventListener("click", signOut);
+// the skip link moves the focus, not the address (the hash names the view)
+$(".skip").addEventListener("click", (e) => { e.preventDefault(); $("#main").focus(); });
 window.addEventListener("hashchange", route);
 
 const saved = localStorage.getItem("nyla.token");
