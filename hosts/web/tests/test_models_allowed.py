@@ -160,3 +160,11 @@ def test_tokens_create_signs_in_the_clis_user(db, monkeypatch):
     monkeypatch.delenv("NYLA_USER")
     created = CliRunner().invoke(tokens, ["create", "--json"])
     assert json.loads(created.output)["userId"] == "local"
+
+
+async def test_without_a_host_default_the_default_is_the_selectors_pick(state, client, token_for):
+    state.settings.default_model = None
+    alice = await token_for("alice")
+    assert (await model_ids(client, alice))[1] == "scripted:model"  # the better-ranked one
+    await state.kernel.model_access.set("user", "alice", [CHEAP])
+    assert await model_ids(client, alice) == ([CHEAP], CHEAP)

@@ -8,20 +8,27 @@ from typing import Any
 
 from fastapi import HTTPException
 
+from nyla import NylaError, OperationType, RunContext
 from nyla_host.identity import Identity
 from nyla_host.state import HostState
 
 
 @dataclass
 class ModelChoice:
-    """The models a caller may use (``allowed`` ``None``: every model) and their default."""
+    """The models a caller may use (``allowed`` ``None``: every model), the host's default
+    when they may use it, and ``default``: the model a run without one gets."""
 
     specs: list[Any]
     allowed: list[str] | None
+    host_default: str | None
     default: str | None
 
-    def check(self, model: str) -> None:
-        """403 when the caller may not use ``model``, 400 when no plugin offers it."""
+    def for_run(self, model: str | None) -> str | None:
+        """The model a run asks for: ``model`` (403 when the caller may not use it, 400 when
+        no plugin offers it), else the host's default when allowed, else ``None`` (the
+        selector chooses, inside the allow-list the run's context carries)."""
+        if model is None:
+            return self.host_default
         if self.allowed is not None and model not in self.allowed:
             raise HTTPException(
                 403,
@@ -30,19 +37,25 @@ class ModelChoice:
             )
         if not any(s.id == model for s in self.specs):
             raise HTTPException(400, f"unknown model {model!r}: GET /api/models lists them")
+        return model
 
 
 async def model_choice(state: HostState, identity: Identity) -> ModelChoice:
     """The caller's models: every offered model on their allow-list, and the default (the
-    host's default model when allowed, else the best allowed agent model)."""
+    host's default model when allowed, else the one the selector picks for an agent run)."""
     kernel = state.kernel
     allowed = await kernel.model_access.allowed(identity.user_id, identity.mandate_id)
     specs = [s for s in kernel.plugins.models() if allowed is None or s.id in allowed]
-    default = state.settings.default_model
-    if allowed is not None and default not in allowed:
-        agents = [
-            s for s in specs if s.available and "agent" in {str(o) for o in s.operation_types}
-        ]
-        best = max(agents, key=lambda s: (s.quality_rank, s.speed_rank), default=None)
-        default = best.id if best is not None else None
-    return ModelChoice(specs=specs, allowed=allowed, default=default)
+    host_default = state.settings.default_model
+    if allowed is not None and host_default not in allowed:
+        host_default = None
+    default = host_default
+    if default is None:
+        context = RunContext(user_id=identity.user_id, allowed_models=allowed)
+        try:
+            default = kernel.ai.select_model(
+                OperationType.AGENT, context=context, needs_tools=True
+            ).id
+        except NylaError:  # no model an agent run could use: the page says so
+            default = None
+    return ModelChoice(specs=specs, allowed=allowed, host_default=host_default, default=default)

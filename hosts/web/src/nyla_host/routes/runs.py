@@ -58,13 +58,11 @@ async def start_run(
     ``eventsUrl``. 403 for a model the caller may not use, 404 for a conversation or file
     that is not theirs."""
     state = host(request)
-    choice = await model_choice(state, identity)
-    if body.model:
-        choice.check(body.model)
+    model = (await model_choice(state, identity)).for_run(body.model or None)
     files = await callers_files(request, identity, body.file_ids)
     conversation_id = await _conversation(request, body, identity)
     config = AgentConfig(
-        model=body.model or choice.default,
+        model=model,
         max_rounds=body.max_rounds,
         max_cost_chf=body.max_cost_chf,
         initial_toolboxes=body.toolboxes,
