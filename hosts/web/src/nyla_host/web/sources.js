@@ -255,9 +255,11 @@ async function refreshEstimate() {
   $("#estimate").dataset.chf = String(chf);
   const tokens = Number(estimate.estimatedTokens) || 0;
   const amount = tokens >= 1e6 ? `${+(tokens / 1e6).toFixed(1)} million` : tokens.toLocaleString();
-  $("#estimate-basis").textContent = basis.sizedBy === "indexed"
-    ? `About ${amount} tokens: the ${basis.sourceItems ?? ""} files indexed (${fmtBytes(basis.sourceBytes)}).`
-    : `At most ${amount} tokens: up to ${fmtBytes(basis.sourceBytes)}, the limit (not read completely yet).`;
+  const files = basis.sourceItems ?? "";
+  $("#estimate-basis").textContent = {
+    indexed: `About ${amount} tokens: the ${files} files indexed (${fmtBytes(basis.sourceBytes)}).`,
+    listed: `About ${amount} tokens: the ${files} files it holds now (${fmtBytes(basis.sourceBytes)}).`,
+  }[basis.sizedBy] || `At most ${amount} tokens: up to ${fmtBytes(basis.sourceBytes)}, the limit (the source could not be listed in full).`;
 }
 
 // Scope and neutralization of a tree element: set here or inherited (revertible as 🧠 is)
