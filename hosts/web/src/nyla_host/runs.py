@@ -48,7 +48,7 @@ FLUSH_DELAY_S = 2.0
 class _LiveRun:
     run_id: str
     user_id: str
-    context: RunContext
+    #: the conversation (a ChatWorkflow) the run's prompt and answer go to
     workflow: Any = None
     citations: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -132,7 +132,7 @@ class RunManager:
         await workflows.add_turn(
             workflow, role="user", status="prompt", text=prompt, run_id=run_id, files=files
         )
-        live = _LiveRun(run_id=run_id, user_id=identity.user_id, context=context, workflow=workflow)
+        live = _LiveRun(run_id=run_id, user_id=identity.user_id, workflow=workflow)
         self._live[run_id] = live
         live.task = asyncio.create_task(
             self._drive(live, agent_prompt(prompt, files or []), config, context)
