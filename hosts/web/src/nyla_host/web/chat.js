@@ -94,7 +94,8 @@ function showAnswer(bubble, text, citations) {
   if (!citations.length) return box.replaceChildren();
   box.replaceChildren(el("span", { class: "muted small" }, "Sources"), el("ol", {}, citations.map((c) => {
     const title = c.title || c.path || "source";
-    return el("li", {}, c.url ? link(c.url, title) : title, c.path && c.path !== title ? el("span", { class: "muted small" }, ` ${c.path}`) : null);
+    const where = c.path && ![title, `/${title}`].includes(c.path) ? el("span", { class: "muted small" }, ` ${c.path}`) : null;
+    return el("li", {}, c.url ? link(c.url, title) : title, where);
   })));
 }
 
