@@ -39,6 +39,16 @@ def test_models_allow_cli(db, monkeypatch):
     assert unknown.exit_code == 1 and "unknown model no:such-model" in unknown.output
     both = runner.invoke(cli, ["models", "allow", "--user", user, "--mandate", "m", "x"])
     assert both.exit_code == 2 and "exactly one" in both.output
+    mandate = f"m-{user}"
+    runner.invoke(cli, ["models", "allow", "--mandate", mandate, installed[-1]])
+    only = json.loads(
+        runner.invoke(cli, ["models", "allowed", "--mandate", mandate, "--json"]).output
+    )
+    assert only == [{"kind": "mandate", "subject": mandate, "models": installed[-1:]}]
+    if installed[0] != installed[-1]:  # the user's and the mandate's lists share nothing
+        shared = runner.invoke(cli, ["models", "allowed", "--user", user, "--mandate", mandate])
+        assert "may use: no model" in shared.output
+    runner.invoke(cli, ["models", "allow", "--mandate", mandate, "--all"])
     cleared = runner.invoke(cli, ["models", "allow", "--user", user, "--all"])
     assert cleared.exit_code == 0 and "every model" in cleared.output
     again = runner.invoke(cli, ["models", "allowed", "--user", user, "--json"])

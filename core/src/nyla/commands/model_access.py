@@ -61,11 +61,14 @@ def allow(
 
 @click.command("allowed")
 @click.option("--user", "user_id", default=None, help="The models this user may use.")
-@click.option("--mandate", "mandate_id", default=None, help="... in this mandate.")
+@click.option(
+    "--mandate", "mandate_id", default=None, help="... in this mandate (alone: its entry)."
+)
 @json_option
 def allowed(user_id: str | None, mandate_id: str | None, as_json: bool) -> None:
-    """The allow-list: every entry, or (with --user, and --mandate) what that user may use
-    (both lists apply; no entry means every model)."""
+    """The allow-list: every entry (only the mandate's with --mandate alone), or (with
+    --user, and --mandate) what that user may use (both lists apply; no entry means every
+    model)."""
     from nyla.kernel import Kernel
 
     kernel = Kernel()
@@ -74,7 +77,12 @@ def allowed(user_id: str | None, mandate_id: str | None, as_json: bool) -> None:
         try:
             if user_id is not None:
                 return await kernel.model_access.allowed(user_id, mandate_id)
-            return await kernel.model_access.entries()
+            entries = await kernel.model_access.entries()
+            return [
+                e
+                for e in entries
+                if mandate_id is None or (e.kind == "mandate" and e.subject == mandate_id)
+            ]
         finally:
             await kernel.aclose()
 
@@ -83,7 +91,8 @@ def allowed(user_id: str | None, mandate_id: str | None, as_json: bool) -> None:
         if as_json:
             emit_json({"userId": user_id, "mandateId": mandate_id, "models": result})
         else:
-            click.echo(f"{user_id} may use: {', '.join(result) if result else 'every model'}")
+            shown = "every model" if result is None else ", ".join(result) or "no model"
+            click.echo(f"{user_id} may use: {shown}")
         return
     if as_json:
         emit_json([e.to_wire() for e in result])
