@@ -60,6 +60,8 @@ HOST_ONLY = {
     "DatabaseUnavailableError",
     "DatabaseQueryError",
     "FolderNotEmptyError",
+    # who the CLI acts as; a host shares it so the page and the CLI are one person
+    "default_user",
 }
 
 #: what a plugin author reaches for beyond the provider base classes: the answer of
