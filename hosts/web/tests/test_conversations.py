@@ -35,12 +35,13 @@ def provider(scripted, replies):
 
 
 class _LinkedConnector(MemoryConnector):
-    """The memory drive, with the web address a vendor gives each item."""
+    """The memory drive, with the web address a vendor gives each item (none while
+    ``suffix`` is empty, as a local folder's items have none)."""
 
     suffix = "web"
 
     def _item(self, path: str) -> Any:
-        url = f"https://drive.test{path}?{self.suffix}"
+        url = f"https://drive.test{path}?{self.suffix}" if self.suffix else None
         return super()._item(path).model_copy(update={"url": url})
 
 
@@ -395,6 +396,45 @@ async def test_a_citation_of_a_synced_item_opens_it_at_the_vendor(
     final = json.loads(next(m for m in events if m.get("event") == "FINAL")["data"])
     cited = {c["title"]: c["url"] for c in final["data"]["citations"]}
     assert cited["handbook.txt"] == "https://drive.test/docs/handbook.txt?moved"
+
+
+async def test_a_cited_item_without_a_web_address_opens_by_a_signed_link(
+    state, client, token_for, memory_plugin
+):
+    from .memfs import FILES
+    from .test_sources import _source, _wait_jobs
+
+    memory_plugin.connector.suffix = ""  # a local folder: its items have no web address
+    alice, bob = await token_for("alice"), await token_for("bob")
+    connection_id, ds_id = await _source(client, alice, scope="mandate")
+    on = await client.patch(
+        f"/api/datasources/{ds_id}/rag-index", json={"enabled": True}, headers=alice
+    )
+    assert on.status_code == 200, on.text
+    await _wait_jobs(state, alice, client)
+
+    run = await finished(state, client, alice, "What does the travel policy allow for trains?")
+    events = parse_sse((await client.get(run["eventsUrl"], headers=alice)).text)
+    final = json.loads(next(m for m in events if m.get("event") == "FINAL")["data"])
+    url = {c["title"]: c["url"] for c in final["data"]["citations"]}["handbook.txt"]
+    assert url.startswith(f"/api/connections/{connection_id}/items/download?")
+    opened = await client.get(url)  # no bearer token: the signature is the credential
+    assert opened.status_code == 200, opened.text
+    assert opened.content == FILES["/docs/handbook.txt"]
+    assert "attachment" in opened.headers["content-disposition"]
+    other_item = url.replace("handbook.txt", "notes.txt")
+    assert (await client.get(other_item)).status_code == 403  # the item is signed too
+
+    # bob reads the mandate's index, but the original goes through alice's connection: no link
+    run = await finished(state, client, bob, "What does the travel policy allow for trains?")
+    events = parse_sse((await client.get(run["eventsUrl"], headers=bob)).text)
+    final = json.loads(next(m for m in events if m.get("event") == "FINAL")["data"])
+    cited = {c["title"]: c["url"] for c in final["data"]["citations"]}
+    assert "handbook.txt" in cited and cited["handbook.txt"] is None
+
+    removed = await client.delete(f"/api/connections/{connection_id}", headers=alice)
+    assert removed.status_code == 200
+    assert (await client.get(url)).status_code == 404  # a link outlives no connection
 
 
 async def test_a_continued_conversation_brings_back_its_round_memory(

@@ -185,7 +185,10 @@ class AgentRuntime:
 
 
 #: citations a FINAL event carries at most
-MAX_CITATIONS = 8
+MAX_CITATIONS = 5
+#: a file is cited when its best hit scores at least this share of the best file's: the
+#: context quotes more than the answer leans on, and a list of every near-miss is noise
+CITATION_SHARE = 0.5
 
 
 def citations(hits: list[Any]) -> list[dict[str, Any]]:
@@ -198,6 +201,8 @@ def citations(hits: list[Any]) -> list[dict[str, Any]]:
         if seen is None or hit.score > seen.score:
             best[hit.file_id] = hit
     ranked = sorted(best.values(), key=lambda h: -h.score)[:MAX_CITATIONS]
+    if ranked and ranked[0].score > 0:
+        ranked = [h for h in ranked if h.score >= CITATION_SHARE * ranked[0].score]
     return [
         {
             "title": h.file_name,

@@ -32,6 +32,7 @@ PUBLIC_PATHS: frozenset[str] = frozenset(
         "/static/{path:path}",
         "/api/connections/oauth/{service}/callback",
         "/api/files/{file_id}/download",
+        "/api/connections/{connection_id}/items/download",
     }
 )
 

@@ -13,6 +13,7 @@ from nyla import FileAccessError, RunContext
 from nyla.sdk import download_name
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
+from nyla_host.links import file_target
 from nyla_host.routes.catalog import run_context
 from nyla_host.state import host
 from nyla_host.timezone import request_timezone
@@ -122,7 +123,7 @@ async def signed_download(
 ) -> Any:
     """The file's bytes through a signed link (public: the signature is the credential;
     403 when it is wrong or expired)."""
-    why = host(request).runs.links.check(file_id, user, mandate, expires, signature)
+    why = host(request).runs.links.check(file_target(file_id), user, mandate, expires, signature)
     if why is not None:
         raise HTTPException(403, why)
     context = RunContext(user_id=user, mandate_id=mandate, timezone=request_timezone())
