@@ -312,6 +312,15 @@ async def test_browse_shows_the_connectors_tree_with_effective_rag(client, token
     ).json()
     names = [(i["title"], i["dataSourceId"], i["ragIndexEffective"]) for i in docs["items"]]
     assert names == [("handbook.txt", None, True), ("notes.txt", None, True)]  # inherited
+    await client.patch(
+        f"/api/connections/{conn_id}/knowledge-consent", json={"enabled": False}, headers=headers
+    )
+    docs = (
+        await client.get(
+            f"/api/connections/{conn_id}/browse", params={"path": "/docs"}, headers=headers
+        )
+    ).json()
+    assert [i["ragIndexEffective"] for i in docs["items"]] == [False, False]  # no consent
     stranger = await token_for("mallory")
     assert (
         await client.get(f"/api/connections/{conn_id}/browse", headers=stranger)

@@ -144,7 +144,7 @@ async def browse(
                 "nodePath": node,
                 "dataSourceId": source.id if source else None,
                 "ragIndexEnabled": source.rag_index_enabled if source else None,
-                "ragIndexEffective": bool(policy.value),
+                "ragIndexEffective": connection.knowledge_ingestion_enabled and bool(policy.value),
             }
         )
     return {"connectionId": connection_id, "path": path, "items": items, "cursor": page.cursor}
