@@ -72,3 +72,21 @@ def run_async(coro: Any) -> Any:
     import asyncio
 
     return asyncio.run(coro)
+
+
+def progress_bar(title: str, detail: str, *, quiet: bool = False) -> Any:
+    """A rich progress bar on stderr (stdout stays for tables and JSON): ``title`` in bold,
+    the bar, done/total, ``detail`` (a format over ``task.fields``) and the elapsed time;
+    ``quiet`` hides it (``--json``)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn(f"[bold]{title}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(detail),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=quiet,
+    )

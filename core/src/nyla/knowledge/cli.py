@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from nyla.commands.output import emit_json, json_option, run_async, table
+from nyla.commands.output import emit_json, json_option, progress_bar, run_async, table
 from nyla.identity import default_user
 from nyla.knowledge.reindex_cli import reindex
 
@@ -132,23 +132,13 @@ async def _index_with_progress(
     kernel: Kernel, paths: tuple[str, ...], ctx: Any, scope: str, neutralize: bool, quiet: bool
 ) -> list[Any]:
     """``index_paths`` under a progress bar (files, chunks, MB/s) on stderr."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from nyla.knowledge.ingest import expand_paths
 
     total = len(expand_paths(paths))
     counters = {"chunks": 0, "bytes": 0}
     started = time.perf_counter()
-    with Progress(
-        TextColumn("[bold]indexing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("files · {task.fields[chunks]} chunks · {task.fields[rate]} MB/s"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        disable=quiet,
-    ) as bar:
+    detail = "files · {task.fields[chunks]} chunks · {task.fields[rate]} MB/s"
+    with progress_bar("indexing", detail, quiet=quiet) as bar:
         task = bar.add_task("index", total=total, chunks=0, rate="0.00")
 
         def on_file(result: Any, done: int, _total: int) -> None:

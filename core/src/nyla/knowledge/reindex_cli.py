@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from nyla.commands.output import emit_json, json_option, run_async, table
+from nyla.commands.output import emit_json, json_option, progress_bar, run_async, table
 
 
 @click.command("reindex")
@@ -16,24 +16,13 @@ from nyla.commands.output import emit_json, json_option, run_async, table
 def reindex(model: str | None, as_json: bool) -> None:
     """Embed every chunk and memory entry of another model again with the model in use, so
     vector search finds all of it. Safe to interrupt: run it again to go on."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from nyla.kernel import Kernel
 
     async def go() -> Any:
         kernel = Kernel(settings={"knowledge": {"embedding_model": model}} if model else {})
         try:
             started = time.perf_counter()
-            with Progress(
-                TextColumn("[bold]re-embedding"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("rows · {task.fields[rate]}/s"),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                disable=as_json,
-            ) as bar:
+            with progress_bar("re-embedding", "rows · {task.fields[rate]}/s", quiet=as_json) as bar:
                 task = bar.add_task("reindex", total=None, rate="0")
 
                 def on_progress(done: int, total: int) -> None:
