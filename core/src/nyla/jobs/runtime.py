@@ -7,7 +7,7 @@
 - **Zombie killer**: every ``zombie_every_s`` (5 min) jobs without a heartbeat for
   ``zombie_after_s`` (30 min) are marked errors — jobs of workers that hang or died elsewhere.
 - **Per-item timeouts** (:data:`ITEM_TIMEOUTS`: download 60 s, extract 90 s, embed 120 s) with a
-  log line and the job's ``details.current`` at each item's start.
+  log line at each item's start and the job's ``details.current`` (at most once a second).
 - **Progress and cancel**: :class:`JobHandle` writes progress and checks cancellation at most
   every 3 s (the cancel cache); cancel by job or by connection.
 """
@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 
 ITEM_TIMEOUTS: dict[str, float] = {"download": 60.0, "extract": 90.0, "embed": 120.0}
 CANCEL_CACHE_S = 3.0
+#: seconds between two writes of a job's current item (one per item phase cost a transaction)
+CURRENT_EVERY_S = 1.0
 
 
 class JobCancelled(Exception):
@@ -46,6 +48,9 @@ class JobHandle:
         self.clock = clock
         self._cancel_checked = float("-inf")
         self._cancelled = False
+        self._current: dict[str, str] | None = None
+        self._current_written = float("-inf")
+        self._current_later: asyncio.Task[None] | None = None
 
     async def progress(self, done: int, total: int | None = None, message: str = "") -> None:
         """Record progress (shown by ``nyla sync status`` and the inventory)."""
@@ -70,15 +75,34 @@ class JobHandle:
         self, name: str, phase: str, timeout_s: float | None = None
     ) -> AsyncIterator[None]:
         """One phase of one item under its timeout (``ITEM_TIMEOUTS[phase]`` by default);
-        logs its start so a hang names the item."""
+        logs its start so a hang names the item. The job's ``details.current`` is written at
+        most every :data:`CURRENT_EVERY_S`: a phase that starts sooner is written when that
+        time is up and it still runs, so a hang is named within a second."""
         limit = timeout_s if timeout_s is not None else ITEM_TIMEOUTS.get(phase)
         log.info("job %s: %s %s (timeout %s s)", self.id, phase, name, limit)
-        await self.store.set_details(
-            self.id,
-            {"current": {"item": name, "phase": phase, "since": datetime.now(UTC).isoformat()}},
-        )
-        async with item_timeout(name, phase, limit):
-            yield
+        self._current = {"item": name, "phase": phase, "since": datetime.now(UTC).isoformat()}
+        wait = self._current_written + CURRENT_EVERY_S - self.clock()
+        if wait <= 0:
+            await self._write_current()
+        elif self._current_later is None or self._current_later.done():
+            self._current_later = asyncio.create_task(self._write_current(wait))
+        try:
+            async with item_timeout(name, phase, limit):
+                yield
+        finally:
+            self._current = None
+
+    async def _write_current(self, after_s: float = 0.0) -> None:
+        """Write the phase under way (if one still is after ``after_s``)."""
+        if after_s:
+            await asyncio.sleep(after_s)
+        if self._current is None:
+            return
+        self._current_written = self.clock()
+        try:
+            await self.store.set_details(self.id, {"current": self._current})
+        except Exception:  # showing the item is best effort; the job goes on
+            log.exception("job %s: could not write its current item", self.id)
 
 
 @contextlib.asynccontextmanager

@@ -9,7 +9,9 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, func, select, update
+from sqlalchemy import CursorResult, bindparam, func, select, update
+from sqlalchemy import cast as sql_cast
+from sqlalchemy.dialects.postgresql import JSONB
 
 from nyla.db import Database
 from nyla.jobs.tables import STALE, STALE_AFTER_S, Job, shown_status
@@ -149,11 +151,13 @@ class JobStore:
             return await cancel_jobs(s, where, Job.status.in_(OPEN))
 
     async def set_details(self, job_id: str, details: dict[str, Any]) -> None:
-        """Merge ``details`` (e.g. a walk's results) into the job's details."""
+        """Merge ``details`` (e.g. a walk's results) into the job's details (one statement:
+        a sync writes them while it runs)."""
+        merged = func.coalesce(Job.details, sql_cast({}, JSONB)).op("||")(
+            bindparam("details", details, type_=JSONB)
+        )
         async with self.db.session() as s:
-            job = await s.get(Job, job_id)
-            if job is not None:
-                job.details = {**(job.details or {}), **details}
+            await s.execute(update(Job).where(Job.id == job_id).values(details=merged))
 
     async def finished(
         self, *, user_id: str | None = None, mandate_id: str | None = None, limit: int = 50

@@ -177,11 +177,14 @@ class Indexer:
         memo: Memo | None = None,
         embeddings: PrecomputedEmbeddings | None = None,
         phase: Phase | None = None,
+        consent_checked: bool = False,
     ) -> PreparedFile | IndexResult:
         """Extract, neutralize (when asked), chunk, dedupe and embed one file (chunks found
         in ``embeddings`` are not embedded); returns the prepared rows, or a failed
         :class:`IndexResult` (its failure already recorded). ``phase("extract")`` and
-        ``phase("embed")`` wrap the two steps (a walker's per-item timeouts)."""
+        ``phase("embed")`` wrap the two steps (a walker's per-item timeouts).
+        ``consent_checked``: the caller (a sync, which holds the rows) checked the file's
+        consent and gives its source path and connection; they are not read again."""
         phase = phase or _no_phase
         base: dict[str, Any] = {"file_id": file.id, "name": file.name, "bytes": len(content)}
         try:
@@ -191,7 +194,10 @@ class Indexer:
                 mandate_id=file.mandate_id,
                 feature_instance_id=file.feature_instance_id,
             )
-            source_path, connection_id = await provenance(self.db, file, source_path, connection_id)
+            if not consent_checked:
+                source_path, connection_id = await provenance(
+                    self.db, file, source_path, connection_id
+                )
         except (ValueError, ConsentError) as exc:
             return IndexResult(**base, status=IndexStatus.FAILED, error=str(exc))
         row = index_row(file, content, key, source_path, connection_id)

@@ -19,7 +19,7 @@ from nyla.knowledge.writing import PreparedFile
 from nyla.models.agent import RunContext
 from nyla.models.datasource import Item, ItemFailure, WalkResult
 from nyla.models.files import FileItem, Scope
-from nyla.models.knowledge import IndexResult
+from nyla.models.knowledge import IndexResult, IndexStatus
 from nyla.text import clean_text, has_unstorable_chars
 
 log = logging.getLogger(__name__)
@@ -263,6 +263,14 @@ class PageWorker:
     ) -> PreparedFile | IndexResult:
         ds, siblings = self.source.ds, self.source.siblings
         name, path = self.name_and_path(item)
+        if not effective_policy(siblings, path, "rag_index_enabled").value:
+            return IndexResult(
+                file_id=self.file_id(item),
+                name=name,
+                bytes=len(content),
+                status=IndexStatus.FAILED,
+                error=f"RAG indexing is switched off for {path}",
+            )
         file = FileItem(
             id=self.file_id(item),
             name=name,
@@ -285,6 +293,7 @@ class PageWorker:
             connection_id=ds.connection_id,
             memo=self.memo,
             phase=lambda name: self._phase(item, name),
+            consent_checked=True,  # the connection's at the start and at each page's commit
         )
         if not isinstance(prepared, IndexResult):
             prepared.row["web_url"] = item.url  # what a citation of it opens
