@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from nyla.models.base import WireModel
 
@@ -45,6 +45,10 @@ EXTRA_KEYS: dict[str, str] = {
 CAPABILITIES = ("search", "browse", "download", "upload", "send", "sync", "list_ids", "refresh")
 
 
+#: the longest web address an item keeps
+MAX_URL = 8192
+
+
 class Item(WireModel):
     """An item of an external source with its normalised metadata block.
 
@@ -68,6 +72,21 @@ class Item(WireModel):
     depth: int = 0
     extra: dict[str, Any] = Field(default_factory=dict)
     content: str | None = None
+
+    @field_validator("url", mode="before")
+    @classmethod
+    def _web_address(cls, value: Any) -> str | None:
+        """Only an absolute http(s) address without whitespace or control characters is
+        kept: the page links it and the index stores it. Anything else a vendor sends
+        (``javascript:``, a NUL in a name) becomes ``None`` rather than failing the listing."""
+        if not isinstance(value, str) or len(value) > MAX_URL:
+            return None
+        head = value[:8].lower()
+        if not head.startswith(("http://", "https://")):
+            return None
+        if any(ch.isspace() or not ch.isprintable() for ch in value):
+            return None
+        return value
 
     @property
     def is_folder(self) -> bool:
