@@ -10,6 +10,7 @@ finishes before it — and the page is dropped — or waits for it.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +21,7 @@ from nyla.knowledge.consent import purge_files
 from nyla.knowledge.policy import effective_policy
 from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.knowledge.writing import write_prepared
+from nyla.models.datasource import WalkResult
 from nyla.walkers.items import Known, PagePlan, Seen
 from nyla.walkers.lock import write_lock
 from nyla.walkers.tables import SyncItem, SyncState
@@ -89,6 +91,46 @@ async def commit_page(
         purged = await _delete_items(s, ds, tombstones, "deleted at the source")
         await save_state(s, ds.id, state)
     return purged
+
+
+class PageCommits:
+    """Commits a sync's pages in order, one transaction in flight: the caller lists and
+    prepares the next page while the database stores the last (as a bulk load's
+    :class:`~nyla.knowledge.batch_writer.BatchWriter`). Each commit adds its purged files and
+    chunks to ``result``; :meth:`wait` raises what the last commit raised."""
+
+    def __init__(self, db: Any, ds: Any, result: WalkResult) -> None:
+        self.db = db
+        self.ds = ds
+        self.result = result
+        self._task: asyncio.Task[None] | None = None
+
+    async def add(self, plan: PagePlan, tombstones: list[str], state: dict[str, Any]) -> None:
+        """Start the commit of a page once the previous one has committed."""
+        await self.wait()
+        self._task = asyncio.create_task(self._commit(plan, tombstones, state))
+
+    async def _commit(self, plan: PagePlan, tombstones: list[str], state: dict[str, Any]) -> None:
+        self.result.items_deleted += await commit_page(self.db, self.ds, plan, tombstones, state)
+        self.result.chunks_written += sum(len(p.chunks) for p in plan.prepared)
+
+    async def wait(self) -> None:
+        """Wait until every page added has committed."""
+        task, self._task = self._task, None
+        if task is not None:
+            await task
+
+    def cancel(self) -> None:
+        """Abandon the commit in flight (it rolls back; the sync resumes before that page)
+        when the sync ends with an error of its own."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        if task.done():
+            if not task.cancelled():
+                task.exception()  # the sync's own error is the one reported
+        else:
+            task.cancel()
 
 
 async def _rename(session: Any, renamed: dict[str, tuple[str, str, str | None]]) -> None:

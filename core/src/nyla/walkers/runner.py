@@ -9,7 +9,8 @@
    cursor restarts as a full listing).
 4. Per page: prepare its items (:mod:`nyla.walkers.items`), then commit chunks, seen items,
    tombstones, the folders it could not list and the checkpoint in one transaction
-   (:mod:`nyla.walkers.commit`).
+   (:mod:`nyla.walkers.commit`), in the background while the next page is listed and
+   prepared (one commit in flight, in page order).
 5. After a complete full listing (or a complete ``list_ids``), sweep what was not seen
    (:mod:`nyla.walkers.sweep`) — never below a folder the listing could not read, and not at
    all when the listing shrank by more than the threshold. A listing with unlisted folders
@@ -39,7 +40,7 @@ from nyla.models.datasource import SyncPage, Unlisted, WalkResult
 from nyla.text import has_unstorable_chars
 from nyla.walkers.commit import (
     ConsentWithdrawn,
-    commit_page,
+    PageCommits,
     consent_holds,
     db_now,
     known_items,
@@ -214,15 +215,30 @@ class WalkerRunner:
     async def _pages(
         self, source: Source, session: Any, worker: PageWorker, result: WalkResult, reconcile: bool
     ) -> None:
+        commits = PageCommits(self.kernel.db, source.ds, result)
+        try:
+            ended = await self._walk(source, session, worker, result, commits)
+            await commits.wait()
+            if ended is not None:
+                listing, fed = ended
+                await self._finish_listing(source, session, result, listing, reconcile and not fed)
+        finally:
+            commits.cancel()
+
+    async def _walk(
+        self, source: Source, session: Any, worker: PageWorker, result: WalkResult,
+        commits: PageCommits,
+    ) -> tuple[ListingRun, bool] | None:  # fmt: skip
+        """List and prepare the pages, each committed while the next is prepared. When the
+        listing ended: it, and whether every page came from a feed that reports deletions."""
         state = source.state
         checkpoint = state.checkpoint if state else None
         listing = ListingRun.resumed(state)
-        db = self.kernel.db
-        fed = True  # every page so far came from a feed that reports deletions
+        fed = True
         async for page in sync_pages(session.adapter, session, source.ds.path, checkpoint):
             fed = fed and page.deletions_reported
             if page.full_listing and not listing.in_listing:
-                listing = ListingRun(uuid.uuid4().hex, await db_now(db), True)
+                listing = ListingRun(uuid.uuid4().hex, await db_now(self.kernel.db), True)
                 result.full_resync = checkpoint is not None
             listing.add(page.unlisted, result)
             plan = await self._plan(source, worker, page, result)
@@ -230,21 +246,20 @@ class WalkerRunner:
             new_state = _state_after(page, listing, result, plan, state, stop)
             # an id that cannot be stored was never stored: nothing to delete for it
             gone = [t for t in page.tombstones if not has_unstorable_chars(t)]
-            result.items_deleted += await commit_page(db, source.ds, plan, gone, new_state)
+            await commits.add(plan, gone, new_state)
             result.pages += 1
-            result.chunks_written += sum(len(p.chunks) for p in plan.prepared)
             result.unlisted = list(listing.unlisted)
             await self._progress(worker, result, session, page_done=page.done)
             if plan.limit is not None:
                 result.stopped_at_limit = True
                 result.sweep = f"not run: stopped at {plan.limit}"
-                return
+                return None
             if result.cancelled:
                 result.sweep = "not run: cancelled"
-                return
+                return None
             if page.done:
-                await self._finish_listing(source, session, result, listing, reconcile and not fed)
-                return
+                return listing, fed
+        return None
 
     async def _plan(
         self, source: Source, worker: PageWorker, page: SyncPage, result: WalkResult
