@@ -81,7 +81,7 @@ class JobHandle:
         limit = timeout_s if timeout_s is not None else ITEM_TIMEOUTS.get(phase)
         log.info("job %s: %s %s (timeout %s s)", self.id, phase, name, limit)
         self._current = {"item": name, "phase": phase, "since": datetime.now(UTC).isoformat()}
-        wait = self._current_written + CURRENT_EVERY_S - self.clock()
+        wait = self._current_written + CURRENT_EVERY_S - time.monotonic()
         if wait <= 0:
             await self._write_current()
         elif self._current_later is None or self._current_later.done():
@@ -98,7 +98,7 @@ class JobHandle:
             await asyncio.sleep(after_s)
         if self._current is None:
             return
-        self._current_written = self.clock()
+        self._current_written = time.monotonic()
         try:
             await self.store.set_details(self.id, {"current": self._current})
         except Exception:  # showing the item is best effort; the job goes on
