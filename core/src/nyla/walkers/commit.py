@@ -11,10 +11,11 @@ finishes before it — and the page is dropped — or waits for it.
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 
 from nyla.knowledge.consent import purge_files
@@ -25,6 +26,9 @@ from nyla.models.datasource import WalkResult
 from nyla.walkers.items import Known, PagePlan, Seen
 from nyla.walkers.lock import write_lock
 from nyla.walkers.tables import SyncItem, SyncState
+
+#: the columns of a seen item a page writes (``seen_at`` is the database's clock)
+_SEEN = "data_source_id, item_id, item_hash, content_hash, file_id, run_id, path"
 
 
 class ConsentWithdrawn(Exception):
@@ -161,21 +165,22 @@ async def _mark_seen(session: Any, ds_id: str, seen: dict[str, Seen], run_id: st
             "file_id": mark.file_id,
             "run_id": run_id,
             "path": mark.path,
-            "seen_at": func.now(),
         }
         for item_id, mark in sorted(seen.items())  # one lock order for every writer
     ]
-    statement = insert(SyncItem).values(rows)
-    excluded = statement.excluded
+    # one JSON parameter, not a VALUES row of eight binds per item: compiling those cost a
+    # page of 100 items about 35 ms of client time (as write_prepared found for its rows)
     await session.execute(
-        statement.on_conflict_do_update(
-            index_elements=["data_source_id", "item_id"],
-            set_={
-                **{k: excluded[k] for k in ("item_hash", "content_hash", "file_id", "run_id")},
-                "path": func.coalesce(excluded.path, SyncItem.path),
-                "seen_at": func.greatest(SyncItem.seen_at, excluded.seen_at),
-            },
-        )
+        text(
+            f"INSERT INTO sync_item ({_SEEN}, seen_at) SELECT {_SEEN}, now() "
+            "FROM jsonb_populate_recordset(NULL::sync_item, CAST(:rows AS jsonb)) "
+            "ON CONFLICT (data_source_id, item_id) DO UPDATE SET "
+            "item_hash = EXCLUDED.item_hash, content_hash = EXCLUDED.content_hash, "
+            "file_id = EXCLUDED.file_id, run_id = EXCLUDED.run_id, "
+            "path = coalesce(EXCLUDED.path, sync_item.path), "
+            "seen_at = greatest(sync_item.seen_at, EXCLUDED.seen_at)"
+        ),
+        {"rows": json.dumps(rows)},
     )
 
 
