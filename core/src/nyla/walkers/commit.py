@@ -15,7 +15,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
 from nyla.knowledge.consent import purge_files
@@ -139,18 +139,25 @@ class PageCommits:
 
 async def _rename(session: Any, renamed: dict[str, tuple[str, str, str | None]]) -> None:
     """Give index rows whose content did not change their item's current name, path and
-    web address."""
-    for file_id, (name, path, url) in sorted(renamed.items()):
-        await session.execute(
-            update(FileContentIndex)
-            .where(
-                FileContentIndex.file_id == file_id,
-                (FileContentIndex.name != name)
-                | FileContentIndex.source_path.is_distinct_from(path)
-                | FileContentIndex.web_url.is_distinct_from(url),
-            )
-            .values(name=name, source_path=path, web_url=url)
-        )
+    web address (one statement for the page; the rows are locked in file id order, the
+    order of every writer)."""
+    rows = [
+        {"file_id": file_id, "name": name, "source_path": path, "web_url": url}
+        for file_id, (name, path, url) in sorted(renamed.items())
+    ]
+    await session.execute(
+        text(
+            "WITH r AS (SELECT * FROM jsonb_to_recordset(CAST(:rows AS jsonb)) "
+            "AS r(file_id text, name text, source_path text, web_url text)), "
+            "locked AS (SELECT f.file_no FROM knowledge_file_index f JOIN r USING (file_id) "
+            "WHERE f.name <> r.name OR f.source_path IS DISTINCT FROM r.source_path "
+            "OR f.web_url IS DISTINCT FROM r.web_url ORDER BY f.file_id FOR UPDATE OF f) "
+            "UPDATE knowledge_file_index f SET name = r.name, source_path = r.source_path, "
+            "web_url = r.web_url, updated_at = now() FROM r "
+            "WHERE f.file_id = r.file_id AND f.file_no IN (SELECT file_no FROM locked)"
+        ),
+        {"rows": json.dumps(rows)},
+    )
 
 
 async def _mark_seen(session: Any, ds_id: str, seen: dict[str, Seen], run_id: str) -> None:
