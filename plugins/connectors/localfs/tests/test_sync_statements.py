@@ -6,6 +6,7 @@ written at most once a second, still names a phase that hangs."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,24 @@ async def test_a_sync_of_50_files_sends_few_statements(db, tmp_path: Path) -> No
     # reads of the data source, connection and siblings per file; now about 70 in 20
     assert counter.statements <= 150, counter.statements
     assert counter.commits <= 40, counter.commits
+
+
+async def test_a_resync_of_50_touched_files_sends_few_statements(db, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    make_tree(root, 50, per_folder=25)
+    kernel = make_kernel(db)
+    ds_id = await local_source(kernel, root)
+    await kernel.sync.run(ds_id, user_id="u1")
+    for path in root.rglob("*.txt"):  # new times, same content: downloaded, not embedded
+        os.utime(path, (path.stat().st_atime, path.stat().st_mtime + 60))
+    counter = Counter(db)
+    try:
+        _, result = await kernel.sync.run(ds_id, user_id="u1")
+    finally:
+        counter.close()
+    assert result.items_unchanged == 50 and result.items_indexed == 0, result
+    # an UPDATE per item renamed its index row before (85 statements); now one per page (35)
+    assert counter.statements <= 60, counter.statements
 
 
 async def test_a_phase_that_hangs_is_named_within_a_second(db) -> None:
