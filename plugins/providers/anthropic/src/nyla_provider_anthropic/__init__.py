@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import nyla
+from nyla.sdk import hookimpl
 from nyla_provider_anthropic.provider import AnthropicProvider
 
 __all__ = ["AnthropicProvider"]
 
 
-@nyla.hookimpl
+@hookimpl
 def nyla_providers() -> list[AnthropicProvider]:
     """The Anthropic provider (models unavailable until ``ANTHROPIC_API_KEY`` is set)."""
     return [AnthropicProvider()]

@@ -13,8 +13,19 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from nyla import ChatRequest, ChatResponse, Message, ToolCall, ToolDefinition, Usage
-from nyla.sdk import ImagePart, ResponseFormat, Role, TextPart, ToolChoice
+from nyla.sdk import (
+    ChatRequest,
+    ChatResponse,
+    ImagePart,
+    Message,
+    ResponseFormat,
+    Role,
+    TextPart,
+    ToolCall,
+    ToolChoice,
+    ToolDefinition,
+    Usage,
+)
 
 #: the answer tool's name for JSON mode (a structured output uses its schema's name)
 JSON_ANSWER_TOOL = "json_answer"

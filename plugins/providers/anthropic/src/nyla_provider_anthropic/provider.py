@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from nyla import (
+from nyla.sdk import (
     TEXT_OPERATIONS,
     ChatRequest,
     ChatResponse,
@@ -13,13 +13,11 @@ from nyla import (
     ModelCapabilities,
     ModelSpec,
     OperationType,
-    StreamDelta,
-    WebSearchHit,
-)
-from nyla.sdk import (
     ProviderAuthError,
     ProviderError,
     ProviderTimeoutError,
+    StreamDelta,
+    WebSearchHit,
     config_value,
     error_for_status,
     error_for_transport,

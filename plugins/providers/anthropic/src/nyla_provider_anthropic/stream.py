@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyla import StreamDelta, ToolCall, Usage
+from nyla.sdk import StreamDelta, ToolCall, Usage
 from nyla_provider_anthropic.convert import usage_of
 
 

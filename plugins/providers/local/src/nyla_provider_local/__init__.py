@@ -4,13 +4,13 @@ deterministic hashing embedder (``local:hash-384``), optionally all-MiniLM-L6-v2
 
 from __future__ import annotations
 
-import nyla
+from nyla.sdk import hookimpl
 from nyla_provider_local.provider import LocalProvider
 
 __all__ = ["LocalProvider"]
 
 
-@nyla.hookimpl
+@hookimpl
 def nyla_providers() -> list[LocalProvider]:
     """The local provider."""
     return [LocalProvider()]

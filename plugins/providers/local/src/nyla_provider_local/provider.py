@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import asyncio
 
-from nyla import (
+from nyla.sdk import (
     ChatRequest,
     ChatResponse,
+    ConfigurationError,
     EmbeddingResponse,
     ModelCapabilities,
+    ModelNotAvailableError,
     ModelSpec,
     OperationType,
     StreamDelta,
     Usage,
     WebSearchHit,
+    config_value,
+    count_text_tokens,
 )
-from nyla.sdk import ConfigurationError, ModelNotAvailableError, config_value, count_text_tokens
 from nyla_provider_local import hashing, minilm, static_model
 
 PROVIDER_ID = "local"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import nyla
+from nyla.sdk import hookimpl
 from nyla_provider_mistral.provider import MistralProvider
 
 __all__ = ["MistralProvider"]
 
 
-@nyla.hookimpl
+@hookimpl
 def nyla_providers() -> list[MistralProvider]:
     """The Mistral provider (models unavailable until ``MISTRAL_API_KEY`` is set)."""
     return [MistralProvider()]

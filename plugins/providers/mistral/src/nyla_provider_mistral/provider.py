@@ -6,23 +6,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from nyla import (
+from nyla.sdk import (
     TEXT_OPERATIONS,
     ChatRequest,
     ChatResponse,
     EmbeddingResponse,
     ModelCapabilities,
-    ModelSpec,
-    OperationType,
-    StreamDelta,
-)
-from nyla.sdk import (
     ModelNotAvailableError,
+    ModelSpec,
     OpenAICompatibleProvider,
+    OperationType,
     ProviderError,
     ProviderServerError,
     ProviderTimeoutError,
     StreamAssembler,
+    StreamDelta,
     error_for_status,
     parse_completion,
     parse_usage,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import nyla
+from nyla.sdk import hookimpl
 from nyla_provider_openai.provider import OpenAIProvider
 
 __all__ = ["OpenAIProvider"]
 
 
-@nyla.hookimpl
+@hookimpl
 def nyla_providers() -> list[OpenAIProvider]:
     """The OpenAI provider (models unavailable until ``OPENAI_API_KEY`` is set)."""
     return [OpenAIProvider()]

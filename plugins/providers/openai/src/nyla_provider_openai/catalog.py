@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from nyla import TEXT_OPERATIONS, ModelCapabilities, ModelSpec, OperationType
+from nyla.sdk import TEXT_OPERATIONS, ModelCapabilities, ModelSpec, OperationType
 
 PROVIDER_ID = "openai"
 

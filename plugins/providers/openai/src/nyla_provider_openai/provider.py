@@ -5,13 +5,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from nyla import ChatRequest, ChatResponse, EmbeddingResponse, ImagePart, ModelSpec, StreamDelta
 from nyla.sdk import (
+    ChatRequest,
+    ChatResponse,
+    EmbeddingResponse,
+    ImagePart,
     ModelNotAvailableError,
+    ModelSpec,
     OpenAICompatibleProvider,
     ProviderError,
     ProviderTimeoutError,
     StreamAssembler,
+    StreamDelta,
     error_for_status,
     error_for_transport,
     parse_usage,

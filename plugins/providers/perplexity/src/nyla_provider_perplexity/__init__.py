@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import nyla
+from nyla.sdk import hookimpl
 from nyla_provider_perplexity.provider import PerplexityProvider
 
 __all__ = ["PerplexityProvider"]
 
 
-@nyla.hookimpl
+@hookimpl
 def nyla_providers() -> list[PerplexityProvider]:
     """The Perplexity provider (models unavailable until ``PERPLEXITY_API_KEY`` is set)."""
     return [PerplexityProvider()]

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyla import (
+from nyla.sdk import (
     ChatRequest,
     ChatResponse,
+    Message,
     ModelCapabilities,
     ModelSpec,
+    OpenAICompatibleProvider,
     OperationType,
+    Role,
     WebSearchHit,
 )
-from nyla.sdk import Message, OpenAICompatibleProvider, Role
 
 PROVIDER_ID = "perplexity"
 

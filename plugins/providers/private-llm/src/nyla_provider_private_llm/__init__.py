@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import nyla
+from nyla.sdk import hookimpl
 from nyla_provider_private_llm.provider import PrivateLlmProvider
 
 __all__ = ["PrivateLlmProvider"]
 
 
-@nyla.hookimpl
+@hookimpl
 def nyla_providers() -> list[PrivateLlmProvider]:
     """The private LLM provider (its models are unavailable until a base URL is set)."""
     return [PrivateLlmProvider()]

@@ -17,8 +17,15 @@ Configuration (environment or the user config file):
 
 from __future__ import annotations
 
-from nyla import TEXT_OPERATIONS, ModelCapabilities, ModelSpec, OperationType
-from nyla.sdk import ConfigurationError, OpenAICompatibleProvider, config_value
+from nyla.sdk import (
+    TEXT_OPERATIONS,
+    ConfigurationError,
+    ModelCapabilities,
+    ModelSpec,
+    OpenAICompatibleProvider,
+    OperationType,
+    config_value,
+)
 
 CHAT_OPERATIONS = list(TEXT_OPERATIONS)
 

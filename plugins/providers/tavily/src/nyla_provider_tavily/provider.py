@@ -5,19 +5,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from nyla import (
+from nyla.sdk import (
     ChatRequest,
     ChatResponse,
     EmbeddingResponse,
     ModelCapabilities,
     ModelSpec,
     OperationType,
-    StreamDelta,
-    WebSearchHit,
-)
-from nyla.sdk import (
     ProviderAuthError,
     ProviderServerError,
+    StreamDelta,
+    WebSearchHit,
     config_value,
     error_for_transport,
     missing_reason,
