@@ -10,7 +10,6 @@ import pytest
 from sqlalchemy import func, literal_column, select
 
 import nyla_feature_trustee
-from nyla import Kernel, PluginHost
 from nyla_feature_trustee.chart import BY_NUMBER, OPENING_BALANCES
 from nyla_feature_trustee.generator import generate
 from nyla_feature_trustee.tables import accounts, journal_entries, journal_lines
@@ -68,8 +67,8 @@ def test_realistic_shape():
 
 
 @pytest.mark.db
-async def test_seeded_database_is_consistent_with_its_journal(db):
-    kernel = Kernel(plugins=PluginHost.from_plugins([nyla_feature_trustee], names=["t"]), db=db)
+async def test_seeded_database_is_consistent_with_its_journal(db, make_kernel):
+    kernel = make_kernel(nyla_feature_trustee, db=db, builtins=False)
     counts = await kernel.features.seed("trustee", "inst-1")
     data = generate()
     assert counts["journalEntries"] == len(data.entries)

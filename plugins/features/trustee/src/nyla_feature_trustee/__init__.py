@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nyla import Feature, hookimpl
+from nyla.sdk import Feature, hookimpl
 from nyla_feature_trustee.feature import TrusteeFeature
 
 __all__ = ["TrusteeFeature", "nyla_features"]

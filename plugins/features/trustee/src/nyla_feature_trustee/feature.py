@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nyla import BenchmarkQuestion, FeatureTable, OntologyDescriptor
+from nyla.sdk import BenchmarkQuestion, FeatureTable, OntologyDescriptor
 from nyla_feature_trustee.ontology import DOMAIN_HINTS, build_ontology
 
 if TYPE_CHECKING:

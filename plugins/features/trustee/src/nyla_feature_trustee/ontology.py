@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nyla import (
+from nyla.sdk import (
     CanonicalPattern,
     Cardinality,
     Constraint,

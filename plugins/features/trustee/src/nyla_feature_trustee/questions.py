@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 from pydantic import Field
 
-from nyla import BenchmarkQuestion
+from nyla.sdk import BenchmarkQuestion
 from nyla_feature_trustee.expectations import expected_numbers
 from nyla_feature_trustee.generator import DEFAULT_SEED, DEFAULT_YEAR, generate
 

@@ -20,7 +20,7 @@ from sqlalchemy import (
     Table,
 )
 
-from nyla import FeatureField, FeatureTable
+from nyla.sdk import FeatureField, FeatureTable
 
 METADATA = MetaData()
 
