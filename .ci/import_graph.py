@@ -1,0 +1,335 @@
+"""The kernel's import graph, measured: rooms, arrows, circles, layering breaks, load per command.
+
+Reads every module of ``core/src/nyla`` with :mod:`ast` (nothing is imported) and draws an
+edge for each ``import`` of another ``nyla`` module: module-level and function-level imports
+are *runtime* edges, imports under ``if TYPE_CHECKING:`` are *typing* edges, reported
+separately. ``from nyla.x import y`` points at ``nyla.x.y`` when that is a module, else at
+``nyla.x``. Only the named module counts, not the parent packages Python also runs: every
+module would otherwise point at the top-level package.
+
+- **rooms**: the top-level subpackages and modules of ``nyla`` (``nyla.agent``, ``nyla.db``,
+  ...; the package's own ``__init__`` is the room ``nyla``);
+- **arrows**: ordered pairs of different rooms with at least one import between them;
+- **back up**: arrows from a lower layer to a higher one (``LAYERS`` below);
+- **circles**: strongly connected components (Tarjan) of the module graph with more than one
+  module, typing edges included, and again with runtime edges only;
+- **modules per command**: the ``nyla`` modules in ``sys.modules`` of a fresh interpreter that
+  imported what the command's code path imports (``COMMANDS``), and the modules reachable from
+  there over runtime edges (an upper bound: every lazy import taken).
+
+Prints a report, or JSON with ``--json``. Exits 0: cycles remain, so this measures and does
+not gate (yet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "core" / "src"
+PACKAGE = "nyla"
+
+#: the intended layering, bottom up; a room may import its own layer and the ones below
+LAYERS: dict[str, tuple[str, ...]] = {
+    "base": ("errors", "text", "linear_regex", "cpu", "identity", "http_core", "version"),
+    "models": ("models", "hookspecs", "agent_meta"),
+    "storage": ("db", "tables", "embedded", "dbcanary", "read_pool"),
+    "services": (
+        "ai",
+        "connections",
+        "knowledge",
+        "files",
+        "jobs",
+        "walkers",
+        "features",
+        "tools",
+        "agent",
+        "eval",
+    ),
+    "runtime": ("kernel", "plugins", "plugin_answers", "plugin_record", "checks"),
+    # the faces sit on the kernel: what plugins, their tests and library users import
+    "faces": ("sdk", "testing", "pytest_plugin", "hookdoc", PACKAGE),
+    "hosts": ("cli", "commands", "demo"),
+}
+LAYER_OF = {room: rank for rank, rooms in enumerate(LAYERS.values()) for room in rooms}
+LAYER_NAMES = list(LAYERS)
+
+#: command -> the modules its code path imports (the command's module, and what its body
+#: imports lazily: the kernel it builds, the models it fills)
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "nyla run": (
+        "nyla.cli",
+        "nyla.agent.cli",
+        "nyla.identity",
+        "nyla.kernel",
+        "nyla.models.agent",
+    ),
+    "nyla sync run": (
+        "nyla.cli",
+        "nyla.walkers.cli",
+        "nyla.kernel",
+        "nyla.knowledge.sources",
+        "nyla.walkers.progress",
+    ),
+}
+
+
+@dataclass
+class Graph:
+    """Modules of the package and their import edges (runtime and typing-only)."""
+
+    modules: dict[str, Path]
+    runtime: dict[str, set[str]] = field(default_factory=dict)
+    typing: dict[str, set[str]] = field(default_factory=dict)
+
+    def edges(self, with_typing: bool) -> dict[str, set[str]]:
+        """Each module's targets: runtime edges, plus typing ones when asked."""
+        out = {name: set(self.runtime.get(name, ())) for name in self.modules}
+        if with_typing:
+            for name, targets in self.typing.items():
+                out[name] |= targets
+        return out
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else PACKAGE
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _imports(tree: ast.AST, typing_only: bool = False) -> Iterator[tuple[ast.stmt, bool]]:
+    """Every import statement under ``tree`` and whether it is under ``if TYPE_CHECKING``."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node, typing_only
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                yield from _imports(ast.Module(body=[child], type_ignores=[]), True)
+            for child in node.orelse:
+                yield from _imports(ast.Module(body=[child], type_ignores=[]), typing_only)
+        else:
+            yield from _imports(node, typing_only)
+
+
+def _targets(node: ast.stmt, module: str, is_package: bool, known: set[str]) -> Iterator[str]:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            yield alias.name
+        return
+    assert isinstance(node, ast.ImportFrom)
+    base = node.module or ""
+    if node.level:
+        anchor = module.split(".")
+        anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+        base = ".".join([*anchor, *([base] if base else [])])
+    for alias in node.names:
+        candidate = f"{base}.{alias.name}"
+        yield candidate if candidate in known else base
+
+
+def build() -> Graph:
+    """Parse every module of the package into a :class:`Graph`."""
+    modules = {module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
+    known = set(modules)
+    graph = Graph(modules)
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node, typing_only in _imports(tree):
+            for target in _targets(node, name, path.name == "__init__.py", known):
+                while target and target not in known:  # `import nyla.x.y` of a name in x
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    edges = graph.typing if typing_only else graph.runtime
+                    edges.setdefault(name, set()).add(target)
+    for name in modules:  # an edge both typing and runtime is a runtime edge
+        graph.typing[name] = graph.typing.get(name, set()) - graph.runtime.get(name, set())
+    return graph
+
+
+def tarjan(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of ``edges`` (iterative Tarjan), largest first."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(sorted(component))
+    return sorted(components, key=lambda c: (-len(c), c))
+
+
+def arrows(graph: Graph) -> dict[tuple[str, str], list[tuple[str, str, str]]]:
+    """(from room, to room) -> the imports behind it, as (module, target, kind)."""
+    out: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    for kind, edges in (("runtime", graph.runtime), ("typing", graph.typing)):
+        for src, targets in edges.items():
+            for dst in targets:
+                if room(src) != room(dst):
+                    out.setdefault((room(src), room(dst)), []).append((src, dst, kind))
+    return out
+
+
+def back_up(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The arrows that run from a lower layer to a higher one (unknown rooms: reported)."""
+    return [(a, b) for a, b in pairs if LAYER_OF.get(a, -1) < LAYER_OF.get(b, len(LAYERS))]
+
+
+def loaded(entry: tuple[str, ...]) -> int:
+    """``nyla`` modules a fresh interpreter holds after importing ``entry``."""
+    code = (
+        "import importlib, sys\n"
+        f"for m in {list(entry)!r}: importlib.import_module(m)\n"
+        f"print(len([m for m in sys.modules if m == {PACKAGE!r} or m.startswith('nyla.')]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+    )
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def reachable(edges: dict[str, set[str]], entry: tuple[str, ...]) -> int:
+    seen: set[str] = set()
+    todo = [m for m in entry if m in edges]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(edges.get(module, ()))
+    return len(seen)
+
+
+def measure(with_commands: bool = True) -> dict[str, object]:
+    """Everything the report shows, as plain data."""
+    graph = build()
+    behind = arrows(graph)
+    pairs = sorted(behind)
+    runtime_pairs = sorted(p for p, why in behind.items() if any(k == "runtime" for *_, k in why))
+    up = back_up(pairs)
+    circles = [c for c in tarjan(graph.edges(with_typing=True)) if len(c) > 1]
+    runtime_circles = [c for c in tarjan(graph.edges(with_typing=False)) if len(c) > 1]
+    report: dict[str, object] = {
+        "modules": len(graph.modules),
+        "rooms": sorted({room(m) for m in graph.modules}),
+        "unlayered_rooms": sorted({room(m) for m in graph.modules} - set(LAYER_OF)),
+        "arrows": [f"{a} -> {b}" for a, b in pairs],
+        "runtime_arrows": len(runtime_pairs),
+        "back_up": {
+            f"{a} ({LAYER_NAMES[LAYER_OF[a]] if a in LAYER_OF else '?'}) -> "
+            f"{b} ({LAYER_NAMES[LAYER_OF[b]] if b in LAYER_OF else '?'})": sorted(
+                f"{src} -> {dst}{' [typing]' if kind == 'typing' else ''}"
+                for src, dst, kind in behind[(a, b)]
+            )
+            for a, b in up
+        },
+        "circles": circles,
+        "runtime_circles": runtime_circles,
+    }
+    if with_commands:
+        runtime_edges = graph.edges(with_typing=False)
+        report["commands"] = {
+            name: {"loaded": loaded(entry), "reachable": reachable(runtime_edges, entry)}
+            for name, entry in COMMANDS.items()
+        }
+    return report
+
+
+def print_report(report: dict[str, object]) -> None:
+    rooms = report["rooms"]
+    arrow_list = report["arrows"]
+    up = report["back_up"]
+    circles = report["circles"]
+    runtime_circles = report["runtime_circles"]
+    assert isinstance(rooms, list) and isinstance(arrow_list, list) and isinstance(up, dict)
+    assert isinstance(circles, list) and isinstance(runtime_circles, list)
+    print(f"modules: {report['modules']}  rooms: {len(rooms)}  arrows: {len(arrow_list)}")
+    print(f"  ({report['runtime_arrows']} with a runtime import)")
+    if report["unlayered_rooms"]:
+        print(f"rooms outside LAYERS: {', '.join(report['unlayered_rooms'])}")  # type: ignore[arg-type]
+    print(f"\narrows back up: {len(up)}")
+    for arrow, why in up.items():
+        print(f"  {arrow}")
+        for line in why:
+            print(f"      {line}")
+    sizes = ", ".join(str(len(c)) for c in circles) or "none"
+    print(f"\ncircles (typing imports included): {len(circles)}  sizes: {sizes}")
+    for circle in circles:
+        print(f"  [{len(circle)}] {' '.join(circle)}")
+    sizes = ", ".join(str(len(c)) for c in runtime_circles) or "none"
+    print(f"circles (runtime imports only): {len(runtime_circles)}  sizes: {sizes}")
+    commands = report.get("commands")
+    if isinstance(commands, dict):
+        print("\nnyla modules per command (loaded by its code path / reachable at most):")
+        for name, numbers in commands.items():
+            print(f"  {name}: {numbers['loaded']} / {numbers['reachable']}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--json", action="store_true", help="print the measures as JSON")
+    parser.add_argument("--no-commands", action="store_true", help="skip the per-command load")
+    args = parser.parse_args()
+    report = measure(with_commands=not args.no_commands)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_report(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
