@@ -152,7 +152,7 @@ if TYPE_CHECKING:
     from nyla.text import clean_text as clean_text, has_unstorable_chars as has_unstorable_chars
 # isort: on
 
-__version__ = "0.1.0"
+from nyla.version import __version__ as __version__
 
 _EXPORTS: dict[str, str] = {
     # kernel

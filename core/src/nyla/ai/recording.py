@@ -43,6 +43,7 @@ from nyla.models.ai import (
     StreamDelta,
     WebSearchHit,
 )
+from nyla.version import __version__
 
 __all__ = [
     "RecordingFileError",
@@ -176,8 +177,6 @@ class Tape:
 
 
 def _header(key: str | None) -> dict[str, Any]:
-    from nyla import __version__
-
     header: dict[str, Any] = {
         "type": "header",
         "format": "nyla-recording",

@@ -44,9 +44,9 @@ from nyla.connections.errors import (
     VendorTimeoutError,
 )
 from nyla.connections.limits import Limiter, RateBudget
+from nyla.connections.paths import check_request_url
 from nyla.connections.throttle import is_throttled, seconds_until_reset
-from nyla.sdk.http import error_message, parse_retry_after
-from nyla.sdk.paths import check_request_url
+from nyla.http_core import error_message, parse_retry_after
 
 if TYPE_CHECKING:  # httpx is imported on the first request: discovery and --help stay light
     import httpx

@@ -9,9 +9,7 @@ reports a 401 as :class:`~nyla.errors.ProviderAuthError` naming the variable to 
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from nyla.errors import (
@@ -22,67 +20,13 @@ from nyla.errors import (
     ProviderServerError,
     ProviderTimeoutError,
 )
+from nyla.http_core import error_message, parse_retry_after
 
 
 def vendor_model(provider_id: str, model: str) -> str:
     """The vendor's model name from a nyla model id (``openai:gpt-5`` -> ``gpt-5``)."""
     prefix = provider_id + ":"
     return model[len(prefix) :] if model.startswith(prefix) else model
-
-
-def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date)."""
-    if not headers:
-        return None
-    lowered = {k.lower(): v for k, v in headers.items()}
-    raw_ms = lowered.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return max(0.0, float(raw_ms) / 1000)
-        except ValueError:
-            pass
-    raw = lowered.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        from datetime import UTC, datetime
-
-        when = parsedate_to_datetime(raw)
-        return max(0.0, (when - datetime.now(UTC)).total_seconds())
-    except (TypeError, ValueError):
-        return None
-
-
-def error_message(body: Any) -> str:
-    """The human message inside a vendor error body (OpenAI / Anthropic / Mistral / Tavily
-    shapes), or the body text shortened."""
-    data = body
-    if isinstance(body, (bytes, str)):
-        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return text.strip()[:300]
-    if isinstance(data, dict):
-        err = data.get("error", data)
-        if isinstance(data.get("detail"), dict):  # Tavily: {"detail": {"error": "..."}}
-            err = data["detail"]
-        if isinstance(err, dict):
-            for key in ("message", "detail", "error"):
-                message = err.get(key)
-                if isinstance(message, str):
-                    return message
-        if isinstance(err, str):
-            return err
-        for key in ("message", "detail"):
-            message = data.get(key)
-            if isinstance(message, str):
-                return message
-    return str(data)[:300]
 
 
 def error_for_status(
