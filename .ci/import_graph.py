@@ -12,7 +12,7 @@ module would otherwise point at the top-level package.
 - **arrows**: ordered pairs of different rooms with at least one import between them;
 - **back up**: arrows from a lower layer to a higher one (``LAYERS`` below);
 - **circles**: strongly connected components (Tarjan) of the module graph with more than one
-  module, typing edges included, and again with runtime edges only;
+  module, typing edges included, and again with runtime edges only; and of the room graph;
 - **modules per command**: the ``nyla`` modules in ``sys.modules`` of a fresh interpreter that
   imported what the command's code path imports (``COMMANDS``), and the modules reachable from
   there over runtime edges (an upper bound: every lazy import taken).
@@ -262,6 +262,9 @@ def measure(with_commands: bool = True) -> dict[str, object]:
     up = back_up(pairs)
     circles = [c for c in tarjan(graph.edges(with_typing=True)) if len(c) > 1]
     runtime_circles = [c for c in tarjan(graph.edges(with_typing=False)) if len(c) > 1]
+    room_edges: dict[str, set[str]] = {room(m): set() for m in graph.modules}
+    for a, b in pairs:
+        room_edges[a].add(b)
     report: dict[str, object] = {
         "modules": len(graph.modules),
         "rooms": sorted({room(m) for m in graph.modules}),
@@ -278,6 +281,7 @@ def measure(with_commands: bool = True) -> dict[str, object]:
         },
         "circles": circles,
         "runtime_circles": runtime_circles,
+        "room_circles": [c for c in tarjan(room_edges) if len(c) > 1],
     }
     if with_commands:
         runtime_edges = graph.edges(with_typing=False)
@@ -311,6 +315,11 @@ def print_report(report: dict[str, object]) -> None:
         print(f"  [{len(circle)}] {' '.join(circle)}")
     sizes = ", ".join(str(len(c)) for c in runtime_circles) or "none"
     print(f"circles (runtime imports only): {len(runtime_circles)}  sizes: {sizes}")
+    room_circles = report["room_circles"]
+    assert isinstance(room_circles, list)
+    print(f"circles of rooms: {len(room_circles)}")
+    for circle in room_circles:
+        print(f"  [{len(circle)}] {' '.join(circle)}")
     commands = report.get("commands")
     if isinstance(commands, dict):
         print("\nnyla modules per command (loaded by its code path / reachable at most):")
