@@ -24,7 +24,7 @@ from nyla.errors import ModelNotAvailableError, ProviderError
 from nyla.models.ai import Message, ModelSpec, OperationType, Usage
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.ai.ports import AiHost
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class AiPipeline:
     ``NYLA_MODEL_<OPERATION>`` from the environment / config file).
     """
 
-    def __init__(self, kernel: Kernel, *, retry: RetryPolicy | None = None) -> None:
+    def __init__(self, kernel: AiHost, *, retry: RetryPolicy | None = None) -> None:
         self.kernel = kernel
         settings = dict(getattr(kernel, "settings", {}).get("ai", {}) or {})
         self.settings = settings

@@ -40,7 +40,7 @@ from nyla.models.datasource import ConnectionInfo, TokenGrant
 from nyla.models.knowledge import PurgeResult
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.connections.ports import ConnectionsHost
 
 
 @dataclass
@@ -78,7 +78,7 @@ class ConnectionService:
 
     def __init__(
         self,
-        kernel: Kernel,
+        kernel: ConnectionsHost,
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         cipher: TokenCipher | None = None,
@@ -280,7 +280,7 @@ class ConnectionService:
 class _LazyCipher:
     """The configured cipher, made on first use (listing connections needs no key)."""
 
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: ConnectionsHost) -> None:
         self.kernel = kernel
         self._cipher: TokenCipher | None = None
 
@@ -301,5 +301,5 @@ class _LazyCipher:
         return self._get().decrypt(value)
 
 
-def _cipher(kernel: Kernel) -> Any:
+def _cipher(kernel: ConnectionsHost) -> Any:
     return _LazyCipher(kernel)
