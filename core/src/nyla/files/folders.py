@@ -18,7 +18,7 @@ from nyla.models.files import Scope
 
 if TYPE_CHECKING:
     from nyla.db import Database
-    from nyla.kernel import Kernel
+    from nyla.files.ports import FilesHost
 
 
 def folder_dict(row: FolderRow) -> dict[str, Any]:
@@ -42,7 +42,7 @@ def folder_name(name: str) -> str:
 class FolderStore:
     """Scoped folders (seeds: the workspace folder tools); the base of ``kernel.files``."""
 
-    kernel: Kernel
+    kernel: FilesHost
 
     @property
     def db(self) -> Database:

@@ -29,7 +29,7 @@ from nyla.models.agent import RunContext
 from nyla.models.files import FileItem, Scope
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.files.ports import FilesHost
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def to_item(row: FileRow) -> FileItem:
 class FileStore(FolderStore):
     """Scoped files and folders (seeds: FileItem, workspace file/folder tools)."""
 
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: FilesHost) -> None:
         self.kernel = kernel
 
     @property
