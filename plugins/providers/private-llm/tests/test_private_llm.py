@@ -9,8 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from nyla import AiCallRequest, AiService, Kernel, PluginHost
+from nyla import AiService, Kernel, PluginHost
 from nyla.sdk import (
+    AiCallRequest,
     ConfigurationError,
     Message,
     ProviderServerError,

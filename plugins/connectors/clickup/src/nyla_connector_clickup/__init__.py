@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from nyla import hookimpl
+from nyla.sdk import hookimpl
 from nyla.sdk.connectors import BaseWalker, Item
 from nyla_connector_clickup.connector import ClickUpConnector
 
