@@ -3,13 +3,12 @@ suites reuse. Each problem names the plugin, the object and what is wrong."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from nyla.plugin_answers import check_tool_schema
 from nyla.plugins import PluginHost
 
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 TABLE_TOOLS = {"browseTable", "queryTable", "aggregateTable"}
 
 
@@ -42,24 +41,6 @@ def check_model_spec(spec: Any, provider_id: str) -> list[str]:
         out.append(f"embedding model {spec.id!r} does not state its dimensions")
     if spec.capabilities.tool_choice and not spec.capabilities.tools:
         out.append(f"model {spec.id!r} declares tool_choice but no tools")
-    return out
-
-
-def check_tool_schema(tool: Any) -> list[str]:
-    """What a model API would reject in a tool: an invalid name or JSON schema, or arguments
-    that are not an object (the plugin host leaves such a tool out)."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-
-    out = []
-    if not TOOL_NAME.match(tool.name):
-        out.append(f"tool name {tool.name!r} is not a valid function name")
-    try:
-        Draft202012Validator.check_schema(tool.parameters)
-    except SchemaError as exc:
-        out.append(f"tool {tool.name!r} has an invalid JSON schema: {exc.message}")
-    if tool.parameters.get("type") != "object":
-        out.append(f"tool {tool.name!r}: the schema of its arguments must be an object")
     return out
 
 

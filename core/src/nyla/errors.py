@@ -28,6 +28,10 @@ class FileAccessError(NylaError):
     """A file or folder does not exist or is not visible in the caller's scope."""
 
 
+class ExtractionError(NylaError):
+    """A file could not be read; the message says why."""
+
+
 class FolderNotEmptyError(NylaError):
     """A folder still holds files or folders and ``recursive`` was not asked for."""
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import re
 from typing import Any
 
 from nyla.plugin_record import PluginRecord
 
 log = logging.getLogger("nyla.plugins")
+
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 # hook name -> (contribution kind, expected type resolver, id attribute)
 CONTRIBUTION_HOOKS: dict[str, tuple[str, str, str]] = {
@@ -61,11 +64,27 @@ def check_answers(hook_name: str, answers: list[Any], expected: type) -> tuple[s
     return None, items
 
 
+def check_tool_schema(tool: Any) -> list[str]:
+    """What a model API would reject in a tool: an invalid name or JSON schema, or arguments
+    that are not an object (the plugin host leaves such a tool out)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    out = []
+    if not TOOL_NAME.match(tool.name):
+        out.append(f"tool name {tool.name!r} is not a valid function name")
+    try:
+        Draft202012Validator.check_schema(tool.parameters)
+    except SchemaError as exc:
+        out.append(f"tool {tool.name!r} has an invalid JSON schema: {exc.message}")
+    if tool.parameters.get("type") != "object":
+        out.append(f"tool {tool.name!r}: the schema of its arguments must be an object")
+    return out
+
+
 def without_broken_tools(record: PluginRecord, toolbox: Any) -> Any:
     """The toolbox without tools a model API would reject (invalid name or JSON schema),
     each left out with a warning on the plugin."""
-    from nyla.checks import check_tool_schema
-
     kept = []
     for tool in toolbox.tools:
         problems = check_tool_schema(tool)

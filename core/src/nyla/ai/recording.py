@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from nyla import errors
-from nyla.ai.recording_file import CassetteFile, RecordingFileError
+from nyla.ai.recording_file import CassetteFile, RecordingFileError, ReplayDriftError
 from nyla.ai.replay_match import IdBinding
 from nyla.errors import ModelNotAvailableError, ProviderError
 from nyla.models.ai import (
@@ -54,10 +54,6 @@ __all__ = [
 
 _KEY: ContextVar[str | None] = ContextVar("nyla_recording_key", default=None)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class ReplayDriftError(ProviderError):
-    """A replayed run asked the model something the recording does not hold."""
 
 
 @contextlib.contextmanager

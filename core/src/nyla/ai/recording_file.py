@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from nyla.ai.replay_match import IdBinding, align, canonical, describe
-from nyla.errors import NylaError
+from nyla.errors import NylaError, ProviderError
 from nyla.models.ai import ModelSpec
 
 FORMAT = "nyla-recording"
@@ -22,6 +22,10 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGN
 
 class RecordingFileError(NylaError):
     """A recording that cannot be used: missing, unreadable, not a recording, or too new."""
+
+
+class ReplayDriftError(ProviderError):
+    """A replayed run asked the model something the recording does not hold."""
 
 
 def secret_values() -> list[str]:
@@ -140,7 +144,7 @@ class CassetteFile:
 
     def take(self, method: str, request: dict[str, Any]) -> tuple[dict[str, Any], IdBinding]:
         """The first unused recorded call of the same kind whose request matches ``request``,
-        with the id binding it extends; :class:`~nyla.ai.recording.ReplayDriftError` when none
+        with the id binding it extends; :class:`ReplayDriftError` when none
         does."""
         chat = method in _CHAT
         kind = _CHAT if chat else (method,)
@@ -159,8 +163,6 @@ class CassetteFile:
         raise self._drift(method, request, candidates)
 
     def _drift(self, method: str, request: dict[str, Any], candidates: list) -> Exception:
-        from nyla.ai.recording import ReplayDriftError
-
         self.drifted = True
         key = self.header.get("key")
         where = f" in {key}" if key else ""

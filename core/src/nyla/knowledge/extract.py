@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 from pathlib import PurePath
 from typing import Any
 
-from nyla.errors import NylaError
+from nyla.errors import ExtractionError
 from nyla.knowledge.html_guard import tame_html
 from nyla.knowledge.sections import SectionWriter
 from nyla.models.knowledge import ContentObject, ExtractedDocument
@@ -54,10 +54,6 @@ _MIME: dict[str, str] = {
 }
 
 MIME_BY_KIND: dict[str, str] = {v: k for k, v in reversed(list(_MIME.items()))}
-
-
-class ExtractionError(NylaError):
-    """A file could not be read; the message says why."""
 
 
 def detect_kind(name: str, mime_type: str | None = None) -> str | None:

@@ -7,7 +7,7 @@ import io
 import re
 from typing import Any
 
-from nyla.knowledge.extract import ExtractionError
+from nyla.errors import ExtractionError
 from nyla.knowledge.sections import SectionWriter
 from nyla.models.knowledge import ContentObject, ExtractedDocument
 

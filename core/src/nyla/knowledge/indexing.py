@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from nyla.cpu import off_loop
 from nyla.db import Database
-from nyla.errors import NylaError
+from nyla.errors import ExtractionError, NylaError
 from nyla.knowledge.batch_writer import BatchWriter
 from nyla.knowledge.chunking import Chunk, chunk_objects, title_text
-from nyla.knowledge.extract import ExtractionError, detect_kind, extract
+from nyla.knowledge.extract import detect_kind, extract
 from nyla.knowledge.precomputed import PrecomputedEmbeddings
 from nyla.knowledge.provenance import ConsentError, provenance
 from nyla.knowledge.settings import KnowledgeSettings
