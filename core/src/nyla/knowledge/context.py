@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nyla.ai.tokens import count_text_tokens
 from nyla.errors import ModelNotAvailableError
@@ -28,10 +28,46 @@ from nyla.models.agent import RunContext
 from nyla.models.files import Scope
 
 if TYPE_CHECKING:
-    from nyla.knowledge.retrieval import Retrieval
-    from nyla.models.knowledge import SearchHit
+    from collections.abc import Callable, Sequence
+
+    from nyla.db import Database
+    from nyla.knowledge.settings import KnowledgeSettings
+    from nyla.models.ai import ModelSpec
+    from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
 
 log = logging.getLogger(__name__)
+
+
+class ContextSource(Protocol):
+    """What the context builder reads of the knowledge service
+    (:class:`~nyla.knowledge.retrieval.Retrieval` is one): its AI service, database, settings
+    and vector search."""
+
+    @property
+    def ai(self) -> Any: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def settings(self) -> KnowledgeSettings: ...
+
+    @property
+    def embedding_spec(self) -> Callable[[RunContext | None], ModelSpec]: ...
+
+    async def search_vector(
+        self,
+        query: str,
+        *,
+        vector: Sequence[float],
+        model: str,
+        context: RunContext,
+        scopes: Sequence[Scope | str] | None = None,
+        k: int = 10,
+        filters: SearchFilters | None = None,
+        hybrid: bool | None = None,
+    ) -> SearchResult: ...
+
 
 LAYER_TITLES = (
     "Known files",
@@ -90,7 +126,7 @@ class _Seen:
 
 
 async def build_agent_context(
-    service: Retrieval, prompt: str, context: RunContext, *, used: list[SearchHit] | None = None
+    service: ContextSource, prompt: str, context: RunContext, *, used: list[SearchHit] | None = None
 ) -> str:
     """The formatted RAG block for ``prompt`` (empty string when there is nothing or when
     embedding or the database fails). The knowledge hits the block quotes are appended to
@@ -117,7 +153,7 @@ async def build_agent_context(
 
 
 async def _layers(
-    service: Retrieval,
+    service: ContextSource,
     prompt: str,
     context: RunContext,
     model: str,
