@@ -20,7 +20,8 @@ from nyla.errors import (
     ProviderServerError,
     ProviderTimeoutError,
 )
-from nyla.http_core import error_message, parse_retry_after
+from nyla.http_core import error_message as error_message
+from nyla.http_core import parse_retry_after as parse_retry_after
 
 
 def vendor_model(provider_id: str, model: str) -> str:
