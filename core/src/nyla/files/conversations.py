@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, select
 
+from nyla.files.chat import ChatDocument, ChatMessage, ChatWorkflow
 from nyla.files.tables import DocumentRow, MessageRow, WorkflowRow
 from nyla.models.agent import RunContext
 from nyla.models.ai import Message, Role
 from nyla.models.base import WireModel
 
 if TYPE_CHECKING:
-    from nyla.files.bridge import ChatMessage, ChatWorkflow
     from nyla.models.files import FileItem
 
 #: statuses of a conversation's messages (tool output bound to a workflow is ``step``)
@@ -193,8 +193,6 @@ class Conversations:
     ) -> ChatMessage:
         """Store a prompt, answer or error of a run in the conversation (which becomes its
         most recently active)."""
-        from nyla.files.bridge import ChatDocument, ChatMessage
-
         message_id = str(uuid.uuid4())
         message = ChatMessage(
             id=message_id,

@@ -1,0 +1,55 @@
+"""A chat workflow as a run holds it in memory: its messages and the documents they carry
+(what :mod:`nyla.files.bridge` stores and :mod:`nyla.files.conversations` reads back)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ChatDocument(BaseModel):
+    """A workflow's reference to a stored file."""
+
+    id: str
+    message_id: str
+    file_id: str
+    file_name: str
+    mime_type: str
+    size: int = 0
+    round_number: int = 0
+    task_number: int = 0
+    action_number: int = 0
+
+
+class ChatMessage(BaseModel):
+    """A workflow message; ``documents_label`` names its documents for ``docList:<label>``.
+    A conversation's prompts and answers carry their ``run_id`` (answers their
+    ``citations``)."""
+
+    id: str
+    role: str = "assistant"
+    status: str = "step"
+    message: str = ""
+    documents_label: str | None = None
+    round_number: int = 0
+    documents: list[ChatDocument] = Field(default_factory=list)
+    run_id: str | None = None
+    citations: list[dict[str, Any]] | None = None
+    created_at: datetime | None = None
+
+
+class ChatWorkflow(BaseModel):
+    """A chat workflow with its messages, as a run holds it in memory."""
+
+    id: str
+    user_id: str
+    mandate_id: str | None = None
+    feature_instance_id: str | None = None
+    current_round: int = 0
+    messages: list[ChatMessage] = Field(default_factory=list)
+
+    def documents(self) -> list[ChatDocument]:
+        """Every document of every message, oldest first."""
+        return [d for m in self.messages for d in m.documents]
