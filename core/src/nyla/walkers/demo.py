@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 from nyla.models.agent import RunContext
+from nyla.models.knowledge import SearchFilters
 from nyla.models.tools import ToolContext
 
 if TYPE_CHECKING:
@@ -94,9 +95,12 @@ async def _walk_through(kernel: Kernel, console: Any, connection_id: str, root: 
     console.print(_result_table("after deleting notes/ideas.md", third))
 
     context = RunContext(user_id=USER)
+    # in what this folder synced (the store also holds docs/ from the first step, whose pages
+    # quote this very question)
     found = await kernel.knowledge.semantic_search(
-        "where is the team offsite", context=context, k=1
-    )
+        "where is the team offsite", context=context, k=1,
+        filters=SearchFilters(data_source_ids=[ds_id]),
+    )  # fmt: skip
     hit = found.hits[0]
     console.print(f"knowledge search 'where is the team offsite' → {hit.file_name}: "
                   f"{' '.join(hit.text.split())[:90]}")  # fmt: skip
