@@ -30,7 +30,7 @@ from nyla.errors import NylaError
 from nyla.models.datasource import ConnectionInfo
 
 if TYPE_CHECKING:
-    from nyla.connections.service import ConnectionService
+    from nyla.connections.ports import ConnectionsPort
 
 #: how long a started sign-in may take to come back, seconds
 STATE_TTL_S = 600
@@ -68,7 +68,7 @@ class AuthCodeFlow:
 
     def __init__(
         self,
-        connections: ConnectionService,
+        connections: ConnectionsPort,
         *,
         ttl_s: float = STATE_TTL_S,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),

@@ -16,6 +16,7 @@ from nyla.connections.base import capabilities
 from nyla.connections.errors import ConnectorError
 from nyla.connections.http import HttpPolicy, VendorHttp
 from nyla.connections.redact import redact_paths, server_values
+from nyla.connections.session import ConnectorSession
 from nyla.connections.settings import (
     SettingsError,
     auth_of,
@@ -26,7 +27,7 @@ from nyla.errors import NylaError
 from nyla.models.datasource import ConnectionInfo, TokenGrant
 
 if TYPE_CHECKING:
-    from nyla.connections.service import ConnectionService
+    from nyla.connections.ports import ConnectionsPort
 
 #: how long the probe of a new connection may take, seconds (kernel setting
 #: ``connect_timeout_s``)
@@ -67,7 +68,7 @@ class _GivenToken:
 
 
 def checked_settings(
-    connections: ConnectionService, new: NewConnection, *, operator: bool
+    connections: ConnectionsPort, new: NewConnection, *, operator: bool
 ) -> tuple[Any, dict[str, Any]]:
     """The adapter and the settings to store, or the error that names what is wrong: an
     unknown service or setting (:class:`SettingsError`), a server-only setting from a caller
@@ -83,7 +84,7 @@ def checked_settings(
 
 
 async def connect(
-    connections: ConnectionService, new: NewConnection, *, operator: bool
+    connections: ConnectionsPort, new: NewConnection, *, operator: bool
 ) -> ConnectionInfo:
     """Validate, probe, then store ``new`` (see the module); ``operator``: the caller may
     set server-only settings (the CLI's user, a host's sysadmin)."""
@@ -115,7 +116,7 @@ async def connect(
 
 
 async def probe(
-    connections: ConnectionService,
+    connections: ConnectionsPort,
     adapter: Any,
     connection: ConnectionInfo,
     grant: TokenGrant | None,
@@ -126,8 +127,6 @@ async def probe(
     a :class:`ConnectionCheckError`. A connector that cannot browse is not probed."""
     if "browse" not in capabilities(adapter):
         return
-    from nyla.connections.service import ConnectorSession
-
     label = getattr(adapter, "label", "") or connection.service
     timeout = float(connections.kernel.settings.get("connect_timeout_s") or PROBE_TIMEOUT_S)
     try:

@@ -1,14 +1,23 @@
 """What the connection service needs of its host, as protocols: the kernel satisfies them,
 and the service imports them instead of the kernel, so the kernel can build it without a
-circle."""
+circle.
+
+:class:`ConnectionsPort` is the connection service itself as the modules it builds see it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import httpx
+
+    from nyla.connections.http import VendorHttp
+    from nyla.connections.limits import Limiter
+    from nyla.connections.store import ConnectionStore
     from nyla.db import Database
+    from nyla.models.datasource import ConnectionInfo
 
 
 class ConnectorPlugins(Protocol):
@@ -29,3 +38,34 @@ class ConnectionsHost(Protocol):
 
     @property
     def plugins(self) -> ConnectorPlugins: ...
+
+
+class ConnectionsPort(Protocol):
+    """The connection service as adding a connection and browser sign-in use it
+    (:mod:`nyla.connections.connect`, :mod:`nyla.connections.authcode`); the service builds
+    those, so they see it through this protocol."""
+
+    @property
+    def kernel(self) -> ConnectionsHost: ...
+
+    @property
+    def store(self) -> ConnectionStore: ...
+
+    @property
+    def limiter(self) -> Limiter: ...
+
+    @property
+    def sleep(self) -> Callable[[float], Awaitable[None]]: ...
+
+    @property
+    def adapters(self) -> Mapping[str, Any]: ...
+
+    def adapter(self, service: str) -> Any: ...
+
+    def _client(
+        self, adapter: Any, connection: ConnectionInfo | None
+    ) -> AbstractAsyncContextManager[httpx.AsyncClient]: ...
+
+    def plain_http(
+        self, service: str, connection: ConnectionInfo | None = None
+    ) -> AbstractAsyncContextManager[VendorHttp]: ...

@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -33,6 +33,7 @@ from nyla.connections.egress import (
 from nyla.connections.errors import ConnectorError, NeedsReconsentError
 from nyla.connections.http import HttpPolicy, VendorHttp
 from nyla.connections.limits import Limiter
+from nyla.connections.session import ConnectorSession as ConnectorSession
 from nyla.connections.store import ConnectionStore
 from nyla.connections.tokens import ConnectionTokens, TokenManager
 from nyla.knowledge.consent import NotFoundError
@@ -41,18 +42,6 @@ from nyla.models.knowledge import PurgeResult
 
 if TYPE_CHECKING:
     from nyla.connections.ports import ConnectionsHost
-
-
-@dataclass
-class ConnectorSession:
-    """One connection opened for work: adapter methods take it as their ``ctx``."""
-
-    connection: ConnectionInfo
-    adapter: Any
-    http: VendorHttp
-    #: the RAG limits of the sync this session serves (set by the walker runner; adapters
-    #: that enforce limits while listing read them, e.g. ClickUp's ``max_workspaces``)
-    limits: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
