@@ -42,7 +42,7 @@ from nyla.models.ai import ModelSpec, OperationType
 from nyla.models.knowledge import Inventory, ReindexResult
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.knowledge.ports import KnowledgeHost
 
 __all__ = [
     "ANALYZE_AFTER_ROWS",
@@ -62,7 +62,7 @@ class KnowledgeService(Ingestion, Retrieval, Memory, Governance, SourceSettings)
     The kernel is read once, here: every part works on the database, the AI service and
     the knowledge settings it is given."""
 
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: KnowledgeHost) -> None:
         self.kernel = kernel
         self.db = kernel.db
         self.ai = kernel.ai

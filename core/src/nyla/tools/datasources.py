@@ -11,7 +11,7 @@ indexed). Every connection id is checked against the run's user before anything 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import Field
 
@@ -27,7 +27,7 @@ from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
 from nyla.tools._args import Args, ToolSpec, tools_from
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.connections.service import ConnectionService
 
 #: bytes ``downloadFromDataSource`` takes at most (the RAG file-size default)
 DOWNLOAD_LIMIT = 25 * 1024 * 1024
@@ -254,7 +254,16 @@ def describe_search(tools: list[Tool], adapters: dict[str, Any]) -> None:
             )
 
 
-async def data_source_prompt(kernel: Kernel, user_id: str, tools: list[Tool]) -> str | None:
+class ConnectionsHolder(Protocol):
+    """What the data-source prompt reads of the kernel: its connection service."""
+
+    @property
+    def connections(self) -> ConnectionService: ...
+
+
+async def data_source_prompt(
+    kernel: ConnectionsHolder, user_id: str, tools: list[Tool]
+) -> str | None:
     """The search-first block of the system prompt when the user has connections (and
     the query syntax in ``searchDataSource``'s description); ``None`` without connections."""
     if not any(t.name == "searchDataSource" for t in tools):
