@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 from nyla.models.agent import AgentConfig, RunContext
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.agent.ports import AgentHost
 
 
-def on_premises_providers(kernel: Kernel) -> list[str]:
+def on_premises_providers(kernel: AgentHost) -> list[str]:
     """Providers with at least one on-premises model."""
     return sorted({s.provider for s in kernel.plugins.models() if s.on_premises})
 
 
-def restricted_context(kernel: Kernel, config: AgentConfig, context: RunContext) -> RunContext:
+def restricted_context(kernel: AgentHost, config: AgentConfig, context: RunContext) -> RunContext:
     """The run's context with its model restriction made explicit: a run pinned to an
     on-premises model may only reach on-premises providers (no cloud fallback, no cloud
     sub-agent); an explicit ``allowed_providers`` is kept as it is."""

@@ -39,7 +39,7 @@ from nyla.models.ai import Message
 from nyla.models.tools import Tool
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.agent.ports import AgentHost
 
 __all__ = ["ContextBuilder", "RoundRecorder", "RunCancelled", "run_agent_loop"]
 
@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 
 async def run_agent_loop(
-    kernel: Kernel,
+    kernel: AgentHost,
     prompt: str,
     *,
     config: AgentConfig,

@@ -15,11 +15,11 @@ from nyla.models.agent import AgentEvent
 from nyla.models.ai import AiCallRequest, AiCallResponse
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.agent.ports import AgentHost
 
 
 async def call_model(
-    kernel: Kernel,
+    kernel: AgentHost,
     request: AiCallRequest,
     *,
     stream: bool,
@@ -56,7 +56,7 @@ async def call_model(
 
 
 async def call_model_live(
-    kernel: Kernel,
+    kernel: AgentHost,
     request: AiCallRequest,
     *,
     stream: bool,

@@ -43,7 +43,7 @@ from nyla.models.tools import Tool, ToolContext, ToolResult
 from nyla.text import loads_json
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.agent.ports import AgentHost
 
 log = logging.getLogger(__name__)
 
@@ -410,7 +410,7 @@ async def _settle(answers: list[Any]) -> list[Any]:
     return settled
 
 
-def before_call_hook(kernel: Kernel) -> BeforeCallHook | None:
+def before_call_hook(kernel: AgentHost) -> BeforeCallHook | None:
     """The plugins' ``nyla_before_tool_call`` hook of a kernel (``None`` without plugins).
 
     The implementations registered now are called directly, in pluggy's order and with

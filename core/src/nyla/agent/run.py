@@ -43,7 +43,7 @@ from nyla.models.ai import (
 from nyla.models.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.agent.ports import AgentHost
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class AgentRun:
 
     def __init__(
         self,
-        kernel: Kernel,
+        kernel: AgentHost,
         prompt: str,
         *,
         config: AgentConfig,
@@ -374,7 +374,7 @@ def file_refs(results: list[Dispatched]) -> list[str]:
     return refs
 
 
-def new_neutralization_session(kernel: Kernel, context: RunContext) -> Any:
+def new_neutralization_session(kernel: AgentHost, context: RunContext) -> Any:
     """One placeholder session per run so placeholders stay stable across its calls."""
     factory = getattr(getattr(kernel, "ai", None), "neutralization_session", None)
     try:
@@ -388,7 +388,7 @@ def new_neutralization_session(kernel: Kernel, context: RunContext) -> Any:
         return None
 
 
-def _context_window(kernel: Kernel, model_id: str | None) -> int | None:
+def _context_window(kernel: AgentHost, model_id: str | None) -> int | None:
     if not model_id:
         return None
     spec_of = getattr(getattr(kernel, "ai", None), "model_spec", None)
@@ -405,7 +405,7 @@ def _context_window(kernel: Kernel, model_id: str | None) -> int | None:
     return None
 
 
-def _token_counter(kernel: Kernel, model_id: Callable[[], str | None]) -> Any:
+def _token_counter(kernel: AgentHost, model_id: Callable[[], str | None]) -> Any:
     """The AI service's token counter for the run's model (the estimate without one)."""
     count = getattr(getattr(kernel, "ai", None), "count_tokens", None)
     if not callable(count):

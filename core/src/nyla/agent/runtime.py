@@ -16,7 +16,7 @@ from nyla.files.conversations import history_messages
 from nyla.models.agent import AgentConfig, AgentEvent, AgentTrace, EventType, RunContext
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.agent.ports import AgentHost
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ class AgentRuntime:
     event carries ``citations``: the knowledge hits the run's context quoted.
     """
 
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: AgentHost) -> None:
         self.kernel = kernel
         self._cancels: dict[str, asyncio.Event] = {}
 

@@ -1,0 +1,43 @@
+"""What the agent needs of its host, as a protocol: the kernel satisfies it, and the agent
+imports it instead of the kernel, so the kernel can build the agent without a circle."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from nyla.models.tools import KernelServices
+
+if TYPE_CHECKING:
+    from nyla.ai.access import ModelAccess
+    from nyla.ai.service import AiService
+    from nyla.connections.service import ConnectionService
+    from nyla.db import Database
+    from nyla.files.store import FileStore
+    from nyla.knowledge.service import KnowledgeService
+    from nyla.plugins import PluginHost
+
+
+class AgentHost(KernelServices, Protocol):
+    """The host of the agent (the kernel): what a tool reaches through ``ctx.kernel``, and
+    typed, the services a run uses and the plugin host."""
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def plugins(self) -> PluginHost: ...
+
+    @property
+    def ai(self) -> AiService: ...
+
+    @property
+    def model_access(self) -> ModelAccess: ...
+
+    @property
+    def connections(self) -> ConnectionService: ...
+
+    @property
+    def files(self) -> FileStore: ...
+
+    @property
+    def knowledge(self) -> KnowledgeService: ...
