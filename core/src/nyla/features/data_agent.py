@@ -19,7 +19,7 @@ from nyla.models.agent import AgentConfig, AgentEvent, EventType, RunContext
 from nyla.models.tools import ToolResult
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.features.ports import FeatureHost
 
 #: Rounds of a data agent run when its caller sets no limit.
 DEFAULT_MAX_ROUNDS = 12
@@ -122,7 +122,7 @@ def sub_agent_config(
 
 
 async def run_feature_data_agent(
-    kernel: Kernel,
+    kernel: FeatureHost,
     feature_code: str,
     question: str,
     *,

@@ -30,7 +30,7 @@ from nyla.models.feature import Feature, FeatureTable
 from nyla.models.ontology import OntologyDescriptor
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.features.ports import FeatureHost
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class FeatureService:
     version changes.
     """
 
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: FeatureHost) -> None:
         self.kernel = kernel
         self.cache = ResultCache()
         self._bindings: dict[str, dict[str, TableBinding]] = {}
