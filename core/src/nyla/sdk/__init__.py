@@ -1,7 +1,7 @@
 """nyla.sdk: the stable surface for plugin authors.
 
-A plugin imports only ``nyla``, ``nyla.sdk`` and ``nyla.testing`` (and its own third-party
-SDKs); ``make lint`` enforces that with import-linter. Everything here keeps its name and
+A plugin imports only ``nyla.sdk`` (and ``nyla.testing`` in its tests) and its own third-party
+SDKs, never the top-level ``nyla`` package (the host's face); ``make lint`` enforces that. Everything here keeps its name and
 signature within a minor release of ``nyla``, so a plugin pins ``nyla~=X.Y``; everything
 below ``nyla`` that is not re-exported here may change at any time.
 

@@ -209,8 +209,7 @@ async def test_the_model_gets_a_structured_refusal(db, make_kernel, tmp_path: Pa
     from localfs_helpers import KEY
 
     import nyla_connector_localfs.plugin as localfs
-    from nyla import RunContext
-    from nyla.sdk import ToolContext
+    from nyla.sdk import RunContext, ToolContext
 
     folder = Folder(tmp_path)
     kernel = make_kernel(localfs, db=db, settings={"secret_key": KEY})

@@ -15,7 +15,7 @@ import pytest
 from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import func, select, update
 
-from nyla import RunContext
+from nyla.sdk import RunContext
 from nyla.sdk.connectors import UnsafePathError
 from nyla.testing.tables import (
     ContentChunk,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from nyla import clean_text
+from nyla.sdk import clean_text
 from nyla.sdk.connectors import Item, SyncPage, Unlisted
 
 #: makes the item of a file from its path and the stat the walk took

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nyla import clean_text, has_unstorable_chars
+from nyla.sdk import clean_text, has_unstorable_chars
 from nyla.sdk.connectors import (
     BaseConnector,
     Checkpoint,

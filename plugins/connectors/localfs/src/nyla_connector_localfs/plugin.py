@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyla import hookimpl
+from nyla.sdk import hookimpl
 from nyla.sdk.connectors import BaseWalker, Item
 from nyla_connector_localfs.local import LocalFolder
 from nyla_connector_localfs.webdav import WebDav
