@@ -8,14 +8,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from cryptography.fernet import Fernet
 from localfs_helpers import make_kernel
 from localfs_webdav_wire import WebDavWire
 
 import nyla_connector_localfs.plugin as plugin_module
-from nyla import ConnectionService, Kernel, PluginHost
 from nyla.testing.fake_vendor import FakeCorpus, FakeVendor
 from nyla_connector_localfs import local
 
@@ -51,15 +48,13 @@ async def test_a_local_checkpoint_of_the_wrong_shape_starts_over(db, tree, store
     assert all(p.full_listing for p in pages)
 
 
-async def webdav_sync(db: Any, checkpoint: Any) -> tuple[list[Any], FakeCorpus]:
+async def webdav_sync(vendor_kernel: Any, checkpoint: Any) -> tuple[list[Any], FakeCorpus]:
     wire = WebDavWire()
     corpus = FakeCorpus(page_size=3)
     for i in range(5):
         corpus.add(f"report-{i}.txt", f"Quarterly report {i}.", "/docs")
     vendor = FakeVendor(wire, corpus, None, "Basic")
-    host = PluginHost.from_plugins([plugin_module], names=["localfs"])
-    kernel = Kernel(plugins=host, db=db, settings={"secret_key": Fernet.generate_key()})
-    service = ConnectionService(kernel, transport=httpx.MockTransport(vendor))
+    service = vendor_kernel(vendor, plugin_module).connections
     conn = await service.add(
         "webdav",
         user_id="u1",
@@ -72,8 +67,8 @@ async def webdav_sync(db: Any, checkpoint: Any) -> tuple[list[Any], FakeCorpus]:
         return [p async for p in s.adapter.sync(s, "/docs", checkpoint)], corpus
 
 
-async def test_todays_webdav_checkpoint_resumes(db):
-    pages, _ = await webdav_sync(db, {"queue": ["docs"], "offset": 3})
+async def test_todays_webdav_checkpoint_resumes(vendor_kernel):
+    pages, _ = await webdav_sync(vendor_kernel, {"queue": ["docs"], "offset": 3})
     assert [i.title for p in pages for i in p.items] == ["report-3.txt", "report-4.txt"]
 
 
@@ -81,6 +76,6 @@ async def test_todays_webdav_checkpoint_resumes(db):
     "stored",
     [{"queue": "docs", "offset": 3}, {"queue": ["docs"], "offset": -3}, {"offset": "three"}],
 )
-async def test_a_webdav_checkpoint_of_the_wrong_shape_starts_over(db, stored):
-    pages, corpus = await webdav_sync(db, stored)
+async def test_a_webdav_checkpoint_of_the_wrong_shape_starts_over(vendor_kernel, stored):
+    pages, corpus = await webdav_sync(vendor_kernel, stored)
     assert {i.title for p in pages for i in p.items} == {d.name for d in corpus.live()}

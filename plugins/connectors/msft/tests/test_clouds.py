@@ -8,10 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
-from cryptography.fernet import Fernet
 
 import nyla_connector_msft
-from nyla import ConnectionService, Kernel, PluginHost
 from nyla.sdk import ConfigurationError
 from nyla.sdk.connectors import TokenGrant
 from nyla_connector_msft.connector import MsftConnector
@@ -59,13 +57,11 @@ class Cloud:
     ],
 )
 async def test_a_national_cloud_connection_refreshes_and_reads_in_its_cloud(
-    db: Any, monkeypatch: Any, cloud: str, login_host: str, graph_host: str
+    vendor_kernel: Any, cloud: str, login_host: str, graph_host: str
 ) -> None:
-    monkeypatch.setenv("NYLA_MSFT_CLIENT_ID", "client-id")
     net = Cloud(login_host, graph_host)
-    host = PluginHost.from_plugins([nyla_connector_msft], names=["msft"])
-    kernel = Kernel(plugins=host, db=db, settings={"secret_key": Fernet.generate_key()})
-    service = ConnectionService(kernel, transport=httpx.MockTransport(net))
+    kernel = vendor_kernel(net, nyla_connector_msft, env={"NYLA_MSFT_CLIENT_ID": "client-id"})
+    service = kernel.connections
     conn = await service.add(
         "msft",
         user_id="u1",
