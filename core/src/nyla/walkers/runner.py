@@ -52,7 +52,7 @@ from nyla.walkers.sweep import Listing, sweep
 from nyla.walkers.tables import SyncItem, SyncState
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.walkers.ports import SyncHost
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class WalkerRunner:
 
     def __init__(
         self,
-        kernel: Kernel,
+        kernel: SyncHost,
         *,
         shrink_threshold: float = SHRINK_THRESHOLD,
         lock: Callable[..., Any] = source_lock,

@@ -35,7 +35,7 @@ from nyla.knowledge.tables import DataSource, UserConnection
 from nyla.walkers.lock import lock_key
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.walkers.ports import SyncHost
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class SourceSchedule:
 class ResyncScheduler:
     """Starts the due syncs of every enabled data source (``kernel.sync.scheduler``)."""
 
-    def __init__(self, kernel: Kernel, *, interval_s: float | None = None) -> None:
+    def __init__(self, kernel: SyncHost, *, interval_s: float | None = None) -> None:
         self.kernel = kernel
         self.interval_s = resync_interval(kernel.settings) if interval_s is None else interval_s
         self._task: asyncio.Task[None] | None = None

@@ -27,7 +27,7 @@ from nyla.walkers.tables import SyncState
 
 if TYPE_CHECKING:
     from nyla.jobs.queue import ProcrastinateRunner
-    from nyla.kernel import Kernel
+    from nyla.walkers.ports import SyncHost
 
 #: items the first sync after switching indexing on takes (a quick first answer)
 FIRST_SYNC_ITEMS = 50
@@ -37,7 +37,7 @@ SYNC_KIND = "sync"
 class SyncService:
     """Sync jobs of data sources over the kernel's job runner."""
 
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: SyncHost) -> None:
         self.kernel = kernel
         self.runner = WalkerRunner(kernel)
         self._scheduler: ResyncScheduler | None = None

@@ -18,13 +18,13 @@ from nyla.models.datasource import SyncPage
 from nyla.walkers.items import item_depth
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.walkers.ports import SyncHost
 
 #: how long the listing may take before the estimate falls back to the limits
 SURVEY_S = 3.0
 
 
-async def survey(kernel: Kernel, ds_id: str, *, seconds: float = SURVEY_S) -> Held | None:
+async def survey(kernel: SyncHost, ds_id: str, *, seconds: float = SURVEY_S) -> Held | None:
     """The items the source's walker would take (within ``max_depth`` and
     ``max_file_size``) and their listed bytes, up to ``max_items``; ``complete`` when the
     listing ended (or reached that limit) within ``seconds``. ``None`` when the source

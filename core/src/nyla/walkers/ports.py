@@ -1,0 +1,45 @@
+"""What the sync (and the job queue that runs it) need of their host, as a protocol: the
+kernel satisfies it, and they import it instead of the kernel, so the kernel can build them
+without a circle."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from nyla.connections.service import ConnectionService
+    from nyla.db import Database
+    from nyla.jobs.queue import ProcrastinateRunner
+    from nyla.jobs.runtime import JobRunner
+    from nyla.knowledge.service import KnowledgeService
+    from nyla.plugins import PluginHost
+    from nyla.walkers.service import SyncService
+
+
+class SyncHost(Protocol):
+    """The host of the sync (the kernel): settings, database, plugin host, the connections
+    it reads, the knowledge store it writes, the jobs it runs as, and the sync service."""
+
+    @property
+    def settings(self) -> dict[str, Any]: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def plugins(self) -> PluginHost: ...
+
+    @property
+    def connections(self) -> ConnectionService: ...
+
+    @property
+    def knowledge(self) -> KnowledgeService: ...
+
+    @property
+    def jobs_backend(self) -> str: ...
+
+    @property
+    def jobs(self) -> JobRunner | ProcrastinateRunner: ...
+
+    @property
+    def sync(self) -> SyncService: ...
