@@ -3,18 +3,35 @@ imports it instead of the kernel, so the kernel can build the agent without a ci
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nyla.models.tools import KernelServices
 
 if TYPE_CHECKING:
+    import pluggy
+
     from nyla.ai.access import ModelAccess
     from nyla.ai.service import AiService
     from nyla.connections.service import ConnectionService
     from nyla.db import Database
     from nyla.files.store import FileStore
     from nyla.knowledge.service import KnowledgeService
-    from nyla.plugins import PluginHost
+
+
+class AgentPlugins(Protocol):
+    """The plugin host as the agent reads it: toolboxes, connectors, models and the hooks."""
+
+    @property
+    def pm(self) -> pluggy.PluginManager: ...
+
+    @property
+    def toolboxes(self) -> dict[str, Any]: ...
+
+    @property
+    def connectors(self) -> Mapping[str, Any]: ...
+
+    def models(self) -> list[Any]: ...
 
 
 class AgentHost(KernelServices, Protocol):
@@ -25,7 +42,7 @@ class AgentHost(KernelServices, Protocol):
     def db(self) -> Database: ...
 
     @property
-    def plugins(self) -> PluginHost: ...
+    def plugins(self) -> AgentPlugins: ...
 
     @property
     def ai(self) -> AiService: ...

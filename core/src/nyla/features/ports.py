@@ -4,17 +4,30 @@ circle."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
-from nyla.agent.ports import AgentHost
+from nyla.agent.ports import AgentHost, AgentPlugins
 
 if TYPE_CHECKING:
     from nyla.features.service import FeatureService
 
 
+class FeaturePlugins(AgentPlugins, Protocol):
+    """The plugin host as the feature service reads it: the agent's view and the features."""
+
+    @property
+    def features(self) -> Mapping[str, Any]: ...
+
+    def failure_hint(self, kind: str) -> str: ...
+
+
 class FeatureHost(AgentHost, Protocol):
     """The host of the feature service (the kernel): the agent's host and the feature service
     (the data agent runs an agent over a feature's tables)."""
+
+    @property
+    def plugins(self) -> FeaturePlugins: ...
 
     @property
     def features(self) -> FeatureService: ...

@@ -4,6 +4,7 @@ without a circle."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -12,8 +13,14 @@ if TYPE_CHECKING:
     from nyla.jobs.queue import ProcrastinateRunner
     from nyla.jobs.runtime import JobRunner
     from nyla.knowledge.service import KnowledgeService
-    from nyla.plugins import PluginHost
     from nyla.walkers.service import SyncService
+
+
+class WalkerPlugins(Protocol):
+    """The plugin host as the sync reads it: the walkers by id."""
+
+    @property
+    def walkers(self) -> Mapping[str, Any]: ...
 
 
 class SyncHost(Protocol):
@@ -27,7 +34,7 @@ class SyncHost(Protocol):
     def db(self) -> Database: ...
 
     @property
-    def plugins(self) -> PluginHost: ...
+    def plugins(self) -> WalkerPlugins: ...
 
     @property
     def connections(self) -> ConnectionService: ...
