@@ -4,13 +4,15 @@ circle."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nyla.agent.ports import AgentHost, AgentPlugins
 
 if TYPE_CHECKING:
-    from nyla.features.service import FeatureService
+    from datetime import datetime
+
+    from nyla.models.feature import Feature
 
 
 class FeaturePlugins(AgentPlugins, Protocol):
@@ -22,6 +24,35 @@ class FeaturePlugins(AgentPlugins, Protocol):
     def failure_hint(self, kind: str) -> str: ...
 
 
+class FeatureTables(Protocol):
+    """The feature service as the data agent uses it: a feature, its data provider made
+    ready, its table tools and its schema prompt (the kernel's ``FeatureService``)."""
+
+    def feature(self, code: str) -> Feature: ...
+
+    async def provider(self, code: str) -> Any: ...
+
+    def table_tools(
+        self,
+        code: str,
+        instance_id: str,
+        *,
+        validate: bool = True,
+        use_ontology: bool = True,
+        on_call: Callable[[str, dict[str, Any], Any], None] | None = None,
+    ) -> list[Any]: ...
+
+    def schema_prompt(
+        self,
+        code: str,
+        *,
+        use_ontology: bool = True,
+        now: datetime | None = None,
+        timezone: str = "UTC",
+        temporal: bool = True,
+    ) -> str: ...
+
+
 class FeatureHost(AgentHost, Protocol):
     """The host of the feature service (the kernel): the agent's host and the feature service
     (the data agent runs an agent over a feature's tables)."""
@@ -30,4 +61,4 @@ class FeatureHost(AgentHost, Protocol):
     def plugins(self) -> FeaturePlugins: ...
 
     @property
-    def features(self) -> FeatureService: ...
+    def features(self) -> FeatureTables: ...

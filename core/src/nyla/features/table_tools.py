@@ -6,7 +6,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -16,12 +16,27 @@ from nyla.features.sql import QueryArgumentError
 from nyla.features.validator import QueryValidator
 from nyla.models.tools import Tool, ToolContext, ToolResult
 
-if TYPE_CHECKING:
-    from nyla.features.service import FeatureService
-
 log = logging.getLogger(__name__)
 
 CallHook = Callable[[str, dict[str, Any], ToolResult], None]
+
+
+class TableAccess(Protocol):
+    """The three reads the table tools run (:class:`~nyla.features.service.FeatureService`
+    is one)."""
+
+    async def browse_table(
+        self, code: str, instance_id: str, args: BrowseArgs | dict[str, Any]
+    ) -> dict[str, Any]: ...
+
+    async def query_table(
+        self, code: str, instance_id: str, args: QueryArgs | dict[str, Any]
+    ) -> dict[str, Any]: ...
+
+    async def aggregate_table(
+        self, code: str, instance_id: str, args: AggregateArgs | dict[str, Any]
+    ) -> dict[str, Any]: ...
+
 
 BROWSE_DESCRIPTION = (
     "List the feature's tables (no arguments), or show one table's fields with types and "
@@ -40,7 +55,7 @@ AGGREGATE_DESCRIPTION = (
 
 
 def build_table_tools(
-    service: FeatureService,
+    service: TableAccess,
     code: str,
     instance_id: str,
     *,
