@@ -22,7 +22,7 @@ from nyla.jobs.runtime import JobHandle, JobRunner
 from nyla.jobs.store import JobStore, this_worker
 
 if TYPE_CHECKING:
-    from nyla.walkers.ports import SyncHost
+    from nyla.jobs.ports import QueueHost
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class ProcrastinateRunner:
     """The job runner of ``NYLA_JOBS=procrastinate``: syncs are deferred to the queue; other
     jobs (and ``run``, which waits for its result) run in this process as before."""
 
-    def __init__(self, kernel: SyncHost) -> None:
+    def __init__(self, kernel: QueueHost) -> None:
         self.kernel = kernel
         self.local = JobRunner(kernel.db)
         self.store = self.local.store

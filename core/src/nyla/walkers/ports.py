@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from nyla.jobs.queue import ProcrastinateRunner
     from nyla.jobs.runtime import JobRunner
     from nyla.knowledge.service import KnowledgeService
-    from nyla.walkers.service import SyncService
 
 
 class WalkerPlugins(Protocol):
@@ -21,6 +20,28 @@ class WalkerPlugins(Protocol):
 
     @property
     def walkers(self) -> Mapping[str, Any]: ...
+
+
+class WalkerLookup(Protocol):
+    """The walker runner as the survey asks it: the walker of a connector service."""
+
+    def walker_for(self, service: str) -> Any: ...
+
+
+class SyncPort(Protocol):
+    """The sync service as its scheduler and survey use it (it builds them)."""
+
+    @property
+    def runner(self) -> WalkerLookup: ...
+
+    async def start(
+        self,
+        ds_id: str,
+        *,
+        user_id: str | None,
+        limits: dict[str, int] | None = None,
+        first_slice: int | None = None,
+    ) -> str: ...
 
 
 class SyncHost(Protocol):
@@ -49,4 +70,4 @@ class SyncHost(Protocol):
     def jobs(self) -> JobRunner | ProcrastinateRunner: ...
 
     @property
-    def sync(self) -> SyncService: ...
+    def sync(self) -> SyncPort: ...
