@@ -40,6 +40,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/python .ci/import_contracts.py
+	$(VENV)/bin/python .ci/import_graph.py --check
 	$(VENV)/bin/mypy --strict core/src/nyla/sdk core/src/nyla/models core/src/nyla/jobs \
 		core/src/nyla/eval core/src/nyla/files core/src/nyla/tools
 	$(VENV)/bin/mypy core/src/nyla

@@ -331,8 +331,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--json", action="store_true", help="print the measures as JSON")
     parser.add_argument("--no-commands", action="store_true", help="skip the per-command load")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when a module circle exists (make lint)"
+    )
     args = parser.parse_args()
-    report = measure(with_commands=not args.no_commands)
+    report = measure(with_commands=not (args.no_commands or args.check))
+    if args.check:
+        circles = report["circles"]
+        assert isinstance(circles, list)
+        for circle in circles:
+            print(f"import circle ({len(circle)} modules): {' -> '.join(circle)}")
+        print(f"import circles in core/src/nyla (typing imports included): {len(circles)}")
+        return 1 if circles else 0
     if args.json:
         print(json.dumps(report, indent=2))
     else:
