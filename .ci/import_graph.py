@@ -39,7 +39,7 @@ PACKAGE = "nyla"
 
 #: the intended layering, bottom up; a room may import its own layer and the ones below
 LAYERS: dict[str, tuple[str, ...]] = {
-    "base": ("errors", "text", "linear_regex", "cpu", "identity", "http_core", "version"),
+    "base": ("errors", "text", "linear_regex", "cpu", "identity", "http_core", "version", "config"),
     "models": ("models", "hookspecs", "agent_meta"),
     "storage": ("db", "tables", "embedded", "dbcanary", "read_pool"),
     "services": (

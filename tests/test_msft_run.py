@@ -214,7 +214,7 @@ def test_nyla_run_searches_outlook_and_sharepoint_and_cites_metadata(
     monkeypatch.setenv("NYLA_USER", "megan")
     # the fake services run on this machine: an operator allows them, as for an on-site server
     monkeypatch.setenv("NYLA_EGRESS_ALLOW", "127.0.0.1")
-    from nyla.ai import config
+    from nyla import config
 
     config.reload()
     asyncio.run(_connect(graph_url))

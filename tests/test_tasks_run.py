@@ -285,7 +285,7 @@ def test_nyla_run_answers_which_open_jira_and_clickup_tasks_are_due_this_week(
     monkeypatch.setenv("NYLA_USER", "mia")
     # the fake services run on this machine: an operator allows them, as for an on-site server
     monkeypatch.setenv("NYLA_EGRESS_ALLOW", "127.0.0.1")
-    from nyla.ai import config
+    from nyla import config
 
     config.reload()
     asyncio.run(_connect(jira_url, clickup_url))

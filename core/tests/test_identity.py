@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nyla.ai import config
+from nyla import config
 from nyla.identity import default_user
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyla.ai import config
+from nyla import config
 from nyla.ai.scripted import ScriptedPlugin, ScriptedProvider
 from nyla.kernel import Kernel
 from nyla.models.ai import AiCallRequest, Message, OperationType, Role
@@ -92,7 +92,7 @@ def test_the_selection_follows_the_window_and_changed_specs(monkeypatch) -> None
 
 
 def test_the_settings_fingerprint_sees_every_kind_of_environment_change(monkeypatch) -> None:
-    from nyla.ai.config import reload, settings_fingerprint
+    from nyla.config import reload, settings_fingerprint
 
     before = settings_fingerprint()
     assert settings_fingerprint() == before

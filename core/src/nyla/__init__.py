@@ -16,7 +16,7 @@ from nyla.hookspecs import hookimpl, hookspec
 if TYPE_CHECKING:
     from nyla.agent.loop import run_agent_loop as run_agent_loop
     from nyla.agent.runtime import AgentRuntime as AgentRuntime
-    from nyla.ai.config import config_value as config_value
+    from nyla.config import config_value as config_value
     from nyla.ai.neutralize import NeutralizationSession as NeutralizationSession
     from nyla.ai.service import AiService as AiService
     from nyla.connections.service import ConnectionService as ConnectionService
@@ -190,7 +190,7 @@ _EXPORTS: dict[str, str] = {
     "NeutralizationReport": "nyla.models.ai",
     "AiService": "nyla.ai.service",
     "NeutralizationSession": "nyla.ai.neutralize",
-    "config_value": "nyla.ai.config",
+    "config_value": "nyla.config",
     # agent
     "RunContext": "nyla.models.agent",
     "AgentConfig": "nyla.models.agent",

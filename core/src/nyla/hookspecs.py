@@ -76,7 +76,7 @@ def nyla_providers() -> list[Provider]:
     ``web_search`` / ``generate_image`` as its models support (the others raise
     ``NotImplementedError``). ``models()`` must be cheap and must not import the vendor SDK.
     The kernel keeps a provider's specs until a setting changes (the environment, or the
-    config file on ``nyla.ai.config.reload()``); a provider whose list changes for another
+    config file on ``nyla.config.reload()``); a provider whose list changes for another
     reason sets ``models_cacheable = False`` and is asked on every model selection. A spec
     is not changed once listed (a changed model is a new spec).
     A ``ChatRequest`` carries ``tool_choice``, ``stop`` and ``response_format`` only to a

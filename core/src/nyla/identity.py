@@ -10,6 +10,6 @@ def default_user() -> str:
     """``NYLA_USER`` (environment, else nyla's config file) when set, else ``local`` — the
     same for indexing, search, agent runs and sign-in tokens, so what one command stores the
     next one, and the page, sees."""
-    from nyla.ai.config import config_value
+    from nyla.config import config_value
 
     return (config_value("NYLA_USER") or "").strip() or DEFAULT_USER

@@ -118,7 +118,7 @@ class ModelCache:
     pydantic models per provider, a package probe for the local one) cost 0.7 ms with the
     built-in plugins, more than the rest of a round of the agent loop. A provider's specs
     depend on its settings (API keys, endpoints: the environment and the config file), so
-    they are kept until :func:`~nyla.ai.config.settings_fingerprint` changes. A provider
+    they are kept until :func:`~nyla.config.settings_fingerprint` changes. A provider
     whose list changes for other reasons sets ``models_cacheable = False``.
     """
 
@@ -130,7 +130,7 @@ class ModelCache:
     def models(self, providers: list[Any]) -> list[Any]:
         """Every spec of ``providers`` in order (see :func:`safe_models`), from the cache
         while the settings are unchanged."""
-        from nyla.ai.config import settings_fingerprint
+        from nyla.config import settings_fingerprint
 
         fingerprint = settings_fingerprint()
         if fingerprint != self._fingerprint:

@@ -19,7 +19,7 @@ from nyla.cli import cli
 def test_run_without_a_model_says_how_to_configure_one(monkeypatch, tmp_path):
     monkeypatch.setenv("NYLA_PLUGINS", "none")  # only the kernel's built-ins
     monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
-    from nyla.ai import config
+    from nyla import config
 
     config.reload()
     result = CliRunner().invoke(cli, ["run", "hello"])
@@ -110,7 +110,7 @@ def test_run_offline_against_a_local_openai_compatible_server(
     monkeypatch.setenv("NYLA_PRIVATE_LLM_BASE_URL", local_llm)
     monkeypatch.setenv("NYLA_PRIVATE_LLM_MODELS", "tiny")
     monkeypatch.setenv("NYLA_DATABASE_URL", cli_database)
-    from nyla.ai import config
+    from nyla import config
 
     config.reload()
     ChatCompletions.requests.clear()
@@ -146,7 +146,7 @@ def test_run_acts_as_the_one_default_user(monkeypatch, tmp_path, local_llm, cli_
     monkeypatch.setenv("NYLA_DATABASE_URL", cli_database)
     monkeypatch.setenv("NYLA_USER", "erin")
     monkeypatch.setenv("USER", "somebody-else")
-    from nyla.ai import config
+    from nyla import config
 
     config.reload()
     runner = CliRunner()
@@ -164,7 +164,7 @@ def test_run_acts_as_the_one_default_user(monkeypatch, tmp_path, local_llm, cli_
 def test_run_errors_are_json_under_json(monkeypatch, tmp_path):
     monkeypatch.setenv("NYLA_PLUGINS", "none")
     monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
-    from nyla.ai import config
+    from nyla import config
 
     config.reload()
     result = CliRunner().invoke(cli, ["run", "hello", "--json"])

@@ -54,7 +54,7 @@ def test_ask_without_any_model_says_what_to_configure(runner, make_kernel, monke
 
 
 def test_models_list_json_names_missing_keys(runner, monkeypatch, tmp_path) -> None:
-    from nyla.ai import config
+    from nyla import config
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))

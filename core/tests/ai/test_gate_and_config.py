@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import nyla
-from nyla.ai import config
+from nyla import config
 from nyla.ai.neutralize import NeutralizationSession, StreamRestorer
 from nyla.ai.tokens import count_tokens
 from nyla.errors import NeutralizationError

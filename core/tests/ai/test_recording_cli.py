@@ -89,7 +89,7 @@ def nyla(monkeypatch, tmp_path, cli_database) -> Cli:
     monkeypatch.setenv("NYLA_DATABASE_URL", cli_database)
     monkeypatch.setenv("NYLA_USER", "rita")
     monkeypatch.setenv("TEST_VENDOR_API_KEY", SECRET)
-    from nyla.ai import config
+    from nyla import config
 
     config.reload()
     return Cli(monkeypatch)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
-from nyla.ai.config import reload
+from nyla.config import reload
 from nyla.connections.crypto import TokenCipher
 from nyla.connections.keys import default_key_file, legacy_key_file, load_keys
 from nyla.errors import ConfigurationError

@@ -30,7 +30,7 @@ Configure a provider (environment variable or {config}), for example:
 
 def _config_path() -> str:
     try:
-        from nyla.ai.config import config_path
+        from nyla.config import config_path
 
         return str(config_path())
     except Exception:

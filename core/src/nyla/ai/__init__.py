@@ -10,7 +10,6 @@ One pipeline for every call: neutralize -> select model -> price preflight again
 - :mod:`nyla.ai.tokens` — offline token counting
 - :mod:`nyla.ai.neutralize` — the neutralization gate and its placeholder session
 - :mod:`nyla.ai.default_neutralizer` — the kernel's default detectors (a built-in plugin)
-- :mod:`nyla.ai.config` — provider settings from the environment or the user config file
 
 The helpers provider plugins share (HTTP errors, the OpenAI-compatible base class) live in
 :mod:`nyla.sdk`, the stable surface for plugin authors.
@@ -29,7 +28,7 @@ _EXPORTS = {
     "ModelSelector": "nyla.ai.selector",
     "RetryPolicy": "nyla.ai.retry",
     "count_tokens": "nyla.ai.tokens",
-    "config_value": "nyla.ai.config",
+    "config_value": "nyla.config",
 }
 
 __all__ = list(_EXPORTS)

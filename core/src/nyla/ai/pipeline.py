@@ -12,7 +12,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from nyla.ai.config import config_value
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
 from nyla.ai.pricing import UsageTotals, call_cost_chf
 from nyla.ai.retry import RetryPolicy
@@ -20,6 +19,7 @@ from nyla.ai.route import Route, with_retries
 from nyla.ai.selector import ModelSelector
 from nyla.ai.timeouts import seconds_setting
 from nyla.ai.tokens import count_text_tokens
+from nyla.config import config_value
 from nyla.errors import ModelNotAvailableError, ProviderError
 from nyla.models.ai import Message, ModelSpec, OperationType, Usage
 

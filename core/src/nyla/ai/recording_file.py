@@ -31,7 +31,7 @@ class ReplayDriftError(ProviderError):
 def secret_values() -> list[str]:
     """Values of settings whose names say they are secret (environment and config file),
     longest first; they are blanked out of every recorded line."""
-    from nyla.ai.config import _file_values
+    from nyla.config import _file_values
 
     values = {v for k, v in os.environ.items() if _SECRET_NAME.search(k)}
     with contextlib.suppress(Exception):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet
 
-from nyla.ai.config import config_path, config_value
+from nyla.config import config_path, config_value
 from nyla.errors import ConfigurationError
 
 KEY_SETTING = "NYLA_SECRET_KEY"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from nyla.ai.config import config_value
+from nyla.config import config_value
 from nyla.connections.errors import (
     ConnectorError,
     NeedsReconsentError,

@@ -36,10 +36,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from nyla.ai.config import config_path, config_value, missing_reason
-from nyla.ai.config import reload as reload_config
 from nyla.ai.retry import RetryPolicy
 from nyla.ai.tokens import count_message_tokens, count_text_tokens, count_tokens, count_tool_tokens
+from nyla.config import config_path, config_value, missing_reason
+from nyla.config import reload as reload_config
 from nyla.connections.errors import UnsafePathError
 from nyla.errors import (
     BudgetExceeded,

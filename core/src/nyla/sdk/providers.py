@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from nyla.ai.config import config_value, missing_reason
+from nyla.config import config_value, missing_reason
 from nyla.errors import ProviderAuthError
 from nyla.models.ai import (
     ChatRequest,

@@ -27,7 +27,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nyla.ai.config import config_value
+from nyla.config import config_value
 from nyla.connections.base import capabilities
 from nyla.connections.errors import ConnectorError
 from nyla.connections.mail import mail_capabilities

@@ -260,7 +260,7 @@ class ProviderContractBase(PluginContract):
         variable = self.required_env_var or self.auth_env_var
         if variable is None:
             pytest.skip("the provider needs no configuration")
-        from nyla.ai import config
+        from nyla import config
 
         monkeypatch.delenv(variable, raising=False)
         monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "absent.toml"))
