@@ -1,4 +1,4 @@
-"""Size limits of the kernel and the hosts, checked by ``make lint``.
+"""Size limits of the kernel, the hosts and the plugins, checked by ``make lint``.
 
 A module holds one idea and a long function is a list of named steps, so:
 
@@ -6,7 +6,8 @@ A module holds one idea and a long function is a list of named steps, so:
 - no function or method over 80 lines (``MAX_FUNCTION_LINES``, from ``def`` to its last
   line, docstring included),
 
-in ``core/src`` and ``hosts/`` (sources and tests). Sample data and generated tables may be
+in ``core/src``, ``hosts/`` (sources and tests) and every plugin's source
+(``plugins/<kind>/<name>/src``). Sample data and generated tables may be
 longer: list them in ``EXEMPT`` with the reason. Prints each excess as ``path:line: ...`` and
 exits 1 when there is one.
 """
@@ -20,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 80
-CHECKED = ("core/src", "hosts")
+#: glob patterns (relative to the repository) of the folders checked
+CHECKED = ("core/src", "hosts", "plugins/*/*/src")
 #: path (relative to the repository) -> why it may exceed the limits; keep it short
 EXEMPT: dict[str, str] = {}
 
@@ -47,8 +49,9 @@ def excesses(path: Path) -> list[str]:
 def main() -> int:
     """Check every Python file below the checked folders; 1 when any exceeds a limit."""
     problems = []
-    for folder in CHECKED:
-        for path in sorted((ROOT / folder).rglob("*.py")):
+    for pattern in CHECKED:
+        paths = {path for folder in ROOT.glob(pattern) for path in folder.rglob("*.py")}
+        for path in sorted(paths):
             name = path.relative_to(ROOT).as_posix()
             if ".venv" in path.parts:
                 continue

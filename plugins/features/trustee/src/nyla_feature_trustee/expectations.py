@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from nyla_feature_trustee.chart import BY_NUMBER
-from nyla_feature_trustee.generator import ZERO, TrusteeDataset
+from nyla_feature_trustee.ledger import ZERO, TrusteeDataset
 
 
 def _match(account: str, spec: dict[str, Any]) -> bool:
