@@ -3,50 +3,121 @@ return, the answer check, toolboxes without their broken tools, a provider's mod
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import logging
 import re
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from nyla import hookspecs
 from nyla.plugin_record import PluginRecord
+
+if TYPE_CHECKING:
+    from nyla.models.tools import Toolbox
 
 log = logging.getLogger("nyla.plugins")
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
-# hook name -> (contribution kind, expected type resolver, id attribute)
-CONTRIBUTION_HOOKS: dict[str, tuple[str, str, str]] = {
-    "nyla_providers": ("providers", "nyla.models.ai:Provider", "id"),
-    "nyla_toolboxes": ("toolboxes", "nyla.models.tools:Toolbox", "id"),
-    "nyla_connectors": ("connectors", "nyla.models.datasource:ConnectorAdapter", "service"),
-    "nyla_walkers": ("walkers", "nyla.models.datasource:Walker", "id"),
-    "nyla_features": ("features", "nyla.models.feature:Feature", "code"),
-    "nyla_neutralizers": ("neutralizers", "nyla.models.neutralize:Neutralizer", "id"),
-}
+T = TypeVar("T")
 
 
-SINGULAR = {
-    "providers": "provider",
-    "toolboxes": "toolbox",
-    "connectors": "connector",
-    "walkers": "walker",
-    "features": "feature",
-    "neutralizers": "neutralizer",
-    "tools": "tool",
-}
+@dataclass(frozen=True)
+class Contribution(Generic[T]):
+    """One contribution hook and the registry it fills, typed by the hookspec itself: a
+    ``Contribution`` of ``hookspecs.nyla_providers`` (``-> list[Provider]``) builds a
+    ``dict[str, Provider]`` for a type checker, and checks each answer against ``Provider``
+    at run time (the return annotation, read from the hookspec)."""
+
+    #: the hookspec, whose return annotation ``list[X]`` names the item type
+    spec: Callable[[], list[T]]
+    #: the attribute of an item that is its id in the registry (unique across plugins)
+    id_attr: str
+    #: one item, in messages ("provider id 'x' is already registered ...")
+    singular: str
+
+    @property
+    def hook(self) -> str:
+        """The hook's name (``nyla_providers``)."""
+        return self.spec.__name__
+
+    @property
+    def kind(self) -> str:
+        """The registry's name on the plugin host (``providers``)."""
+        return self.hook.removeprefix("nyla_")
+
+    def registry(self) -> dict[str, T]:
+        """An empty registry of this hook's items, by id."""
+        return {}
+
+    def key(self, item: T) -> str:
+        """The id ``item`` is registered under."""
+        return str(getattr(item, self.id_attr))
+
+    def item_type(self) -> type[T]:
+        """The class every item must be an instance of (``X`` of the hookspec's ``list[X]``)."""
+        return _item_type(self.hook)
 
 
-def resolve(path: str) -> Any:
-    """The object a ``module:attr`` path names."""
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
+PROVIDERS = Contribution(hookspecs.nyla_providers, "id", "provider")
+TOOLBOXES = Contribution(hookspecs.nyla_toolboxes, "id", "toolbox")
+CONNECTORS = Contribution(hookspecs.nyla_connectors, "service", "connector")
+WALKERS = Contribution(hookspecs.nyla_walkers, "id", "walker")
+FEATURES = Contribution(hookspecs.nyla_features, "code", "feature")
+NEUTRALIZERS = Contribution(hookspecs.nyla_neutralizers, "id", "neutralizer")
+
+#: the contribution hooks, in the order they are called
+CONTRIBUTIONS: tuple[Contribution[Any], ...] = (
+    PROVIDERS,
+    TOOLBOXES,
+    CONNECTORS,
+    WALKERS,
+    FEATURES,
+    NEUTRALIZERS,
+)
+
+#: kind -> its contribution
+BY_KIND: dict[str, Contribution[Any]] = {c.kind: c for c in CONTRIBUTIONS}
+
+SINGULAR = {**{c.kind: c.singular for c in CONTRIBUTIONS}, "tools": "tool"}
 
 
-def check_answers(hook_name: str, answers: list[Any], expected: type) -> tuple[str | None, list]:
+@cache
+def _item_type(hook: str) -> Any:
+    """``X`` of the return annotation ``list[X]`` of ``hookspecs.<hook>``, imported from the
+    module the hookspecs name it from (under ``TYPE_CHECKING``, so ``import nyla`` stays
+    light: the models load when the first plugin host is built)."""
+    annotation = getattr(hookspecs, hook).__annotations__["return"]
+    node = ast.parse(str(annotation), mode="eval").body
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name)):
+        raise TypeError(f"hookspecs.{hook} must return list[X], not {annotation}")
+    return getattr(importlib.import_module(_contract_modules()[node.slice.id]), node.slice.id)
+
+
+@cache
+def _contract_modules() -> dict[str, str]:
+    """name -> module of every ``from nyla... import name`` in the hookspecs' ``if
+    TYPE_CHECKING:`` block."""
+    tree = ast.parse(inspect.getsource(hookspecs))
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imp in node.body:
+                if isinstance(imp, ast.ImportFrom) and (imp.module or "").startswith("nyla."):
+                    found.update((a.asname or a.name, str(imp.module)) for a in imp.names)
+    return found
+
+
+def check_answers(
+    hook_name: str, answers: list[Any], expected: type[T]
+) -> tuple[str | None, list[T]]:
     """``(problem, items)`` for what a plugin's implementation(s) of a contribution hook
     answered through pluggy (one answer per implementation; ``None`` answers are dropped)."""
-    items: list[Any] = []
+    items: list[T] = []
     for answer in answers:
         if not isinstance(answer, list | tuple):
             if inspect.iscoroutine(answer):
@@ -82,7 +153,7 @@ def check_tool_schema(tool: Any) -> list[str]:
     return out
 
 
-def without_broken_tools(record: PluginRecord, toolbox: Any) -> Any:
+def without_broken_tools(record: PluginRecord, toolbox: Toolbox) -> Toolbox:
     """The toolbox without tools a model API would reject (invalid name or JSON schema),
     each left out with a warning on the plugin."""
     kept = []

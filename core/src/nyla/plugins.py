@@ -16,22 +16,32 @@ import importlib
 import logging
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from nyla import hookspecs
 from nyla.errors import PluginError
 from nyla.plugin_answers import (
-    CONTRIBUTION_HOOKS,
+    BY_KIND,
+    CONNECTORS,
+    CONTRIBUTIONS,
+    FEATURES,
+    NEUTRALIZERS,
+    PROVIDERS,
     SINGULAR,
+    TOOLBOXES,
+    WALKERS,
     ModelCache,
     check_answers,
-    resolve,
     safe_models,
     without_broken_tools,
 )
 from nyla.plugin_record import BUILTIN_GROUP, PluginRecord
+
+if TYPE_CHECKING:
+    from nyla.models.ai import ModelSpec
+    from nyla.models.tools import Tool
 
 log = logging.getLogger(__name__)
 
@@ -92,12 +102,13 @@ class PluginHost:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self.pm.add_hookspecs(hookspecs)
         self.records: dict[str, PluginRecord] = {}
-        self.providers: dict[str, Any] = {}
-        self.toolboxes: dict[str, Any] = {}
-        self.connectors: dict[str, Any] = {}
-        self.walkers: dict[str, Any] = {}
-        self.features: dict[str, Any] = {}
-        self.neutralizers: dict[str, Any] = {}
+        # each typed by its hookspec's return annotation (dict[str, Provider], ...)
+        self.providers = PROVIDERS.registry()
+        self.toolboxes = TOOLBOXES.registry()
+        self.connectors = CONNECTORS.registry()
+        self.walkers = WALKERS.registry()
+        self.features = FEATURES.registry()
+        self.neutralizers = NEUTRALIZERS.registry()
         self._owners: dict[tuple[str, str], str] = {}
         self._model_cache = ModelCache()
 
@@ -278,10 +289,9 @@ class PluginHost:
                 self._drop(record, clash)
                 continue
             for kind, items in contributions.items():
-                id_attr = next(v[2] for v in CONTRIBUTION_HOOKS.values() if v[0] == kind)
                 registry: dict[str, Any] = getattr(self, kind)
                 for item in items:
-                    key = getattr(item, id_attr)
+                    key = BY_KIND[kind].key(item)
                     registry[key] = item
                     self._owners[(kind, key)] = name
                     record.contributes.setdefault(kind, []).append(key)
@@ -298,7 +308,8 @@ class PluginHost:
         contract (then it is dropped with the reason)."""
         others = [p for p in self.pm.get_plugins() if p is not record.plugin]
         contributions: dict[str, list[Any]] = {}
-        for hook_name, (kind, type_path, _id_attr) in CONTRIBUTION_HOOKS.items():
+        for contribution in CONTRIBUTIONS:
+            hook_name, kind = contribution.hook, contribution.kind
             if hook_name not in record.hooks:
                 continue
             caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
@@ -307,7 +318,7 @@ class PluginHost:
             except Exception as exc:
                 self._drop(record, f"{hook_name}() raised {type(exc).__name__}: {exc}")
                 return None
-            problem, items = check_answers(hook_name, answers, resolve(type_path))
+            problem, items = check_answers(hook_name, answers, contribution.item_type())
             if problem is not None:
                 self._drop(record, problem)
                 return None
@@ -321,10 +332,9 @@ class PluginHost:
     def _find_clash(self, name: str, contributions: dict[str, list[Any]]) -> str | None:
         seen_here: set[tuple[str, str]] = set()
         for kind, items in contributions.items():
-            id_attr = next(v[2] for v in CONTRIBUTION_HOOKS.values() if v[0] == kind)
             keys: list[tuple[str, str]] = []
             for item in items:
-                keys.append((kind, str(getattr(item, id_attr))))
+                keys.append((kind, BY_KIND[kind].key(item)))
                 if kind == "toolboxes":
                     keys.extend(("tools", t.name) for t in item.tools)
             for key in keys:
@@ -395,14 +405,14 @@ class PluginHost:
         """Name of the plugin that contributed ``key`` of ``kind`` (``tools``, ``toolboxes``...)."""
         return self._owners.get((kind, key))
 
-    def models(self) -> list[Any]:
+    def models(self) -> list[ModelSpec]:
         """Every model spec of every provider (each provider asked again only when a setting
         changed, see :class:`~nyla.plugin_answers.ModelCache`)."""
         return self._model_cache.models(list(self.providers.values()))
 
-    def tools(self) -> list[Any]:
+    def tools(self) -> list[Tool]:
         """Every tool of every toolbox, each tagged with its toolbox id."""
-        out = []
+        out: list[Tool] = []
         for toolbox in self.toolboxes.values():
             for tool in toolbox.tools:
                 if tool.toolbox is None:
