@@ -40,11 +40,11 @@ class LazyGroup(click.Group):
         return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        from nyla.plugins import PluginHost, strict_mode
-
         if cmd_name in LAZY_COMMANDS:
-            if strict_mode() and cmd_name != "plugins":
+            if cmd_name != "plugins" and _strict():
                 # strict mode holds for every command; the inspector lists, then exits 1
+                from nyla.plugins import PluginHost
+
                 PluginHost.discover(strict=True)
             target = LAZY_COMMANDS[cmd_name][0]
             module, _, attr = target.partition(":")
@@ -60,19 +60,34 @@ class LazyGroup(click.Group):
             command = super().get_command(ctx, cmd_name)
         return command
 
-    def _add_plugin_commands(self) -> None:
-        """Discover the plugins and let each add its commands (once per process)."""
+    def _add_plugin_commands(self, *, remember: bool = False) -> None:
+        """Discover the plugins and let each add its commands (once per process);
+        ``remember`` keeps what was found in the plugin cache."""
         if getattr(self, "_plugin_commands_added", False):
             return
         self._plugin_commands_added = True
-        from nyla.plugins import PluginHost, strict_mode
+        from nyla.plugins import PluginHost
 
         host = PluginHost.discover(strict=False)
-        for name, error in host.add_cli_commands(self):
-            message = f"plugin {name} could not add its commands: {error}"
-            if strict_mode():
-                raise click.ClickException(f"{message} (NYLA_STRICT_PLUGINS)")
-            click.echo(f"warning: {message}", err=True)
+        errors = host.add_cli_commands(self)
+        if remember:
+            from nyla import plugin_cache
+
+            plugin_cache.remember(host, self, errors)
+        _report_command_errors(errors)
+
+    def _plugin_command_rows(self) -> list[tuple[str, str]]:
+        """``(name, short help)`` of the commands plugins add: from the plugin cache while
+        the environment is unchanged (no plugin imported), else discovered and cached."""
+        if not getattr(self, "_plugin_commands_added", False):
+            from nyla import plugin_cache
+
+            snapshot = plugin_cache.load()
+            if snapshot is not None:
+                _report_command_errors(snapshot.command_errors)
+                return sorted(snapshot.commands)
+        self._add_plugin_commands(remember=True)
+        return [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
 
     def invoke(self, ctx: click.Context) -> Any:
         # Every nyla error (refused permission, unreachable database, unknown model ...) and
@@ -96,11 +111,24 @@ class LazyGroup(click.Group):
             raise click.ClickException(f"{message[0]}: {message[1]}") from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        self._add_plugin_commands()  # --help lists what plugins add, as `llm --help` does
         rows = [(name, LAZY_COMMANDS[name][1]) for name in sorted(LAZY_COMMANDS)]
-        rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
+        rows += self._plugin_command_rows()  # what plugins add, as `llm --help` lists them
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _strict() -> bool:
+    from nyla.plugins import strict_mode
+
+    return strict_mode()
+
+
+def _report_command_errors(errors: list[tuple[str, str]]) -> None:
+    for name, error in errors:
+        message = f"plugin {name} could not add its commands: {error}"
+        if _strict():
+            raise click.ClickException(f"{message} (NYLA_STRICT_PLUGINS)")
+        click.echo(f"warning: {message}", err=True)
 
 
 def _json_error(kind: str, message: Any) -> None:

@@ -75,9 +75,19 @@ def settings_fingerprint() -> tuple[int, int]:
     return _env_generation, _generation
 
 
+_names_read: set[str] = set()
+
+
+def settings_read() -> frozenset[str]:
+    """The settings :func:`config_value` was asked for in this process (what the plugin
+    cache keys on, besides the config file)."""
+    return frozenset(_names_read)
+
+
 def config_value(name: str, default: str | None = None) -> str | None:
     """The value of setting ``name`` (environment first, then the config file), or
     ``default``. Empty strings count as unset."""
+    _names_read.add(name)
     value = os.environ.get(name)
     if value:
         return value

@@ -8,6 +8,8 @@ distribution: installing ``nyla[testing]`` is all a plugin's test folder needs.
 - ``NYLA_LOCAL_EMBEDDINGS=hash`` unless the environment says otherwise: the local provider
   then offers its deterministic hashing embedder instead of the static model, so a test's
   ranking does not depend on learned weights (a test of the static model builds its own);
+- ``NYLA_PLUGIN_CACHE=off`` unless the environment says otherwise: every command discovers
+  the plugins as they are (see :mod:`nyla.plugin_cache`);
 - the contract suites mark their own ``async def`` tests for pytest-asyncio
   (:class:`~nyla.testing.contract_base.ContractSuite`), so they run under a plain ``pytest``
   without ``asyncio_mode = "auto"`` in the host project's configuration.
@@ -26,6 +28,8 @@ import pytest
 pytest.register_assert_rewrite("nyla.testing")
 # set at import (before any conftest builds a kernel); subprocesses inherit it
 os.environ.setdefault("NYLA_LOCAL_EMBEDDINGS", "hash")
+# tests replace entry points and plugin modules in place, which no cache key can see
+os.environ.setdefault("NYLA_PLUGIN_CACHE", "off")
 
 #: the fixtures need pytest-asyncio (the ``testing`` extra); without it, register nothing
 pytest_plugins = (

@@ -14,6 +14,20 @@ def _host():
     return PluginHost.discover(strict=False)
 
 
+def _listing():
+    """What ``list`` and ``show`` print: the plugin cache's snapshot while the environment is
+    unchanged (no plugin imported), else a discovery, which is then cached."""
+    from nyla import plugin_cache
+
+    snapshot = plugin_cache.load()
+    if snapshot is not None:
+        return snapshot
+    host = _host()
+    scratch = click.Group()
+    plugin_cache.remember(host, scratch, host.add_cli_commands(scratch))
+    return host
+
+
 def _summary(contributes: dict[str, list[str]]) -> str:
     return ", ".join(f"{len(v)} {k}" for k, v in sorted(contributes.items()) if v) or "-"
 
@@ -30,7 +44,7 @@ def list_(as_json: bool) -> None:
 
     With NYLA_STRICT_PLUGINS=1 the command exits 1 when any plugin failed to load or loaded
     with a warning."""
-    host = _host()
+    host = _listing()
     records = sorted(host.records.values(), key=lambda r: (r.group, r.name))
     if as_json:
         emit_json([r.to_dict() for r in records])
@@ -83,7 +97,7 @@ def _print_records(records) -> None:
 @json_option
 def show(name: str, as_json: bool) -> None:
     """One plugin: its hooks, the ids it contributes, its entry point, its error."""
-    host = _host()
+    host = _listing()
     record = host.records.get(name)
     if record is None:
         raise click.ClickException(
