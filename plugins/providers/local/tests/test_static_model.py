@@ -73,3 +73,29 @@ def test_embedding_never_imports_wordllama_nor_touches_the_network() -> None:
         "assert 'wordllama' not in sys.modules, sorted(m for m in sys.modules if 'word' in m)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+async def test_a_few_short_texts_are_embedded_on_the_loop_once_loaded(monkeypatch) -> None:
+    from nyla_provider_local import provider as module
+
+    provider = LocalProvider()
+    many = [f"Rechnung {i} ist bezahlt." for i in range(module.INLINE_TEXTS + 1)]
+    threaded = await provider.embed("local:wordllama-l2-256", many)  # loads the weights
+    assert static_model.loaded()
+
+    def no_thread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a thread was started for a small batch")
+
+    monkeypatch.setattr(module.asyncio, "to_thread", no_thread)
+    inline = await provider.embed("local:wordllama-l2-256", many[:2])
+    assert inline.vectors == threaded.vectors[:2]
+    with pytest.raises(AssertionError, match="thread"):
+        await provider.embed("local:wordllama-l2-256", many)
+
+
+def test_a_loaded_model_is_available_without_looking_for_its_files(monkeypatch) -> None:
+    static_model.embed_texts(["load"])
+    monkeypatch.setattr(static_model, "package_dir", lambda: None)
+    assert static_model.missing_reason() is None
+    monkeypatch.setattr(static_model, "_model", None)
+    assert "not installed" in str(static_model.missing_reason())

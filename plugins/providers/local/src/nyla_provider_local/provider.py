@@ -75,6 +75,14 @@ def _embedding_spec(
     )
 
 
+#: texts (and characters) the static model embeds on the event loop; more go to a thread
+INLINE_TEXTS, INLINE_CHARS = 8, 8_000
+
+
+def _small(texts: list[str]) -> bool:
+    return len(texts) <= INLINE_TEXTS and sum(len(t) for t in texts) <= INLINE_CHARS
+
+
 class LocalProvider:
     """Offline embedding models: ``local:wordllama-l2-256`` (static embeddings whose weights
     ship in a wheel; the default), ``local:hash-<dim>`` (always available, deterministic) and
@@ -139,7 +147,11 @@ class LocalProvider:
             reason = module.missing_reason()
             if reason:
                 raise ModelNotAvailableError(f"{PROVIDER_ID}:{name}: {reason}")
-            vectors = await asyncio.to_thread(module.embed_texts, texts)
+            if module is static_model and static_model.loaded() and _small(texts):
+                # a thread hop costs more CPU than a few short texts do
+                vectors = static_model.embed_texts(texts)
+            else:
+                vectors = await asyncio.to_thread(module.embed_texts, texts)
             dims = module.DIMENSIONS
         elif name.startswith("hash-"):
             try:

@@ -31,8 +31,17 @@ def package_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def loaded() -> bool:
+    """Whether the weights are in memory (embedding then needs no file and no import)."""
+    return _model is not None
+
+
 def missing_reason() -> str | None:
-    """Why the model cannot run here, or ``None`` when its files and libraries are present."""
+    """Why the model cannot run here, or ``None`` when its files and libraries are present
+    (or already loaded: the look-up walks the import path, which costs more than embedding a
+    short text, and every embedding call asks)."""
+    if _model is not None:
+        return None
     root = package_dir()
     if root is None:
         return "the wordllama package (which carries the weights) is not installed"
