@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, insert, select
 
 from nyla.agent.guard import clean_text
 from nyla.agent.tables import RunRow, ToolCallRow
@@ -19,50 +19,50 @@ def _t(value: str | None, limit: int | None = None) -> str | None:
 async def save_trace(db: Any, trace: AgentTrace) -> None:
     """Insert (or replace) the trace of a finished run and its tool calls atomically. Every
     string is made storable first (NUL bytes and lone surrogates replaced, names and ids cut
-    to their column's length), so what a model sent cannot make the record fail."""
+    to their column's length), so what a model sent cannot make the record fail. The rows go
+    in as plain inserts, the tool calls in one statement: the ORM's unit of work cost about
+    a millisecond of CPU per agent round for a trace of four calls a round."""
+    run = {
+        "run_id": trace.run_id,
+        "parent_run_id": trace.parent_run_id,
+        "user_id": trace.context.user_id,
+        "status": str(trace.status),
+        "prompt": _t(trace.prompt),
+        "final_text": _t(trace.final_text),
+        "model": _t(trace.model, 255),
+        "rounds": trace.rounds,
+        "cost_chf": trace.cost_chf,
+        "input_tokens": trace.input_tokens,
+        "output_tokens": trace.output_tokens,
+        "validation_failures": trace.validation_failures,
+        "repair_attempts": trace.repair_attempts,
+        "success_after_repair": trace.success_after_repair,
+        "error": _t(trace.error),
+        "context": json.loads(clean_text(json.dumps(trace.context.to_wire()))),
+        "started_at": trace.started_at,
+        "finished_at": trace.finished_at,
+    }
+    calls = [
+        {
+            "run_id": trace.run_id,
+            "seq": i,
+            "round": c.round,
+            "call_id": _t(c.call_id, 128),
+            "tool_name": _t(c.tool_name, 255),
+            "arguments": _t(c.arguments),
+            "success": c.success,
+            "error": _t(c.error),
+            "validation_failure_code": _t(c.validation_failure_code, 64),
+            "duration_ms": c.duration_ms,
+        }
+        for i, c in enumerate(trace.tool_calls)
+    ]
     async with db.session() as s:
-        existing = await s.get(RunRow, trace.run_id)
-        if existing is not None:
-            await s.delete(existing)
-            await s.flush()
-        s.add(
-            RunRow(
-                run_id=trace.run_id,
-                parent_run_id=trace.parent_run_id,
-                user_id=trace.context.user_id,
-                status=str(trace.status),
-                prompt=_t(trace.prompt),
-                final_text=_t(trace.final_text),
-                model=_t(trace.model, 255),
-                rounds=trace.rounds,
-                cost_chf=trace.cost_chf,
-                input_tokens=trace.input_tokens,
-                output_tokens=trace.output_tokens,
-                validation_failures=trace.validation_failures,
-                repair_attempts=trace.repair_attempts,
-                success_after_repair=trace.success_after_repair,
-                error=_t(trace.error),
-                context=json.loads(clean_text(json.dumps(trace.context.to_wire()))),
-                started_at=trace.started_at,
-                finished_at=trace.finished_at,
-            )
-        )
-        await s.flush()
-        s.add_all(
-            ToolCallRow(
-                run_id=trace.run_id,
-                seq=i,
-                round=c.round,
-                call_id=_t(c.call_id, 128),
-                tool_name=_t(c.tool_name, 255),
-                arguments=_t(c.arguments),
-                success=c.success,
-                error=_t(c.error),
-                validation_failure_code=_t(c.validation_failure_code, 64),
-                duration_ms=c.duration_ms,
-            )
-            for i, c in enumerate(trace.tool_calls)
-        )
+        # a trace written again replaces the old one; its tool calls go with it (cascade)
+        await s.execute(delete(RunRow).where(RunRow.run_id == trace.run_id))
+        await s.execute(insert(RunRow).values(run))
+        if calls:
+            await s.execute(insert(ToolCallRow), calls)
 
 
 def _trace(row: RunRow, calls: list[ToolCallRow]) -> AgentTrace:

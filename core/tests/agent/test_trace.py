@@ -1,0 +1,59 @@
+"""Trace persistence: a run's row and its tool calls written in one transaction, replaced
+whole when the same run is written again, read back as they were."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from nyla.agent.trace import list_traces, load_trace, save_trace
+from nyla.models.agent import AgentStatus, AgentTrace, RunContext, ToolCallLog
+
+
+def _trace(calls: int, status: AgentStatus = AgentStatus.COMPLETED) -> AgentTrace:
+    return AgentTrace(
+        run_id="run-1",
+        prompt="p\x00rompt",
+        status=status,
+        started_at=datetime(2026, 12, 2, tzinfo=UTC),
+        finished_at=datetime(2026, 12, 2, 0, 1, tzinfo=UTC),
+        context=RunContext(user_id="ada", mandate_id="m1"),
+        rounds=calls,
+        tool_calls=[
+            ToolCallLog(
+                round=i + 1,
+                call_id=f"c{i}" + "x" * 200,
+                tool_name="read",
+                arguments=f'{{"i": {i}}}',
+                success=i % 2 == 0,
+                error=None if i % 2 == 0 else "failed",
+                duration_ms=1.5,
+            )
+            for i in range(calls)
+        ],
+    )
+
+
+async def test_a_trace_is_read_back_as_written_and_replaced_whole(db) -> None:
+    await save_trace(db, _trace(3))
+    saved = await load_trace(db, "run-1")
+    assert saved is not None
+    assert saved.prompt == "p\ufffdrompt"  # NUL made storable
+    assert saved.context.user_id == "ada" and saved.context.mandate_id == "m1"
+    assert [(c.round, c.success, c.error) for c in saved.tool_calls] == [
+        (1, True, None),
+        (2, False, "failed"),
+        (3, True, None),
+    ]
+    assert len(saved.tool_calls[0].call_id) == 128  # cut to its column
+
+    await save_trace(db, _trace(1, AgentStatus.CANCELLED))
+    again = await load_trace(db, "run-1")
+    assert again is not None and again.status is AgentStatus.CANCELLED
+    assert [c.call_id[:2] for c in again.tool_calls] == ["c0"]
+    assert [t.run_id for t in await list_traces(db, user_id="ada")] == ["run-1"]
+
+
+async def test_a_trace_without_tool_calls_is_saved(db) -> None:
+    await save_trace(db, _trace(0))
+    saved = await load_trace(db, "run-1")
+    assert saved is not None and saved.tool_calls == []
