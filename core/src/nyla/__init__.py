@@ -141,7 +141,6 @@ if TYPE_CHECKING:
         Relation as Relation,
     )
     from nyla.models.tools import (
-        KernelServices as KernelServices,
         Tool as Tool,
         ToolContext as ToolContext,
         ToolErrorDetails as ToolErrorDetails,
@@ -205,7 +204,6 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "nyla.models.tools",
     "ToolErrorDetails": "nyla.models.tools",
     "ToolContext": "nyla.models.tools",
-    "KernelServices": "nyla.models.tools",
     # agent runtime and file bridge
     "run_agent_loop": "nyla.agent.loop",
     "AgentRuntime": "nyla.agent.runtime",

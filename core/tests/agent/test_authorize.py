@@ -73,8 +73,8 @@ async def test_every_owned_kind_is_checked_before_the_handler(db, make_kernel):
     await kernel.files.workflows.load("wf-theirs", theirs)
 
     tool, seen = probe()
-    registry = ToolRegistry([tool])
-    ctx = ToolContext(run=mine, kernel=kernel)
+    registry = ToolRegistry([tool], database=kernel.db)
+    ctx = ToolContext(run=mine)
 
     async def call(**arguments):
         import json
@@ -129,8 +129,8 @@ async def test_every_owned_kind_is_checked_before_the_handler(db, make_kernel):
 async def test_an_id_no_row_can_have_is_not_found_without_a_driver_error(db, make_kernel, hostile):
     kernel = make_kernel(db=db)
     tool, seen = probe()
-    registry = ToolRegistry([tool])
-    ctx = ToolContext(run=RunContext(user_id="u1", mandate_id="m1"), kernel=kernel)
+    registry = ToolRegistry([tool], database=kernel.db)
+    ctx = ToolContext(run=RunContext(user_id="u1", mandate_id="m1"))
     field = "fileIds" if isinstance(hostile, list) else "fileId"
     import json
 

@@ -14,8 +14,9 @@ from sqlalchemy import text
 
 from nyla.agent.guard import call_with_deadline
 from nyla.agent.isolation import run_in_own_thread
-from nyla.agent.loop import run_agent_loop
+from nyla.agent.loop import RunSpec, run_agent_loop
 from nyla.agent.loop_watch import forget_blockers, has_blocked
+from nyla.agent.tool_services import tool_services
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.ai import ChatRequest, ToolCall
 from nyla.models.tools import Tool, ToolContext
@@ -82,7 +83,8 @@ async def one_call(kernel: Any, tool: Tool) -> dict[str, Any]:
     events = [
         e
         async for e in run_agent_loop(
-            kernel, "go", config=AgentConfig(stream=False), context=RunContext(), tools=[tool]
+            kernel,
+            RunSpec("go", config=AgentConfig(stream=False), context=RunContext(), tools=[tool]),
         )
     ]
     assert events[-1].data["status"] == "completed"
@@ -124,16 +126,15 @@ async def test_an_isolated_tool_still_reaches_the_kernel_s_services(make_kernel,
     seen_threads: list[int] = []
     charged: list[float] = []
 
-    async def reads_the_database(args: NoArgs, ctx: ToolContext) -> int:
+    async def reads_the_database(args: NoArgs, ctx: ToolContext) -> str:
         seen_threads.append(threading.get_ident())
         ctx.charge(0.25)
-        async with ctx.kernel.db.session() as session:
-            value = (await session.execute(text("select 41 + 1"))).scalar_one()
-        return int(value)
+        item = await ctx.services.files.save("answer.txt", b"42", ctx.run)
+        return await ctx.services.files.read_text(item.id, ctx.run)
 
-    ctx = ToolContext(kernel=kernel, on_charge=charged.append)
+    ctx = ToolContext(services=tool_services(kernel), on_charge=charged.append)
     value = await run_in_own_thread(reads_the_database, NoArgs(), ctx, "reads")
-    assert value == 42
+    assert value == "42"
     assert seen_threads and seen_threads[0] != threading.get_ident()
     assert charged == [0.25]
     # the pool's connections stayed on this loop: the store still works here

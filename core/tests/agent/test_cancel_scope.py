@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from nyla.agent.cancel import CancelScope, RunCancelled
-from nyla.agent.loop import run_agent_loop
+from nyla.agent.loop import RunSpec, run_agent_loop
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.ai import ChatRequest, Role
 from nyla.models.tools import Tool, ToolContext
@@ -65,11 +65,13 @@ async def test_cancelling_a_waiting_run_ends_it_and_leaves_the_consumer_task_cle
         events = []
         async for event in run_agent_loop(
             kernel,
-            "go",
-            config=AgentConfig(stream=False),
-            context=RunContext(),
-            tools=_tools(started, hold),
-            cancel=cancel,
+            RunSpec(
+                "go",
+                config=AgentConfig(stream=False),
+                context=RunContext(),
+                tools=_tools(started, hold),
+                cancel=cancel,
+            ),
         ):
             events.append(event)
         await asyncio.sleep(0)  # the consumer's own waits still work after the run

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from nyla.agent.loop import run_agent_loop
+from nyla.agent.loop import RunSpec, run_agent_loop
 from nyla.agent.trace import load_trace
 from nyla.ai.service import AiService, invalid_tool_arguments
 from nyla.models.agent import AgentConfig, RunContext
@@ -41,10 +41,9 @@ async def run(kernel, tools, config=None) -> tuple[list, Any]:
         e
         async for e in run_agent_loop(
             kernel,
-            "go",
-            config=config or AgentConfig(stream=False),
-            context=RunContext(),
-            tools=tools,
+            RunSpec(
+                "go", config=config or AgentConfig(stream=False), context=RunContext(), tools=tools
+            ),
         )
     ]
     return events, events[-1].data
@@ -182,11 +181,11 @@ async def test_a_hanging_provider_does_not_hang_a_streamed_run(scripted, make_ke
 
 def test_ai_timeout_comes_from_the_environment(monkeypatch, make_kernel):
     monkeypatch.setenv("NYLA_AI_TIMEOUT_S", "7.5")
-    service = AiService(make_kernel(builtins=False))
+    service = AiService(make_kernel(builtins=False).plugins)
     assert service.timeout_s == 7.5 and service.stream_idle_timeout_s == 7.5
     assert service.retry_budget_s > 7.5
     monkeypatch.setenv("NYLA_AI_TIMEOUT_S", "not a number")
-    assert AiService(make_kernel(builtins=False)).timeout_s == 600.0
+    assert AiService(make_kernel(builtins=False).plugins).timeout_s == 600.0
 
 
 async def test_traces_with_hostile_strings_are_kept_whole(scripted, make_kernel, db):

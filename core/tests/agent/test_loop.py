@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nyla.agent.loop import run_agent_loop
+from nyla.agent.loop import RunSpec, run_agent_loop
 from nyla.agent.trace import list_traces, load_trace
 from nyla.errors import ProviderBadRequestError
 from nyla.hookspecs import hookimpl
@@ -60,10 +60,12 @@ async def test_completed_run_streams_text_and_persists_the_trace(
     events = await run_events(
         run_agent_loop(
             kernel,
-            "What is the answer?",
-            config=AgentConfig(),
-            context=RunContext(user_id="anna", timezone="Europe/Zurich"),
-            tools=[tool("lookup", lookup)],
+            RunSpec(
+                "What is the answer?",
+                config=AgentConfig(),
+                context=RunContext(user_id="anna", timezone="Europe/Zurich"),
+                tools=[tool("lookup", lookup)],
+            ),
         )
     )
     assert [e.type for e in events[-2:]] == [EventType.FINAL, EventType.AGENT_SUMMARY]
@@ -92,10 +94,12 @@ async def test_max_rounds_ends_with_a_real_progress_report(scripted, make_kernel
     events = await run_events(
         run_agent_loop(
             kernel,
-            "Find it",
-            config=AgentConfig(max_rounds=2, stream=False),
-            context=RunContext(),
-            tools=[tool("lookup", lookup)],
+            RunSpec(
+                "Find it",
+                config=AgentConfig(max_rounds=2, stream=False),
+                context=RunContext(),
+                tools=[tool("lookup", lookup)],
+            ),
         )
     )
     assert events[-1].data["status"] == "maxRoundsReached"
@@ -123,10 +127,12 @@ async def test_budget_stop_reports_progress_within_the_budget(
     events = await run_events(
         run_agent_loop(
             kernel,
-            "Find it",
-            config=AgentConfig(max_cost_chf=1.5, stream=False),
-            context=RunContext(),
-            tools=[tool("lookup", lookup)],
+            RunSpec(
+                "Find it",
+                config=AgentConfig(max_cost_chf=1.5, stream=False),
+                context=RunContext(),
+                tools=[tool("lookup", lookup)],
+            ),
         )
     )
     summary = events[-1].data
@@ -144,10 +150,12 @@ async def test_unknown_price_fails_closed_without_calling_the_model(
     events = await run_events(
         run_agent_loop(
             kernel,
-            "Count the files",
-            config=AgentConfig(max_cost_chf=10.0),
-            context=RunContext(),
-            tools=[],
+            RunSpec(
+                "Count the files",
+                config=AgentConfig(max_cost_chf=10.0),
+                context=RunContext(),
+                tools=[],
+            ),
         )
     )
     assert events[-1].data["status"] == "budgetExceeded"
@@ -161,7 +169,7 @@ async def test_provider_error_ends_in_error_with_the_reason(scripted, make_kerne
 
     kernel = make_kernel(scripted(script), db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(kernel, "hi", config=AgentConfig(), context=RunContext(), tools=[])
+        run_agent_loop(kernel, RunSpec("hi", config=AgentConfig(), context=RunContext(), tools=[]))
     )
     assert events[-1].data["status"] == "error"
     assert "context too long" in events[-1].data["error"]
@@ -195,10 +203,12 @@ async def test_malformed_arguments_are_repaired_and_counted(
     events = await run_events(
         run_agent_loop(
             kernel,
-            "note it",
-            config=AgentConfig(),
-            context=RunContext(),
-            tools=[tool("note", note, args=NoteArgs, read_only=False)],
+            RunSpec(
+                "note it",
+                config=AgentConfig(),
+                context=RunContext(),
+                tools=[tool("note", note, args=NoteArgs, read_only=False)],
+            ),
         )
     )
     assert notes == ["xx"]
@@ -235,7 +245,8 @@ async def test_a_tool_marking_validation_failure_is_counted(scripted, make_kerne
     kernel = make_kernel(scripted(script), db=db, builtins=False)
     events = await run_events(
         run_agent_loop(
-            kernel, "q", config=AgentConfig(), context=RunContext(), tools=[tool("query", query)]
+            kernel,
+            RunSpec("q", config=AgentConfig(), context=RunContext(), tools=[tool("query", query)]),
         )
     )
     trace = await load_trace(db, events[-1].data["runId"])
@@ -291,12 +302,14 @@ async def test_knowledge_failures_never_stop_the_run(scripted, make_kernel, db, 
     events = await run_events(
         run_agent_loop(
             kernel,
-            "q",
-            config=AgentConfig(),
-            context=RunContext(),
-            tools=[tool("lookup", lookup)],
-            context_builder=builder,
-            round_recorder=recorder,
+            RunSpec(
+                "q",
+                config=AgentConfig(),
+                context=RunContext(),
+                tools=[tool("lookup", lookup)],
+                context_builder=builder,
+                round_recorder=recorder,
+            ),
         )
     )
     assert events[-1].data["status"] == "completed" and seen == [1]
@@ -312,11 +325,13 @@ async def test_knowledge_context_is_injected_each_round(scripted, make_kernel, d
     await run_events(
         run_agent_loop(
             kernel,
-            "where?",
-            config=AgentConfig(),
-            context=RunContext(user_id="anna"),
-            tools=[],
-            context_builder=builder,
+            RunSpec(
+                "where?",
+                config=AgentConfig(),
+                context=RunContext(user_id="anna"),
+                tools=[],
+                context_builder=builder,
+            ),
         )
     )
     texts = [m.text for m in provider.requests[0].messages]
@@ -343,10 +358,12 @@ async def test_long_conversations_are_summarized_without_orphaned_results(
     events = await run_events(
         run_agent_loop(
             kernel,
-            "read everything",
-            config=AgentConfig(stream=False),
-            context=RunContext(),
-            tools=[tool("big", big, args=PartArgs)],
+            RunSpec(
+                "read everything",
+                config=AgentConfig(stream=False),
+                context=RunContext(),
+                tools=[tool("big", big, args=PartArgs)],
+            ),
         )
     )
     assert events[-1].data["status"] == "completed"
@@ -394,10 +411,12 @@ async def test_personal_data_never_reaches_the_model(scripted, make_kernel, db, 
     events = await run_events(
         run_agent_loop(
             kernel,
-            "Who handles anna@example.com?",
-            config=AgentConfig(),
-            context=RunContext(require_neutralization=True),
-            tools=[tool("contact", contact)],
+            RunSpec(
+                "Who handles anna@example.com?",
+                config=AgentConfig(),
+                context=RunContext(require_neutralization=True),
+                tools=[tool("contact", contact)],
+            ),
         )
     )
     sent = " ".join(m.text for r in provider.requests for m in r.messages)
@@ -449,11 +468,13 @@ async def test_consumer_closing_the_stream_still_records_a_whole_trace(scripted,
     kernel = make_kernel(scripted(lambda r, i: [("lookup", {})]), db=db, builtins=False)
     stream = run_agent_loop(
         kernel,
-        "loop",
-        config=AgentConfig(),
-        context=RunContext(),
-        tools=[tool("lookup", lookup)],
-        run_id="closed-run",
+        RunSpec(
+            "loop",
+            config=AgentConfig(),
+            context=RunContext(),
+            tools=[tool("lookup", lookup)],
+            run_id="closed-run",
+        ),
     )
     async for event in stream:
         if event.type is EventType.TOOL_RESULT:
@@ -495,10 +516,12 @@ async def test_a_policy_plugin_denial_reaches_the_model(
     events = await run_events(
         run_agent_loop(
             kernel,
-            "write",
-            config=AgentConfig(),
-            context=RunContext(user_id="anna"),
-            tools=[tool("lookup", lookup), tool("write", write, read_only=False)],
+            RunSpec(
+                "write",
+                config=AgentConfig(),
+                context=RunContext(user_id="anna"),
+                tools=[tool("lookup", lookup), tool("write", write, read_only=False)],
+            ),
         )
     )
     assert wrote == []

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nyla.agent.loop import run_agent_loop
+from nyla.agent.loop import RunSpec, run_agent_loop
 from nyla.hookspecs import hookimpl
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.ai import ChatRequest
@@ -74,10 +74,12 @@ async def test_the_read_results_are_neutralized_while_the_write_runs(
     events = await run_events(
         run_agent_loop(
             kernel,
-            "Who owns anna@example.com?",
-            config=AgentConfig(),
-            context=RunContext(require_neutralization=True),
-            tools=tools,
+            RunSpec(
+                "Who owns anna@example.com?",
+                config=AgentConfig(),
+                context=RunContext(require_neutralization=True),
+                tools=tools,
+            ),
         )
     )
     assert events[-2].text == "done"

@@ -7,6 +7,7 @@ import httpx
 import pytest
 from cryptography.fernet import Fernet
 
+from nyla.agent.tool_services import tool_services
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.datasource import TokenGrant
 from nyla.models.tools import ToolContext
@@ -40,7 +41,7 @@ def _tool(kernel, name):
 
 async def _call(kernel, name, user="u1", **args):
     tool = _tool(kernel, name)
-    ctx = ToolContext(run=RunContext(user_id=user), kernel=kernel)
+    ctx = ToolContext(run=RunContext(user_id=user), services=tool_services(kernel))
     return await tool.handler(tool.args_model.model_validate(args), ctx)
 
 
@@ -62,7 +63,7 @@ async def test_tools_search_first_and_check_the_owner(kernel) -> None:
 
 async def test_download_inherits_the_data_source_policy(kernel, corpus) -> None:
     conn = await kernel.connections.add("exampledrive", user_id="u1", grant=GRANT)
-    await kernel.knowledge.add_data_source(
+    await kernel.knowledge.governance.add_data_source(
         "fin", conn.id, "/Finance", user_id="u1", neutralize=True
     )
     doc = corpus.live()[1]

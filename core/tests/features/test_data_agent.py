@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from nyla.agent.tool_services import tool_services
 from nyla.errors import ConfigurationError
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.ai import Role
@@ -174,7 +175,7 @@ async def test_query_feature_instance_tool_charges_the_parent(agent_kernel, data
     charged = []
     ctx = ToolContext(
         run=RunContext(feature_instance_id=INSTANCE),
-        kernel=kernel,
+        services=tool_services(kernel),
         run_id="parent-1",
         remaining_rounds=5,
         remaining_budget_chf=1.0,
@@ -187,7 +188,7 @@ async def test_query_feature_instance_tool_charges_the_parent(agent_kernel, data
     assert "CHF" in result.content
     assert charged and charged[0] == pytest.approx(result.data["costChf"]) and charged[0] > 0
     # no instance, no rounds: clear errors, nothing run
-    no_instance = await tool.handler(args, ToolContext(kernel=kernel))
+    no_instance = await tool.handler(args, ToolContext(services=tool_services(kernel)))
     assert not no_instance.success and "featureInstanceId" in no_instance.error
     spent = await tool.handler(args, ctx.model_copy(update={"remaining_rounds": 0}))
     assert not spent.success and "rounds" in spent.error

@@ -65,15 +65,15 @@ HOST_ONLY = {
 }
 
 #: what a plugin author reaches for beyond the provider base classes: the answer of
-#: ``ctx.kernel.ai.call`` and its typed parts, the type of ``ToolContext.kernel``, the errors a
-#: tool catches
+#: ``ctx.services.ai.call`` and its typed parts, the type of ``ToolContext.services``, the
+#: errors a tool catches
 PLUGIN_AUTHOR = {
     "AiCallRequest",
     "AiCallResponse",
     "FallbackNote",
     "InvalidToolArguments",
     "NeutralizationReport",
-    "KernelServices",
+    "ToolServices",
     "ToolContext",
     "RunContext",
     "AgentConfig",

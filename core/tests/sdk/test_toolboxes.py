@@ -43,7 +43,7 @@ from nyla.sdk.connectors import (
     VendorTimeoutError,
     setting,
 )
-from nyla.testing import add_connection
+from nyla.testing import add_connection, tool_context
 
 ROOT = "/srv/nyla/probe-share"  # a server setting of the connection: never shown
 TOKEN = "tok-5f2a9c81e7"
@@ -125,7 +125,9 @@ def kernel(vendor_kernel: Any, vendor: Vendor, probe: Probe) -> Any:
 
 
 def run_of(user: str, mandate: str | None = None, kernel: Any = None) -> ToolContext:
-    return ToolContext(run=RunContext(user_id=user, mandate_id=mandate), kernel=kernel)
+    if kernel is None:
+        return ToolContext(run=RunContext(user_id=user, mandate_id=mandate))
+    return tool_context(kernel, user=user, mandate=mandate)
 
 
 async def connect(kernel: Any, user: str, **kw: Any) -> Any:

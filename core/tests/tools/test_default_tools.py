@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from nyla.agent.registry import ToolRegistry
+from nyla.agent.tool_services import tool_services
 from nyla.files.bridge import ChatWorkflow
 from nyla.hookspecs import hookimpl
 from nyla.models.agent import EventType, RunContext
@@ -44,7 +45,7 @@ class Caller:
     """Calls tools like the loop does, for one run context."""
 
     def __init__(self, kernel: Any, run: RunContext, workflow: ChatWorkflow | None = None):
-        self.registry = ToolRegistry(kernel.plugins.tools())
+        self.registry = ToolRegistry(kernel.plugins.tools(), database=kernel.db)
         self.kernel = kernel
         self.run = run
         self.workflow = workflow
@@ -53,11 +54,11 @@ class Caller:
     async def __call__(self, tool_name: str, /, **arguments: Any) -> ToolResult:
         from nyla.models.ai import ToolCall
 
-        extras: dict[str, Any] = {}
-        if self.workflow is not None:
-            extras["workflow"] = self.workflow
         ctx = ToolContext(
-            run=self.run, kernel=self.kernel, on_charge=self.charged.append, extras=extras
+            run=self.run,
+            services=tool_services(self.kernel),
+            on_charge=self.charged.append,
+            workflow=self.workflow,
         )
         done = await self.registry.dispatch(
             ToolCall(id="t", name=tool_name, arguments=json.dumps(arguments)), ctx

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nyla.agent.loop import run_agent_loop
+from nyla.agent.loop import RunSpec, run_agent_loop
 from nyla.connections.errors import VendorNotFoundError
 from nyla.connections.redact import HIDDEN
 from nyla.models.agent import AgentConfig, RunContext
@@ -37,7 +37,8 @@ async def test_a_plugin_tool_s_os_error_reaches_the_model_without_the_path(
     events = [
         e
         async for e in run_agent_loop(
-            kernel, "go", config=AgentConfig(stream=False), context=RunContext(), tools=[tool]
+            kernel,
+            RunSpec("go", config=AgentConfig(stream=False), context=RunContext(), tools=[tool]),
         )
     ]
     [result] = [e.data for e in events if e.type.value == "TOOL_RESULT"]

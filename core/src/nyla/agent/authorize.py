@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from sqlalchemy import or_, select
@@ -31,6 +31,9 @@ from sqlalchemy import or_, select
 from nyla.models.agent import RunContext
 from nyla.models.tools import ToolContext, ToolResult
 from nyla.text import has_unstorable_chars
+
+if TYPE_CHECKING:
+    from nyla.db import Database
 
 #: the kinds of owned ids
 KINDS = ("featureInstance", "file", "folder", "dataSource", "connection", "workflow")
@@ -90,25 +93,21 @@ def _ids(value: Any) -> list[str]:
     return [str(value)]
 
 
-Authorizer = Callable[[list[str], ToolContext], Awaitable[list[str]]]
+Authorizer = Callable[[list[str], RunContext, "Database | None"], Awaitable[list[str]]]
 
 
-async def _feature_instances(ids: list[str], ctx: ToolContext) -> list[str]:
-    return [i for i in ids if i != ctx.run.feature_instance_id]
-
-
-def _db(ctx: ToolContext) -> Any:
-    kernel = ctx.kernel
-    return None if kernel is None else kernel.db
+async def _feature_instances(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
+    return [i for i in ids if i != run.feature_instance_id]
 
 
 Visible = Callable[[RunContext], tuple[Any, Any]]
 
 
-async def _invisible(ids: list[str], ctx: ToolContext, visible: Visible) -> list[str]:
+async def _invisible(
+    ids: list[str], run: RunContext, db: Database | None, visible: Visible
+) -> list[str]:
     """The ids among ``ids`` that the run may not see; ``visible(context)`` is the select of
     visible rows and their id column."""
-    db = _db(ctx)
     if db is None:
         return list(ids)  # nothing to check against: refuse (fail closed)
     # An id no row can have (NUL, lone surrogate, absurd length) is refused here: sent to the
@@ -116,7 +115,7 @@ async def _invisible(ids: list[str], ctx: ToolContext, visible: Visible) -> list
     askable = [i for i in ids if _storable(i)]
     if not askable:
         return list(ids)
-    statement, id_column = visible(ctx.run)
+    statement, id_column = visible(run)
     async with db.read_session() as s:
         seen = set((await s.execute(statement.where(id_column.in_(askable)))).scalars())
     return [i for i in ids if i not in seen]
@@ -149,37 +148,37 @@ def _owned_by(table: Any) -> Visible:
     )
 
 
-async def _files(ids: list[str], ctx: ToolContext) -> list[str]:
+async def _files(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
     from nyla.files.tables import FileRow
 
-    return await _invisible(ids, ctx, _readable(FileRow))
+    return await _invisible(ids, run, db, _readable(FileRow))
 
 
-async def _folders(ids: list[str], ctx: ToolContext) -> list[str]:
+async def _folders(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
     from nyla.files.tables import FolderRow
 
-    return await _invisible(ids, ctx, _readable(FolderRow))
+    return await _invisible(ids, run, db, _readable(FolderRow))
 
 
-async def _data_sources(ids: list[str], ctx: ToolContext) -> list[str]:
+async def _data_sources(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
     from nyla.knowledge.tables import DataSource
 
-    return await _invisible(ids, ctx, _owned_by(DataSource))
+    return await _invisible(ids, run, db, _owned_by(DataSource))
 
 
-async def _connections(ids: list[str], ctx: ToolContext) -> list[str]:
+async def _connections(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
     from nyla.knowledge.tables import UserConnection
 
-    return await _invisible(ids, ctx, _owned_by(UserConnection))
+    return await _invisible(ids, run, db, _owned_by(UserConnection))
 
 
-async def _workflows(ids: list[str], ctx: ToolContext) -> list[str]:
+async def _workflows(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
     from nyla.files.tables import WorkflowRow
 
-    others = [i for i in ids if i != ctx.run.workflow_id]
+    others = [i for i in ids if i != run.workflow_id]
     if not others:
         return []
-    return await _invisible(others, ctx, _owned_by(WorkflowRow))
+    return await _invisible(others, run, db, _owned_by(WorkflowRow))
 
 
 AUTHORIZERS: dict[str, Authorizer] = {
@@ -203,15 +202,18 @@ _SUGGESTIONS = {
 }
 
 
-async def authorize(tool: Any, args: BaseModel, ctx: ToolContext) -> ToolResult | None:
-    """``None`` when every owned id in ``args`` is the run's to use, else the refusal
+async def authorize(
+    tool: Any, args: BaseModel, ctx: ToolContext, db: Database | None
+) -> ToolResult | None:
+    """``None`` when every owned id in ``args`` is the run's to use (files, folders, data
+    sources, connections and workflows looked up in ``db``; without one they are refused), else the refusal
     (``ACCESS_DENIED`` for another feature instance, ``NOT_FOUND`` for anything else: an id
     outside the run's scope is answered as if it did not exist)."""
     for name, wire, kind in owned_fields(type(args)):
         ids = _ids(getattr(args, name, None))
         if not ids:
             continue
-        refused = await AUTHORIZERS[kind](ids, ctx)
+        refused = await AUTHORIZERS[kind](ids, ctx.run, db)
         if not refused:
             continue
         label = _LABELS.get(kind, kind)

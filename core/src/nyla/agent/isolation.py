@@ -6,7 +6,7 @@ inside it stalls only that thread, and the caller's deadline stays live (past it
 task is cancelled and the thread left to end on its own).
 
 The kernel's services are bound to the caller's loop (database pools, HTTP clients), so the
-tool gets its :class:`~nyla.models.tools.ToolContext` with ``kernel`` behind a
+tool gets its :class:`~nyla.models.tools.ToolContext` with ``services`` behind a
 :class:`LoopBridge`: every coroutine or async iterator a service hands out is run on the
 caller's loop and its result brought back. Costs reported with ``ctx.charge`` reach the run
 on the caller's loop, before the tool's result does.
@@ -65,14 +65,14 @@ async def run_in_own_thread(
 
 
 def bridged_context(ctx: Any, home: asyncio.AbstractEventLoop) -> Any:
-    """``ctx`` for a handler on another loop: ``kernel`` bridged to ``home``, charges
+    """``ctx`` for a handler on another loop: ``services`` bridged to ``home``, charges
     reported on ``home``."""
     if not isinstance(ctx, BaseModel):
         return ctx
     update: dict[str, Any] = {}
-    kernel = getattr(ctx, "kernel", None)
-    if kernel is not None:
-        update["kernel"] = LoopBridge(kernel, home)
+    services = getattr(ctx, "services", None)
+    if services is not None:
+        update["services"] = LoopBridge(services, home)
     on_charge = getattr(ctx, "on_charge", None)
     if on_charge is not None:
         update["on_charge"] = lambda chf: home.call_soon_threadsafe(on_charge, chf)

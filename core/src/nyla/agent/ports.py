@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nyla.models.tools import KernelServices
+from nyla.models.tool_services import ToolFeatures
 
 if TYPE_CHECKING:
     import pluggy
@@ -34,9 +34,11 @@ class AgentPlugins(Protocol):
     def models(self) -> list[Any]: ...
 
 
-class AgentHost(KernelServices, Protocol):
-    """The host of the agent (the kernel): what a tool reaches through ``ctx.kernel``, and
-    typed, the services a run uses and the plugin host."""
+class AgentHost(Protocol):
+    """The host of the agent (the kernel): the services a run uses and the plugin host."""
+
+    @property
+    def settings(self) -> dict[str, Any]: ...
 
     @property
     def db(self) -> Database: ...
@@ -58,3 +60,11 @@ class AgentHost(KernelServices, Protocol):
 
     @property
     def knowledge(self) -> KnowledgeService: ...
+
+
+class RuntimeHost(AgentHost, Protocol):
+    """The host of the agent runtime: the agent's host and the feature service, whose data
+    agent the tools of a run may start (:func:`nyla.agent.tool_services.tool_services`)."""
+
+    @property
+    def features(self) -> ToolFeatures: ...

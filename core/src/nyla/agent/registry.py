@@ -44,6 +44,7 @@ from nyla.text import loads_json
 
 if TYPE_CHECKING:
     from nyla.agent.ports import AgentHost
+    from nyla.db import Database
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +216,8 @@ class ToolRegistry:
     """The tools of one run, by name, with validating dispatch.
 
     ``before_call`` is the ``nyla_before_tool_call`` hook (or any callable returning a list of
-    optional denials); ``default_timeout_s`` applies to tools without their own timeout.
+    optional denials); ``default_timeout_s`` applies to tools without their own timeout;
+    owned ids are checked in ``database`` (without one, refused).
     """
 
     def __init__(
@@ -224,10 +226,11 @@ class ToolRegistry:
         *,
         before_call: BeforeCallHook | None = None,
         default_timeout_s: float = 120.0,
+        database: Database | None = None,
     ) -> None:
         self._tools: dict[str, Tool] = {}
         self._definitions: list[ToolDefinition] | None = None
-        self.before_call = before_call
+        self.before_call, self.database = before_call, database
         self.default_timeout_s = default_timeout_s
         self._seen: dict[Hashable, int] = {}
         self.refresh(tools)
@@ -272,8 +275,7 @@ class ToolRegistry:
     async def dispatch_batch(
         self, calls: list[ToolCall], ctx_for: Callable[[ToolCall], ToolContext]
     ) -> list[Dispatched]:
-        """Check ``calls`` in order, then run the handlers of those that passed together
-        (each in its own task under its own deadline); results in call order."""
+        """Check ``calls`` in order, then run the passed ones together; results in order."""
         runner = self._runner()
         return await runner.finish(runner.start(await runner.checked(calls, ctx_for)))
 
@@ -320,7 +322,7 @@ class ToolRegistry:
                 suggestion="send a flat JSON object matching the schema",
             )
         if owned_fields(type(args)):
-            refusal = await authorize(tool, args, ctx)
+            refusal = await authorize(tool, args, ctx, self.database)
             if refusal is not None:
                 return refusal
         key = repeat_key(tool.name, arguments)

@@ -8,10 +8,9 @@ the run; the end itself (progress report, trace) is in :mod:`nyla.agent.ending`.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,6 @@ from nyla.agent.registry import Dispatched, ToolRegistry, before_call_hook, resu
 from nyla.agent.repair import validation_failure_code
 from nyla.errors import BudgetExceeded
 from nyla.models.agent import (
-    AgentConfig,
     AgentEvent,
     AgentStatus,
     AgentTrace,
@@ -40,62 +38,47 @@ from nyla.models.ai import (
     ToolCall,
     Usage,
 )
-from nyla.models.tools import Tool, ToolContext
+from nyla.models.tools import ToolContext
 
 if TYPE_CHECKING:
     from nyla.agent.ports import AgentHost
+    from nyla.agent.spec import RunSpec
 
 log = logging.getLogger(__name__)
-
-ContextBuilder = Callable[[str, RunContext], Awaitable[str]]
-RoundRecorder = Callable[..., Awaitable[Any]]
 
 
 class AgentRun:
     """The state of one run (trace, conversation, tools, spending) and its round steps."""
 
-    def __init__(
-        self,
-        kernel: AgentHost,
-        prompt: str,
-        *,
-        config: AgentConfig,
-        context: RunContext,
-        tools: list[Tool],
-        system_prompt: str | None = None,
-        parent_run_id: str | None = None,
-        context_builder: ContextBuilder | None = None,
-        round_recorder: RoundRecorder | None = None,
-        run_id: str | None = None,
-        cancel: asyncio.Event | None = None,
-        neutralization: Any = None,
-        extras: dict[str, Any] | None = None,
-        history: list[Message] | None = None,
-    ) -> None:
-        self.kernel, self.config, self.prompt, self.tools = kernel, config, prompt, tools
-        self.context = restricted_context(kernel, config, context)
+    def __init__(self, kernel: AgentHost, spec: RunSpec) -> None:
+        config, prompt = spec.config, spec.prompt
+        self.kernel, self.spec, self.config, self.prompt = kernel, spec, config, prompt
+        self.tools = spec.tools
+        self.context = restricted_context(kernel, config, spec.context)
         #: the caller's cancel event as the run waits on it (``None``: no one can cancel)
-        self.cancel = CancelScope(cancel) if cancel is not None else None
-        self.extras = dict(extras or {})
-        self.context_builder, self.round_recorder = context_builder, round_recorder
+        self.cancel = CancelScope(spec.cancel) if spec.cancel is not None else None
+        self.context_builder, self.round_recorder = spec.context_builder, spec.round_recorder
         self.trace = AgentTrace(
-            run_id=run_id or uuid.uuid4().hex,
+            run_id=spec.run_id or uuid.uuid4().hex,
             prompt=prompt,
             started_at=datetime.now(UTC),
-            parent_run_id=parent_run_id,
+            parent_run_id=spec.parent_run_id,
             context=self.context,
             model=config.model,
         )
-        self.session = neutralization or new_neutralization_session(kernel, self.context)
+        self.session = spec.neutralization or new_neutralization_session(kernel, self.context)
         trace = self.trace  # (not ``self``: a finished run is freed without the collector)
         self.conversation = ConversationManager(
-            build_system_prompt(system_prompt or config.system_prompt, self.context.timezone),
+            build_system_prompt(spec.system_prompt or config.system_prompt, self.context.timezone),
             prompt,
-            history=history,
+            history=spec.history,
             count_tokens=_token_counter(kernel, lambda: trace.model or config.model),
         )
         self.registry = ToolRegistry(
-            tools, before_call=before_call_hook(kernel), default_timeout_s=config.tool_timeout_s
+            self.tools,
+            before_call=before_call_hook(kernel),
+            default_timeout_s=config.tool_timeout_s,
+            database=kernel.db,
         )
         self.round = 0
         self.spent = 0.0
@@ -306,10 +289,11 @@ class AgentRun:
             ahead(self.conversation.for_call(), self.session, self.context)
 
     def tool_context(self, call: ToolCall) -> ToolContext:
-        """What the handler of ``call`` gets: the run's context, limits and session."""
+        """What the handler of ``call`` gets: the run's context, services, limits and session."""
+        spec = self.spec
         return ToolContext(
             run=self.context,
-            kernel=self.kernel,
+            services=spec.services,
             run_id=self.run_id,
             round=self.round,
             call_id=call.id,
@@ -318,7 +302,8 @@ class AgentRun:
             on_charge=self.charge,
             neutralization=self.session,
             model=self.config.model,
-            extras=self.extras,
+            toolboxes=spec.toolboxes,
+            workflow=spec.workflow,
         )
 
     async def record(self, response: AiCallResponse, results: list[Dispatched]) -> None:

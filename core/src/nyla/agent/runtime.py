@@ -6,17 +6,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
 from nyla.agent.loop import run_agent_loop
+from nyla.agent.spec import RunSpec
+from nyla.agent.tool_services import tool_services
 from nyla.agent.toolboxes import ToolboxSession, open_session
 from nyla.files.conversations import history_messages
 from nyla.models.agent import AgentConfig, AgentEvent, AgentTrace, EventType, RunContext
+from nyla.models.tools import Tool
 
 if TYPE_CHECKING:
-    from nyla.agent.ports import AgentHost
+    from nyla.agent.ports import RuntimeHost
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +36,7 @@ class AgentRuntime:
     event carries ``citations``: the knowledge hits the run's context quoted.
     """
 
-    def __init__(self, kernel: AgentHost) -> None:
+    def __init__(self, kernel: RuntimeHost) -> None:
         self.kernel = kernel
         self._cancels: dict[str, asyncio.Event] = {}
 
@@ -72,51 +76,59 @@ class AgentRuntime:
             }
         )
 
-    def toolbox_session(self, config: AgentConfig, context: RunContext) -> ToolboxSession:
+    def toolbox_session(
+        self, config: AgentConfig, context: RunContext, *, extra_tools: Iterable[Tool] = ()
+    ) -> ToolboxSession:
         """The toolboxes a run with this config and context starts with."""
-        return open_session(self.kernel.plugins.toolboxes, config, context)
+        return open_session(self.kernel.plugins.toolboxes, config, context, extra_tools=extra_tools)
 
-    async def run(
+    def run(
         self,
         prompt: str,
         config: AgentConfig | None = None,
         context: RunContext | None = None,
         *,
         run_id: str | None = None,
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         """Run the agent on ``prompt``; yields STATUS (first: ``started`` with the run id),
-        CHUNK, TOOL_CALL, TOOL_RESULT, ERROR, then FINAL and AGENT_SUMMARY."""
-        config = config or AgentConfig()
-        context = context or RunContext()
-        run_id = run_id or uuid.uuid4().hex
+        CHUNK, TOOL_CALL, TOOL_RESULT, ERROR, then FINAL and AGENT_SUMMARY (see
+        :meth:`execute`)."""
+        spec = RunSpec(prompt, config or AgentConfig(), context or RunContext(), run_id=run_id)
+        return self.execute(spec)
+
+    async def execute(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
+        """Run ``spec`` with what the runtime adds: the toolboxes of its config and context
+        (their tools come after ``spec.tools``), the chat workflow of ``context.workflow_id``
+        with its history, the knowledge context, the tools' services and a cancel event."""
+        config, context = spec.config, spec.context
+        run_id = spec.run_id or uuid.uuid4().hex
         cancel = asyncio.Event()
         self._cancels[run_id] = cancel
         try:
-            session = self.toolbox_session(config, context)
-            extras: dict[str, Any] = {"toolboxes": session}
+            session = self.toolbox_session(config, context, extra_tools=spec.tools)
             # the first event before any database work: a client sees the run start at once
             yield events.status(
                 0, "started", runId=run_id, toolboxes=list(session.active), model=config.model
             )
             workflow = await self._workflow(context)
-            history = None
-            if workflow is not None:
-                extras["workflow"] = workflow
-                history = history_messages(workflow, run_id)
             used: list[Any] = []
             loop = run_agent_loop(
                 self.kernel,
-                prompt,
-                config=config,
-                context=context,
-                system_prompt=await self._system_prompt(config, context, session),
-                tools=session.tools,
-                context_builder=self._context_builder(used),
-                round_recorder=self._round_recorder(),
-                run_id=run_id,
-                cancel=cancel,
-                extras=extras,
-                history=history,
+                replace(
+                    spec,
+                    tools=session.tools,
+                    system_prompt=spec.system_prompt
+                    or await self._system_prompt(config, context, session),
+                    history=spec.history
+                    or (history_messages(workflow, run_id) if workflow is not None else None),
+                    run_id=run_id,
+                    services=tool_services(self.kernel),
+                    toolboxes=session,
+                    workflow=workflow,
+                    context_builder=self._context_builder(used),
+                    round_recorder=self._round_recorder(),
+                    cancel=cancel,
+                ),
             )
             try:
                 async for event in loop:
@@ -136,7 +148,9 @@ class AgentRuntime:
         from nyla.tools.datasources import data_source_prompt
 
         try:
-            block = await data_source_prompt(self.kernel, context.user_id, session.tools)
+            block = await data_source_prompt(
+                self.kernel.connections, context.user_id, session.tools
+            )
         except Exception as exc:  # no database, no connections: the run goes on without
             log.info("no data-source block: %s", exc)
             return None

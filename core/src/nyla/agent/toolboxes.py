@@ -33,7 +33,7 @@ def request_toolbox_tool(inactive_ids: list[str], session: ToolboxSession | None
     """The ``requestToolbox`` meta-tool offering ``inactive_ids``.
 
     Schema ``{toolboxId: enum[inactive ids], reason: string}``. The handler activates the
-    toolbox in the run's :class:`ToolboxSession` (``session``, or ``ctx.extras['toolboxes']``).
+    toolbox in the run's :class:`ToolboxSession` (``session``, or ``ctx.toolboxes``).
     """
     ids = sorted(inactive_ids)
     id_type: Any = Literal[tuple(ids)] if ids else str  # type: ignore[valid-type]
@@ -48,7 +48,7 @@ def request_toolbox_tool(inactive_ids: list[str], session: ToolboxSession | None
     )
 
     async def handler(args: Any, ctx: ToolContext) -> ToolResult:
-        target = session or ctx.extras.get("toolboxes")
+        target = session or ctx.toolboxes
         if target is None:
             return ToolResult.fail("toolboxes cannot be requested in this run", "NOT_AVAILABLE")
         return target.request(args.toolbox_id, args.reason)

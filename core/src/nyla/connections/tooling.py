@@ -1,5 +1,6 @@
 """What toolboxes over connectors share: finding the run user's connection that can do a
-job (through the kernel's connector registry, never by importing a connector), and turning
+job (through the run's connections, ``ctx.services.connections``, never by importing a
+connector), and turning
 connector errors into tool results the model can act on."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from nyla.connections.errors import ConnectorError
 from nyla.connections.redact import redact_paths
 from nyla.models.datasource import ConnectionInfo
+from nyla.models.tool_services import ServiceUnavailableError, ToolConnections
 from nyla.models.tools import ToolContext, ToolResult
 
 #: what the model is told to do about each connector error code
@@ -50,10 +52,10 @@ async def pick_connection(
     the only one. Only the user's own connections in the run's mandate (or in none) count, so
     another user's id is answered as an unknown one. Raises :class:`NoConnection` with a
     result for the model otherwise."""
-    kernel = ctx.kernel
-    if kernel is None:
-        raise NoConnection(ToolResult.fail("no kernel in this run", "NOT_AVAILABLE"))
-    service = kernel.connections
+    try:
+        service = ctx.services.connections
+    except ServiceUnavailableError as exc:
+        raise NoConnection(ToolResult.fail(str(exc), "NOT_AVAILABLE")) from None
     mine = [
         c
         for c in await service.list(ctx.run.user_id)
@@ -93,7 +95,7 @@ async def pick_connection(
     )
 
 
-def _usable(service: Any, conn: ConnectionInfo, can: Callable[[Any], bool]) -> bool:
+def _usable(service: ToolConnections, conn: ConnectionInfo, can: Callable[[Any], bool]) -> bool:
     adapter = service.adapters.get(conn.service)
     return conn.status == "active" and adapter is not None and can(adapter)
 

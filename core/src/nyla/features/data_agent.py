@@ -145,7 +145,7 @@ async def run_feature_data_agent(
     legacy domain hints (the eval harness's baseline / phase1 modes). The instance is
     ``feature_instance_id`` or the context's.
     """
-    from nyla.agent.loop import run_agent_loop
+    from nyla.agent.loop import RunSpec, run_agent_loop
 
     context = _instance_context(context, feature_instance_id, feature_code)
     instance = str(context.feature_instance_id)
@@ -173,17 +173,17 @@ async def run_feature_data_agent(
     collected: list[AgentEvent] = []
     answer = ""
     summary: dict[str, Any] = {}
-    async for event in run_agent_loop(
-        kernel,
+    spec = RunSpec(
         question,
-        config=run_config,
-        context=context,
-        tools=tools,
+        run_config,
+        context,
+        tools,
         system_prompt=system_prompt,
         parent_run_id=parent_run_id,
         neutralization=neutralization,
         cancel=cancel,
-    ):
+    )
+    async for event in run_agent_loop(kernel, spec):
         collected.append(event)
         if on_event is not None:
             on_event(event)

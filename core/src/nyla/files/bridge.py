@@ -16,14 +16,15 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from nyla.errors import FileAccessError
-from nyla.files.chat import ChatDocument as ChatDocument
-from nyla.files.chat import ChatMessage as ChatMessage
-from nyla.files.chat import ChatWorkflow as ChatWorkflow
 from nyla.files.conversations import Conversations
 from nyla.files.docrefs import DocumentReference, coerce_document_reference_list
 from nyla.files.tables import DocumentRow, MessageRow, WorkflowRow
 from nyla.models.agent import RunContext
+from nyla.models.chat import ChatDocument as ChatDocument
+from nyla.models.chat import ChatMessage as ChatMessage
+from nyla.models.chat import ChatWorkflow as ChatWorkflow
 from nyla.models.files import FileItem
+from nyla.models.tool_services import WorkflowMessages
 from nyla.models.tools import ToolContext
 
 log = logging.getLogger(__name__)
@@ -158,7 +159,7 @@ def _document(row: DocumentRow) -> ChatDocument:
 
 
 async def attach_file_as_chat_document(
-    workflows: WorkflowStore | None,
+    workflows: WorkflowMessages | None,
     workflow: ChatWorkflow | None,
     file_item: FileItem,
     *,
@@ -204,12 +205,12 @@ async def attach_file_as_chat_document(
 
 
 async def attach_to_run(ctx: ToolContext, item: FileItem, label: str) -> str | None:
-    """Bind a file a tool produced to the run's workflow (``ctx.extras["workflow"]``) as a
+    """Bind a file a tool produced to the run's workflow (``ctx.workflow``) as a
     chat document; its id, or ``None`` without a workflow (see
     :func:`attach_file_as_chat_document`)."""
-    workflow = ctx.extras.get("workflow")
+    workflow = ctx.workflow
     return await attach_file_as_chat_document(
-        ctx.kernel.files.workflows if workflow is not None else None,
+        ctx.services.files.workflows if workflow is not None else None,
         workflow,
         item,
         label=label,

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, select
 
-from nyla.files.chat import ChatDocument, ChatMessage, ChatWorkflow
 from nyla.files.tables import DocumentRow, MessageRow, WorkflowRow
 from nyla.models.agent import RunContext
 from nyla.models.ai import Message, Role
 from nyla.models.base import WireModel
+from nyla.models.chat import ChatDocument, ChatMessage, ChatWorkflow
 
 if TYPE_CHECKING:
     from nyla.models.files import FileItem

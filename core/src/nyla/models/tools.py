@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation, create_model
 
 from nyla.models.agent import RunContext
 from nyla.models.base import WireModel
+from nyla.models.chat import ChatWorkflow
+from nyla.models.tool_services import NoServices, ToolServices
 
 
 class ToolErrorDetails(WireModel):
@@ -52,55 +54,30 @@ class ToolResult(WireModel):
         )
 
 
-class KernelServices(Protocol):
-    """What a tool reaches through ``ctx.kernel``: the services of the host's
-    :class:`nyla.Kernel`, which satisfies this protocol.
+class ToolboxRequests(Protocol):
+    """The run's toolboxes as ``requestToolbox`` uses them: activate one by id."""
 
-    Declared here because ``nyla.models`` imports nothing above it; the service types live
-    above, so they are ``Any`` here (the kernel's own code reads them typed from ``Kernel``).
-    """
-
-    settings: dict[str, Any]
-
-    @property
-    def plugins(self) -> Any: ...
-    @property
-    def db(self) -> Any: ...
-    @property
-    def ai(self) -> Any: ...
-    @property
-    def agent(self) -> Any: ...
-    @property
-    def files(self) -> Any: ...
-    @property
-    def knowledge(self) -> Any: ...
-    @property
-    def features(self) -> Any: ...
-    @property
-    def connections(self) -> Any: ...
-    @property
-    def jobs(self) -> Any: ...
-    @property
-    def sync(self) -> Any: ...
+    def request(self, toolbox_id: str, reason: str = "") -> ToolResult: ...
 
 
 class ToolContext(BaseModel):
     """What a tool handler gets besides its arguments: the run context, the kernel's services
-    (``kernel`` is the host's :class:`nyla.Kernel`), and the run's remaining limits.
+    as a tool may use them (``services``, a :class:`~nyla.models.tool_services.ToolServices`),
+    and the run's remaining limits.
 
     A tool that spends money outside the run's own model calls (the ``ai`` toolbox, a
     sub-agent) reports it with :meth:`charge` so the run's budget covers it, and passes
     ``neutralization`` (the run's placeholder session) and ``model`` (the run's model) on to
-    what it starts. ``extras`` carries what the caller of the run adds (``toolboxes``,
-    ``workflow``).
+    what it starts. ``toolboxes`` and ``workflow`` are the run's toolbox session and chat
+    workflow (``None`` when the run has none).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     run: RunContext = Field(default_factory=RunContext)
-    #: the host's :class:`nyla.Kernel` (not validated: any object with its services will do);
-    #: set in every run, ``None`` only in a context built by hand outside one
-    kernel: SkipValidation[KernelServices] = None  # type: ignore[assignment]
+    #: the kernel's services (not validated: any object with them will do); outside a run
+    #: each raises :class:`~nyla.models.tool_services.ServiceUnavailableError` when used
+    services: SkipValidation[ToolServices] = Field(default_factory=NoServices)
     run_id: str | None = None
     round: int = 0
     call_id: str | None = None
@@ -112,7 +89,10 @@ class ToolContext(BaseModel):
     neutralization: Any = None
     #: the run's model id (a sub-agent inherits it)
     model: str | None = None
-    extras: dict[str, Any] = Field(default_factory=dict)
+    #: the run's toolboxes, for ``requestToolbox`` (``None``: none can be requested)
+    toolboxes: SkipValidation[ToolboxRequests] | None = None
+    #: the chat workflow the run works in: produced files are bound to it as documents
+    workflow: SkipValidation[ChatWorkflow] | None = None
 
     def charge(self, chf: float | None) -> None:
         """Add ``chf`` spent on the run's behalf to the run's cost (nothing outside a run)."""

@@ -14,9 +14,13 @@ What is here:
   HTTP client the vendor SDKs take, :class:`RetryPolicy`
 - configuration lookup: :func:`config_value`, :func:`missing_reason`
 - offline token counting: :func:`count_tokens` and friends
-- the typed models (including what ``ctx.kernel.ai.call`` answers: :class:`AiCallResponse`
-  with its fallback notes, invalid tool arguments and neutralization report), the errors
-  plugins raise or catch, and :class:`KernelServices` (what ``ToolContext.kernel`` offers)
+- the typed models (including what ``ctx.services.ai.call`` answers: :class:`AiCallResponse`
+  with its fallback notes, invalid tool arguments and neutralization report) and the errors
+  plugins raise or catch
+- what a tool may call of the kernel, ``ToolContext.services``: :class:`ToolServices` with
+  :class:`ToolFiles`, :class:`ToolConnections` (opening a :class:`ConnectionSession`),
+  :class:`ToolAi`, :class:`ToolKnowledge` and :class:`ToolFeatures`; outside a run each
+  raises :class:`ServiceUnavailableError`
 - text helpers: :func:`clean_text`, :func:`has_unstorable_chars`, :func:`download_name` (the
   base name a file is offered for download under)
 - path helpers (:mod:`nyla.sdk.paths`): :func:`safe_segment`, :func:`confine_path`,
@@ -93,7 +97,7 @@ from nyla.models.feature import (
     FeatureField,
     FeatureTable,
 )
-from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
+from nyla.models.knowledge import SearchFilters, SearchHit, SearchQuery, SearchResult
 from nyla.models.neutralize import Finding, Neutralizer
 from nyla.models.ontology import (
     CanonicalPattern,
@@ -106,10 +110,24 @@ from nyla.models.ontology import (
     PatternStep,
     Relation,
 )
+from nyla.models.tool_services import (
+    ConnectionSession,
+    DataAgentAnswer,
+    DataSourceEntry,
+    PlaceholderSession,
+    ServiceUnavailableError,
+    ToolAi,
+    ToolConnections,
+    ToolFeatures,
+    ToolFiles,
+    ToolKnowledge,
+    ToolServices,
+    WorkflowMessages,
+)
 from nyla.models.tools import (
-    KernelServices,
     Tool,
     Toolbox,
+    ToolboxRequests,
     ToolContext,
     ToolErrorDetails,
     ToolResult,
@@ -148,7 +166,6 @@ if TYPE_CHECKING:
     from nyla.sdk.task_toolbox import TaskToolbox as TaskToolbox
     from nyla.sdk.task_toolbox import TaskWriteArgs as TaskWriteArgs
     from nyla.sdk.toolboxes import ConnectionArgs as ConnectionArgs
-    from nyla.sdk.toolboxes import ConnectionSession as ConnectionSession
     from nyla.sdk.toolboxes import connection_field as connection_field
     from nyla.sdk.toolboxes import has_capability as has_capability
     from nyla.sdk.toolboxes import save_download as save_download
@@ -166,7 +183,6 @@ _LAZY = {
     **dict.fromkeys(
         (
             "ConnectionArgs",
-            "ConnectionSession",
             "connection_field",
             "has_capability",
             "save_download",
@@ -194,6 +210,8 @@ __all__ = [
     "ConnectionSession",
     "Constraint",
     "ConstraintKind",
+    "DataAgentAnswer",
+    "DataSourceEntry",
     "EmbeddingResponse",
     "Entity",
     "EntityFilter",
@@ -206,7 +224,6 @@ __all__ = [
     "Finding",
     "ImagePart",
     "InvalidToolArguments",
-    "KernelServices",
     "Message",
     "ModelCapabilities",
     "ModelNotAvailableError",
@@ -219,6 +236,7 @@ __all__ = [
     "OpenAICompatibleProvider",
     "OperationType",
     "PatternStep",
+    "PlaceholderSession",
     "PluginError",
     "Provider",
     "ProviderAuthError",
@@ -235,7 +253,9 @@ __all__ = [
     "RunContext",
     "SearchFilters",
     "SearchHit",
+    "SearchQuery",
     "SearchResult",
+    "ServiceUnavailableError",
     "StreamAssembler",
     "StreamDelta",
     "TaskArg",
@@ -245,18 +265,26 @@ __all__ = [
     "TaskWriteArgs",
     "TextPart",
     "Tool",
+    "ToolAi",
     "ToolCall",
     "ToolChoice",
+    "ToolConnections",
     "ToolContext",
     "ToolDefinition",
     "ToolErrorDetails",
+    "ToolFeatures",
+    "ToolFiles",
+    "ToolKnowledge",
     "ToolResult",
+    "ToolServices",
     "Toolbox",
+    "ToolboxRequests",
     "UnsafePathError",
     "UnsupportedCapabilityError",
     "Usage",
     "WebSearchHit",
     "WireModel",
+    "WorkflowMessages",
     "answer_options",
     "clean_text",
     "config_path",

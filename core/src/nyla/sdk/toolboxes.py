@@ -15,7 +15,7 @@ A tool handler over a connection is written once, without plumbing::
 
 The decorated handler takes ``(args, ctx)`` like every tool handler
 (``Tool.from_model("readClickUpTask", ..., ReadArgs, read_task)``). The connector is reached
-through the kernel's registry, never imported, so the toolbox runs over any installed connector
+through the run's connections (``ctx.services.connections``), never imported, so the toolbox runs over any installed connector
 of that service.
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Collection
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +36,8 @@ from nyla.connections.tasks import task_capabilities
 from nyla.connections.tooling import NoConnection, connector_failure, pick_connection
 from nyla.errors import NotFoundError, PermissionDeniedError
 from nyla.models.datasource import ConnectionInfo, Download
+from nyla.models.files import FileItem, Scope
+from nyla.models.tool_services import ConnectionSession, ServiceUnavailableError
 from nyla.models.tools import Tool, ToolContext, ToolResult
 
 __all__ = [
@@ -73,15 +75,6 @@ class ConnectionArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     connection_id: str | None = connection_field()
-
-
-class ConnectionSession(Protocol):
-    """An open connection, as a handler gets it: pass it as the ``ctx`` of the adapter's
-    methods (``await session.adapter.search(session, ...)``)."""
-
-    connection: ConnectionInfo
-    adapter: Any
-    http: Any
 
 
 A = TypeVar("A", bound=ConnectionArgs)
@@ -158,8 +151,11 @@ def _label(ctx: ToolContext, service: str | Collection[str] | None, label: str |
     if label:
         return label
     if isinstance(service, str):
-        adapters = getattr(getattr(ctx.kernel, "connections", None), "adapters", {}) or {}
-        return str(getattr(adapters.get(service), "label", "") or service)
+        try:
+            adapter = ctx.services.connections.adapters.get(service)
+        except ServiceUnavailableError:
+            adapter = None
+        return str(getattr(adapter, "label", "") or service)
     return "suitable"
 
 
@@ -167,12 +163,13 @@ async def _run_on(
     conn: ConnectionInfo, handler: SessionHandler[A], args: A, ctx: ToolContext
 ) -> ToolResult:
     """``handler`` on an open session of ``conn``, its connector errors as results."""
-    adapter = ctx.kernel.connections.adapters.get(conn.service)
+    connections = ctx.services.connections
+    adapter = connections.adapters.get(conn.service)
     hidden = server_values(adapter, conn.settings)
     try:
         async with contextlib.AsyncExitStack() as stack:
             try:
-                opened = ctx.kernel.connections.open(conn.id, user_id=ctx.run.user_id)
+                opened = connections.open(conn.id, user_id=ctx.run.user_id)
                 session = await stack.enter_async_context(opened)
             except (NotFoundError, PermissionDeniedError):  # removed since it was picked
                 return ToolResult.fail(
@@ -212,19 +209,22 @@ def write_barrier(
     return barrier
 
 
-async def save_download(ctx: ToolContext, session: ConnectionSession, got: Download) -> Any:
+async def save_download(ctx: ToolContext, session: ConnectionSession, got: Download) -> FileItem:
     """Save ``got`` into the run user's files under the policy of the data source that
     covers its path (``neutralize``, ``scope``, and the data source it belongs to), as a
     download through the ``datasources`` tools would be; returns the saved file item
     (``id``, ``name``, ``neutralize``, ...). A name or content the file store refuses
     raises ``ValueError``."""
-    resolve = ctx.kernel.knowledge.resolve_policy
+    resolve = ctx.services.knowledge.resolve_policy
     path = got.item.path or "/"
     neutralize = await resolve(session.connection.id, path, "neutralize")
     scope = await resolve(session.connection.id, path, "scope")
-    kw: dict[str, Any] = {"mime_type": got.mime, "neutralize": bool(neutralize.value)}
-    if scope.value:
-        kw["scope"] = scope.value
-    if source_id := neutralize.source_id or scope.source_id:
-        kw["data_source_id"] = source_id
-    return await ctx.kernel.files.save(got.name, got.content, ctx.run, **kw)
+    return await ctx.services.files.save(
+        got.name,
+        got.content,
+        ctx.run,
+        mime_type=got.mime,
+        neutralize=bool(neutralize.value),
+        scope=Scope(scope.value) if scope.value else Scope.PERSONAL,
+        data_source_id=neutralize.source_id or scope.source_id,
+    )

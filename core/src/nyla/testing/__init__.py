@@ -19,7 +19,7 @@ from nyla.testing.contracts import (
 )
 from nyla.testing.helpers import invoke_cli
 from nyla.testing.scripted import ScriptedProvider, scripted_reply
-from nyla.testing.toolboxes import add_connection, call_tool, import_file
+from nyla.testing.toolboxes import add_connection, call_tool, import_file, tool_context
 
 __all__ = [
     "ConnectorContract",
@@ -37,4 +37,5 @@ __all__ = [
     "import_file",
     "invoke_cli",
     "scripted_reply",
+    "tool_context",
 ]

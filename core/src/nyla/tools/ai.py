@@ -1,5 +1,5 @@
 """The ``ai`` toolbox: language detection, translation, summarization and neutralization,
-all through the AI service (``kernel.ai``) so pricing, budget and neutralization apply.
+all through the AI service (``ctx.services.ai``) so pricing, budget and neutralization apply.
 
 Each call uses the run's remaining budget (``ctx.remaining_budget_chf``) and placeholder
 session, and charges its cost to the run (``ctx.charge``). ``summarizeContent``
@@ -24,7 +24,7 @@ SUMMARY_INPUT_LIMIT = 60_000
 
 async def ai_text(ctx: ToolContext, operation: OperationType, system: str, user: str) -> str:
     """One AI service call on behalf of a tool; its cost is charged to the run."""
-    response: AiCallResponse = await ctx.kernel.ai.call(
+    response: AiCallResponse = await ctx.services.ai.call(
         AiCallRequest(
             operation=operation,
             messages=[
@@ -95,7 +95,7 @@ class SummarizeArgs(Args):
 
 @guarded
 async def summarize_content(args: SummarizeArgs, ctx: ToolContext) -> ToolResult:
-    files = ctx.kernel.files
+    files = ctx.services.files
     parts: list[str] = []
     if args.text:
         parts.append(args.text)
@@ -103,7 +103,7 @@ async def summarize_content(args: SummarizeArgs, ctx: ToolContext) -> ToolResult
     if args.document_list:
         from nyla.files.bridge import resolve_documents
 
-        documents, missing = resolve_documents(ctx.extras.get("workflow"), args.document_list)
+        documents, missing = resolve_documents(ctx.workflow, args.document_list)
         if missing:
             return ToolResult.fail(
                 f"no document in this workflow matches {', '.join(missing)}",
@@ -142,8 +142,8 @@ class NeutralizeArgs(Args):
 
 @guarded
 async def neutralize_data(args: NeutralizeArgs, ctx: ToolContext) -> ToolResult:
-    text = args.text or await ctx.kernel.files.read_text(args.file_id, ctx.run)
-    neutral, session = ctx.kernel.ai.neutralize_text(
+    text = args.text or await ctx.services.files.read_text(args.file_id or "", ctx.run)
+    neutral, session = ctx.services.ai.neutralize_text(
         text, context=ctx.run, session=ctx.neutralization
     )
     found = sum(1 for p in session.table() if p["placeholder"] in neutral)

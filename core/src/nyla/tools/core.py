@@ -1,6 +1,6 @@
 """The ``core`` toolbox: workspace files and folders (seeds: Kern-Tools, workspace part).
 
-Every tool goes through ``kernel.files`` with the run's context, so every read and write is
+Every tool goes through the run's files (``ctx.services.files``) with the run's context, so every read and write is
 checked against the caller's scope. ``writeFile`` in ``create`` mode binds the new file to the
 run's workflow (file bridge) and reports both ``docItem:<id>`` and the file id.
 """
@@ -13,6 +13,7 @@ from pydantic import Field
 
 from nyla.hookspecs import hookimpl
 from nyla.models.files import FileItem
+from nyla.models.tool_services import ToolFiles
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
 from nyla.tools._args import Args, ToolSpec, guarded, tools_from
 
@@ -20,8 +21,8 @@ from nyla.tools._args import Args, ToolSpec, guarded, tools_from
 READ_LIMIT = 50_000
 
 
-def _store(ctx: ToolContext) -> Any:
-    return ctx.kernel.files
+def _store(ctx: ToolContext) -> ToolFiles:
+    return ctx.services.files
 
 
 def _line(item: FileItem) -> str:

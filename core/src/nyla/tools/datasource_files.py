@@ -4,11 +4,8 @@ inherits its data source's ``neutralize`` and ``scope`` (longest path prefix), i
 
 from __future__ import annotations
 
-from sqlalchemy import select
-
 from nyla.files.bridge import attach_to_run, format_tool_file_result
 from nyla.knowledge.policy import covers, effective_policy, normalize_path
-from nyla.knowledge.tables import DataSource
 from nyla.models.datasource import Download
 from nyla.models.files import Scope
 from nyla.models.tools import ToolContext, ToolResult
@@ -18,17 +15,12 @@ async def store_download(
     ctx: ToolContext, connection_id: str, service: str, got: Download
 ) -> ToolResult:
     """Save ``got`` as a file of the run's user under the data source's policy."""
-    async with ctx.kernel.db.session() as s:
-        sources = list(
-            (
-                await s.execute(select(DataSource).where(DataSource.connection_id == connection_id))
-            ).scalars()
-        )
+    sources = await ctx.services.knowledge.data_sources(connection_id)
     path = normalize_path(got.item.path or f"/{got.item.title}")
     covering = [d for d in sources if covers(d.path, path)]
     owner = max(covering, key=lambda d: len(normalize_path(d.path)), default=None)
     scope = Scope(effective_policy(sources, path, "scope").value)
-    store = ctx.kernel.files
+    store = ctx.services.files
     item = await store.save(
         got.name,
         got.content,

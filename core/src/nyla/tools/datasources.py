@@ -10,8 +10,9 @@ indexed). Every connection id is checked against the run's user before anything 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from pydantic import Field
 
@@ -23,11 +24,9 @@ from nyla.connections.tooling import connector_failure
 from nyla.errors import NotFoundError, PermissionDeniedError
 from nyla.hookspecs import hookimpl
 from nyla.models.datasource import Item, OutgoingMessage
+from nyla.models.tool_services import ConnectionSession, ToolConnections
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
 from nyla.tools._args import Args, ToolSpec, tools_from
-
-if TYPE_CHECKING:
-    from nyla.connections.service import ConnectionService
 
 #: bytes ``downloadFromDataSource`` takes at most (the RAG file-size default)
 DOWNLOAD_LIMIT = 25 * 1024 * 1024
@@ -74,11 +73,11 @@ def guarded(
     return wrapper
 
 
-def _open(args: Any, ctx: ToolContext) -> Any:
-    return ctx.kernel.connections.open(args.connection_id, user_id=ctx.run.user_id)
+def _open(args: ConnectionArgs, ctx: ToolContext) -> AbstractAsyncContextManager[ConnectionSession]:
+    return ctx.services.connections.open(args.connection_id, user_id=ctx.run.user_id)
 
 
-def _need(session: Any, capability: str) -> ToolResult | None:
+def _need(session: ConnectionSession, capability: str) -> ToolResult | None:
     if capability in capabilities(session.adapter):
         return None
     return ToolResult.fail(
@@ -98,7 +97,7 @@ class NoArgs(Args):
 
 @guarded
 async def list_connections(args: NoArgs, ctx: ToolContext) -> ToolResult:
-    service = ctx.kernel.connections
+    service = ctx.services.connections
     rows = await service.list(ctx.run.user_id)
     if not rows:
         return ToolResult.ok("no connections: the user has not connected any service", data=[])
@@ -168,10 +167,8 @@ async def get_data_source_item(args: ItemArgs, ctx: ToolContext) -> ToolResult:
 
 @guarded
 async def list_data_sources(args: ConnectionArgs, ctx: ToolContext) -> ToolResult:
-    await ctx.kernel.connections.get(args.connection_id, user_id=ctx.run.user_id)
-    from nyla.knowledge.sources import list_data_sources as views
-
-    rows = await views(ctx.kernel.db, args.connection_id)
+    await ctx.services.connections.get(args.connection_id, user_id=ctx.run.user_id)
+    rows = await ctx.services.knowledge.data_sources(args.connection_id)
     if not rows:
         return ToolResult.ok("no folders of this connection are set up as data sources", data=[])
     lines = [
@@ -203,7 +200,7 @@ class UploadArgs(ConnectionArgs):
 
 @guarded
 async def upload_to_external(args: UploadArgs, ctx: ToolContext) -> ToolResult:
-    files = ctx.kernel.files
+    files = ctx.services.files
     item = await files.get(args.file_id, ctx.run)
     if item is None:
         return ToolResult.fail(f"no file {args.file_id!r}", "NOT_FOUND", field="fileId")
@@ -240,7 +237,7 @@ SEARCH_DESCRIPTION = (
 )
 
 
-def describe_search(tools: list[Tool], adapters: dict[str, Any]) -> None:
+def describe_search(tools: list[Tool], adapters: Mapping[str, Any]) -> None:
     """Put each installed service's query syntax into ``searchDataSource``'s description."""
     syntax = [
         f"{service}: {adapter.query_syntax}"
@@ -254,21 +251,13 @@ def describe_search(tools: list[Tool], adapters: dict[str, Any]) -> None:
             )
 
 
-class ConnectionsHolder(Protocol):
-    """What the data-source prompt reads of the kernel: its connection service."""
-
-    @property
-    def connections(self) -> ConnectionService: ...
-
-
 async def data_source_prompt(
-    kernel: ConnectionsHolder, user_id: str, tools: list[Tool]
+    service: ToolConnections, user_id: str, tools: list[Tool]
 ) -> str | None:
     """The search-first block of the system prompt when the user has connections (and
     the query syntax in ``searchDataSource``'s description); ``None`` without connections."""
     if not any(t.name == "searchDataSource" for t in tools):
         return None
-    service = kernel.connections
     connections = await service.list(user_id)
     if not connections:
         return None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from nyla.agent.tool_services import tool_services
 from nyla.models.agent import RunContext
 from nyla.models.knowledge import SearchFilters
 from nyla.models.tools import ToolContext
@@ -33,7 +34,7 @@ FILES = {
 
 async def _tool(kernel: Kernel, name: str, **args: Any) -> Any:
     tool = next(t for t in kernel.plugins.toolboxes["datasources"].tools if t.name == name)
-    ctx = ToolContext(run=RunContext(user_id=USER), kernel=kernel)
+    ctx = ToolContext(run=RunContext(user_id=USER), services=tool_services(kernel))
     return await tool.handler(tool.args_model.model_validate(args), ctx)
 
 
@@ -107,7 +108,7 @@ async def _walk_through(kernel: Kernel, console: Any, connection_id: str, root: 
     from nyla.tools.datasources import data_source_prompt
 
     tools = kernel.plugins.toolboxes["datasources"].tools
-    block = await data_source_prompt(kernel, USER, tools) or ""
+    block = await data_source_prompt(kernel.connections, USER, tools) or ""
     console.print("system prompt block of an agent run for this user:")
     console.print("  " + block.splitlines()[0][:120] + " …")
     console.print("  " + block.splitlines()[1])

@@ -209,13 +209,13 @@ async def test_the_model_gets_a_structured_refusal(db, make_kernel, tmp_path: Pa
     from localfs_helpers import KEY
 
     import nyla_connector_localfs.plugin as localfs
-    from nyla.sdk import RunContext, ToolContext
+    from nyla.testing import tool_context
 
     folder = Folder(tmp_path)
     kernel = make_kernel(localfs, db=db, settings={"secret_key": KEY})
     conn = await kernel.connections.add("localfs", user_id="u1", settings=folder.settings())
     tools = {t.name: t for t in kernel.plugins.toolboxes["datasources"].tools}
-    ctx = ToolContext(run=RunContext(user_id="u1"), kernel=kernel)
+    ctx = tool_context(kernel, user="u1")
 
     async def call(name: str, **args: Any) -> Any:
         tool = tools[name]

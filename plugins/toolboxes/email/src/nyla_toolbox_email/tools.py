@@ -1,6 +1,7 @@
 """The five e-mail tools: ``searchEmail``, ``readEmail``, ``draftEmail``, ``sendEmail``,
 ``organizeEmail``. Each works on any connected mail service (an adapter with the mail
-capabilities of :class:`nyla.sdk.connectors.MailConnector`), reached through the kernel."""
+capabilities of :class:`nyla.sdk.connectors.MailConnector`), reached through the run's
+connections (``ctx.services.connections``)."""
 
 from __future__ import annotations
 
@@ -171,7 +172,7 @@ async def _outgoing(args: DraftEmailArgs, ctx: ToolContext) -> OutgoingMessage |
     not have is a failure naming it."""
     attachments = []
     for file_id in args.attachment_file_ids:
-        meta = await ctx.kernel.files.get(file_id, ctx.run)
+        meta = await ctx.services.files.get(file_id, ctx.run)
         if meta is None:
             return ToolResult.fail(
                 f"no file {file_id} for this user",
@@ -179,7 +180,7 @@ async def _outgoing(args: DraftEmailArgs, ctx: ToolContext) -> OutgoingMessage |
                 field="attachmentFileIds",
                 suggestion="use ids from listFiles",
             )
-        content = await ctx.kernel.files.read_bytes(file_id, ctx.run)
+        content = await ctx.services.files.read_bytes(file_id, ctx.run)
         item = Item(id=file_id, title=meta.name, size=len(content), mime=meta.mime_type)
         attachments.append(Download(item=item, content=content, mime=meta.mime_type))
     return OutgoingMessage(

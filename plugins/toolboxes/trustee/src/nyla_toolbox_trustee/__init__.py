@@ -1,8 +1,9 @@
 """The trustee toolbox: ``queryFeatureInstance`` over the trustee feature's data agent.
 
-The tool reaches the feature through the kernel (``ctx.kernel.features``), never by importing
-the feature plugin; the data agent inherits the caller's remaining rounds and budget, its
-``require_neutralization`` and its placeholder session, and its cost is charged to the caller.
+The tool reaches the feature through the run's services (``ctx.services.features``), never by
+importing the feature plugin; the data agent inherits the caller's remaining rounds and budget,
+its ``require_neutralization`` and its placeholder session, and its cost is charged to the
+caller.
 """
 
 from __future__ import annotations

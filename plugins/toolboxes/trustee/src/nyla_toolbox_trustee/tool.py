@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nyla.sdk import Tool, ToolContext, ToolResult
+from nyla.sdk import ServiceUnavailableError, Tool, ToolContext, ToolResult
 
 FEATURE_CODE = "trustee"
 
@@ -30,8 +30,12 @@ class QueryFeatureInstanceArgs(BaseModel):
 
 async def query_feature_instance(args: QueryFeatureInstanceArgs, ctx: ToolContext) -> ToolResult:
     """Run the trustee data agent on the question within the caller's remaining limits."""
-    kernel = ctx.kernel
-    if kernel is None or FEATURE_CODE not in kernel.plugins.features:
+    try:
+        features = ctx.services.features
+        installed = FEATURE_CODE in features.codes()
+    except ServiceUnavailableError:
+        installed = False
+    if not installed:
         return ToolResult.fail(
             "the trustee feature is not installed (nyla-feature-trustee)",
             "NOT_AVAILABLE",
@@ -47,7 +51,7 @@ async def query_feature_instance(args: QueryFeatureInstanceArgs, ctx: ToolContex
     if ctx.remaining_rounds is not None and ctx.remaining_rounds <= 0:
         return ToolResult.fail("no rounds left for the data agent", "LIMIT_REACHED")
     try:
-        result = await kernel.features.run_data_agent(
+        result = await features.run_data_agent(
             FEATURE_CODE,
             args.question,
             context=ctx.run,

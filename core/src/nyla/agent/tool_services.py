@@ -1,0 +1,80 @@
+"""The services port of a run's tools (``ToolContext.services``), built from the kernel's
+services in this one place.
+
+Each service is looked up when a tool first reaches for it, not when the run starts: a run
+whose tools never touch the knowledge store or the features does not build them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from nyla.models.knowledge import PolicyValue
+from nyla.models.tool_services import (
+    DataSourceEntry,
+    ToolAi,
+    ToolConnections,
+    ToolFeatures,
+    ToolFiles,
+    ToolKnowledge,
+    ToolServices,
+)
+
+if TYPE_CHECKING:
+    from nyla.agent.ports import RuntimeHost
+    from nyla.db import Database
+    from nyla.knowledge.service import KnowledgeService
+
+
+class KnowledgePolicy:
+    """The knowledge store's data-source policy as tools read it."""
+
+    __slots__ = ("_db", "_knowledge")
+
+    def __init__(self, knowledge: KnowledgeService, db: Database) -> None:
+        self._knowledge, self._db = knowledge, db
+
+    async def resolve_policy(self, connection_id: str, path: str, field: str) -> PolicyValue:
+        """The effective ``rag_index_enabled`` / ``neutralize`` / ``scope`` at ``path``."""
+        return await self._knowledge.resolve_policy(connection_id, path, field)
+
+    async def data_sources(self, connection_id: str) -> Sequence[DataSourceEntry]:
+        """The connection's folders set up as data sources, ordered by path."""
+        from nyla.knowledge.sources import list_data_sources
+
+        return await list_data_sources(self._db, connection_id)
+
+
+class KernelToolServices:
+    """:class:`~nyla.models.tool_services.ToolServices` over the kernel's services."""
+
+    __slots__ = ("_host",)
+
+    def __init__(self, host: RuntimeHost) -> None:
+        self._host = host
+
+    @property
+    def files(self) -> ToolFiles:
+        return self._host.files
+
+    @property
+    def connections(self) -> ToolConnections:
+        return self._host.connections
+
+    @property
+    def ai(self) -> ToolAi:
+        return self._host.ai
+
+    @property
+    def knowledge(self) -> ToolKnowledge:
+        return KnowledgePolicy(self._host.knowledge, self._host.db)
+
+    @property
+    def features(self) -> ToolFeatures:
+        return self._host.features
+
+
+def tool_services(host: RuntimeHost) -> ToolServices:
+    """The services port of the tools of a run on ``host`` (the kernel)."""
+    return KernelToolServices(host)

@@ -1,0 +1,309 @@
+"""What a tool may call of the kernel: the services port of :class:`~nyla.models.tools.ToolContext`.
+
+A tool handler reaches the kernel only through ``ctx.services`` — the run user's files, their
+connections, the AI service and the knowledge store's data-source policy, and the feature data
+agent — each a protocol naming exactly the calls tools make. The agent runtime builds the port
+from the kernel's services (:func:`nyla.agent.tool_services.tool_services`); a test hands a
+tool a fake of just what it calls. Declared here, with the contracts, because ``nyla.models``
+imports nothing above it; ``nyla.sdk`` re-exports every name.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Literal, NoReturn, Protocol
+
+from nyla.models.agent import RunContext
+from nyla.models.ai import AiCallRequest, AiCallResponse
+from nyla.models.chat import ChatMessage, ChatWorkflow
+from nyla.models.datasource import ConnectionInfo
+from nyla.models.files import FileItem, Scope
+from nyla.models.knowledge import PolicyValue
+
+__all__ = [
+    "ConnectionSession",
+    "DataAgentAnswer",
+    "DataSourceEntry",
+    "NoServices",
+    "PlaceholderSession",
+    "ServiceUnavailableError",
+    "ToolAi",
+    "ToolConnections",
+    "ToolFeatures",
+    "ToolFiles",
+    "ToolKnowledge",
+    "ToolServices",
+    "WorkflowMessages",
+]
+
+
+class WorkflowMessages(Protocol):
+    """Where a file a tool produced is bound to the run's chat workflow."""
+
+    async def store_message_with_documents(
+        self, workflow: ChatWorkflow, message: ChatMessage
+    ) -> Any: ...
+
+
+class ToolFiles(Protocol):
+    """The run user's files and folders; every call is checked against ``context``'s scope
+    (an id outside it raises :class:`~nyla.errors.FileAccessError`)."""
+
+    @property
+    def workflows(self) -> WorkflowMessages: ...
+
+    async def save(
+        self,
+        name: str,
+        content: bytes,
+        context: RunContext,
+        *,
+        mime_type: str | None = None,
+        folder_id: str | None = None,
+        tags: Iterable[str] | None = None,
+        scope: Scope = Scope.PERSONAL,
+        neutralize: bool = False,
+        data_source_id: str | None = None,
+        dedupe: bool = True,
+    ) -> FileItem: ...
+
+    async def get(self, file_id: str, context: RunContext) -> FileItem | None: ...
+
+    async def read_bytes(self, file_id: str, context: RunContext) -> bytes: ...
+
+    async def read_text(self, file_id: str, context: RunContext) -> str: ...
+
+    async def list(
+        self,
+        context: RunContext,
+        folder_id: str | None = None,
+        tags: Iterable[str] | None = None,
+        search: str | None = None,
+        *,
+        limit: int = 500,
+    ) -> list[FileItem]: ...
+
+    async def search_content(
+        self,
+        context: RunContext,
+        query: str,
+        *,
+        folder_id: str | None = None,
+        file_ids: Iterable[str] | None = None,
+        max_hits: int = 50,
+    ) -> builtins.list[dict[str, Any]]: ...
+
+    async def write(
+        self,
+        file_id: str,
+        content: bytes,
+        context: RunContext,
+        *,
+        mode: Literal["overwrite", "append"] = "overwrite",
+    ) -> FileItem: ...
+
+    async def replace(
+        self, file_id: str, old: str, new: str, context: RunContext, *, count: int | None = None
+    ) -> tuple[FileItem, int]: ...
+
+    async def update(
+        self,
+        file_id: str,
+        context: RunContext,
+        *,
+        name: str | None = None,
+        folder_id: str | Literal["keep"] | None = "keep",
+        tags: Iterable[str] | None = None,
+    ) -> FileItem: ...
+
+    async def copy(
+        self,
+        file_id: str,
+        context: RunContext,
+        *,
+        name: str | None = None,
+        folder_id: str | Literal["keep"] | None = "keep",
+    ) -> FileItem: ...
+
+    async def delete(self, file_id: str, context: RunContext) -> bool: ...
+
+    async def list_folders(
+        self, context: RunContext, parent_id: str | None = None, *, all_levels: bool = False
+    ) -> builtins.list[dict[str, Any]]: ...
+
+    async def create_folder(
+        self,
+        name: str,
+        context: RunContext,
+        *,
+        parent_id: str | None = None,
+        scope: Scope = Scope.PERSONAL,
+    ) -> dict[str, Any]: ...
+
+    async def delete_folder(
+        self, folder_id: str, context: RunContext, *, recursive: bool = False
+    ) -> dict[str, int]: ...
+
+    async def rename_folder(
+        self, folder_id: str, name: str, context: RunContext
+    ) -> dict[str, Any]: ...
+
+    async def move_folder(
+        self, folder_id: str, parent_id: str | None, context: RunContext
+    ) -> dict[str, Any]: ...
+
+
+class ConnectionSession(Protocol):
+    """An open connection, as a handler gets it: pass it as the ``ctx`` of the adapter's
+    methods (``await session.adapter.search(session, ...)``)."""
+
+    connection: ConnectionInfo
+    #: the connector adapter (its methods are the connector protocols of ``nyla.sdk.connectors``)
+    adapter: Any
+    http: Any
+
+
+class ToolConnections(Protocol):
+    """The run user's connections to external services and the installed connectors."""
+
+    @property
+    def adapters(self) -> Mapping[str, Any]:
+        """Installed connector adapters by service id."""
+        ...
+
+    async def list(self, user_id: str) -> list[ConnectionInfo]: ...
+
+    async def get(self, connection_id: str, *, user_id: str | None) -> ConnectionInfo: ...
+
+    def open(
+        self, connection_id: str, *, user_id: str | None
+    ) -> AbstractAsyncContextManager[ConnectionSession]: ...
+
+
+class PlaceholderSession(Protocol):
+    """A run's placeholder session (personal data -> ``[CATEGORY_n]``)."""
+
+    def table(self) -> list[dict[str, str]]: ...
+
+
+class ToolAi(Protocol):
+    """The AI service: a model call with pricing, budget and neutralization, and the
+    neutralization gate on its own."""
+
+    async def call(self, request: AiCallRequest) -> AiCallResponse: ...
+
+    def neutralize_text(
+        self, text: str, *, context: Any = None, session: Any = None
+    ) -> tuple[str, PlaceholderSession]: ...
+
+
+class DataSourceEntry(Protocol):
+    """A folder of a connection set up as a data source: its explicit policy values
+    (``None``: inherited) and whether it is indexed in effect."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def scope(self) -> str | None: ...
+    @property
+    def neutralize(self) -> bool | None: ...
+    @property
+    def rag_index_effective(self) -> bool: ...
+
+    def to_wire(self) -> dict[str, Any]: ...
+
+
+class ToolKnowledge(Protocol):
+    """The knowledge store's data-source policy (what a download inherits)."""
+
+    async def resolve_policy(self, connection_id: str, path: str, field: str) -> PolicyValue: ...
+
+    async def data_sources(self, connection_id: str) -> Sequence[DataSourceEntry]: ...
+
+
+class DataAgentAnswer(Protocol):
+    """What a feature data agent run produced."""
+
+    answer: str
+    status: str
+    cost_chf: float
+
+    @property
+    def completed(self) -> bool: ...
+
+    def to_wire(self) -> dict[str, Any]: ...
+
+
+class ToolFeatures(Protocol):
+    """The installed business features and their data agent (a sub-agent over the feature's
+    tables that inherits the caller's limits, placeholders and model)."""
+
+    def codes(self) -> list[str]: ...
+
+    async def run_data_agent(
+        self,
+        code: str,
+        question: str,
+        *,
+        context: RunContext,
+        feature_instance_id: str | None = None,
+        remaining_rounds: int | None = None,
+        remaining_budget_chf: float | None = None,
+        parent_run_id: str | None = None,
+        neutralization: Any = None,
+        model: str | None = None,
+    ) -> DataAgentAnswer: ...
+
+
+class ToolServices(Protocol):
+    """The kernel as a tool sees it (``ctx.services``)."""
+
+    @property
+    def files(self) -> ToolFiles: ...
+    @property
+    def connections(self) -> ToolConnections: ...
+    @property
+    def ai(self) -> ToolAi: ...
+    @property
+    def knowledge(self) -> ToolKnowledge: ...
+    @property
+    def features(self) -> ToolFeatures: ...
+
+
+class ServiceUnavailableError(RuntimeError):
+    """A tool reached for a service its context does not have (built outside a run)."""
+
+
+class NoServices:
+    """The services of a context built outside a run: each one raises
+    :class:`ServiceUnavailableError` when a tool reaches for it."""
+
+    def _missing(self, name: str) -> NoReturn:
+        raise ServiceUnavailableError(
+            f"no {name} service: this tool context was built outside an agent run "
+            "(pass services=... to ToolContext)"
+        )
+
+    @property
+    def files(self) -> ToolFiles:
+        self._missing("files")
+
+    @property
+    def connections(self) -> ToolConnections:
+        self._missing("connections")
+
+    @property
+    def ai(self) -> ToolAi:
+        self._missing("ai")
+
+    @property
+    def knowledge(self) -> ToolKnowledge:
+        self._missing("knowledge")
+
+    @property
+    def features(self) -> ToolFeatures:
+        self._missing("features")
