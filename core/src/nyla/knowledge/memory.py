@@ -88,9 +88,15 @@ async def insert_round(
     model: str | None,
     vector: Sequence[float] | None,
 ) -> None:
-    """Write one RoundMemory row."""
-    session.add(
-        RoundMemory(
+    """Write one RoundMemory row (the caller's transaction is used for nothing else).
+
+    The round's memory is optional (a run goes on without it), so its commit does not wait
+    for the WAL to reach the disk: a server crash may lose the last rounds, never leave a
+    half-written one. That wait was 10-30 ms per agent round here, and the ORM's unit of
+    work for one row about 0.7 ms of CPU, hence a plain insert."""
+    await session.execute(text("SET LOCAL synchronous_commit = off"))
+    await session.execute(
+        insert(RoundMemory).values(
             scope_key=scope_key(context),
             run_id=run_id,
             workflow_id=context.workflow_id,
