@@ -14,7 +14,6 @@ The file is read once per process and cached; :func:`reload` forgets the cache (
 from __future__ import annotations
 
 import os
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,8 @@ def config_path() -> Path:
 
 @lru_cache(maxsize=1)
 def _file_values() -> dict[str, Any]:
+    import tomllib  # here: a command that reads no setting from the file never parses TOML
+
     path = config_path()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

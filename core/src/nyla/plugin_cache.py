@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,6 +131,8 @@ def store(snapshot: Snapshot, providers: list[Any]) -> None:
         "commands": snapshot.commands,
         "commandErrors": snapshot.command_errors,
     }
+    import tempfile
+
     path = cache_file()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,8 +8,6 @@ with ``uv sync --inexact``, which leaves packages installed this way in place.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,7 +22,7 @@ Runner = Callable[[Sequence[str]], int]
 
 def installer() -> list[str]:
     """The command prefix that installs into this interpreter's environment."""
-    uv = shutil.which("uv") or _bundled_uv()
+    uv = _uv()
     if uv:
         return [uv, "pip", "install", "--python", sys.executable]
     return [sys.executable, "-m", "pip", "install"]
@@ -32,10 +30,16 @@ def installer() -> list[str]:
 
 def uninstaller() -> list[str]:
     """The command prefix that removes a distribution from this environment."""
-    uv = shutil.which("uv") or _bundled_uv()
+    uv = _uv()
     if uv:
         return [uv, "pip", "uninstall", "--python", sys.executable]
     return [sys.executable, "-m", "pip", "uninstall", "--yes"]
+
+
+def _uv() -> str | None:
+    import shutil  # here, not at the top: `nyla plugins list` never installs
+
+    return shutil.which("uv") or _bundled_uv()
 
 
 def _bundled_uv() -> str | None:
@@ -61,6 +65,8 @@ def install_args(targets: Sequence[str], editable: bool) -> list[str]:
 
 def run(command: Sequence[str]) -> int:
     """Run an installer command, its output passed through; its exit status."""
+    import subprocess
+
     try:
         return subprocess.call(list(command), timeout=TIMEOUT_S)
     except FileNotFoundError as exc:

@@ -54,9 +54,11 @@ def list_(as_json: bool) -> None:
 
 
 def _exit_if_strict(host) -> None:
+    if not host.problems():  # always so from the cache: nyla.plugins is not even imported
+        return
     from nyla.plugins import strict_mode
 
-    if strict_mode() and host.problems():
+    if strict_mode():
         names = "; ".join(host.problems())
         click.echo(
             f"error: NYLA_STRICT_PLUGINS is set and plugins have problems: {names}", err=True
