@@ -25,6 +25,7 @@ from nyla.models.ai import (
     Role,
     ToolDefinition,
 )
+from nyla.models.model_query import ModelQuery
 from nyla.models.neutralize import Finding
 from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
 
@@ -297,11 +298,15 @@ def test_a_limited_chain_is_the_head_of_the_whole_one(make_kernel) -> None:
         provider.spec.quality_rank = rank
     providers[4].spec.context_window = 10
     ai = service(make_kernel(ScriptedPlugin(*providers), builtins=False))
-    whole = ai.selector.candidates("agent", estimated_tokens=100)
+
+    def query(**kw: Any) -> ModelQuery:
+        return ModelQuery.for_call("agent", estimated_tokens=100, **kw)
+
+    whole = ai.selector.candidates(query())
     assert [s.id[0] for s in whole] == ["d", "c", "b", "a"]  # e is too small
     for limit in (1, 2, 4, 9):
-        assert ai.selector.candidates("agent", estimated_tokens=100, limit=limit) == whole[:limit]
-    pinned = ai.selector.candidates("agent", estimated_tokens=100, model="b:model", limit=2)
+        assert ai.selector.candidates(query(limit=limit)) == whole[:limit]
+    pinned = ai.selector.candidates(query(model="b:model", limit=2))
     assert [s.id[0] for s in pinned] == ["b", "d"]
 
 

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from nyla import AiCallRequest, Message, ModelNotAvailableError, OperationType, Role, RunContext
+from nyla.sdk import ModelQuery
 
 from .conftest import wait_run
 
@@ -122,7 +123,7 @@ async def test_the_selector_stays_inside_the_list(kernel):
         AiCallRequest(operation=OperationType.AGENT, messages=ask, context=inside)
     )
     assert response.model == CHEAP  # the better-ranked scripted:model is not on the list
-    chain = kernel.ai.selector.candidates(OperationType.AGENT, context=inside)
+    chain = kernel.ai.selector.candidates(ModelQuery.for_call(OperationType.AGENT, inside))
     assert [s.id for s in chain] == [CHEAP]  # no fallback outside the list either
     with pytest.raises(ModelNotAvailableError, match="allow-list"):
         await kernel.ai.call(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
@@ -22,6 +23,7 @@ from nyla.ai.tokens import count_text_tokens
 from nyla.config import config_value
 from nyla.errors import ModelNotAvailableError, ProviderError
 from nyla.models.ai import Message, ModelSpec, OperationType, Usage
+from nyla.models.model_query import ModelQuery
 
 if TYPE_CHECKING:
     from nyla.ai.ports import AiHost
@@ -92,46 +94,23 @@ class AiPipeline:
             raise ModelNotAvailableError(f"provider {spec.provider!r} of {spec.id!r} is not loaded")
         return provider
 
-    def _chain(
-        self,
-        operation: OperationType | str,
-        context: Any,
-        estimated_tokens: int,
-        needs_tools: bool,
-        model: str | None,
-        needs: tuple[str, ...] = (),
-        limit: int | None = None,
-    ) -> list[ModelSpec]:
-        if type(operation) is not OperationType:
-            operation = OperationType(operation)
+    def _chain(self, query: ModelQuery) -> list[ModelSpec]:
+        """The selector's chain for ``query``, led by the operation's default model (the
+        settings' ``default_models``, else ``NYLA_MODEL_<OPERATION>``) when the query names
+        none and the default fits."""
+        operation = query.operation
         soft_default = None
-        if model is None:
+        if query.model is None:
             defaults = self.settings.get("default_models") or {}
             soft_default = defaults.get(operation.value) or config_value(
                 f"NYLA_MODEL_{operation.name}"
             )
         if soft_default:
             try:
-                return self.selector.candidates(
-                    operation,
-                    context=context,
-                    estimated_tokens=estimated_tokens,
-                    needs_tools=needs_tools,
-                    model=soft_default,
-                    needs=needs,
-                    limit=limit,
-                )
+                return self.selector.candidates(replace(query, model=soft_default))
             except ModelNotAvailableError as exc:
                 log.warning("default model for %s ignored: %s", operation.value, exc)
-        return self.selector.candidates(
-            operation,
-            context=context,
-            estimated_tokens=estimated_tokens,
-            needs_tools=needs_tools,
-            model=model,
-            needs=needs,
-            limit=limit,
-        )
+        return self.selector.candidates(query)
 
     # ---- neutralization -----------------------------------------------------------------
 
@@ -205,7 +184,16 @@ class AiPipeline:
         remaining ``budget``."""
         window = input_tokens + (max_output or 0) if sized else 0
         limit = 1 + max(0, self.max_fallbacks) if fallback else 1
-        chain = self._chain(operation, context, window, needs_tools, model, needs, limit)
+        query = ModelQuery.for_call(
+            operation,
+            context,
+            estimated_tokens=window,
+            needs_tools=needs_tools,
+            model=model,
+            needs=needs,
+            limit=limit,
+        )
+        chain = self._chain(query)
         return Route(
             chain,
             input_tokens,

@@ -1,4 +1,4 @@
-"""Model selection: which model answers a call.
+"""Model selection: which model answers a call (a :class:`~nyla.models.model_query.ModelQuery`).
 
 Eligible models offer the operation type, are available (configured), belong to a provider
 the run context allows, are on the context's model allow-list (``allowed_models``; embedding
@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from nyla.errors import ModelNotAvailableError, UnsupportedCapabilityError
-from nyla.models.ai import ModelSpec, OperationType
+from nyla.models.ai import ModelSpec
+from nyla.models.model_query import ModelQuery
 
 
 def _price_key(spec: ModelSpec) -> float:
@@ -53,128 +54,73 @@ class ModelSelector:
                 return spec
         return None
 
-    def candidates(
-        self,
-        operation: OperationType | str,
-        *,
-        context: Any = None,
-        estimated_tokens: int = 0,
-        needs_tools: bool = False,
-        model: str | None = None,
-        needs: tuple[str, ...] = (),
-        limit: int | None = None,
-    ) -> list[ModelSpec]:
-        """The explicit model (if any) followed by every other eligible model, best first
-        (the first ``limit`` of them). ``needs`` are capability flags every model must
-        declare.
+    def candidates(self, query: ModelQuery) -> list[ModelSpec]:
+        """The query's explicit model (if any) followed by every other eligible model, best
+        first (the first ``query.limit`` of them).
 
         Raises :class:`ModelNotAvailableError` when nothing fits, saying why
-        (:class:`UnsupportedCapabilityError` when the explicit model lacks one of ``needs``).
+        (:class:`UnsupportedCapabilityError` when the explicit model lacks one of
+        ``query.needs``).
         """
-        if type(operation) is not OperationType:
-            operation = OperationType(operation)
-        allowed = _Allowed(
-            getattr(context, "allowed_providers", None),
-            None
-            if operation is OperationType.EMBEDDING
-            else getattr(context, "allowed_models", None),
-        )
         specs = self._models()  # a list of its own (not changed here)
         chain: list[ModelSpec] = []
-        if model:
-            chain.append(_explicit(model, specs, allowed, needs))
+        if query.model:
+            chain.append(_explicit(query, specs))
         first = chain[0].id if chain else None
-        most = len(specs) + 1 if limit is None else limit
-        for spec in self._ranked(operation, specs, allowed, needs_tools, needs):
+        most = len(specs) + 1 if query.limit is None else query.limit
+        for spec in self._ranked(query, specs):
             if len(chain) >= most:
                 break
-            if spec.context_window >= estimated_tokens and spec.id != first:
+            if spec.context_window >= query.estimated_tokens and spec.id != first:
                 chain.append(spec)
         if not chain:
-            why = _reasons(specs, operation, allowed, needs_tools, needs, estimated_tokens)
-            raise _nothing_fits(operation, *why, needs)
+            raise _nothing_fits(query, *_reasons(specs, query))
         return chain
 
-    def _ranked(
-        self,
-        operation: OperationType,
-        specs: list[ModelSpec],
-        allowed: _Allowed,
-        needs_tools: bool,
-        needs: tuple[str, ...],
-    ) -> list[ModelSpec]:
+    def _ranked(self, query: ModelQuery, specs: list[ModelSpec]) -> list[ModelSpec]:
         """The eligible models but for the window, best first; kept per kind of request
         while the specs are the same objects (every model call asks, the answer rarely
         changes; 26 specs took ~50 us to rank)."""
-        key = (operation, allowed.key(), needs_tools, needs)
+        key = query.ranking_key()
         hit = self._cache.get(key)
         current = tuple(specs)
         if hit is not None and hit[0] == current:  # identity first: one pass in C
             return hit[1]
-        ranked = sorted(
-            (s for s in specs if _why_not(s, operation, allowed, needs_tools, needs) is None),
-            key=rank_key,
-        )
+        ranked = sorted((s for s in specs if _why_not(s, query, 0) is None), key=rank_key)
         if len(self._cache) >= 64:
             self._cache.clear()
         self._cache[key] = (current, ranked)
         return ranked
 
-    def select(self, operation: OperationType | str, **kw: Any) -> ModelSpec:
-        """The best model for the call (see :meth:`candidates`)."""
-        return self.candidates(operation, **kw)[0]
+    def select(self, query: ModelQuery) -> ModelSpec:
+        """The best model for the query (see :meth:`candidates`)."""
+        return self.candidates(query)[0]
 
 
-class _Allowed:
-    """The context's restriction: providers and model ids (``None``: not restricted)."""
-
-    __slots__ = ("models", "providers")
-
-    def __init__(self, providers: list[str] | None, models: list[str] | None) -> None:
-        self.providers, self.models = providers, models
-
-    def key(self) -> tuple[Any, ...]:
-        return (
-            None if self.providers is None else tuple(self.providers),
-            None if self.models is None else tuple(self.models),
-        )
-
-
-def _why_not(
-    spec: ModelSpec,
-    operation: OperationType,
-    allowed: _Allowed,
-    needs_tools: bool,
-    needs: tuple[str, ...],
-    estimated_tokens: int = 0,
-) -> str | None:
-    """Why ``spec`` cannot answer the request (the first reason), or ``None``."""
+def _why_not(spec: ModelSpec, query: ModelQuery, estimated_tokens: int) -> str | None:
+    """Why ``spec`` cannot answer the query with a window of ``estimated_tokens`` (the first
+    reason), or ``None``."""
+    needs = query.needs
     gap = lacking(spec, needs) if needs else None
+    providers, models = query.allowed_providers, query.allowed_models
     checks = (
-        ("operation", operation in spec.operation_types),
+        ("operation", query.operation in spec.operation_types),
         ("unavailable", spec.available),
-        ("provider not allowed", allowed.providers is None or spec.provider in allowed.providers),
-        ("not on the allow-list", allowed.models is None or spec.id in allowed.models),
+        ("provider not allowed", providers is None or spec.provider in providers),
+        ("not on the allow-list", models is None or spec.id in models),
         ("context window too small", spec.context_window >= estimated_tokens),
-        ("no tool support", not needs_tools or spec.capabilities.tools),
+        ("no tool support", not query.needs_tools or spec.capabilities.tools),
         (f"no {gap}", gap is None),
     )
     return next((reason for reason, ok in checks if not ok), None)
 
 
-def _reasons(
-    specs: list[ModelSpec],
-    operation: OperationType,
-    allowed: _Allowed,
-    needs_tools: bool,
-    needs: tuple[str, ...],
-    estimated_tokens: int,
-) -> tuple[dict[str, int], dict[str, None]]:
+def _reasons(specs: list[ModelSpec], query: ModelQuery) -> tuple[dict[str, int], dict[str, None]]:
     """How many models each reason ruled out, and what would enable the unavailable ones."""
     reasons: dict[str, int] = {}
     missing: dict[str, None] = {}
     for spec in specs:
-        reason = _why_not(spec, operation, allowed, needs_tools, needs, estimated_tokens)
+        reason = _why_not(spec, query, query.estimated_tokens)
         if reason is None:
             continue
         reasons[reason] = reasons.get(reason, 0) + 1
@@ -195,46 +141,42 @@ def _unsupported(
     )
 
 
-def _explicit(
-    model: str, specs: list[ModelSpec], allowed: _Allowed, needs: tuple[str, ...]
-) -> ModelSpec:
-    """The spec of the explicitly named ``model``, when it may answer the request."""
+def _explicit(query: ModelQuery, specs: list[ModelSpec]) -> ModelSpec:
+    """The spec of the query's explicitly named model, when it may answer the query."""
+    model, providers, models = query.model, query.allowed_providers, query.allowed_models
     spec = next((s for s in specs if s.id == model), None)
     if spec is None:
         known = ", ".join(sorted(s.id for s in specs)) or "none"
         raise ModelNotAvailableError(f"unknown model {model!r} (known: {known})")
     if not spec.available:
         raise ModelNotAvailableError(f"model {model!r} is not available: {spec.unavailable_reason}")
-    if allowed.providers is not None and spec.provider not in allowed.providers:
+    if providers is not None and spec.provider not in providers:
         raise ModelNotAvailableError(
             f"model {model!r} is not allowed in this context "
-            f"(allowed providers: {', '.join(allowed.providers) or 'none'})"
+            f"(allowed providers: {', '.join(providers) or 'none'})"
         )
-    if allowed.models is not None and model not in allowed.models:
+    if models is not None and model not in models:
         raise ModelNotAvailableError(
             f"model {model!r} is not on this user's model allow-list "
-            f"(allowed: {', '.join(allowed.models) or 'none'})"
+            f"(allowed: {', '.join(models) or 'none'})"
         )
-    capability = lacking(spec, needs)
+    capability = lacking(spec, query.needs)
     if capability is not None:
         raise _unsupported(spec, capability, specs)
     return spec
 
 
 def _nothing_fits(
-    operation: OperationType,
-    reasons: dict[str, int],
-    missing: dict[str, None],
-    needs: tuple[str, ...],
+    query: ModelQuery, reasons: dict[str, int], missing: dict[str, None]
 ) -> ModelNotAvailableError:
     detail = ", ".join(f"{n} {r}" for r, n in reasons.items() if r != "operation")
     hint = "".join(f"\n  - {m}" for m in missing)
     message = (
-        f"no model for operation {operation.value!r}"
+        f"no model for operation {query.operation.value!r}"
         + (f" ({detail})" if detail else " (no provider offers it)")
         + (f"; to enable one:{hint}" if hint else "")
     )
-    capability = next((c for c in needs if f"no {c}" in reasons), None)
+    capability = next((c for c in query.needs if f"no {c}" in reasons), None)
     if capability is not None:
         return UnsupportedCapabilityError(message, capability=capability)
     return ModelNotAvailableError(message)

@@ -52,6 +52,7 @@ from nyla.models.ai import (
     Usage,
     WebSearchHit,
 )
+from nyla.models.model_query import ModelQuery
 
 __all__ = ["AiService", "invalid_tool_arguments"]
 
@@ -88,7 +89,14 @@ class AiService(AiPipeline):
     ) -> ModelSpec:
         """The model a call with these properties would go to (raises
         :class:`ModelNotAvailableError` when none fits)."""
-        return self._chain(operation, context, estimated_tokens, needs_tools, model)[0]
+        query = ModelQuery.for_call(
+            operation,
+            context,
+            estimated_tokens=estimated_tokens,
+            needs_tools=needs_tools,
+            model=model,
+        )
+        return self._chain(query)[0]
 
     def count_tokens(self, text_or_messages: Any, model_id: str | None = None) -> int:
         """Estimated tokens of a text or messages (offline, see :mod:`nyla.ai.tokens`)."""
@@ -304,7 +312,8 @@ class AiService(AiPipeline):
         different models must not be mixed in one index.
         """
         if not texts:
-            spec = self._chain(OperationType.EMBEDDING, context, 0, False, model)[0]
+            query = ModelQuery.for_call(OperationType.EMBEDDING, context, model=model)
+            spec = self._chain(query)[0]
             dims = spec.capabilities.embedding_dimensions or 0
             return EmbeddingResponse(vectors=[], model=spec.id, dimensions=dims)
         session = neutralization if neutralization is not None else NeutralizationSession()

@@ -21,6 +21,7 @@ What is here:
   :class:`ToolFiles`, :class:`ToolConnections` (opening a :class:`ConnectionSession`),
   :class:`ToolAi`, :class:`ToolKnowledge` and :class:`ToolFeatures`; outside a run each
   raises :class:`ServiceUnavailableError`
+- :class:`ModelQuery`: which models may answer a call (the model selector's one argument)
 - text helpers: :func:`clean_text`, :func:`has_unstorable_chars`, :func:`download_name` (the
   base name a file is offered for download under)
 - path helpers (:mod:`nyla.sdk.paths`): :func:`safe_segment`, :func:`confine_path`,
@@ -98,6 +99,7 @@ from nyla.models.feature import (
     FeatureTable,
 )
 from nyla.models.knowledge import SearchFilters, SearchHit, SearchQuery, SearchResult
+from nyla.models.model_query import ModelQuery
 from nyla.models.neutralize import Finding, Neutralizer
 from nyla.models.ontology import (
     CanonicalPattern,
@@ -227,6 +229,7 @@ __all__ = [
     "Message",
     "ModelCapabilities",
     "ModelNotAvailableError",
+    "ModelQuery",
     "ModelSpec",
     "NeutralizationError",
     "NeutralizationReport",
