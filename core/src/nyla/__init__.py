@@ -15,6 +15,7 @@ from nyla.hookspecs import hookimpl, hookspec
 # isort: off
 if TYPE_CHECKING:
     from nyla.agent.loop import run_agent_loop as run_agent_loop
+    from nyla.agent.spec import RunSpec as RunSpec
     from nyla.agent.runtime import AgentRuntime as AgentRuntime
     from nyla.config import config_value as config_value
     from nyla.ai.neutralize import NeutralizationSession as NeutralizationSession
@@ -206,6 +207,7 @@ _EXPORTS: dict[str, str] = {
     "ToolContext": "nyla.models.tools",
     # agent runtime and file bridge
     "run_agent_loop": "nyla.agent.loop",
+    "RunSpec": "nyla.agent.spec",
     "AgentRuntime": "nyla.agent.runtime",
     "FileStore": "nyla.files.store",
     "coerce_document_reference_list": "nyla.files.docrefs",

@@ -26,6 +26,7 @@ HOST_ONLY = {
     "NeutralizationSession",
     "AgentRuntime",
     "run_agent_loop",
+    "RunSpec",
     "AgentStatus",
     "AgentEvent",
     "EventType",
