@@ -141,6 +141,7 @@ class Database:
             self.url, echo=echo, connect_args=connect_args, pool_pre_ping=True
         )
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
         self._connect_args = connect_args
         self._echo = echo
         self._read_engine: AsyncEngine | None = None
@@ -158,12 +159,12 @@ class Database:
     async def read_session(self) -> AsyncIterator[AsyncSession]:
         """A session without a transaction (autocommit), for reads whose statements need
         no common snapshot: it spares the BEGIN and COMMIT round trips, which cost more
-        than a small indexed query (the knowledge store's searches run in one)."""
+        than a small indexed query (the knowledge store's searches run in one). It takes a
+        connection at its first statement: a caller that turns out to need none (the agent's
+        context for a run without a workflow, every round) costs no checkout and no ping."""
         await self.ensure_ready()
-        async with self.engine.connect() as conn:
-            await conn.execution_options(isolation_level="AUTOCOMMIT")
-            async with AsyncSession(bind=conn, expire_on_commit=False) as session:
-                yield session
+        async with AsyncSession(bind=self._autocommit, expire_on_commit=False) as session:
+            yield session
 
     async def read(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
         """``await work(connection)`` on a connection of the read pool: autocommit, no
