@@ -151,10 +151,10 @@ def user_error(exc: BaseException) -> tuple[str, str] | None:
 
     if isinstance(exc, NylaError):
         return type(exc).__name__, str(exc).strip().replace("\n", " ")
-    try:
-        from sqlalchemy.exc import DBAPIError
-    except ImportError:  # pragma: no cover
+    if "sqlalchemy" not in sys.modules:  # no database error without it (`--help` ends here)
         return None
+    from sqlalchemy.exc import DBAPIError
+
     if isinstance(exc, DBAPIError) and (exc.connection_invalidated or _is_connection_error(exc)):
         first = str(exc.orig or exc).strip().splitlines()
         return "DatabaseUnavailableError", (

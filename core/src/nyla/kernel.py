@@ -83,7 +83,9 @@ class Kernel:
     @cached_property
     def knowledge(self) -> KnowledgeService:
         """The knowledge store (indexing, semantic search, agent context, consent)."""
-        return _service("nyla.knowledge.service:KnowledgeService", self)
+        from nyla.knowledge.service import KnowledgeService
+
+        return KnowledgeService(self.db, self.ai, self.settings)
 
     @cached_property
     def features(self) -> FeatureService:

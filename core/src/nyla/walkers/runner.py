@@ -208,7 +208,7 @@ class WalkerRunner:
                 result.cancelled = True
                 result.errors.append(str(exc))
             for model, dims in worker.dims.items():
-                await self.kernel.knowledge.ensure_vector_index(model, dims)
+                await self.kernel.knowledge.indexes.ensure_vector_index(model, dims)
         await self._record(ds_id, result)
         return result
 

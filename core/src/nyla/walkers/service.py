@@ -210,7 +210,8 @@ class SyncService:
     async def set_indexing(self, ds_id: str, enabled: bool, *, user_id: str) -> PurgeResult:
         """Switch RAG indexing of a data source: on starts a sync (a first slice, then the
         whole source), off purges (as consent does) and stops its running syncs."""
-        result = await self.kernel.knowledge.set_rag_index_enabled(ds_id, enabled, actor=user_id)
+        governance = self.kernel.knowledge.governance
+        result = await governance.set_rag_index_enabled(ds_id, enabled, actor=user_id)
         if enabled:
             await self.start(ds_id, user_id=user_id, first_slice=FIRST_SYNC_ITEMS)
         else:

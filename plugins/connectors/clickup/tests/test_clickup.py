@@ -361,7 +361,7 @@ async def test_the_data_sources_rag_limits_reach_the_walk(db, fake, make_kernel)
     conn = await kernel.connections.add(
         "clickup", user_id="mia", grant=TokenGrant(access_token=TOKEN)
     )
-    await kernel.knowledge.add_data_source(
+    await kernel.knowledge.governance.add_data_source(
         f"ds-{conn.id}",
         conn.id,
         "/9001",
