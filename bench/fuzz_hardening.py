@@ -32,6 +32,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from nyla.models.knowledge import SearchQuery
+
 FAILURES: list[str] = []
 
 
@@ -160,7 +162,7 @@ async def part_searches(kernel: Any, searches: int, rng: random.Random) -> dict[
             scope, user_id=user, mandate_id=mandate, feature_instance_id=inst
         )
         text = f"payroll budget contract note {i} " * 5
-        await kernel.knowledge.index_file(item, text.encode(), context=ctx)
+        await kernel.knowledge.indexing.index_file(item, text.encode(), context=ctx)
     failures = hits = 0
     for n in range(searches):
         ctx = RunContext(
@@ -169,8 +171,13 @@ async def part_searches(kernel: Any, searches: int, rng: random.Random) -> dict[
             feature_instance_id=rng.choice(instances),
         )
         scopes = rng.choice([None, [rng.choice(list(Scope))]])
-        result = await kernel.knowledge.semantic_search(
-            rng.choice(["payroll", "budget", "contract note 3"]), context=ctx, scopes=scopes, k=10
+        result = await kernel.knowledge.search(
+            SearchQuery(
+                text=rng.choice(["payroll", "budget", "contract note 3"]),
+                context=ctx,
+                scopes=scopes,
+                k=10,
+            )
         )
         allowed = set(readable_keys(ctx, scopes))
         for hit in result.hits:

@@ -170,7 +170,7 @@ async def add_source(connection: str, items: int) -> str:
     try:
         connection_row = await kernel.connections.get(connection, user_id=USER)
         source = f"ds-{uuid.uuid4().hex[:12]}"
-        await kernel.knowledge.add_data_source(
+        await kernel.knowledge.governance.add_data_source(
             source, connection_row.id, "/", user_id=USER, rag_index_enabled=True,
             settings={"ragLimits": {"maxItems": items}},
         )  # fmt: skip

@@ -21,6 +21,8 @@ from array import array
 from pathlib import Path
 from typing import Any
 
+from nyla.models.knowledge import SearchQuery
+
 MODEL = "bench:all-minilm-l6-v2"
 K = 10
 SCOPE_OF_GROUP = {0: "personal", **{g: "featureInstance" for g in range(1, 10)}}
@@ -61,7 +63,7 @@ async def ingest(kernel: Any, texts: list[str], docs: list[array], users: int) -
         failed: list[str] = []
         for scope, directory in dirs.items():
             step = time.perf_counter()
-            results = await kernel.knowledge.index_paths(
+            results = await kernel.knowledge.indexing.index_paths(
                 [directory], context=context, scope=scope, embeddings=embeddings
             )
             failed += [f"{r.name}: {r.error}" for r in results if r.status != "indexed"]
@@ -86,14 +88,16 @@ async def queries(
     scopes = FILTER_SCOPES[setting]
 
     async def one(vec: array) -> list[int]:
-        result = await kernel.knowledge.search_vector(
-            "",
-            vector=vec.tolist(),
-            model=MODEL,
-            context=context,
-            scopes=scopes,
-            k=K,
-            hybrid=False,
+        result = await kernel.knowledge.search(
+            SearchQuery(
+                text="",
+                vector=vec.tolist(),
+                model=MODEL,
+                context=context,
+                scopes=scopes,
+                k=K,
+                hybrid=False,
+            )
         )
         return [int(_DOC.fullmatch(h.file_name)[1]) for h in result.hits]  # type: ignore[index]
 

@@ -38,6 +38,8 @@ from typing import Any
 from rag import USERS, db_uri, fresh_database, read_f32, start_server, vectors
 from rag_settle import settle
 
+from nyla.models.knowledge import SearchQuery
+
 K = 10
 
 
@@ -114,8 +116,15 @@ async def measure(
     from rag import RAW_IDS_SQL, RAW_SQL, raw_params
 
     async def nyla_one(vec: Any) -> None:
-        await kernel.knowledge.search_vector(
-            "", vector=vec.tolist(), model=rag_nyla.MODEL, context=context, k=K, hybrid=False
+        await kernel.knowledge.search(
+            SearchQuery(
+                text="",
+                vector=vec.tolist(),
+                model=rag_nyla.MODEL,
+                context=context,
+                k=K,
+                hybrid=False,
+            )
         )
 
     async def raw_one(vec: Any) -> None:

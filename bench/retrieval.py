@@ -25,6 +25,8 @@ import time
 import uuid
 from pathlib import Path
 
+from nyla.models.knowledge import SearchQuery
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 GERMAN_DOCS = {
@@ -52,7 +54,7 @@ async def _index(kernel, context, folder: Path, model: str) -> int:
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text(body + "\n", encoding="utf-8")
     paths = [REPO / "docs", REPO / "README.md", HERE / "retrieval" / "docs", folder]
-    results = await kernel.knowledge.index_paths(paths, context=context)
+    results = await kernel.knowledge.indexing.index_paths(paths, context=context)
     return sum(1 for r in results if r.status == "indexed")
 
 
@@ -65,8 +67,8 @@ async def _run_mode(kernel, context, hybrid: bool) -> dict[str, float]:
     for question, expected in questions():
         started = time.perf_counter()
         try:
-            result = await kernel.knowledge.semantic_search(
-                question, context=context, k=10, hybrid=hybrid
+            result = await kernel.knowledge.search(
+                SearchQuery(text=question, context=context, k=10, hybrid=hybrid)
             )
             names = [h.file_name for h in result.hits]
         except InvalidQueryError:

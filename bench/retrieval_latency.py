@@ -17,6 +17,8 @@ import time
 import uuid
 from pathlib import Path
 
+from nyla.models.knowledge import SearchQuery
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -52,7 +54,7 @@ async def main(files: int) -> None:
                         scope=Scope.PERSONAL, user_id="bench")  # fmt: skip
         items.append((item, body.encode()))
     started = time.perf_counter()
-    results = await kernel.knowledge.index_files(items, context=context)
+    results = await kernel.knowledge.indexing.index_files(items, context=context)
     chunks = sum(r.chunks for r in results)
     print(f"{files} files, {chunks} chunks indexed in {time.perf_counter() - started:.0f} s")
     for hybrid in (True, False):
@@ -60,8 +62,7 @@ async def main(files: int) -> None:
         for _ in range(3):
             for question, _expected in questions():
                 t = time.perf_counter()
-                await kernel.knowledge.semantic_search(question, context=context, k=10,
-                                                       hybrid=hybrid)  # fmt: skip
+                await kernel.knowledge.search(SearchQuery(text=question, context=context, k=10, hybrid=hybrid))  # fmt: skip
                 times.append((time.perf_counter() - t) * 1000)
         times = sorted(times[len(questions()) :])  # the first pass warms the caches
         p95 = times[int(0.95 * len(times))]

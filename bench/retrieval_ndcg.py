@@ -38,6 +38,8 @@ from typing import Any
 
 from retrieval import GERMAN_DOCS  # the company documents written in German
 
+from nyla.models.knowledge import SearchQuery
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 K = 10
@@ -125,7 +127,7 @@ async def nyla_rankings(url: str, paths: list[Path], qs: list[dict[str, Any]],
     kernel = Kernel(db=Database(url, schema=schema), settings={"knowledge": {"embedding_model": model}})  # fmt: skip
     context = RunContext(user_id="bench", mandate_id="bench-mandate")
     try:
-        results = await kernel.knowledge.index_paths(paths, context=context)
+        results = await kernel.knowledge.indexing.index_paths(paths, context=context)
         failed = [r.name for r in results if r.status != "indexed"]
         assert not failed, f"not indexed: {failed}"
         prefix = "nyla hash" if model == HASH else "nyla"
@@ -135,8 +137,10 @@ async def nyla_rankings(url: str, paths: list[Path], qs: list[dict[str, Any]],
             ranked = []
             for q in qs:
                 try:
-                    result = await kernel.knowledge.semantic_search(
-                        q["text"], context=context, k=CHUNKS_PER_QUERY, hybrid=hybrid
+                    result = await kernel.knowledge.search(
+                        SearchQuery(
+                            text=q["text"], context=context, k=CHUNKS_PER_QUERY, hybrid=hybrid
+                        )
                     )
                     names = [h.file_name for h in result.hits]
                 except InvalidQueryError:

@@ -45,13 +45,13 @@ async def run(files: int) -> None:
     try:
         raw = Kernel(db=Database(url, schema="raw"), settings=settings)
         started = time.perf_counter()
-        results = await raw.knowledge.index_paths([tree], context=RunContext(user_id="u1"))
+        results = await raw.knowledge.indexing.index_paths([tree], context=RunContext(user_id="u1"))
         report("raw index_paths", len(results), sum(r.chunks for r in results), started)
         await raw.aclose()
 
         kernel = Kernel(db=Database(url, schema="walk"), settings=settings)
         conn = await kernel.connections.add("localfs", user_id="u1", settings={"root": str(tree)})
-        await kernel.knowledge.add_data_source(
+        await kernel.knowledge.governance.add_data_source(
             "ds", conn.id, "/", user_id="u1", rag_index_enabled=True
         )
         limits = {"max_items": files * 2, "max_bytes": 1 << 40}

@@ -64,10 +64,16 @@ async def test_every_owned_kind_is_checked_before_the_handler(db, make_kernel):
     other_file = await kernel.files.save("b.txt", b"theirs", theirs)
     own_folder = await kernel.files.create_folder("Mine", mine)
     other_folder = await kernel.files.create_folder("Theirs", theirs)
-    await kernel.knowledge.add_connection("c-mine", "msft", user_id="u1", mandate_id="m1")
-    await kernel.knowledge.add_connection("c-theirs", "msft", user_id="u2", mandate_id="m1")
-    await kernel.knowledge.add_data_source("ds-mine", "c-mine", "/", user_id="u1", mandate_id="m1")
-    await kernel.knowledge.add_data_source(
+    await kernel.knowledge.governance.add_connection(
+        "c-mine", "msft", user_id="u1", mandate_id="m1"
+    )
+    await kernel.knowledge.governance.add_connection(
+        "c-theirs", "msft", user_id="u2", mandate_id="m1"
+    )
+    await kernel.knowledge.governance.add_data_source(
+        "ds-mine", "c-mine", "/", user_id="u1", mandate_id="m1"
+    )
+    await kernel.knowledge.governance.add_data_source(
         "ds-theirs", "c-theirs", "/", user_id="u2", mandate_id="m1"
     )
     await kernel.files.workflows.load("wf-theirs", theirs)

@@ -155,5 +155,5 @@ async def seed_chunks(kernel: Any, rows: list[Any], files: dict[str, str], model
             )
         await s.flush()
         await copy_chunks(s, rows)
-    await kernel.knowledge.ensure_vector_index(model, dims)
-    await kernel.knowledge.analyze()
+    await kernel.knowledge.indexes.ensure_vector_index(model, dims)
+    await kernel.knowledge.indexes.analyze()

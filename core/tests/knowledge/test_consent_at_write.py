@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from nyla.knowledge.tables import ContentChunk, FileContentIndex
-from nyla.models.knowledge import IndexStatus
+from nyla.models.knowledge import IndexStatus, SearchQuery
 
 from .conftest import ctx, item
 
@@ -23,14 +23,14 @@ async def _counts(kernel) -> tuple[int, int]:
 
 
 async def _search(kernel, text: str) -> list[str]:
-    result = await kernel.knowledge.semantic_search(text, context=ctx(), k=5)
+    result = await kernel.knowledge.search(SearchQuery(text=text, context=ctx(), k=5))
     return [hit.text for hit in result.hits]
 
 
 async def _source(kernel):
     k = kernel.knowledge
-    await k.add_connection("c1", "msft", user_id="u1", mandate_id="m1")
-    await k.add_data_source(
+    await k.governance.add_connection("c1", "msft", user_id="u1", mandate_id="m1")
+    await k.governance.add_data_source(
         "root", "c1", "/", user_id="u1", mandate_id="m1", rag_index_enabled=True
     )
 
@@ -41,7 +41,7 @@ async def test_consent_revoked_after_embedding_is_honoured_at_write(kernel):
     file = item("f1", "plan.txt", data_source_id="root")
     prepared = await indexer.prepare(file, b"secret merger plan with acme", context=ctx())
     assert not isinstance(prepared, type(None)) and prepared.chunks  # embedded, ready to write
-    await kernel.knowledge.set_knowledge_consent("c1", False, actor="u1")
+    await kernel.knowledge.governance.set_knowledge_consent("c1", False, actor="u1")
     [result] = await indexer.write([prepared])
     assert result.status == IndexStatus.FAILED
     assert "switched off" in result.error
@@ -55,28 +55,28 @@ async def test_rag_switched_off_after_embedding_is_honoured_at_write(kernel):
     prepared = await indexer.prepare(
         item("f2", "notes.txt", data_source_id="root"), b"quarterly notes", context=ctx()
     )
-    await kernel.knowledge.set_rag_index_enabled("root", False, actor="u1")
+    await kernel.knowledge.governance.set_rag_index_enabled("root", False, actor="u1")
     [result] = await indexer.write([prepared])
     assert result.status == IndexStatus.FAILED and "RAG indexing" in result.error
     assert await _counts(kernel) == (0, 0)
 
 
 async def test_index_file_with_only_a_connection_respects_its_consent(kernel):
-    await kernel.knowledge.add_connection("c9", "google", user_id="u1", mandate_id="m1")
-    await kernel.knowledge.set_knowledge_consent("c9", False, actor="u1")
-    result = await kernel.knowledge.index_file(
+    await kernel.knowledge.governance.add_connection("c9", "google", user_id="u1", mandate_id="m1")
+    await kernel.knowledge.governance.set_knowledge_consent("c9", False, actor="u1")
+    result = await kernel.knowledge.indexing.index_file(
         item("f3", "mail.txt"), b"private mail body", context=ctx(), connection_id="c9"
     )
     assert result.status == IndexStatus.FAILED
     assert await _counts(kernel) == (0, 0)
     # with consent the same call indexes, and the write-time check lets it through
-    await kernel.knowledge.set_knowledge_consent("c9", True, actor="u1")
-    ok = await kernel.knowledge.index_file(
+    await kernel.knowledge.governance.set_knowledge_consent("c9", True, actor="u1")
+    ok = await kernel.knowledge.indexing.index_file(
         item("f3", "mail.txt"), b"private mail body", context=ctx(), connection_id="c9"
     )
     assert ok.status == IndexStatus.INDEXED, ok.error
     # an unknown connection cannot vouch for consent
-    unknown = await kernel.knowledge.index_file(
+    unknown = await kernel.knowledge.indexing.index_file(
         item("f4", "x.txt"), b"anything", context=ctx(), connection_id="nope"
     )
     assert unknown.status == IndexStatus.FAILED
@@ -84,13 +84,13 @@ async def test_index_file_with_only_a_connection_respects_its_consent(kernel):
 
 async def test_batch_write_keeps_allowed_files_and_drops_refused_ones(kernel):
     await _source(kernel)
-    await kernel.knowledge.add_connection("c2", "google", user_id="u1", mandate_id="m1")
+    await kernel.knowledge.governance.add_connection("c2", "google", user_id="u1", mandate_id="m1")
     indexer = kernel.knowledge.indexer
     keep = await indexer.prepare(item("k", "keep.txt"), b"keep this text", context=ctx())
     drop = await indexer.prepare(
         item("d", "drop.txt", data_source_id="root"), b"drop this text", context=ctx()
     )
-    await kernel.knowledge.set_knowledge_consent("c1", False, actor="u1")
+    await kernel.knowledge.governance.set_knowledge_consent("c1", False, actor="u1")
     results = await indexer.write([keep, drop])
     assert [r.status for r in results] == [IndexStatus.INDEXED, IndexStatus.FAILED]
     files, _ = await _counts(kernel)

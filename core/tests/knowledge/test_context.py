@@ -9,6 +9,7 @@ from nyla.ai.tokens import count_text_tokens
 from nyla.knowledge.context import LAYER_TITLES
 from nyla.knowledge.tables import RoundMemory
 from nyla.models.files import Scope
+from nyla.models.knowledge import WorkflowEntity
 
 from .conftest import ctx, item
 
@@ -24,16 +25,16 @@ def _sections(block: str) -> dict[str, str]:
 async def _world(kernel):
     k = kernel.knowledge
     me = ctx("u1", "m1", workflow_id="wf-1")
-    await k.index_file(
+    await k.indexing.index_file(
         item("mine", "payroll.txt"), b"Payroll runs on the 25th; salary slips by mail.", context=me
     )
     for n in range(4):
-        await k.index_file(
+        await k.indexing.index_file(
             item(f"shared{n}", f"policy{n}.txt", scope=Scope.MANDATE),
             f"Mandate policy {n}: payroll approvals need two signatures, variant {n}.".encode(),
             context=me,
         )
-    await k.index_file(
+    await k.indexing.index_file(
         item("foreign", "x.txt", user="u9", mandate="m9"),
         b"payroll of another company",
         context=ctx("u9", "m9"),
@@ -46,7 +47,7 @@ async def _world(kernel):
         tool_results=[{"tool": "readFile", "ok": True}],
         decisions=["check the payroll date"],
     )
-    await k.remember("client", {"name": "Bäckerei Huber", "city": "Zürich"}, context=me)
+    await k.memory.remember("client", {"name": "Bäckerei Huber", "city": "Zürich"}, context=me)
     other = ctx("u1", "m1", workflow_id="wf-0")
     await k.record_round(
         run_id="r0", round=1, context=other, decisions=["payroll questions answered last week"]
@@ -121,7 +122,13 @@ async def test_round_memory_written_without_embedding_when_embedding_fails(kerne
 
 async def test_workflow_memory_upserts_per_key(kernel):
     me = ctx("u1", "m1", workflow_id="wf-3")
-    await kernel.knowledge.remember("deadline", "2025-03-31", context=me)
-    await kernel.knowledge.remember("deadline", "2025-04-30", context=me, kind="fact", embed=True)
-    assert await kernel.knowledge.workflow_entities(me) == [("deadline", "fact", "2025-04-30")]
-    assert await kernel.knowledge.workflow_entities(ctx("u1", "m1", workflow_id="wf-4")) == []
+    await kernel.knowledge.memory.remember("deadline", "2025-03-31", context=me)
+    await kernel.knowledge.memory.remember(
+        "deadline", "2025-04-30", context=me, kind="fact", embed=True
+    )
+    assert await kernel.knowledge.memory.workflow_entities(me) == [
+        WorkflowEntity(key="deadline", kind="fact", value="2025-04-30")
+    ]
+    assert (
+        await kernel.knowledge.memory.workflow_entities(ctx("u1", "m1", workflow_id="wf-4")) == []
+    )

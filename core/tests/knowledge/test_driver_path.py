@@ -15,6 +15,7 @@ import pytest
 from nyla.knowledge.search import FILE_PROBE_COST, prefer_exact
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.vectors import ChunkRow
+from nyla.models.knowledge import SearchQuery
 
 from .conftest import ctx, seed_chunks, unit_vector
 
@@ -64,8 +65,10 @@ async def _load(kernel, owners: dict[str, int], chunks_per_file: int) -> dict[st
 
 
 async def _search(kernel, user: str, vector: list[float], k: int = 5):
-    return await kernel.knowledge.search_vector(
-        "", vector=vector, model=MODEL, context=ctx(user, mandate=None), k=k, hybrid=False
+    return await kernel.knowledge.search(
+        SearchQuery(
+            text="", vector=vector, model=MODEL, context=ctx(user, mandate=None), k=k, hybrid=False
+        )
     )
 
 

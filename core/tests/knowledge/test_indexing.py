@@ -39,7 +39,7 @@ async def test_every_sample_is_indexed_and_broken_files_fail_with_reason(kernel)
         "broken.pdf",
     ]
     items = [(item(n, n), (DATA / n).read_bytes()) for n in names]
-    results = await kernel.knowledge.index_files(items, context=ctx())
+    results = await kernel.knowledge.indexing.index_files(items, context=ctx())
     by_name = {r.name: r for r in results}
     for name in names[:7]:
         assert by_name[name].status == "indexed", by_name[name].error
@@ -59,14 +59,14 @@ async def test_every_sample_is_indexed_and_broken_files_fail_with_reason(kernel)
 
 async def test_same_content_in_same_scope_is_not_embedded_twice(kernel, embedder):
     text = (DATA / "sample.txt").read_bytes()
-    first = await kernel.knowledge.index_file(item("a", "a.txt"), text, context=ctx())
+    first = await kernel.knowledge.indexing.index_file(item("a", "a.txt"), text, context=ctx())
     count = len(embedder.texts)
-    second = await kernel.knowledge.index_file(item("b", "b.txt"), text, context=ctx())
+    second = await kernel.knowledge.indexing.index_file(item("b", "b.txt"), text, context=ctx())
     assert first.embedded == first.chunks and first.reused == 0
     assert second.reused == second.chunks and second.embedded == 0
     assert len(embedder.texts) == count
     # another scope owner does not share embeddings (nothing crosses scopes)
-    third = await kernel.knowledge.index_file(
+    third = await kernel.knowledge.indexing.index_file(
         item("c", "c.txt", user="u2"), text, context=ctx("u2")
     )
     assert third.embedded == third.chunks
@@ -74,10 +74,10 @@ async def test_same_content_in_same_scope_is_not_embedded_twice(kernel, embedder
 
 async def test_reindex_replaces_chunks_and_embeds_only_changed_text(kernel, embedder):
     v1 = b"Alpha paragraph about invoices.\n\n" + b"Beta paragraph about payroll. " * 80
-    await kernel.knowledge.index_file(item("f", "f.txt"), v1, context=ctx())
+    await kernel.knowledge.indexing.index_file(item("f", "f.txt"), v1, context=ctx())
     old = await _chunks(kernel, "f")
     v2 = v1 + b"\n\nGamma paragraph about holidays."
-    result = await kernel.knowledge.index_file(item("f", "f.txt"), v2, context=ctx())
+    result = await kernel.knowledge.indexing.index_file(item("f", "f.txt"), v2, context=ctx())
     new = await _chunks(kernel, "f")
     assert result.status == "indexed"
     assert not any("Gamma" in c.data for c in old) and any("Gamma" in c.data for c in new)
@@ -92,12 +92,12 @@ async def test_reindex_replaces_chunks_and_embeds_only_changed_text(kernel, embe
 
 
 async def test_failed_embedding_leaves_previous_index_untouched(kernel, embedder):
-    await kernel.knowledge.index_file(
+    await kernel.knowledge.indexing.index_file(
         item("f", "f.txt"), b"first version of the text", context=ctx()
     )
     before = await _chunks(kernel, "f")
     embedder.fail = True
-    result = await kernel.knowledge.index_file(
+    result = await kernel.knowledge.indexing.index_file(
         item("f", "f.txt"), b"second version, entirely new words", context=ctx()
     )
     assert result.status == "failed" and "embedding failed" in result.error
@@ -107,7 +107,7 @@ async def test_failed_embedding_leaves_previous_index_untouched(kernel, embedder
 
 async def test_neutralize_at_rest_stores_no_email_or_iban(kernel, embedder):
     raw = (DATA / "personal.txt").read_bytes()
-    result = await kernel.knowledge.index_file(
+    result = await kernel.knowledge.indexing.index_file(
         item("p", "personal.txt", neutralize=True), raw, context=ctx()
     )
     assert result.status == "indexed" and result.is_neutralized
@@ -121,7 +121,9 @@ async def test_neutralize_at_rest_stores_no_email_or_iban(kernel, embedder):
         row = await s.get(FileContentIndex, "p")
     assert row.is_neutralized and row.neutralization_status == "neutralized"
     # the same file without the flag keeps its content verbatim
-    plain = await kernel.knowledge.index_file(item("q", "personal.txt"), raw, context=ctx())
+    plain = await kernel.knowledge.indexing.index_file(
+        item("q", "personal.txt"), raw, context=ctx()
+    )
     assert plain.status == "indexed"
     assert "peter.beispiel@example.ch" in " ".join(c.data for c in await _chunks(kernel, "q"))
 
@@ -131,7 +133,7 @@ async def test_neutralize_without_any_neutralizer_stores_nothing(
 ):
     kernel = make_kernel(scripted(lambda r, i: "ok", embed_fn=embedder), db=db, builtins=False)
     raw = (DATA / "personal.txt").read_bytes()
-    result = await kernel.knowledge.index_file(
+    result = await kernel.knowledge.indexing.index_file(
         item("p", "personal.txt", neutralize=True), raw, context=ctx()
     )
     assert result.status == "failed" and "neutraliz" in result.error
@@ -139,7 +141,7 @@ async def test_neutralize_without_any_neutralizer_stores_nothing(
 
 
 async def test_missing_scope_owner_is_a_failed_result(kernel):
-    result = await kernel.knowledge.index_file(
+    result = await kernel.knowledge.indexing.index_file(
         item("x", "x.txt", scope=Scope.FEATURE_INSTANCE), b"text", context=ctx()
     )
     assert result.status == "failed" and "feature_instance_id" in result.error
@@ -153,7 +155,7 @@ async def test_a_file_failing_in_a_batch_write_fails_alone_and_leaves_nothing(ke
         (item(too_long, "bad.txt", mime="application/" + "x" * 300), b"cannot be stored"),
         (item("good2", "good2.txt"), b"another good file about payroll"),
     ]
-    results = await kernel.knowledge.index_files(items, context=ctx())
+    results = await kernel.knowledge.indexing.index_files(items, context=ctx())
     assert [r.status for r in results] == ["indexed", "failed", "indexed"]
     assert "write failed" in results[1].error
     assert await _chunks(kernel, "good") and await _chunks(kernel, "good2")
@@ -173,12 +175,12 @@ async def test_a_local_file_name_that_is_not_utf8_is_indexed_under_a_readable_na
     # surrogate escapes, which no database or JSON can take
     with open(os.path.join(os.fsencode(tmp_path), b"bad\xffname.txt"), "wb") as f:
         f.write(b"a file about payroll")
-    first = await kernel.knowledge.index_paths([tmp_path], context=ctx())
+    first = await kernel.knowledge.indexing.index_paths([tmp_path], context=ctx())
     assert [(r.name, r.status) for r in first] == [
         ("bad\ufffdname.txt", "indexed"),
         ("good.txt", "indexed"),
     ]
-    again = await kernel.knowledge.index_paths([tmp_path], context=ctx())
+    again = await kernel.knowledge.indexing.index_paths([tmp_path], context=ctx())
     assert [r.file_id for r in again] == [r.file_id for r in first]  # the same files
     assert len({r.file_id for r in first}) == 2
 
@@ -191,7 +193,7 @@ async def test_a_local_file_that_cannot_be_read_fails_alone(kernel, tmp_path):
     gone.write_text("deleted before it was read")
     items = [(file_item_for_path(p, context=ctx()), p) for p in (gone, good)]
     gone.unlink()
-    results = await kernel.knowledge.index_files(items, context=ctx())
+    results = await kernel.knowledge.indexing.index_files(items, context=ctx())
     assert [r.status for r in results] == ["failed", "indexed"]
     assert "cannot read the file" in results[0].error
     assert not await _chunks(kernel, results[0].file_id)

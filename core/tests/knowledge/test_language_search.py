@@ -14,6 +14,7 @@ from nyla.errors import InvalidQueryError
 from nyla.knowledge.language import detect, detect_all
 from nyla.knowledge.search import text_ranks
 from nyla.knowledge.search_text import parse_query
+from nyla.models.knowledge import SearchQuery
 
 from .conftest import ctx, item
 
@@ -28,7 +29,7 @@ ITALIAN = "La riunione della squadra si terrà a Lugano il mese prossimo con tut
 
 async def _lexical(kernel, query: str, user: str = "u1") -> list[str]:
     """File ids the full-text half alone ranks for ``query``, best first."""
-    await kernel.knowledge.ensure_text_search(background=False)
+    await kernel.knowledge.retrieval.ensure_text_search(background=False)
     async with kernel.db.session() as s:
         ids = await text_ranks(
             s,
@@ -53,7 +54,7 @@ async def _lexical(kernel, query: str, user: str = "u1") -> list[str]:
 
 async def _index(kernel, files: dict[str, str]) -> None:
     for file_id, body in files.items():
-        result = await kernel.knowledge.index_file(
+        result = await kernel.knowledge.indexing.index_file(
             item(file_id, f"{file_id}.txt"), body.encode(), context=ctx()
         )
         assert result.status == "indexed", result.error
@@ -122,20 +123,22 @@ async def test_a_query_of_stop_words_only_says_so(kernel):
     await _index(kernel, {"a": ENGLISH})
     for query in ("where is the", "und die", "Où est le", "What is it?"):
         with pytest.raises(InvalidQueryError, match="only common words"):
-            await kernel.knowledge.semantic_search(query, context=ctx())
+            await kernel.knowledge.search(SearchQuery(text=query, context=ctx()))
     with pytest.raises(InvalidQueryError, match="only says what to leave out"):
-        await kernel.knowledge.semantic_search("-report", context=ctx())
+        await kernel.knowledge.search(SearchQuery(text="-report", context=ctx()))
     assert parse_query("where is the team offsite").words == ["team", "offsite"]
 
 
 async def test_a_one_line_markdown_file_and_an_empty_file_are_found(kernel, tmp_path):
     (tmp_path / "offsite.md").write_text("# Offsite in Lucerne\n", encoding="utf-8")
     (tmp_path / "budget-notes.txt").write_text("", encoding="utf-8")
-    results = await kernel.knowledge.index_paths([tmp_path], context=ctx())
+    results = await kernel.knowledge.indexing.index_paths([tmp_path], context=ctx())
     assert {r.name: r.chunks for r in results} == {"offsite.md": 1, "budget-notes.txt": 1}
-    hits = (await kernel.knowledge.semantic_search("Lucerne", context=ctx(), k=1)).hits
+    hits = (await kernel.knowledge.search(SearchQuery(text="Lucerne", context=ctx(), k=1))).hits
     assert hits[0].file_name == "offsite.md"
-    hits = (await kernel.knowledge.semantic_search("budget notes", context=ctx(), k=1)).hits
+    hits = (
+        await kernel.knowledge.search(SearchQuery(text="budget notes", context=ctx(), k=1))
+    ).hits
     assert hits[0].file_name == "budget-notes.txt"
 
 
@@ -143,8 +146,8 @@ async def test_a_file_indexed_from_two_places_is_one_hit(kernel, tmp_path):
     body = b"Offsite planning: the team meets in Lucerne on 12 June."
     (tmp_path / "offsite.txt").write_bytes(body)
     (tmp_path / "other.txt").write_bytes(b"The board approved the new office in Bern.")
-    await kernel.knowledge.index_paths([tmp_path], context=ctx())
-    synced = await kernel.knowledge.index_file(
+    await kernel.knowledge.indexing.index_paths([tmp_path], context=ctx())
+    synced = await kernel.knowledge.indexing.index_file(
         item("conn-1:offsite", "offsite.txt"),
         body,
         context=ctx(),
@@ -152,8 +155,8 @@ async def test_a_file_indexed_from_two_places_is_one_hit(kernel, tmp_path):
     )
     assert synced.status == "indexed"
     for hybrid in (True, False):
-        result = await kernel.knowledge.semantic_search(
-            "team offsite Lucerne", context=ctx(), k=5, hybrid=hybrid
+        result = await kernel.knowledge.search(
+            SearchQuery(text="team offsite Lucerne", context=ctx(), k=5, hybrid=hybrid)
         )
         offsite = [h for h in result.hits if h.file_name == "offsite.txt"]
         assert len(offsite) == 1, [h.file_id for h in result.hits]
@@ -185,7 +188,7 @@ async def test_an_older_store_moves_to_the_new_terms_in_place(kernel, embedded_p
     service = kernel.knowledge
     assert await _lexical(kernel, "Rechnung") == ["invoice"]  # as simple text meanwhile
     assert await _lexical(kernel, "Rechnungen") == []
-    assert await service.reanalyze_text() == 1
+    assert await service.retrieval.reanalyze_text() == 1
     assert await _lexical(kernel, "Rechnungen") == ["invoice"]
     async with kernel.db.session() as s:
         language = (await s.execute(text("SELECT language FROM knowledge_chunk"))).scalar()

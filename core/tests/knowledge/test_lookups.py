@@ -24,7 +24,7 @@ async def _counts(kernel) -> tuple[int, int]:
 
 
 async def _keyword(kernel, word: str, user: str = "u1") -> list[int]:
-    await kernel.knowledge.ensure_text_search()
+    await kernel.knowledge.retrieval.ensure_text_search()
     async with kernel.db.session() as s:
         model = (await s.execute(text("SELECT min(embedding_model) FROM knowledge_chunk"))).scalar()
         where = WHERE.replace("scripted:embed", model or "none")
@@ -42,7 +42,7 @@ def test_chunk_ids_pack_the_file_number_and_position():
 
 
 async def test_a_single_file_is_full_text_searchable_on_commit(kernel):
-    result = await kernel.knowledge.index_file(
+    result = await kernel.knowledge.indexing.index_file(
         item("f", "f.txt"), b"The zebracorn invoice is overdue.", context=ctx()
     )
     assert result.status == "indexed"
@@ -70,15 +70,15 @@ async def test_bulk_writes_defer_full_text_to_one_pass(kernel):
     assert await _counts(kernel) == (2, 0)
     assert await _keyword(kernel, "zebracorn") == []  # vector search finds them meanwhile
 
-    assert await service.build_lookups() == 2
+    assert await service.indexing.build_lookups() == 2
     assert await _counts(kernel) == (2, 2)
     assert len(await _keyword(kernel, "zebracorn")) == 1
-    assert await service.build_lookups() == 0  # nothing left waiting
+    assert await service.indexing.build_lookups() == 0  # nothing left waiting
 
 
 async def test_index_files_returns_with_every_full_text_row_written(kernel):
     items = [(item(f"m{i}", f"m{i}.txt"), f"note {i} about zebracorn".encode()) for i in range(5)]
-    results = await kernel.knowledge.index_files(items, context=ctx())
+    results = await kernel.knowledge.indexing.index_files(items, context=ctx())
     assert all(r.status == "indexed" for r in results)
     assert await _counts(kernel) == (5, 5)
     async with kernel.db.session() as s:
@@ -92,15 +92,15 @@ async def test_index_files_returns_with_every_full_text_row_written(kernel):
 async def test_reindex_and_purge_keep_chunks_and_full_text_in_step(kernel):
     service = kernel.knowledge
     long = b"Alpha zebracorn paragraph.\n\n" + b"Beta paragraph about payroll. " * 80
-    await service.index_file(item("f", "f.txt"), long, context=ctx())
-    await service.index_file(item("g", "g.txt"), b"keep me zebracorn", context=ctx())
+    await service.indexing.index_file(item("f", "f.txt"), long, context=ctx())
+    await service.indexing.index_file(item("g", "g.txt"), b"keep me zebracorn", context=ctx())
     first = await _counts(kernel)
-    await service.index_file(item("f", "f.txt"), b"short now, no rare word", context=ctx())
+    await service.indexing.index_file(item("f", "f.txt"), b"short now, no rare word", context=ctx())
     chunks, texts = await _counts(kernel)
     assert chunks == texts == 2 and first[0] > 2
     assert len(await _keyword(kernel, "zebracorn")) == 1  # only g's chunk is left
 
-    purged = await service.purge(actor="u1", file_ids=["f"])
+    purged = await service.governance.purge(actor="u1", file_ids=["f"])
     assert (purged.files, purged.chunks) == (1, 1)
     assert await _counts(kernel) == (1, 1)
     assert len(await _keyword(kernel, "zebracorn")) == 1
@@ -108,17 +108,17 @@ async def test_reindex_and_purge_keep_chunks_and_full_text_in_step(kernel):
 
 async def test_dedupe_reuses_what_an_earlier_bulk_load_indexed(kernel, embedder):
     texts = [f"paragraph {i} on zebracorn accounting rules".encode() for i in range(4)]
-    first = await kernel.knowledge.index_files(
+    first = await kernel.knowledge.indexing.index_files(
         [(item(f"a{i}", f"a{i}.txt"), t) for i, t in enumerate(texts)], context=ctx()
     )
     assert sum(r.embedded for r in first) == 4
     embedded_before = len(embedder.texts)
-    again = await kernel.knowledge.index_files(
+    again = await kernel.knowledge.indexing.index_files(
         [(item(f"b{i}", f"b{i}.txt"), t) for i, t in enumerate(texts)], context=ctx()
     )
     assert [r.reused for r in again] == [1, 1, 1, 1] and sum(r.embedded for r in again) == 0
     assert len(embedder.texts) == embedded_before
-    other = await kernel.knowledge.index_files(
+    other = await kernel.knowledge.indexing.index_files(
         [(item("c0", "c0.txt", user="u2"), texts[0])], context=ctx("u2")
     )
     assert other[0].embedded == 1  # another scope never shares vectors

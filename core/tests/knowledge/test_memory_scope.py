@@ -20,7 +20,7 @@ async def _remember_in(kernel, context, marker: str) -> None:
         tool_results=[{"tool": "readFile", "content": f"payroll figures {marker}"}],
         decisions=[f"payroll decision {marker}"],
     )
-    await k.remember("client", {"name": f"client {marker}"}, context=context)
+    await k.memory.remember("client", {"name": f"client {marker}"}, context=context)
 
 
 async def test_same_user_same_workflow_other_mandate_sees_nothing(kernel):
@@ -31,7 +31,7 @@ async def test_same_user_same_workflow_other_mandate_sees_nothing(kernel):
 
     block = await kernel.knowledge.build_agent_context("payroll decision", m1)
     assert "m0-secret" not in block
-    assert await kernel.knowledge.workflow_entities(m1) == []
+    assert await kernel.knowledge.memory.workflow_entities(m1) == []
     # another workflow of the same user in m1: no hints from m0 either
     other_wf = ctx("u1", "m1", workflow_id="wf-2")
     assert "m0-secret" not in await kernel.knowledge.build_agent_context("payroll", other_wf)
@@ -39,7 +39,7 @@ async def test_same_user_same_workflow_other_mandate_sees_nothing(kernel):
     # the writer's own scope still sees everything
     mine = await kernel.knowledge.build_agent_context("payroll decision", m0)
     assert "file:m0-secret" in mine and "payroll decision m0-secret" in mine
-    assert [v for _, _, v in await kernel.knowledge.workflow_entities(m0)] == [
+    assert [e.value for e in await kernel.knowledge.memory.workflow_entities(m0)] == [
         {"name": "client m0-secret"}
     ]
 
@@ -47,10 +47,10 @@ async def test_same_user_same_workflow_other_mandate_sees_nothing(kernel):
 async def test_workflow_values_of_two_mandates_do_not_overwrite_each_other(kernel):
     m0 = ctx("u1", "m0", workflow_id="wf")
     m1 = ctx("u1", "m1", workflow_id="wf")
-    await kernel.knowledge.remember("client", "zero", context=m0)
-    await kernel.knowledge.remember("client", "one", context=m1)
-    assert [v for _, _, v in await kernel.knowledge.workflow_entities(m0)] == ["zero"]
-    assert [v for _, _, v in await kernel.knowledge.workflow_entities(m1)] == ["one"]
+    await kernel.knowledge.memory.remember("client", "zero", context=m0)
+    await kernel.knowledge.memory.remember("client", "one", context=m1)
+    assert [e.value for e in await kernel.knowledge.memory.workflow_entities(m0)] == ["zero"]
+    assert [e.value for e in await kernel.knowledge.memory.workflow_entities(m1)] == ["one"]
 
 
 async def test_feature_instances_are_separate_memory_scopes(kernel):

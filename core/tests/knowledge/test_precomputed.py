@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nyla import PrecomputedEmbeddings
+from nyla.models.knowledge import SearchQuery
 
 from .conftest import ctx, hash_embed, item
 
@@ -24,7 +25,7 @@ async def test_precomputed_vectors_are_stored_and_searchable_without_a_model_cal
     texts = [body.decode() for body in files.values()]
     vectors = {text: hash_embed([text], 48)[0] for text in texts}
     before = list(embedder.texts)
-    results = await kernel.knowledge.index_files(
+    results = await kernel.knowledge.indexing.index_files(
         [(item(name, name), body) for name, body in files.items()],
         context=ctx(),
         embeddings=PrecomputedEmbeddings(MODEL, vectors),
@@ -34,15 +35,21 @@ async def test_precomputed_vectors_are_stored_and_searchable_without_a_model_cal
     assert sum(r.embedded for r in results) == 0
     assert embedder.texts == before  # nothing went to the model
     query = vectors[texts[1]]
-    found = await kernel.knowledge.search_vector(
-        "vat", vector=query, model=MODEL, context=ctx(), hybrid=False
+    found = await kernel.knowledge.search(
+        SearchQuery(text="vat", vector=query, model=MODEL, context=ctx(), hybrid=False)
     )
     assert found.hits[0].file_id == "tax.txt"
     assert found.hits[0].distance == pytest.approx(0.0, abs=1e-3)
     assert found.embedding_model == MODEL
     # the scope still holds: another user reads none of it
-    other = await kernel.knowledge.search_vector(
-        "vat", vector=query, model=MODEL, context=ctx(user="u2", mandate="m2"), hybrid=False
+    other = await kernel.knowledge.search(
+        SearchQuery(
+            text="vat",
+            vector=query,
+            model=MODEL,
+            context=ctx(user="u2", mandate="m2"),
+            hybrid=False,
+        )
     )
     assert other.hits == []
 
@@ -51,7 +58,7 @@ async def test_a_chunk_without_a_precomputed_vector_fails_its_file_only(kernel):
     files = _passages()
     first = next(iter(files.values())).decode()
     vectors = {first: hash_embed([first], 48)[0]}
-    results = await kernel.knowledge.index_files(
+    results = await kernel.knowledge.indexing.index_files(
         [(item(name, name), body) for name, body in files.items()],
         context=ctx(),
         embeddings=PrecomputedEmbeddings(MODEL, vectors),

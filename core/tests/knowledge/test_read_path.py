@@ -7,6 +7,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import ProgrammingError
 
+from nyla.models.knowledge import SearchQuery
+
 from .conftest import ctx, item
 
 
@@ -27,20 +29,20 @@ async def _driver_pid(kernel) -> int:
 @pytest.mark.parametrize("pid_of", [_backend_pid, _driver_pid], ids=["read", "read_driver"])
 async def test_a_search_survives_its_pooled_connection_being_dropped(kernel, pid_of):
     body = b"The harbour ferry leaves every hour for the old town."
-    [result] = await kernel.knowledge.index_files(
+    [result] = await kernel.knowledge.indexing.index_files(
         [(item("ferry", "ferry.txt"), body)], context=ctx()
     )
     assert result.status == "indexed", result.error
-    first = await kernel.knowledge.semantic_search("harbour ferry", context=ctx())
+    first = await kernel.knowledge.search(SearchQuery(text="harbour ferry", context=ctx()))
     assert [h.file_id for h in first.hits] == ["ferry"]
     pid = await pid_of(kernel)
     async with kernel.db.session() as s:
         await s.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-    again = await kernel.knowledge.semantic_search("harbour ferry", context=ctx())
+    again = await kernel.knowledge.search(SearchQuery(text="harbour ferry", context=ctx()))
     assert [h.file_id for h in again.hits] == ["ferry"]
     assert await pid_of(kernel) != pid
     # the scope filter is unchanged on the new connection
-    other = await kernel.knowledge.semantic_search("harbour ferry", context=ctx(user="u9"))
+    other = await kernel.knowledge.search(SearchQuery(text="harbour ferry", context=ctx(user="u9")))
     assert other.hits == []
 
 

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from nyla.knowledge.reindex import reindex
+from nyla.models.knowledge import SearchQuery
 
 from .conftest import CountingEmbedder, ctx, item
 
@@ -61,7 +62,7 @@ async def _chunks_by_model(kernel) -> dict[str, int]:
 
 async def _index(kernel) -> int:
     for file_id, body in FILES.items():
-        result = await kernel.knowledge.index_file(
+        result = await kernel.knowledge.indexing.index_file(
             item(file_id, f"{file_id}.txt"), body.encode(), context=ctx()
         )
         assert result.status == "indexed", result.error
@@ -86,7 +87,9 @@ async def test_reindex_moves_every_chunk_once_and_search_finds_by_the_new_model(
             await s.scalars(text("SELECT DISTINCT embedding_model FROM knowledge_file_index"))
         )
     assert models_of_files == {"new:emb"}
-    found = await new.knowledge.semantic_search("vacation days employees", context=ctx(), k=1)
+    found = await new.knowledge.search(
+        SearchQuery(text="vacation days employees", context=ctx(), k=1)
+    )
     assert found.embedding_model == "new:emb"
     assert found.hits and found.hits[0].file_name == "holidays.txt"
     again = await new.knowledge.reindex()

@@ -18,7 +18,7 @@ from nyla.knowledge.search_text import parse_query
 from nyla.knowledge.tables import FileContentIndex
 from nyla.knowledge.vectors import ChunkRow, copy_chunks, hnsw_index_exists, hnsw_index_name
 from nyla.models.files import Scope
-from nyla.models.knowledge import SearchFilters
+from nyla.models.knowledge import SearchFilters, SearchQuery
 
 from .conftest import ctx, hash_embed, item, seed_chunks, unit_vector
 
@@ -77,8 +77,8 @@ async def test_one_percent_filter_returns_full_k_on_exact_and_hnsw_paths(kernel)
     service = kernel.knowledge
     who = ctx("needle", mandate=None)
 
-    exact = await service.search_vector(
-        "", vector=query, model="scripted:model", context=who, k=10, hybrid=False
+    exact = await service.search(
+        SearchQuery(text="", vector=query, model="scripted:model", context=who, k=10, hybrid=False)
     )
     assert exact.path == "exact" and exact.candidates == 30  # counted from the file index
     assert [h.text for h in exact.hits] == truth
@@ -86,8 +86,8 @@ async def test_one_percent_filter_returns_full_k_on_exact_and_hnsw_paths(kernel)
     # force the HNSW path with iterative scans
     service.settings.exact_threshold = 0
     service.settings.exact_cost_factor = 0
-    hnsw = await service.search_vector(
-        "", vector=query, model="scripted:model", context=who, k=10, hybrid=False
+    hnsw = await service.search(
+        SearchQuery(text="", vector=query, model="scripted:model", context=who, k=10, hybrid=False)
     )
     assert hnsw.path == "hnsw"
     assert len(hnsw.hits) == 10
@@ -109,13 +109,15 @@ async def test_wide_embeddings_get_an_hnsw_index_and_exact_distances(kernel):
     service.settings.exact_threshold = 0
     service.settings.exact_cost_factor = 0
     text, vector = sorted(needle.items())[5]
-    result = await service.search_vector(
-        "",
-        vector=vector,
-        model="wide:model",
-        context=ctx("needle", mandate=None),
-        k=5,
-        hybrid=False,
+    result = await service.search(
+        SearchQuery(
+            text="",
+            vector=vector,
+            model="wide:model",
+            context=ctx("needle", mandate=None),
+            k=5,
+            hybrid=False,
+        )
     )
     assert result.path == "hnsw" and len(result.hits) == 5
     assert result.hits[0].text == text
@@ -130,7 +132,7 @@ async def test_an_older_single_precision_index_is_replaced(kernel):
 
     from nyla.knowledge.vectors import _single_precision_index_name
 
-    await kernel.knowledge.index_file(item("a", "a.txt"), b"payroll salary", context=ctx())
+    await kernel.knowledge.indexing.index_file(item("a", "a.txt"), b"payroll salary", context=ctx())
     old = _single_precision_index_name("scripted:model", DIMS)
     async with kernel.db.session() as s:
         await s.execute(text(f"DROP INDEX {hnsw_index_name('scripted:model', DIMS)}"))
@@ -141,15 +143,17 @@ async def test_an_older_single_precision_index_is_replaced(kernel):
                 "WHERE embedding_model = 'scripted:model'"
             )
         )
-    kernel.knowledge._vector_indexes.clear()
-    await kernel.knowledge.ensure_vector_index("scripted:model", DIMS)
+    kernel.knowledge.indexes.built.clear()
+    await kernel.knowledge.indexes.ensure_vector_index("scripted:model", DIMS)
     async with kernel.db.session() as s:
         assert await hnsw_index_exists(s, "scripted:model", DIMS)
         assert (await s.execute(text("SELECT to_regclass(:n)"), {"n": old})).scalar() is None
 
 
 async def test_models_never_mix_and_each_has_its_own_index(kernel):
-    await kernel.knowledge.index_file(item("a", "a.txt"), b"payroll salary bonus", context=ctx())
+    await kernel.knowledge.indexing.index_file(
+        item("a", "a.txt"), b"payroll salary bonus", context=ctx()
+    )
     rng = random.Random(1)
     async with kernel.db.session() as s:
         await copy_chunks(
@@ -169,8 +173,8 @@ async def test_models_never_mix_and_each_has_its_own_index(kernel):
                 )
             ],
         )
-    await kernel.knowledge.ensure_vector_index("other:embed", 32)
-    result = await kernel.knowledge.semantic_search("payroll salary", context=ctx(), k=10)
+    await kernel.knowledge.indexes.ensure_vector_index("other:embed", 32)
+    result = await kernel.knowledge.search(SearchQuery(text="payroll salary", context=ctx(), k=10))
     assert result.hits and {h.embedding_model for h in result.hits} == {"scripted:model"}
     # a hit's model is the search's (rows carry no model column), so the other model's
     # chunk, which matches the keywords best, must be absent by its text
@@ -188,11 +192,15 @@ async def test_hybrid_finds_a_rare_keyword_and_filters_apply(kernel):
         "k3": "Holiday planning for the team: XQ-4711 is the code of the office door.",
     }
     for fid, text in docs.items():
-        await kernel.knowledge.index_file(item(fid, f"{fid}.txt"), text.encode(), context=ctx())
-    hybrid = await kernel.knowledge.semantic_search("XQ-4711", context=ctx(), k=1)
+        await kernel.knowledge.indexing.index_file(
+            item(fid, f"{fid}.txt"), text.encode(), context=ctx()
+        )
+    hybrid = await kernel.knowledge.search(SearchQuery(text="XQ-4711", context=ctx(), k=1))
     assert hybrid.hybrid and hybrid.hits[0].file_id == "k3"
-    filtered = await kernel.knowledge.semantic_search(
-        "invoices ledger", context=ctx(), k=5, filters=SearchFilters(file_ids=["k2"])
+    filtered = await kernel.knowledge.search(
+        SearchQuery(
+            text="invoices ledger", context=ctx(), k=5, filters=SearchFilters(file_ids=["k2"])
+        )
     )
     assert {h.file_id for h in filtered.hits} == {"k2"}
 
@@ -284,7 +292,7 @@ async def _isolation_world(url: str, files: list[dict], callers: list[dict]) -> 
             fid = f"f{n}"
             owner_of[fid] = f
             body = " ".join(f["words"]) + f" file{n}"
-            result = await kernel.knowledge.index_file(
+            result = await kernel.knowledge.indexing.index_file(
                 item(
                     fid,
                     f"{fid}.txt",
@@ -300,12 +308,14 @@ async def _isolation_world(url: str, files: list[dict], callers: list[dict]) -> 
         for c in callers:
             kernel.knowledge.settings.exact_threshold = 10_000 if c["exact"] else 0
             kernel.knowledge.settings.exact_cost_factor = 4.0 if c["exact"] else 0
-            result = await kernel.knowledge.semantic_search(
-                c["query"],
-                context=ctx(c["user"], c["mandate"], c["instance"]),
-                scopes=c["scopes"],
-                k=c["k"],
-                hybrid=c["hybrid"],
+            result = await kernel.knowledge.search(
+                SearchQuery(
+                    text=c["query"],
+                    context=ctx(c["user"], c["mandate"], c["instance"]),
+                    scopes=c["scopes"],
+                    k=c["k"],
+                    hybrid=c["hybrid"],
+                )
             )
             for hit in result.hits:
                 assert _readable(owner_of[hit.file_id], c), (hit.file_id, owner_of[hit.file_id], c)
@@ -317,9 +327,11 @@ async def _isolation_world(url: str, files: list[dict], callers: list[dict]) -> 
 
 
 async def test_hostile_query_text_is_harmless(kernel):
-    await kernel.knowledge.index_file(item("a", "a.txt"), b"it is a weird query", context=ctx())
-    result = await kernel.knowledge.semantic_search(
-        "it's (a) | !weird & query:* '; DROP", context=ctx()
+    await kernel.knowledge.indexing.index_file(
+        item("a", "a.txt"), b"it is a weird query", context=ctx()
+    )
+    result = await kernel.knowledge.search(
+        SearchQuery(text="it's (a) | !weird & query:* '; DROP", context=ctx())
     )
     assert [h.file_id for h in result.hits] == ["a"]
     assert parse_query("it's (a) | !weird").words == ["weird"]
@@ -417,26 +429,30 @@ async def test_a_query_vector_of_the_wrong_dimension_is_a_clear_error(kernel, di
         service.settings.exact_threshold = exact_threshold
         service.settings.exact_cost_factor = 0 if exact_threshold == 0 else 1
         with pytest.raises(ValueError) as caught:
-            await service.search_vector(
-                "",
-                vector=[0.1] * dims,
-                model="scripted:model",
-                context=ctx("needle", mandate=None),
-                k=5,
-                hybrid=False,
+            await service.search(
+                SearchQuery(
+                    text="",
+                    vector=[0.1] * dims,
+                    model="scripted:model",
+                    context=ctx("needle", mandate=None),
+                    k=5,
+                    hybrid=False,
+                )
             )
         message = str(caught.value)
         assert f"{dims} dimensions" in message
         assert "SELECT" not in message and "psycopg" not in message
     # the store still answers a query of the right shape afterwards
     service.settings.exact_threshold = 10**9
-    ok = await service.search_vector(
-        "",
-        vector=_unit(random.Random(1)),
-        model="scripted:model",
-        context=ctx("needle", mandate=None),
-        k=5,
-        hybrid=False,
+    ok = await service.search(
+        SearchQuery(
+            text="",
+            vector=_unit(random.Random(1)),
+            model="scripted:model",
+            context=ctx("needle", mandate=None),
+            k=5,
+            hybrid=False,
+        )
     )
     assert len(ok.hits) == 5
 
@@ -446,12 +462,14 @@ async def test_wrong_dimension_for_a_model_without_a_spec_is_caught_from_the_dat
     await _load_synthetic(kernel, 60, needle_every=3, model="unlisted:model", dims=16)
     assert kernel.ai.model_spec("unlisted:model") is None
     with pytest.raises(ValueError, match="10 dimensions") as caught:
-        await kernel.knowledge.search_vector(
-            "",
-            vector=[0.3] * 10,
-            model="unlisted:model",
-            context=ctx("needle", mandate=None),
-            k=5,
-            hybrid=False,
+        await kernel.knowledge.search(
+            SearchQuery(
+                text="",
+                vector=[0.3] * 10,
+                model="unlisted:model",
+                context=ctx("needle", mandate=None),
+                k=5,
+                hybrid=False,
+            )
         )
     assert "SELECT" not in str(caught.value)

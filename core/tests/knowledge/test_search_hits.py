@@ -15,7 +15,7 @@ from nyla.knowledge.search_hits import hit, rescored
 from nyla.knowledge.tables import FileContentIndex
 from nyla.knowledge.vectors import ChunkRow, copy_chunks
 from nyla.models.files import Scope
-from nyla.models.knowledge import SearchHit, SearchResult
+from nyla.models.knowledge import SearchHit, SearchQuery, SearchResult
 
 from .conftest import ctx, unit_vector
 
@@ -100,8 +100,8 @@ async def _seed(kernel, readers: dict[str, tuple[str, str]], per_reader: int):
             )  # fmt: skip
         await s.flush()
         await copy_chunks(s, rows)
-    await kernel.knowledge.ensure_vector_index(MODEL, DIMS)
-    await kernel.knowledge.analyze()
+    await kernel.knowledge.indexes.ensure_vector_index(MODEL, DIMS)
+    await kernel.knowledge.indexes.analyze()
     return seeded
 
 
@@ -132,8 +132,10 @@ async def test_both_paths_return_the_same_details_for_a_chunk(kernel):
     found = {}
     for path in ("exact", "hnsw"):
         _use_path(kernel, path)
-        result = await kernel.knowledge.search_vector(
-            "", vector=query, model=MODEL, context=CONTEXTS["m1"], k=12, hybrid=False
+        result = await kernel.knowledge.search(
+            SearchQuery(
+                text="", vector=query, model=MODEL, context=CONTEXTS["m1"], k=12, hybrid=False
+            )
         )
         assert result.path == path
         found[path] = result.hits
@@ -161,15 +163,9 @@ async def test_a_statement_reused_across_readers_of_every_scope_stays_in_scope(k
     # more rounds than PostgreSQL's five custom plans: the generic plan serves the last
     for _ in range(7):
         for reader, context in CONTEXTS.items():
-            result = await kernel.knowledge.search_vector(
-                "", vector=unit_vector(rng, DIMS), model=MODEL, context=context, k=5,
-                hybrid=False,
-            )  # fmt: skip
+            result = await kernel.knowledge.search(SearchQuery(text="", vector=unit_vector(rng, DIMS), model=MODEL, context=context, k=5, hybrid=False))  # fmt: skip
             assert result.path == path and len(result.hits) == 5
             assert {seeded[h.text][0] for h in result.hits} == {reader}
             assert {h.scope for h in result.hits} == {Scope(READERS[reader][0])}
-    outsider = await kernel.knowledge.search_vector(
-        "", vector=unit_vector(rng, DIMS), model=MODEL, context=ctx("eve", mandate="m3"), k=5,
-        hybrid=False,
-    )  # fmt: skip
+    outsider = await kernel.knowledge.search(SearchQuery(text="", vector=unit_vector(rng, DIMS), model=MODEL, context=ctx("eve", mandate="m3"), k=5, hybrid=False))  # fmt: skip
     assert outsider.hits == []

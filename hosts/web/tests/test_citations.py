@@ -35,7 +35,7 @@ async def test_the_final_event_and_the_answer_cite_the_knowledge_used(state, cli
     item = upload.json()
     files, knowledge = state.kernel.files, state.kernel.knowledge
     stored = await files.get(item["id"], RunContext(user_id="alice", mandate_id="m1"))
-    await knowledge.index_file(
+    await knowledge.indexing.index_file(
         stored,
         b"Travel policy: second class trains.",
         context=RunContext(user_id="alice", mandate_id="m1"),

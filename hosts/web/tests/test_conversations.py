@@ -173,8 +173,8 @@ async def test_create_rename_and_delete_keep_the_files(state, client, token_for)
     )
     knowledge = state.kernel.knowledge
     memory_context = RunContext(user_id="alice", mandate_id="m1", workflow_id=conversation["id"])
-    await knowledge.remember("budget", "CHF 40k", context=memory_context)
-    assert await knowledge.workflow_entities(memory_context)
+    await knowledge.memory.remember("budget", "CHF 40k", context=memory_context)
+    assert await knowledge.memory.workflow_entities(memory_context)
     url = f"/api/conversations/{conversation['id']}"
     blank = await client.patch(url, json={"title": "   "}, headers=alice)
     assert blank.status_code == 400
@@ -184,7 +184,7 @@ async def test_create_rename_and_delete_keep_the_files(state, client, token_for)
     assert (await client.delete(url, headers=alice)).json() == {"deleted": conversation["id"]}
     assert (await client.get(url, headers=alice)).status_code == 404
     assert (await client.get("/api/conversations", headers=alice)).json()["conversations"] == []
-    assert await knowledge.workflow_entities(memory_context) == []  # its memory went with it
+    assert await knowledge.memory.workflow_entities(memory_context) == []  # its memory went with it
     content = await client.get(f"/api/files/{file_id}/content", headers=alice)
     assert content.content == b"the plan"
 

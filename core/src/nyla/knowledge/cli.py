@@ -10,6 +10,7 @@ import click
 from nyla.commands.output import emit_json, json_option, progress_bar, run_async, table
 from nyla.identity import default_user
 from nyla.knowledge.reindex_cli import reindex
+from nyla.models.knowledge import SearchQuery
 
 if TYPE_CHECKING:
     from nyla.kernel import Kernel
@@ -152,7 +153,7 @@ async def _index_with_progress(
                 rate=_mb(counters["bytes"] / elapsed),
             )
 
-        return await kernel.knowledge.index_paths(
+        return await kernel.knowledge.indexing.index_paths(
             paths, context=ctx, scope=scope, neutralize=neutralize, progress=on_file
         )
 
@@ -180,12 +181,14 @@ def search_command(
     async def go() -> Any:
         kernel = _kernel(model)
         try:
-            result = await kernel.knowledge.semantic_search(
-                query,
-                context=_context(user, mandate, instance),
-                scopes=list(scopes) or None,
-                k=k,
-                hybrid=not no_hybrid,
+            result = await kernel.knowledge.search(
+                SearchQuery(
+                    text=query,
+                    context=_context(user, mandate, instance),
+                    scopes=list(scopes) or None,
+                    k=k,
+                    hybrid=not no_hybrid,
+                )
             )
             files = 1
             if not result.hits:
@@ -314,7 +317,7 @@ def purge_command(
     async def go() -> Any:
         kernel = Kernel()
         try:
-            return await kernel.knowledge.purge(
+            return await kernel.knowledge.governance.purge(
                 actor=actor,
                 file_ids=list(file_ids) or None,
                 data_source_id=data_source_id,
@@ -348,7 +351,9 @@ def show_command(
     async def go() -> Any:
         kernel = Kernel()
         try:
-            return await kernel.knowledge.file_index(file_id, _context(user, mandate, instance))
+            return await kernel.knowledge.retrieval.file_index(
+                file_id, _context(user, mandate, instance)
+            )
         finally:
             await kernel.aclose()
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nyla.ai.tokens import count_text_tokens
@@ -26,14 +26,15 @@ from nyla.knowledge import memory
 from nyla.knowledge.chunking import content_hash
 from nyla.models.agent import RunContext
 from nyla.models.files import Scope
+from nyla.models.knowledge import SearchQuery
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from nyla.db import Database
     from nyla.knowledge.settings import KnowledgeSettings
     from nyla.models.ai import ModelSpec
-    from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
+    from nyla.models.knowledge import SearchHit, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 class ContextSource(Protocol):
     """What the context builder reads of the knowledge service
     (:class:`~nyla.knowledge.retrieval.Retrieval` is one): its AI service, database, settings
-    and vector search."""
+    and search."""
 
     @property
     def ai(self) -> Any: ...
@@ -55,18 +56,7 @@ class ContextSource(Protocol):
     @property
     def embedding_spec(self) -> Callable[[RunContext | None], ModelSpec]: ...
 
-    async def search_vector(
-        self,
-        query: str,
-        *,
-        vector: Sequence[float],
-        model: str,
-        context: RunContext,
-        scopes: Sequence[Scope | str] | None = None,
-        k: int = 10,
-        filters: SearchFilters | None = None,
-        hybrid: bool | None = None,
-    ) -> SearchResult: ...
+    async def search(self, query: SearchQuery) -> SearchResult: ...
 
 
 LAYER_TITLES = (
@@ -175,14 +165,15 @@ async def _layers(
         for ref in await memory.known_files(s, context):
             if seen.fresh(f"file:{ref}") and not known.add(f"- {ref}"):
                 break
-    result = await service.search_vector(
-        prompt,
+    query = SearchQuery(
+        text=prompt,
         vector=vector,
         model=model,
         context=context,
         scopes=[Scope.FEATURE_INSTANCE, Scope.PERSONAL, Scope.MANDATE, Scope.GLOBAL],
         k=k,
     )
+    result = await service.search(query)
     for hit in result.hits:
         if seen.fresh(hit.text, hit.chunk_id):
             line = f"[{hit.file_name} · {hit.context_ref} · {hit.scope}] {hit.text}"
@@ -203,9 +194,7 @@ async def _layers(
             ):
                 break
     if context.mandate_id:
-        shared_result = await service.search_vector(
-            prompt, vector=vector, model=model, context=context, scopes=[Scope.MANDATE], k=k * 2
-        )
+        shared_result = await service.search(replace(query, scopes=[Scope.MANDATE], k=k * 2))
         for hit in shared_result.hits:
             line = f"[{hit.file_name} · {hit.context_ref}] {hit.text}"
             if seen.fresh(hit.text, hit.chunk_id):

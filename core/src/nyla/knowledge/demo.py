@@ -11,6 +11,7 @@ from rich.table import Table
 
 from nyla.models.agent import RunContext
 from nyla.models.files import Scope
+from nyla.models.knowledge import SearchQuery
 
 if TYPE_CHECKING:
     from nyla.kernel import Kernel
@@ -52,7 +53,7 @@ async def run_demo(kernel: Kernel, console: Any) -> None:
         if not path.exists():
             continue
         with console.status(f"indexing {path.relative_to(REPO)} ({scope})…"):
-            results += await service.index_paths([path], context=context, scope=scope)
+            results += await service.indexing.index_paths([path], context=context, scope=scope)
     elapsed = time.perf_counter() - started
     indexed = [r for r in results if r.status == "indexed"]
     failed = [r for r in results if r.status != "indexed"]
@@ -66,7 +67,7 @@ async def run_demo(kernel: Kernel, console: Any) -> None:
 
     right = 0
     for query, expected in QUERIES:
-        result = await service.semantic_search(query, context=context, k=3)
+        result = await service.search(SearchQuery(text=query, context=context, k=3))
         first = result.hits[0].file_name if result.hits else None
         right += first == expected
         table = Table(
@@ -89,7 +90,7 @@ async def run_demo(kernel: Kernel, console: Any) -> None:
     )
 
     other = RunContext(user_id="someone-else")
-    foreign = await service.semantic_search("vacation days", context=other, k=3)
+    foreign = await service.search(SearchQuery(text="vacation days", context=other, k=3))
     leaked = [h for h in foreign.hits if h.scope == Scope.PERSONAL]
     console.print(
         f"scope check: another user searching the same store sees {len(foreign.hits)} global "

@@ -1,5 +1,5 @@
 """Connections, data sources, consent and purge: the governance side of the knowledge store
-(part of :class:`~nyla.knowledge.service.KnowledgeService`)."""
+(``kernel.knowledge.governance``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ class Governance:
     """Registering connections and data sources, the policy resolver, consent switches and
     purges, each in one transaction with an audit record where something is deleted."""
 
-    db: Database
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     async def add_connection(
         self,

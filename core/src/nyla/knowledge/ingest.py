@@ -8,7 +8,7 @@ import hashlib
 import mimetypes
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from nyla.knowledge.policy import effective_policy, normalize_path
 from nyla.knowledge.precomputed import PrecomputedEmbeddings
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import DataSource
+from nyla.knowledge.vector_index import VectorIndexes
 from nyla.knowledge.writing import PreparedFile, build_lookups
 from nyla.models.agent import RunContext
 from nyla.models.datasource import DownloadedFile
@@ -40,13 +41,20 @@ JOB_UPDATE_S = 0.5
 
 
 class Ingestion:
-    """Indexing entry points; each file is prepared and written by ``indexer``."""
+    """Indexing entry points; each file is prepared and written by ``indexer``, and a bulk
+    load ends with the lookup rows, the vector index and fresh statistics (``indexes``)."""
 
-    db: Database
-    settings: KnowledgeSettings
-    indexer: Indexer
-    ensure_vector_index: Callable[[str, int], Awaitable[None]]
-    analyze: Callable[[], Awaitable[None]]
+    def __init__(
+        self,
+        db: Database,
+        settings: KnowledgeSettings,
+        indexer: Indexer,
+        indexes: VectorIndexes,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.indexer = indexer
+        self.indexes = indexes
 
     async def index_file(
         self,
@@ -132,9 +140,9 @@ class Ingestion:
         """After a bulk load: the lookup rows, each model's HNSW index, fresh statistics."""
         await self.build_lookups()
         for model, dims in run.models.items():
-            await self.ensure_vector_index(model, dims)
+            await self.indexes.ensure_vector_index(model, dims)
         if run.written_chunks() >= ANALYZE_AFTER_ROWS:
-            await self.analyze()
+            await self.indexes.analyze()
 
     async def build_lookups(self) -> int:
         """Write the lookup rows (full-text terms, dedupe hashes) of files a bulk load left

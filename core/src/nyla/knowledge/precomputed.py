@@ -14,8 +14,8 @@ class PrecomputedEmbeddings:
 
     A chunk whose text is found here (compared whitespace-normalized, as dedupe compares)
     is stored with the given vector and never sent to a model; the files are indexed under
-    ``model``, so search them with ``search_vector(..., model=model)``. A chunk that is not
-    found is embedded by ``model`` through the AI service: where no provider serves that
+    ``model``, so search them with ``SearchQuery(vector=..., model=model, ...)``. A chunk
+    that is not found is embedded by ``model`` through the AI service: where no provider serves that
     model the file fails with the reason and nothing of it is stored. Texts longer than the
     chunk budget (``knowledge.chunk_tokens``) are cut into several chunks, which then are not
     found: give one vector per chunk-sized text.

@@ -1,17 +1,21 @@
-"""Round memory and workflow memory (part of
-:class:`~nyla.knowledge.service.KnowledgeService`); the SQL is in :mod:`nyla.knowledge.memory`."""
+"""Round memory and workflow memory (``kernel.knowledge.memory``); the SQL is in
+:mod:`nyla.knowledge.memory`."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyla.db import Database
 from nyla.errors import ModelNotAvailableError
 from nyla.knowledge import memory
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec
+from nyla.models.knowledge import WorkflowEntity
+
+if TYPE_CHECKING:
+    from nyla.ai.service import AiService
 
 log = logging.getLogger(__name__)
 
@@ -20,9 +24,15 @@ class Memory:
     """What an agent remembers: one row per round (embedded summary, file refs, tool results,
     decisions) and keyed values per workflow."""
 
-    db: Database
-    ai: Any
-    embedding_spec: Callable[[RunContext | None], ModelSpec]
+    def __init__(
+        self,
+        db: Database,
+        ai: AiService,
+        embedding_spec: Callable[[RunContext | None], ModelSpec],
+    ) -> None:
+        self.db = db
+        self.ai = ai
+        self.embedding_spec = embedding_spec
 
     async def record_round(
         self,
@@ -86,7 +96,8 @@ class Memory:
                 s, context=context, key=key, value=value, kind=kind, model=model, vector=vector
             )
 
-    async def workflow_entities(self, context: RunContext) -> list[tuple[str, str, Any]]:
-        """(key, kind, value) stored for the context's workflow."""
+    async def workflow_entities(self, context: RunContext) -> list[WorkflowEntity]:
+        """The values stored for the context's workflow."""
         async with self.db.session() as s:
-            return await memory.workflow_entries(s, context)
+            entries = await memory.workflow_entries(s, context)
+        return [WorkflowEntity(key=key, kind=kind, value=value) for key, kind, value in entries]

@@ -1,12 +1,12 @@
-"""Scoped search and the agent's RAG block (part of
-:class:`~nyla.knowledge.service.KnowledgeService`); the SQL is in :mod:`nyla.knowledge.search`."""
+"""Scoped search and the agent's RAG block (``kernel.knowledge.retrieval``); the SQL is in
+:mod:`nyla.knowledge.search`."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import psycopg
 from sqlalchemy import text
@@ -14,16 +14,19 @@ from sqlalchemy.exc import DBAPIError
 
 from nyla.db import Database
 from nyla.errors import InvalidQueryError
-from nyla.knowledge.search import EstimateCache, search
+from nyla.knowledge.search import ScopedQuery, search
 from nyla.knowledge.search_text import parse_query
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import FileContentIndex
 from nyla.knowledge.text_search import ensure_configs, reanalyze
+from nyla.knowledge.vector_index import VectorIndexes
 from nyla.knowledge.vectors import readable_keys
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec
-from nyla.models.files import Scope
-from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
+from nyla.models.knowledge import SearchHit, SearchQuery, SearchResult
+
+if TYPE_CHECKING:
+    from nyla.ai.service import AiService
 
 log = logging.getLogger(__name__)
 
@@ -53,65 +56,31 @@ class Retrieval:
     """Semantic search (the query embedded, or a vector given), file index rows and the
     agent context, always within what the caller's context may read."""
 
-    db: Database
-    ai: Any
-    settings: KnowledgeSettings
-    embedding_spec: Callable[[RunContext | None], ModelSpec]
-    _vector_indexes: set[tuple[str, int]]
-    _estimates: EstimateCache
-    _text_search_ready: bool = False
-
-    async def semantic_search(
+    def __init__(
         self,
-        query: str,
-        *,
-        context: RunContext,
-        scopes: Sequence[Scope | str] | None = None,
-        k: int = 10,
-        filters: SearchFilters | None = None,
-        hybrid: bool | None = None,
-    ) -> SearchResult:
-        """The ``k`` chunks nearest to ``query`` that ``context`` may read (optionally only
-        in ``scopes``), fused with full-text ranks unless ``hybrid=False``."""
-        if not any(ch.isalnum() for ch in query):
-            raise InvalidQueryError(
-                f"the query {query!r} has no words to search for: give a word or a phrase"
-            )
-        unsearchable(query)
-        spec = self.embedding_spec(context)
-        response = await self.ai.embed([query], context=context, model=spec.id)
-        if not any(response.vectors[0]):
-            raise InvalidQueryError(
-                f"the embedding model {response.model} gives {query!r} no direction to search "
-                "(a zero vector): rephrase the query"
-            )
-        return await self.search_vector(
-            query,
-            vector=response.vectors[0],
-            model=response.model,
-            context=context,
-            scopes=scopes,
-            k=k,
-            filters=filters,
-            hybrid=hybrid,
-        )
+        db: Database,
+        ai: AiService,
+        settings: KnowledgeSettings,
+        embedding_spec: Callable[[RunContext | None], ModelSpec],
+        indexes: VectorIndexes,
+    ) -> None:
+        self.db = db
+        self.ai = ai
+        self.settings = settings
+        self.embedding_spec = embedding_spec
+        self.indexes = indexes
+        self._text_search_ready = False
 
-    async def search_vector(
-        self,
-        query: str,
-        *,
-        vector: Sequence[float],
-        model: str,
-        context: RunContext,
-        scopes: Sequence[Scope | str] | None = None,
-        k: int = 10,
-        filters: SearchFilters | None = None,
-        hybrid: bool | None = None,
-    ) -> SearchResult:
-        """Like :meth:`semantic_search` with the query already embedded by ``model``. A vector
-        whose dimension does not fit ``model`` raises :class:`ValueError` (never a database
-        error with SQL in it)."""
-        keys = readable_keys(context, scopes)
+    async def search(self, query: SearchQuery) -> SearchResult:
+        """The ``query.k`` chunks nearest to the query that its context may read (optionally
+        only in ``query.scopes``), fused with full-text ranks unless ``hybrid`` is off. The
+        text is embedded unless the query carries its vector; a vector whose dimension does
+        not fit its model raises :class:`ValueError` (never a database error with SQL in
+        it), a text with nothing to look for :class:`InvalidQueryError`."""
+        if query.vector is None:
+            vector, model = await self._embed(query)
+        else:  # SearchQuery made sure a vector comes with its model
+            vector, model = query.vector, query.model or ""
         spec = self.ai.model_spec(model)
         expected = spec.capabilities.embedding_dimensions if spec is not None else None
         if not vector or (expected and len(vector) != expected):
@@ -120,7 +89,7 @@ class Retrieval:
                 f"{expected or 'at least one'}"
             )
         try:
-            return await self._search(query, vector, model, keys, k, filters, hybrid)
+            return await self._search(query, vector, model)
         except (DBAPIError, psycopg.DataError) as exc:
             if "dimension" not in str(getattr(exc, "orig", exc)):
                 raise
@@ -128,6 +97,22 @@ class Retrieval:
                 f"the query vector has {len(vector)} dimensions, which the indexed vectors of "
                 f"{model} do not have"
             ) from None
+
+    async def _embed(self, query: SearchQuery) -> tuple[Sequence[float], str]:
+        """(vector, model) of the query's text, after refusing a text with nothing to find."""
+        if not any(ch.isalnum() for ch in query.text):
+            raise InvalidQueryError(
+                f"the query {query.text!r} has no words to search for: give a word or a phrase"
+            )
+        unsearchable(query.text)
+        spec = self.embedding_spec(query.context)
+        response = await self.ai.embed([query.text], context=query.context, model=spec.id)
+        if not any(response.vectors[0]):
+            raise InvalidQueryError(
+                f"the embedding model {response.model} gives {query.text!r} no direction to "
+                "search (a zero vector): rephrase the query"
+            )
+        return response.vectors[0], response.model
 
     async def ensure_text_search(self, *, background: bool = True) -> None:
         """Make sure the text search configurations exist (once per service) and move the
@@ -167,31 +152,21 @@ class Retrieval:
         return done
 
     async def _search(
-        self,
-        query: str,
-        vector: Sequence[float],
-        model: str,
-        keys: list[str],
-        k: int,
-        filters: SearchFilters | None,
-        hybrid: bool | None,
+        self, query: SearchQuery, vector: Sequence[float], model: str
     ) -> SearchResult:
         await self.ensure_text_search()
+        hybrid = self.settings.hybrid if query.hybrid is None else query.hybrid
+        plan = ScopedQuery(
+            keys=readable_keys(query.context, query.scopes),
+            model=model,
+            vector=vector,
+            text=query.text,
+            k=query.k,
+            filters=query.filters,
+            hybrid=hybrid,
+        )
         return await self.db.read_driver(
-            lambda conn: search(
-                conn,
-                keys=keys,
-                model=model,
-                dims=len(vector),
-                vector=vector,
-                query=query,
-                k=k,
-                filters=filters,
-                hybrid=self.settings.hybrid if hybrid is None else hybrid,
-                settings=self.settings,
-                known_indexes=self._vector_indexes,
-                estimates=self._estimates,
-            )
+            lambda conn: search(conn, plan, settings=self.settings, indexes=self.indexes)
         )
 
     async def file_index(self, file_id: str, context: RunContext) -> FileContentIndex | None:

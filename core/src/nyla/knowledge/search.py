@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from nyla.knowledge.search_driver import Executor, QueryVector, ReadConnection, driver_sql
@@ -48,6 +49,7 @@ from nyla.knowledge.search_plan import (
 )
 from nyla.knowledge.search_text import text_ranks
 from nyla.knowledge.settings import KnowledgeSettings
+from nyla.knowledge.vector_index import VectorIndexes
 from nyla.knowledge.vectors import (
     FILE_NO_OF,
     IN_FILE,
@@ -65,6 +67,7 @@ __all__ = [
     "EstimateCache",
     "Executor",
     "QueryVector",
+    "ScopedQuery",
     "count_candidates",
     "driver_sql",
     "effective_ef_search",
@@ -219,39 +222,42 @@ def reciprocal_rank_fusion(
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+@dataclass(frozen=True, slots=True)
+class ScopedQuery:
+    """A :class:`~nyla.models.knowledge.SearchQuery` made ready to run: the owner ``keys``
+    its context may read, its ``vector`` and embedding ``model``, and ``hybrid`` decided."""
+
+    keys: list[str]
+    model: str
+    vector: Sequence[float]
+    text: str
+    k: int
+    filters: SearchFilters | None
+    hybrid: bool
+
+
 async def search(
-    session: Executor,
-    *,
-    keys: list[str],
-    model: str,
-    dims: int,
-    vector: Sequence[float],
-    query: str,
-    k: int,
-    filters: SearchFilters | None,
-    hybrid: bool,
-    settings: KnowledgeSettings,
-    known_indexes: set[tuple[str, int]] | None = None,
-    estimates: EstimateCache | None = None,
+    session: Executor, query: ScopedQuery, *, settings: KnowledgeSettings, indexes: VectorIndexes
 ) -> SearchResult:
-    """One scoped search in ``session``. ``known_indexes`` lists (model, dims) whose HNSW
-    index is known to exist; ``estimates`` caches the candidate counts briefly (they
-    only choose the path: both paths return correct results)."""
-    if not keys or k <= 0:
+    """One scoped search in ``session``. ``indexes`` knows which HNSW indexes exist and
+    caches the candidate counts briefly (they only choose the path: both paths return
+    correct results)."""
+    model, k, hybrid, dims = query.model, query.k, query.hybrid, len(query.vector)
+    if not query.keys or k <= 0:
         return SearchResult(embedding_model=model, hybrid=hybrid)
-    if filters is None:
+    if query.filters is None:
         file_where, where = _scope_where(model)
-        params: dict[str, Any] = {"keys": keys}
+        params: dict[str, Any] = {"keys": query.keys}
     else:
-        file_where, where, params = _where(model, filters)
-        params["keys"] = keys
-    candidates, files, total = await _sizes(session, file_where, where, params, estimates)
+        file_where, where, params = _where(model, query.filters)
+        params["keys"] = query.keys
+    candidates, files, total = await _sizes(session, file_where, where, params, indexes.estimates)
     pool = max(k, settings.hybrid_candidates) if hybrid else k
     exact = prefer_exact(candidates, total, pool, settings, files)
-    if not exact and (model, dims) not in (known_indexes or set()):
+    if not exact and (model, dims) not in indexes.built:
         exact = not await _index_exists(session, model, dims)
-        if not exact and known_indexes is not None:
-            known_indexes.add((model, dims))
+        if not exact:
+            indexes.built.add((model, dims))
     try:
         nearest = await vector_ranks(
             session,
@@ -259,7 +265,7 @@ async def search(
             where=where,
             params=params,
             dims=dims,
-            vector=vector,
+            vector=query.vector,
             model=model,
             limit=pool,
             exact=exact,
@@ -276,13 +282,13 @@ async def search(
         with contextlib.suppress(Exception):
             (await _info(session)).pop("nyla_hnsw_settings", None)
         raise
-    if hybrid and query.strip():
+    if hybrid and query.text.strip():
         keyword = await text_ranks(
-            session, where=where, params=params, query=query, limit=pool, total=candidates
+            session, where=where, params=params, query=query.text, limit=pool, total=candidates
         )
         fused = reciprocal_rank_fusion([[h.chunk_id for h in nearest], keyword], settings.rrf_k)
         # twice k: room for the copies of a file indexed from two places, merged into one
-        ranked = await _ordered_hits(session, fused[: 2 * k], nearest, dims, vector, model)
+        ranked = await _ordered_hits(session, fused[: 2 * k], nearest, dims, query.vector, model)
         hits = merged(ranked, k)
     else:
         # each hit carries its score already (1 - distance)
@@ -309,7 +315,7 @@ async def _sizes(
     file_where: str,
     where: str,
     params: dict[str, Any],
-    estimates: EstimateCache | None,
+    estimates: EstimateCache,
 ) -> tuple[int, int, int]:
     """(readable filtered chunks, their files, chunks in the table), from ``estimates``
     when fresh."""
@@ -320,16 +326,14 @@ async def _sizes(
         if len(params) == 1
         else (where, repr(sorted(params.items())))
     )
-    counted = estimates.get(cache_key) if estimates is not None else None
+    counted = estimates.get(cache_key)
     if counted is None:
         counted = await count_candidates(session, file_where, params)
-        if estimates is not None:
-            estimates.put(cache_key, counted)
-    total = estimates.get(("total",)) if estimates is not None else None
+        estimates.put(cache_key, counted)
+    total = estimates.get(("total",))
     if total is None:
         total = await table_rows(session)
-        if estimates is not None:
-            estimates.put(("total",), total)
+        estimates.put(("total",), total)
     return counted[0], counted[1], total
 
 

@@ -1,25 +1,27 @@
-"""The knowledge store service, built lazily as ``kernel.knowledge``.
+"""The knowledge store service, ``kernel.knowledge``: a thin facade over its parts, each a
+service of its own with the dependencies it uses passed in.
 
-One object for hosts and tools, assembled from one module per concern:
+- ``indexing`` (:class:`~nyla.knowledge.ingest.Ingestion`) — a file, a batch, local paths, a
+  walker's download; the work is done by ``indexer`` (:class:`~nyla.knowledge.indexing.Indexer`)
+- ``retrieval`` (:class:`~nyla.knowledge.retrieval.Retrieval`) — scoped search, file index
+  rows, the agent's RAG block
+- ``memory`` (:class:`~nyla.knowledge.remembering.Memory`) — round and workflow memory
+- ``governance`` (:class:`~nyla.knowledge.governance.Governance`) — connections, data
+  sources, the policy resolver, consent, purge
+- ``sources`` (:class:`~nyla.knowledge.source_settings.SourceSettings`) — RAG limits,
+  settings and cost of a data source
+- ``indexes`` (:class:`~nyla.knowledge.vector_index.VectorIndexes`) — the HNSW indexes and
+  the planner statistics
 
-- :mod:`~nyla.knowledge.ingest` — indexing entry points (a file, a batch, local paths, a
-  walker's download); the work is done by :class:`~nyla.knowledge.indexing.Indexer`
-- :mod:`~nyla.knowledge.retrieval` — scoped search and the agent's RAG block
-- :mod:`~nyla.knowledge.remembering` — round and workflow memory
-- :mod:`~nyla.knowledge.governance` — connections, data sources, consent, purge
-- :mod:`~nyla.knowledge.source_settings` — RAG limits, settings and cost of a data source
-
-This module keeps what they share: the embedding model choice, the vector indexes, the
-planner statistics and the inventory.
+The facade itself keeps what spans the parts (the embedding model choice, re-embedding, the
+inventory) and the calls other services make of the store: search, the agent's context and
+round memory, the policy a tool's download inherits.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from sqlalchemy import text
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from nyla.knowledge.governance import Governance
 from nyla.knowledge.indexing import Indexer
@@ -33,16 +35,23 @@ from nyla.knowledge.ingest import (
 from nyla.knowledge.inventory import inventory
 from nyla.knowledge.remembering import Memory
 from nyla.knowledge.retrieval import Retrieval
-from nyla.knowledge.search import EstimateCache
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.source_settings import SourceSettings
-from nyla.knowledge.vectors import MAX_INDEXED_DIMS, create_hnsw_index, hnsw_index_exists
+from nyla.knowledge.vector_index import VectorIndexes
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec, OperationType
-from nyla.models.knowledge import Inventory, ReindexResult
+from nyla.models.knowledge import (
+    Inventory,
+    PolicyValue,
+    ReindexResult,
+    SearchHit,
+    SearchQuery,
+    SearchResult,
+)
 
 if TYPE_CHECKING:
-    from nyla.knowledge.ports import KnowledgeHost
+    from nyla.ai.service import AiService
+    from nyla.db import Database
 
 __all__ = [
     "ANALYZE_AFTER_ROWS",
@@ -52,31 +61,36 @@ __all__ = [
     "file_item_for_path",
 ]
 
-log = logging.getLogger(__name__)
 
-
-class KnowledgeService(Ingestion, Retrieval, Memory, Governance, SourceSettings):
+class KnowledgeService:
     """Indexing, scoped semantic search, agent context, round/workflow memory, consent and
-    purge, RAG limits and cost estimates, inventory. Embeddings go through the AI service.
+    purge, RAG limits and cost estimates, inventory — each in its part (see the module).
+    Built with the database, the AI service (embeddings) and the kernel's settings (their
+    ``knowledge`` section) or the knowledge settings themselves."""
 
-    The kernel is read once, here: every part works on the database, the AI service and
-    the knowledge settings it is given."""
-
-    def __init__(self, kernel: KnowledgeHost) -> None:
-        self.kernel = kernel
-        self.db = kernel.db
-        self.ai = kernel.ai
-        self.settings = KnowledgeSettings.from_kernel_settings(kernel.settings)
-        self._vector_indexes: set[tuple[str, int]] = set()
-        self._unindexable: set[tuple[str, int]] = set()  # beyond MAX_INDEXED_DIMS
-        self._estimates = EstimateCache()
+    def __init__(
+        self, db: Database, ai: AiService, settings: dict[str, Any] | KnowledgeSettings
+    ) -> None:
+        self.db = db
+        self.ai = ai
+        self.settings = (
+            settings
+            if isinstance(settings, KnowledgeSettings)
+            else KnowledgeSettings.from_kernel_settings(settings)
+        )
+        self.indexes = VectorIndexes(db)
         self.indexer = Indexer(
-            db=self.db,
-            ai=self.ai,
+            db=db,
+            ai=ai,
             settings=self.settings,
             embedding_spec=self.embedding_spec,
-            ensure_vector_index=self.ensure_vector_index,
+            ensure_vector_index=self.indexes.ensure_vector_index,
         )
+        self.indexing = Ingestion(db, self.settings, self.indexer, self.indexes)
+        self.retrieval = Retrieval(db, ai, self.settings, self.embedding_spec, self.indexes)
+        self.memory = Memory(db, ai, self.embedding_spec)
+        self.governance = Governance(db)
+        self.sources = SourceSettings(db, self.embedding_spec)
 
     def embedding_spec(self, context: RunContext | None = None) -> ModelSpec:
         """The embedding model in use: ``knowledge.embedding_model`` (or
@@ -85,29 +99,44 @@ class KnowledgeService(Ingestion, Retrieval, Memory, Governance, SourceSettings)
             OperationType.EMBEDDING, context=context, model=self.settings.embedding_model
         )
 
-    async def ensure_vector_index(self, model: str, dims: int) -> None:
-        """Build the model's HNSW index if it does not exist yet (call after bulk loads).
-        A model beyond :data:`~nyla.knowledge.vectors.MAX_INDEXED_DIMS` gets none (its
-        searches rank exactly) and a warning."""
-        if (model, dims) in self._vector_indexes or (model, dims) in self._unindexable:
-            return
-        async with self.db.session() as s:
-            # two processes creating the same index race in the catalog (IF NOT EXISTS does
-            # not cover it): one builds, the other waits and finds it
-            await s.execute(text("SELECT pg_advisory_xact_lock(hashtext('nyla.hnsw-index'))"))
-            built = await hnsw_index_exists(s, model, dims) or await create_hnsw_index(
-                s, model, dims
-            )
-        if built:
-            self._vector_indexes.add((model, dims))
-            return
-        log.warning(
-            "%s has %d dimensions, more than an HNSW index takes (%d): its searches rank exactly",
-            model,
-            dims,
-            MAX_INDEXED_DIMS,
+    async def search(self, query: SearchQuery) -> SearchResult:
+        """The chunks nearest to ``query`` that its context may read
+        (:meth:`Retrieval.search <nyla.knowledge.retrieval.Retrieval.search>`)."""
+        return await self.retrieval.search(query)
+
+    async def build_agent_context(
+        self, prompt: str, context: RunContext, *, used: list[SearchHit] | None = None
+    ) -> str:
+        """The RAG block for an agent round (empty when embedding or the database fails);
+        the hits it quotes are appended to ``used``."""
+        return await self.retrieval.build_agent_context(prompt, context, used=used)
+
+    async def record_round(
+        self,
+        *,
+        run_id: str,
+        round: int,
+        context: RunContext,
+        file_refs: Sequence[str] = (),
+        tool_results: Sequence[Any] = (),
+        decisions: Sequence[Any] = (),
+    ) -> None:
+        """Write the memory of one agent round (:meth:`Memory.record_round
+        <nyla.knowledge.remembering.Memory.record_round>`)."""
+        await self.memory.record_round(
+            run_id=run_id,
+            round=round,
+            context=context,
+            file_refs=file_refs,
+            tool_results=tool_results,
+            decisions=decisions,
         )
-        self._unindexable.add((model, dims))
+
+    async def resolve_policy(self, connection_id: str, path: str, field: str) -> PolicyValue:
+        """The effective ``rag_index_enabled`` / ``neutralize`` / ``scope`` at ``path`` (what
+        a tool's download inherits; :meth:`Governance.resolve_policy
+        <nyla.knowledge.governance.Governance.resolve_policy>`)."""
+        return await self.governance.resolve_policy(connection_id, path, field)
 
     async def reindex(
         self, model: str | None = None, *, on_progress: Callable[[int, int], None] | None = None
@@ -119,8 +148,8 @@ class KnowledgeService(Ingestion, Retrieval, Memory, Governance, SourceSettings)
         target = model or self.embedding_spec().id
         result = await reindex(self.db, self.ai, target, on_progress=on_progress)
         if result.dimensions:
-            await self.ensure_vector_index(target, result.dimensions)
-        await self.analyze()
+            await self.indexes.ensure_vector_index(target, result.dimensions)
+        await self.indexes.analyze()
         return result
 
     async def inventory(self, level: str = "user", subject: str | None = None) -> Inventory:
@@ -128,12 +157,3 @@ class KnowledgeService(Ingestion, Retrieval, Memory, Governance, SourceSettings)
         platform."""
         async with self.db.session() as s:
             return await inventory(s, level, subject)
-
-    async def analyze(self) -> None:
-        """Refresh the planner statistics of the knowledge tables (the table size the search
-        path choice uses, the join plans of the exact path); run after bulk loads."""
-        async with self.db.engine.connect() as conn:
-            for table in ("knowledge_chunk", "knowledge_file_index", "knowledge_chunk_lookup"):
-                await conn.execute(text(f"ANALYZE {table}"))
-            await conn.commit()
-        self._estimates.clear()

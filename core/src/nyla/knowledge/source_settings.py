@@ -1,5 +1,4 @@
-"""RAG limits, data-source settings and cost estimates (part of
-:class:`~nyla.knowledge.service.KnowledgeService`)."""
+"""RAG limits, data-source settings and cost estimates (``kernel.knowledge.sources``)."""
 
 from __future__ import annotations
 
@@ -20,12 +19,11 @@ from nyla.knowledge.limits import (
     limit_ranges,
     merge_settings_patch,
 )
-from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec
 from nyla.models.files import Scope
-from nyla.models.knowledge import CostEstimate
+from nyla.models.knowledge import CostEstimate, LimitRange, RagLimits, SettingsUpdate
 from nyla.walkers.tables import SyncState
 
 
@@ -33,9 +31,11 @@ class SourceSettings:
     """A data source's RAG limits (defaults merged with its stored overrides), the partial
     update of its settings, and the indicative cost of a full sync."""
 
-    db: Database
-    settings: KnowledgeSettings
-    embedding_spec: Callable[[RunContext | None], ModelSpec]
+    def __init__(
+        self, db: Database, embedding_spec: Callable[[RunContext | None], ModelSpec]
+    ) -> None:
+        self.db = db
+        self.embedding_spec = embedding_spec
 
     async def _data_source(self, s: Any, data_source_id: str) -> tuple[DataSource, LimitKind]:
         ds = await s.get(DataSource, data_source_id)
@@ -44,24 +44,12 @@ class SourceSettings:
         conn = await s.get(UserConnection, ds.connection_id)
         return ds, kind_for_service(conn.service if conn else None)
 
-    async def get_rag_limits(self, data_source_id: str) -> dict[str, int]:
-        """Defaults merged with the data source's stored overrides (API / cost path)."""
+    async def limits(self, data_source_id: str) -> RagLimits:
+        """The data source's limits: the defaults merged with its stored overrides (what a
+        sync, the API and the cost estimate read), the overrides alone, and their ranges."""
         async with self.db.session() as s:
             ds, kind = await self._data_source(s, data_source_id)
-            return get_rag_limits(ds, kind)
-
-    async def get_rag_limit_ranges(self, data_source_id: str) -> dict[str, dict[str, int]]:
-        """The allowed range of each of the data source's limits, by camelCase key
-        (``{"maxBytes": {"min": 1, "max": ...}}``): what a settings update may set."""
-        async with self.db.session() as s:
-            _, kind = await self._data_source(s, data_source_id)
-            return limit_ranges(kind)
-
-    async def get_stored_overrides(self, data_source_id: str) -> dict[str, int]:
-        """Only the explicitly stored overrides (without the central defaults)."""
-        async with self.db.session() as s:
-            ds, kind = await self._data_source(s, data_source_id)
-            return get_stored_overrides(ds, kind)
+            return _rag_limits(ds, kind)
 
     async def update_settings(
         self,
@@ -70,10 +58,11 @@ class SourceSettings:
         *,
         actor: str,
         is_mandate_admin: bool = False,
-    ) -> dict[str, Any]:
+    ) -> SettingsUpdate:
         """Partial update of a data source's settings: only ``ragLimits`` is accepted
         (anything else raises ``SettingsValidationError``). Owner-only; a mandate admin may
-        also change a mandate-scoped source. Writes an audit record; returns the settings."""
+        also change a mandate-scoped source. Writes an audit record; returns the settings
+        and the limits they give."""
         async with self.db.session() as s:
             ds, kind = await self._data_source(s, data_source_id)
             mandate_scoped = ds.scope == Scope.MANDATE.value
@@ -90,7 +79,7 @@ class SourceSettings:
                 data_source_id,
                 {"before": before, "after": ds.settings},
             )
-            return dict(ds.settings)
+            return SettingsUpdate(settings=dict(ds.settings), limits=_rag_limits(ds, kind))
 
     async def estimate_cost(
         self, data_source_id: str, *, listed: Held | None = None
@@ -112,6 +101,15 @@ class SourceSettings:
             ds, kind, source_id=data_source_id, price_chf_per_mtok=price, price_model=model,
             held=held, listed=listed,
         )  # fmt: skip
+
+
+def _rag_limits(ds: DataSource, kind: LimitKind) -> RagLimits:
+    return RagLimits(
+        kind=kind,
+        values=get_rag_limits(ds, kind),
+        overrides=get_stored_overrides(ds, kind),
+        ranges={name: LimitRange(**bounds) for name, bounds in limit_ranges(kind).items()},
+    )
 
 
 async def _held(session: Any, data_source_id: str) -> Held:

@@ -3,12 +3,15 @@ RAG limits, cost estimates and the inventory (seeds: ``datamodelKnowledge``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import Field
 
+from nyla.models.agent import RunContext
 from nyla.models.base import WireModel
 from nyla.models.files import Scope
 
@@ -66,6 +69,30 @@ class SearchFilters(WireModel):
     file_ids: list[str] | None = None
     data_source_ids: list[str] | None = None
     content_types: list[str] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchQuery:
+    """One knowledge search: what to look for, for whom, how many hits and where.
+
+    ``text`` is embedded with the store's embedding model unless ``vector`` is given (then
+    ``model`` names the model that embedded it); ``scopes`` narrows what ``context`` may
+    read; ``hybrid`` fuses full-text ranks with the vector ranks (``None``: the store's
+    setting). A plain dataclass, not a pydantic model: it is built once per search and
+    never crosses the wire."""
+
+    text: str
+    context: RunContext
+    k: int = 10
+    scopes: Sequence[Scope | str] | None = None
+    filters: SearchFilters | None = None
+    hybrid: bool | None = None
+    vector: Sequence[float] | None = None
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.vector is not None and not self.model:
+            raise ValueError("a search query with a vector needs the model that embedded it")
 
 
 class HitSource(WireModel):
@@ -205,3 +232,36 @@ class Inventory(WireModel):
             bytes=sum(r.bytes for r in self.rows),
             last_indexed=max(last) if last else None,
         )
+
+
+class LimitRange(WireModel):
+    """The range a RAG limit may be set to."""
+
+    min: int
+    max: int
+
+
+class RagLimits(WireModel):
+    """A data source's RAG limits: what a sync reads (``values``: the central defaults
+    merged with the stored overrides, snake_case keys), the ``overrides`` it stores, and
+    the range each may be set to (``ranges``, camelCase keys as on the wire)."""
+
+    kind: Literal["files", "clickup"]
+    values: dict[str, int]
+    overrides: dict[str, int] = Field(default_factory=dict)
+    ranges: dict[str, LimitRange] = Field(default_factory=dict)
+
+
+class SettingsUpdate(WireModel):
+    """A data source's settings after a partial update, with the limits they now give."""
+
+    settings: dict[str, Any]
+    limits: RagLimits
+
+
+class WorkflowEntity(WireModel):
+    """One value of a workflow's memory."""
+
+    key: str
+    kind: str
+    value: Any

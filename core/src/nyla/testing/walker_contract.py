@@ -26,6 +26,7 @@ from sqlalchemy import func, select
 
 from nyla.connections.errors import ConnectorError
 from nyla.jobs.runtime import JobHandle
+from nyla.models.knowledge import SearchQuery
 from nyla.testing.contract_base import PluginContract, _host_for
 from nyla.testing.fake_vendor import ConnectorWire, FakeCorpus, FakeVendor
 
@@ -123,7 +124,7 @@ class WalkerContract(PluginContract):
         conn = await kernel.connections.add(
             adapter.service, user_id=USER, grant=wire.grant(), settings=wire.settings()
         )
-        await kernel.knowledge.add_data_source(
+        await kernel.knowledge.governance.add_data_source(
             f"ds-{conn.id}", conn.id, wire.scope or "/", user_id=USER, rag_index_enabled=True
         )
         return f"ds-{conn.id}"
@@ -169,14 +170,14 @@ class WalkerContract(PluginContract):
         assert set(await self._indexed(kernel)) == {wire.item_id(d) for d in corpus.live()}, (
             "the sync indexed a different set of items than the vendor holds"
         )
-        owner = await kernel.knowledge.semantic_search(
-            "topic3", context=RunContext(user_id=USER), k=3
+        owner = await kernel.knowledge.search(
+            SearchQuery(text="topic3", context=RunContext(user_id=USER), k=3)
         )
         assert owner.hits and "topic3" in owner.hits[0].text, (
             "the owner cannot find synced content by search"
         )
-        other = await kernel.knowledge.semantic_search(
-            "topic3", context=RunContext(user_id="intruder")
+        other = await kernel.knowledge.search(
+            SearchQuery(text="topic3", context=RunContext(user_id="intruder"))
         )
         assert not other.hits, "synced content leaked to another user"
 
@@ -421,7 +422,8 @@ class WalkerContract(PluginContract):
                 self, done: int, total: int | None = None, message: str = ""
             ) -> None:
                 await super().progress(done, total, message)
-                await kernel.knowledge.set_knowledge_consent(connection_id, False, actor=USER)
+                governance = kernel.knowledge.governance
+                await governance.set_knowledge_consent(connection_id, False, actor=USER)
 
         async def job(handle: JobHandle) -> Any:
             return await kernel.sync.runner.sync(

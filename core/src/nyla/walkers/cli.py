@@ -185,10 +185,10 @@ async def _data_source(kernel: Kernel, target: str, path: str, user: str) -> str
     for source in await list_data_sources(kernel.db, target):
         if source.path.rstrip("/") == path.rstrip("/"):
             if not source.rag_index_effective:
-                await kernel.knowledge.set_rag_index_enabled(source.id, True, actor=user)
+                await kernel.knowledge.governance.set_rag_index_enabled(source.id, True, actor=user)
             return source.id
     ds_id = f"ds-{uuid.uuid4().hex[:12]}"
-    await kernel.knowledge.add_data_source(
+    await kernel.knowledge.governance.add_data_source(
         ds_id, target, path, user_id=user, rag_index_enabled=True
     )
     click.echo(f"indexing switched on for {path} of {target} (data source {ds_id})", err=True)

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from nyla.agent.tool_services import tool_services
 from nyla.models.agent import RunContext
-from nyla.models.knowledge import SearchFilters
+from nyla.models.knowledge import SearchFilters, SearchQuery
 from nyla.models.tools import ToolContext
 
 if TYPE_CHECKING:
@@ -85,8 +85,8 @@ async def _walk_through(kernel: Kernel, console: Any, connection_id: str, root: 
                   f"(file {got.data['fileId']}, labelled datasource:localfs)")  # fmt: skip
 
     ds_id = f"ds-{connection_id}"
-    await kernel.knowledge.add_data_source(ds_id, connection_id, "/", user_id=USER,
-                                           rag_index_enabled=True)  # fmt: skip
+    await kernel.knowledge.governance.add_data_source(ds_id, connection_id, "/", user_id=USER,
+                                                      rag_index_enabled=True)  # fmt: skip
     _, first = await kernel.sync.run(ds_id, user_id=USER)
     console.print(_result_table("first sync (walker: localfs)", first))
     _, second = await kernel.sync.run(ds_id, user_id=USER)
@@ -98,10 +98,7 @@ async def _walk_through(kernel: Kernel, console: Any, connection_id: str, root: 
     context = RunContext(user_id=USER)
     # in what this folder synced (the store also holds docs/ from the first step, whose pages
     # quote this very question)
-    found = await kernel.knowledge.semantic_search(
-        "where is the team offsite", context=context, k=1,
-        filters=SearchFilters(data_source_ids=[ds_id]),
-    )  # fmt: skip
+    found = await kernel.knowledge.search(SearchQuery(text="where is the team offsite", context=context, k=1, filters=SearchFilters(data_source_ids=[ds_id])))  # fmt: skip
     hit = found.hits[0]
     console.print(f"knowledge search 'where is the team offsite' → {hit.file_name}: "
                   f"{' '.join(hit.text.split())[:90]}")  # fmt: skip

@@ -56,7 +56,7 @@ async def local_source(kernel: Kernel, root: Path, user: str = "u1") -> str:
     """A localfs connection on ``root`` with indexing on; returns the data source id."""
     conn = await kernel.connections.add("localfs", user_id=user, settings={"root": str(root)})
     ds_id = f"ds-{conn.id}"
-    await kernel.knowledge.add_data_source(
+    await kernel.knowledge.governance.add_data_source(
         ds_id, conn.id, "/", user_id=user, rag_index_enabled=True
     )
     return ds_id

@@ -15,7 +15,7 @@ import pytest
 from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import func, select, update
 
-from nyla.sdk import RunContext
+from nyla.sdk import RunContext, SearchQuery
 from nyla.sdk.connectors import UnsafePathError
 from nyla.testing.tables import (
     ContentChunk,
@@ -58,8 +58,8 @@ async def test_sync_then_find_then_delete(db, tmp_path: Path) -> None:
     ds = await local_source(kernel, tmp_path)
     _, first = await kernel.sync.run(ds, user_id="u1")
     assert first.items_indexed == 30 and first.sweep.startswith("complete")
-    hits = await kernel.knowledge.semantic_search(
-        "subject17", context=RunContext(user_id="u1"), k=1
+    hits = await kernel.knowledge.search(
+        SearchQuery(text="subject17", context=RunContext(user_id="u1"), k=1)
     )
     assert "subject17" in hits.hits[0].text
     (tmp_path / "folder-001" / "note-00017.txt").unlink()
@@ -145,8 +145,8 @@ async def test_a_name_that_is_not_utf8_syncs_downloads_and_resumes(
     ds = await local_source(kernel, tmp_path)
     _, first = await kernel.sync.run(ds, user_id="u1")
     assert first.items_indexed == 2 and first.pages == 3 and not first.errors, first
-    hits = await kernel.knowledge.semantic_search(
-        "zeppelins", context=RunContext(user_id="u1"), k=1
+    hits = await kernel.knowledge.search(
+        SearchQuery(text="zeppelins", context=RunContext(user_id="u1"), k=1)
     )
     assert hits.hits[0].file_name == "Rechnung M\ufffdller.txt"
     conn = (await kernel.connections.list(user_id="u1"))[0]

@@ -32,7 +32,7 @@ async def test_search_shows_sender_and_date_inline(kernel, connection, outlook):
 
 
 async def test_read_saves_attachments_into_the_users_files(kernel, connection, outlook):
-    await kernel.knowledge.add_data_source(
+    await kernel.knowledge.governance.add_data_source(
         "ds-mail", connection.id, "/mail", user_id=USER, neutralize=True
     )
     result = await call(

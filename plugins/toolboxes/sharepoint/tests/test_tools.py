@@ -54,7 +54,7 @@ async def test_search_everywhere_and_bad_paths(kernel, connection, graph):
 
 
 async def test_read_into_files_with_the_data_sources_policy(kernel, connection, graph):
-    await kernel.knowledge.add_data_source(
+    await kernel.knowledge.governance.add_data_source(
         "ds-fin", connection.id, LIBRARY, user_id=USER, neutralize=True
     )
     result = await call(kernel, "readSharePointFile", {"itemId": f"file:{DRIVE}:{BUDGET['id']}"})

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query, Request
 
 from nyla import RunContext
+from nyla.models.knowledge import SearchQuery
 from nyla.sdk import config_value
 from nyla.sdk.connectors import describe_connector
 from nyla_host.auth import need_user
@@ -90,5 +91,5 @@ async def knowledge_search(
     knowledge = host(request).kernel.knowledge
     # a kernel error is mapped by the app's handler: a query with no words is the caller's
     # 400, an unreachable database 503, a failing embedding provider 502
-    result = await knowledge.semantic_search(q, context=run_context(identity), k=k)
+    result = await knowledge.search(SearchQuery(text=q, context=run_context(identity), k=k))
     return result.to_wire()

@@ -136,7 +136,9 @@ async def browse(
     for item in page.items:
         node = "/" + "/".join(p for p in (item.path or item.id).split("/") if p)
         source = sources.get(node)
-        policy = await kernel.knowledge.resolve_policy(connection_id, node, "rag_index_enabled")
+        policy = await kernel.knowledge.governance.resolve_policy(
+            connection_id, node, "rag_index_enabled"
+        )
         items.append(
             {
                 **item.to_wire(),
@@ -157,7 +159,7 @@ async def knowledge_consent(
     """The connection's global consent; off purges everything indexed from it at once and
     cancels its running jobs."""
     connection = await owned_connection(request, connection_id, identity)
-    result = await host(request).kernel.knowledge.set_knowledge_consent(
+    result = await host(request).kernel.knowledge.governance.set_knowledge_consent(
         connection_id, body.enabled, actor=connection.user_id
     )
     return {"connectionId": connection_id, "enabled": body.enabled, "purge": result.to_wire()}

@@ -96,7 +96,7 @@ async def add_data_source(
     if body.scope not in (None, "personal", "mandate"):
         raise HTTPException(400, "scope is personal or mandate")
     data_source_id = uuid.uuid4().hex
-    await host(request).kernel.knowledge.add_data_source(
+    await host(request).kernel.knowledge.governance.add_data_source(
         data_source_id,
         body.connection_id,
         body.path,
@@ -117,12 +117,11 @@ async def data_source(
     are indexed, when it last synced and when the schedule syncs it next."""
     source = await visible_source(request, data_source_id, identity)
     kernel = host(request).kernel
-    limits = await kernel.knowledge.get_rag_limits(data_source_id)
-    ranges = await kernel.knowledge.get_rag_limit_ranges(data_source_id)
+    limits = await kernel.knowledge.sources.limits(data_source_id)
     return {
         **source.to_wire(),
-        "ragLimits": camel_limits(limits),
-        "ragLimitRanges": ranges,
+        "ragLimits": camel_limits(limits.values),
+        "ragLimitRanges": {key: bounds.to_wire() for key, bounds in limits.ranges.items()},
         "sync": await kernel.sync.source_status(data_source_id),
     }
 
@@ -171,7 +170,7 @@ async def rag_index(
     connection = await owned_connection(request, source.connection_id, identity)
     if body.enabled is None or (body.enabled and not connection.knowledge_ingestion_enabled):
         # back to inherited, or switched on without the connection's consent: no sync now
-        purge = await kernel.knowledge.set_rag_index_enabled(
+        purge = await kernel.knowledge.governance.set_rag_index_enabled(
             data_source_id, body.enabled, actor=owner
         )
     else:
@@ -207,7 +206,7 @@ async def settings(
     source = await visible_source(request, data_source_id, identity)
     knowledge = host(request).kernel.knowledge
     try:
-        updated = await knowledge.update_settings(
+        updated = await knowledge.sources.update_settings(
             data_source_id,
             patch,
             actor=source.user_id if identity.is_sysadmin else identity.user_id,
@@ -215,8 +214,7 @@ async def settings(
         )
     except SettingsValidationError as exc:
         raise HTTPException(400, str(exc)) from exc
-    limits = await knowledge.get_rag_limits(data_source_id)
-    return {"settings": updated, "ragLimits": camel_limits(limits)}
+    return {"settings": updated.settings, "ragLimits": camel_limits(updated.limits.values)}
 
 
 @router.get("/{data_source_id}/cost-estimate")
@@ -229,10 +227,10 @@ async def cost_estimate(
     ``{estimatedTokens, estimatedChf, basis: {kind, limits, assumptions, notes}, sourceId}``."""
     await visible_source(request, data_source_id, identity)
     kernel = host(request).kernel
-    estimate = await kernel.knowledge.estimate_cost(data_source_id)
+    estimate = await kernel.knowledge.sources.estimate_cost(data_source_id)
     if estimate.basis.assumptions["sizedBy"] == "limits":  # no sync read it all: list it now
         listed = await kernel.sync.survey(data_source_id)
-        estimate = await kernel.knowledge.estimate_cost(data_source_id, listed=listed)
+        estimate = await kernel.knowledge.sources.estimate_cost(data_source_id, listed=listed)
     return _estimate_wire(estimate)
 
 

@@ -46,7 +46,7 @@ async def source_policy(
     purged = {"files": 0, "chunks": 0}
     try:
         for field in sorted(fields):
-            result = await kernel.knowledge.set_source_policy(
+            result = await kernel.knowledge.governance.set_source_policy(
                 data_source_id, field, getattr(body, field), actor=source.user_id
             )
             purged["files"] += result.files
