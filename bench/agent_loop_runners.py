@@ -191,8 +191,7 @@ async def index_documents(db: Any) -> None:
             user_id=context.user_id,
         )
         items.append((item, path.read_bytes()))
-    indexing = getattr(kernel.knowledge, "indexing", kernel.knowledge)
-    await indexing.index_files(items, context=context)
+    await kernel.knowledge.indexing.index_files(items, context=context)
 
 
 # ---- Pydantic AI ------------------------------------------------------------------------------
