@@ -22,7 +22,8 @@ adversarial inputs of growing size (``core/tests/test_linear_patterns.py``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import re2  # type: ignore[import-untyped]
@@ -42,12 +43,18 @@ def _options(ignore_case: bool) -> Any:
 
 @dataclass(frozen=True)
 class LinearPattern:
-    """One compiled RE2 pattern and its name (for the timing test and error messages)."""
+    """One RE2 pattern and its name (for the timing test and error messages)."""
 
     name: str
     source: str
     ignore_case: bool = False
-    regex: Any = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def regex(self) -> Any:
+        """The RE2 automaton, compiled on first use: importing a module of patterns costs
+        nothing until it scans (plugin discovery imports the neutralizer, ``nyla --help``
+        never runs it)."""
+        return re2.compile(self.source, _options(self.ignore_case))
 
     def group(self, name: str) -> int:
         """The number of the named group ``name``."""
@@ -59,12 +66,11 @@ PATTERNS: dict[str, LinearPattern] = {}
 
 
 def compile_linear(name: str, source: str, *, ignore_case: bool = False) -> LinearPattern:
-    """Compile ``source`` with RE2 and register it under ``name`` (a module's patterns are
-    compiled at import; the same name twice is a programming error)."""
+    """Register ``source`` under ``name`` as an RE2 pattern, compiled on its first search (the
+    same name twice is a programming error; the test suite compiles and times every one)."""
     if name in PATTERNS and PATTERNS[name].source != source:
         raise ValueError(f"linear pattern {name!r} is already registered")
-    regex = re2.compile(source, _options(ignore_case))
-    pattern = LinearPattern(name, source, ignore_case, regex)
+    pattern = LinearPattern(name, source, ignore_case)
     PATTERNS[name] = pattern
     return pattern
 
