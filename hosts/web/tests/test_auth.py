@@ -20,6 +20,7 @@ from nyla_host.auth import PUBLIC_PATHS, declared_role
 from nyla_host.identity import Identity, Role
 from nyla_host.oidc import OidcSettings, OidcVerifier
 from nyla_host.tables import ApiTokenRow
+from nyla_host.tokens import CACHE_TTL_S, TokenStore
 
 pytestmark = pytest.mark.db
 
@@ -74,6 +75,55 @@ async def test_tokens_are_stored_hashed_and_can_be_revoked(state, client):
     assert await state.tokens.revoke(info.id)
     assert (await client.get("/api/me", headers=headers)).status_code == 401
     assert not await state.tokens.revoke(info.id)
+
+
+async def test_verified_tokens_are_cached_for_a_bounded_time_only(state):
+    db = state.kernel.db
+    now = [1000.0]
+    server = TokenStore(db, clock=lambda: now[0])
+    elsewhere = TokenStore(db)  # `nyla tokens revoke`, another server process
+    token, info = await state.tokens.create("dave", name="cached")
+    identity = await server.verify(token)
+    assert identity is not None and identity.user_id == "dave" and identity.via == "token"
+    assert await elsewhere.revoke(info.id)
+    # within the TTL the server answers from what it verified, the secret still checked
+    assert await server.verify(token) == identity
+    assert await server.verify(f"{token[:-2]}xx") is None
+    now[0] += CACHE_TTL_S + 0.01
+    assert await server.verify(token) is None  # the row is read again: revoked
+
+    # a revocation through the serving store itself takes effect at once
+    token, info = await state.tokens.create("erin")
+    assert await server.verify(token) is not None
+    assert await server.revoke(info.id)
+    assert await server.verify(token) is None
+
+    # an entry never outlives its token's expiry, however long the TTL
+    patient = TokenStore(db, cache_ttl_s=3600, clock=lambda: now[0])
+    token, info = await state.tokens.create("fay", expires_in_days=60 / 86400)
+    assert await patient.verify(token) is not None
+    assert await elsewhere.revoke(info.id)
+    now[0] += 61
+    assert await patient.verify(token) is None
+
+    # without a cache every verification reads the row
+    uncached = TokenStore(db, cache_ttl_s=0)
+    token, info = await state.tokens.create("gus")
+    assert await uncached.verify(token) is not None
+    assert await elsewhere.revoke(info.id)
+    assert await uncached.verify(token) is None
+
+
+async def test_a_busy_token_records_its_last_use_coarsely(state):
+    token, info = await state.tokens.create("hal")
+    assert info.last_used_at is None
+    assert await state.tokens.verify(token) is not None
+    [first] = [t for t in await state.tokens.list() if t.id == info.id]
+    assert first.last_used_at is not None
+    # a store that has not seen it (as after the TTL) reads the row, and does not write it
+    assert await TokenStore(state.kernel.db).verify(token) is not None
+    [second] = [t for t in await state.tokens.list() if t.id == info.id]
+    assert second.last_used_at == first.last_used_at
 
 
 async def test_expired_token_is_refused(state, client):

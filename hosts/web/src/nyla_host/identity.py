@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Role(StrEnum):
@@ -38,7 +38,10 @@ _RANK = {Role.USER: 0, Role.MANDATE_ADMIN: 1, Role.SYSADMIN: 2}
 
 class Identity(BaseModel):
     """An authenticated caller. ``via`` says which authenticator accepted it (``token``,
-    ``oidc`` or the name of a host app's hook)."""
+    ``oidc`` or the name of a host app's hook). Frozen: a verified token's identity is
+    shared by the requests that carry it (see :mod:`nyla_host.tokens`)."""
+
+    model_config = ConfigDict(frozen=True)
 
     user_id: str
     mandate_id: str | None = None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -24,6 +25,9 @@ from nyla import has_unstorable_chars
 
 #: a JSON body nested deeper than this is refused (Python's parser would recurse out)
 MAX_JSON_DEPTH = 64
+#: printable ASCII without ``%``: a path or query string of only these decodes to itself,
+#: which holds no NUL, surrogate or control character (nearly every request: no decoding)
+_PLAIN = re.compile(rb"[\x21-\x24\x26-\x7e]*")
 
 
 class InputError(ValueError):
@@ -61,6 +65,8 @@ class InputGuardMiddleware:
 def check_url(raw_path: bytes, query: bytes | None) -> None:
     """Raise :class:`InputError` when the path or query decodes to unstorable text, or the
     path holds a control character (no id or route has one)."""
+    if _PLAIN.fullmatch(raw_path) and (not query or _PLAIN.fullmatch(query)):
+        return
     for where, raw in (("path", raw_path), ("query string", query or b"")):
         decoded = unquote_to_bytes(raw.replace(b"+", b" ") if where != "path" else raw)
         try:

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import func, select, update
 
@@ -60,7 +60,28 @@ class _LiveRun:
     flush: asyncio.Task[None] | None = None
 
 
-def run_dict(row: HostRunRow) -> dict[str, Any]:
+class RunRecord(NamedTuple):
+    """A run as the reads of the API get it: the columns of ``host_runs`` read straight
+    from the driver (no ORM objects: listing 50 runs through the ORM cost a request ~4 ms)."""
+
+    run_id: str
+    user_id: str
+    mandate_id: str | None
+    status: str
+    prompt: str
+    final_text: str
+    cost_chf: float
+    last_seq: int
+    timezone: str
+    error: str | None
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+_SELECT_RUNS = f"SELECT {', '.join(RunRecord._fields)} FROM host_runs"
+
+
+def run_dict(row: HostRunRow | RunRecord) -> dict[str, Any]:
     """A run as the API shows it (camelCase)."""
     return {
         "runId": row.run_id,
@@ -310,24 +331,21 @@ class RunManager:
 
     # ---- reading ----------------------------------------------------------------------
 
-    async def get(self, run_id: str, identity: Identity) -> HostRunRow:
+    async def get(self, run_id: str, identity: Identity) -> RunRecord:
         """A run the caller may see (its own; a sysadmin sees all)."""
-        async with self.kernel.db.session() as s:
-            row = await s.get(HostRunRow, run_id)
+        sql = f"{_SELECT_RUNS} WHERE run_id = %s"
+        rows = await self.kernel.db.read_driver(lambda conn: conn.rows(sql, (run_id,)))
+        row = RunRecord(*rows[0]) if rows else None
         if row is None or (row.user_id != identity.user_id and not identity.is_sysadmin):
             raise RunNotFound(run_id)
         return row
 
-    async def list(self, identity: Identity, *, limit: int = 50) -> list[HostRunRow]:
+    async def list(self, identity: Identity, *, limit: int = 50) -> list[RunRecord]:
         """The caller's runs, newest first."""
-        query = (
-            select(HostRunRow)
-            .where(HostRunRow.user_id == identity.user_id)
-            .order_by(HostRunRow.started_at.desc())
-            .limit(limit)
-        )
-        async with self.kernel.db.session() as s:
-            return list((await s.execute(query)).scalars())
+        sql = f"{_SELECT_RUNS} WHERE user_id = %s ORDER BY started_at DESC LIMIT %s"
+        params = (identity.user_id, limit)
+        rows = await self.kernel.db.read_driver(lambda conn: conn.rows(sql, params))
+        return [RunRecord(*row) for row in rows]
 
     async def events(
         self, run_id: str, after: int, *, keepalive: float

@@ -32,10 +32,12 @@ def known_zones() -> frozenset[str]:
         return frozenset()
 
 
+@functools.lru_cache(maxsize=512)
 def valid_timezone(name: str | None) -> str:
     """``name`` when it is a zone of the tz database, else ``UTC``. Only names the database
     lists reach ``ZoneInfo``, which otherwise opens whatever a name points at: a folder such
-    as ``America`` raised ``IsADirectoryError``, a 500 on every route."""
+    as ``America`` raised ``IsADirectoryError``, a 500 on every route. Remembered for the
+    last 512 names (every request asks; a client sends the same one each time)."""
     if not name or len(name) > 64 or not _ZONE_NAME.fullmatch(name) or name not in known_zones():
         return "UTC"
     try:

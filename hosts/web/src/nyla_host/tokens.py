@@ -1,11 +1,19 @@
 """API tokens: ``nyla_<id>_<secret>``; the database keeps the id and the SHA-256 of the
-secret, never the secret. A token is shown once, when it is created."""
+secret, never the secret. A token is shown once, when it is created.
+
+Every request carries its token, so a store keeps what it verified for :data:`CACHE_TTL_S`
+seconds (never beyond the token's expiry) instead of reading the row each time: a
+revocation through the same store takes effect at once, one made elsewhere (``nyla tokens
+revoke``, another server process) within that bound. The secret is still checked against
+the cached hash on every request."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,6 +24,17 @@ from nyla_host.identity import Identity, Role
 from nyla_host.tables import ApiTokenRow
 
 PREFIX = "nyla_"
+#: seconds a verified token is trusted without reading its row again (the longest a
+#: revocation made by another process can take to reach this one)
+CACHE_TTL_S = 5.0
+#: verified tokens kept at most (the oldest goes first)
+CACHE_SIZE = 4096
+#: a token's last use is written when the stored one is older than this
+LAST_USED_GRAIN = timedelta(minutes=1)
+_TOKEN_ROW = (
+    "SELECT secret_hash, user_id, mandate_id, role, name, revoked_at, expires_at, last_used_at "
+    "FROM host_api_tokens WHERE id = %s"
+)
 
 
 def _hash(secret: str) -> str:
@@ -79,11 +98,30 @@ def _info(row: ApiTokenRow) -> TokenInfo:
     )
 
 
-class TokenStore:
-    """Create, verify, list and revoke API tokens in the kernel database."""
+@dataclass(frozen=True)
+class _Verified:
+    secret_hash: str
+    identity: Identity
+    #: ``clock()`` reading until which the entry holds
+    until: float
 
-    def __init__(self, db: Any) -> None:
+
+class TokenStore:
+    """Create, verify, list and revoke API tokens in the kernel database. ``cache_ttl_s``
+    bounds how long a verified token is trusted without its row (0: read it every time);
+    ``clock`` is the monotonic clock the bound is kept on."""
+
+    def __init__(
+        self,
+        db: Any,
+        *,
+        cache_ttl_s: float = CACHE_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.db = db
+        self.cache_ttl_s = cache_ttl_s
+        self.clock = clock
+        self._verified: dict[str, _Verified] = {}
 
     async def create(
         self,
@@ -124,22 +162,48 @@ class TokenStore:
         if parts is None:
             return None
         token_id, secret = parts
+        digest = _hash(secret)
+        hit = self._verified.get(token_id)
+        if hit is not None and hit.until > self.clock():
+            if not hmac.compare_digest(hit.secret_hash, digest):
+                return None
+            return hit.identity
+        self._verified.pop(token_id, None)
+        rows = await self.db.read_driver(lambda conn: conn.rows(_TOKEN_ROW, (token_id,)))
+        if not rows or not hmac.compare_digest(rows[0][0], digest):
+            return None
+        _, user_id, mandate_id, role, name, revoked_at, expires_at, last_used_at = rows[0]
         now = datetime.now(UTC)
-        async with self.db.session() as s:
-            row = await s.get(ApiTokenRow, token_id)
-            if row is None or not hmac.compare_digest(row.secret_hash, _hash(secret)):
-                return None
-            if row.revoked_at is not None or (row.expires_at and row.expires_at <= now):
-                return None
-            if row.last_used_at is None or now - row.last_used_at > timedelta(minutes=1):
-                row.last_used_at = now  # coarse, so a busy client does not write every call
-            return Identity(
-                user_id=row.user_id,
-                mandate_id=row.mandate_id,
-                role=Role(row.role),
-                via="token",
-                name=row.name,
-            )
+        if revoked_at is not None or (expires_at and expires_at <= now):
+            return None
+        if last_used_at is None or now - last_used_at > LAST_USED_GRAIN:
+            # coarse, so a busy client does not write every call
+            async with self.db.session() as s:
+                await s.execute(
+                    update(ApiTokenRow).where(ApiTokenRow.id == token_id).values(last_used_at=now)
+                )
+        identity = Identity(
+            user_id=user_id, mandate_id=mandate_id, role=Role(role), via="token", name=name
+        )
+        self._remember(token_id, rows[0][0], identity, expires_at, now)
+        return identity
+
+    def _remember(
+        self,
+        token_id: str,
+        secret_hash: str,
+        identity: Identity,
+        expires_at: datetime | None,
+        now: datetime,
+    ) -> None:
+        if self.cache_ttl_s <= 0:
+            return
+        ttl = self.cache_ttl_s
+        if expires_at is not None:
+            ttl = min(ttl, (expires_at - now).total_seconds())
+        while len(self._verified) >= CACHE_SIZE:
+            del self._verified[next(iter(self._verified))]
+        self._verified[token_id] = _Verified(secret_hash, identity, self.clock() + ttl)
 
     async def list(self, *, include_revoked: bool = False) -> list[TokenInfo]:
         """Every token, newest first."""
@@ -159,4 +223,5 @@ class TokenStore:
                 .where(ApiTokenRow.id == key, ApiTokenRow.revoked_at.is_(None))
                 .values(revoked_at=datetime.now(UTC))
             )
+        self._verified.pop(key, None)
         return bool(result.rowcount)

@@ -24,6 +24,7 @@ from nyla.sdk.connectors import (
     VendorBadRequestError,
     sync_pages,
 )
+from nyla.testing import connection_service
 
 from .fake_clickup import FakeClickUp, make_task
 
@@ -93,17 +94,13 @@ def clock() -> Clock:
 
 @pytest_asyncio.fixture
 async def session(db: Any, fake: FakeClickUp, clock: Clock) -> AsyncIterator[Any]:
-    from cryptography.fernet import Fernet
-
-    from nyla import ConnectionService, Kernel, PluginHost
-
-    host = PluginHost.from_plugins([nyla_connector_clickup], names=["clickup"])
-    kernel = Kernel(plugins=host, db=db, settings={"secret_key": Fernet.generate_key()})
-    service = ConnectionService(
-        kernel,
-        transport=httpx.MockTransport(fake),
+    service = connection_service(
+        nyla_connector_clickup,
+        db=db,
+        vendor=fake,
         sleep=clock.sleep,
         limiter=Limiter(clock=clock, sleep=clock.sleep),
+        names=["clickup"],
     )
     conn = await service.add(
         "clickup",

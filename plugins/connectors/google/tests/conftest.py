@@ -7,7 +7,6 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-import httpx
 import pytest
 import pytest_asyncio
 
@@ -56,16 +55,12 @@ async def google(db: Any, sleeps: Sleeps, monkeypatch: Any) -> AsyncIterator[Cal
     fresh Google connection; ``handler`` may wrap the fake vendor (async handlers too)."""
     from contextlib import asynccontextmanager
 
-    from cryptography.fernet import Fernet
-
     import nyla_connector_google
-    from nyla import ConnectionService, Kernel, PluginHost
     from nyla.sdk.connectors import Limiter
+    from nyla.testing import connection_service
     from nyla.testing.fake_vendor import FakeVendor
 
     monkeypatch.setenv("NYLA_GOOGLE_CLIENT_ID", "client-id")
-    host = PluginHost.from_plugins([nyla_connector_google], names=["google"])
-    kernel = Kernel(plugins=host, db=db, settings={"secret_key": Fernet.generate_key()})
 
     @asynccontextmanager
     async def open_session(wire: Any, corpus: Any, wrap: Any = None) -> AsyncIterator[Any]:
@@ -74,11 +69,13 @@ async def google(db: Any, sleeps: Sleeps, monkeypatch: Any) -> AsyncIterator[Cal
         if wrap and wire.spec is not None:
             # what the wrapper answers itself is checked too (and the fake's answers twice)
             handler = wire.spec.guard(handler)
-        service = ConnectionService(
-            kernel,
-            transport=httpx.MockTransport(handler),
+        service = connection_service(
+            nyla_connector_google,
+            db=db,
+            vendor=handler,
             sleep=sleeps,
             limiter=Limiter(clock=sleeps.clock, sleep=sleeps),
+            names=["google"],
         )
         conn = await service.add(
             "google",

@@ -35,19 +35,16 @@ def vendor() -> Vendor:
 @pytest_asyncio.fixture
 async def open_session(db: Any, vendor: Vendor) -> AsyncIterator[Callable[[], Any]]:
     """``async with open_session() as session`` on a fresh Infomaniak connection."""
-    from cryptography.fernet import Fernet
-
     import nyla_connector_infomaniak
-    from nyla import ConnectionService, Kernel, PluginHost
     from nyla.sdk.connectors import TokenGrant
-
-    host = PluginHost.from_plugins([nyla_connector_infomaniak], names=["infomaniak"])
-    kernel = Kernel(plugins=host, db=db, settings={"secret_key": Fernet.generate_key()})
+    from nyla.testing import connection_service
 
     async def no_sleep(_: float) -> None:
         return None
 
-    service = ConnectionService(kernel, transport=httpx.MockTransport(vendor), sleep=no_sleep)
+    service = connection_service(
+        nyla_connector_infomaniak, db=db, vendor=vendor, sleep=no_sleep, names=["infomaniak"]
+    )
     conn = await service.add(
         "infomaniak",
         user_id="u1",

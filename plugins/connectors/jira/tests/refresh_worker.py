@@ -55,13 +55,15 @@ async def main(
     url: str, schema: str, key: str, connection_id: str, state: str, log: str, go: str
 ) -> None:
     import nyla_connector_jira
-    from nyla import ConnectionService, Database, Kernel, PluginHost
+    from nyla.testing import connection_service, open_database
 
-    db = Database(url, schema=schema)
-    host = PluginHost.from_plugins([nyla_connector_jira], names=["jira"])
-    kernel = Kernel(plugins=host, db=db, settings={"secret_key": key})
-    service = ConnectionService(
-        kernel, transport=httpx.MockTransport(atlassian(Path(state), Path(log)))
+    db = open_database(url, schema)
+    service = connection_service(
+        nyla_connector_jira,
+        db=db,
+        vendor=atlassian(Path(state), Path(log)),
+        secret_key=key,
+        names=["jira"],
     )
     while not Path(go).exists():
         await asyncio.sleep(0.01)

@@ -21,7 +21,6 @@ import pytest_asyncio
 from cryptography.fernet import Fernet
 
 import nyla_connector_jira
-from nyla import ConnectionService, Kernel, PluginHost
 from nyla.sdk.connectors import (
     CursorExpiredError,
     TaskChange,
@@ -29,6 +28,7 @@ from nyla.sdk.connectors import (
     TokenGrant,
     VendorBadRequestError,
 )
+from nyla.testing import connection_service
 from nyla_connector_jira.issues import LIST_FIELDS
 
 from .fake_jira import FakeJira, sample
@@ -65,10 +65,10 @@ class Sleeps:
         return None
 
 
-def _service(db: Any, handler: Any) -> ConnectionService:
-    host = PluginHost.from_plugins([nyla_connector_jira], names=["jira"])
-    kernel = Kernel(plugins=host, db=db, settings={"secret_key": KEY})
-    return ConnectionService(kernel, transport=httpx.MockTransport(handler), sleep=Sleeps())
+def _service(db: Any, handler: Any) -> Any:
+    return connection_service(
+        nyla_connector_jira, db=db, vendor=handler, secret_key=KEY, sleep=Sleeps(), names=["jira"]
+    )
 
 
 @pytest_asyncio.fixture

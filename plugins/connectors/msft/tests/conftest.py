@@ -103,16 +103,14 @@ async def open_session(
     db: Any, graph: Graph, sleeps: Sleeps, monkeypatch: Any
 ) -> AsyncIterator[Callable[[], Any]]:
     """``async with open_session() as session``: a session on a fresh msft connection."""
-    from cryptography.fernet import Fernet
-
     import nyla_connector_msft
-    from nyla import ConnectionService, Kernel, PluginHost
     from nyla.sdk.connectors import TokenGrant
+    from nyla.testing import connection_service
 
     monkeypatch.setenv("NYLA_MSFT_CLIENT_ID", "client-id")
-    host = PluginHost.from_plugins([nyla_connector_msft], names=["msft"])
-    kernel = Kernel(plugins=host, db=db, settings={"secret_key": Fernet.generate_key()})
-    service = ConnectionService(kernel, transport=httpx.MockTransport(graph), sleep=sleeps)
+    service = connection_service(
+        nyla_connector_msft, db=db, vendor=graph, sleep=sleeps, names=["msft"]
+    )
     conn = await service.add(
         "msft",
         user_id="u1",
