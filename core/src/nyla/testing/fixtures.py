@@ -27,7 +27,8 @@ import pytest_asyncio
 from nyla.db import Database, to_sqlalchemy_url
 from nyla.plugins import PluginHost
 from nyla.testing.helpers import ToolboxPlugin, collect_events, events_of
-from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+from nyla.testing.kernels import plugin_host, plugin_kernel
+from nyla.testing.scripted import ScriptedProvider
 
 
 @pytest.fixture(scope="session")
@@ -71,12 +72,7 @@ def make_host() -> Callable[..., PluginHost]:
     """``make_host(*plugins, builtins=False)`` -> PluginHost of exactly those plugins."""
 
     def factory(*plugins: Any, builtins: bool = False) -> PluginHost:
-        wrapped = [ScriptedPlugin(p) if isinstance(p, ScriptedProvider) else p for p in plugins]
-        names = [
-            f"{type(p).__name__.lower()}-{i}" if not hasattr(p, "__name__") else p.__name__
-            for i, p in enumerate(wrapped)
-        ]
-        return PluginHost.from_plugins(wrapped, builtins=builtins, names=names)
+        return plugin_host(*plugins, builtins=builtins)
 
     return factory
 
@@ -88,18 +84,18 @@ def scripted() -> Callable[..., ScriptedProvider]:
 
 
 @pytest.fixture
-def make_kernel(make_host: Callable[..., PluginHost]) -> Callable[..., Any]:
+def make_kernel() -> Callable[..., Any]:
     """``make_kernel(*plugins, db=None, builtins=True)`` -> a Kernel over exactly those
-    plugins (plus the kernel's built-ins unless ``builtins=False``)."""
-    from nyla.kernel import Kernel
+    plugins (plus the kernel's built-ins unless ``builtins=False``); see
+    :func:`~nyla.testing.kernels.plugin_kernel`."""
 
     def factory(
         *plugins: Any,
         db: Database | None = None,
         builtins: bool = True,
         settings: dict[str, Any] | None = None,
-    ) -> Kernel:
-        return Kernel(plugins=make_host(*plugins, builtins=builtins), db=db, settings=settings)
+    ) -> Any:
+        return plugin_kernel(*plugins, db=db, builtins=builtins, settings=settings)
 
     return factory
 
