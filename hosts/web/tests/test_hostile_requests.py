@@ -246,6 +246,22 @@ async def test_an_unexpected_failure_carries_a_correlation_id_and_no_internals(
     assert any(body["correlationId"] in rec.getMessage() for rec in caplog.records)
 
 
+async def test_no_database_connection_in_time_is_a_503_to_retry(app):
+    from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+
+    @app.get("/api/test-busy")
+    async def busy() -> None:
+        raise PoolTimeoutError("QueuePool limit of size 5 overflow 10 reached")
+
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://host.test") as c:
+        r = await c.get("/api/test-busy")
+    assert r.status_code == 503 and r.headers["retry-after"] == "5"
+    assert r.json()["error"] == "ServerBusy" and "retry" in r.json()["detail"]
+    assert "QueuePool" not in r.text
+    assert r.headers["x-frame-options"] == "DENY"  # answered inside the middleware
+
+
 @pytest.mark.parametrize(
     ("limits", "says"),
     [

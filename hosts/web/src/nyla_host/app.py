@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 import nyla_host.tables  # noqa: F401  (the host's tables join the kernel's metadata)
 from nyla import NylaError
 from nyla_host.auth import Authenticator, AuthHook
-from nyla_host.errors import internal_error, nyla_error
+from nyla_host.errors import database_busy, internal_error, nyla_error
 from nyla_host.input_guard import InputGuardMiddleware
 from nyla_host.oidc import OidcSettings, OidcVerifier
 from nyla_host.routes import api_router
@@ -89,6 +90,7 @@ def mount(app: FastAPI, state: HostState, *, security_headers: bool = True) -> N
         app.add_middleware(SecurityHeadersMiddleware)
     app.router.routes.extend(api_router().routes)
     app.add_exception_handler(NylaError, nyla_error)
+    app.add_exception_handler(PoolTimeoutError, database_busy)
     app.add_exception_handler(Exception, internal_error)
 
 

@@ -62,6 +62,24 @@ async def nyla_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=status_of(exc), headers=headers)
 
 
+#: seconds a client is asked to wait when no database connection came free in time
+BUSY_RETRY_AFTER_S = 5
+
+
+async def database_busy(request: Request, exc: Exception) -> JSONResponse:
+    """No database connection came free within the pool's timeout (the server is
+    overloaded): a 503 the client may retry, not an internal error."""
+    log.warning("%s %s: no database connection free in time", request.method, request.url.path)
+    return JSONResponse(
+        {
+            "detail": "the server is busy: no database connection came free in time; retry",
+            "error": "ServerBusy",
+        },
+        status_code=503,
+        headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
+    )
+
+
 async def internal_error(request: Request, exc: Exception) -> JSONResponse:
     """The last resort: a 500 with a correlation id, the traceback in the server log under
     it. Starlette answers this outside every middleware, so the security headers are set
