@@ -16,8 +16,7 @@ pytestmark = pytest.mark.db
 async def test_a_round_is_stored_whole_and_the_fast_commit_does_not_leak(db) -> None:
     context = RunContext(user_id="ada", mandate_id="m1", workflow_id="wf")
     async with db.session() as s:
-        await memory.insert_round(
-            s,
+        row = memory.round_row(
             run_id="run-1",
             round=3,
             context=context,
@@ -28,6 +27,7 @@ async def test_a_round_is_stored_whole_and_the_fast_commit_does_not_leak(db) -> 
             model="local:hash-8",
             vector=[0.5] * 8,
         )
+        await memory.insert_rounds(s, [row])
         assert (await s.execute(text("SHOW synchronous_commit"))).scalar() == "off"
     async with db.session() as s:
         row = (await s.execute(select(RoundMemory))).scalar_one()
@@ -43,8 +43,7 @@ async def test_a_round_is_stored_whole_and_the_fast_commit_does_not_leak(db) -> 
 
 async def test_a_round_without_a_vector_is_stored_without_a_model(db) -> None:
     async with db.session() as s:
-        await memory.insert_round(
-            s,
+        row = memory.round_row(
             run_id="run-2",
             round=1,
             context=RunContext(),
@@ -55,6 +54,7 @@ async def test_a_round_without_a_vector_is_stored_without_a_model(db) -> None:
             model="local:hash-8",
             vector=None,
         )
+        await memory.insert_rounds(s, [row])
     async with db.session() as s:
         row = (await s.execute(select(RoundMemory))).scalar_one()
     assert row.embedding is None and row.embedding_model is None and row.workflow_id is None

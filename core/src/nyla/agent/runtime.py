@@ -112,6 +112,7 @@ class AgentRuntime:
             )
             workflow = await self._workflow(context)
             used: list[Any] = []
+            recorder = self._round_recorder(context)
             loop = run_agent_loop(
                 self.kernel,
                 replace(
@@ -126,7 +127,7 @@ class AgentRuntime:
                     toolboxes=session,
                     workflow=workflow,
                     context_builder=self._context_builder(used),
-                    round_recorder=self._round_recorder(),
+                    round_recorder=recorder,
                     cancel=cancel,
                 ),
             )
@@ -137,6 +138,9 @@ class AgentRuntime:
                     yield event
             finally:
                 await loop.aclose()  # a consumer that stops early still gets a whole trace now
+                flush = getattr(recorder, "flush", None)
+                if flush is not None:  # round memory held until the end (see round_recorder)
+                    await flush()
         finally:
             self._cancels.pop(run_id, None)
 
@@ -193,9 +197,10 @@ class AgentRuntime:
 
         return builder
 
-    def _round_recorder(self) -> Any:
+    def _round_recorder(self, context: RunContext) -> Any:
         knowledge = self._knowledge()
-        return getattr(knowledge, "record_round", None)
+        recorder = getattr(knowledge, "round_recorder", None)
+        return recorder(context) if recorder is not None else None
 
 
 #: citations a FINAL event carries at most

@@ -20,7 +20,7 @@ round memory, the policy a tool's download inherits.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nyla.knowledge.governance import Governance
@@ -33,7 +33,7 @@ from nyla.knowledge.ingest import (
     file_item_for_path,
 )
 from nyla.knowledge.inventory import inventory
-from nyla.knowledge.remembering import Memory
+from nyla.knowledge.remembering import Memory, RoundBuffer
 from nyla.knowledge.retrieval import Retrieval
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.source_settings import SourceSettings
@@ -110,6 +110,15 @@ class KnowledgeService:
         """The RAG block for an agent round (empty when embedding or the database fails);
         the hits it quotes are appended to ``used``."""
         return await self.retrieval.build_agent_context(prompt, context, used=used)
+
+    def round_recorder(self, context: RunContext) -> Callable[..., Awaitable[None]]:
+        """The round recorder of one agent run: :meth:`record_round` when the run's context
+        reads round memory while it goes on (a workflow, or cross-workflow hints), else a
+        :class:`~nyla.knowledge.remembering.RoundBuffer` the caller flushes when the run
+        ends."""
+        if context.workflow_id or self.settings.cross_workflow_hints:
+            return self.record_round
+        return RoundBuffer(self.memory)
 
     async def record_round(
         self,
