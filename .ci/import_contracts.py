@@ -30,12 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 KERNEL = ROOT / "core" / "src" / "nyla"
 PUBLIC = {"sdk", "testing"}
 TOP_LEVEL_IN_TESTS = {
-    "plugins/connectors/localfs/tests/localfs_helpers.py",
-    "plugins/connectors/localfs/tests/sync_child.py",
-    "plugins/connectors/localfs/tests/sync_once_child.py",
-    "plugins/connectors/localfs/tests/test_queue.py",
-    "plugins/connectors/localfs/tests/test_queue_index_all.py",
-    "plugins/connectors/localfs/tests/test_sync_statements.py",
     "plugins/providers/private-llm/tests/test_private_llm.py",
 }
 

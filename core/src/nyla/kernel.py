@@ -73,7 +73,21 @@ class Kernel:
     @cached_property
     def agent(self) -> AgentRuntime:
         """The agent runtime (ReAct loop, tools, toolboxes)."""
-        return _service("nyla.agent.runtime:AgentRuntime", self)
+        from nyla.agent.ports import AgentServices
+        from nyla.agent.runtime import AgentRuntime
+
+        services = AgentServices(
+            ai=self.ai,
+            plugins=self.plugins,
+            db=self.db,
+            files=self.files,
+            connections=self.connections,
+            model_access=self.model_access,
+            knowledge=lambda: self.knowledge,
+            features=lambda: self.features,
+            settings=self.settings,
+        )
+        return AgentRuntime(services)
 
     @cached_property
     def files(self) -> FileStore:

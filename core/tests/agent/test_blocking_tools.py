@@ -14,8 +14,8 @@ from sqlalchemy import text
 
 from nyla.agent.guard import call_with_deadline
 from nyla.agent.isolation import run_in_own_thread
-from nyla.agent.loop import RunSpec, run_agent_loop
 from nyla.agent.loop_watch import forget_blockers, has_blocked
+from nyla.agent.spec import RunSpec
 from nyla.agent.tool_services import tool_services
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.ai import ChatRequest, ToolCall
@@ -82,8 +82,7 @@ def call_once(name: str):
 async def one_call(kernel: Any, tool: Tool) -> dict[str, Any]:
     events = [
         e
-        async for e in run_agent_loop(
-            kernel,
+        async for e in kernel.agent.loop(
             RunSpec("go", config=AgentConfig(stream=False), context=RunContext(), tools=[tool]),
         )
     ]
@@ -132,7 +131,7 @@ async def test_an_isolated_tool_still_reaches_the_kernel_s_services(make_kernel,
         item = await ctx.services.files.save("answer.txt", b"42", ctx.run)
         return await ctx.services.files.read_text(item.id, ctx.run)
 
-    ctx = ToolContext(services=tool_services(kernel), on_charge=charged.append)
+    ctx = ToolContext(services=tool_services(kernel.agent.services), on_charge=charged.append)
     value = await run_in_own_thread(reads_the_database, NoArgs(), ctx, "reads")
     assert value == "42"
     assert seen_threads and seen_threads[0] != threading.get_ident()

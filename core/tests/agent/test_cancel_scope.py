@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from nyla.agent.cancel import CancelScope, RunCancelled
-from nyla.agent.loop import RunSpec, run_agent_loop
+from nyla.agent.spec import RunSpec
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.ai import ChatRequest, Role
 from nyla.models.tools import Tool, ToolContext
@@ -63,8 +63,7 @@ async def test_cancelling_a_waiting_run_ends_it_and_leaves_the_consumer_task_cle
 
     async def consume() -> tuple[list[Any], int]:
         events = []
-        async for event in run_agent_loop(
-            kernel,
+        async for event in kernel.agent.loop(
             RunSpec(
                 "go",
                 config=AgentConfig(stream=False),

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from nyla.agent.loop import RunSpec, run_agent_loop
+from nyla.agent.spec import RunSpec
 from nyla.agent.trace import load_trace
 from nyla.ai.service import AiService, invalid_tool_arguments
 from nyla.models.agent import AgentConfig, RunContext
@@ -39,8 +39,7 @@ def calls_then_answer(*calls: ToolCall):
 async def run(kernel, tools, config=None) -> tuple[list, Any]:
     events = [
         e
-        async for e in run_agent_loop(
-            kernel,
+        async for e in kernel.agent.loop(
             RunSpec(
                 "go", config=config or AgentConfig(stream=False), context=RunContext(), tools=tools
             ),

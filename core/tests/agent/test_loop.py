@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nyla.agent.loop import RunSpec, run_agent_loop
+from nyla.agent.spec import RunSpec
 from nyla.agent.trace import list_traces, load_trace
 from nyla.errors import ProviderBadRequestError
 from nyla.hookspecs import hookimpl
@@ -58,8 +58,7 @@ async def test_completed_run_streams_text_and_persists_the_trace(
     provider = scripted(script)
     kernel = make_kernel(provider, db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "What is the answer?",
                 config=AgentConfig(),
@@ -92,8 +91,7 @@ async def test_max_rounds_ends_with_a_real_progress_report(scripted, make_kernel
     provider = scripted(script)
     kernel = make_kernel(provider, db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "Find it",
                 config=AgentConfig(max_rounds=2, stream=False),
@@ -125,8 +123,7 @@ async def test_budget_stop_reports_progress_within_the_budget(
     provider = scripted(script, price_input=100.0, price_output=1000.0)
     kernel = make_kernel(provider, db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "Find it",
                 config=AgentConfig(max_cost_chf=1.5, stream=False),
@@ -148,8 +145,7 @@ async def test_unknown_price_fails_closed_without_calling_the_model(
     provider = scripted(lambda r, i: "never", price_input=None, price_output=None)
     kernel = make_kernel(provider, db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "Count the files",
                 config=AgentConfig(max_cost_chf=10.0),
@@ -169,7 +165,7 @@ async def test_provider_error_ends_in_error_with_the_reason(scripted, make_kerne
 
     kernel = make_kernel(scripted(script), db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(kernel, RunSpec("hi", config=AgentConfig(), context=RunContext(), tools=[]))
+        kernel.agent.loop(RunSpec("hi", config=AgentConfig(), context=RunContext(), tools=[]))
     )
     assert events[-1].data["status"] == "error"
     assert "context too long" in events[-1].data["error"]
@@ -201,8 +197,7 @@ async def test_malformed_arguments_are_repaired_and_counted(
 
     kernel = make_kernel(scripted(script), db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "note it",
                 config=AgentConfig(),
@@ -244,8 +239,7 @@ async def test_a_tool_marking_validation_failure_is_counted(scripted, make_kerne
 
     kernel = make_kernel(scripted(script), db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec("q", config=AgentConfig(), context=RunContext(), tools=[tool("query", query)]),
         )
     )
@@ -300,8 +294,7 @@ async def test_knowledge_failures_never_stop_the_run(scripted, make_kernel, db, 
 
     kernel = make_kernel(scripted(script), db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "q",
                 config=AgentConfig(),
@@ -323,8 +316,7 @@ async def test_knowledge_context_is_injected_each_round(scripted, make_kernel, d
     provider = scripted(lambda r, i: "ok")
     kernel = make_kernel(provider, db=db, builtins=False)
     await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "where?",
                 config=AgentConfig(),
@@ -356,8 +348,7 @@ async def test_long_conversations_are_summarized_without_orphaned_results(
     provider = scripted(script, context_window=6000)
     kernel = make_kernel(provider, db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "read everything",
                 config=AgentConfig(stream=False),
@@ -409,8 +400,7 @@ async def test_personal_data_never_reaches_the_model(scripted, make_kernel, db, 
     provider = scripted(script)
     kernel = make_kernel(provider, NeutralizerPlugin(), db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "Who handles anna@example.com?",
                 config=AgentConfig(),
@@ -466,8 +456,7 @@ async def test_cancel_stops_a_running_tool_and_records_cancelled(
 
 async def test_consumer_closing_the_stream_still_records_a_whole_trace(scripted, make_kernel, db):
     kernel = make_kernel(scripted(lambda r, i: [("lookup", {})]), db=db, builtins=False)
-    stream = run_agent_loop(
-        kernel,
+    stream = kernel.agent.loop(
         RunSpec(
             "loop",
             config=AgentConfig(),
@@ -514,8 +503,7 @@ async def test_a_policy_plugin_denial_reaches_the_model(
 
     kernel = make_kernel(scripted(script), NoWritesPolicy(), db=db, builtins=False)
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "write",
                 config=AgentConfig(),

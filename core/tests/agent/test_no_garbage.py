@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nyla.agent.loop import RunSpec, run_agent_loop
+from nyla.agent.spec import RunSpec
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.ai import ChatRequest, Role
 from nyla.models.tools import Tool, ToolContext
@@ -47,8 +47,8 @@ def _script(request: ChatRequest, _index: int) -> Any:
 
 async def _run(kernel: Any) -> dict[str, Any]:
     final = None
-    async for event in run_agent_loop(
-        kernel, RunSpec("go", config=AgentConfig(), context=RunContext(user_id="anna"), tools=TOOLS)
+    async for event in kernel.agent.loop(
+        RunSpec("go", config=AgentConfig(), context=RunContext(user_id="anna"), tools=TOOLS)
     ):
         final = event
     assert final is not None

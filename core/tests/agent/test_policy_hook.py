@@ -3,7 +3,6 @@ several plugins, the first denial in hook order wins, tryfirst moves a policy to
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -61,7 +60,7 @@ class Raises:
 
 async def run_with(*plugins: Any) -> ToolResult:
     host = PluginHost.from_plugins(plugins, names=[f"p{i}" for i in range(len(plugins))])
-    hook = before_call_hook(SimpleNamespace(plugins=host))
+    hook = before_call_hook(host)
     registry = ToolRegistry(
         [Tool.from_model("add", "Add two integers.", AddArgs, add)], before_call=hook
     )
@@ -141,7 +140,7 @@ class Wrapper:
 
 def hook_pair(*plugins: Any) -> tuple[Any, Any]:
     host = PluginHost.from_plugins(plugins, names=[f"p{i}" for i in range(len(plugins))])
-    return host, before_call_hook(SimpleNamespace(plugins=host))
+    return host, before_call_hook(host)
 
 
 async def test_the_direct_call_answers_what_pluggy_answers() -> None:
@@ -164,7 +163,7 @@ async def test_a_wrapper_or_a_call_monitor_still_sees_every_call() -> None:
     host, _ = hook_pair(Deny("no", asynchronous=False))
     monitored: list[str] = []
     host.pm.add_hookcall_monitoring(lambda name, impls, kw: monitored.append(name), lambda *a: None)
-    hook = before_call_hook(SimpleNamespace(plugins=host))
+    hook = before_call_hook(host)
     registry = ToolRegistry(
         [Tool.from_model("add", "Add two integers.", AddArgs, add)], before_call=hook
     )

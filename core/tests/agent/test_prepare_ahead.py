@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nyla.agent.loop import RunSpec, run_agent_loop
+from nyla.agent.spec import RunSpec
 from nyla.hookspecs import hookimpl
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.ai import ChatRequest
@@ -72,8 +72,7 @@ async def test_the_read_results_are_neutralized_while_the_write_runs(
         Tool.from_model("save", "save", NoArgs, save),
     ]
     events = await run_events(
-        run_agent_loop(
-            kernel,
+        kernel.agent.loop(
             RunSpec(
                 "Who owns anna@example.com?",
                 config=AgentConfig(),

@@ -41,7 +41,7 @@ def _tool(kernel, name):
 
 async def _call(kernel, name, user="u1", **args):
     tool = _tool(kernel, name)
-    ctx = ToolContext(run=RunContext(user_id=user), services=tool_services(kernel))
+    ctx = ToolContext(run=RunContext(user_id=user), services=tool_services(kernel.agent.services))
     return await tool.handler(tool.args_model.model_validate(args), ctx)
 
 

@@ -175,7 +175,7 @@ async def test_query_feature_instance_tool_charges_the_parent(agent_kernel, data
     charged = []
     ctx = ToolContext(
         run=RunContext(feature_instance_id=INSTANCE),
-        services=tool_services(kernel),
+        services=tool_services(kernel.agent.services),
         run_id="parent-1",
         remaining_rounds=5,
         remaining_budget_chf=1.0,
@@ -188,7 +188,9 @@ async def test_query_feature_instance_tool_charges_the_parent(agent_kernel, data
     assert "CHF" in result.content
     assert charged and charged[0] == pytest.approx(result.data["costChf"]) and charged[0] > 0
     # no instance, no rounds: clear errors, nothing run
-    no_instance = await tool.handler(args, ToolContext(services=tool_services(kernel)))
+    no_instance = await tool.handler(
+        args, ToolContext(services=tool_services(kernel.agent.services))
+    )
     assert not no_instance.success and "featureInstanceId" in no_instance.error
     spent = await tool.handler(args, ctx.model_copy(update={"remaining_rounds": 0}))
     assert not spent.success and "rounds" in spent.error

@@ -56,7 +56,7 @@ class Caller:
 
         ctx = ToolContext(
             run=self.run,
-            services=tool_services(self.kernel),
+            services=tool_services(self.kernel.agent.services),
             on_charge=self.charged.append,
             workflow=self.workflow,
         )

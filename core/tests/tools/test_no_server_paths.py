@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nyla.agent.loop import RunSpec, run_agent_loop
+from nyla.agent.spec import RunSpec
 from nyla.connections.errors import VendorNotFoundError
 from nyla.connections.redact import HIDDEN
 from nyla.models.agent import AgentConfig, RunContext
@@ -36,8 +36,7 @@ async def test_a_plugin_tool_s_os_error_reaches_the_model_without_the_path(
     kernel = make_kernel(scripted(script), db=db, builtins=False)
     events = [
         e
-        async for e in run_agent_loop(
-            kernel,
+        async for e in kernel.agent.loop(
             RunSpec("go", config=AgentConfig(stream=False), context=RunContext(), tools=[tool]),
         )
     ]

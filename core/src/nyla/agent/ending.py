@@ -72,7 +72,7 @@ async def progress_report(run: AgentRun, status: AgentStatus, sink: list[AgentEv
     if not run.unknown_price and (run.remaining_budget is None or run.remaining_budget > 0):
         try:
             response = await call_model(
-                run.kernel,
+                run.services.ai,
                 run.request(
                     OperationType.AGENT,
                     [*run.conversation.for_call(), progress_request(str(status))],
@@ -124,14 +124,13 @@ async def finish(run: AgentRun, final_text: str) -> None:
     trace.validation_failures = counters["validation_failures"]
     trace.repair_attempts = counters["repair_attempts"]
     trace.success_after_repair = counters["success_after_repair"]
-    settings = getattr(run.kernel, "settings", {}) or {}
-    if not settings.get("persist_traces", True):
+    if not run.services.settings.get("persist_traces", True):
         return
     from nyla.agent.trace import save_trace
 
-    kernel = run.kernel
+    db = run.services.db
     try:
-        await asyncio.shield(save_trace(kernel.db, trace))
+        await asyncio.shield(save_trace(db, trace))
     except Exception as exc:  # never lost: saved reduced, with the reason
         log.warning(
             "persisting the trace of run %s failed: %s; saving it reduced", trace.run_id, exc
@@ -146,7 +145,7 @@ async def finish(run: AgentRun, final_text: str) -> None:
             }
         )
         try:
-            await asyncio.shield(save_trace(kernel.db, reduced))
+            await asyncio.shield(save_trace(db, reduced))
         except Exception as again:
             log.error(
                 "the reduced trace of run %s could not be saved either: %s", trace.run_id, again

@@ -14,21 +14,23 @@ from typing import TYPE_CHECKING
 from nyla.models.agent import AgentConfig, RunContext
 
 if TYPE_CHECKING:
-    from nyla.agent.ports import AgentHost
+    from nyla.agent.ports import AgentPlugins
 
 
-def on_premises_providers(kernel: AgentHost) -> list[str]:
+def on_premises_providers(plugins: AgentPlugins) -> list[str]:
     """Providers with at least one on-premises model."""
-    return sorted({s.provider for s in kernel.plugins.models() if s.on_premises})
+    return sorted({s.provider for s in plugins.models() if s.on_premises})
 
 
-def restricted_context(kernel: AgentHost, config: AgentConfig, context: RunContext) -> RunContext:
+def restricted_context(
+    plugins: AgentPlugins, config: AgentConfig, context: RunContext
+) -> RunContext:
     """The run's context with its model restriction made explicit: a run pinned to an
     on-premises model may only reach on-premises providers (no cloud fallback, no cloud
     sub-agent); an explicit ``allowed_providers`` is kept as it is."""
     if context.allowed_providers is not None or not config.model:
         return context
-    spec = next((s for s in kernel.plugins.models() if s.id == config.model), None)
+    spec = next((s for s in plugins.models() if s.id == config.model), None)
     if spec is None or not spec.on_premises:
         return context
-    return context.model_copy(update={"allowed_providers": on_premises_providers(kernel)})
+    return context.model_copy(update={"allowed_providers": on_premises_providers(plugins)})

@@ -39,17 +39,20 @@ from nyla.errors import BudgetExceeded, NylaError
 from nyla.models.agent import AgentEvent, AgentStatus
 
 if TYPE_CHECKING:
-    from nyla.agent.ports import AgentHost
+    from nyla.agent.ports import AgentServices
 
 __all__ = ["RunCancelled", "RunSpec", "run_agent_loop"]
 
 log = logging.getLogger(__name__)
 
 
-async def run_agent_loop(kernel: AgentHost, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
-    """Run the ReAct loop of ``spec`` (see :class:`~nyla.agent.spec.RunSpec`) on ``kernel``
-    and yield its events. The last two events are always FINAL and AGENT_SUMMARY."""
-    run = AgentRun(kernel, spec)
+async def run_agent_loop(
+    services: AgentServices, spec: RunSpec
+) -> AsyncGenerator[AgentEvent, None]:
+    """Run the ReAct loop of ``spec`` (see :class:`~nyla.agent.spec.RunSpec`) on ``services``
+    (the kernel's ``kernel.agent.loop(spec)``) and yield its events. The last two events are
+    always FINAL and AGENT_SUMMARY."""
+    run = AgentRun(services, spec)
     try:
         trace = run.trace
         status, final_text = AgentStatus.RUNNING, ""

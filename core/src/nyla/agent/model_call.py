@@ -15,11 +15,11 @@ from nyla.models.agent import AgentEvent
 from nyla.models.ai import AiCallRequest, AiCallResponse
 
 if TYPE_CHECKING:
-    from nyla.agent.ports import AgentHost
+    from nyla.ai.service import AiService
 
 
 async def call_model(
-    kernel: AgentHost,
+    ai: AiService,
     request: AiCallRequest,
     *,
     stream: bool,
@@ -29,9 +29,9 @@ async def call_model(
 ) -> AiCallResponse:
     """One model call; streamed text deltas go to ``sink`` as CHUNK events (a streamed
     call needs one)."""
-    if not stream or not hasattr(kernel.ai, "stream"):
-        return await race(kernel.ai.call(request), cancel)
-    iterator = kernel.ai.stream(request).__aiter__()
+    if not stream:
+        return await race(ai.call(request), cancel)
+    iterator = ai.stream(request).__aiter__()
     response: Any = None
     try:
         while True:
@@ -56,7 +56,7 @@ async def call_model(
 
 
 async def call_model_live(
-    kernel: AgentHost,
+    ai: AiService,
     request: AiCallRequest,
     *,
     stream: bool,
@@ -67,13 +67,11 @@ async def call_model_live(
     """:func:`call_model` yielding its CHUNK events as they arrive; the response is appended
     to ``into``. A consumer that stops early cancels the call."""
     if not stream:
-        into.append(await call_model(kernel, request, stream=False, round_=round_, cancel=cancel))
+        into.append(await call_model(ai, request, stream=False, round_=round_, cancel=cancel))
         return
     queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
     call = asyncio.ensure_future(
-        call_model(
-            kernel, request, stream=True, round_=round_, cancel=cancel, sink=queue.put_nowait
-        )
+        call_model(ai, request, stream=True, round_=round_, cancel=cancel, sink=queue.put_nowait)
     )
     try:
         while not call.done():

@@ -1,9 +1,10 @@
-"""What the agent needs of its host, as a protocol: the kernel satisfies it, and the agent
-imports it instead of the kernel, so the kernel can build the agent without a circle."""
+"""What the agent is built with: :class:`AgentServices`, the sibling services the kernel hands
+it (the agent never sees the kernel), and the plugin host as :class:`AgentPlugins`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nyla.models.tool_services import ToolFeatures
@@ -34,37 +35,19 @@ class AgentPlugins(Protocol):
     def models(self) -> list[Any]: ...
 
 
-class AgentHost(Protocol):
-    """The host of the agent (the kernel): the services a run uses and the plugin host."""
+@dataclass(frozen=True, slots=True)
+class AgentServices:
+    """What the agent runs on, handed in by the kernel: the AI service, the plugin host, the
+    database (traces, owned-id checks), the files (chat workflows), the connections, the model
+    allow-list, and the knowledge store and the features, looked up on first use (a run that
+    never needs them does not build them); ``settings`` are the kernel's."""
 
-    @property
-    def settings(self) -> dict[str, Any]: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def plugins(self) -> AgentPlugins: ...
-
-    @property
-    def ai(self) -> AiService: ...
-
-    @property
-    def model_access(self) -> ModelAccess: ...
-
-    @property
-    def connections(self) -> ConnectionService: ...
-
-    @property
-    def files(self) -> FileStore: ...
-
-    @property
-    def knowledge(self) -> KnowledgeService: ...
-
-
-class RuntimeHost(AgentHost, Protocol):
-    """The host of the agent runtime: the agent's host and the feature service, whose data
-    agent the tools of a run may start (:func:`nyla.agent.tool_services.tool_services`)."""
-
-    @property
-    def features(self) -> ToolFeatures: ...
+    ai: AiService
+    plugins: AgentPlugins
+    db: Database
+    files: FileStore
+    connections: ConnectionService
+    model_access: ModelAccess
+    knowledge: Callable[[], KnowledgeService]
+    features: Callable[[], ToolFeatures]
+    settings: Mapping[str, Any] = field(default_factory=dict)

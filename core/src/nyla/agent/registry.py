@@ -43,7 +43,7 @@ from nyla.models.tools import Tool, ToolContext, ToolResult
 from nyla.text import loads_json
 
 if TYPE_CHECKING:
-    from nyla.agent.ports import AgentHost
+    from nyla.agent.ports import AgentPlugins
     from nyla.db import Database
 
 log = logging.getLogger(__name__)
@@ -412,15 +412,15 @@ async def _settle(answers: list[Any]) -> list[Any]:
     return settled
 
 
-def before_call_hook(kernel: AgentHost) -> BeforeCallHook | None:
-    """The plugins' ``nyla_before_tool_call`` hook of a kernel (``None`` without plugins).
+def before_call_hook(plugins: AgentPlugins) -> BeforeCallHook | None:
+    """The plugins' ``nyla_before_tool_call`` hook (``None`` without plugins).
 
     The implementations registered now are called directly, in pluggy's order and with
     pluggy's answers (every implementation, ``None`` answers left out): going through
     pluggy's caller costs more than the three policies the toolboxes ship, on every tool
     call. With a wrapper among them, or hook monitoring on, pluggy calls them."""
     try:
-        pm = kernel.plugins.pm
+        pm = plugins.pm
         hook = pm.hook.nyla_before_tool_call
     except Exception:
         return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
 from nyla.agent.cancel import CancelScope, RunCancelled, race
-from nyla.agent.conversation import ConversationManager, build_system_prompt, estimate_tokens
+from nyla.agent.conversation import ConversationManager, build_system_prompt
 from nyla.agent.inherit import restricted_context
 from nyla.agent.model_call import call_model, call_model_live
 from nyla.agent.registry import Dispatched, ToolRegistry, before_call_hook, result_text
@@ -41,8 +41,9 @@ from nyla.models.ai import (
 from nyla.models.tools import ToolContext
 
 if TYPE_CHECKING:
-    from nyla.agent.ports import AgentHost
+    from nyla.agent.ports import AgentServices
     from nyla.agent.spec import RunSpec
+    from nyla.ai.service import AiService
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +51,11 @@ log = logging.getLogger(__name__)
 class AgentRun:
     """The state of one run (trace, conversation, tools, spending) and its round steps."""
 
-    def __init__(self, kernel: AgentHost, spec: RunSpec) -> None:
+    def __init__(self, services: AgentServices, spec: RunSpec) -> None:
         config, prompt = spec.config, spec.prompt
-        self.kernel, self.spec, self.config, self.prompt = kernel, spec, config, prompt
-        self.tools = spec.tools
-        self.context = restricted_context(kernel, config, spec.context)
+        self.services, self.spec, self.config, self.prompt = services, spec, config, prompt
+        self.ai, self.tools = services.ai, spec.tools
+        self.context = restricted_context(services.plugins, config, spec.context)
         #: the caller's cancel event as the run waits on it (``None``: no one can cancel)
         self.cancel = CancelScope(spec.cancel) if spec.cancel is not None else None
         self.context_builder, self.round_recorder = spec.context_builder, spec.round_recorder
@@ -66,19 +67,19 @@ class AgentRun:
             context=self.context,
             model=config.model,
         )
-        self.session = spec.neutralization or new_neutralization_session(kernel, self.context)
+        self.session = spec.neutralization or new_neutralization_session(self.ai, self.context)
         trace = self.trace  # (not ``self``: a finished run is freed without the collector)
         self.conversation = ConversationManager(
             build_system_prompt(spec.system_prompt or config.system_prompt, self.context.timezone),
             prompt,
             history=spec.history,
-            count_tokens=_token_counter(kernel, lambda: trace.model or config.model),
+            count_tokens=_token_counter(self.ai, lambda: trace.model or config.model),
         )
         self.registry = ToolRegistry(
             self.tools,
-            before_call=before_call_hook(kernel),
+            before_call=before_call_hook(services.plugins),
             default_timeout_s=config.tool_timeout_s,
-            database=kernel.db,
+            database=services.db,
         )
         self.round = 0
         self.spent = 0.0
@@ -156,7 +157,7 @@ class AgentRun:
         from nyla.agent.conversation import summary_request_messages
 
         request = self.request(OperationType.DATA_ANALYSE, summary_request_messages(transcript))
-        response = await race(self.kernel.ai.call(request), self.cancel)
+        response = await race(self.ai.call(request), self.cancel)
         self.account(response, agent_call=False)
         return response.content
 
@@ -183,7 +184,7 @@ class AgentRun:
         if self.config.stream:
             answers: list[AiCallResponse] = []
             async for event in call_model_live(
-                self.kernel,
+                self.ai,
                 request,
                 stream=True,
                 round_=self.round,
@@ -194,7 +195,7 @@ class AgentRun:
             response = answers[0]
         else:  # (no generator in between: nothing streams)
             response = await call_model(
-                self.kernel, request, stream=False, round_=self.round, cancel=self.cancel
+                self.ai, request, stream=False, round_=self.round, cancel=self.cancel
             )
         self.account(response)
         self.last_text = response.content or self.last_text
@@ -284,9 +285,8 @@ class AgentRun:
     def prepare_ahead(self) -> None:
         """Neutralize the conversation so far while the last tools run (the next model call
         then neutralizes only their results)."""
-        ahead = getattr(self.kernel.ai, "prepare_ahead", None)
-        if ahead is not None and self.session is not None:
-            ahead(self.conversation.for_call(), self.session, self.context)
+        if self.session is not None:
+            self.ai.prepare_ahead(self.conversation.for_call(), self.session, self.context)
 
     def tool_context(self, call: ToolCall) -> ToolContext:
         """What the handler of ``call`` gets: the run's context, services, limits and session."""
@@ -338,7 +338,7 @@ class AgentRun:
         """The window of the run's current model (looked up once per model)."""
         model_id = self.trace.model or self.config.model
         if self._window[0] != model_id:
-            self._window = (model_id, _context_window(self.kernel, model_id))
+            self._window = (model_id, _context_window(self.services, model_id))
         return self._window[1]
 
 
@@ -359,40 +359,31 @@ def file_refs(results: list[Dispatched]) -> list[str]:
     return refs
 
 
-def new_neutralization_session(kernel: AgentHost, context: RunContext) -> Any:
+def new_neutralization_session(ai: AiService, context: RunContext) -> Any:
     """One placeholder session per run so placeholders stay stable across its calls."""
-    factory = getattr(getattr(kernel, "ai", None), "neutralization_session", None)
     try:
-        if callable(factory):
-            return factory(context)
-        from nyla.ai.neutralize import NeutralizationSession
-
-        return NeutralizationSession()
+        return ai.neutralization_session(context)
     except Exception as exc:  # no neutralization in this build: the AI service decides
         log.debug("no neutralization session: %s", exc)
         return None
 
 
-def _context_window(kernel: AgentHost, model_id: str | None) -> int | None:
+def _context_window(services: AgentServices, model_id: str | None) -> int | None:
     if not model_id:
         return None
-    spec_of = getattr(getattr(kernel, "ai", None), "model_spec", None)
     try:
-        if callable(spec_of):
-            spec = spec_of(model_id)
-            if spec is not None:
-                return spec.context_window
+        spec = services.ai.model_spec(model_id)
+        if spec is not None:
+            return spec.context_window
     except Exception:
         pass
-    for spec in kernel.plugins.models():
+    for spec in services.plugins.models():
         if spec.id == model_id:
             return spec.context_window
     return None
 
 
-def _token_counter(kernel: AgentHost, model_id: Callable[[], str | None]) -> Any:
-    """The AI service's token counter for the run's model (the estimate without one)."""
-    count = getattr(getattr(kernel, "ai", None), "count_tokens", None)
-    if not callable(count):
-        return estimate_tokens
+def _token_counter(ai: AiService, model_id: Callable[[], str | None]) -> Any:
+    """The AI service's token counter for the run's model."""
+    count = ai.count_tokens
     return lambda messages: count(messages, model_id())

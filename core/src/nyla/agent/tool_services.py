@@ -1,5 +1,5 @@
-"""The services port of a run's tools (``ToolContext.services``), built from the kernel's
-services in this one place.
+"""The services port of a run's tools (``ToolContext.services``), built from the agent's
+services (:class:`~nyla.agent.ports.AgentServices`, handed in by the kernel) in this one place.
 
 Each service is looked up when a tool first reaches for it, not when the run starts: a run
 whose tools never touch the knowledge store or the features does not build them.
@@ -22,7 +22,7 @@ from nyla.models.tool_services import (
 )
 
 if TYPE_CHECKING:
-    from nyla.agent.ports import RuntimeHost
+    from nyla.agent.ports import AgentServices
     from nyla.db import Database
     from nyla.knowledge.service import KnowledgeService
 
@@ -46,35 +46,35 @@ class KnowledgePolicy:
         return await list_data_sources(self._db, connection_id)
 
 
-class KernelToolServices:
-    """:class:`~nyla.models.tool_services.ToolServices` over the kernel's services."""
+class AgentToolServices:
+    """:class:`~nyla.models.tool_services.ToolServices` over the agent's services."""
 
-    __slots__ = ("_host",)
+    __slots__ = ("_services",)
 
-    def __init__(self, host: RuntimeHost) -> None:
-        self._host = host
+    def __init__(self, services: AgentServices) -> None:
+        self._services = services
 
     @property
     def files(self) -> ToolFiles:
-        return self._host.files
+        return self._services.files
 
     @property
     def connections(self) -> ToolConnections:
-        return self._host.connections
+        return self._services.connections
 
     @property
     def ai(self) -> ToolAi:
-        return self._host.ai
+        return self._services.ai
 
     @property
     def knowledge(self) -> ToolKnowledge:
-        return KnowledgePolicy(self._host.knowledge, self._host.db)
+        return KnowledgePolicy(self._services.knowledge(), self._services.db)
 
     @property
     def features(self) -> ToolFeatures:
-        return self._host.features
+        return self._services.features()
 
 
-def tool_services(host: RuntimeHost) -> ToolServices:
-    """The services port of the tools of a run on ``host`` (the kernel)."""
-    return KernelToolServices(host)
+def tool_services(services: AgentServices) -> ToolServices:
+    """The services port of the tools of a run on ``services`` (the agent's)."""
+    return AgentToolServices(services)

@@ -145,7 +145,7 @@ async def run_feature_data_agent(
     legacy domain hints (the eval harness's baseline / phase1 modes). The instance is
     ``feature_instance_id`` or the context's.
     """
-    from nyla.agent.loop import RunSpec, run_agent_loop
+    from nyla.agent.spec import RunSpec
 
     context = _instance_context(context, feature_instance_id, feature_code)
     instance = str(context.feature_instance_id)
@@ -183,7 +183,7 @@ async def run_feature_data_agent(
         neutralization=neutralization,
         cancel=cancel,
     )
-    async for event in run_agent_loop(kernel, spec):
+    async for event in kernel.agent.loop(spec):
         collected.append(event)
         if on_event is not None:
             on_event(event)

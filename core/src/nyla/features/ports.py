@@ -7,10 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nyla.agent.ports import AgentHost, AgentPlugins
+from nyla.agent.ports import AgentPlugins
 
 if TYPE_CHECKING:
     from datetime import datetime
+
+    from nyla.agent.runtime import AgentRuntime
+    from nyla.db import Database
 
     from nyla.models.feature import Feature
 
@@ -53,9 +56,15 @@ class FeatureTables(Protocol):
     ) -> str: ...
 
 
-class FeatureHost(AgentHost, Protocol):
-    """The host of the feature service (the kernel): the agent's host and the feature service
-    (the data agent runs an agent over a feature's tables)."""
+class FeatureHost(Protocol):
+    """The host of the feature service (the kernel): its database and plugins, the feature
+    service and the agent runtime (the data agent runs an agent over a feature's tables)."""
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def agent(self) -> AgentRuntime: ...
 
     @property
     def plugins(self) -> FeaturePlugins: ...

@@ -66,7 +66,7 @@ async def call_tool(
     tools = [t for box in kernel.plugins.toolboxes.values() for t in box.tools if t.name == name]
     if not tools:
         raise LookupError(f"no toolbox of this kernel has a tool {name!r}")
-    registry = ToolRegistry(tools, before_call=before_call_hook(kernel), database=kernel.db)
+    registry = ToolRegistry(tools, before_call=before_call_hook(kernel.plugins), database=kernel.db)
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
     ctx = tool_context(kernel, user=user)
     done = await registry.dispatch(ToolCall(id="call-1", name=name, arguments=raw), ctx)
@@ -79,7 +79,7 @@ def tool_context(kernel: Any, *, user: str, mandate: str | None = None) -> ToolC
     from nyla.agent.tool_services import tool_services
 
     run = RunContext(user_id=user, mandate_id=mandate)
-    return ToolContext(run=run, services=tool_services(kernel))
+    return ToolContext(run=run, services=tool_services(kernel.agent.services))
 
 
 def import_file(path: Path | str, name: str | None = None) -> Any:

@@ -34,7 +34,7 @@ FILES = {
 
 async def _tool(kernel: Kernel, name: str, **args: Any) -> Any:
     tool = next(t for t in kernel.plugins.toolboxes["datasources"].tools if t.name == name)
-    ctx = ToolContext(run=RunContext(user_id=USER), services=tool_services(kernel))
+    ctx = ToolContext(run=RunContext(user_id=USER), services=tool_services(kernel.agent.services))
     return await tool.handler(tool.args_model.model_validate(args), ctx)
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import nyla_connector_localfs.plugin as localfs
-from nyla import Kernel, PluginHost
-from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+from nyla.testing import plugin_kernel
+from nyla.testing.scripted import ScriptedProvider
 
 KEY = "l0sBMcsTOy0SxvUT1YjMWWUOWSPJtKgTQ5tXKNMu9Gk="
 DIMS = 32
@@ -33,13 +33,12 @@ def embed(texts: list[str], delay: float = 0.0) -> list[list[float]]:
     return out
 
 
-def make_kernel(db: Any, delay: float = 0.0) -> Kernel:
+def make_kernel(db: Any, delay: float = 0.0) -> Any:
     """A kernel with the localfs plugin and a scripted embedding model."""
     provider = ScriptedProvider(lambda request, index: "ok", embed_fn=lambda t: embed(t, delay))
-    host = PluginHost.from_plugins(
-        [localfs, ScriptedPlugin(provider)], names=["localfs", "scripted"]
+    return plugin_kernel(
+        localfs, provider, db=db, names=["localfs", "scripted"], settings={"secret_key": KEY}
     )
-    return Kernel(plugins=host, db=db, settings={"secret_key": KEY})
 
 
 def make_tree(root: Path, count: int, per_folder: int = 50) -> None:
@@ -52,7 +51,7 @@ def make_tree(root: Path, count: int, per_folder: int = 50) -> None:
         )
 
 
-async def local_source(kernel: Kernel, root: Path, user: str = "u1") -> str:
+async def local_source(kernel: Any, root: Path, user: str = "u1") -> str:
     """A localfs connection on ``root`` with indexing on; returns the data source id."""
     conn = await kernel.connections.add("localfs", user_id=user, settings={"root": str(root)})
     ds_id = f"ds-{conn.id}"

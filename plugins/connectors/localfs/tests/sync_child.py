@@ -12,9 +12,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 async def main(url: str, schema: str, ds_id: str) -> None:
     from localfs_helpers import make_kernel
 
-    from nyla import Database
+    from nyla.testing import open_database
 
-    kernel = make_kernel(Database(url, schema=schema), delay=0.05)
+    kernel = make_kernel(open_database(url, schema), delay=0.05)
     await kernel.sync.run(ds_id, user_id=None)
 
 

@@ -10,14 +10,15 @@ import subprocess
 import sys
 import uuid
 from datetime import datetime
+from typing import Any
 
 from localfs_helpers import KEY, local_source, make_tree
 
-from nyla import Database, Kernel
+from nyla.testing import installed_kernel, open_database
 from nyla.testing.tables import Job
 
 
-async def _wait(db: Database, job_ids: list[str], seconds: float = 240) -> list[Job]:
+async def _wait(db: Any, job_ids: list[str], seconds: float = 240) -> list[Job]:
     for _ in range(int(seconds * 5)):
         async with db.session() as s:
             jobs = [await s.get(Job, j, populate_existing=True) for j in job_ids]
@@ -43,8 +44,8 @@ async def test_two_workers_two_sources_never_one_twice(embedded_pg, tmp_path, mo
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    db = Database(embedded_pg, schema=schema)
-    kernel = Kernel(db=db, settings={"jobs": "procrastinate"})
+    db = open_database(embedded_pg, schema)
+    kernel = installed_kernel(db, settings={"jobs": "procrastinate"})
     make_tree(tmp_path / "a", 200)
     make_tree(tmp_path / "b", 200)
     ds_a = await local_source(kernel, tmp_path / "a")

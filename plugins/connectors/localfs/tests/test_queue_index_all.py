@@ -11,14 +11,15 @@ import subprocess
 import sys
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from localfs_helpers import KEY, local_source, make_tree
 
-from nyla import Database, Kernel
+from nyla.testing import installed_kernel, open_database
 from nyla.testing.tables import Job
 
 
-async def _ended(db: Database, job_id: str, seconds: float = 240) -> Job:
+async def _ended(db: Any, job_id: str, seconds: float = 240) -> Job:
     for _ in range(int(seconds * 5)):
         async with db.session() as s:
             job = await s.get(Job, job_id, populate_existing=True)
@@ -42,8 +43,8 @@ async def test_first_slice_then_whole_folder_and_the_periodic_resync(
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    db = Database(embedded_pg, schema=schema)
-    kernel = Kernel(db=db, settings={"jobs": "procrastinate"})
+    db = open_database(embedded_pg, schema)
+    kernel = installed_kernel(db, settings={"jobs": "procrastinate"})
     make_tree(tmp_path / "a", 120)
     ds_id = await local_source(kernel, tmp_path / "a")
     job_id = await kernel.sync.start(ds_id, user_id="u1", first_slice=50)

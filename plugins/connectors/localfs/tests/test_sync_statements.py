@@ -13,14 +13,13 @@ from typing import Any
 from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import event
 
-from nyla import Database
 from nyla.testing.tables import JobHandle
 
 
 class Counter:
     """Statements and commits sent by a database's engine."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Any) -> None:
         self.statements = 0
         self.commits = 0
         self.engine = db.engine.sync_engine
