@@ -54,7 +54,15 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "agent",
         "eval",
     ),
-    "runtime": ("kernel", "plugins", "plugin_answers", "plugin_record", "plugin_cache", "checks"),
+    "runtime": (
+        "kernel",
+        "plugins",
+        "plugin_answers",
+        "plugin_record",
+        "plugin_cache",
+        "plugin_schema",
+        "checks",
+    ),
     # the faces sit on the kernel: what plugins, their tests and library users import
     "faces": ("sdk", "testing", "pytest_plugin", "hookdoc", PACKAGE),
     "hosts": ("cli", "commands", "demo"),
