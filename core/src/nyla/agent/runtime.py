@@ -20,13 +20,14 @@ from nyla.models.agent import AgentConfig, AgentEvent, AgentTrace, EventType, Ru
 from nyla.models.tools import Tool
 
 if TYPE_CHECKING:
-    from nyla.agent.ports import RuntimeHost
+    from nyla.agent.ports import AgentServices
 
 log = logging.getLogger(__name__)
 
 
 class AgentRuntime:
-    """Runs agents for a kernel: ``async for event in kernel.agent.run(prompt): ...``.
+    """Runs agents on the services the kernel hands it (``kernel.agent``):
+    ``async for event in kernel.agent.run(prompt): ...``.
 
     Each run gets its toolboxes (defaults + the user's connections + the feature's +
     ``config.initial_toolboxes`` + requested at run time), the knowledge store's context
@@ -36,8 +37,8 @@ class AgentRuntime:
     event carries ``citations``: the knowledge hits the run's context quoted.
     """
 
-    def __init__(self, kernel: RuntimeHost) -> None:
-        self.kernel = kernel
+    def __init__(self, services: AgentServices) -> None:
+        self.services = services
         self._cancels: dict[str, asyncio.Event] = {}
 
     @property
@@ -56,9 +57,9 @@ class AgentRuntime:
     async def connected_services(self, user_id: str) -> list[str]:
         """Services of the user's active connections: they switch on the toolboxes that
         require them (``email`` with an ``msft`` connection, ...)."""
-        if not self.kernel.plugins.connectors:
+        if not self.services.plugins.connectors:
             return []
-        connections = await self.kernel.connections.list(user_id)
+        connections = await self.services.connections.list(user_id)
         return sorted({c.service for c in connections if c.status == "active"})
 
     async def user_context(self, context: RunContext) -> RunContext:
@@ -67,7 +68,7 @@ class AgentRuntime:
         selector then picks no other, for the run and everything it starts)."""
         allowed = context.allowed_models
         if allowed is None:
-            allowed = await self.kernel.model_access.allowed(context.user_id, context.mandate_id)
+            allowed = await self.services.model_access.allowed(context.user_id, context.mandate_id)
         connections = await self.connected_services(context.user_id)
         return context.model_copy(
             update={
@@ -80,7 +81,8 @@ class AgentRuntime:
         self, config: AgentConfig, context: RunContext, *, extra_tools: Iterable[Tool] = ()
     ) -> ToolboxSession:
         """The toolboxes a run with this config and context starts with."""
-        return open_session(self.kernel.plugins.toolboxes, config, context, extra_tools=extra_tools)
+        toolboxes = self.services.plugins.toolboxes
+        return open_session(toolboxes, config, context, extra_tools=extra_tools)
 
     def run(
         self,
@@ -95,6 +97,11 @@ class AgentRuntime:
         :meth:`execute`)."""
         spec = RunSpec(prompt, config or AgentConfig(), context or RunContext(), run_id=run_id)
         return self.execute(spec)
+
+    def loop(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
+        """The bare loop over ``spec`` as it is (its own tools, no toolboxes, knowledge
+        context or workflow added; see :func:`~nyla.agent.loop.run_agent_loop`)."""
+        return run_agent_loop(self.services, spec)
 
     async def execute(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         """Run ``spec`` with what the runtime adds: the toolboxes of its config and context
@@ -114,7 +121,7 @@ class AgentRuntime:
             used: list[Any] = []
             recorder = self._round_recorder(context)
             loop = run_agent_loop(
-                self.kernel,
+                self.services,
                 replace(
                     spec,
                     tools=session.tools,
@@ -123,7 +130,7 @@ class AgentRuntime:
                     history=spec.history
                     or (history_messages(workflow, run_id) if workflow is not None else None),
                     run_id=run_id,
-                    services=tool_services(self.kernel),
+                    services=tool_services(self.services),
                     toolboxes=session,
                     workflow=workflow,
                     context_builder=self._context_builder(used),
@@ -153,7 +160,7 @@ class AgentRuntime:
 
         try:
             block = await data_source_prompt(
-                self.kernel.connections, context.user_id, session.tools
+                self.services.connections, context.user_id, session.tools
             )
         except Exception as exc:  # no database, no connections: the run goes on without
             log.info("no data-source block: %s", exc)
@@ -166,20 +173,20 @@ class AgentRuntime:
         """The persisted trace of a run."""
         from nyla.agent.trace import load_trace
 
-        return await load_trace(self.kernel.db, run_id)
+        return await load_trace(self.services.db, run_id)
 
     async def _workflow(self, context: RunContext) -> Any:
         if not context.workflow_id:
             return None
         try:
-            return await self.kernel.files.workflows.load(context.workflow_id, context)
+            return await self.services.files.workflows.load(context.workflow_id, context)
         except Exception as exc:  # files still work by id without a workflow
             log.warning("workflow %s not available: %s", context.workflow_id, exc)
             return None
 
     def _knowledge(self) -> Any:
         try:
-            return self.kernel.knowledge
+            return self.services.knowledge()
         except ModuleNotFoundError:
             return None
         except Exception as exc:
