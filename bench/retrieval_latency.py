@@ -1,78 +1,317 @@
-"""Search latency of the knowledge store's hybrid search on a larger store: ``--files`` text
-files (default 5,000, about three chunks each) made of the sentences of
-``bench/retrieval/docs`` shuffled, German and English, then the labelled questions of
-``bench/retrieval/questions.tsv`` searched (hybrid and vector only, k=10); mean and p95 in ms.
+"""nyla's added cost per search over raw pgvector on the same index and the same client
+(issue 32 goal 2).
 
-    .venv/bin/python bench/retrieval_latency.py --files 5000
+    env -u NYLA_LOCAL_EMBEDDINGS .venv/bin/python bench/retrieval_latency.py --n 10000
+    env -u NYLA_LOCAL_EMBEDDINGS .venv/bin/python bench/retrieval_latency.py --n 100000 --rounds 3
+
+One database per size on the bench's embedded PostgreSQL (bench/.cache/pgdata, as
+bench/rag.py). nyla indexes ``--n`` one-passage files through its public API
+(``indexing.index_paths`` with precomputed vectors, see rag_nyla.py: owner group 0 is the
+reader's personal files = 1 %, groups 1-9 its feature instance = 9 %, the rest the mandate).
+The vectors are synthetic and clustered (384 dimensions, made here with numpy).
+
+Like for like:
+- **Same index.** Unfiltered, raw pgvector's statement runs on nyla's own chunk table and
+  its HNSW index (half precision, m=16, ef_construction=64): the same graph, so both see the
+  same candidates at every ``ef_search``; raw returns what a RAG user's query returns (id,
+  text, distance), nyla its hits (that plus the file's id, name and provenance).
+- **Same client.** Both run on a psycopg ``AsyncConnection`` in this process, statements
+  prepared, the query vector in binary, one cursor reused (nyla: its read pool).
+- **Side by side.** Every query is run by both, in alternating order, round after round;
+  wall time and this process's CPU time (``time.process_time``) are taken per query, the
+  load before and after each block is printed.
+
+Scoped searches (1 % and 10 % of the rows readable) are held against the best plan
+PostgreSQL can be given for the same filter, each measured: an exact scan (a plain copy of
+the rows with a btree on the owner, ranked by distance: recall 1.0) and an iterative HNSW
+scan (``hnsw.iterative_scan = relaxed_order`` on nyla's index, the smallest swept
+``ef_search`` reaching recall@10 >= 0.95). nyla runs with its defaults: it chooses the path
+itself from the file index's counts and the table's statistics.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import random
-import re
+import os
 import statistics
+import sys
 import time
-import uuid
+from array import array
 from pathlib import Path
+from typing import Any
 
-from nyla.models.knowledge import SearchQuery
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+DIMS = 384
+K = 10
+USERS = 100
+TARGET = 0.95
+EFS = (10, 20, 40, 64, 100, 160, 250, 400)
+MODEL = "bench:all-minilm-l6-v2"
+SCOPED = {"1%": (["personal"], ["personal:reader"]),
+          "10%": (["personal", "featureInstance"], ["personal:reader", "featureInstance:inst"])}  # fmt: skip
+WORDS = ["invoice", "budget", "ferry", "harbour", "payroll", "salary", "vacation", "contract",
+         "audit", "meeting", "project", "ticket", "deadline", "report", "offsite", "policy"]  # fmt: skip
 
 
-def _sentences() -> list[str]:
-    found = []
-    for path in sorted((HERE / "retrieval" / "docs").glob("*.md")):
-        text = " ".join(line for line in path.read_text().splitlines() if not line.startswith("#"))
-        found += [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if len(s.split()) > 4]
-    return found
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-async def main(files: int) -> None:
-    from retrieval import questions
+def corpus(n: int, queries: int, seed: int = 32) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Clustered unit vectors (docs, queries) and a short text per doc."""
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((max(16, n // 200), DIMS)).astype(np.float32)
+    docs = centers[rng.integers(0, len(centers), n)] + 0.6 * rng.standard_normal((n, DIMS))
+    qs = centers[rng.integers(0, len(centers), queries)] + 0.6 * rng.standard_normal(
+        (queries, DIMS)
+    )
+    docs = (docs / np.linalg.norm(docs, axis=1, keepdims=True)).astype(np.float32)
+    qs = (qs / np.linalg.norm(qs, axis=1, keepdims=True)).astype(np.float32)
+    texts = [
+        f"passage {i}: " + " ".join(WORDS[(i * 7 + j * 13) % len(WORDS)] for j in range(30))
+        for i in range(n)
+    ]
+    return docs, qs, texts
 
-    from nyla.db import Database
+
+def truth(docs: np.ndarray, qs: np.ndarray, rows: np.ndarray | None) -> list[set[int]]:
+    """Exact top-k doc numbers per query among ``rows`` (all when None)."""
+    pool = docs if rows is None else docs[rows]
+    out = []
+    for q in qs:
+        best = np.argpartition(-(pool @ q), K)[:K]
+        out.append({int(i) for i in (best if rows is None else rows[best])})
+    return out
+
+
+def recall(found: list[list[int]], exact: list[set[int]]) -> float:
+    return statistics.mean(len(exact[i] & set(f)) / K for i, f in enumerate(found))
+
+
+class Timed:
+    """Per-query wall and CPU milliseconds of one contender."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    async def run(self, fn: Any, *args: Any) -> Any:
+        c, w = time.process_time(), time.perf_counter()
+        out = await fn(*args)
+        self.wall.append((time.perf_counter() - w) * 1000)
+        self.cpu.append((time.process_time() - c) * 1000)
+        return out
+
+    def median(self) -> tuple[float, float]:
+        return statistics.median(self.wall), statistics.median(self.cpu)
+
+
+class Raw:
+    """Raw pgvector on one psycopg AsyncConnection: prepared statements, one cursor, the
+    query vector in binary (pgvector-python)."""
+
+    def __init__(self, conn: Any, ids: dict[int, int]) -> None:
+        self.conn = conn
+        self.cur = conn.cursor()
+        self.ids = ids  # chunk id -> doc number
+        self.ef: int | None = None
+
+    async def set(self, ef: int, iterative: bool) -> None:
+        mode = "relaxed_order" if iterative else "off"
+        await self.cur.execute(f"SET hnsw.ef_search = {ef}")
+        await self.cur.execute(f"SET hnsw.iterative_scan = {mode}")
+
+    async def hnsw(self, q: Any, keys: list[str] | None) -> list[int]:
+        from nyla.knowledge.vectors import index_expr
+
+        expr = index_expr(DIMS, "embedding")
+        where = " AND owner_key = ANY(%(k)s)" if keys else ""
+        # relaxed order may return rows out of order: sorted again (pgvector's own advice)
+        sql = (
+            f"SELECT id, data, distance FROM (SELECT id, data, {expr} <=> %(q)s AS distance "
+            f"FROM knowledge_chunk WHERE embedding_model = '{MODEL}'{where} "
+            f"ORDER BY {expr} <=> %(q)s LIMIT {K}) r ORDER BY distance"
+            if keys
+            else f"SELECT id, data, {expr} <=> %(q)s AS distance FROM knowledge_chunk "
+            f"WHERE embedding_model = '{MODEL}' ORDER BY {expr} <=> %(q)s LIMIT {K}"
+        )
+        await self.cur.execute(sql, {"q": q[1], "k": keys}, prepare=True)
+        return [self.ids[r[0]] for r in await self.cur.fetchall()]
+
+    async def exact(self, q: Any, keys: list[str]) -> list[int]:
+        await self.cur.execute(
+            "SELECT id, data, embedding <=> %(q)s AS distance FROM raw_items "
+            f"WHERE owner = ANY(%(k)s) ORDER BY distance LIMIT {K}",
+            {"q": q[0], "k": keys},
+            prepare=True,
+        )
+        return [self.ids[r[0]] for r in await self.cur.fetchall()]
+
+
+async def build(n: int, docs: np.ndarray, texts: list[str]) -> tuple[Any, str]:
+    """A fresh database with the corpus indexed by nyla, and the raw copy for exact scans."""
+    import psycopg
+    import rag_nyla
+    from rag import fresh_database, start_server
+    from rag_settle import settle
+
+    from nyla.db import Database, to_sqlalchemy_url
     from nyla.kernel import Kernel
-    from nyla.knowledge.demo import _pick_model
-    from nyla.models.agent import RunContext
-    from nyla.models.files import FileItem, Scope
+    from nyla.plugins import PluginHost
 
-    db = Database(schema=f"bench_latency_{uuid.uuid4().hex[:8]}")
-    kernel = Kernel(db=db)
-    model = _pick_model(kernel)
-    if model:
-        kernel.knowledge.settings.embedding_model = model
-    context = RunContext(user_id="bench", mandate_id="m")
-    rng = random.Random(30)
-    pool = _sentences()
-    items = []
-    for i in range(files):
-        body = " ".join(rng.choice(pool) for _ in range(rng.randint(20, 60)))
-        item = FileItem(id=f"f{i}", name=f"note-{i}.txt", mime_type="text/plain",
-                        scope=Scope.PERSONAL, user_id="bench")  # fmt: skip
-        items.append((item, body.encode()))
+    (HERE / ".cache").mkdir(exist_ok=True)
+    _, base = start_server()
+    uri = fresh_database(base, f"nyla_latency_{n}")
+    kernel = Kernel(
+        plugins=PluginHost.from_plugins([], builtins=False), db=Database(to_sqlalchemy_url(uri))
+    )
+    vecs = [array("f", v.tobytes()) for v in docs]
     started = time.perf_counter()
-    results = await kernel.knowledge.indexing.index_files(items, context=context)
-    chunks = sum(r.chunks for r in results)
-    print(f"{files} files, {chunks} chunks indexed in {time.perf_counter() - started:.0f} s")
-    for hybrid in (True, False):
-        times = []
-        for _ in range(3):
-            for question, _expected in questions():
-                t = time.perf_counter()
-                await kernel.knowledge.search(SearchQuery(text=question, context=context, k=10, hybrid=hybrid))  # fmt: skip
-                times.append((time.perf_counter() - t) * 1000)
-        times = sorted(times[len(questions()) :])  # the first pass warms the caches
-        p95 = times[int(0.95 * len(times))]
-        label = "hybrid" if hybrid else "vector only"
-        print(f"{label}: mean {statistics.mean(times):.1f} ms, p95 {p95:.1f} ms")
-    await db.drop_schema()
+    await rag_nyla.ingest(kernel, texts, vecs, USERS)
+    print(f"# {n} passages indexed through nyla in {time.perf_counter() - started:.0f} s")
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE raw_items AS SELECT id, owner_key AS owner, data, "
+            f"embedding::vector({DIMS}) AS embedding FROM knowledge_chunk"
+        )
+        conn.execute("CREATE INDEX raw_items_owner ON raw_items (owner)")
+    settle(uri)
+    return kernel, uri
+
+
+async def doc_numbers(conn: Any) -> dict[int, int]:
+    cur = await conn.execute(
+        "SELECT c.id, f.name FROM knowledge_chunk c "
+        "JOIN knowledge_file_index f ON f.file_no = c.id >> 20"
+    )
+    return {cid: int(name[4:-4]) for cid, name in await cur.fetchall()}
+
+
+def owner_rows(n: int, scopes: list[str]) -> np.ndarray:
+    import rag_nyla
+
+    return np.array([i for i in range(n) if rag_nyla.scope_of(i, USERS) in scopes])
+
+
+async def main(n: int, queries: int, rounds: int, efs: tuple[int, ...]) -> None:
+    import psycopg
+    from pgvector import HalfVector, Vector
+    from pgvector.psycopg import register_vector_async
+
+    from nyla.models.agent import RunContext
+    from nyla.models.knowledge import SearchQuery
+
+    docs, qs, texts = corpus(n, queries)
+    kernel, uri = await build(n, docs, texts)
+    conn = await psycopg.AsyncConnection.connect(uri, autocommit=True)
+    await register_vector_async(conn)
+    raw = Raw(conn, await doc_numbers(conn))
+    knowledge = kernel.knowledge
+    context = RunContext(user_id="reader", mandate_id="m", feature_instance_id="inst")
+    qvecs = [(Vector(q), HalfVector(q), q.tolist()) for q in qs]
+
+    paths: list[str] = []
+
+    async def nyla(q: Any, scopes: list[str] | None) -> list[int]:
+        result = await knowledge.search(
+            SearchQuery(text="", vector=q[2], model=MODEL, context=context, scopes=scopes,
+                        k=K, hybrid=False)
+        )  # fmt: skip
+        paths.append(result.path)
+        return [int(h.file_name[4:-4]) for h in result.hits]
+
+    print(f"# n={n}, {queries} queries x {rounds} rounds, k={K}, load {load()}")
+    exact_all = truth(docs, qs, None)
+    print("\n## Unfiltered, same index: per-query medians (ms)")
+    print("| ef_search | recall raw / nyla | raw wall | nyla wall | added wall | ratio "
+          "| raw CPU | nyla CPU | added CPU | load |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    knowledge.settings.adaptive_ef_search = False
+    for ef in efs:
+        knowledge.settings.ef_search = ef
+        await raw.set(ef, iterative=False)
+        await _pair(raw.hnsw, nyla, qvecs, None, None, 1)  # warm: prepare, read pages
+        before = load()
+        t_raw, t_nyla, f_raw, f_nyla = await _pair(raw.hnsw, nyla, qvecs, None, None, rounds)
+        (rw, rc), (nw, nc) = t_raw.median(), t_nyla.median()
+        print(f"| {ef} | {recall(f_raw, exact_all):.3f} / {recall(f_nyla, exact_all):.3f} "
+              f"| {rw:.3f} | {nw:.3f} | {nw - rw:+.3f} | {nw / rw:.2f}x | {rc:.3f} | {nc:.3f} "
+              f"| {nc - rc:+.3f} | {before} -> {load()} |")  # fmt: skip
+    knowledge.settings.adaptive_ef_search = True
+    knowledge.settings.ef_search = 100
+    await _scoped(raw, nyla, paths, qvecs, docs, qs, n, rounds, efs)
+    await conn.close()
     await kernel.aclose()
 
 
+async def _pair(
+    raw_fn: Any, nyla_fn: Any, qvecs: list[Any], keys: Any, scopes: Any, rounds: int
+) -> tuple[Timed, Timed, list[list[int]], list[list[int]]]:
+    """Every query by both, alternating which goes first, ``rounds`` times."""
+    t_raw, t_nyla = Timed(), Timed()
+    f_raw: list[list[int]] = []
+    f_nyla: list[list[int]] = []
+    for r in range(rounds):
+        for i, q in enumerate(qvecs):
+            if (i + r) % 2:
+                a = await t_raw.run(raw_fn, q, keys)
+                b = await t_nyla.run(nyla_fn, q, scopes)
+            else:
+                b = await t_nyla.run(nyla_fn, q, scopes)
+                a = await t_raw.run(raw_fn, q, keys)
+            if r == 0:
+                f_raw.append(a)
+                f_nyla.append(b)
+    return t_raw, t_nyla, f_raw, f_nyla
+
+
+async def _scoped(
+    raw: Raw, nyla: Any, paths: list[str], qvecs: list[Any], docs: Any, qs: Any, n: int,
+    rounds: int, efs: Any,
+) -> None:  # fmt: skip
+    print("\n## Scoped: nyla (its own path choice) against each plan for the same filter")
+    print("| scope | raw plan | ef_search | recall raw / nyla | raw wall | nyla wall | ratio "
+          "| raw CPU | nyla CPU | nyla path | load |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for label, (scopes, keys) in SCOPED.items():
+        exact = truth(docs, qs, owner_rows(n, scopes))
+        rows = []
+        for ef in (None, *efs):  # None: the exact scan
+            fn = raw.exact if ef is None else raw.hnsw
+            if ef is not None:
+                await raw.set(ef, iterative=True)
+            await _pair(fn, nyla, qvecs, keys, scopes, 1)
+            before = load()
+            paths.clear()
+            t_raw, t_nyla, f_raw, f_nyla = await _pair(fn, nyla, qvecs, keys, scopes, rounds)
+            got = recall(f_raw, exact)
+            rows.append((ef, got, recall(f_nyla, exact), t_raw, t_nyla, set(paths), before))
+            if ef is not None and got >= TARGET:
+                break
+        fit = [r for r in rows if r[1] >= TARGET] or rows
+        best = min(fit, key=lambda r: r[3].median()[0])
+        for ef, got, got_n, t_raw, t_nyla, used, before in rows:
+            (rw, rc), (nw, nc) = t_raw.median(), t_nyla.median()
+            plan = "exact scan" if ef is None else "iterative HNSW"
+            mark = " **best**" if ef == best[0] else ""
+            print(f"| {label} | {plan}{mark} | {ef or '-'} | {got:.3f} / {got_n:.3f} "
+                  f"| {rw:.3f} | {nw:.3f} | {nw / rw:.2f}x | {rc:.3f} | {nc:.3f} "
+                  f"| {'/'.join(sorted(used))} | {before} -> {load()} |")  # fmt: skip
+
+
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--files", type=int, default=5000)
-    asyncio.run(main(parser.parse_args().files))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--efs", default=",".join(map(str, EFS)))
+    args = parser.parse_args()
+    if os.environ.get("NYLA_LOCAL_EMBEDDINGS"):
+        raise SystemExit("run with env -u NYLA_LOCAL_EMBEDDINGS (tests set the hash embedder)")
+    efs = tuple(int(x) for x in args.efs.split(","))
+    asyncio.run(main(args.n, args.queries, args.rounds, efs))

@@ -25,7 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nyla.knowledge.search_driver import Executor, QueryVector, ReadConnection, driver_sql
+from nyla.knowledge.search_driver import (
+    Executor,
+    OwnerKeys,
+    QueryVector,
+    ReadConnection,
+    driver_sql,
+)
 from nyla.knowledge.search_driver import info as _info
 from nyla.knowledge.search_driver import rows as _rows
 from nyla.knowledge.search_hits import (
@@ -36,6 +42,7 @@ from nyla.knowledge.search_hits import (
     hit,
     merged,
     rescored,
+    result,
 )
 from nyla.knowledge.search_plan import (
     EF_MAX,
@@ -247,10 +254,10 @@ async def search(
         return SearchResult(embedding_model=model, hybrid=hybrid)
     if query.filters is None:
         file_where, where = _scope_where(model)
-        params: dict[str, Any] = {"keys": query.keys}
+        params: dict[str, Any] = {"keys": OwnerKeys(query.keys)}
     else:
         file_where, where, params = _where(model, query.filters)
-        params["keys"] = query.keys
+        params["keys"] = OwnerKeys(query.keys)
     candidates, files, total = await _sizes(session, file_where, where, params, indexes.estimates)
     pool = max(k, settings.hybrid_candidates) if hybrid else k
     exact = prefer_exact(candidates, total, pool, settings, files)
@@ -293,13 +300,7 @@ async def search(
     else:
         # each hit carries its score already (1 - distance)
         hits = merged(nearest, k)
-    return SearchResult(
-        hits=hits,
-        path="exact" if exact else "hnsw",
-        hybrid=hybrid,
-        candidates=candidates,
-        embedding_model=model,
-    )
+    return result(hits, "exact" if exact else "hnsw", hybrid, candidates, model)
 
 
 async def _index_exists(session: Executor, model: str, dims: int) -> bool:

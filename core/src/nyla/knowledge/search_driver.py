@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from psycopg import postgres
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from sqlalchemy import text
@@ -42,6 +43,22 @@ class QueryVector:
         self.values = values
 
 
+class OwnerKeys(list[str]):
+    """The owner keys a search may read, as a statement parameter: on the driver path
+    written as its ``text[]`` literal at once (psycopg inspects a plain list's items for
+    every statement to choose the array's type, a few microseconds a search)."""
+
+    __slots__ = ()
+
+
+class _OwnerKeysDumper(Dumper):
+    oid = postgres.types["text"].array_oid
+
+    def dump(self, obj: OwnerKeys) -> bytes:
+        quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in obj)
+        return ("{" + ",".join(f'"{key}"' for key in quoted) + "}").encode()
+
+
 class _QueryVectorDumper(Dumper):
     # oid 0: the server takes the type from the statement's CAST (vector or halfvec)
     format = Format.BINARY
@@ -58,15 +75,20 @@ async def rows(executor: Executor, sql: str, params: dict[str, Any]) -> list[Any
     if isinstance(executor, ReadConnection):
         if "vector_dumper" not in executor.info:
             executor.register_dumper(QueryVector, _QueryVectorDumper)
+            executor.register_dumper(OwnerKeys, _OwnerKeysDumper)
             executor.info["vector_dumper"] = True
         return await executor.rows(driver_sql(sql), params)
-    params = {
-        name: vector_literal(v.values) if isinstance(v, QueryVector) else v
-        for name, v in params.items()
-    }
+    params = {name: _plain(v) for name, v in params.items()}
     if isinstance(executor, AsyncConnection):
         return list(await executor.exec_driver_sql(driver_sql(sql), params))
     return list(await executor.execute(text(sql), params))
+
+
+def _plain(value: Any) -> Any:
+    """A parameter as SQLAlchemy's path takes it."""
+    if isinstance(value, QueryVector):
+        return vector_literal(value.values)
+    return list(value) if isinstance(value, OwnerKeys) else value
 
 
 async def info(executor: Executor) -> dict[Any, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from nyla.knowledge.vectors import CHUNK_ID_BITS
 from nyla.models.files import Scope
-from nyla.models.knowledge import HitSource, SearchHit
+from nyla.models.knowledge import HitSource, SearchHit, SearchResult
 
 
 def _hit_columns(chunk: str) -> str:
@@ -38,6 +38,7 @@ FILE_OF_RANKED = f"f.file_no = (n.id >> {CHUNK_ID_BITS})"
 
 _SCOPES = {s.value: s for s in Scope}
 _FIELDS = frozenset(SearchHit.model_fields)
+_RESULT_FIELDS = frozenset(SearchResult.model_fields)
 _new = object.__new__
 _set = object.__setattr__
 
@@ -111,3 +112,18 @@ def merged(hits: Sequence[SearchHit], k: int) -> list[SearchHit]:
                 )
             )
     return kept
+
+
+def result(
+    hits: list[SearchHit], path: str, hybrid: bool, candidates: int, model: str
+) -> SearchResult:
+    """The :class:`~nyla.models.knowledge.SearchResult` of a search, built as :func:`hit`
+    builds its hits: every value is the search's own (validating the hits again cost
+    about as much as building two of them)."""
+    made = _new(SearchResult)
+    _set(made, "__dict__", {"hits": hits, "path": path, "hybrid": hybrid,
+                            "candidates": candidates, "embedding_model": model})  # fmt: skip
+    _set(made, "__pydantic_fields_set__", set(_RESULT_FIELDS))
+    _set(made, "__pydantic_extra__", None)
+    _set(made, "__pydantic_private__", None)
+    return made

@@ -125,9 +125,12 @@ def owner_key(
     return f"featureInstance:{feature_instance_id}"
 
 
+_ALL_SCOPES = frozenset(Scope)
+
+
 def readable_keys(context: RunContext, scopes: Iterable[Scope | str] | None = None) -> list[str]:
     """The owner keys ``context`` may read, limited to ``scopes`` (all four when ``None``)."""
-    wanted = {Scope(s) for s in scopes} if scopes is not None else set(Scope)
+    wanted = {Scope(s) for s in scopes} if scopes is not None else _ALL_SCOPES
     keys: list[str] = []
     if Scope.FEATURE_INSTANCE in wanted and context.feature_instance_id:
         keys.append(f"featureInstance:{context.feature_instance_id}")
