@@ -103,8 +103,11 @@ def _once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall and CPU seconds (user + system of the child) of one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, capture_output=True, env=env, check=True, timeout=TIMEOUT_S)
+    done = subprocess.run(argv, capture_output=True, env=env, timeout=TIMEOUT_S)
     wall = time.perf_counter() - start
+    if done.returncode != 0:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
+        sys.exit(f"{' '.join(argv)} failed ({done.returncode}): {' / '.join(tail)}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
