@@ -195,14 +195,8 @@ class AgentRuntime:
 
     def _context_builder(self, used: list[Any]) -> Any:
         knowledge = self._knowledge()
-        build = getattr(knowledge, "build_agent_context", None)
-        if build is None:
-            return None
-
-        async def builder(prompt: str, context: RunContext) -> str:
-            return await build(prompt, context, used=used)
-
-        return builder
+        builder = getattr(knowledge, "agent_context_builder", None)
+        return builder(used) if builder is not None else None
 
     def _round_recorder(self, context: RunContext) -> Any:
         knowledge = self._knowledge()

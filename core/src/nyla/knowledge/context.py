@@ -115,17 +115,32 @@ class _Seen:
         return True
 
 
+#: a run's prompt vectors by (embedding model asked for, prompt): the model and the vector
+PromptVectors = dict[tuple[str, str], tuple[str, list[float]]]
+
+
 async def build_agent_context(
-    service: ContextSource, prompt: str, context: RunContext, *, used: list[SearchHit] | None = None
+    service: ContextSource,
+    prompt: str,
+    context: RunContext,
+    *,
+    used: list[SearchHit] | None = None,
+    vectors: PromptVectors | None = None,
 ) -> str:
     """The formatted RAG block for ``prompt`` (empty string when there is nothing or when
     embedding or the database fails). The knowledge hits the block quotes are appended to
-    ``used`` (what an answer cites)."""
+    ``used`` (what an answer cites). ``vectors`` keeps the prompt's vector for the next
+    call of the same run (same context): the agent asks with the same prompt every round."""
     try:
         spec = service.embedding_spec(context)
-        response = await service.ai.embed([prompt], context=context, model=spec.id)
-        vector = list(response.vectors[0])
-        model, dims = response.model, len(vector)
+        known = vectors.get((spec.id, prompt)) if vectors is not None else None
+        if known is None:
+            response = await service.ai.embed([prompt], context=context, model=spec.id)
+            known = (response.model, list(response.vectors[0]))
+            if vectors is not None:
+                vectors[(spec.id, prompt)] = known
+        model, vector = known
+        dims = len(vector)
     except Exception as exc:
         # no embedding model configured is a normal setup, not worth a warning every round
         level = logging.DEBUG if isinstance(exc, ModelNotAvailableError) else logging.WARNING

@@ -111,6 +111,22 @@ class KnowledgeService:
         the hits it quotes are appended to ``used``."""
         return await self.retrieval.build_agent_context(prompt, context, used=used)
 
+    def agent_context_builder(
+        self, used: list[SearchHit]
+    ) -> Callable[[str, RunContext], Awaitable[str]]:
+        """The context builder of one agent run: :meth:`build_agent_context` (hits quoted go
+        to ``used``) that embeds the run's prompt once, not every round."""
+        from nyla.knowledge.context import PromptVectors, build_agent_context
+
+        vectors: PromptVectors = {}
+
+        async def build(prompt: str, context: RunContext) -> str:
+            return await build_agent_context(
+                self.retrieval, prompt, context, used=used, vectors=vectors
+            )
+
+        return build
+
     def round_recorder(self, context: RunContext) -> Callable[..., Awaitable[None]]:
         """The round recorder of one agent run: :meth:`record_round` when the run's context
         reads round memory while it goes on (a workflow, or cross-workflow hints), else a
