@@ -1,16 +1,25 @@
-"""The kernel object a host holds: plugins, database and the services built on them."""
+"""The kernel object a host holds: plugins, database and the services built on them.
+
+This is the one place that wires: each service is built on first use with the sibling
+services (or the narrow ports of its ``ports.py``) it uses, passed in, never with the kernel
+itself (``.ci/service_deps.py`` in ``make lint`` holds the services to that). A dependency the
+other way round (the job queue runs the sync, which runs its jobs on the queue) is passed as a
+callable that looks the service up when it is first called.
+"""
 
 from __future__ import annotations
 
-import importlib
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from nyla.db import Database
 from nyla.plugins import PluginHost
 
-if TYPE_CHECKING:  # the services import this module's callers; build them lazily
+if TYPE_CHECKING:  # the services are built lazily: importing them all costs startup
+    from collections.abc import AsyncIterator
+
     from nyla.agent.runtime import AgentRuntime
+    from nyla.agent.spec import RunSpec
     from nyla.ai.access import ModelAccess
     from nyla.ai.service import AiService
     from nyla.connections.service import ConnectionService
@@ -19,12 +28,8 @@ if TYPE_CHECKING:  # the services import this module's callers; build them lazil
     from nyla.jobs.queue import ProcrastinateRunner
     from nyla.jobs.runtime import JobRunner
     from nyla.knowledge.service import KnowledgeService
+    from nyla.models.agent import AgentEvent
     from nyla.walkers.service import SyncService
-
-
-def _service(path: str, kernel: Kernel) -> Any:
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)(kernel)
 
 
 class Kernel:
@@ -61,7 +66,9 @@ class Kernel:
     @cached_property
     def ai(self) -> AiService:
         """The AI service: the one way to call a model."""
-        return _service("nyla.ai.service:AiService", self)
+        from nyla.ai.service import AiService
+
+        return AiService(self.plugins, self.settings.get("ai"))
 
     @cached_property
     def model_access(self) -> ModelAccess:
@@ -73,26 +80,16 @@ class Kernel:
     @cached_property
     def agent(self) -> AgentRuntime:
         """The agent runtime (ReAct loop, tools, toolboxes)."""
-        from nyla.agent.ports import AgentServices
         from nyla.agent.runtime import AgentRuntime
 
-        services = AgentServices(
-            ai=self.ai,
-            plugins=self.plugins,
-            db=self.db,
-            files=self.files,
-            connections=self.connections,
-            model_access=self.model_access,
-            knowledge=lambda: self.knowledge,
-            features=lambda: self.features,
-            settings=self.settings,
-        )
-        return AgentRuntime(services)
+        return AgentRuntime(self)
 
     @cached_property
     def files(self) -> FileStore:
         """The scoped file store (FileItem, folders, chat documents)."""
-        return _service("nyla.files.store:FileStore", self)
+        from nyla.files.store import FileStore
+
+        return FileStore(self.db)
 
     @cached_property
     def knowledge(self) -> KnowledgeService:
@@ -104,12 +101,22 @@ class Kernel:
     @cached_property
     def features(self) -> FeatureService:
         """Feature data access (table tools, validator, data agent)."""
-        return _service("nyla.features.service:FeatureService", self)
+        from nyla.features.service import FeatureService
+
+        return FeatureService(self.db, self.plugins, self._agent_loop)
+
+    def _agent_loop(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+        """The agent loop on this kernel (the feature data agent runs one)."""
+        from nyla.agent.loop import run_agent_loop
+
+        return run_agent_loop(self, spec)
 
     @cached_property
     def connections(self) -> ConnectionService:
         """Connections to external services, their tokens, and connector sessions."""
-        return _service("nyla.connections.service:ConnectionService", self)
+        from nyla.connections.service import ConnectionService
+
+        return ConnectionService(self.db, self.plugins, settings=self.settings)
 
     @property
     def jobs_backend(self) -> str:
@@ -123,7 +130,9 @@ class Kernel:
     def jobs(self) -> JobRunner | ProcrastinateRunner:
         """The job runner (heartbeat, boot recovery, zombie killer, cancel)."""
         if self.jobs_backend == "procrastinate":
-            return _service("nyla.jobs.queue:ProcrastinateRunner", self)
+            from nyla.jobs.queue import ProcrastinateRunner
+
+            return ProcrastinateRunner(self.db, lambda: self.sync)
         from nyla.jobs.runtime import JobRunner
 
         return JobRunner(self.db)
@@ -131,7 +140,25 @@ class Kernel:
     @cached_property
     def sync(self) -> SyncService:
         """Syncs of data sources into the knowledge store (walkers, as jobs)."""
-        return _service("nyla.walkers.service:SyncService", self)
+        from nyla.walkers.runner import WalkerRunner
+        from nyla.walkers.service import SyncService
+
+        knowledge = self.knowledge
+        runner = WalkerRunner(
+            self.db, self.plugins, self.connections, knowledge.indexer, knowledge.indexes
+        )
+        defer = None
+        if self.jobs_backend == "procrastinate":
+            defer = cast("ProcrastinateRunner", self.jobs).defer_sync
+        return SyncService(
+            self.db,
+            runner,
+            self.connections,
+            knowledge.governance,
+            self.jobs,
+            defer=defer,
+            settings=self.settings,
+        )
 
     def derived_key(self, purpose: str) -> bytes:
         """A key for ``purpose`` (signing links, say) derived from the configured secret

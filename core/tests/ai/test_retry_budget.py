@@ -45,7 +45,9 @@ def request() -> AiCallRequest:
 
 def service(make_kernel: Any, *providers: Any, sleeps: Any = None, **ai: Any) -> AiService:
     kernel = make_kernel(ScriptedPlugin(*providers), builtins=False, settings={"ai": ai})
-    return AiService(kernel, retry=RetryPolicy(sleep=sleeps or Sleeps(), base_delay_s=0.001))
+    return AiService(
+        kernel.plugins, ai, retry=RetryPolicy(sleep=sleeps or Sleeps(), base_delay_s=0.001)
+    )
 
 
 async def test_an_attempt_past_its_timeout_is_retried(make_kernel) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import nyla
+import nyla.host
 from nyla.ai.neutralize import NeutralizationSession
 from nyla.ai.retry import RetryPolicy
 from nyla.errors import (
@@ -47,7 +48,9 @@ class Sleeps:
 def service(kernel: Any, sleeps: Sleeps | None = None) -> Any:
     from nyla.ai.service import AiService
 
-    return AiService(kernel, retry=RetryPolicy(sleep=sleeps or Sleeps()))
+    return AiService(
+        kernel.plugins, kernel.settings.get("ai"), retry=RetryPolicy(sleep=sleeps or Sleeps())
+    )
 
 
 class EmailFinder:
@@ -275,9 +278,9 @@ async def test_generate_image_neutralizes_prompt_and_retries(make_kernel) -> Non
 def test_exports_for_plugin_authors() -> None:
     from nyla.ai.neutralize import NeutralizationSession
 
-    assert nyla.NeutralizationSession is NeutralizationSession
+    assert nyla.host.NeutralizationSession is NeutralizationSession
     assert nyla.AiCallRequest is AiCallRequest
-    assert callable(nyla.config_value)
+    assert callable(nyla.host.config_value)
 
 
 def test_selector_ranks_by_quality_speed_then_price_and_respects_tools(make_kernel) -> None:

@@ -37,7 +37,12 @@ async def main(url: str, schema: str, key: str, connection_id: str, log: str, go
     db = Database(url, schema=schema)
     host = PluginHost.from_plugins([ExampleDrivePlugin()], names=["example"])
     kernel = Kernel(plugins=host, db=db, settings={"secret_key": key})
-    service = ConnectionService(kernel, transport=httpx.MockTransport(token_endpoint))
+    service = ConnectionService(
+        kernel.db,
+        kernel.plugins,
+        settings=kernel.settings,
+        transport=httpx.MockTransport(token_endpoint),
+    )
     while not Path(go).exists():
         await asyncio.sleep(0.01)
     token = await service.tokens.access_token(connection_id)

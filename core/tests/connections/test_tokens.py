@@ -32,7 +32,9 @@ KEY = Fernet.generate_key().decode()
 def _service(db, handler, key: str = KEY) -> ConnectionService:
     host = PluginHost.from_plugins([ExampleDrivePlugin()], names=["example"])
     kernel = Kernel(plugins=host, db=db, settings={"secret_key": key})
-    return ConnectionService(kernel, transport=httpx.MockTransport(handler))
+    return ConnectionService(
+        kernel.db, kernel.plugins, settings=kernel.settings, transport=httpx.MockTransport(handler)
+    )
 
 
 def _grant(minutes: float) -> TokenGrant:

@@ -13,16 +13,14 @@ from nyla.files.bridge import (
 )
 from nyla.files.docrefs import DocumentReferenceError, coerce_document_reference_list
 from nyla.files.store import FileStore
-from nyla.kernel import Kernel
 from nyla.models.agent import RunContext
-from nyla.plugins import PluginHost
 
 ANNA = RunContext(user_id="anna", workflow_id="wf-1")
 
 
 @pytest.fixture
 def store(db) -> FileStore:
-    return FileStore(Kernel(plugins=PluginHost(), db=db))
+    return FileStore(db)
 
 
 @pytest.mark.parametrize(

@@ -6,16 +6,14 @@ import pytest
 
 from nyla.files.names import MAX_NAME_CHARS, clean_mime, clean_name, download_name
 from nyla.files.store import FileStore
-from nyla.kernel import Kernel
 from nyla.models.agent import RunContext
-from nyla.plugins import PluginHost
 
 ANNA = RunContext(user_id="anna", mandate_id="m1", feature_instance_id="fi1")
 
 
 @pytest.fixture
 def store(db) -> FileStore:
-    return FileStore(Kernel(plugins=PluginHost(), db=db))
+    return FileStore(db)
 
 
 @pytest.mark.parametrize(

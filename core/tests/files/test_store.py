@@ -6,10 +6,8 @@ import pytest
 
 from nyla.errors import FileAccessError, FolderNotEmptyError
 from nyla.files.store import FileStore
-from nyla.kernel import Kernel
 from nyla.models.agent import RunContext
 from nyla.models.files import Scope
-from nyla.plugins import PluginHost
 
 ANNA = RunContext(user_id="anna", mandate_id="m1", feature_instance_id="fi1")
 BRUNO = RunContext(user_id="bruno", mandate_id="m1", feature_instance_id="fi1")
@@ -19,7 +17,7 @@ CARLA_OTHER_MANDATE = RunContext(user_id="carla", mandate_id="m2")
 
 @pytest.fixture
 def store(db) -> FileStore:
-    return FileStore(Kernel(plugins=PluginHost(), db=db))
+    return FileStore(db)
 
 
 async def test_save_get_read_roundtrip(store):

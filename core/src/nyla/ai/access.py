@@ -47,7 +47,7 @@ class AllowEntry(WireModel):
 
 
 class ModelAccess:
-    """Reads and changes the allow-list (``kernel.ai.access``)."""
+    """Reads and changes the allow-list (``kernel.model_access``)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,7 +26,7 @@ from nyla.models.ai import Message, ModelSpec, OperationType, Usage
 from nyla.models.model_query import ModelQuery
 
 if TYPE_CHECKING:
-    from nyla.ai.ports import AiHost
+    from nyla.ai.ports import ProviderPlugins
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +35,9 @@ T = TypeVar("T")
 
 class AiPipeline:
     """The pipeline every operation of the AI service goes through (see
-    :mod:`nyla.ai.service`), over the provider plugins of the kernel's plugin host.
+    :mod:`nyla.ai.service`), over the provider plugins of ``plugins`` (the plugin host).
 
-    Settings (``kernel.settings["ai"]``, all optional): ``neutralize`` (default ``True``; a
+    ``settings`` (the kernel's ``settings["ai"]``, all optional): ``neutralize`` (default ``True``; a
     context with ``require_neutralization`` always neutralizes), ``max_attempts`` (3),
     ``base_delay_s`` (0.5), ``max_retry_after_s`` (60), ``timeout_s`` (600, per provider call),
     ``max_fallbacks`` (2), ``embed_batch_size`` (caps the model's batch size),
@@ -45,9 +45,15 @@ class AiPipeline:
     ``NYLA_MODEL_<OPERATION>`` from the environment / config file).
     """
 
-    def __init__(self, kernel: AiHost, *, retry: RetryPolicy | None = None) -> None:
-        self.kernel = kernel
-        settings = dict(getattr(kernel, "settings", {}).get("ai", {}) or {})
+    def __init__(
+        self,
+        plugins: ProviderPlugins,
+        settings: Mapping[str, Any] | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.plugins = plugins
+        settings = dict(settings or {})
         self.settings = settings
         self.retry = retry or RetryPolicy(
             max_attempts=int(settings.get("max_attempts", 3)),
@@ -84,10 +90,10 @@ class AiPipeline:
     def _models(self) -> list[ModelSpec]:
         if self.tape is not None and self.tape.replaying:
             return self.tape.models()
-        return self.kernel.plugins.models()
+        return self.plugins.models()
 
     def _provider(self, spec: ModelSpec) -> Any:
-        provider = self.kernel.plugins.providers.get(spec.provider)
+        provider = self.plugins.providers.get(spec.provider)
         if self.tape is not None:
             return self.tape.provider(spec, provider)
         if provider is None:
@@ -117,7 +123,7 @@ class AiPipeline:
     def _gate(self, context: Any) -> NeutralizationGate:
         require = bool(getattr(context, "require_neutralization", False))
         enabled = require or bool(self.settings.get("neutralize", True))
-        neutralizers = list(self.kernel.plugins.neutralizers.values()) if enabled else []
+        neutralizers = list(self.plugins.neutralizers.values()) if enabled else []
         if require and not neutralizers:
             from nyla.errors import NeutralizationError
 
@@ -272,7 +278,7 @@ class AiPipeline:
     def _wrong_type(self, spec: ModelSpec, answer: Any, expected: type) -> ProviderError:
         """A provider broke the :class:`~nyla.models.ai.Provider` contract: the error names
         the plugin (not retried; the next model is not tried either)."""
-        owner = self.kernel.plugins.owner_of("providers", spec.provider) or "?"
+        owner = self.plugins.owner_of("providers", spec.provider) or "?"
         return ProviderError(
             f"provider {spec.provider!r} of plugin {owner!r} answered {spec.id} with "
             f"{type(answer).__name__}, expected {expected.__name__} (a bug in the plugin)",

@@ -1,5 +1,5 @@
-"""What the AI service needs of its host, as protocols: the kernel satisfies them, and the
-service imports them instead of the kernel, so the kernel can build it without a circle."""
+"""What the AI service is built with besides its settings, as a protocol: the plugin host
+satisfies it, and the kernel hands it to the service (the service never sees the kernel)."""
 
 from __future__ import annotations
 
@@ -19,13 +19,3 @@ class ProviderPlugins(Protocol):
     def models(self) -> list[Any]: ...
 
     def owner_of(self, kind: str, key: str) -> str | None: ...
-
-
-class AiHost(Protocol):
-    """The host of the AI service (the kernel): its settings and its plugin host."""
-
-    @property
-    def settings(self) -> Mapping[str, Any]: ...
-
-    @property
-    def plugins(self) -> ProviderPlugins: ...

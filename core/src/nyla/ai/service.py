@@ -63,9 +63,9 @@ DEFAULT_EMBED_BATCH = 64
 
 
 class AiService(AiPipeline):
-    """Calls models through the provider plugins of the kernel's plugin host (``kernel.ai``).
+    """Calls models through the provider plugins of the plugin host (``kernel.ai``).
 
-    Settings (``kernel.settings["ai"]``): see :class:`~nyla.ai.pipeline.AiPipeline`.
+    ``settings`` (the kernel's ``settings["ai"]``): see :class:`~nyla.ai.pipeline.AiPipeline`.
     """
 
     # ---- registry -----------------------------------------------------------------------

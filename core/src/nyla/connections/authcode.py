@@ -31,6 +31,7 @@ from nyla.models.datasource import ConnectionInfo
 
 if TYPE_CHECKING:
     from nyla.connections.ports import ConnectionsPort
+    from nyla.db import Database
 
 #: how long a started sign-in may take to come back, seconds
 STATE_TTL_S = 600
@@ -64,15 +65,18 @@ class SignInStart:
 
 
 class AuthCodeFlow:
-    """Starts and finishes browser sign-ins for ``connections``."""
+    """Starts and finishes browser sign-ins for ``connections``; the pending sign-ins live
+    in ``db``."""
 
     def __init__(
         self,
+        db: Database,
         connections: ConnectionsPort,
         *,
         ttl_s: float = STATE_TTL_S,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
+        self.db = db
         self.connections = connections
         self.ttl_s = ttl_s
         self.clock = clock
@@ -106,7 +110,7 @@ class AuthCodeFlow:
         verifier, challenge = pkce_pair()
         state = secrets.token_urlsafe(32)
         now = self.clock()
-        async with self.connections.kernel.db.session() as s:
+        async with self.db.session() as s:
             await s.execute(delete(OAuthPending).where(OAuthPending.expires_at < now))
             s.add(
                 OAuthPending(
@@ -179,7 +183,7 @@ class AuthCodeFlow:
     async def _take(self, state: str) -> OAuthPending | None:
         if not state:
             return None
-        async with self.connections.kernel.db.session() as s:
+        async with self.db.session() as s:
             taken = await s.execute(
                 delete(OAuthPending).where(OAuthPending.state == state).returning(OAuthPending)
             )

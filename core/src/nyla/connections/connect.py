@@ -128,7 +128,7 @@ async def probe(
     if "browse" not in capabilities(adapter):
         return
     label = getattr(adapter, "label", "") or connection.service
-    timeout = float(connections.kernel.settings.get("connect_timeout_s") or PROBE_TIMEOUT_S)
+    timeout = connections.connect_timeout_s
     try:
         async with asyncio.timeout(timeout), connections._client(adapter, connection) as client:
             http = VendorHttp(

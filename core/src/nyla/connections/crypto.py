@@ -11,11 +11,20 @@ from __future__ import annotations
 import hashlib
 import hmac
 from pathlib import Path
+from typing import Protocol
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from nyla.connections.keys import KEY_FILE_SETTING, KEY_SETTING, load_keys
 from nyla.errors import ConfigurationError
+
+
+class Cipher(Protocol):
+    """What seals the tokens at rest: a :class:`TokenCipher`, or one made on first use."""
+
+    def encrypt(self, value: str) -> str: ...
+
+    def decrypt(self, value: str) -> str: ...
 
 
 class TokenCipher:

@@ -1,6 +1,5 @@
-"""What the connection service needs of its host, as protocols: the kernel satisfies them,
-and the service imports them instead of the kernel, so the kernel can build it without a
-circle.
+"""What the connection service is built with, as protocols: the kernel hands it the plugin
+host as :class:`ConnectorPlugins` (with the database and the settings), never itself.
 
 :class:`ConnectionsPort` is the connection service itself as the modules it builds see it."""
 
@@ -16,7 +15,6 @@ if TYPE_CHECKING:
     from nyla.connections.http import VendorHttp
     from nyla.connections.limits import Limiter
     from nyla.connections.store import ConnectionStore
-    from nyla.db import Database
     from nyla.models.datasource import ConnectionInfo
 
 
@@ -27,26 +25,13 @@ class ConnectorPlugins(Protocol):
     def connectors(self) -> Mapping[str, Any]: ...
 
 
-class ConnectionsHost(Protocol):
-    """The host of the connection service (the kernel): database, settings, plugin host."""
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def settings(self) -> Mapping[str, Any]: ...
-
-    @property
-    def plugins(self) -> ConnectorPlugins: ...
-
-
 class ConnectionsPort(Protocol):
     """The connection service as adding a connection and browser sign-in use it
     (:mod:`nyla.connections.connect`, :mod:`nyla.connections.authcode`); the service builds
     those, so they see it through this protocol."""
 
     @property
-    def kernel(self) -> ConnectionsHost: ...
+    def connect_timeout_s(self) -> float: ...
 
     @property
     def store(self) -> ConnectionStore: ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,7 @@ import httpx
 
 from nyla.connections.authcode import AuthCodeFlow
 from nyla.connections.base import BaseConnector, api_base, capabilities
-from nyla.connections.connect import NewConnection, connect
+from nyla.connections.connect import PROBE_TIMEOUT_S, NewConnection, connect
 from nyla.connections.crypto import TokenCipher
 from nyla.connections.egress import (
     EgressPolicy,
@@ -41,7 +41,8 @@ from nyla.models.datasource import ConnectionInfo, TokenGrant
 from nyla.models.knowledge import PurgeResult
 
 if TYPE_CHECKING:
-    from nyla.connections.ports import ConnectionsHost
+    from nyla.connections.ports import ConnectorPlugins
+    from nyla.db import Database
 
 
 @dataclass
@@ -55,55 +56,63 @@ class ConnectionTest:
 
 
 class ConnectionService:
-    """Connections of users to external services, their tokens, and sessions to work in.
+    """Connections of users to external services, their tokens, and sessions to work in:
+    the connections live in ``db``, the connector adapters come from ``plugins``.
 
-    ``transport`` replaces the network (tests pass an ``httpx.MockTransport``); ``sleep``
-    replaces waiting (tests record instead of sleeping). Every client sits on a
-    :class:`~nyla.connections.egress.GuardedTransport`: no connection reaches the server's own
-    or private addresses unless the operator allowed the host (``egress_allow`` /
-    ``NYLA_EGRESS_ALLOW``); ``resolver`` replaces name resolution (the kernel setting
-    ``resolver`` too).
+    ``settings`` are the kernel's (``transport``, ``sleep``, ``resolver``, ``egress_allow``,
+    ``connect_timeout_s``, ``secret_key``, ``data_dir``). ``transport`` replaces the network
+    (tests pass an ``httpx.MockTransport``); ``sleep`` replaces waiting (tests record instead
+    of sleeping). Every client sits on a :class:`~nyla.connections.egress.GuardedTransport`:
+    no connection reaches the server's own or private addresses unless the operator allowed
+    the host (``egress_allow`` / ``NYLA_EGRESS_ALLOW``); ``resolver`` replaces name
+    resolution.
     """
 
     def __init__(
         self,
-        kernel: ConnectionsHost,
+        db: Database,
+        plugins: ConnectorPlugins,
         *,
+        settings: Mapping[str, Any] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         cipher: TokenCipher | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         limiter: Limiter | None = None,
         resolver: Resolver | None = None,
     ) -> None:
-        self.kernel = kernel
-        self.transport = transport if transport is not None else kernel.settings.get("transport")
-        resolve = resolver or kernel.settings.get("resolver")
+        settings = settings or {}
+        self.db = db
+        self.plugins = plugins
+        self.transport = transport if transport is not None else settings.get("transport")
+        resolve = resolver or settings.get("resolver")
         if resolve is None:
             resolve = system_resolver if self.transport is None else names_only_resolver
         self.egress = EgressPolicy.configured(
             resolve,
-            kernel.settings.get("egress_allow"),
+            settings.get("egress_allow"),
             replaced_network=self.transport is not None,
         )
-        self.sleep = kernel.settings.get("sleep") or sleep
+        self.sleep = settings.get("sleep") or sleep
         self.limiter = limiter or Limiter(sleep=self.sleep)
-        self.store = ConnectionStore(kernel.db, cipher or _cipher(kernel))
-        self.tokens = TokenManager(kernel.db, self.store, self._refresh)
+        #: how long the probe of a new connection may take (:func:`~.connect.probe`)
+        self.connect_timeout_s = float(settings.get("connect_timeout_s") or PROBE_TIMEOUT_S)
+        self.store = ConnectionStore(db, cipher or _LazyCipher(settings))
+        self.tokens = TokenManager(db, self.store, self._refresh)
         #: browser sign-ins (authorization code with PKCE)
-        self.sign_in = AuthCodeFlow(self)
+        self.sign_in = AuthCodeFlow(db, self)
 
     # ---- registry -----------------------------------------------------------------------
 
     @property
     def adapters(self) -> dict[str, Any]:
         """Installed connector adapters by service id."""
-        return dict(self.kernel.plugins.connectors)
+        return dict(self.plugins.connectors)
 
     def adapter(self, service: str) -> Any:
         """The adapter of ``service``; a clear error naming the installed ones otherwise."""
-        adapter = self.kernel.plugins.connectors.get(service)
+        adapter = self.plugins.connectors.get(service)
         if adapter is None:
-            known = ", ".join(sorted(self.kernel.plugins.connectors)) or "none"
+            known = ", ".join(sorted(self.plugins.connectors)) or "none"
             raise NotFoundError(f"no connector for service {service!r} (installed: {known})")
         return adapter
 
@@ -267,19 +276,20 @@ class ConnectionService:
 
 
 class _LazyCipher:
-    """The configured cipher, made on first use (listing connections needs no key)."""
+    """The cipher the settings configure (``secret_key``, else the key file), made on first
+    use (listing connections needs no key)."""
 
-    def __init__(self, kernel: ConnectionsHost) -> None:
-        self.kernel = kernel
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.settings = settings
         self._cipher: TokenCipher | None = None
 
     def _get(self) -> TokenCipher:
         if self._cipher is None:
-            explicit = self.kernel.settings.get("secret_key")
+            explicit = self.settings.get("secret_key")
             self._cipher = (
                 TokenCipher([explicit])
                 if explicit
-                else TokenCipher.from_config(self.kernel.settings.get("data_dir"))
+                else TokenCipher.from_config(self.settings.get("data_dir"))
             )
         return self._cipher
 
@@ -288,7 +298,3 @@ class _LazyCipher:
 
     def decrypt(self, value: str) -> str:
         return self._get().decrypt(value)
-
-
-def _cipher(kernel: ConnectionsHost) -> Any:
-    return _LazyCipher(kernel)

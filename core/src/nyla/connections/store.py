@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from nyla.connections.crypto import TokenCipher
+from nyla.connections.crypto import Cipher
 from nyla.connections.tables import ConnectionCredential
 from nyla.db import Database
 from nyla.jobs.store import cancel_jobs
@@ -49,7 +49,7 @@ def connection_info(row: UserConnection) -> ConnectionInfo:
 class ConnectionStore:
     """Connections and their encrypted tokens in the kernel database."""
 
-    def __init__(self, db: Database, cipher: TokenCipher) -> None:
+    def __init__(self, db: Database, cipher: Cipher) -> None:
         self.db = db
         self.cipher = cipher
 

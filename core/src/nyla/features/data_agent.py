@@ -19,7 +19,7 @@ from nyla.models.agent import AgentConfig, AgentEvent, EventType, RunContext
 from nyla.models.tools import ToolResult
 
 if TYPE_CHECKING:
-    from nyla.features.ports import FeatureHost
+    from nyla.features.ports import AgentLoop, FeatureTables
 
 #: Rounds of a data agent run when its caller sets no limit.
 DEFAULT_MAX_ROUNDS = 12
@@ -122,7 +122,8 @@ def sub_agent_config(
 
 
 async def run_feature_data_agent(
-    kernel: FeatureHost,
+    features: FeatureTables,
+    loop: AgentLoop,
     feature_code: str,
     question: str,
     *,
@@ -139,17 +140,18 @@ async def run_feature_data_agent(
     cancel: asyncio.Event | None = None,
     on_event: Callable[[AgentEvent], Any] | None = None,
 ) -> FeatureAgentResult:
-    """Answer ``question`` from the tables of one instance of ``feature_code``.
+    """Answer ``question`` from the tables of one instance of ``feature_code``: the table
+    tools and the schema prompt of ``features`` (the feature service), run by ``loop`` (the
+    kernel's agent loop).
 
     ``validate=False`` runs without the query validator and ``use_ontology=False`` with the
     legacy domain hints (the eval harness's baseline / phase1 modes). The instance is
     ``feature_instance_id`` or the context's.
     """
-    from nyla.agent.spec import RunSpec
+    from nyla.agent.loop import RunSpec
 
     context = _instance_context(context, feature_instance_id, feature_code)
     instance = str(context.feature_instance_id)
-    features = kernel.features
     features.feature(feature_code)  # unknown feature -> ConfigurationError before any work
     await features.provider(feature_code)
     calls: list[RecordedCall] = []
@@ -183,7 +185,7 @@ async def run_feature_data_agent(
         neutralization=neutralization,
         cancel=cancel,
     )
-    async for event in kernel.agent.loop(spec):
+    async for event in loop(spec):
         collected.append(event)
         if on_event is not None:
             on_event(event)

@@ -1,25 +1,25 @@
-"""What the feature service and its data agent need of their host, as a protocol: the kernel
-satisfies it, and they import it instead of the kernel, so the kernel can build them without a
-circle."""
+"""What the feature service and its data agent are built with, as protocols: the kernel hands
+the service the plugin host as :class:`FeaturePlugins` and the agent loop as
+:class:`AgentLoop` (with the database), never itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
-
-from nyla.agent.ports import AgentPlugins
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from nyla.agent.runtime import AgentRuntime
-    from nyla.db import Database
-
+    from nyla.agent.spec import RunSpec
+    from nyla.models.agent import AgentEvent
     from nyla.models.feature import Feature
 
+#: the kernel's agent loop: the events of one run of a spec (the data agent runs its own)
+AgentLoop = Callable[["RunSpec"], AsyncIterator["AgentEvent"]]
 
-class FeaturePlugins(AgentPlugins, Protocol):
-    """The plugin host as the feature service reads it: the agent's view and the features."""
+
+class FeaturePlugins(Protocol):
+    """The plugin host as the feature service reads it: the features and why any failed."""
 
     @property
     def features(self) -> Mapping[str, Any]: ...
@@ -54,20 +54,3 @@ class FeatureTables(Protocol):
         timezone: str = "UTC",
         temporal: bool = True,
     ) -> str: ...
-
-
-class FeatureHost(Protocol):
-    """The host of the feature service (the kernel): its database and plugins, the feature
-    service and the agent runtime (the data agent runs an agent over a feature's tables)."""
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def agent(self) -> AgentRuntime: ...
-
-    @property
-    def plugins(self) -> FeaturePlugins: ...
-
-    @property
-    def features(self) -> FeatureTables: ...

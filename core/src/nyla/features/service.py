@@ -30,7 +30,8 @@ from nyla.models.feature import Feature, FeatureTable
 from nyla.models.ontology import OntologyDescriptor
 
 if TYPE_CHECKING:
-    from nyla.features.ports import FeatureHost
+    from nyla.db import Database
+    from nyla.features.ports import AgentLoop, FeaturePlugins
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 
 class FeatureService:
-    """Feature data access for agents and the CLI (built lazily as ``kernel.features``).
+    """Feature data access for agents and the CLI (built lazily as ``kernel.features``): the
+    features of ``plugins``, their data in ``db``, their data agent run by ``agent_loop``.
 
     Table tools run through :meth:`browse_table`, :meth:`query_table` and
     :meth:`aggregate_table`: SQL from SQLAlchemy Core only, every query scoped to one feature
@@ -54,8 +56,10 @@ class FeatureService:
     version changes.
     """
 
-    def __init__(self, kernel: FeatureHost) -> None:
-        self.kernel = kernel
+    def __init__(self, db: Database, plugins: FeaturePlugins, agent_loop: AgentLoop) -> None:
+        self.db = db
+        self.plugins = plugins
+        self.agent_loop = agent_loop
         self.cache = ResultCache()
         self._bindings: dict[str, dict[str, TableBinding]] = {}
         self._ready: set[int] = set()  # ids of providers bound and with tables
@@ -65,14 +69,14 @@ class FeatureService:
 
     def codes(self) -> list[str]:
         """Codes of the installed features."""
-        return sorted(self.kernel.plugins.features)
+        return sorted(self.plugins.features)
 
     def feature(self, code: str) -> Feature:
         """The feature with ``code`` or a :class:`ConfigurationError` naming the known ones."""
-        features = self.kernel.plugins.features
+        features = self.plugins.features
         if code not in features:
             known = ", ".join(sorted(features)) or "none installed"
-            hint = self.kernel.plugins.failure_hint("features")
+            hint = self.plugins.failure_hint("features")
             raise ConfigurationError(f"unknown feature {code!r} (features: {known}){hint}")
         return features[code]
 
@@ -128,8 +132,8 @@ class FeatureService:
             async with self._lock:
                 if id(provider) not in self._ready:
                     if hasattr(provider, "bind"):
-                        provider.bind(self.kernel.db)
-                    await self.kernel.db.ensure_ready()
+                        provider.bind(self.db)
+                    await self.db.ensure_ready()
                     if hasattr(provider, "ensure_tables"):
                         await provider.ensure_tables()
                     self._ready.add(id(provider))
@@ -236,7 +240,7 @@ class FeatureService:
 
     async def _fetch(self, stmt: Any) -> list[dict[str, Any]]:
         try:
-            async with self.kernel.db.session() as s:
+            async with self.db.session() as s:
                 result = await s.execute(stmt)
                 return [{k: jsonable(v) for k, v in row.items()} for row in result.mappings()]
         except SQLAlchemyError as exc:
@@ -298,7 +302,7 @@ class FeatureService:
         """Run the feature data agent (see :func:`nyla.features.data_agent.run_feature_data_agent`)."""
         from nyla.features.data_agent import run_feature_data_agent
 
-        return await run_feature_data_agent(self.kernel, code, question, **kwargs)
+        return await run_feature_data_agent(self, self.agent_loop, code, question, **kwargs)
 
 
 def _as(model: type[ArgsT], value: Any) -> ArgsT:

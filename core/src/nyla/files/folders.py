@@ -18,7 +18,6 @@ from nyla.models.files import Scope
 
 if TYPE_CHECKING:
     from nyla.db import Database
-    from nyla.files.ports import FilesHost
 
 
 def folder_dict(row: FolderRow) -> dict[str, Any]:
@@ -42,12 +41,8 @@ def folder_name(name: str) -> str:
 class FolderStore:
     """Scoped folders (seeds: the workspace folder tools); the base of ``kernel.files``."""
 
-    kernel: FilesHost
-
-    @property
-    def db(self) -> Database:
-        """The kernel's database."""
-        return self.kernel.db
+    #: the database the folders live in (the file store sets it)
+    db: Database
 
     async def _check_folder(
         self, s: AsyncSession, folder_id: str | None, context: RunContext

@@ -29,7 +29,7 @@ from nyla.models.agent import RunContext
 from nyla.models.files import FileItem, Scope
 
 if TYPE_CHECKING:
-    from nyla.files.ports import FilesHost
+    from nyla.db import Database
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +73,10 @@ def to_item(row: FileRow) -> FileItem:
 
 
 class FileStore(FolderStore):
-    """Scoped files and folders (seeds: FileItem, workspace file/folder tools)."""
+    """Scoped files and folders in ``db`` (seeds: FileItem, workspace file/folder tools)."""
 
-    def __init__(self, kernel: FilesHost) -> None:
-        self.kernel = kernel
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     @property
     def workflows(self) -> Any:

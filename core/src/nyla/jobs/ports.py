@@ -1,6 +1,6 @@
-"""What the job queue needs of its host, as protocols: the kernel satisfies them, and the
-queue imports them instead of the kernel or the sync service (which defers its jobs to the
-queue), so neither imports the other both ways."""
+"""The sync service as the job queue calls it, as protocols: the queue is typed against them
+instead of the sync service (which defers its jobs to the queue), so neither imports the
+other both ways."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from nyla.db import Database
     from nyla.models.datasource import WalkResult
 
 
@@ -32,13 +31,3 @@ class QueuedSync(Protocol):
         limits: dict[str, int] | None = None,
         first_slice: int | None = None,
     ) -> WalkResult: ...
-
-
-class QueueHost(Protocol):
-    """The host of the job queue (the kernel): the database and the sync service."""
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def sync(self) -> QueuedSync: ...

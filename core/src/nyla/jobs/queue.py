@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from nyla.jobs.runtime import JobHandle, JobRunner
 from nyla.jobs.store import JobStore, this_worker
 
 if TYPE_CHECKING:
-    from nyla.jobs.ports import QueueHost
+    from nyla.db import Database
+    from nyla.jobs.ports import QueuedSync
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +56,15 @@ class QueueHandle(JobHandle):
 
 class ProcrastinateRunner:
     """The job runner of ``NYLA_JOBS=procrastinate``: syncs are deferred to the queue; other
-    jobs (and ``run``, which waits for its result) run in this process as before."""
+    jobs (and ``run``, which waits for its result) run in this process as before.
 
-    def __init__(self, kernel: QueueHost) -> None:
-        self.kernel = kernel
-        self.local = JobRunner(kernel.db)
+    The queue lives in ``db``; ``sync`` gives the sync service its workers call (a callable:
+    the sync service runs its jobs on this runner, so it is built after it)."""
+
+    def __init__(self, db: Database, sync: Callable[[], QueuedSync]) -> None:
+        self.db = db
+        self.sync = sync
+        self.local = JobRunner(db)
         self.store = self.local.store
         self._app: Any = None
 
@@ -82,7 +88,7 @@ class ProcrastinateRunner:
     def _build_app(self) -> Any:
         import procrastinate
 
-        db = self.kernel.db
+        db = self.db
         kwargs = {"options": f"-csearch_path={db.schema},public"} if db.schema else {}
         app = procrastinate.App(
             connector=procrastinate.PsycopgConnector(conninfo=_conninfo(db.url), kwargs=kwargs)
@@ -102,12 +108,12 @@ class ProcrastinateRunner:
         @app.periodic(cron=RESYNC_CRON, periodic_id=RESYNC_TASK)
         @app.task(name=RESYNC_TASK, queue=QUEUE, queueing_lock=RESYNC_TASK)
         async def resync_task(timestamp: int) -> int:
-            return len(await self.kernel.sync.scheduler.tick())
+            return len(await self.sync().scheduler.tick())
 
         return app
 
     async def _open(self) -> None:
-        await self.kernel.db.ensure_ready()
+        await self.db.ensure_ready()
         if not getattr(self.app, "_nyla_open", False):
             await self.app.open_async()
             await _apply_schema(self.app)
@@ -156,7 +162,7 @@ class ProcrastinateRunner:
         try:
             await self.store.mark_running(job_id, this_worker())
             await self.store.set_details(job_id, {"pickedUpAt": datetime.now(UTC).isoformat()})
-            result = await self.kernel.sync.work(
+            result = await self.sync().work(
                 data_source_id, handle, limits=limits, first_slice=first_slice
             )
             await self.store.finish(job_id)

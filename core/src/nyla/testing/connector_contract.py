@@ -132,7 +132,13 @@ class ConnectorContract(PluginContract):
                     monkeypatch.setenv(setting, f"contract-{setting.lower()}")
         host = PluginHost.from_plugins([_Adapters(adapter)], names=["adapter-under-test"])
         kernel = Kernel(plugins=host, db=db, settings={"secret_key": Fernet.generate_key()})
-        return ConnectionService(kernel, transport=httpx.MockTransport(vendor), sleep=sleeps)
+        return ConnectionService(
+            kernel.db,
+            kernel.plugins,
+            settings=kernel.settings,
+            transport=httpx.MockTransport(vendor),
+            sleep=sleeps,
+        )
 
     @pytest_asyncio.fixture
     async def session(
@@ -343,7 +349,7 @@ class ConnectorContract(PluginContract):
             vendor.wire.item_id(d) for d in vendor.corpus.live()
         }
         assert len(vendor.token_requests) == 1, "exactly one refresh"
-        async with service.kernel.db.session() as s:
+        async with service.db.session() as s:
             grant = await service.store.read_grant(s, session.connection.id)
         assert grant is not None and grant.access_token == vendor.access, (
             "the refreshed access token was not saved"

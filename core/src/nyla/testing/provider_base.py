@@ -165,14 +165,12 @@ class ProviderContractBase(PluginContract):
     def _service(self, provider: Any, *extra: Any, settings: dict | None = None) -> Any:
         from nyla.ai.retry import RetryPolicy
         from nyla.ai.service import AiService
-        from nyla.kernel import Kernel
         from nyla.plugins import PluginHost
         from nyla.testing.scripted import ScriptedPlugin
 
         host = PluginHost.from_plugins([ScriptedPlugin(provider, *extra)], names=["wire"])
-        kernel = Kernel(plugins=host, settings={"ai": settings or {}})
         sleeps = _Sleeps()
-        service = AiService(kernel, retry=RetryPolicy(sleep=sleeps))
+        service = AiService(host, settings, retry=RetryPolicy(sleep=sleeps))
         service.sleeps = sleeps  # type: ignore[attr-defined]
         return service
 

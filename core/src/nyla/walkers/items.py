@@ -101,7 +101,6 @@ class PageWorker:
         walker: Any,
     ) -> None:  # fmt: skip
         self.runner = runner
-        self.kernel = runner.kernel
         self.walker = walker
         self.source = source
         self.session = session
@@ -285,7 +284,7 @@ class PageWorker:
             data_source_id=ds.id,
         )
         context = RunContext(user_id=ds.user_id, mandate_id=ds.mandate_id)
-        prepared = await self.kernel.knowledge.indexer.prepare(
+        prepared = await self.runner.indexer.prepare(
             file,
             content,
             context=context,

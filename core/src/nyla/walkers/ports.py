@@ -1,18 +1,17 @@
-"""What the sync (and the job queue that runs it) need of their host, as a protocol: the
-kernel satisfies it, and they import it instead of the kernel, so the kernel can build them
-without a circle."""
+"""What the sync is built with, as protocols: the kernel hands the walker runner and the sync
+service the plugin host, the connection service, the parts of the knowledge store and the
+job runner they use through these, never itself; the sync service hands its scheduler and
+survey what each uses."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from nyla.connections.service import ConnectionService
-    from nyla.db import Database
-    from nyla.jobs.queue import ProcrastinateRunner
-    from nyla.jobs.runtime import JobRunner
-    from nyla.knowledge.service import KnowledgeService
+    from nyla.connections.session import ConnectorSession
+    from nyla.models.knowledge import PurgeResult
 
 
 class WalkerPlugins(Protocol):
@@ -23,9 +22,69 @@ class WalkerPlugins(Protocol):
 
 
 class WalkerLookup(Protocol):
-    """The walker runner as the survey asks it: the walker of a connector service."""
+    """The walker runner as the survey and the scheduler ask it: the walker of a connector
+    service, and every service an installed walker syncs."""
 
     def walker_for(self, service: str) -> Any: ...
+
+    def services(self) -> set[str]: ...
+
+
+class SourceConnections(Protocol):
+    """The connection service as the sync uses it: a session on a data source's connection
+    (``user_id=None``: the kernel's own, trusted call)."""
+
+    def open(
+        self, connection_id: str, *, user_id: str | None
+    ) -> AbstractAsyncContextManager[ConnectorSession]: ...
+
+
+class FilePreparer(Protocol):
+    """The knowledge store's indexer as the sync uses it: one file read, chunked and embedded
+    for the page's commit (or the index result when nothing is left to write)."""
+
+    async def prepare(
+        self,
+        file: Any,
+        content: bytes,
+        *,
+        context: Any,
+        source_path: str | None = None,
+        connection_id: str | None = None,
+        memo: Any = None,
+        phase: Any = None,
+        consent_checked: bool = False,
+    ) -> Any: ...
+
+
+class VectorIndexer(Protocol):
+    """The knowledge store's vector indexes as the sync uses them: the model's HNSW index
+    built after a sync's bulk load."""
+
+    async def ensure_vector_index(self, model: str, dims: int) -> None: ...
+
+
+class IndexSwitch(Protocol):
+    """The knowledge store's governance as the sync uses it: a data source's RAG indexing
+    switched on or off (off purges what it indexed)."""
+
+    async def set_rag_index_enabled(
+        self, data_source_id: str, enabled: bool | None, *, actor: str
+    ) -> PurgeResult: ...
+
+
+class SyncJobs(Protocol):
+    """The job runner as the sync runs on it (in process, or procrastinate's)."""
+
+    async def run(self, kind: str, fn: Any, **fields: Any) -> tuple[str, Any]: ...
+
+    async def submit(self, kind: str, fn: Any, **fields: Any) -> str: ...
+
+    async def cancel(self, job_id: str) -> bool: ...
+
+
+#: procrastinate's deferral of a sync job (:meth:`nyla.jobs.queue.ProcrastinateRunner.defer_sync`)
+DeferSync = Callable[..., Awaitable[str]]
 
 
 class SyncPort(Protocol):
@@ -42,32 +101,3 @@ class SyncPort(Protocol):
         limits: dict[str, int] | None = None,
         first_slice: int | None = None,
     ) -> str: ...
-
-
-class SyncHost(Protocol):
-    """The host of the sync (the kernel): settings, database, plugin host, the connections
-    it reads, the knowledge store it writes, the jobs it runs as, and the sync service."""
-
-    @property
-    def settings(self) -> dict[str, Any]: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def plugins(self) -> WalkerPlugins: ...
-
-    @property
-    def connections(self) -> ConnectionService: ...
-
-    @property
-    def knowledge(self) -> KnowledgeService: ...
-
-    @property
-    def jobs_backend(self) -> str: ...
-
-    @property
-    def jobs(self) -> JobRunner | ProcrastinateRunner: ...
-
-    @property
-    def sync(self) -> SyncPort: ...

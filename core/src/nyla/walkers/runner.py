@@ -52,7 +52,8 @@ from nyla.walkers.sweep import Listing, sweep
 from nyla.walkers.tables import SyncItem, SyncState
 
 if TYPE_CHECKING:
-    from nyla.walkers.ports import SyncHost
+    from nyla.db import Database
+    from nyla.walkers.ports import FilePreparer, SourceConnections, VectorIndexer, WalkerPlugins
 
 log = logging.getLogger(__name__)
 
@@ -97,30 +98,44 @@ class ListingRun:
 
 
 class WalkerRunner:
-    """Runs syncs of data sources for a kernel (``kernel.sync`` holds one). ``lock`` is the
-    per-source lock (:func:`~nyla.walkers.lock.source_lock`)."""
+    """Runs syncs of data sources (``kernel.sync.runner``): the walkers of ``plugins`` list
+    them through sessions of ``connections``, ``indexer`` prepares their files, ``indexes``
+    builds the vector index after, and the rows live in ``db``. ``lock`` is the per-source
+    lock (:func:`~nyla.walkers.lock.source_lock`)."""
 
     def __init__(
         self,
-        kernel: SyncHost,
+        db: Database,
+        plugins: WalkerPlugins,
+        connections: SourceConnections,
+        indexer: FilePreparer,
+        indexes: VectorIndexer,
         *,
         shrink_threshold: float = SHRINK_THRESHOLD,
         lock: Callable[..., Any] = source_lock,
     ) -> None:
-        self.kernel = kernel
+        self.db = db
+        self.plugins = plugins
+        self.connections = connections
+        self.indexer = indexer
+        self.indexes = indexes
         self.shrink_threshold = shrink_threshold
         self.lock = lock
         self._running: dict[tuple[str, str, bool], asyncio.Task[WalkResult]] = {}
 
+    def services(self) -> set[str]:
+        """Every connector service an installed walker syncs."""
+        return {svc for walker in self.plugins.walkers.values() for svc in walker.services}
+
     def walker_for(self, service: str) -> Any:
         """The installed walker that syncs ``service``."""
-        for walker in self.kernel.plugins.walkers.values():
+        for walker in self.plugins.walkers.values():
             if service in walker.services:
                 return walker
         raise NotFoundError(f"no walker syncs {service!r}: install its connector's walker")
 
     async def _load(self, ds_id: str) -> Source:
-        async with self.kernel.db.session() as s:
+        async with self.db.session() as s:
             ds = await s.get(DataSource, ds_id)
             if ds is None:
                 raise NotFoundError(f"no data source {ds_id}")
@@ -178,7 +193,7 @@ class WalkerRunner:
                 await handle.progress(0, None, "waiting for the running sync of this source")
             return not await handle.is_cancelled()
 
-        async with self.lock(self.kernel.db, ds_id, keep_waiting) as wait:
+        async with self.lock(self.db, ds_id, keep_waiting) as wait:
             if wait.given_up:
                 result = WalkResult(data_source_id=ds_id, cancelled=True)
                 result.sweep = "not run: cancelled while waiting for another sync"
@@ -192,14 +207,14 @@ class WalkerRunner:
     ) -> WalkResult:
         source = await self._load(ds_id)
         result = WalkResult(data_source_id=ds_id)
-        async with self.kernel.db.session() as s:
+        async with self.db.session() as s:
             allowed = await consent_holds(s, ds_id, lock=False)
         if not allowed:
             result.errors.append("RAG indexing is off for this data source or its connection")
             return result
         walker = self.walker_for(source.connection.service)
         merged = narrowed(get_rag_limits(source.ds, walker.limit_kind), limits)
-        async with self.kernel.connections.open(source.ds.connection_id, user_id=None) as session:
+        async with self.connections.open(source.ds.connection_id, user_id=None) as session:
             session.limits = merged
             worker = PageWorker(self, source, session, handle, merged, walker)
             try:
@@ -208,14 +223,14 @@ class WalkerRunner:
                 result.cancelled = True
                 result.errors.append(str(exc))
             for model, dims in worker.dims.items():
-                await self.kernel.knowledge.indexes.ensure_vector_index(model, dims)
+                await self.indexes.ensure_vector_index(model, dims)
         await self._record(ds_id, result)
         return result
 
     async def _pages(
         self, source: Source, session: Any, worker: PageWorker, result: WalkResult, reconcile: bool
     ) -> None:
-        commits = PageCommits(self.kernel.db, source.ds, result)
+        commits = PageCommits(self.db, source.ds, result)
         try:
             ended = await self._walk(source, session, worker, result, commits)
             await commits.wait()
@@ -238,7 +253,7 @@ class WalkerRunner:
         async for page in sync_pages(session.adapter, session, source.ds.path, checkpoint):
             fed = fed and page.deletions_reported
             if page.full_listing and not listing.in_listing:
-                listing = ListingRun(uuid.uuid4().hex, await db_now(self.kernel.db), True)
+                listing = ListingRun(uuid.uuid4().hex, await db_now(self.db), True)
                 result.full_resync = checkpoint is not None
             listing.add(page.unlisted, result)
             plan = await self._plan(source, worker, page, result)
@@ -273,7 +288,7 @@ class WalkerRunner:
                 "bytes, which cannot be stored; the item is left out"
             )
         failed = [f.item_id for f in page.failures if not has_unstorable_chars(f.item_id)]
-        known = await known_items(self.kernel.db, source.ds.id, [i.id for i in items] + failed)
+        known = await known_items(self.db, source.ds.id, [i.id for i in items] + failed)
         plan = await worker.prepare_page(items, known, result)
         worker.note_failures(page.failures, known, plan, result)
         return plan
@@ -282,7 +297,7 @@ class WalkerRunner:
         self, source: Source, session: Any, result: WalkResult, run: ListingRun,
         reconcile: bool,
     ) -> None:  # fmt: skip
-        db = self.kernel.db
+        db = self.db
         if run.in_listing:
             listing = Listing(run_id=run.run_id, started=run.started, unlisted=run.unlisted)
         elif reconcile and "list_ids" in capabilities(session.adapter):
@@ -320,7 +335,7 @@ class WalkerRunner:
 
     async def _record(self, ds_id: str, result: WalkResult) -> None:
         # under the write lock, data source row before state row: the order of a page commit
-        async with self.kernel.db.session() as s:
+        async with self.db.session() as s:
             await write_lock(s, ds_id)
             if result.items_indexed:
                 await s.execute(

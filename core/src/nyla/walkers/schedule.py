@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -35,7 +35,8 @@ from nyla.knowledge.tables import DataSource, UserConnection
 from nyla.walkers.lock import lock_key
 
 if TYPE_CHECKING:
-    from nyla.walkers.ports import SyncHost
+    from nyla.db import Database
+    from nyla.walkers.ports import SyncPort, WalkerLookup
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ class ScheduleConfigError(NylaError, ValueError):
     """``NYLA_RESYNC_INTERVAL`` is not a number of seconds."""
 
 
-def resync_interval(settings: dict[str, Any] | None = None) -> float:
+def resync_interval(settings: Mapping[str, Any] | None = None) -> float:
     """Seconds between two syncs of an enabled source: the kernel setting
     ``resync_interval``, else ``NYLA_RESYNC_INTERVAL``, else 3600; ``0`` is off."""
     raw = (settings or {}).get("resync_interval")
@@ -92,16 +93,28 @@ class SourceSchedule:
 
 
 class ResyncScheduler:
-    """Starts the due syncs of every enabled data source (``kernel.sync.scheduler``)."""
+    """Starts the due syncs of every enabled data source (``kernel.sync.scheduler``): the
+    sources in ``db`` whose service one of ``walkers`` syncs, through ``sync``. ``settings``
+    are the kernel's (``resync_interval``)."""
 
-    def __init__(self, kernel: SyncHost, *, interval_s: float | None = None) -> None:
-        self.kernel = kernel
-        self.interval_s = resync_interval(kernel.settings) if interval_s is None else interval_s
+    def __init__(
+        self,
+        db: Database,
+        walkers: WalkerLookup,
+        sync: SyncPort,
+        *,
+        settings: Mapping[str, Any] | None = None,
+        interval_s: float | None = None,
+    ) -> None:
+        self.db = db
+        self.walkers = walkers
+        self.sync = sync
+        self.interval_s = resync_interval(settings) if interval_s is None else interval_s
         self._task: asyncio.Task[None] | None = None
 
     async def plan(self, data_source_id: str | None = None) -> list[SourceSchedule]:
         """Every data source (or the one named) with its schedule."""
-        async with self.kernel.db.session() as s:
+        async with self.db.session() as s:
             query = select(DataSource)
             if data_source_id is not None:
                 row = await s.get(DataSource, data_source_id)
@@ -109,7 +122,7 @@ class ResyncScheduler:
                     return []
                 query = query.where(DataSource.connection_id == row.connection_id)
             sources = list((await s.execute(query)).scalars())
-            walked = {svc for w in self.kernel.plugins.walkers.values() for svc in w.services}
+            walked = self.walkers.services()
             consent_query = select(
                 UserConnection.id,
                 UserConnection.knowledge_ingestion_enabled,
@@ -169,7 +182,7 @@ class ResyncScheduler:
         if self.interval_s <= 0:
             return {}
         started: dict[str, str] = {}
-        async with _tick_lock(self.kernel.db) as mine:
+        async with _tick_lock(self.db) as mine:
             if not mine:
                 return started
             moment = now or datetime.now(UTC)
@@ -177,7 +190,7 @@ class ResyncScheduler:
                 if not source.due(moment):
                     continue
                 try:
-                    started[source.data_source_id] = await self.kernel.sync.start(
+                    started[source.data_source_id] = await self.sync.start(
                         source.data_source_id, user_id=None
                     )
                 except Exception:  # one source's failure must not keep the others waiting

@@ -8,8 +8,9 @@ re-syncs every enabled source after that."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
@@ -20,14 +21,14 @@ from nyla.knowledge.cost import Held
 from nyla.knowledge.tables import DataSource, FileContentIndex
 from nyla.models.datasource import WalkResult
 from nyla.models.knowledge import PurgeResult
-from nyla.walkers.runner import WalkerRunner
 from nyla.walkers.schedule import ResyncScheduler
 from nyla.walkers.survey import survey
 from nyla.walkers.tables import SyncState
 
 if TYPE_CHECKING:
-    from nyla.jobs.queue import ProcrastinateRunner
-    from nyla.walkers.ports import SyncHost
+    from nyla.db import Database
+    from nyla.walkers.ports import DeferSync, IndexSwitch, SourceConnections, SyncJobs
+    from nyla.walkers.runner import WalkerRunner
 
 #: items the first sync after switching indexing on takes (a quick first answer)
 FIRST_SYNC_ITEMS = 50
@@ -35,11 +36,29 @@ SYNC_KIND = "sync"
 
 
 class SyncService:
-    """Sync jobs of data sources over the kernel's job runner."""
+    """Sync jobs of data sources: ``runner`` syncs one, as a job of ``jobs`` (with
+    ``defer``: deferred to procrastinate's queue instead); ``consent`` switches a source's
+    indexing, ``connections`` opens it for a survey; the rows live in ``db``. ``settings``
+    are the kernel's (``resync_interval``)."""
 
-    def __init__(self, kernel: SyncHost) -> None:
-        self.kernel = kernel
-        self.runner = WalkerRunner(kernel)
+    def __init__(
+        self,
+        db: Database,
+        runner: WalkerRunner,
+        connections: SourceConnections,
+        consent: IndexSwitch,
+        jobs: SyncJobs,
+        *,
+        defer: DeferSync | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.db = db
+        self.runner = runner
+        self.connections = connections
+        self.consent = consent
+        self.jobs = jobs
+        self.defer = defer
+        self.settings = settings or {}
         self._scheduler: ResyncScheduler | None = None
 
     @property
@@ -47,11 +66,11 @@ class SyncService:
         """The re-sync schedule of every enabled source (built on first use: it reads
         ``NYLA_RESYNC_INTERVAL``)."""
         if self._scheduler is None:
-            self._scheduler = ResyncScheduler(self.kernel)
+            self._scheduler = ResyncScheduler(self.db, self.runner, self, settings=self.settings)
         return self._scheduler
 
     async def _source(self, ds_id: str, user_id: str | None) -> DataSource:
-        async with self.kernel.db.session() as s:
+        async with self.db.session() as s:
             ds = await s.get(DataSource, ds_id)
         if ds is None:
             raise NotFoundError(f"no data source {ds_id}")
@@ -90,7 +109,7 @@ class SyncService:
             await handle.details(result=result.model_dump(mode="json", exclude={"skipped"}))
             return result
 
-        return await self.kernel.jobs.run(SYNC_KIND, job, **fields)
+        return await self.jobs.run(SYNC_KIND, job, **fields)
 
     async def start(
         self,
@@ -103,14 +122,13 @@ class SyncService:
         """Start a sync in the background; returns the job id. With ``first_slice`` the job
         syncs that many items first, then the whole source (:meth:`work`)."""
         fields = await self._job_fields(ds_id, user_id)
-        if self.kernel.jobs_backend == "procrastinate":
-            queue = cast("ProcrastinateRunner", self.kernel.jobs)
-            return await queue.defer_sync(ds_id, limits=limits, first_slice=first_slice, **fields)
+        if self.defer is not None:
+            return await self.defer(ds_id, limits=limits, first_slice=first_slice, **fields)
 
         async def job(handle: Any) -> WalkResult:
             return await self.work(ds_id, handle, limits=limits, first_slice=first_slice)
 
-        return await self.kernel.jobs.submit(SYNC_KIND, job, **fields)
+        return await self.jobs.submit(SYNC_KIND, job, **fields)
 
     async def work(
         self,
@@ -146,17 +164,17 @@ class SyncService:
             query = query.where(Job.connection_id == connection_id)
         else:
             raise ValueError("name a data source or a connection to stop")
-        async with self.kernel.db.session() as s:
+        async with self.db.session() as s:
             job_ids = list((await s.execute(query)).scalars())
         cancelled = 0
         for job_id in job_ids:
-            cancelled += bool(await self.kernel.jobs.cancel(job_id))
+            cancelled += bool(await self.jobs.cancel(job_id))
         return cancelled
 
     async def status(self, *, user_id: str) -> list[dict[str, Any]]:
         """Per data source of the user: indexing on/off, last result, limit stop, running job
         (``status`` ``stale`` once its heartbeat is late)."""
-        async with self.kernel.db.session() as s:
+        async with self.db.session() as s:
             rows = (
                 await s.execute(
                     select(DataSource, SyncState)
@@ -180,7 +198,7 @@ class SyncService:
     async def survey(self, ds_id: str) -> Held | None:
         """What the source holds now, from a listing of a few seconds
         (:func:`nyla.walkers.survey.survey`): sizes a cost estimate before a full sync."""
-        return await survey(self.kernel, ds_id)
+        return await survey(self.db, self.connections, self.runner, ds_id)
 
     async def source_status(self, ds_id: str) -> dict[str, Any]:
         """One data source's sync on the wire: the running (or queued) job with its
@@ -190,7 +208,7 @@ class SyncService:
         if not plans:
             raise NotFoundError(f"no data source {ds_id}")
         plan = plans[0]
-        async with self.kernel.db.session() as s:
+        async with self.db.session() as s:
             state = await s.get(SyncState, ds_id)
             indexed = await s.scalar(
                 select(func.count())
@@ -210,8 +228,7 @@ class SyncService:
     async def set_indexing(self, ds_id: str, enabled: bool, *, user_id: str) -> PurgeResult:
         """Switch RAG indexing of a data source: on starts a sync (a first slice, then the
         whole source), off purges (as consent does) and stops its running syncs."""
-        governance = self.kernel.knowledge.governance
-        result = await governance.set_rag_index_enabled(ds_id, enabled, actor=user_id)
+        result = await self.consent.set_rag_index_enabled(ds_id, enabled, actor=user_id)
         if enabled:
             await self.start(ds_id, user_id=user_id, first_slice=FIRST_SYNC_ITEMS)
         else:

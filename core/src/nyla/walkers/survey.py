@@ -18,24 +18,32 @@ from nyla.models.datasource import SyncPage
 from nyla.walkers.items import item_depth
 
 if TYPE_CHECKING:
-    from nyla.walkers.ports import SyncHost
+    from nyla.db import Database
+    from nyla.walkers.ports import SourceConnections, WalkerLookup
 
 #: how long the listing may take before the estimate falls back to the limits
 SURVEY_S = 3.0
 
 
-async def survey(kernel: SyncHost, ds_id: str, *, seconds: float = SURVEY_S) -> Held | None:
-    """The items the source's walker would take (within ``max_depth`` and
+async def survey(
+    db: Database,
+    connections: SourceConnections,
+    walkers: WalkerLookup,
+    ds_id: str,
+    *,
+    seconds: float = SURVEY_S,
+) -> Held | None:
+    """The items the source's walker (from ``walkers``) would take (within ``max_depth`` and
     ``max_file_size``) and their listed bytes, up to ``max_items``; ``complete`` when the
     listing ended (or reached that limit) within ``seconds``. ``None`` when the source
     cannot be listed at all (no walker for its service, the connector refused)."""
-    async with kernel.db.session() as s:
+    async with db.session() as s:
         ds = await s.get(DataSource, ds_id)
         conn = await s.get(UserConnection, ds.connection_id) if ds is not None else None
     if ds is None or conn is None:
         return None
     try:
-        walker = kernel.sync.runner.walker_for(conn.service)
+        walker = walkers.walker_for(conn.service)
     except NylaError:
         return None
     limits = get_rag_limits(ds, walker.limit_kind)
@@ -45,7 +53,7 @@ async def survey(kernel: SyncHost, ds_id: str, *, seconds: float = SURVEY_S) -> 
     try:
         async with (
             asyncio.timeout(seconds),
-            kernel.connections.open(ds.connection_id, user_id=None) as session,
+            connections.open(ds.connection_id, user_id=None) as session,
         ):
             session.limits = limits
             pages = cast(

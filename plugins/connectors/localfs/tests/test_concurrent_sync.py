@@ -13,7 +13,7 @@ from typing import Any
 from localfs_helpers import local_source, make_kernel, make_tree
 from sqlalchemy import func, select
 
-from nyla.testing.tables import FileContentIndex, JobHandle, LockWait, WalkerRunner
+from nyla.testing.tables import FileContentIndex, JobHandle, LockWait
 
 FILES = 600
 #: how long one sync waits for the other at a step of the interleaving before going on
@@ -139,7 +139,9 @@ async def _no_lock(db: Any, ds_id: str, keep_waiting: Any = None) -> AsyncIterat
 async def test_two_syncs_that_overlap_anyway_delete_nothing_that_exists(db, tmp_path: Path) -> None:
     kernel, ds = await _synced_tree(db, tmp_path)
     other = make_kernel(db)
-    runners = [WalkerRunner(k, lock=_no_lock) for k in (kernel, other)]
+    runners = [k.sync.runner for k in (kernel, other)]
+    for runner in runners:
+        runner.lock = _no_lock
     a, b = await _both(kernel, other, ds, *runners)
     assert await _indexed(db) == FILES, f"existing files deleted: {a.sweep!r} / {b.sweep!r}"
     assert not a.joined and not b.joined and b.items_seen == FILES, (a, b)

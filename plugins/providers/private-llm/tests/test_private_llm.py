@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from nyla import AiService, Kernel, PluginHost
+from nyla import AiService, PluginHost
 from nyla.sdk import (
     AiCallRequest,
     ConfigurationError,
@@ -35,7 +35,7 @@ class Sleeps:
 def service(provider: Any) -> tuple[AiService, Sleeps]:
     host = PluginHost.from_plugins([ScriptedPlugin(provider)], names=["p"])
     sleeps = Sleeps()
-    return AiService(Kernel(plugins=host), retry=RetryPolicy(sleep=sleeps)), sleeps
+    return AiService(host, retry=RetryPolicy(sleep=sleeps)), sleeps
 
 
 def provider(handler: Any) -> PrivateLlmProvider:
