@@ -80,9 +80,21 @@ class Kernel:
     @cached_property
     def agent(self) -> AgentRuntime:
         """The agent runtime (ReAct loop, tools, toolboxes)."""
+        from nyla.agent.ports import AgentServices
         from nyla.agent.runtime import AgentRuntime
 
-        return AgentRuntime(self)
+        services = AgentServices(
+            ai=self.ai,
+            plugins=self.plugins,
+            db=self.db,
+            files=self.files,
+            connections=self.connections,
+            model_access=self.model_access,
+            knowledge=lambda: self.knowledge,
+            features=lambda: self.features,
+            settings=self.settings,
+        )
+        return AgentRuntime(services)
 
     @cached_property
     def files(self) -> FileStore:
@@ -107,9 +119,7 @@ class Kernel:
 
     def _agent_loop(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
         """The agent loop on this kernel (the feature data agent runs one)."""
-        from nyla.agent.loop import run_agent_loop
-
-        return run_agent_loop(self, spec)
+        return self.agent.loop(spec)
 
     @cached_property
     def connections(self) -> ConnectionService:
