@@ -13,7 +13,8 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from array import array
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ from nyla.knowledge.extract import detect_kind, extract
 from nyla.knowledge.precomputed import PrecomputedEmbeddings
 from nyla.knowledge.provenance import ConsentError, provenance
 from nyla.knowledge.settings import KnowledgeSettings
+from nyla.knowledge.vector_memo import Memo, Vectors, remember
 from nyla.knowledge.vectors import MAX_CHUNKS_PER_FILE, ChunkRow, delete_file_chunks, owner_key
 from nyla.knowledge.writing import (
     PreparedFile,
@@ -65,9 +67,6 @@ log = logging.getLogger(__name__)
 #: a text file up to this size is extracted on the event loop: handing it to a worker thread
 #: costs more than reading it (PDF, DOCX, HTML and larger files always go to a thread)
 INLINE_EXTRACT_BYTES = 64 * 1024
-
-#: (owner key, model, content hash) -> vector, shared by the files of one batch
-Memo = dict[tuple[str, str, str], list[float]]
 
 
 def _chars(document: ExtractedDocument) -> int:
@@ -284,7 +283,7 @@ class Indexer:
         context: RunContext,
         memo: Memo | None,
         embeddings: PrecomputedEmbeddings | None,
-    ) -> tuple[str, int, tuple[list[list[float]], int, int, float]]:
+    ) -> tuple[str, int, tuple[list[Sequence[float]], int, int, float]]:
         """The embedding model, its dimensions and (vectors, reused, embedded, cost CHF) of
         the chunks; precomputed vectors count as reused."""
         memo = memo if memo is not None else {}
@@ -294,7 +293,7 @@ class Indexer:
                 for c in chunks:
                     vector = embeddings.get(c.content_hash)
                     if vector is not None:
-                        memo[(key, model, c.content_hash)] = vector  # type: ignore[assignment]
+                        remember(memo, (key, model, c.content_hash), vector)
             else:
                 spec = self.embedding_spec(context)
                 model, dims = spec.id, spec.capabilities.embedding_dimensions or 0
@@ -352,7 +351,7 @@ class Indexer:
 
     async def _vectors(
         self, chunks: list[Chunk], key: str, model: str, context: RunContext, memo: Memo
-    ) -> tuple[list[list[float]], int, int, float]:
+    ) -> tuple[list[Sequence[float]], int, int, float]:
         """A vector per chunk: reused when the same content is already indexed in the same
         scope with the same model, embedded (in batches, once per distinct text) otherwise.
         Indexed content is found through the lookup rows and ``memo`` (this batch's files);
@@ -360,7 +359,7 @@ class Indexer:
         Returns (vectors, reused, embedded, cost CHF)."""
         if not chunks:
             return [], 0, 0, 0.0
-        known: dict[str, list[float]] = {
+        known: Vectors = {
             c.content_hash: memo[(key, model, c.content_hash)]
             for c in chunks
             if (key, model, c.content_hash) in memo
@@ -372,7 +371,7 @@ class Indexer:
                 missing.setdefault(c.content_hash, c.text)
         cost = await self._embed_missing(known, missing, model, context)
         for content_hash, vector in known.items():
-            memo[(key, model, content_hash)] = vector
+            remember(memo, (key, model, content_hash), vector)
         dims = {len(v) for v in known.values()}
         if len(dims) > 1:
             raise NylaError(f"{model} returned vectors of different dimensions: {sorted(dims)}")
@@ -381,7 +380,7 @@ class Indexer:
         return vectors, reused, len(missing), cost
 
     async def _indexed_vectors(
-        self, known: dict[str, list[float]], hashes: set[str], key: str, model: str, memo: Memo
+        self, known: Vectors, hashes: set[str], key: str, model: str, memo: Memo
     ) -> None:
         """Add to ``known`` the vectors already indexed for ``hashes`` in the same scope. A
         scope with no indexed vector of ``model`` is noted in ``memo`` after one look, so a
@@ -399,11 +398,7 @@ class Indexer:
                 known.setdefault(content_hash, vector)
 
     async def _embed_missing(
-        self,
-        known: dict[str, list[float]],
-        missing: dict[str, str],
-        model: str,
-        context: RunContext,
+        self, known: Vectors, missing: dict[str, str], model: str, context: RunContext
     ) -> float:
         """Embed the ``missing`` texts (in batches) into ``known``; returns the cost CHF."""
         cost = 0.0
@@ -416,7 +411,8 @@ class Indexer:
                 raise NylaError(f"asked for {model} embeddings, got {response.model}")
             cost += float(getattr(response, "cost_chf", 0.0) or 0.0)
             for (content_hash, _), vector in zip(part, response.vectors, strict=True):
-                known[content_hash] = list(vector)
+                # float4, as stored: an eighth of a list of Python floats while it waits
+                known[content_hash] = array("f", vector)
         return cost
 
     async def _record_failure(
