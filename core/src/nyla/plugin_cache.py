@@ -14,6 +14,9 @@ stored under the user's cache directory with a key of everything it can depend o
   :func:`~nyla.config.config_value` during discovery (by value, hashed: never stored), and
   the config file's modification time and size.
 
+Other files a plugin reads while it is discovered (data files of an editable install) are not
+watched: while editing such a file, set ``NYLA_PLUGIN_CACHE=off``.
+
 A snapshot whose key differs, that cannot be read or parsed, or that was written by another
 format is ignored and discovery runs as without a cache; an unwritable cache directory only
 means nothing is stored. Nothing is stored either when a plugin has a problem (one that failed
