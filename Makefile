@@ -32,15 +32,17 @@ serve: setup
 test: setup
 	$(VENV)/bin/python -m pytest -q
 
-# ruff, the import contracts (.ci/import_contracts.py), the type check (nyla.sdk, nyla.models,
-# jobs, eval, files and tools strictly; the whole kernel, the plugins and the hosts as they
-# are written) and
-# the size limits (.ci/sizes.py: modules <= 450 lines, functions <= 80)
+# ruff, the import contracts (.ci/import_contracts.py), no import circle (.ci/import_graph.py),
+# no service reaching a sibling through the kernel object (.ci/service_deps.py), the type
+# check (nyla.sdk, nyla.models, jobs, eval, files and tools strictly; the whole kernel, the
+# plugins and the hosts as they are written) and the size limits (.ci/sizes.py: modules
+# <= 450 lines, functions <= 80)
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/python .ci/import_contracts.py
 	$(VENV)/bin/python .ci/import_graph.py --check
+	$(VENV)/bin/python .ci/service_deps.py
 	$(VENV)/bin/mypy --strict core/src/nyla/sdk core/src/nyla/models core/src/nyla/jobs \
 		core/src/nyla/eval core/src/nyla/files core/src/nyla/tools
 	$(VENV)/bin/mypy core/src/nyla
