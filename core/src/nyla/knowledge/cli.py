@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
+import tempfile
+import textwrap
 import time
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from nyla.commands.output import emit_json, json_option, progress_bar, run_async, table
+from nyla.commands.output import (
+    emit_json,
+    json_line,
+    json_option,
+    progress_bar,
+    run_async,
+    table,
+)
 from nyla.identity import default_user
 from nyla.knowledge.reindex_cli import reindex
 from nyla.models.knowledge import SearchQuery
@@ -83,11 +94,11 @@ def index_command(
     """Index files and directories (txt, md, html, pdf, docx, csv, json)."""
     from nyla.knowledge.ingest import expand_paths
 
-    async def go() -> list[Any]:
+    async def go(sink: _JsonResults | None) -> list[Any]:
         kernel = _kernel(model)
         try:
             ctx = _context(user, mandate, instance)
-            return await _index_with_progress(kernel, paths, ctx, scope, neutralize, as_json)
+            return await _index_with_progress(kernel, paths, ctx, scope, neutralize, sink)
         finally:
             await kernel.aclose()
 
@@ -96,13 +107,15 @@ def index_command(
             f"no files found under {', '.join(paths)} (indexable: txt, md, html, pdf, docx, "
             "csv, json; hidden entries are skipped)"
         )
-    results = run_async(go())
+    with tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8") as spool:
+        sink = _JsonResults(spool) if as_json else None
+        results = run_async(go(sink))
+        if sink is not None:
+            sink.emit()
+            if sink.failed:
+                raise SystemExit(1)
+            return
     ok = [r for r in results if r.status == "indexed"]
-    if as_json:
-        emit_json([r.to_wire() for r in results])
-        if len(ok) < len(results):
-            raise SystemExit(1)
-        return
     table(
         "indexed",
         ["file", "status", "chunks", "embedded", "reused", "tokens", "KB", "note"],
@@ -129,20 +142,56 @@ def index_command(
         raise SystemExit(1)
 
 
+class _JsonResults:
+    """The ``--json`` list of an index run, written result by result to ``file`` (a spooled
+    temporary file) as the files complete and printed at the end: the run itself keeps no result, so its memory
+    does not grow with the number of files."""
+
+    def __init__(self, file: IO[str]) -> None:
+        self.file = file
+        self.count = 0
+        self.failed = 0
+
+    def add(self, result: Any) -> None:
+        """Append one result (as ``emit_json`` prints a list: indented by two)."""
+        item = textwrap.indent(json_line(result.to_wire(), indent=2), "  ")
+        self.file.write(("[\n" if not self.count else ",\n") + item)
+        self.count += 1
+        self.failed += result.status != "indexed"
+
+    def emit(self) -> None:
+        """Print the list on stdout."""
+        if not self.count:
+            click.echo("[]")
+            return
+        self.file.write("\n]\n")
+        self.file.seek(0)
+        shutil.copyfileobj(self.file, sys.stdout)
+        sys.stdout.flush()
+
+
 async def _index_with_progress(
-    kernel: Kernel, paths: tuple[str, ...], ctx: Any, scope: str, neutralize: bool, quiet: bool
+    kernel: Kernel,
+    paths: tuple[str, ...],
+    ctx: Any,
+    scope: str,
+    neutralize: bool,
+    sink: _JsonResults | None,
 ) -> list[Any]:
-    """``index_paths`` under a progress bar (files, chunks, MB/s) on stderr."""
+    """``index_paths`` under a progress bar (files, chunks, MB/s) on stderr; with a ``sink``
+    (``--json``) each result goes to it instead of the returned list."""
     from nyla.knowledge.ingest import expand_paths
 
     total = len(expand_paths(paths))
     counters = {"chunks": 0, "bytes": 0}
     started = time.perf_counter()
     detail = "files · {task.fields[chunks]} chunks · {task.fields[rate]} MB/s"
-    with progress_bar("indexing", detail, quiet=quiet) as bar:
+    with progress_bar("indexing", detail, quiet=sink is not None) as bar:
         task = bar.add_task("index", total=total, chunks=0, rate="0.00")
 
         def on_file(result: Any, done: int, _total: int) -> None:
+            if sink is not None:
+                sink.add(result)
             counters["chunks"] += result.chunks
             counters["bytes"] += result.bytes
             elapsed = max(time.perf_counter() - started, 1e-6)

@@ -91,6 +91,7 @@ class Ingestion:
         total: int | None = None,
         job_kind: str | None = None,
         embeddings: PrecomputedEmbeddings | None = None,
+        keep_results: bool = True,
     ) -> list[IndexResult]:
         """Index a batch (contents as bytes, or paths read one at a time); one file's failure
         does not stop the rest. Prepared files are written together in the background while
@@ -100,11 +101,14 @@ class Ingestion:
         vector meanwhile), so every result returned is searchable by every path. With
         ``job_kind`` the batch is recorded as a job (shown in the inventory) and stops early
         when that job is cancelled. ``embeddings`` supplies vectors the caller already has
-        (see :class:`~nyla.knowledge.precomputed.PrecomputedEmbeddings`)."""
+        (see :class:`~nyla.knowledge.precomputed.PrecomputedEmbeddings`).
+        ``keep_results=False``: each result goes only to ``progress`` and none is returned,
+        so the batch's memory does not grow with its files (given ``items`` as an iterator
+        and ``total``)."""
         items = list(items) if total is None else items
         total = len(items) if total is None else total  # type: ignore[arg-type]
         job = await _BatchJob.start(self.db, job_kind, context, total)
-        run = _BatchRun(total, progress)
+        run = _BatchRun(total, progress, keep=keep_results)
         writer = BatchWriter(
             self.indexer.write, batch_rows=self.settings.write_batch_rows, on_written=run.written
         )
@@ -161,15 +165,17 @@ class Ingestion:
         neutralize: bool = False,
         progress: ProgressFn | None = None,
         embeddings: PrecomputedEmbeddings | None = None,
+        keep_results: bool = True,
     ) -> list[IndexResult]:
         """Index local files (directories recursively, supported types only), building
         FileItems owned by the context's user/mandate/feature instance. Recorded as a job.
-        This is what ``nyla knowledge index`` calls; ``embeddings`` as in
-        :meth:`index_files`."""
-        files = expand_paths(paths)
+        This is what ``nyla knowledge index`` calls; ``embeddings`` and ``keep_results`` as
+        in :meth:`index_files`."""
+        # names, not Path objects, wait for their turn: a quarter of the memory per file
+        files = [os.fsdecode(p) for p in expand_paths(paths)]
         items = (
             (file_item_for_path(p, context=context, scope=scope, neutralize=neutralize), p)
-            for p in files
+            for p in map(Path, files)
         )
         return await self.index_files(
             items,
@@ -178,6 +184,7 @@ class Ingestion:
             total=len(files),
             job_kind="index",
             embeddings=embeddings,
+            keep_results=keep_results,
         )
 
     async def ingest(
@@ -233,49 +240,63 @@ class Ingestion:
 
 
 class _BatchRun:
-    """The results of one batch in input order, reported to ``progress`` as they complete."""
+    """The results of one batch in input order, reported to ``progress`` as they complete;
+    kept for the caller unless ``keep`` is false (then a run holds only the files still
+    being written, whatever its size)."""
 
-    def __init__(self, total: int, progress: ProgressFn | None) -> None:
+    def __init__(self, total: int, progress: ProgressFn | None, *, keep: bool = True) -> None:
         self.total = total
         self.progress = progress
-        self.results: list[IndexResult | None] = []
+        self.keep = keep
+        self.kept: list[IndexResult] = []
+        self.pending: list[IndexResult | None] = []  # slots from ``done`` on
         self.models: dict[str, int] = {}
         self.done = 0
+        self.indexed_chunks = 0
 
     @property
     def count(self) -> int:
         """Files seen so far."""
-        return len(self.results)
+        return self.done + len(self.pending)
 
     def add(self, result: IndexResult | None) -> int:
         """Append a result (``None``: still being written); returns its slot."""
-        self.results.append(result)
+        self.pending.append(result)
         self._report()
-        return len(self.results) - 1
+        return self.count - 1
 
     def written(self, items: list[tuple[Any, PreparedFile, IndexResult]]) -> None:
         """Fill the slots of files the batch writer stored."""
         for slot, prepared, result in items:
-            self.results[slot] = result
+            self.pending[slot - self.done] = result
             if result.status == "indexed" and prepared.dims and result.embedding_model:
                 self.models[result.embedding_model] = prepared.dims
         self._report()
 
     def written_chunks(self) -> int:
         """Chunks of the files indexed so far."""
-        return sum(r.chunks for r in self.results if r is not None and r.status == "indexed")
+        return self.indexed_chunks + sum(
+            r.chunks for r in self.pending if r is not None and r.status == "indexed"
+        )
 
     def finished(self) -> list[IndexResult]:
-        """Every completed result, in input order."""
-        return [r for r in self.results if r is not None]
+        """Every completed result, in input order (none when they are not kept)."""
+        return self.kept + [r for r in self.pending if r is not None]
 
     def _report(self) -> None:
-        for result in self.results[self.done :]:
+        ready = 0
+        for result in self.pending:
             if result is None:
                 break
+            ready += 1
             self.done += 1
+            if result.status == "indexed":
+                self.indexed_chunks += result.chunks
+            if self.keep:
+                self.kept.append(result)
             if self.progress is not None:
                 self.progress(result, self.done, self.total)
+        del self.pending[:ready]
 
 
 class _BatchJob:
