@@ -5,7 +5,7 @@ it exists:
 
 1. plugins import only ``nyla.sdk`` (and ``nyla.testing`` in their tests) and their own
    third-party SDKs — never the top-level ``nyla`` package nor a kernel module; hosts import
-   only ``nyla``, ``nyla.sdk`` and ``nyla.testing``;
+   only the faces: ``nyla``, ``nyla.host``, ``nyla.sdk`` and ``nyla.testing``;
 2. no plugin imports another plugin;
 3. ``nyla.models`` depends on nothing else in nyla;
 4. the kernel never imports a plugin.
@@ -28,7 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL = ROOT / "core" / "src" / "nyla"
-PUBLIC = {"sdk", "testing"}
+#: the faces below ``nyla`` (a plugin's source may import only ``sdk``, its tests ``testing``
+#: too; ``host`` is for hosts)
+PUBLIC = {"sdk", "testing", "host"}
 TOP_LEVEL_IN_TESTS = {
     "plugins/providers/private-llm/tests/test_private_llm.py",
 }
@@ -62,7 +64,7 @@ root_packages =
 {lines(plugins)}
 
 [importlinter:contract:plugins-use-the-sdk]
-name = Plugins and hosts import no kernel internal (only nyla, nyla.sdk, nyla.testing)
+name = Plugins and hosts import no kernel internal (only nyla, nyla.host, nyla.sdk, nyla.testing)
 type = forbidden
 source_modules =
 {lines(plugins)}
@@ -105,21 +107,22 @@ def imported(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def allowed(module: str, *, top_level: bool, testing: bool) -> bool:
+def allowed(module: str, *, host: bool, testing: bool) -> bool:
     """Whether a plugin or host file may import ``module``: anything outside ``nyla``,
     ``nyla.sdk`` and below, ``nyla.testing`` and below where ``testing``, the top-level
-    package itself where ``top_level``."""
+    package and ``nyla.host`` in a host."""
     parts = module.split(".")
     if parts[0] != "nyla":
         return True
     if len(parts) == 1:
-        return top_level
-    return parts[1] == "sdk" or (testing and parts[1] == "testing")
+        return host
+    return parts[1] == "sdk" or (testing and parts[1] == "testing") or (host and parts[1] == "host")
 
 
 def face_imports() -> list[str]:
     """``file:line: module`` for each import past the face a file may use: a plugin's source
-    ``nyla.sdk``, its tests ``nyla.sdk`` and ``nyla.testing``, a host's tests also ``nyla``."""
+    ``nyla.sdk``, its tests ``nyla.sdk`` and ``nyla.testing``, a host's tests also ``nyla`` and
+    ``nyla.host``."""
     files = [
         *((p, False, False) for p in ROOT.glob("plugins/*/*/src/**/*.py")),
         *((p, False, True) for p in ROOT.glob("plugins/*/*/tests/**/*.py")),
@@ -129,9 +132,11 @@ def face_imports() -> list[str]:
     needed = set()
     for path, host, testing in sorted(files):
         name = str(path.relative_to(ROOT))
-        top_level = host or name in TOP_LEVEL_IN_TESTS
+        top_level = name in TOP_LEVEL_IN_TESTS
         for line, module in imported(path):
-            if not allowed(module, top_level=top_level, testing=testing):
+            if not allowed(module, host=host, testing=testing) and not (
+                top_level and module == "nyla"
+            ):
                 bad.append(f"{name}:{line}: imports {module}")
             elif module == "nyla" and not host:
                 needed.add(name)

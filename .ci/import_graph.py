@@ -68,7 +68,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "checks",
     ),
     # the faces sit on the kernel: what plugins, their tests and library users import
-    "faces": ("sdk", "testing", "pytest_plugin", "hookdoc", PACKAGE),
+    "faces": ("sdk", "testing", "host", "pytest_plugin", "hookdoc", PACKAGE),
     "hosts": ("cli", "commands", "demo"),
 }
 LAYER_OF = {room: rank for rank, rooms in enumerate(LAYERS.values()) for room in rooms}

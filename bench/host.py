@@ -278,8 +278,8 @@ async def prepare(schema: str) -> tuple[str, str]:
     from datetime import UTC, datetime, timedelta
 
     import nyla_host.tables  # noqa: F401
-    from nyla import Database
     from nyla.db import resolve_url
+    from nyla.host import Database
     from nyla_host.tables import HostRunRow
     from nyla_host.tokens import TokenStore
 
@@ -309,7 +309,7 @@ async def prepare(schema: str) -> tuple[str, str]:
 
 
 async def drop(url: str, schema: str) -> None:
-    from nyla import Database
+    from nyla.host import Database
 
     db = Database(url, schema=schema)
     await db.drop_schema()

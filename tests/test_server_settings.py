@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from nyla import PluginHost
+from nyla.host import PluginHost
 from nyla.sdk.connectors import describe_connector
 
 #: setting names that point somewhere: a folder or a URL

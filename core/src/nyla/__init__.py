@@ -1,7 +1,15 @@
 """nyla: a plugin-driven AI agent framework.
 
-The public API for plugin authors and hosts. Names are imported lazily so that
-``import nyla`` (and ``nyla --help``) stays fast.
+The face for a user of the library: the kernel object (``Kernel``: ``kernel.agent.run``,
+``kernel.ai.call``, ``kernel.knowledge``), the models a user passes and gets back (run
+configuration and context, agent events, messages and model calls, tools, search results,
+the plugin contracts for an in-process plugin), the hook markers and the errors to catch.
+
+Two other faces: ``nyla.sdk`` is everything a plugin may import, ``nyla.host`` what only a
+host app holds (the plugin host, the database and its metadata, the services and stores, the
+agent loop entry, the knowledge store's lookups, the settings). A host-only name asked of
+``nyla`` says where it went. Names are imported lazily so that ``import nyla`` (and ``nyla
+--help``) stays fast.
 """
 
 from __future__ import annotations
@@ -14,14 +22,6 @@ from nyla.hookspecs import hookimpl, hookspec
 # What a type checker sees; at run time the names load lazily (__getattr__ below).
 # isort: off
 if TYPE_CHECKING:
-    from nyla.agent.loop import run_agent_loop as run_agent_loop
-    from nyla.agent.spec import RunSpec as RunSpec
-    from nyla.agent.runtime import AgentRuntime as AgentRuntime
-    from nyla.config import config_value as config_value
-    from nyla.ai.neutralize import NeutralizationSession as NeutralizationSession
-    from nyla.ai.service import AiService as AiService
-    from nyla.connections.service import ConnectionService as ConnectionService
-    from nyla.db import Base as Base, Database as Database, metadata as metadata
     from nyla.errors import (
         BudgetExceeded as BudgetExceeded,
         ConfigurationError as ConfigurationError,
@@ -41,22 +41,6 @@ if TYPE_CHECKING:
         ProviderTimeoutError as ProviderTimeoutError,
         UnsupportedCapabilityError as UnsupportedCapabilityError,
     )
-    from nyla.features.data_agent import (
-        FeatureAgentResult as FeatureAgentResult,
-        run_feature_data_agent as run_feature_data_agent,
-    )
-    from nyla.features.ontology_compiler import (
-        compile_ontology_to_prompt as compile_ontology_to_prompt,
-    )
-    from nyla.features.validator import QueryValidator as QueryValidator
-    from nyla.files.bridge import (
-        attach_file_as_chat_document as attach_file_as_chat_document,
-        format_tool_file_result as format_tool_file_result,
-    )
-    from nyla.files.docrefs import coerce_document_reference_list as coerce_document_reference_list
-    from nyla.files.store import FileStore as FileStore
-    from nyla.jobs.store import JobStore as JobStore
-    from nyla.identity import default_user as default_user
     from nyla.kernel import Kernel as Kernel
     from nyla.knowledge.consent import (
         NotFoundError as NotFoundError,
@@ -64,12 +48,6 @@ if TYPE_CHECKING:
     )
     from nyla.knowledge.limits import SettingsValidationError as SettingsValidationError
     from nyla.knowledge.precomputed import PrecomputedEmbeddings as PrecomputedEmbeddings
-    from nyla.knowledge.service import KnowledgeService as KnowledgeService
-    from nyla.knowledge.sources import (
-        DataSourceView as DataSourceView,
-        get_data_source as get_data_source,
-        list_data_sources as list_data_sources,
-    )
     from nyla.models.agent import (
         AgentConfig as AgentConfig,
         AgentEvent as AgentEvent,
@@ -127,6 +105,7 @@ if TYPE_CHECKING:
         IndexResult as IndexResult,
         SearchFilters as SearchFilters,
         SearchHit as SearchHit,
+        SearchQuery as SearchQuery,
         SearchResult as SearchResult,
     )
     from nyla.models.neutralize import Finding as Finding, Neutralizer as Neutralizer
@@ -148,21 +127,13 @@ if TYPE_CHECKING:
         ToolResult as ToolResult,
         Toolbox as Toolbox,
     )
-    from nyla.plugins import PluginHost as PluginHost, PluginRecord as PluginRecord
-    from nyla.text import clean_text as clean_text, has_unstorable_chars as has_unstorable_chars
 # isort: on
 
 from nyla.version import __version__ as __version__
 
 _EXPORTS: dict[str, str] = {
-    # kernel
+    # the kernel object (kernel.agent.run, kernel.ai.call, kernel.knowledge ...)
     "Kernel": "nyla.kernel",
-    "PluginHost": "nyla.plugins",
-    "PluginRecord": "nyla.plugins",
-    "ConnectionService": "nyla.connections.service",
-    "Database": "nyla.db",
-    "Base": "nyla.db",
-    "metadata": "nyla.db",
     # ai
     "OperationType": "nyla.models.ai",
     "TEXT_OPERATIONS": "nyla.models.ai",
@@ -188,9 +159,6 @@ _EXPORTS: dict[str, str] = {
     "FallbackNote": "nyla.models.ai",
     "InvalidToolArguments": "nyla.models.ai",
     "NeutralizationReport": "nyla.models.ai",
-    "AiService": "nyla.ai.service",
-    "NeutralizationSession": "nyla.ai.neutralize",
-    "config_value": "nyla.config",
     # agent
     "RunContext": "nyla.models.agent",
     "AgentConfig": "nyla.models.agent",
@@ -205,14 +173,6 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "nyla.models.tools",
     "ToolErrorDetails": "nyla.models.tools",
     "ToolContext": "nyla.models.tools",
-    # agent runtime and file bridge
-    "run_agent_loop": "nyla.agent.loop",
-    "RunSpec": "nyla.agent.spec",
-    "AgentRuntime": "nyla.agent.runtime",
-    "FileStore": "nyla.files.store",
-    "coerce_document_reference_list": "nyla.files.docrefs",
-    "attach_file_as_chat_document": "nyla.files.bridge",
-    "format_tool_file_result": "nyla.files.bridge",
     # data sources
     "ConnectorAdapter": "nyla.models.datasource",
     "ConnectionInfo": "nyla.models.datasource",
@@ -235,34 +195,20 @@ _EXPORTS: dict[str, str] = {
     "ConstraintKind": "nyla.models.ontology",
     "CanonicalPattern": "nyla.models.ontology",
     "PatternStep": "nyla.models.ontology",
-    "QueryValidator": "nyla.features.validator",
-    "compile_ontology_to_prompt": "nyla.features.ontology_compiler",
-    "run_feature_data_agent": "nyla.features.data_agent",
-    "FeatureAgentResult": "nyla.features.data_agent",
-    # knowledge store
-    "KnowledgeService": "nyla.knowledge.service",
+    # knowledge store: what a user passes (vectors computed elsewhere) and gets back
     "PrecomputedEmbeddings": "nyla.knowledge.precomputed",
     "IndexResult": "nyla.models.knowledge",
     "SearchFilters": "nyla.models.knowledge",
     "SearchHit": "nyla.models.knowledge",
+    "SearchQuery": "nyla.models.knowledge",
     "SearchResult": "nyla.models.knowledge",
     "Scope": "nyla.models.files",
     "NotFoundError": "nyla.knowledge.consent",
     "PermissionDeniedError": "nyla.knowledge.consent",
     "SettingsValidationError": "nyla.knowledge.limits",
-    "DataSourceView": "nyla.knowledge.sources",
-    "list_data_sources": "nyla.knowledge.sources",
-    "get_data_source": "nyla.knowledge.sources",
-    # background jobs
-    "JobStore": "nyla.jobs.store",
     # neutralization
     "Neutralizer": "nyla.models.neutralize",
     "Finding": "nyla.models.neutralize",
-    # who a command acts as by default (NYLA_USER, else "local")
-    "default_user": "nyla.identity",
-    # text safe to store and send
-    "clean_text": "nyla.text",
-    "has_unstorable_chars": "nyla.text",
     # errors
     "NylaError": "nyla.errors",
     "PluginError": "nyla.errors",
@@ -289,7 +235,10 @@ __all__ = ["__version__", "hookimpl", "hookspec", *_EXPORTS]
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'nyla' has no attribute {name!r}")
+        from nyla import host
+
+        where = " (host-only: import it from nyla.host)" if name in host.__all__ else ""
+        raise AttributeError(f"module 'nyla' has no attribute {name!r}{where}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -1,80 +1,61 @@
-"""The public names: every one of ``nyla`` resolves, a type checker sees each with its real
-type, and every one a plugin author needs is in ``nyla.sdk`` too."""
+"""The three faces: ``nyla`` (a library user's names), ``nyla.host`` (what only a host app
+holds) and ``nyla.sdk`` (a plugin's). Every name of each resolves, a type checker sees each
+lazy name with its real type, every top-level name is decided on, and no storage internal or
+service is a top-level or a plugin name."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 import nyla
+import nyla.host
 import nyla.sdk
 
-#: names of ``nyla`` for hosts and the kernel's own tools, not for plugins: the kernel object,
-#: its services and stores, its database, the agent loop, the data-agent helpers, lookups of
-#: the knowledge store. A new top-level name goes either here or into ``nyla.sdk``.
-HOST_ONLY = {
+#: top-level names a library user needs that plugins do not get from ``nyla.sdk``: the kernel
+#: object, agent events and traces, the connector and walker contracts (``nyla.sdk.connectors``
+#: holds the plugin side), what ``kernel.knowledge`` takes and answers, the errors of storage
+#: and the knowledge store. A new top-level name goes either here or into ``nyla.sdk``.
+LIBRARY_ONLY = {
     "__version__",
     "hookspec",
     "Kernel",
-    "PluginHost",
-    "PluginRecord",
-    "ConnectionService",
-    "Database",
-    "Base",
-    "metadata",
-    "AiService",
-    "NeutralizationSession",
-    "AgentRuntime",
-    "run_agent_loop",
-    "RunSpec",
     "AgentStatus",
     "AgentEvent",
     "EventType",
     "AgentTrace",
     "ToolCallLog",
-    "FileStore",
-    "coerce_document_reference_list",
-    "attach_file_as_chat_document",
-    "format_tool_file_result",
-    # the connector side lives in nyla.sdk.connectors
     "ConnectorAdapter",
     "ConnectionInfo",
     "DownloadedFile",
     "JobProgress",
     "Walker",
     "WalkResult",
-    "QueryValidator",
-    "compile_ontology_to_prompt",
-    "run_feature_data_agent",
-    "FeatureAgentResult",
-    "KnowledgeService",
     "PrecomputedEmbeddings",
     "IndexResult",
     "Scope",
     "NotFoundError",
     "PermissionDeniedError",
     "SettingsValidationError",
-    "DataSourceView",
-    "list_data_sources",
-    "get_data_source",
-    "JobStore",
     "DatabaseUnavailableError",
     "DatabaseQueryError",
     "FolderNotEmptyError",
-    # who the CLI acts as; a host shares it so the page and the CLI are one person
-    "default_user",
 }
 
-#: what a plugin author reaches for beyond the provider base classes: the answer of
-#: ``ctx.services.ai.call`` and its typed parts, the type of ``ToolContext.services``, the
-#: errors a tool catches
+#: what a plugin author reaches for beyond the provider base classes: what
+#: ``ctx.services.ai.call`` answers and its typed parts, the tool context, the errors a tool
+#: catches
 PLUGIN_AUTHOR = {
     "AiCallRequest",
     "AiCallResponse",
     "FallbackNote",
     "InvalidToolArguments",
     "NeutralizationReport",
-    "ToolServices",
     "ToolContext",
     "RunContext",
     "AgentConfig",
@@ -86,18 +67,37 @@ PLUGIN_AUTHOR = {
     "clean_text",
 }
 
+#: helpers both a host and a plugin use (settings lookup, text a database can store)
+SHARED_WITH_PLUGINS = {"config_value", "clean_text", "has_unstorable_chars"}
+
+#: what the top-level package must never offer: storage, the plugin host, the services
+STORAGE_AND_SERVICES = {
+    "Database",
+    "Base",
+    "metadata",
+    "PluginHost",
+    "PluginRecord",
+    "AiService",
+    "ConnectionService",
+    "KnowledgeService",
+    "FileStore",
+    "JobStore",
+    "AgentRuntime",
+    "run_agent_loop",
+}
+
 
 def test_every_public_name_resolves() -> None:
-    for name in nyla.__all__:
-        assert getattr(nyla, name) is not None, f"nyla.{name} is listed but does not load"
-    for name in nyla.sdk.__all__:
-        assert hasattr(nyla.sdk, name), f"nyla.sdk.{name} is listed but missing"
+    for face in (nyla, nyla.host, nyla.sdk):
+        for name in face.__all__:
+            assert getattr(face, name) is not None, f"{face.__name__}.{name} does not load"
 
 
-def test_a_type_checker_sees_every_lazy_name_from_its_module() -> None:
-    """The ``if TYPE_CHECKING`` block of ``nyla/__init__.py`` imports exactly the lazy names,
-    each from the module ``__getattr__`` loads it from (otherwise mypy types it ``Any``)."""
-    tree = ast.parse(Path(nyla.__file__).read_text(encoding="utf-8"))
+@pytest.mark.parametrize("face", [nyla, nyla.host], ids=lambda f: f.__name__)
+def test_a_type_checker_sees_every_lazy_name_from_its_module(face: ModuleType) -> None:
+    """The ``if TYPE_CHECKING`` block of the face imports exactly the lazy names, each from
+    the module ``__getattr__`` loads it from (otherwise mypy types it ``Any``)."""
+    tree = ast.parse(Path(str(face.__file__)).read_text(encoding="utf-8"))
     seen: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
@@ -106,7 +106,7 @@ def test_a_type_checker_sees_every_lazy_name_from_its_module() -> None:
                 for alias in imp.names:
                     assert alias.asname == alias.name, f"{alias.name}: write `X as X` to export"
                     seen[alias.name] = imp.module
-    exports = nyla._EXPORTS  # type: ignore[attr-defined]
+    exports = face._EXPORTS
     assert seen == exports, {
         "missing": sorted(set(exports) - set(seen)),
         "extra": sorted(set(seen) - set(exports)),
@@ -117,23 +117,39 @@ def test_a_type_checker_sees_every_lazy_name_from_its_module() -> None:
 def test_plugin_author_names_are_in_the_sdk_and_are_the_same_objects() -> None:
     missing = sorted(PLUGIN_AUTHOR - set(nyla.sdk.__all__))
     assert not missing, f"nyla.sdk lacks {missing}"
-    for name in set(nyla.sdk.__all__) & set(nyla.__all__):
-        assert getattr(nyla.sdk, name) is getattr(nyla, name), f"{name} differs"
+    for other in (nyla, nyla.host):
+        for name in set(nyla.sdk.__all__) & set(other.__all__):
+            assert getattr(nyla.sdk, name) is getattr(other, name), f"{name} differs"
 
 
-def test_every_top_level_name_is_placed_either_in_the_sdk_or_host_only() -> None:
-    """A new name in ``nyla`` must be decided on: exported for plugins or listed as host-only."""
-    undecided = sorted(set(nyla.__all__) - set(nyla.sdk.__all__) - HOST_ONLY - {"hookimpl"})
-    assert not undecided, f"add to nyla.sdk (for plugins) or to HOST_ONLY: {undecided}"
-    both = sorted(HOST_ONLY & set(nyla.sdk.__all__))
-    assert not both, f"host-only names that nyla.sdk exports: {both}"
+def test_every_top_level_name_is_placed_either_in_the_sdk_or_library_only() -> None:
+    """A new name in ``nyla`` must be decided on: exported for plugins too, or listed."""
+    undecided = sorted(set(nyla.__all__) - set(nyla.sdk.__all__) - LIBRARY_ONLY - {"hookimpl"})
+    assert not undecided, f"add to nyla.sdk (for plugins) or to LIBRARY_ONLY: {undecided}"
+    both = sorted(LIBRARY_ONLY & set(nyla.sdk.__all__))
+    assert not both, f"library-only names that nyla.sdk exports: {both}"
 
 
-def test_sdk_stays_light() -> None:
-    """Importing ``nyla.sdk`` (what every plugin does at discovery) loads no database layer."""
-    import subprocess
-    import sys
+def test_storage_and_services_are_host_only() -> None:
+    assert set(nyla.host.__all__) >= STORAGE_AND_SERVICES
+    assert not STORAGE_AND_SERVICES & set(nyla.__all__), "the top level offers host internals"
+    assert not STORAGE_AND_SERVICES & set(nyla.sdk.__all__), "nyla.sdk offers host internals"
+    # the host face adds to the top level: the kernel object is the one name in both
+    assert set(nyla.__all__) & set(nyla.host.__all__) == {"Kernel"}
+    assert set(nyla.host.__all__) & set(nyla.sdk.__all__) == SHARED_WITH_PLUGINS
 
-    code = "import sys, nyla.sdk; print(any(m.startswith('sqlalchemy') for m in sys.modules))"
+
+def test_a_host_only_name_asked_of_the_top_level_says_where_it_went() -> None:
+    with pytest.raises(AttributeError, match=r"'Database' \(host-only: import it from nyla.host\)"):
+        nyla.Database  # noqa: B018
+    with pytest.raises(AttributeError, match=r"no attribute 'Nothing'$"):
+        nyla.Nothing  # noqa: B018
+
+
+@pytest.mark.parametrize("face", ["nyla.sdk", "nyla", "nyla.host"])
+def test_faces_stay_light(face: str) -> None:
+    """Importing a face (``nyla.sdk`` is what every plugin does at discovery) loads no
+    database layer; the names load on first use."""
+    code = f"import sys, {face}; print(any(m.startswith('sqlalchemy') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr

@@ -19,7 +19,7 @@ import httpx
 from cryptography.fernet import Fernet
 
 import nyla_host.tables  # noqa: F401
-from nyla import Database
+from nyla.host import Database
 from nyla_host.tokens import TokenStore
 
 TESTS = Path(__file__).resolve().parent

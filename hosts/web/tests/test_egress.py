@@ -11,7 +11,7 @@ import httpx
 import pytest
 from cryptography.fernet import Fernet
 
-from nyla import Kernel, PluginHost
+from nyla.host import Kernel, PluginHost
 from nyla.sdk.connectors import describe_connector
 
 INWARD = [

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nyla import JobStore
+from nyla.host import JobStore
 from nyla.testing.tables import Job
 
 pytestmark = pytest.mark.db

@@ -8,7 +8,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from nyla import JobStore
+from nyla.host import JobStore
 
 from .served import Served
 

@@ -10,7 +10,7 @@ import contextlib
 import pytest
 from sqlalchemy import text
 
-from nyla import JobStore
+from nyla.host import JobStore
 
 pytestmark = pytest.mark.db
 

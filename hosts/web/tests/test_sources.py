@@ -9,7 +9,7 @@ import contextlib
 import pytest
 from sqlalchemy import select
 
-from nyla import JobStore
+from nyla.host import JobStore
 from nyla_host.tables import HostRunRow  # noqa: F401  (tables registered)
 
 pytestmark = pytest.mark.db

@@ -115,7 +115,7 @@ class Download(WireModel):
 
 
 class DownloadedFile(WireModel):
-    """Named bytes handed to :meth:`nyla.KnowledgeService.ingest` (one file of a data source)."""
+    """Named bytes handed to ``kernel.knowledge.indexing.ingest`` (one file of a data source)."""
 
     name: str
     content: bytes

@@ -18,7 +18,7 @@ def _run(coro: Any) -> Any:
 def _kernel(demo_model: bool = False, extra: tuple[str, ...] = ()) -> Any:
     import importlib
 
-    from nyla import Kernel
+    from nyla.host import Kernel
 
     kernel = Kernel()
     if demo_model:
@@ -107,7 +107,7 @@ def tokens() -> None:
 
 def _store() -> Any:
     import nyla_host.tables  # noqa: F401
-    from nyla import Database
+    from nyla.host import Database
     from nyla_host.tokens import TokenStore
 
     return TokenStore(Database())
@@ -135,7 +135,7 @@ def create(
     as_json: bool,
 ) -> None:
     """Create a token; it is printed once and never stored in clear."""
-    from nyla import default_user
+    from nyla.host import default_user
 
     async def go() -> tuple[str, Any]:
         store = _store()

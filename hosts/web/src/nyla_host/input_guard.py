@@ -21,7 +21,7 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nyla import has_unstorable_chars
+from nyla.host import has_unstorable_chars
 
 #: a JSON body nested deeper than this is refused (Python's parser would recurse out)
 MAX_JSON_DEPTH = 64

@@ -10,7 +10,7 @@ from sqlalchemy import BigInteger, DateTime, ForeignKey, Integer, String, Text, 
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from nyla import Base
+from nyla.host import Base
 
 
 class ApiTokenRow(Base):

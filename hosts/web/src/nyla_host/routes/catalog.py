@@ -6,8 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from nyla import RunContext
-from nyla.models.knowledge import SearchQuery
+from nyla import RunContext, SearchQuery
 from nyla.sdk import config_value
 from nyla.sdk.connectors import describe_connector
 from nyla_host.auth import need_user

@@ -12,7 +12,8 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import RedirectResponse
 from pydantic import Field
 
-from nyla import NotFoundError, PermissionDeniedError, list_data_sources
+from nyla import NotFoundError, PermissionDeniedError
+from nyla.host import list_data_sources
 from nyla.sdk import NylaError, WireModel
 from nyla.sdk.connectors import TokenGrant
 from nyla_host.auth import need_user

@@ -10,13 +10,8 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Request
 from pydantic import Field
 from pydantic.alias_generators import to_camel
 
-from nyla import (
-    DataSourceView,
-    JobStore,
-    SettingsValidationError,
-    get_data_source,
-    list_data_sources,
-)
+from nyla import SettingsValidationError
+from nyla.host import DataSourceView, JobStore, get_data_source, list_data_sources
 from nyla.sdk import WireModel
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity

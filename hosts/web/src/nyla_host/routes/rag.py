@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 
-from nyla import JobStore
+from nyla.host import JobStore
 from nyla_host.auth import need_mandate_admin, need_sysadmin, need_user
 from nyla_host.identity import Identity
 from nyla_host.state import host

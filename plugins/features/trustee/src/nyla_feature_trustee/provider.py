@@ -30,7 +30,7 @@ def _id(instance: str, kind: str, key: str) -> str:
 class TrusteeDataProvider:
     """Exposes the trustee tables to the kernel's table tools and seeds instances.
 
-    ``bind(db)`` attaches the kernel's :class:`nyla.Database`; the feature service does that
+    ``bind(db)`` attaches the kernel's :class:`nyla.host.Database`; the feature service does that
     before using the provider. ``data_version`` changes on every write to an instance.
     """
 
@@ -40,7 +40,7 @@ class TrusteeDataProvider:
         self.db: Any = None
 
     def bind(self, db: Any) -> None:
-        """Use ``db`` (a :class:`nyla.Database`) for versions and seeding."""
+        """Use ``db`` (a :class:`nyla.host.Database`) for versions and seeding."""
         self.db = db
 
     def sqlalchemy_tables(self) -> dict[str, Any]:
