@@ -23,8 +23,9 @@ def _listing():
     if snapshot is not None:
         return snapshot
     host = _host()
-    scratch = click.Group()
-    plugin_cache.remember(host, scratch, host.add_cli_commands(scratch))
+    if plugin_cache.enabled():
+        scratch = click.Group()  # the commands plugins add, for the next `nyla --help`
+        plugin_cache.remember(host, scratch, host.add_cli_commands(scratch))
     return host
 
 
