@@ -235,8 +235,8 @@ __all__ = ["__version__", "hookimpl", "hookspec", *_EXPORTS]
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        from nyla import host
-
+        # not `from nyla import host`: that asks this function for "host" first, forever
+        host = importlib.import_module("nyla.host")
         where = " (host-only: import it from nyla.host)" if name in host.__all__ else ""
         raise AttributeError(f"module 'nyla' has no attribute {name!r}{where}")
     value = getattr(importlib.import_module(module), name)
