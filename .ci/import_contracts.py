@@ -12,10 +12,10 @@ it exists:
 
 Import-linter cannot forbid ``nyla`` without forbidding ``nyla.sdk`` below it, and plugin
 *tests* are not packages it can see, so rule 1's plugin part is checked here on the syntax
-tree of every plugin source and test file. The plugin tests in ``TOP_LEVEL_IN_TESTS`` build a
-kernel, a connection service or a database themselves (in a worker process, or with an injected
-transport or sleep) and may import the top-level ``nyla`` until a host face offers those; that
-list only shrinks.
+tree of every plugin source and test file. A plugin test that builds a kernel, a connection
+service or opens the test database itself (in a worker process, with an injected transport or
+sleep) does it through ``nyla.testing`` (``plugin_kernel``, ``connection_service``,
+``open_database``, ``ai_service``), never through the top-level ``nyla`` or ``nyla.host``.
 """
 
 from __future__ import annotations
@@ -31,9 +31,6 @@ KERNEL = ROOT / "core" / "src" / "nyla"
 #: the faces below ``nyla`` (a plugin's source may import only ``sdk``, its tests ``testing``
 #: too; ``host`` is for hosts)
 PUBLIC = {"sdk", "testing", "host"}
-TOP_LEVEL_IN_TESTS = {
-    "plugins/providers/private-llm/tests/test_private_llm.py",
-}
 
 
 def plugin_packages() -> list[str]:
@@ -129,21 +126,11 @@ def face_imports() -> list[str]:
         *((p, True, True) for p in ROOT.glob("hosts/*/tests/**/*.py")),
     ]
     bad = []
-    needed = set()
     for path, host, testing in sorted(files):
         name = str(path.relative_to(ROOT))
-        top_level = name in TOP_LEVEL_IN_TESTS
         for line, module in imported(path):
-            if not allowed(module, host=host, testing=testing) and not (
-                top_level and module == "nyla"
-            ):
+            if not allowed(module, host=host, testing=testing):
                 bad.append(f"{name}:{line}: imports {module}")
-            elif module == "nyla" and not host:
-                needed.add(name)
-    bad += [
-        f"{n}: no longer imports nyla: drop it from TOP_LEVEL_IN_TESTS"
-        for n in sorted(TOP_LEVEL_IN_TESTS - needed)
-    ]
     return bad
 
 

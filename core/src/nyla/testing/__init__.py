@@ -28,6 +28,13 @@ from nyla.testing.kernels import (
     plugin_host,
     plugin_kernel,
 )
+from nyla.testing.kernels import (
+    connection_service,
+    installed_kernel,
+    open_database,
+    plugin_host,
+    plugin_kernel,
+)
 from nyla.testing.scripted import ScriptedProvider, scripted_reply
 from nyla.testing.toolboxes import add_connection, call_tool, import_file, tool_context
 
@@ -44,6 +51,7 @@ __all__ = [
     "add_connection",
     "before_call_hook",
     "call_tool",
+    "connection_service",
     "connection_service",
     "import_file",
     "installed_kernel",

@@ -1,4 +1,4 @@
-"""A kernel, its connection service and the test database, built for a
+"""A kernel, its connection service, its AI service and the test database, built for a
 plugin's tests without naming the kernel's classes.
 
 The fixtures (:mod:`nyla.testing.fixtures`) build these inside a test; the functions here are
@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from nyla.ai.retry import RetryPolicy
+    from nyla.ai.service import AiService
     from nyla.connections.limits import Limiter
     from nyla.connections.service import ConnectionService
     from nyla.db import Database
@@ -103,3 +105,20 @@ def connection_service(
     if limiter is not None:  # the service's own limiter waits with ``sleep`` on the real clock
         service.limiter = limiter
     return service
+
+
+def ai_service(
+    *providers: Any,
+    retry: RetryPolicy | None = None,
+    settings: dict[str, Any] | None = None,
+    name: str = "providers",
+) -> AiService:
+    """The AI service over exactly ``providers`` (provider objects: the plugin's own, a
+    :class:`~nyla.testing.scripted.ScriptedProvider`), registered as one plugin ``name``,
+    with ``retry`` (a :class:`~nyla.sdk.RetryPolicy` whose ``sleep`` the test records) and
+    the AI settings ``settings`` (``max_attempts``, ``timeout_s``, ... as a kernel's
+    ``settings["ai"]``)."""
+    from nyla.ai.service import AiService
+    from nyla.testing.scripted import ScriptedPlugin
+
+    return AiService(plugin_host(ScriptedPlugin(*providers), names=[name]), settings, retry=retry)

@@ -164,13 +164,11 @@ class ProviderContractBase(PluginContract):
 
     def _service(self, provider: Any, *extra: Any, settings: dict | None = None) -> Any:
         from nyla.ai.retry import RetryPolicy
-        from nyla.ai.service import AiService
-        from nyla.plugins import PluginHost
-        from nyla.testing.scripted import ScriptedPlugin
+        from nyla.testing.kernels import ai_service
 
-        host = PluginHost.from_plugins([ScriptedPlugin(provider, *extra)], names=["wire"])
         sleeps = _Sleeps()
-        service = AiService(host, settings, retry=RetryPolicy(sleep=sleeps))
+        retry = RetryPolicy(sleep=sleeps)
+        service = ai_service(provider, *extra, retry=retry, settings=settings, name="wire")
         service.sleeps = sleeps  # type: ignore[attr-defined]
         return service
 

@@ -9,7 +9,6 @@ from typing import Any
 import httpx
 import pytest
 
-from nyla import AiService, PluginHost
 from nyla.sdk import (
     AiCallRequest,
     ConfigurationError,
@@ -19,8 +18,8 @@ from nyla.sdk import (
     Role,
     reload_config,
 )
+from nyla.testing import ai_service
 from nyla.testing.provider_contract import OpenAIWire, Recorder
-from nyla.testing.scripted import ScriptedPlugin
 from nyla_provider_private_llm import PrivateLlmProvider
 
 
@@ -32,10 +31,9 @@ class Sleeps:
         self.delays.append(seconds)
 
 
-def service(provider: Any) -> tuple[AiService, Sleeps]:
-    host = PluginHost.from_plugins([ScriptedPlugin(provider)], names=["p"])
+def service(provider: Any) -> tuple[Any, Sleeps]:
     sleeps = Sleeps()
-    return AiService(host, retry=RetryPolicy(sleep=sleeps)), sleeps
+    return ai_service(provider, retry=RetryPolicy(sleep=sleeps), name="p"), sleeps
 
 
 def provider(handler: Any) -> PrivateLlmProvider:
