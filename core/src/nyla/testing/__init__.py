@@ -22,13 +22,7 @@ from nyla.testing.contracts import (
 )
 from nyla.testing.helpers import invoke_cli
 from nyla.testing.kernels import (
-    connection_service,
-    installed_kernel,
-    open_database,
-    plugin_host,
-    plugin_kernel,
-)
-from nyla.testing.kernels import (
+    ai_service,
     connection_service,
     installed_kernel,
     open_database,
@@ -49,9 +43,9 @@ __all__ = [
     "ToolboxContract",
     "WalkerContract",
     "add_connection",
+    "ai_service",
     "before_call_hook",
     "call_tool",
-    "connection_service",
     "connection_service",
     "import_file",
     "installed_kernel",
