@@ -4,6 +4,7 @@ through the ``nyla_cli_commands`` hook)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 from typing import Any
@@ -97,6 +98,11 @@ def serve(
     # keep-alive above uvicorn's 5 s: under load a queued client's idle connection was
     # closed just as it sent its next request (bench/host.py at 200 clients)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, timeout_keep_alive=30)
+    # the kernel, its plugins and their modules live as long as the server: out of the
+    # collector's reach, a full collection no longer walks them (server CPU per request
+    # under load -10 to -20 %, bench/host.py)
+    gc.collect()
+    gc.freeze()
     uvicorn.Server(config).run()
 
 
