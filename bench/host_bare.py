@@ -2,7 +2,7 @@
 database work and nothing else. It imports no nyla.
 
 Same PostgreSQL (the bench's schema, nyla's own tables), same driver (psycopg 3, async), same
-uvicorn settings as ``nyla serve``. Per request it does what nyla does, written directly:
+uvicorn settings as ``nyla serve`` (and its ``gc.freeze()`` of the start-up heap). Per request it does what nyla does, written directly:
 
 - the bearer check reads the API token's row (``host_api_tokens`` by id, the SHA-256 of the
   secret compared in constant time, revocation and expiry checked), with the same
