@@ -10,7 +10,7 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nyla.connections.errors import ConnectorError, ItemTooLargeError
 from nyla.jobs.runtime import item_timeout
@@ -21,6 +21,9 @@ from nyla.models.datasource import Item, ItemFailure, WalkResult
 from nyla.models.files import FileItem, Scope
 from nyla.models.knowledge import IndexResult, IndexStatus
 from nyla.text import clean_text, has_unstorable_chars
+
+if TYPE_CHECKING:
+    from nyla.walkers.ports import FilePreparer
 
 log = logging.getLogger(__name__)
 
@@ -97,10 +100,10 @@ class PageWorker:
     """Prepares the items of pages for one data source within its limits."""
 
     def __init__(
-        self, runner: Any, source: Any, session: Any, handle: Any, limits: dict[str, int],
-        walker: Any,
+        self, indexer: FilePreparer, source: Any, session: Any, handle: Any,
+        limits: dict[str, int], walker: Any,
     ) -> None:  # fmt: skip
-        self.runner = runner
+        self.indexer = indexer
         self.walker = walker
         self.source = source
         self.session = session
@@ -284,7 +287,7 @@ class PageWorker:
             data_source_id=ds.id,
         )
         context = RunContext(user_id=ds.user_id, mandate_id=ds.mandate_id)
-        prepared = await self.runner.indexer.prepare(
+        prepared = await self.indexer.prepare(
             file,
             content,
             context=context,

@@ -216,7 +216,7 @@ class WalkerRunner:
         merged = narrowed(get_rag_limits(source.ds, walker.limit_kind), limits)
         async with self.connections.open(source.ds.connection_id, user_id=None) as session:
             session.limits = merged
-            worker = PageWorker(self, source, session, handle, merged, walker)
+            worker = PageWorker(self.indexer, source, session, handle, merged, walker)
             try:
                 await self._pages(source, session, worker, result, reconcile)
             except ConsentWithdrawn as exc:
