@@ -66,14 +66,15 @@ def _named_kernel(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and node.attr in KERNEL_NAMES
 
 
-def _imports_kernel(node: ast.AST, module: str) -> bool:
+def _imports_kernel(node: ast.AST, module: str, is_package: bool) -> bool:
     if isinstance(node, ast.Import):
         return any(a.name == "nyla.kernel" or a.name.startswith("nyla.kernel.") for a in node.names)
     if not isinstance(node, ast.ImportFrom):
         return False
     base = node.module or ""
     if node.level:
-        anchor = module.split(".")[: -node.level]
+        parts = module.split(".")
+        anchor = parts[: len(parts) - node.level + (1 if is_package else 0)]
         base = ".".join([*anchor, *([base] if base else [])])
     if base == "nyla.kernel" or base.startswith("nyla.kernel."):
         return True
@@ -93,17 +94,26 @@ def _looks_up(node: ast.AST) -> bool:
     )
 
 
+def lookups(source: str, module: str, *, is_package: bool = False) -> list[tuple[int, str]]:
+    """``(line, what)`` for each import of the kernel and each lookup on a kernel in the
+    source of ``module``, in line order."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if _imports_kernel(node, module, is_package):
+            found.append((node.lineno, "imports nyla.kernel"))  # type: ignore[attr-defined]
+        elif _looks_up(node):
+            found.append((node.lineno, ast.unparse(node)))  # type: ignore[attr-defined]
+    return sorted(found)
+
+
 def findings(module: str, path: Path) -> list[str]:
     """``path:line: what`` for each import of the kernel and each lookup on a kernel."""
     name = path.relative_to(ROOT).as_posix()
-    tree = ast.parse(path.read_text(encoding="utf-8"), name)
-    found = []
-    for node in ast.walk(tree):
-        if _imports_kernel(node, module):
-            found.append(f"{name}:{node.lineno}: imports nyla.kernel")  # type: ignore[attr-defined]
-        elif _looks_up(node):
-            found.append(f"{name}:{node.lineno}: {ast.unparse(node)}")  # type: ignore[attr-defined]
-    return sorted(found, key=lambda line: int(line.split(":")[1]))
+    source = path.read_text(encoding="utf-8")
+    is_package = path.name == "__init__.py"
+    return [
+        f"{name}:{line}: {what}" for line, what in lookups(source, module, is_package=is_package)
+    ]
 
 
 def main() -> int:
