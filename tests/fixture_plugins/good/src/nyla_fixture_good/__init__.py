@@ -1,17 +1,13 @@
 """A well-behaved fixture plugin: one toolbox with one tool."""
 
-import nyla
+from nyla.sdk import Tool, Toolbox, ToolContext, hookimpl
 
 
-async def fixture_echo(ctx: nyla.ToolContext, text: str) -> str:
+async def fixture_echo(ctx: ToolContext, text: str) -> str:
     """Echo the text back."""
     return text
 
 
-@nyla.hookimpl
-def nyla_toolboxes() -> list[nyla.Toolbox]:
-    return [
-        nyla.Toolbox(
-            id="fixturebox", tools=[nyla.Tool.from_function(fixture_echo, name="fixtureEcho")]
-        )
-    ]
+@hookimpl
+def nyla_toolboxes() -> list[Toolbox]:
+    return [Toolbox(id="fixturebox", tools=[Tool.from_function(fixture_echo, name="fixtureEcho")])]
