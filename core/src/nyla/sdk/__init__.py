@@ -1,9 +1,10 @@
 """nyla.sdk: the stable surface for plugin authors.
 
 A plugin imports only ``nyla.sdk`` (and ``nyla.testing`` in its tests) and its own third-party
-SDKs, never the top-level ``nyla`` package (the host's face); ``make lint`` enforces that. Everything here keeps its name and
-signature within a minor release of ``nyla``, so a plugin pins ``nyla~=X.Y``; everything
-below ``nyla`` that is not re-exported here may change at any time.
+SDKs, never the top-level ``nyla`` package (a library user's face) nor ``nyla.host`` (a host
+app's); ``make lint`` enforces that. Everything here keeps its name and signature within a
+minor release of ``nyla``, so a plugin pins ``nyla~=X.Y``; everything below ``nyla`` that is
+not re-exported here may change at any time. ``docs/writing-a-plugin.md`` lists every name.
 
 What is here:
 
