@@ -35,7 +35,7 @@ PUBLIC = {"sdk", "testing", "host"}
 
 def plugin_packages() -> list[str]:
     """The import names of every plugin distribution under plugins/ and every host under
-    hosts/ (a host is a plugin too: it reaches the kernel through ``nyla`` like any other)."""
+    hosts/ (a host reaches the kernel through the faces: ``nyla``, ``nyla.host``)."""
     found = [*ROOT.glob("plugins/*/*/src/*/__init__.py"), *ROOT.glob("hosts/*/src/*/__init__.py")]
     return sorted(p.parent.name for p in found)
 
