@@ -99,3 +99,15 @@ def test_a_loaded_model_is_available_without_looking_for_its_files(monkeypatch) 
     assert static_model.missing_reason() is None
     monkeypatch.setattr(static_model, "_model", None)
     assert "not installed" in str(static_model.missing_reason())
+
+
+def test_the_weights_stay_half_precision_and_embed_as_a_float32_copy_would() -> None:
+    import numpy as np
+
+    tokenizer, table = static_model._load()
+    assert table.dtype == np.float16  # 16 MB resident, not 32
+    texts = list(DOCUMENTS.values())
+    wide = table.astype(np.float32)
+    sums = np.stack([wide[tokenizer.encode(t, add_special_tokens=False).ids].sum(0) for t in texts])
+    sums /= np.linalg.norm(sums, axis=1, keepdims=True)
+    assert np.array_equal(np.asarray(static_model.embed_texts(texts), dtype=np.float32), sums)
