@@ -2,7 +2,8 @@
 statements and a binary query vector. A dropped connection is retried once, other errors
 are raised at once, a cancelled search never hands its connection on, and a statement
 prepared for one reader never answers with another reader's chunks. Also the exact/HNSW
-path choice, which counts the files the exact path has to probe."""
+path choice, which counts the files the exact path has to probe until the scope btree
+exists."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import random
 
 import psycopg
 import pytest
+from sqlalchemy import text
 
 from nyla.knowledge.search import FILE_PROBE_COST, prefer_exact
 from nyla.knowledge.settings import KnowledgeSettings
-from nyla.knowledge.vectors import ChunkRow
+from nyla.knowledge.vectors import SCOPE_INDEX, ChunkRow
 from nyla.models.knowledge import SearchQuery
 
 from .conftest import ctx, seed_chunks, unit_vector
@@ -152,7 +154,13 @@ def test_the_exact_path_counts_the_files_it_probes():
     assert not prefer_exact(500, 10_000, 10, small, files=500)
 
 
-async def test_many_small_files_take_the_index_path_few_large_ones_the_exact_path(kernel):
+async def _drop_scope_index(kernel) -> None:
+    async with kernel.db.session() as s:
+        await s.execute(text(f"DROP INDEX {SCOPE_INDEX}"))
+    kernel.knowledge.indexes.estimates.clear()
+
+
+async def test_file_probes_count_only_until_the_scope_btree_exists(kernel):
     # same number of readable chunks (60 of 1,200): ann's are 60 one-chunk files, bob's
     # 3 files of 20
     owners = {"ann": 60, "bob": 60, **{f"x{i}": 60 for i in range(18)}}
@@ -160,16 +168,38 @@ async def test_many_small_files_take_the_index_path_few_large_ones_the_exact_pat
     few = await _load(kernel, {"bob": 60}, chunks_per_file=20)
     settings = kernel.knowledge.settings
     settings.exact_threshold = 300
-    # HNSW's cost: 1.2**2 * k 10 * 1,200 rows / 60 readable = 288. Exact: ann 60 + 5 * 60
-    # probes = 360 (HNSW wins), bob 60 + 5 * 3 = 75 (under the threshold: exact)
+    # HNSW's cost: 1.2**2 * k 10 * 1,200 rows / 60 readable = 288. Through the scope btree
+    # exact costs 60 for both (exact). Without it, ann's 60 + 5 * 60 probes = 360 (HNSW
+    # wins), bob's 60 + 5 * 3 = 75 (under the threshold: exact)
     settings.exact_cost_factor = 1.2
     rng = random.Random(3)
-    ann = await _search(kernel, "ann", _unit(rng), k=10)
-    bob = await _search(kernel, "bob", _unit(rng), k=10)
-    assert (ann.path, ann.candidates) == ("hnsw", 60)
+    ann_vector, bob_vector = _unit(rng), _unit(rng)
+    ann = await _search(kernel, "ann", ann_vector, k=10)
+    bob = await _search(kernel, "bob", bob_vector, k=10)
+    assert (ann.path, ann.candidates) == ("exact", 60)
     assert (bob.path, bob.candidates) == ("exact", 60)
+    await _drop_scope_index(kernel)
+    ann_probed = await _search(kernel, "ann", ann_vector, k=10)
+    bob_probed = await _search(kernel, "bob", bob_vector, k=10)
+    assert (ann_probed.path, ann_probed.candidates) == ("hnsw", 60)
+    assert (bob_probed.path, bob_probed.candidates) == ("exact", 60)
     assert {h.text for h in ann.hits} <= {t for t, _ in many["ann"]}
     assert [h.text for h in bob.hits] and {h.text for h in bob.hits} <= {t for t, _ in few["bob"]}
+    # both exact paths rank the same chunks the same way
+    assert [(h.chunk_id, round(h.score, 6)) for h in bob.hits] == [
+        (h.chunk_id, round(h.score, 6)) for h in bob_probed.hits
+    ]
+
+
+async def test_a_bulk_load_builds_the_scope_btree_again(kernel):
+    await _load(kernel, {"ann": 5}, chunks_per_file=5)
+    await _drop_scope_index(kernel)
+    kernel.knowledge.indexes.built.clear()
+    await kernel.knowledge.indexes.ensure_vector_index(MODEL, DIMS)
+    found = await _search(kernel, "ann", _unit(random.Random(4)), k=3)
+    async with kernel.db.session() as s:
+        exists = (await s.execute(text(f"SELECT to_regclass('{SCOPE_INDEX}')"))).scalar()
+    assert exists is not None and found.path == "exact" and len(found.hits) == 3
 
 
 async def test_changed_hnsw_settings_reach_the_connection_with_the_search(kernel):

@@ -110,9 +110,11 @@ class ContentChunk(Base):
     source and the rest of what all its chunks share), its position ``id & (2**20 - 1)``.
     ``content_hash`` is the 16-byte digest of :func:`~nyla.knowledge.chunking.content_hash`.
     The chunk's scope is the prefix of ``owner_key`` (always the owner key of its file).
-    A row holds only what differs per chunk, as a COPY writes every column of every row. No secondary index and
-    no foreign key to the file index: each costs ingest rate per COPY row, and every delete
-    path removes chunks by id range itself."""
+    A row holds only what differs per chunk, as a COPY writes every column of every row. No
+    foreign key to the file index, and no secondary index while a bulk load writes: each
+    costs ingest rate per COPY row (every delete path removes chunks by id range itself).
+    After a bulk load the scope btree (owner key, model) is built with the HNSW index
+    (:func:`~nyla.knowledge.vectors.create_scope_index`), for exact searches of a scope."""
 
     __tablename__ = "knowledge_chunk"
 

@@ -9,15 +9,24 @@ from sqlalchemy import text
 
 from nyla.db import Database
 from nyla.knowledge.search_plan import EstimateCache
-from nyla.knowledge.vectors import MAX_INDEXED_DIMS, create_hnsw_index, hnsw_index_exists
+from nyla.knowledge.vectors import (
+    MAX_INDEXED_DIMS,
+    create_hnsw_index,
+    create_scope_index,
+    hnsw_index_exists,
+)
 
 log = logging.getLogger(__name__)
 
+#: the key under which ``estimates`` notes whether the scope btree exists
+SCOPE_INDEX_KEY = ("scope index",)
+
 
 class VectorIndexes:
-    """Builds each embedding model's HNSW index once, refreshes the planner statistics, and
-    holds what searches learn of them (``built``: indexes known to exist; ``estimates``:
-    candidate counts, cleared when the statistics change)."""
+    """Builds each embedding model's HNSW index (and the chunks' scope btree) once,
+    refreshes the planner statistics, and holds what searches learn of them (``built``:
+    HNSW indexes known to exist; ``estimates``: candidate counts and whether the scope
+    btree exists, cleared when the statistics change)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -26,8 +35,8 @@ class VectorIndexes:
         self._unindexable: set[tuple[str, int]] = set()  # beyond MAX_INDEXED_DIMS
 
     async def ensure_vector_index(self, model: str, dims: int) -> None:
-        """Build the model's HNSW index if it does not exist yet (call after bulk loads).
-        A model beyond :data:`~nyla.knowledge.vectors.MAX_INDEXED_DIMS` gets none (its
+        """Build the model's HNSW index and the scope btree if they do not exist yet (call
+        after bulk loads). A model beyond :data:`~nyla.knowledge.vectors.MAX_INDEXED_DIMS` gets none (its
         searches rank exactly) and a warning."""
         if (model, dims) in self.built or (model, dims) in self._unindexable:
             return
@@ -38,6 +47,8 @@ class VectorIndexes:
             built = await hnsw_index_exists(s, model, dims) or await create_hnsw_index(
                 s, model, dims
             )
+            await create_scope_index(s)
+        self.estimates.put(SCOPE_INDEX_KEY, True)
         if built:
             self.built.add((model, dims))
             return

@@ -206,6 +206,23 @@ async def create_hnsw_index(session: AsyncSession, model: str, dims: int) -> boo
     return True
 
 
+#: the btree an exact search reads a scope's chunks through (owner key, then model)
+SCOPE_INDEX = "ix_knowledge_chunk_scope"
+
+
+async def create_scope_index(session: AsyncSession) -> None:
+    """Build (if missing) the btree of the chunks by owner key and model. Like the HNSW
+    indexes it is built after a bulk load (every COPY row would otherwise pay for it) and
+    kept up by later writes; until it exists, exact searches reach a scope's chunks through
+    its files' primary-key ranges."""
+    await session.execute(
+        text(
+            f"CREATE INDEX IF NOT EXISTS {SCOPE_INDEX} ON knowledge_chunk "
+            "(owner_key, embedding_model)"
+        )
+    )
+
+
 async def driver_connection(session: AsyncSession) -> Any:
     """The psycopg ``AsyncConnection`` under a SQLAlchemy session (same transaction)."""
     conn = await session.connection()
