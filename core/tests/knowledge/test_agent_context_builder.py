@@ -41,3 +41,65 @@ async def test_a_failed_embedding_is_tried_again_next_round(kernel, embedder):
     embedder.fail = False
     await build("payroll", ctx("u1", "m1"))
     assert embedder.texts[-1:] == ["payroll"] and embedder.texts.count("payroll") == 1
+
+
+def _count_searches(kernel) -> list[int]:
+    count = [0]
+    search = kernel.knowledge.retrieval.search
+
+    async def counting(query):
+        count[0] += 1
+        return await search(query)
+
+    kernel.knowledge.retrieval.search = counting
+    return count
+
+
+async def test_without_memory_layers_the_block_is_built_again_only_after_a_write(kernel):
+    me = ctx("u1", "m1")
+    k = kernel.knowledge
+    await k.indexing.index_file(item("a", "payroll.txt"), b"Payroll runs on the 25th.", context=me)
+    searches = _count_searches(kernel)
+    build = k.agent_context_builder([])
+    first = await build("payroll", me)
+    for _ in range(3):
+        assert await build("payroll", me) == first
+    # the first build's reads may advance the WAL once (hint bits); then nothing moves it
+    assert searches[0] <= 2 * 2  # semantic + mandate layer per build
+
+    settled = searches[0]
+    await build("payroll", me)
+    assert searches[0] == settled
+    await k.indexing.index_file(
+        item("b", "payroll-2.txt"), b"Payroll of December runs on the 20th.", context=me
+    )
+    block = await build("payroll", me)  # someone wrote: built again, the new file in it
+    assert searches[0] > settled and "payroll-2.txt" in block
+
+
+async def test_with_a_workflow_or_without_a_wal_position_it_builds_every_time(
+    kernel, monkeypatch
+):
+    me = ctx("u1", "m1", workflow_id="wf")
+    await kernel.knowledge.indexing.index_file(
+        item("a", "payroll.txt"), b"Payroll runs on the 25th.", context=me
+    )
+    searches = _count_searches(kernel)
+    build = kernel.knowledge.agent_context_builder([])
+    await build("payroll", me)
+    per_build = searches[0]
+    await build("payroll", me)
+    assert searches[0] == 2 * per_build
+
+    from nyla.knowledge import context as module
+
+    async def no_position(db):
+        return None
+
+    monkeypatch.setattr(module, "wal_position", no_position)
+    plain = ctx("u1", "m1")
+    build = kernel.knowledge.agent_context_builder([])
+    before = searches[0]
+    await build("payroll", plain)
+    await build("payroll", plain)
+    assert searches[0] - before == 2 * per_build

@@ -229,3 +229,54 @@ async def _layers(
                 ):
                     break
     return [known, semantic, rounds, entities, shared, hints]
+
+
+class AgentContextBuilder:
+    """The context builder of one agent run: ``await builder(prompt, context)`` is the block
+    of :func:`build_agent_context`, with the run's prompt embedded once.
+
+    For a context whose block reads no round or workflow memory (no workflow, no
+    cross-workflow hints), the block depends on the prompt and the stored knowledge alone, so
+    it is built again only when the database changed since the last build — its WAL position
+    moved, whoever wrote, in whatever process — not every round. An empty block (nothing
+    found, or a failure) is never kept. Without a WAL position (a standby) it builds every
+    time, as it does for a context with a workflow."""
+
+    def __init__(self, service: ContextSource, used: list[SearchHit]) -> None:
+        self.service, self.used = service, used
+        self.vectors: PromptVectors = {}
+        self._last: tuple[tuple[str, str, str], RunContext, str] | None = None
+
+    async def __call__(self, prompt: str, context: RunContext) -> str:
+        if context.workflow_id or self.service.settings.cross_workflow_hints:
+            return await self._build(prompt, context)
+        position = await wal_position(self.service.db)
+        if position is None:
+            return await self._build(prompt, context)
+        key = (prompt, self.service.embedding_spec(context).id, position)
+        last = self._last
+        if last is not None and last[0] == key and last[1] is context:
+            return last[2]
+        block = await self._build(prompt, context)
+        self._last = (key, context, block) if block else None
+        return block
+
+    async def _build(self, prompt: str, context: RunContext) -> str:
+        return await build_agent_context(
+            self.service, prompt, context, used=self.used, vectors=self.vectors
+        )
+
+
+async def wal_position(db: Database) -> str | None:
+    """The server's current WAL position (it moves with every write), ``None`` when there is
+    none to read (a standby) or the database fails."""
+
+    async def read(conn: Any) -> list[Any]:
+        return list(await conn.rows("SELECT pg_current_wal_lsn()::text"))
+
+    try:
+        rows = await db.read_driver(read)
+    except Exception as exc:
+        log.debug("no WAL position: %s", exc)
+        return None
+    return str(rows[0][0])

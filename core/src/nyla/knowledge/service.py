@@ -114,18 +114,13 @@ class KnowledgeService:
     def agent_context_builder(
         self, used: list[SearchHit]
     ) -> Callable[[str, RunContext], Awaitable[str]]:
-        """The context builder of one agent run: :meth:`build_agent_context` (hits quoted go
-        to ``used``) that embeds the run's prompt once, not every round."""
-        from nyla.knowledge.context import PromptVectors, build_agent_context
+        """The context builder of one agent run (:class:`~nyla.knowledge.context.
+        AgentContextBuilder`): :meth:`build_agent_context`, hits quoted going to ``used``,
+        with the prompt embedded once and, for a run whose block reads no memory, built
+        again only when the database changed."""
+        from nyla.knowledge.context import AgentContextBuilder
 
-        vectors: PromptVectors = {}
-
-        async def build(prompt: str, context: RunContext) -> str:
-            return await build_agent_context(
-                self.retrieval, prompt, context, used=used, vectors=vectors
-            )
-
-        return build
+        return AgentContextBuilder(self.retrieval, used)
 
     def round_recorder(self, context: RunContext) -> Callable[..., Awaitable[None]]:
         """The round recorder of one agent run: :meth:`record_round` when the run's context
