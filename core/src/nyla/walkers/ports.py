@@ -88,10 +88,7 @@ DeferSync = Callable[..., Awaitable[str]]
 
 
 class SyncPort(Protocol):
-    """The sync service as its scheduler and survey use it (it builds them)."""
-
-    @property
-    def runner(self) -> WalkerLookup: ...
+    """The sync service as its scheduler uses it (it builds the scheduler): a sync started."""
 
     async def start(
         self,
