@@ -87,7 +87,7 @@ def connection_service(
     limiter: Limiter | None = None,
     names: Sequence[str] | None = None,
 ) -> ConnectionService:
-    """The connection service of a kernel over exactly ``plugins`` (a connector, say) on
+    """The connection service over exactly ``plugins`` (a connector, say) on
     ``db``, whose vendor HTTP goes to ``vendor`` (an httpx handler: the fake vendor) at the
     wire. Tokens are sealed with ``secret_key`` (a fresh key unless a worker process must
     share its parent's); ``sleep`` replaces waiting (retries, ``Retry-After``) and
@@ -95,16 +95,16 @@ def connection_service(
     import httpx
     from cryptography.fernet import Fernet
 
+    from nyla.connections.service import ConnectionService
+
     settings: dict[str, Any] = {
         "secret_key": secret_key if secret_key is not None else Fernet.generate_key(),
         "transport": httpx.MockTransport(vendor),
     }
     if sleep is not None:
         settings["sleep"] = sleep
-    service = plugin_kernel(*plugins, db=db, names=names, settings=settings).connections
-    if limiter is not None:  # the service's own limiter waits with ``sleep`` on the real clock
-        service.limiter = limiter
-    return service
+    host = plugin_host(*plugins, names=names)
+    return ConnectionService(db, host, settings=settings, limiter=limiter)
 
 
 def ai_service(
