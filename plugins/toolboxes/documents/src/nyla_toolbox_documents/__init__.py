@@ -5,7 +5,9 @@ e-mail and ZIP files; rendering to PDF, DOCX, XLSX, PPTX and HTML; charts."""
 from __future__ import annotations
 
 from nyla.sdk import Toolbox, hookimpl
+from nyla_toolbox_documents.chart import chart_tools
 from nyla_toolbox_documents.read_tools import read_tools
+from nyla_toolbox_documents.render import render_tools
 
 __all__ = ["documents_toolbox", "nyla_toolboxes"]
 
@@ -17,7 +19,7 @@ def documents_toolbox() -> Toolbox:
         label="Documents",
         description="Look inside documents (structure, sections, tables, embedded items), "
         "render documents and charts.",
-        tools=read_tools(),
+        tools=[*read_tools(), *render_tools(), *chart_tools()],
         default_active=True,
     )
 

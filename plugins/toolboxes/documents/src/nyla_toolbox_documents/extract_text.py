@@ -23,12 +23,20 @@ def parse_markdown(text: str) -> UdmDocument:
     ``![alt](src)`` images)."""
     from markdown_it import MarkdownIt
 
-    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    md = MarkdownIt("commonmark").enable("table")
+    md.validateLink = _allowed_link  # type: ignore[method-assign]
+    tokens = md.parse(text)
     doc = UdmDocument(kind="markdown")
     i = 0
     while i < len(tokens):
         i = _md_block(tokens, i, doc)
     return doc
+
+
+def _allowed_link(url: str) -> bool:
+    """markdown-it refuses ``file:`` links, which is how a document names a stored image;
+    script schemes stay refused."""
+    return not url.strip().lower().startswith(("javascript:", "vbscript:", "data:"))
 
 
 def markdown(content: bytes) -> Extracted:
