@@ -4,6 +4,7 @@ hooks are accepted."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 
@@ -112,6 +113,29 @@ async def test_verified_tokens_are_cached_for_a_bounded_time_only(state):
     assert await uncached.verify(token) is not None
     assert await elsewhere.revoke(info.id)
     assert await uncached.verify(token) is None
+
+
+async def test_requests_in_flight_when_an_entry_ends_read_the_token_once(state, monkeypatch):
+    db = state.kernel.db
+    reads = 0
+    real = db.read_driver
+
+    async def counted(work):
+        nonlocal reads
+        reads += 1
+        return await real(work)
+
+    monkeypatch.setattr(db, "read_driver", counted)
+    store = TokenStore(db)
+    token, info = await state.tokens.create("ivy")
+    wrong = f"{token[:-2]}xx"
+    # the first of the herd holds a wrong secret: it gets nothing, records no use
+    found = await asyncio.gather(store.verify(wrong), *(store.verify(token) for _ in range(20)))
+    assert found[0] is None and all(f is not None and f.user_id == "ivy" for f in found[1:])
+    assert reads == 1
+    [row] = [t for t in await state.tokens.list() if t.id == info.id]
+    assert row.last_used_at is None
+    assert await store.verify(wrong) is None and reads == 1  # from the entry
 
 
 async def test_a_busy_token_records_its_last_use_coarsely(state):

@@ -9,6 +9,7 @@ the cached hash on every request."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import secrets
@@ -122,6 +123,9 @@ class TokenStore:
         self.cache_ttl_s = cache_ttl_s
         self.clock = clock
         self._verified: dict[str, _Verified] = {}
+        self._reading: dict[str, asyncio.Future[_Verified | None]] = {}
+        #: counts this store's revocations: a read that saw one begin is not kept
+        self._generation = 0
 
     async def create(
         self,
@@ -164,19 +168,37 @@ class TokenStore:
         token_id, secret = parts
         digest = _hash(secret)
         hit = self._verified.get(token_id)
-        if hit is not None and hit.until > self.clock():
-            if not hmac.compare_digest(hit.secret_hash, digest):
-                return None
-            return hit.identity
+        if hit is None or hit.until <= self.clock():
+            hit = await self._reread(token_id, digest)
+        if hit is None or not hmac.compare_digest(hit.secret_hash, digest):
+            return None
+        return hit.identity
+
+    async def _reread(self, token_id: str, digest: str) -> _Verified | None:
+        """The token's row, read once for all the requests that ask at the same time (when
+        an entry ends, every request in flight with that token would read it)."""
+        pending = self._reading.get(token_id)
+        if pending is None:
+            pending = asyncio.ensure_future(self._read(token_id, digest))
+            self._reading[token_id] = pending
+            pending.add_done_callback(lambda _: self._reading.pop(token_id, None))
+        return await asyncio.shield(pending)
+
+    async def _read(self, token_id: str, digest: str) -> _Verified | None:
+        """A valid token's row as a cache entry (kept unless the cache is off or this store
+        revoked the token while it was being read); its last use is written when the
+        request that read it holds the right secret."""
+        generation = self._generation
         self._verified.pop(token_id, None)
         rows = await self.db.read_driver(lambda conn: conn.rows(_TOKEN_ROW, (token_id,)))
-        if not rows or not hmac.compare_digest(rows[0][0], digest):
+        if not rows:
             return None
-        _, user_id, mandate_id, role, name, revoked_at, expires_at, last_used_at = rows[0]
+        secret_hash, user_id, mandate_id, role, name, revoked_at, expires_at, last_used = rows[0]
         now = datetime.now(UTC)
         if revoked_at is not None or (expires_at and expires_at <= now):
             return None
-        if last_used_at is None or now - last_used_at > LAST_USED_GRAIN:
+        right = hmac.compare_digest(secret_hash, digest)
+        if right and (last_used is None or now - last_used > LAST_USED_GRAIN):
             # coarse, so a busy client does not write every call
             async with self.db.session() as s:
                 await s.execute(
@@ -185,25 +207,15 @@ class TokenStore:
         identity = Identity(
             user_id=user_id, mandate_id=mandate_id, role=Role(role), via="token", name=name
         )
-        self._remember(token_id, rows[0][0], identity, expires_at, now)
-        return identity
-
-    def _remember(
-        self,
-        token_id: str,
-        secret_hash: str,
-        identity: Identity,
-        expires_at: datetime | None,
-        now: datetime,
-    ) -> None:
-        if self.cache_ttl_s <= 0:
-            return
         ttl = self.cache_ttl_s
         if expires_at is not None:
             ttl = min(ttl, (expires_at - now).total_seconds())
-        while len(self._verified) >= CACHE_SIZE:
-            del self._verified[next(iter(self._verified))]
-        self._verified[token_id] = _Verified(secret_hash, identity, self.clock() + ttl)
+        entry = _Verified(secret_hash, identity, self.clock() + ttl)
+        if ttl > 0 and generation == self._generation:
+            while len(self._verified) >= CACHE_SIZE:
+                del self._verified[next(iter(self._verified))]
+            self._verified[token_id] = entry
+        return entry
 
     async def list(self, *, include_revoked: bool = False) -> list[TokenInfo]:
         """Every token, newest first."""
@@ -223,5 +235,6 @@ class TokenStore:
                 .where(ApiTokenRow.id == key, ApiTokenRow.revoked_at.is_(None))
                 .values(revoked_at=datetime.now(UTC))
             )
+        self._generation += 1
         self._verified.pop(key, None)
         return bool(result.rowcount)
