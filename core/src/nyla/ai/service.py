@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from nyla.ai.neutralize import NeutralizationSession, StreamRestorer, pending_chars
@@ -379,9 +379,11 @@ class AiService(AiPipeline):
         model: str | None = None,
         max_cost_chf: float | None = None,
         allow_fallback: bool = True,
+        on_cost: Callable[[float], object] | None = None,
     ) -> list[WebSearchHit]:
         """Search the web through a ``webSearch`` model (neutralized query, retries,
-        fallback). Placeholders in the hits are restored."""
+        fallback). Placeholders in the hits are restored; the search's cost goes to
+        ``on_cost`` (a tool charges its run with it)."""
         route, clean = await off_loop(
             len(query),
             self._text_route,
@@ -397,7 +399,9 @@ class AiService(AiPipeline):
         spec, _estimate, hits = await self._answer(
             route, lambda s, p: p.web_search(s.id, clean, max_results), expect=list
         )
-        self._settle(context, spec, Usage(input_tokens=route.input_tokens))
+        cost, _unknown = self._settle(context, spec, Usage(input_tokens=route.input_tokens))
+        if on_cost is not None:
+            on_cost(cost)
         restore = route.session.restore
         return [
             hit.model_copy(update={"title": restore(hit.title), "content": restore(hit.content)})
@@ -412,10 +416,11 @@ class AiService(AiPipeline):
         model: str | None = None,
         size: str = "1024x1024",
         max_cost_chf: float | None = None,
+        on_cost: Callable[[float], object] | None = None,
     ) -> list[ImagePart]:
         """Images for ``prompt`` from an ``imageGenerate`` model (neutralized prompt, budget
         preflight, retries, fallback). Cost is estimated from the prompt and the model's
-        price for one image's output tokens."""
+        price for one image's output tokens; ``on_cost`` gets it (a tool charges its run)."""
         route, clean = await off_loop(
             len(prompt),
             self._text_route,
@@ -435,5 +440,7 @@ class AiService(AiPipeline):
         usage = Usage(
             input_tokens=route.input_tokens, output_tokens=min(spec.max_output_tokens, 4160)
         )
-        self._settle(context, spec, usage)
+        cost, _unknown = self._settle(context, spec, usage)
+        if on_cost is not None:
+            on_cost(cost)
         return images

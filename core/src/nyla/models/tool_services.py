@@ -11,12 +11,12 @@ imports nothing above it; ``nyla.sdk`` re-exports every name.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, NoReturn, Protocol
 
 from nyla.models.agent import RunContext
-from nyla.models.ai import AiCallRequest, AiCallResponse
+from nyla.models.ai import AiCallRequest, AiCallResponse, ImagePart
 from nyla.models.chat import ChatMessage, ChatWorkflow
 from nyla.models.datasource import ConnectionInfo
 from nyla.models.files import FileItem, Scope
@@ -189,14 +189,25 @@ class PlaceholderSession(Protocol):
 
 
 class ToolAi(Protocol):
-    """The AI service: a model call with pricing, budget and neutralization, and the
-    neutralization gate on its own."""
+    """The AI service: a model call with pricing, budget and neutralization, the
+    neutralization gate on its own, and image generation (``on_cost`` gets its price)."""
 
     async def call(self, request: AiCallRequest) -> AiCallResponse: ...
 
     def neutralize_text(
         self, text: str, *, context: Any = None, session: Any = None
     ) -> tuple[str, PlaceholderSession]: ...
+
+    async def generate_image(
+        self,
+        prompt: str,
+        *,
+        context: Any = None,
+        model: str | None = None,
+        size: str = "1024x1024",
+        max_cost_chf: float | None = None,
+        on_cost: Callable[[float], object] | None = None,
+    ) -> list[ImagePart]: ...
 
 
 class DataSourceEntry(Protocol):

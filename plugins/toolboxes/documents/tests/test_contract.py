@@ -31,4 +31,5 @@ def test_nyla_tools_list_shows_every_tool_in_the_documents_toolbox():
         "filterUdmByType",
         "renderDocument",
         "createChart",
+        "generateImage",
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from nyla.sdk import Toolbox, hookimpl
 from nyla_toolbox_documents.chart import chart_tools
+from nyla_toolbox_documents.image_tool import image_tools
 from nyla_toolbox_documents.read_tools import read_tools
 from nyla_toolbox_documents.render import render_tools
 
@@ -19,7 +20,7 @@ def documents_toolbox() -> Toolbox:
         label="Documents",
         description="Look inside documents (structure, sections, tables, embedded items), "
         "render documents and charts.",
-        tools=[*read_tools(), *render_tools(), *chart_tools()],
+        tools=[*read_tools(), *render_tools(), *chart_tools(), *image_tools()],
         default_active=True,
     )
 
