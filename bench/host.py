@@ -257,6 +257,12 @@ def ratios(summaries: dict[tuple[int, str, str], dict]) -> list[dict[str, Any]]:
                 "clients": clients,
                 "scenario": scenario,
                 "perSecond": ratio(n["perSecond"], b["perSecond"]),
+                # each round's pair ran back to back: the spread says how much the machine's
+                # other load moved the ratio
+                "perSecondByRound": [
+                    ratio(x, y)
+                    for x, y in zip(n["perSecondByRound"], b["perSecondByRound"], strict=True)
+                ],
                 "p50Ms": ratio(n["p50Ms"], b["p50Ms"]),
                 "p95Ms": ratio(n["p95Ms"], b["p95Ms"]),
                 "ttfeP50Ms": ratio(n["ttfeP50Ms"], b["ttfeP50Ms"]),
@@ -423,9 +429,11 @@ def report(result: dict[str, Any]) -> None:
     for r in result["ratios"]:
         if r["scenario"] != "sse" and r["perSecond"] is not None:
             met = "met" if r["perSecond"] >= GOAL else "NOT met"
+            rounds = " ".join(num(x, ".2f") for x in r["perSecondByRound"])
             console.print(
                 f"goal req/s ≥ {GOAL}× bare, {LABELS[r['scenario']]} at {r['clients']} "
-                f"clients: {r['perSecond']:.2f} ({met})"
+                f"clients: {r['perSecond']:.2f} ({met}; by round {rounds}; server CPU per "
+                f"request {num(r['serverCpuPerRequest'], '.2f')}×)"
             )
     console.print(f"* {result['fixture']}")
     for s in result["results"]:
