@@ -116,3 +116,29 @@ def test_refs_select_sections_blocks_and_refuse_unknown():
     assert [w.index for w in udm_ops.select(udm, ["blocks 2-3", "block 1"])] == [1, 2, 3]
     with pytest.raises(DocumentError, match="no 'table 9'"):
         udm_ops.select(udm, ["table 9"])
+
+
+def test_a_zip_entry_with_a_forged_size_is_refused():
+    import io
+    import struct
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("bomb.txt", "0" * 100_000)
+    raw = bytearray(out.getvalue())
+    central = raw.rindex(b"PK\x01\x02")
+    struct.pack_into("<I", raw, central + 24, 10)  # uncompressed size: 10 bytes
+    struct.pack_into("<I", raw, 22, 10)  # and in the local header
+    with pytest.raises(DocumentError, match=r"bomb\.txt is damaged"):
+        extract("bomb.zip", bytes(raw))
+
+
+def test_big_declared_entries_are_listed_without_their_bytes(monkeypatch):
+    from nyla_toolbox_documents import extract_mail
+
+    monkeypatch.setattr(extract_mail, "MAX_ITEM_BYTES", 10)
+    got = extract("bundle.zip", makers.zip_file())
+    sizes = {b.name: (b.size, b.src) for b in got.udm.blocks()}
+    assert sizes["docs/readme.md"] == (16, "")
+    assert sizes["data/table.csv"] == (8, "item:attachment 2")

@@ -77,6 +77,15 @@ def test_headings_tables_and_text_survive(fmt, source):
     assert _words(source.blocks()) <= _words(back.blocks())
 
 
+def test_pdf_paragraphs_come_back_one_by_one():
+    two = parse_markdown(
+        "# T\n\n" + "First paragraph, long enough to wrap. " * 6 + "\n\nSecond one."
+    )
+    back = extract("p.pdf", renderer("pdf")(two, Style(), {})).udm
+    texts = [b.text for b in back.blocks() if b.type == "text"]
+    assert texts == [b.text for b in two.blocks() if b.type == "text"]
+
+
 def test_xlsx_keeps_tables_on_named_sheets_and_the_text_flow(source):
     back = extract("report.xlsx", renderer("xlsx")(source, Style(), IMAGES)).udm
     parts = [p.label for p in back.children]

@@ -84,10 +84,10 @@ def zip_archive(content: bytes) -> Extracted:
 
 
 def _read_capped(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    """The entry's bytes; an entry that unpacks past what its header declares (a forged
-    size, a bomb) is refused."""
-    with archive.open(info) as handle:
-        data = handle.read(info.file_size + 1)
-    if len(data) > info.file_size:
-        raise DocumentError(f"ZIP entry {info.filename} is larger than its header says")
-    return data
+    """The entry's bytes. ``zipfile`` stops at the size the header declares (checked against
+    the caps before) and checks the CRC there, so an entry that would unpack past its declared
+    size (a forged header, a bomb) is refused rather than read."""
+    try:
+        return archive.read(info)
+    except zipfile.BadZipFile as exc:
+        raise DocumentError(f"ZIP entry {info.filename} is damaged: {exc}") from exc

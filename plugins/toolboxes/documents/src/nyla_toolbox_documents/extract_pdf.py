@@ -11,6 +11,8 @@ from typing import Any
 from nyla.sdk.documents import HeadingBlock, ImageBlock, Part, TableBlock, TextBlock, UdmDocument
 from nyla_toolbox_documents.extract import DocumentError, Extracted, Item
 
+#: the blank space between two lines, as a share of a line's height, that ends a paragraph
+PARAGRAPH_GAP = 0.6
 _IMAGE_MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 
 
@@ -73,20 +75,27 @@ def _page_blocks(page: Any, headings: list[tuple[int, str]]) -> list[Any]:
     placed: list[tuple[float, Any]] = [(t.bbox[1], _table(t.extract())) for t in tables]
     pending = list(headings)
     run: list[str] = []
-    run_top = 0.0
+    run_top = bottom = 0.0
+
+    def flush() -> None:
+        if run:
+            placed.append((run_top, TextBlock(text=" ".join(run))))
+            run.clear()
+
     for line in lines:
         text = " ".join(line["text"].split())
+        # a gap of most of a line's height between two lines ends a paragraph
+        if line["top"] - bottom > PARAGRAPH_GAP * (line["bottom"] - line["top"]):
+            flush()
+        bottom = line["bottom"]
         if pending and text == pending[0][1]:
-            if run:
-                placed.append((run_top, TextBlock(text=" ".join(run))))
-                run = []
+            flush()
             level, title = pending.pop(0)
             placed.append((line["top"], HeadingBlock(level=level, text=title)))
         elif text:
             run_top = run_top if run else line["top"]
             run.append(text)
-    if run:
-        placed.append((run_top, TextBlock(text=" ".join(run))))
+    flush()
     placed.sort(key=lambda pair: pair[0])
     return [block for _, block in placed]
 
