@@ -3,12 +3,13 @@ and it says yes for the schemas tools actually declare (so discovery skips the s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from pydantic import BaseModel, Field
 
 from nyla.plugin_answers import check_tool_schema
 from nyla.plugin_schema import plainly_valid
@@ -51,8 +52,9 @@ def _schemas(depth: int) -> st.SearchStrategy[Any]:
         "maxItems": NUMBER,
         "uniqueItems": NUMBER,
         "readOnly": NUMBER,
-        "$ref": TEXT,
-        "pattern": st.sampled_from(["a+", "("]),
+        "$defs": st.dictionaries(TEXT, sub, max_size=2) | TEXT,
+        "$ref": TEXT | st.sampled_from(["#/$defs/A", "#/$defs/", "#/definitions/A", "x y"]),
+        "pattern": st.sampled_from(["a+", "(", "^#[0-9a-f]{6}$", "[", "(?P<x>a)"]) | NUMBER,
         "prefixItems": st.lists(sub, max_size=1),
     }
     pairs = st.sampled_from(sorted(values)).flatmap(lambda k: st.tuples(st.just(k), values[k]))
@@ -80,6 +82,9 @@ def test_a_quick_yes_is_a_meta_schema_yes(schema: Any):
         {"anyOf": []},
         {"properties": {"a": {"type": 3}}},
         {"additionalProperties": "no"},
+        {"pattern": "("},
+        {"$ref": 3},
+        {"$defs": {"A": {"type": "strin"}}},
     ],
 )
 def test_an_invalid_schema_is_no_quick_yes_and_the_full_check_names_it(schema: Any):
@@ -92,8 +97,32 @@ def test_an_invalid_schema_is_no_quick_yes_and_the_full_check_names_it(schema: A
     assert any("invalid JSON schema" in p for p in check_tool_schema(FakeTool()))
 
 
-def test_the_installed_tools_get_the_quick_yes():
-    tools = PluginHost.discover(strict=False).tools()
-    assert tools
-    slow = [t.name for t in tools if not plainly_valid(t.parameters)]
-    assert slow == []
+class Colour(BaseModel):
+    hex: str = Field(pattern=r"^#[0-9a-fA-F]{6}$", description="The colour.")
+
+
+class Series(BaseModel):
+    values: list[float] = Field(min_length=1, max_length=100)
+    colour: Colour | None = None
+
+
+class ChartArgs(BaseModel):
+    kind: Literal["bar", "line"] = "bar"
+    series: list[Series]
+    width: int = Field(800, ge=100, le=4000)
+    tags: dict[str, str] = {}
+
+
+def test_what_pydantic_and_the_kernel_tools_declare_gets_the_quick_yes():
+    schema = ChartArgs.model_json_schema()
+    assert "$defs" in schema  # nested models, Optional, Literal, constraints, a pattern
+    assert plainly_valid(schema)
+    builtins = PluginHost.discover(builtins=True, strict=False)
+    kernel_tools = [
+        t
+        for t in builtins.tools()
+        if builtins.owner_of("tools", t.name)
+        in ("nyla.core_tools", "nyla.ai_tools", "nyla.datasource_tools")
+    ]
+    assert kernel_tools
+    assert [t.name for t in kernel_tools if not plainly_valid(t.parameters)] == []

@@ -4,17 +4,20 @@ Plugin discovery checks every tool's argument schema against the 2020-12 meta-sc
 model API sees it. jsonschema's check resolves the meta-schema's dynamic references for every
 keyword (about 10 ms per tool, half of a discovery with the installed plugins), although the
 schemas tools declare (pydantic's output: ``type``, ``properties``, ``anyOf``, ``title``,
-``default`` ...) use a handful of keywords whose rules are simple. :func:`plainly_valid`
-accepts a schema only when every keyword in it is one of those and holds a value the
-meta-schema allows; anything else (``$ref``, ``pattern``, a keyword it does not know, a wrong
-value) answers ``False`` and the caller runs the full check, which also words the error.
+``default``, ``$defs`` with local ``$ref`` s ...) use a handful of keywords whose rules are
+simple. :func:`plainly_valid` accepts a schema only when every keyword in it is one of those
+and holds a value the meta-schema allows; anything else (a keyword it does not know, a
+``$ref`` elsewhere than ``#/$defs/``, a wrong value) answers ``False`` and the caller runs the
+full check, which also words the error.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 _TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+_LOCAL_REF = re.compile(r"#/\$defs/[A-Za-z0-9_.-]+")
 
 
 def _is_number(value: Any) -> bool:
@@ -46,6 +49,22 @@ def _is_properties(value: Any) -> bool:
     )
 
 
+def _is_local_ref(value: Any) -> bool:
+    # a URI reference under any format checker ("uri-reference"): pydantic's "#/$defs/Model"
+    return isinstance(value, str) and _LOCAL_REF.fullmatch(value) is not None
+
+
+def _is_regex(value: Any) -> bool:
+    # what the meta-schema's "format": "regex" asks of a pattern, as jsonschema checks it
+    if not isinstance(value, str):
+        return False
+    try:
+        re.compile(value)
+    except re.error:
+        return False
+    return True
+
+
 def _is_names(value: Any) -> bool:
     return (
         isinstance(value, list)
@@ -70,6 +89,9 @@ _RULES: dict[str, Any] = {
     "writeOnly": lambda v: isinstance(v, bool),
     "uniqueItems": lambda v: isinstance(v, bool),
     "properties": _is_properties,
+    "$defs": _is_properties,
+    "$ref": _is_local_ref,
+    "pattern": _is_regex,
     "additionalProperties": lambda v: _valid(v),
     "items": lambda v: _valid(v),
     "required": _is_names,
