@@ -16,7 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, NoReturn, Protocol
 
 from nyla.models.agent import RunContext
-from nyla.models.ai import AiCallRequest, AiCallResponse, ImagePart
+from nyla.models.ai import AiCallRequest, AiCallResponse, ImagePart, WebSearchHit
 from nyla.models.chat import ChatMessage, ChatWorkflow
 from nyla.models.datasource import ConnectionInfo
 from nyla.models.files import FileItem, Scope
@@ -190,13 +190,26 @@ class PlaceholderSession(Protocol):
 
 class ToolAi(Protocol):
     """The AI service: a model call with pricing, budget and neutralization, the
-    neutralization gate on its own, and image generation (``on_cost`` gets its price)."""
+    neutralization gate on its own, a web search and image generation (``on_cost`` gets
+    their price)."""
 
     async def call(self, request: AiCallRequest) -> AiCallResponse: ...
 
     def neutralize_text(
         self, text: str, *, context: Any = None, session: Any = None
     ) -> tuple[str, PlaceholderSession]: ...
+
+    async def web_search(
+        self,
+        query: str,
+        *,
+        context: Any = None,
+        max_results: int = 5,
+        model: str | None = None,
+        max_cost_chf: float | None = None,
+        allow_fallback: bool = True,
+        on_cost: Callable[[float], object] | None = None,
+    ) -> list[WebSearchHit]: ...
 
     async def generate_image(
         self,
