@@ -199,3 +199,21 @@ def test_installing_and_removing_a_plugin_is_seen_at_once(tmp_path: Path):
     assert "fake-cached" in _nyla(["--help"], env)
     assert "fake-cached" in names(_nyla(["plugins", "list", "--json"], env))
     assert marker.read_text().count("imported") == 2
+
+
+def test_help_from_the_cache_lists_the_cached_plugin_commands_and_any_added_in_process(
+    cache_home: Path,
+):
+    import click
+    from click.testing import CliRunner
+
+    from nyla.cli import LazyGroup
+
+    plugin_cache.store(_snapshot(), providers=[])
+    group = LazyGroup(name="nyla")
+    group.add_command(click.Command("host-cmd", help="From the embedding app."))
+    result = CliRunner().invoke(group, ["--help"])
+    assert result.exit_code == 0, result.output
+    assert "fake-cmd" in result.output and "Do fake things." in result.output
+    assert "host-cmd" in result.output
+    assert not getattr(group, "_plugin_commands_added", False), "the cache hit discovered"

@@ -85,7 +85,8 @@ class LazyGroup(click.Group):
             snapshot = plugin_cache.load()
             if snapshot is not None:
                 _report_command_errors(snapshot.command_errors)
-                return sorted(snapshot.commands)
+                added = {name: cmd.get_short_help_str() for name, cmd in self.commands.items()}
+                return sorted({**dict(snapshot.commands), **added}.items())
         self._add_plugin_commands(remember=True)
         return [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
 
