@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from nyla.cli import cli
 from nyla.commands.output import json_line
+from nyla.knowledge.ingest import Ingestion
 
 from .conftest import ctx, item
 from .test_cli import cli_env  # noqa: F401  (fixture)
@@ -31,7 +32,19 @@ async def test_results_not_kept_still_reach_progress_in_input_order(kernel):
     assert seen == [(f"f{i}.txt", i + 1, 7) for i in range(7)]
 
 
-def test_index_json_is_the_whole_list_as_before(cli_env, tmp_path):  # noqa: F811
+def test_index_json_is_the_whole_list_as_before_and_keeps_no_result(
+    cli_env,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
+    returned: list[list] = []
+    index_paths = Ingestion.index_paths
+
+    async def spy(self, *args, **kwargs):
+        returned.append(await index_paths(self, *args, **kwargs))
+        return returned[-1]
+
+    monkeypatch.setattr(Ingestion, "index_paths", spy)
     for i in range(5):
         (tmp_path / f"note-{i}.txt").write_text(f"The heron {i} crossed the mill pond at dawn.")
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
@@ -42,3 +55,4 @@ def test_index_json_is_the_whole_list_as_before(cli_env, tmp_path):  # noqa: F81
     assert [r["name"] for r in rows] == ["broken.pdf", *(f"note-{i}.txt" for i in range(5))]
     assert [r["status"] for r in rows] == ["failed", *["indexed"] * 5]
     assert result.output == json_line(rows, indent=2) + "\n"
+    assert returned == [[]]  # each result went to the output as it came, none was held

@@ -203,7 +203,12 @@ async def _index_with_progress(
             )
 
         return await kernel.knowledge.indexing.index_paths(
-            paths, context=ctx, scope=scope, neutralize=neutralize, progress=on_file
+            paths,
+            context=ctx,
+            scope=scope,
+            neutralize=neutralize,
+            progress=on_file,
+            keep_results=sink is None,
         )
 
 
