@@ -10,6 +10,7 @@ never leaves the process, and :meth:`NeutralizationSession.restore` re-personali
 from __future__ import annotations
 
 import bisect
+import hashlib
 import logging
 import re
 import threading
@@ -17,9 +18,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nyla.ai.image_gate import neutralize_image
 from nyla.ai.tokens import message_tokens
 from nyla.errors import NeutralizationError
-from nyla.models.ai import Message, TextPart, ToolCall
+from nyla.models.ai import ImagePart, Message, TextPart, ToolCall
 from nyla.models.neutralize import Finding
 
 log = logging.getLogger(__name__)
@@ -40,6 +42,8 @@ class NeutralizationSession:
         # (neutralizer ids, text) -> neutralized text: a run re-sends its whole history every
         # round, and stable placeholders make the result of a text final once computed
         self._cache: dict[tuple[tuple[str, ...], str], str] = {}
+        # (neutralizer ids, digest of an image) -> the image as checked (OCR is slow)
+        self._images: dict[tuple[tuple[str, ...], str], ImagePart] = {}
         # the last call of each conversation (keyed by its first message): see
         # NeutralizationGate.prepare_messages
         self._histories: dict[int, _History] = {}
@@ -198,6 +202,22 @@ class NeutralizationGate:
         self.replaced += len(chosen)
         return "".join(out)
 
+    def apply_image(self, part: ImagePart, session: NeutralizationSession) -> ImagePart:
+        """``part`` with the personal data in its text blacked out (OCR; see
+        :mod:`nyla.ai.image_gate`); an image that cannot be checked is a failure."""
+        if not self.neutralizers:
+            return part
+        source = part.data_base64 or part.url or ""
+        key = (self._signature, hashlib.sha256(source.encode()).hexdigest())
+        cached = session._images.get(key)
+        if cached is not None:
+            return cached
+        errors_before = len(self.errors)
+        result = neutralize_image(part, self.findings, lambda why: self._fail("image-ocr", why))
+        if len(self.errors) == errors_before:  # an unchecked image is checked again next time
+            session._images[key] = result
+        return result
+
     def apply_messages(
         self, messages: Iterable[Message], session: NeutralizationSession
     ) -> list[Message]:
@@ -272,13 +292,12 @@ class NeutralizationGate:
             changed = content is not message.content and content != message.content
         else:
             content = [
-                TextPart(text=self.apply(p.text, session)) if isinstance(p, TextPart) else p
+                TextPart(text=self.apply(p.text, session))
+                if isinstance(p, TextPart)
+                else self.apply_image(p, session)
                 for p in message.content
             ]
-            changed = any(
-                isinstance(p, TextPart) and isinstance(q, TextPart) and p.text != q.text
-                for p, q in zip(content, message.content, strict=True)
-            )
+            changed = any(p != q for p, q in zip(content, message.content, strict=True))
         calls = message.tool_calls
         arguments = [self.apply(c.arguments, session) for c in calls]
         if any(a != c.arguments for a, c in zip(arguments, calls, strict=True)):
