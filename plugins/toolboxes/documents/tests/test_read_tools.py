@@ -97,3 +97,30 @@ async def test_udm_tools_over_json(kernel):
     )
     assert not bad.success and "not a UDM document" in bad.error
     assert json.loads(structure.content)["title"] == "Spec"
+
+
+async def test_a_file_is_parsed_once_until_its_content_changes(kernel, store, monkeypatch):
+    import importlib
+
+    # the package's read_tools() function hides the module of the same name
+    read_tools = importlib.import_module("nyla_toolbox_documents.read_tools")
+    parsed: list[str] = []
+    real = read_tools.extract
+
+    def counting(name, content, mime_type=None):
+        parsed.append(name)
+        return real(name, content, mime_type)
+
+    monkeypatch.setattr(read_tools, "extract", counting)
+    file_id = await store("cached.md", b"# One\n\ntext")
+    for _ in range(2):
+        got = await call_tool(kernel, "browseContainer", {"fileId": file_id}, user=USER)
+        assert got.data["sections"][0]["ref"] == "section One"
+    assert parsed == ["cached.md"]
+    await kernel.files.write(file_id, b"# Two\n\ntext", RunContext(user_id=USER))
+    got = await call_tool(kernel, "browseContainer", {"fileId": file_id}, user=USER)
+    assert got.data["sections"][0]["ref"] == "section Two"
+    assert parsed == ["cached.md", "cached.md"]
+    # the cache never answers for someone who may not read the file
+    foreign = await call_tool(kernel, "browseContainer", {"fileId": file_id}, user="eve")
+    assert not foreign.success

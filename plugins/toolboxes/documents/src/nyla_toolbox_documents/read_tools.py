@@ -8,6 +8,7 @@ import asyncio
 import csv
 import io
 import json
+from collections import OrderedDict
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -61,13 +62,32 @@ class FilterArgs(UdmArgs):
     types: list[str] = Field(min_length=1, description=f"Of {', '.join(udm_ops.BLOCK_TYPES)}.")
 
 
+#: extracted documents kept by content: a model browses a file, then reads parts of it, and
+#: each call would parse it again; only files up to CACHE_MAX_BYTES, the last CACHE_SIZE
+_CACHE: OrderedDict[tuple[str, str, str], Extracted] = OrderedDict()
+CACHE_SIZE = 16
+CACHE_MAX_BYTES = 5 * 1024 * 1024
+
+
 async def load(ctx: ToolContext, file_id: str) -> Extracted:
-    """The user's file read into a UDM (off the event loop: the libraries are synchronous)."""
+    """The user's file read into a UDM (off the event loop: the libraries are synchronous).
+    The file store checks access first on every call; only the parsing is cached, by the
+    file's content hash, name and type."""
     item = await ctx.services.files.get(file_id, ctx.run)
     if item is None:
         raise FileAccessError(f"file {file_id!r} not found")
+    key = (item.content_hash, item.name, item.mime_type)
+    cacheable = bool(item.content_hash) and item.size <= CACHE_MAX_BYTES
+    if cacheable and key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
     content = await ctx.services.files.read_bytes(file_id, ctx.run)
-    return await asyncio.to_thread(extract, item.name, content, item.mime_type)
+    found = await asyncio.to_thread(extract, item.name, content, item.mime_type)
+    if cacheable:
+        _CACHE[key] = found
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return found
 
 
 def _failure(exc: Exception) -> ToolResult:
