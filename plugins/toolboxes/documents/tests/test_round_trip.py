@@ -77,6 +77,18 @@ def test_headings_tables_and_text_survive(fmt, source):
     assert _words(source.blocks()) <= _words(back.blocks())
 
 
+def test_a_long_section_continues_on_untitled_slides():
+    long = parse_markdown(
+        "# Only heading\n\n" + "\n\n".join(f"Paragraph {n}. " * 12 for n in range(30))
+    )
+    back = extract("long.pptx", renderer("pptx")(long, Style(), {})).udm
+    assert len(back.children) > 3
+    assert _headings(back) == ["Only heading"]
+    assert [b.text for b in back.blocks() if b.type == "text"] == [
+        b.text for b in long.blocks() if b.type == "text"
+    ]
+
+
 def test_pdf_paragraphs_come_back_one_by_one():
     two = parse_markdown(
         "# T\n\n" + "First paragraph, long enough to wrap. " * 6 + "\n\nSecond one."

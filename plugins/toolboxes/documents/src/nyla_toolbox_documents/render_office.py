@@ -193,12 +193,18 @@ def render_pptx(udm: UdmDocument, style: Style, images: Images) -> bytes:
     deck.slide_width, deck.slide_height = Mm(max(width, height)), Mm(min(width, height))
     deck.core_properties.title = udm.title
     slide: Any = None
-    top = 0
+    top = first = 0
     tables = 0
+    bottom = int(deck.slide_height or 0) - Mm(8)
     for block in udm.blocks():
+        # a block that does not fit goes on a continuation slide without a title, so the
+        # deck reads back with the document's headings and no others
+        full = slide is not None and top > first
+        if full and top + _pptx_height(block, style, deck) > bottom:
+            slide = None
         if isinstance(block, HeadingBlock) or slide is None:
             slide = deck.slides.add_slide(deck.slide_layouts[5 if block.type == "heading" else 6])
-            top = Mm(35) if block.type == "heading" else Mm(15)
+            top = first = Mm(35) if block.type == "heading" else Mm(15)
             if block.type == "heading":
                 _pptx_title(slide, block.text, style)
                 continue
@@ -244,7 +250,7 @@ def _pptx_block(
                 picture.height = limit
             return int(top + picture.height + Mm(5))
     lines = _flow_lines(block) if block.type != "list" else list(block.items)
-    height = Mm(style.font_size * 0.6) * max(1, len(lines))
+    height = _pptx_height(block, style, deck)
     frame = slide.shapes.add_textbox(left, top, width, height).text_frame
     frame.word_wrap = True
     for i, line in enumerate(lines):
@@ -255,6 +261,22 @@ def _pptx_block(
             if block.type == "code":
                 run.font.name = "Courier New"
     return int(top + height + Mm(4))
+
+
+def _pptx_height(block: Any, style: Style, deck: Any) -> int:
+    """How tall ``block`` will be on a slide (EMU): table rows, at least 40 mm for an image
+    (it is scaled to the room left), text lines wrapped at about half an em a character."""
+    from pptx.util import Mm
+
+    if block.type == "table":
+        return int(Mm(9) * (len(block.rows) + bool(block.header)))
+    if block.type == "image":
+        return int(Mm(40))
+    em_mm = style.font_size * 1.6 * 0.3528
+    per_line = max(10, int((deck.slide_width - Mm(30)) / Mm(em_mm * 0.5)))
+    lines = _flow_lines(block) if block.type != "list" else list(block.items)
+    wrapped = sum(max(1, -(-len(line) // per_line)) for line in lines) or 1
+    return int(Mm(em_mm * 1.25) * wrapped + Mm(2))
 
 
 def _pptx_table(table: Any, rows: list[list[str]], block: Any, ts: TableStyle) -> None:
