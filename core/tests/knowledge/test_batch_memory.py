@@ -52,3 +52,15 @@ async def test_embedded_vectors_wait_as_float4_and_are_stored_as_embedded(kernel
     vector = prepared.chunks[0].embedding
     assert isinstance(vector, array) and vector.typecode == "f"
     assert list(vector) == list(array("f", embedder([prepared.chunks[0].data])[0]))
+
+
+def test_chunk_texts_are_counted_without_entering_the_token_memo():
+    from nyla.ai.tokens import _count_short
+    from nyla.knowledge.chunking import chunk_objects
+    from nyla.models.knowledge import ContentObject
+
+    _count_short.cache_clear()
+    chunks = chunk_objects([ContentObject(text="alpha beta gamma", context_ref="text")], 300, 40)
+    assert [c.text for c in chunks] == ["alpha beta gamma"] and chunks[0].token_count == 3
+    # the three words (short, recurring units) are memoized; the chunk's own text is not
+    assert _count_short.cache_info().currsize == 3

@@ -24,6 +24,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from nyla.ai import tokens
 from nyla.ai.neutralize import NeutralizationSession, StreamRestorer, pending_chars
 from nyla.ai.pipeline import AiPipeline
 from nyla.ai.pricing import UsageTotals
@@ -321,7 +322,7 @@ class AiService(AiPipeline):
         clean = await off_loop(
             sum(len(t) for t in texts), lambda: [gate.apply(t, session) for t in texts]
         )
-        input_tokens = sum(count_text_tokens(t) for t in clean)
+        input_tokens = sum(tokens.count_text_tokens_once(t) for t in clean)
         route = self._route(
             OperationType.EMBEDDING,
             context,

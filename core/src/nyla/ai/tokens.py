@@ -50,6 +50,12 @@ def count_text_tokens(text: str) -> int:
     return _count_text(text)
 
 
+def count_text_tokens_once(text: str) -> int:
+    """Estimated tokens of a string counted once, e.g. a chunk being indexed or embedded:
+    never memoized, so a bulk load does not keep thousands of its texts alive in the memo."""
+    return _count_text(text)
+
+
 @lru_cache(maxsize=8192)
 def _count_short(text: str) -> int:
     return _count_text(text)

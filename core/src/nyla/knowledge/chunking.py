@@ -13,7 +13,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from nyla.ai.tokens import count_text_tokens
+from nyla.ai.tokens import count_text_tokens, count_text_tokens_once
 from nyla.knowledge.language import detect_all
 from nyla.models.knowledge import ContentObject
 
@@ -153,7 +153,7 @@ def chunk_objects(
             text=piece,
             context_ref=obj.context_ref,
             content_type=obj.content_type,
-            token_count=count_text_tokens(piece),
+            token_count=count_text_tokens_once(piece),
             content_hash=content_hash(piece),
             language=language,
         )
