@@ -47,7 +47,7 @@ async def test_render_refuses_what_it_cannot_use(kernel, store):
     both = await call_tool(
         kernel, "renderDocument", {"markdown": "# a", "udm": {}, "formats": ["pdf"]}, user=USER
     )
-    assert not both.success and "either markdown or udm" in both.error
+    assert not both.success and "one of markdown, udm or fileId" in both.error
     fmt = await call_tool(
         kernel, "renderDocument", {"markdown": "# a", "formats": ["odt"]}, user=USER
     )
@@ -61,3 +61,23 @@ async def test_create_chart_saves_png_and_svg(kernel):
     assert got.success, got.error
     assert [f["name"] for f in got.data["files"]] == ["trend.png", "trend.svg"]
     assert [f["mimeType"] for f in got.data["files"]] == ["image/png", "image/svg+xml"]
+
+
+async def test_a_stored_docx_converts_to_pdf_with_its_image(kernel, store):
+    from nyla_toolbox_documents.extract import extract
+
+    docx = await store("report.docx", makers.docx_file())
+    got = await call_tool(
+        kernel, "renderDocument", {"fileId": docx, "formats": ["pdf"], "name": "report"}, user=USER
+    )
+    assert got.success, got.error
+    pdf = await kernel.files.read_bytes(got.data["files"][0]["fileId"], RunContext(user_id=USER))
+    back = extract("report.pdf", pdf).udm
+    assert [b.text for b in back.blocks() if b.type == "heading"] == [
+        "Quarterly report",
+        "Figures",
+    ]
+    assert [b.rows for b in back.blocks() if b.type == "table"] == [
+        [["North", "120"], ["South", "95"]]
+    ]
+    assert [b.type for b in back.blocks()].count("image") == 1

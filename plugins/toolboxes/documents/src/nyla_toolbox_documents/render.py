@@ -31,14 +31,20 @@ class RenderArgs(BaseModel):
         description="The document as Markdown; images as ![alt](file:<fileId>).",
     )
     udm: dict[str, Any] | None = Field(default=None, description="Or the document as UDM JSON.")
+    file_id: str | None = Field(
+        default=None,
+        alias="fileId",
+        description="Or a stored document to convert (PDF, DOCX, XLSX, PPTX, HTML, Markdown, "
+        ".eml); its embedded images come along.",
+    )
     formats: list[Format] = Field(min_length=1, description="pdf, docx, xlsx, pptx, html.")
     name: str = Field(default="document", description="File name without extension.")
     style: Style = Field(default_factory=Style, description="Fonts, colours, page, tables.")
 
     @model_validator(mode="after")
     def _one_source(self) -> RenderArgs:
-        if (self.markdown is None) == (self.udm is None):
-            raise ValueError("pass either markdown or udm")
+        if [self.markdown, self.udm, self.file_id].count(None) != 2:
+            raise ValueError("pass one of markdown, udm or fileId")
         return self
 
 
@@ -94,10 +100,14 @@ async def load_images(ctx: ToolContext, udm: UdmDocument) -> Images:
 async def render_document(args: RenderArgs, ctx: ToolContext) -> ToolResult:
     """Render and save each requested format."""
     try:
-        udm = to_udm(args)
-        images = await load_images(ctx, udm)
+        if args.file_id is not None:
+            udm, images = await _stored(ctx, args.file_id)
+        else:
+            udm = to_udm(args)
+            images = {}
+        images.update(await load_images(ctx, udm))
     except FileAccessError as exc:
-        return ToolResult.fail(str(exc), "NOT_FOUND", field="markdown", suggestion="listFiles")
+        return ToolResult.fail(str(exc), "NOT_FOUND", suggestion="listFiles")
     except DocumentError as exc:
         return ToolResult.fail(str(exc), "INVALID_VALUE")
     base = download_name(args.name, "document")
@@ -122,13 +132,27 @@ async def render_document(args: RenderArgs, ctx: ToolContext) -> ToolResult:
     return ToolResult.ok(text, data={"files": [s.to_wire() for s in saved]})
 
 
+async def _stored(ctx: ToolContext, file_id: str) -> tuple[UdmDocument, Images]:
+    """A stored document's UDM and the PNG and JPEG images embedded in it."""
+    from nyla_toolbox_documents.read_tools import load
+
+    found = await load(ctx, file_id)
+    images: Images = {}
+    for src, item in found.items.items():
+        mime = sniff(item.content)
+        if mime is not None:
+            images[src] = Image(mime, item.content)
+    return found.udm, images
+
+
 def render_tools() -> list[Tool]:
     """``renderDocument``."""
     return [
         Tool.from_model(
             "renderDocument",
-            "Render Markdown (or a UDM) to PDF, DOCX, XLSX, PPTX and/or HTML files with a style "
-            "(fonts, colours, page size, table styles); images as ![alt](file:<fileId>).",
+            "Render Markdown, a UDM or a stored document to PDF, DOCX, XLSX, PPTX and/or HTML "
+            "files with a style (fonts, colours, page size, table styles); images as "
+            "![alt](file:<fileId>).",
             RenderArgs,
             render_document,
             timeout_s=120,
