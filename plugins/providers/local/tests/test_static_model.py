@@ -111,3 +111,18 @@ def test_the_weights_stay_half_precision_and_embed_as_a_float32_copy_would() -> 
     sums = np.stack([wide[tokenizer.encode(t, add_special_tokens=False).ids].sum(0) for t in texts])
     sums /= np.linalg.norm(sums, axis=1, keepdims=True)
     assert np.array_equal(np.asarray(static_model.embed_texts(texts), dtype=np.float32), sums)
+
+
+def test_the_table_is_read_straight_into_one_array() -> None:
+    import tracemalloc
+
+    root = static_model.package_dir()
+    assert root is not None
+    tracemalloc.start()
+    try:
+        table = static_model._read_table(root / static_model.WEIGHTS)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert table.shape == (32000, 256) and table.flags["C_CONTIGUOUS"]
+    assert peak < 1.05 * table.nbytes  # no copy of the file's bytes beside the array
