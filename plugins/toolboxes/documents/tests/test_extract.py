@@ -142,3 +142,21 @@ def test_big_declared_entries_are_listed_without_their_bytes(monkeypatch):
     sizes = {b.name: (b.size, b.src) for b in got.udm.blocks()}
     assert sizes["docs/readme.md"] == (16, "")
     assert sizes["data/table.csv"] == (8, "item:attachment 2")
+
+
+def test_a_long_pdf_is_read_up_to_the_page_cap(monkeypatch):
+    from nyla_toolbox_documents import extract_pdf
+
+    monkeypatch.setattr(extract_pdf, "MAX_PAGES", 1)
+    got = extract("manual.pdf", makers.pdf_file())
+    assert [p.label for p in got.udm.children] == ["1"]
+    assert got.udm.meta["cut"] == "2 pages, the first 1 read"
+
+
+def test_a_structure_lists_at_most_max_listed_of_each(monkeypatch):
+    monkeypatch.setattr(udm_ops, "MAX_LISTED", 2)
+    markdown = "\n\n".join(f"# H{n}\n\n| a |\n|---|\n| {n} |" for n in range(5))
+    structure = udm_ops.structure(extract("many.md", markdown.encode()).udm)
+    assert [s["ref"] for s in structure["sections"]] == ["section H0", "section H1"]
+    assert structure["notListed"] == {"sections": 3, "tables": 3}
+    assert structure["counts"] == {"heading": 5, "table": 5}

@@ -11,6 +11,8 @@ from typing import Any
 from nyla.sdk.documents import HeadingBlock, ImageBlock, Part, TableBlock, TextBlock, UdmDocument
 from nyla_toolbox_documents.extract import DocumentError, Extracted, Item
 
+#: pages read at most (layout analysis takes some 15 ms of CPU a page)
+MAX_PAGES = 500
 #: the blank space between two lines, as a share of a line's height, that ends a paragraph
 PARAGRAPH_GAP = 0.6
 _IMAGE_MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
@@ -32,7 +34,9 @@ def pdf(content: bytes) -> Extracted:
     headings = _outline(reader)
     images = 0
     with pdfplumber.open(io.BytesIO(content)) as plumber:
-        for number, page in enumerate(plumber.pages, start=1):
+        if len(plumber.pages) > MAX_PAGES:
+            doc.meta["cut"] = f"{len(plumber.pages)} pages, the first {MAX_PAGES} read"
+        for number, page in enumerate(plumber.pages[:MAX_PAGES], start=1):
             part = Part(kind="page", label=str(number))
             part.children.extend(_page_blocks(page, headings.get(number - 1, [])))
             for image in _page_images(reader.pages[number - 1]):

@@ -15,6 +15,8 @@ from nyla_toolbox_documents.extract import DocumentError
 
 #: blocks one reference may return at most
 MAX_BLOCKS = 400
+#: entries of each list (parts, sections, tables, embedded items) a structure shows at most
+MAX_LISTED = 200
 BLOCK_TYPES = ("text", "heading", "list", "code", "table", "image", "attachment")
 
 
@@ -55,15 +57,15 @@ def structure(udm: UdmDocument) -> dict[str, Any]:
         for w in walked
         if w.block.type in ("image", "attachment")
     ]
+    listed = {"parts": parts, "sections": sections, "tables": tables, "embedded": embedded}
+    more = {k: len(v) - MAX_LISTED for k, v in listed.items() if len(v) > MAX_LISTED}
     return {
         "kind": udm.kind,
         "title": udm.title,
         "meta": udm.meta,
         "counts": {k: v for k, v in counts.items() if v},
-        "parts": parts,
-        "sections": sections,
-        "tables": tables,
-        "embedded": embedded,
+        **{k: v[:MAX_LISTED] for k, v in listed.items()},
+        **({"notListed": more} if more else {}),
     }
 
 
