@@ -18,6 +18,7 @@ from nyla.ai.pricing import UsageTotals, call_cost_chf
 from nyla.ai.retry import RetryPolicy
 from nyla.ai.route import Route, with_retries
 from nyla.ai.selector import ModelSelector
+from nyla.ai.speech import SpeechOperations
 from nyla.ai.timeouts import seconds_setting
 from nyla.ai.tokens import count_text_tokens
 from nyla.config import config_value
@@ -117,6 +118,11 @@ class AiPipeline:
             except ModelNotAvailableError as exc:
                 log.warning("default model for %s ignored: %s", operation.value, exc)
         return self.selector.candidates(query)
+
+    @functools.cached_property
+    def speech(self) -> SpeechOperations:
+        """Text to speech and speech to text (:mod:`nyla.ai.speech`)."""
+        return SpeechOperations(self)
 
     # ---- neutralization -----------------------------------------------------------------
 

@@ -37,6 +37,8 @@ class OperationType(StrEnum):
     AGENT = "agent"
     EMBEDDING = "embedding"
     SPEECH_TEAMS = "speechTeams"
+    TEXT_TO_SPEECH = "textToSpeech"
+    SPEECH_TO_TEXT = "speechToText"
 
 
 #: the operations any general chat model serves (providers list these for their text models)
@@ -117,6 +119,10 @@ class Usage(WireModel):
 
     input_tokens: int = 0
     output_tokens: int = 0
+    #: characters a speech model spoke (priced per character)
+    characters: int = 0
+    #: seconds of audio a speech model heard or made (priced per minute)
+    audio_seconds: float = 0.0
 
     @property
     def total_tokens(self) -> int:
@@ -126,6 +132,8 @@ class Usage(WireModel):
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            characters=self.characters + other.characters,
+            audio_seconds=self.audio_seconds + other.audio_seconds,
         )
 
 
@@ -173,6 +181,9 @@ class ModelSpec(WireModel):
     unavailable_reason: str | None = None
     #: a fee per request on top of the token prices (e.g. a web search), CHF
     price_per_call_chf: float | None = None
+    #: speech: CHF per million characters spoken, and per minute of audio heard or made
+    price_per_million_chars_chf: float | None = None
+    price_per_audio_minute_chf: float | None = None
     #: the model runs on the user's own premises (data sent to it does not leave); a run
     #: pinned to such a model is limited to on-premises providers at any depth
     on_premises: bool = False
@@ -184,7 +195,8 @@ class ModelSpec(WireModel):
         return (
             usage.input_tokens * self.price_input_chf_per_mtok
             + usage.output_tokens * self.price_output_chf_per_mtok
-        ) / 1_000_000
+            + usage.characters * (self.price_per_million_chars_chf or 0.0)
+        ) / 1_000_000 + usage.audio_seconds / 60 * (self.price_per_audio_minute_chf or 0.0)
 
 
 class _AnswerOptions(WireModel):

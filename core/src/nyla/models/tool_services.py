@@ -21,6 +21,7 @@ from nyla.models.chat import ChatMessage, ChatWorkflow
 from nyla.models.datasource import ConnectionInfo
 from nyla.models.files import FileItem, Scope
 from nyla.models.knowledge import PolicyValue
+from nyla.models.speech import SpeechAudio, Transcript
 
 __all__ = [
     "ConnectionSession",
@@ -35,6 +36,7 @@ __all__ = [
     "ToolFiles",
     "ToolKnowledge",
     "ToolServices",
+    "ToolSpeech",
     "WorkflowMessages",
 ]
 
@@ -188,12 +190,48 @@ class PlaceholderSession(Protocol):
     def table(self) -> list[dict[str, str]]: ...
 
 
+class ToolSpeech(Protocol):
+    """The AI service's speech models (``ctx.services.ai.speech``): the text to speak is
+    neutralized; audio is heard only by a model the run's neutralization allows; the price
+    goes to ``on_cost``."""
+
+    async def text_to_speech(
+        self,
+        text: str,
+        *,
+        context: Any = None,
+        voice: str | None = None,
+        language: str | None = None,
+        audio_format: str = "mp3",
+        model: str | None = None,
+        max_cost_chf: float | None = None,
+        on_cost: Callable[[float], object] | None = None,
+    ) -> SpeechAudio: ...
+
+    async def speech_to_text(
+        self,
+        audio: bytes,
+        *,
+        file_name: str,
+        mime_type: str,
+        context: Any = None,
+        language: str | None = None,
+        translate: bool = False,
+        model: str | None = None,
+        max_cost_chf: float | None = None,
+        on_cost: Callable[[float], object] | None = None,
+    ) -> Transcript: ...
+
+
 class ToolAi(Protocol):
     """The AI service: a model call with pricing, budget and neutralization, the
     neutralization gate on its own, a web search and image generation (``on_cost`` gets
     their price)."""
 
     async def call(self, request: AiCallRequest) -> AiCallResponse: ...
+
+    @property
+    def speech(self) -> ToolSpeech: ...
 
     def neutralize_text(
         self, text: str, *, context: Any = None, session: Any = None

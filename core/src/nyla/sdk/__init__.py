@@ -113,6 +113,7 @@ from nyla.models.ontology import (
     PatternStep,
     Relation,
 )
+from nyla.models.speech import SpeechAudio, Transcript
 from nyla.models.tool_services import (
     ConnectionSession,
     DataAgentAnswer,
@@ -125,6 +126,7 @@ from nyla.models.tool_services import (
     ToolFiles,
     ToolKnowledge,
     ToolServices,
+    ToolSpeech,
     WorkflowMessages,
 )
 from nyla.models.tools import (
@@ -260,6 +262,7 @@ __all__ = [
     "SearchQuery",
     "SearchResult",
     "ServiceUnavailableError",
+    "SpeechAudio",
     "StreamAssembler",
     "StreamDelta",
     "TaskArg",
@@ -281,8 +284,10 @@ __all__ = [
     "ToolKnowledge",
     "ToolResult",
     "ToolServices",
+    "ToolSpeech",
     "Toolbox",
     "ToolboxRequests",
+    "Transcript",
     "UnsafePathError",
     "UnsupportedCapabilityError",
     "Usage",

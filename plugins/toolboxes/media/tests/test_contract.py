@@ -19,4 +19,8 @@ class TestMediaToolboxContract(ToolboxContract):
 def test_nyla_tools_list_shows_every_tool_in_the_media_toolbox():
     done = invoke_cli(["tools", "list", "--toolbox", "media", "--json"])
     assert done.exit_code == 0, done.output
-    assert {t["name"] for t in json.loads(done.output)} == {"describeImage"}
+    assert {t["name"] for t in json.loads(done.output)} == {
+        "describeImage",
+        "textToSpeech",
+        "speechToText",
+    }

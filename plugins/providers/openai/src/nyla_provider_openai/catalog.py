@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from nyla.sdk import TEXT_OPERATIONS, ModelCapabilities, ModelSpec, OperationType
+from nyla_provider_openai.speech import speech_catalog
 
 PROVIDER_ID = "openai"
 
@@ -94,4 +95,5 @@ def catalog() -> list[ModelSpec]:
             quality_rank=80,
             speed_rank=30,
         ),
+        *speech_catalog(),
     ]

@@ -15,8 +15,10 @@ from nyla.sdk import (
     OpenAICompatibleProvider,
     ProviderError,
     ProviderTimeoutError,
+    SpeechAudio,
     StreamAssembler,
     StreamDelta,
+    Transcript,
     error_for_status,
     error_for_transport,
     parse_usage,
@@ -24,10 +26,12 @@ from nyla.sdk import (
     vendor_model,
 )
 from nyla_provider_openai.catalog import PROVIDER_ID, catalog, is_reasoning_model
+from nyla_provider_openai.speech import speech_audio, speech_params, transcript
 
 
 class OpenAIProvider(OpenAICompatibleProvider):
-    """Chat with tools and streaming, embeddings and image generation. GPT-5.x and o-series
+    """Chat with tools and streaming, embeddings, image generation and speech (text to
+    speech, speech to text and into English). GPT-5.x and o-series
     requests carry ``max_completion_tokens`` and never a custom ``temperature`` (the API
     rejects it with HTTP 400 ``unsupported_value``)."""
 
@@ -159,3 +163,56 @@ class OpenAIProvider(OpenAICompatibleProvider):
             ImagePart(url=item.url, data_base64=item.b64_json, mime_type="image/png")
             for item in result.data or []
         ]
+
+    async def synthesize_speech(
+        self,
+        model: str,
+        text: str,
+        *,
+        voice: str | None = None,
+        language: str | None = None,
+        audio_format: str = "mp3",
+    ) -> SpeechAudio:
+        """``text`` spoken (``language`` is heard from the text itself)."""
+        del language
+        params = speech_params(
+            vendor_model(self.id, model), text, voice=voice, audio_format=audio_format
+        )
+        client = self.sdk()
+        try:
+            async with client:
+                response = await client.audio.speech.create(**params)
+                content = await response.aread()
+        except Exception as exc:
+            raise self._error(exc) from exc
+        return speech_audio(content, audio_format, len(text))
+
+    async def transcribe(
+        self,
+        model: str,
+        audio: bytes,
+        *,
+        file_name: str,
+        mime_type: str,
+        language: str | None = None,
+        translate: bool = False,
+    ) -> Transcript:
+        """The text heard in ``audio`` (``translate``: in English, ``/audio/translations``)."""
+        params: dict[str, Any] = {
+            "model": vendor_model(self.id, model),
+            "file": (file_name, audio, mime_type),
+            "response_format": "verbose_json",
+        }
+        client = self.sdk()
+        try:
+            async with client:
+                if translate:
+                    result = await client.audio.translations.create(**params)
+                else:
+                    if language:
+                        params["language"] = language
+                    result = await client.audio.transcriptions.create(**params)
+        except Exception as exc:
+            raise self._error(exc) from exc
+        data = result.model_dump() if hasattr(result, "model_dump") else {"text": str(result)}
+        return transcript(data, translate=translate)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nyla.sdk import Toolbox, hookimpl
+from nyla_toolbox_media.speech import speech_tools
 from nyla_toolbox_media.vision import vision_tools
 
 __all__ = ["media_toolbox", "nyla_toolboxes"]
@@ -14,7 +15,7 @@ def media_toolbox() -> Toolbox:
         id="media",
         label="Images and speech",
         description="Describe images; turn text into speech and speech into text.",
-        tools=[*vision_tools()],
+        tools=[*vision_tools(), *speech_tools()],
         default_active=True,
     )
 
