@@ -13,8 +13,9 @@ Vectors = dict[str, Sequence[float]]
 
 #: vectors a batch's memo keeps for its later files (a bulk load's lookup rows, which find
 #: indexed content, come after the batch): the most recently used ones, so a run's memory does
-#: not grow with its files; content recurring after this many other chunks is embedded again
-MEMO_VECTORS = 4096
+#: not grow with its files (about 1.4 MB at 256 dimensions); content recurring after this many
+#: other chunks is embedded again
+MEMO_VECTORS = 1024
 
 
 def remember(memo: Memo, key: tuple[str, str, str], vector: Sequence[float]) -> None:
