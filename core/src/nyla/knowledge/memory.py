@@ -16,9 +16,15 @@ from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from nyla.knowledge.tables import RoundMemory, WorkflowMemory
-from nyla.knowledge.vectors import sql_literal, vector_expr, vector_literal
+from nyla.knowledge.vectors import (
+    driver_connection,
+    sql_literal,
+    vector_binary,
+    vector_expr,
+    vector_literal,
+)
 from nyla.models.agent import RunContext
+from nyla.tables.knowledge import RoundMemory, WorkflowMemory
 from nyla.text import clean_text
 
 #: characters of one tool result kept in round memory
@@ -105,18 +111,64 @@ def round_row(
     }
 
 
+#: RoundMemory's columns as :func:`round_row` fills them, and their types in a binary COPY
+ROUND_COPY_COLUMNS = (
+    "scope_key",
+    "run_id",
+    "workflow_id",
+    "round",
+    "user_id",
+    "mandate_id",
+    "feature_instance_id",
+    "file_refs",
+    "tool_results",
+    "decisions",
+    "summary",
+    "embedding_model",
+    "embedding",
+)
+ROUND_COPY_TYPES = [
+    "text",
+    "text",
+    "text",
+    "int4",
+    "text",
+    "text",
+    "text",
+    "jsonb",
+    "jsonb",
+    "jsonb",
+    "text",
+    "text",
+    "bytea",
+]
+
+
 async def insert_rounds(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
-    """Write RoundMemory rows (:func:`round_row`) in one statement; the caller's transaction
-    is used for nothing else.
+    """Write RoundMemory rows (:func:`round_row`) with one binary COPY in the session's
+    transaction; the caller's transaction is used for nothing else.
 
     Round memory is optional (a run goes on without it), so the commit does not wait for
     the WAL to reach the disk: a server crash may lose the last rounds, never leave a
-    half-written one. That wait was 10-30 ms per agent round here, and the ORM's unit of
-    work for one row about 0.7 ms of CPU, hence a plain insert."""
+    half-written one. That wait was 10-30 ms per agent round here. The ORM's bulk insert
+    cost about 1.8 ms of CPU per 100 rounds, most of it rendering each vector as text;
+    the COPY sends it in pgvector's binary form (as the chunks go in)."""
     if not rows:
         return
     await session.execute(text("SET LOCAL synchronous_commit = off"))
-    await session.execute(insert(RoundMemory), list(rows))
+    pg = await driver_connection(session)
+    statement = (
+        f"COPY {RoundMemory.__tablename__} ({', '.join(ROUND_COPY_COLUMNS)})"
+        " FROM STDIN (FORMAT BINARY)"
+    )
+    async with pg.cursor() as cur, cur.copy(statement) as cp:
+        cp.set_types(ROUND_COPY_TYPES)
+        for row in rows:
+            vector = row["embedding"]
+            await cp.write_row(
+                [row[c] for c in ROUND_COPY_COLUMNS[:-1]]
+                + [None if vector is None else vector_binary(vector)]
+            )
 
 
 async def known_files(session: AsyncSession, context: RunContext, limit: int = 50) -> list[str]:
