@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "core" / "src"
 SERVICE_ROOMS = (
+    "actions",
     "agent",
     "ai",
     "connections",

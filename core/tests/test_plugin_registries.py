@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 
 from nyla import hookspecs
+from nyla.models.actions import Method
 from nyla.models.ai import Provider
 from nyla.models.datasource import ConnectorAdapter, Walker
 from nyla.models.feature import Feature
@@ -36,6 +37,7 @@ def test_item_types_are_read_from_the_return_annotations() -> None:
         "walkers": Walker,
         "features": Feature,
         "neutralizers": Neutralizer,
+        "methods": Method,
     }
 
 

@@ -16,6 +16,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("nyla.commands.catalog:models", "List models from the provider plugins."),
     "toolboxes": ("nyla.commands.catalog:toolboxes", "List toolboxes."),
     "tools": ("nyla.commands.catalog:tools", "List tools."),
+    "actions": ("nyla.actions.cli:actions", "List workflow methods and their typed actions."),
     "db": ("nyla.commands.db:db", "The database (embedded PostgreSQL or NYLA_DATABASE_URL)."),
     "ai": ("nyla.ai.cli:ai", "One-off model calls and neutralization."),
     "run": ("nyla.agent.cli:run", "Run the agent on a prompt."),

@@ -35,6 +35,7 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
+    from nyla.models.actions import Method
     from nyla.models.ai import Provider
     from nyla.models.datasource import ConnectorAdapter, Walker
     from nyla.models.feature import Feature
@@ -216,6 +217,22 @@ def nyla_before_tool_call(
     """
 
 
+@hookspec
+def nyla_methods() -> list[Method]:
+    """Workflow methods and their typed actions this plugin contributes.
+
+    Arguments: none.
+
+    Returns: a list of :class:`~nyla.models.actions.Method`, each with its
+    :class:`~nyla.models.actions.Action` list (a pydantic parameter model, whether it
+    writes, a description, an async handler). The method ``name`` must be unique.
+    {rules}
+    Consumed by: the action catalog (``nyla actions list``, ``GET /api/automation2/catalog``)
+    and the agent, which gets every action as a tool ``{method}_{action}`` unless
+    ``AgentConfig.exclude_action_tools``; every call goes through the one action executor.
+    """
+
+
 def _with_rules() -> None:
     # one text for the rules every contribution hook shares, kept in one place
     for spec in (
@@ -225,6 +242,7 @@ def _with_rules() -> None:
         nyla_walkers,
         nyla_features,
         nyla_neutralizers,
+        nyla_methods,
     ):
         spec.__doc__ = (spec.__doc__ or "").replace("{rules}", _CONTRIBUTION_RULES)
 

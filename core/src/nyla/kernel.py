@@ -18,6 +18,8 @@ from nyla.plugins import PluginHost
 if TYPE_CHECKING:  # the services are built lazily: importing them all costs startup
     from collections.abc import AsyncIterator
 
+    from nyla.actions.catalog import ActionCatalog
+    from nyla.actions.executor import ActionExecutor
     from nyla.agent.runtime import AgentRuntime
     from nyla.agent.spec import RunSpec
     from nyla.ai.access import ModelAccess
@@ -29,6 +31,7 @@ if TYPE_CHECKING:  # the services are built lazily: importing them all costs sta
     from nyla.jobs.runtime import JobRunner
     from nyla.knowledge.service import KnowledgeService
     from nyla.models.agent import AgentEvent
+    from nyla.models.tools import Toolbox
     from nyla.walkers.service import SyncService
 
 
@@ -93,8 +96,30 @@ class Kernel:
             knowledge=lambda: self.knowledge,
             features=lambda: self.features,
             settings=self.settings,
+            actions=lambda: self.action_toolboxes,
         )
         return AgentRuntime(services)
+
+    @cached_property
+    def actions(self) -> ActionCatalog:
+        """The action catalog: the workflow methods and typed actions plugins contribute."""
+        from nyla.actions.catalog import ActionCatalog
+
+        return ActionCatalog(self.plugins.methods)
+
+    @cached_property
+    def action_executor(self) -> ActionExecutor:
+        """The one way an action runs (validation, owned ids, deadline)."""
+        from nyla.actions.executor import ActionExecutor
+
+        return ActionExecutor(self.actions, self.db)
+
+    @cached_property
+    def action_toolboxes(self) -> dict[str, Toolbox]:
+        """The action tools, one toolbox per method (the agent adds them to its toolboxes)."""
+        from nyla.actions.tools import action_toolboxes
+
+        return action_toolboxes(self.action_executor)
 
     @cached_property
     def files(self) -> FileStore:

@@ -69,6 +69,7 @@ CONNECTORS = Contribution(hookspecs.nyla_connectors, "service", "connector")
 WALKERS = Contribution(hookspecs.nyla_walkers, "id", "walker")
 FEATURES = Contribution(hookspecs.nyla_features, "code", "feature")
 NEUTRALIZERS = Contribution(hookspecs.nyla_neutralizers, "id", "neutralizer")
+METHODS = Contribution(hookspecs.nyla_methods, "name", "method")
 
 #: the contribution hooks, in the order they are called
 CONTRIBUTIONS: tuple[Contribution[Any], ...] = (
@@ -78,6 +79,7 @@ CONTRIBUTIONS: tuple[Contribution[Any], ...] = (
     WALKERS,
     FEATURES,
     NEUTRALIZERS,
+    METHODS,
 )
 
 #: kind -> its contribution

@@ -27,6 +27,7 @@ from nyla.plugin_answers import (
     CONNECTORS,
     CONTRIBUTIONS,
     FEATURES,
+    METHODS,
     NEUTRALIZERS,
     PROVIDERS,
     SINGULAR,
@@ -61,6 +62,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("nyla.core_tools", "nyla.tools.core"),
     ("nyla.ai_tools", "nyla.tools.ai"),
     ("nyla.datasource_tools", "nyla.tools.datasources"),
+    ("nyla.methods", "nyla.actions.seed"),
 )
 
 
@@ -109,6 +111,7 @@ class PluginHost:
         self.walkers = WALKERS.registry()
         self.features = FEATURES.registry()
         self.neutralizers = NEUTRALIZERS.registry()
+        self.methods = METHODS.registry()
         self._owners: dict[tuple[str, str], str] = {}
         self._model_cache = ModelCache()
 

@@ -40,7 +40,8 @@ class AgentServices:
     """What the agent runs on, handed in by the kernel: the AI service, the plugin host, the
     database (traces, owned-id checks), the files (chat workflows), the connections, the model
     allow-list, and the knowledge store and the features, looked up on first use (a run that
-    never needs them does not build them); ``settings`` are the kernel's."""
+    never needs them does not build them); ``settings`` are the kernel's; ``actions`` answers
+    the toolboxes of the workflow actions (one per method), beside the plugins' own."""
 
     ai: AiService
     plugins: AgentPlugins
@@ -51,3 +52,4 @@ class AgentServices:
     knowledge: Callable[[], KnowledgeService]
     features: Callable[[], ToolFeatures]
     settings: Mapping[str, Any] = field(default_factory=dict)
+    actions: Callable[[], Mapping[str, Any]] | None = None

@@ -82,6 +82,8 @@ class AgentRuntime:
     ) -> ToolboxSession:
         """The toolboxes a run with this config and context starts with."""
         toolboxes = self.services.plugins.toolboxes
+        if self.services.actions is not None:
+            toolboxes = {**toolboxes, **self.services.actions()}
         return open_session(toolboxes, config, context, extra_tools=extra_tools)
 
     def run(

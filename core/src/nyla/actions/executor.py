@@ -1,0 +1,177 @@
+"""The one way an action runs: :class:`ActionExecutor` validates every call centrally
+(required fields, reference objects to their ids, primitive coercion), checks the owned ids
+it carries, and runs the handler under a deadline — for the agent's action tools, the host's
+REST route and, later, workflow nodes alike."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from nyla.actions.catalog import ActionCatalog, parameters_schema, reference_fields, tool_name
+from nyla.actions.owned import check_owned
+from nyla.models.actions import Action, ActionParams, ObjectRef
+from nyla.models.tools import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from nyla.db import Database
+
+log = logging.getLogger("nyla.actions")
+
+#: seconds an action may run when it names no timeout of its own
+DEFAULT_TIMEOUT_S = 120.0
+
+_REF = TypeAdapter(ObjectRef)
+
+
+class ActionArgumentError(ValueError):
+    """Arguments an action refuses; ``result`` is the repairable error a caller gets."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.error)
+        self.result = result
+
+
+class ActionExecutor:
+    """Validates and runs action calls (built with the catalog and the database the owned-id
+    check reads)."""
+
+    def __init__(self, catalog: ActionCatalog, db: Database | None) -> None:
+        self.catalog = catalog
+        self._db = db
+
+    def validate(self, method: str, action: str, arguments: Any) -> ActionParams:
+        """The call's parameters, validated and coerced; :class:`ActionArgumentError` (with
+        the repairable result) when the action is unknown or the arguments do not fit."""
+        found = self.catalog.get(method, action)
+        if found is None:
+            raise ActionArgumentError(
+                ToolResult.fail(
+                    f"no action {method}.{action}",
+                    "UNKNOWN_ACTION",
+                    suggestion="see nyla actions list or GET /api/automation2/catalog",
+                )
+            )
+        params = found[1].params
+        name = tool_name(method, action)
+        if not isinstance(arguments, Mapping):
+            raise ActionArgumentError(
+                ToolResult.fail(
+                    f"arguments of {name} must be an object, got {type(arguments).__name__}",
+                    "INVALID_TYPE",
+                )
+            )
+        coerced = _coerce_references(name, params, dict(arguments))
+        try:
+            return params.model_validate(coerced)
+        except ValidationError as exc:
+            raise ActionArgumentError(_invalid(name, params, exc)) from None
+
+    async def run(self, method: str, action: str, arguments: Any, ctx: ToolContext) -> ToolResult:
+        """Validate the call, check its owned ids against ``ctx.run``, run the handler; every
+        failure is a result (never an exception)."""
+        try:
+            params = self.validate(method, action, arguments)
+        except ActionArgumentError as exc:
+            return exc.result
+        found = self.catalog.get(method, action)
+        assert found is not None  # validate() refused unknown actions
+        name = tool_name(method, action)
+        refusal = await check_owned(name, params, ctx, self._db)
+        if refusal is not None:
+            return refusal
+        return await _call(name, found[1], params, ctx)
+
+
+async def _call(name: str, action: Action, params: ActionParams, ctx: ToolContext) -> ToolResult:
+    timeout = action.timeout_s or DEFAULT_TIMEOUT_S
+    try:
+        value = await asyncio.wait_for(action.handler(params, ctx), timeout)
+    except TimeoutError:
+        return ToolResult.fail(f"{name} took longer than {timeout:g} s", "TIMEOUT")
+    except Exception as exc:  # an action's failure is a result, never a crashed run
+        log.warning("action %s failed", name, exc_info=True)
+        return ToolResult.fail(f"{name} failed: {type(exc).__name__}: {exc}", "ACTION_FAILED")
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, BaseModel):
+        return ToolResult.ok(value.model_dump_json(by_alias=True), data=value.model_dump())
+    if value is None or isinstance(value, str):
+        return ToolResult.ok(value or "ok")
+    return ToolResult.ok(json.dumps(value, default=str), data=value)
+
+
+def _coerce_references(
+    name: str, params: type[BaseModel], arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """``arguments`` with each reference object replaced by its id (a single value of a list
+    parameter becomes a list of one)."""
+    for field, wire, kind, many in reference_fields(params):
+        key = wire if wire in arguments else field if field in arguments else None
+        if key is None or arguments[key] is None:
+            continue
+        value = arguments[key]
+        if many:
+            items = value if isinstance(value, list | tuple) else [value]
+            arguments[key] = [_ref_id(name, wire, kind, v) for v in items]
+        else:
+            arguments[key] = _ref_id(name, wire, kind, value)
+    return arguments
+
+
+def _ref_id(name: str, wire: str, kind: str, value: Any) -> Any:
+    """The id of a reference object, or ``value`` as it is (an id; the model checks it)."""
+    if not isinstance(value, Mapping):
+        return value
+    try:
+        ref = _REF.validate_python(value)
+    except ValidationError:
+        ref = None
+    if ref is None or ref.type != kind:
+        raise ActionArgumentError(
+            ToolResult.fail(
+                f"invalid arguments for {name}: {wire} must be a {kind} id or "
+                f'{{"type": "{kind}", "id": "..."}}, got {json.dumps(value, default=str)[:200]}',
+                "INVALID_TYPE",
+                field=wire,
+                suggestion=f'pass the id, or {{"type": "{kind}", "id": "<id>"}}',
+            )
+        )
+    return ref.id
+
+
+def _invalid(name: str, params: type[BaseModel], exc: ValidationError) -> ToolResult:
+    """The first validation error as a repairable result (one clear thing to fix)."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = [str(p) for p in first.get("loc", ())]
+    field = _wire_name(params, loc[0]) if loc else None
+    path = ".".join([field or "", *loc[1:]]) if loc else None
+    kind = first.get("type", "")
+    if kind == "missing":
+        code, suggestion = "MISSING_FIELD", f"add the required field '{path}'"
+    elif kind == "extra_forbidden":
+        allowed = ", ".join(sorted(parameters_schema(params).get("properties", {})))
+        code, suggestion = "UNKNOWN_FIELD", f"remove '{path}'; allowed fields: {allowed}"
+    elif kind.endswith("_type") or kind.endswith("_parsing"):
+        code, suggestion = "INVALID_TYPE", f"'{path}' has the wrong type: {first.get('msg')}"
+    else:
+        code = "INVALID_VALUE"
+        suggestion = f"fix '{path}' as the error says" if path else "fix the arguments"
+    more = f" (+{len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    return ToolResult.fail(
+        f"invalid arguments for {name}: {path + ': ' if path else ''}{first.get('msg')}{more}",
+        code,
+        field=path,
+        suggestion=suggestion,
+    )
+
+
+def _wire_name(params: type[BaseModel], name: str) -> str:
+    info = params.model_fields.get(name)
+    return (info.alias or name) if info is not None else name
