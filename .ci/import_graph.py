@@ -23,7 +23,7 @@ commands of what they drive, kept beside it: each folder's are a room of their o
 ``nyla.commands`` run down, not back up.
 
 Prints a report, or JSON with ``--json``; ``--check`` (run by ``make lint``) prints only the
-circles and exits 1 when there is one. The layering breaks are measured, not gated.
+circles and exits 1 when there is one, of modules or of rooms. The layering breaks are measured, not gated.
 """
 
 from __future__ import annotations
@@ -373,17 +373,20 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the measures as JSON")
     parser.add_argument("--no-commands", action="store_true", help="skip the per-command load")
     parser.add_argument(
-        "--check", action="store_true", help="exit 1 when a module circle exists (make lint)"
+        "--check", action="store_true", help="exit 1 when a circle of modules or of rooms exists (make lint)"
     )
     args = parser.parse_args()
     report = measure(with_commands=not (args.no_commands or args.check))
     if args.check:
-        circles = report["circles"]
-        assert isinstance(circles, list)
+        circles, room_circles = report["circles"], report["room_circles"]
+        assert isinstance(circles, list) and isinstance(room_circles, list)
         for circle in circles:
             print(f"import circle ({len(circle)} modules): {' -> '.join(circle)}")
+        for circle in room_circles:
+            print(f"circle of rooms ({len(circle)}): {' -> '.join(circle)}")
         print(f"import circles in core/src/nyla (typing imports included): {len(circles)}")
-        return 1 if circles else 0
+        print(f"circles of rooms: {len(room_circles)}")
+        return 1 if circles or room_circles else 0
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -1,5 +1,5 @@
 """What a chunk table's layout costs a binary COPY: the measurements behind the layout of
-``knowledge_chunk`` (see ``nyla/knowledge/tables.py``).
+``knowledge_chunk`` (see ``nyla/tables/knowledge.py``).
 
     .venv/bin/python bench/rag_layout.py            # 100k real MiniLM rows, 3 rounds
 

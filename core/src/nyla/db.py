@@ -57,10 +57,10 @@ class Base(DeclarativeBase):
 TABLE_MODULES: tuple[str, ...] = (
     "nyla.files.tables",
     "nyla.agent.tables",
-    "nyla.knowledge.tables",
+    "nyla.tables.knowledge",
     "nyla.jobs.tables",
     "nyla.connections.tables",
-    "nyla.walkers.tables",
+    "nyla.tables.sync",
     "nyla.features.tables",
     "nyla.ai.access",
 )

@@ -150,8 +150,11 @@ class Kernel:
     def connections(self) -> ConnectionService:
         """Connections to external services, their tokens, and connector sessions."""
         from nyla.connections.service import ConnectionService
+        from nyla.knowledge.consent import purge_connection
 
-        return ConnectionService(self.db, self.plugins, settings=self.settings)
+        return ConnectionService(
+            self.db, self.plugins, purge_index=purge_connection, settings=self.settings
+        )
 
     @property
     def jobs_backend(self) -> str:

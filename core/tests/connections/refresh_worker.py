@@ -18,6 +18,7 @@ async def main(url: str, schema: str, key: str, connection_id: str, log: str, go
     from nyla.connections.service import ConnectionService
     from nyla.db import Database
     from nyla.kernel import Kernel
+    from nyla.knowledge.consent import purge_connection
     from nyla.plugins import PluginHost
 
     def token_endpoint(request: httpx.Request) -> httpx.Response:
@@ -40,6 +41,7 @@ async def main(url: str, schema: str, key: str, connection_id: str, log: str, go
     service = ConnectionService(
         kernel.db,
         kernel.plugins,
+        purge_index=purge_connection,
         settings=kernel.settings,
         transport=httpx.MockTransport(token_endpoint),
     )

@@ -21,6 +21,7 @@ from nyla.connections.errors import NeedsReconsentError
 from nyla.connections.service import ConnectionService
 from nyla.errors import ConfigurationError
 from nyla.kernel import Kernel
+from nyla.knowledge.consent import purge_connection
 from nyla.models.datasource import TokenGrant
 from nyla.plugins import PluginHost
 
@@ -33,7 +34,11 @@ def _service(db, handler, key: str = KEY) -> ConnectionService:
     host = PluginHost.from_plugins([ExampleDrivePlugin()], names=["example"])
     kernel = Kernel(plugins=host, db=db, settings={"secret_key": key})
     return ConnectionService(
-        kernel.db, kernel.plugins, settings=kernel.settings, transport=httpx.MockTransport(handler)
+        kernel.db,
+        kernel.plugins,
+        purge_index=purge_connection,
+        settings=kernel.settings,
+        transport=httpx.MockTransport(handler),
     )
 
 

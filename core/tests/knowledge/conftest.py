@@ -134,8 +134,8 @@ async def seed_chunks(kernel: Any, rows: list[Any], files: dict[str, str], model
     and refresh the planner's statistics."""
     from collections import Counter
 
-    from nyla.knowledge.tables import FileContentIndex
     from nyla.knowledge.vectors import copy_chunks
+    from nyla.tables.knowledge import FileContentIndex
 
     counts = Counter(r.file_id for r in rows)
     async with kernel.db.session() as s:

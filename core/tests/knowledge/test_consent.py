@@ -8,10 +8,10 @@ from sqlalchemy import func, literal_column, select
 from nyla.jobs.store import JobStore
 from nyla.knowledge.consent import PermissionDeniedError
 from nyla.knowledge.limits import SettingsValidationError
-from nyla.knowledge.tables import ContentChunk, DataSource, FileContentIndex, KnowledgeAudit
 from nyla.models.datasource import DownloadedFile
 from nyla.models.files import Scope
 from nyla.models.knowledge import SearchQuery
+from nyla.tables.knowledge import ContentChunk, DataSource, FileContentIndex, KnowledgeAudit
 
 from .conftest import ctx, item
 
@@ -126,6 +126,32 @@ async def test_revoking_connection_consent_purges_it_and_cancels_jobs(kernel):
     with pytest.raises(PermissionDeniedError):
         await kernel.knowledge.governance.set_knowledge_consent("c2", False, actor="intruder")
     assert set(await _files(kernel)) == {"c2:e3", "upload"}
+
+
+async def test_removing_a_connection_purges_its_files_through_the_knowledge_store(kernel):
+    """The connection store reaches the index only through the purge it is built with (the
+    knowledge store's): a removal purges the connection's files and chunks, cancels its jobs
+    and writes the audit record in the same transaction; a refused removal purges nothing."""
+    await _world(kernel)
+    jobs = JobStore(kernel.db)
+    queued = await jobs.start("walk", user_id="u1", connection_id="c1")
+    before = await _files(kernel)
+    with pytest.raises(PermissionDeniedError):
+        await kernel.connections.remove("c1", user_id="intruder")
+    assert await _files(kernel) == before
+    result = await kernel.connections.remove("c1", user_id="u1")
+    assert set(await _files(kernel)) == {"c2:e3", "upload"}
+    assert result.files == 3 and result.reason == "connection removed"
+    assert result.chunks == sum(before[f] for f in ("c1:e0", "c1:e1", "c1:e2"))
+    assert await jobs.is_cancelled(queued)
+    async with kernel.db.session() as s:
+        removed = (
+            await s.execute(
+                select(KnowledgeAudit.details).where(KnowledgeAudit.action == "connection_removed")
+            )
+        ).scalar_one()
+        assert await s.get(DataSource, "root") is None  # its data sources went with it
+    assert removed == {"purgedFiles": 3, "purgedChunks": result.chunks, "cancelledJobs": 1}
 
 
 async def test_settings_update_validation_permissions_and_audit(kernel):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from nyla.knowledge.tables import ContentChunk, FileContentIndex
 from nyla.models.knowledge import IndexStatus, SearchQuery
+from nyla.tables.knowledge import ContentChunk, FileContentIndex
 
 from .conftest import ctx, item
 

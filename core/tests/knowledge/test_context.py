@@ -7,9 +7,9 @@ from sqlalchemy import select, text
 
 from nyla.ai.tokens import count_text_tokens
 from nyla.knowledge.context import LAYER_TITLES
-from nyla.knowledge.tables import RoundMemory
 from nyla.models.files import Scope
 from nyla.models.knowledge import WorkflowEntity
+from nyla.tables.knowledge import RoundMemory
 
 from .conftest import ctx, item
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy import func, literal_column, select
 
-from nyla.knowledge.tables import ContentChunk, FileContentIndex
 from nyla.models.files import Scope
+from nyla.tables.knowledge import ContentChunk, FileContentIndex
 
 from .conftest import DATA, ctx, item
 

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import func, select, text
 
 from nyla.knowledge.search import text_ranks
-from nyla.knowledge.tables import ChunkLookup, ContentChunk, FileContentIndex
 from nyla.knowledge.vectors import MAX_CHUNKS_PER_FILE, chunk_id, chunk_id_range
+from nyla.tables.knowledge import ChunkLookup, ContentChunk, FileContentIndex
 
 from .conftest import ctx, item
 

@@ -11,10 +11,10 @@ from sqlalchemy import func, select, text
 
 from nyla.agent.spec import RunSpec
 from nyla.knowledge.remembering import RoundBuffer
-from nyla.knowledge.tables import RoundMemory
 from nyla.models.agent import AgentConfig, EventType
 from nyla.models.ai import ToolCall
 from nyla.models.tools import Tool
+from nyla.tables.knowledge import RoundMemory
 
 from .conftest import NeutralizerPlugin, ctx
 

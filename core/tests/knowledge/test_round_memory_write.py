@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy import select, text
 
 from nyla.knowledge import memory
-from nyla.knowledge.tables import RoundMemory
 from nyla.models.agent import RunContext
+from nyla.tables.knowledge import RoundMemory
 
 pytestmark = pytest.mark.db
 

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from nyla.knowledge.chunking import content_hash
 from nyla.knowledge.search import reciprocal_rank_fusion
 from nyla.knowledge.search_text import parse_query
-from nyla.knowledge.tables import FileContentIndex
 from nyla.knowledge.vectors import ChunkRow, copy_chunks, hnsw_index_exists, hnsw_index_name
 from nyla.models.files import Scope
 from nyla.models.knowledge import SearchFilters, SearchQuery
+from nyla.tables.knowledge import FileContentIndex
 
 from .conftest import ctx, hash_embed, item, seed_chunks, unit_vector
 

@@ -12,10 +12,10 @@ from collections import Counter
 import pytest
 
 from nyla.knowledge.search_hits import hit, rescored
-from nyla.knowledge.tables import FileContentIndex
 from nyla.knowledge.vectors import ChunkRow, copy_chunks
 from nyla.models.files import Scope
 from nyla.models.knowledge import SearchHit, SearchQuery, SearchResult
+from nyla.tables.knowledge import FileContentIndex
 
 from .conftest import ctx, unit_vector
 

@@ -161,13 +161,13 @@ async def _folders(ids: list[str], run: RunContext, db: Database | None) -> list
 
 
 async def _data_sources(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
-    from nyla.knowledge.tables import DataSource
+    from nyla.tables.knowledge import DataSource
 
     return await _invisible(ids, run, db, _owned_by(DataSource))
 
 
 async def _connections(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
-    from nyla.knowledge.tables import UserConnection
+    from nyla.tables.knowledge import UserConnection
 
     return await _invisible(ids, run, db, _owned_by(UserConnection))
 

@@ -1,5 +1,6 @@
 """What the connection service is built with, as protocols: the kernel hands it the plugin
-host as :class:`ConnectorPlugins` (with the database and the settings), never itself.
+host as :class:`ConnectorPlugins` (with the database and the settings) and the knowledge store's
+purge of a connection's files as :class:`~nyla.connections.store.IndexPurge`, never itself.
 
 :class:`ConnectionsPort` is the connection service itself as the modules it builds see it."""
 

@@ -36,12 +36,13 @@ from nyla.connections.limits import Limiter
 from nyla.connections.session import ConnectorSession as ConnectorSession
 from nyla.connections.store import ConnectionStore
 from nyla.connections.tokens import ConnectionTokens, TokenManager
-from nyla.knowledge.consent import NotFoundError
+from nyla.errors import NotFoundError
 from nyla.models.datasource import ConnectionInfo, TokenGrant
 from nyla.models.knowledge import PurgeResult
 
 if TYPE_CHECKING:
     from nyla.connections.ports import ConnectorPlugins
+    from nyla.connections.store import IndexPurge
     from nyla.db import Database
 
 
@@ -57,7 +58,8 @@ class ConnectionTest:
 
 class ConnectionService:
     """Connections of users to external services, their tokens, and sessions to work in:
-    the connections live in ``db``, the connector adapters come from ``plugins``.
+    the connections live in ``db``, the connector adapters come from ``plugins``; removing a
+    connection purges what was indexed from it through ``purge_index`` (the knowledge store's).
 
     ``settings`` are the kernel's (``transport``, ``sleep``, ``resolver``, ``egress_allow``,
     ``connect_timeout_s``, ``secret_key``, ``data_dir``). ``transport`` replaces the network
@@ -73,6 +75,7 @@ class ConnectionService:
         db: Database,
         plugins: ConnectorPlugins,
         *,
+        purge_index: IndexPurge,
         settings: Mapping[str, Any] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         cipher: TokenCipher | None = None,
@@ -96,7 +99,7 @@ class ConnectionService:
         self.limiter = limiter or Limiter(sleep=self.sleep)
         #: how long the probe of a new connection may take (:func:`~.connect.probe`)
         self.connect_timeout_s = float(settings.get("connect_timeout_s") or PROBE_TIMEOUT_S)
-        self.store = ConnectionStore(db, cipher or _LazyCipher(settings))
+        self.store = ConnectionStore(db, cipher or _LazyCipher(settings), purge_index)
         self.tokens = TokenManager(db, self.store, self._refresh)
         #: browser sign-ins (authorization code with PKCE)
         self.sign_in = AuthCodeFlow(db, self)

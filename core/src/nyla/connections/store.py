@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,12 +18,23 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from nyla.connections.crypto import Cipher
 from nyla.connections.tables import ConnectionCredential
 from nyla.db import Database
+from nyla.errors import NotFoundError, PermissionDeniedError
 from nyla.jobs.store import cancel_jobs
 from nyla.jobs.tables import Job
-from nyla.knowledge.consent import NotFoundError, PermissionDeniedError, audit, purge_files
-from nyla.knowledge.tables import FileContentIndex, UserConnection
 from nyla.models.datasource import ConnectionInfo, TokenGrant
 from nyla.models.knowledge import PurgeResult
+from nyla.tables.knowledge import UserConnection, audit
+
+
+class IndexPurge(Protocol):
+    """Deletes everything indexed from a connection inside the caller's transaction (the
+    kernel passes :func:`nyla.knowledge.consent.purge_connection`): removing a connection
+    purges its files in the same transaction that deletes it."""
+
+    async def __call__(
+        self, session: AsyncSession, connection_id: str, reason: str
+    ) -> PurgeResult: ...
+
 
 ACTIVE = "active"
 NEEDS_RECONSENT = "needs_reconsent"
@@ -49,9 +60,11 @@ def connection_info(row: UserConnection) -> ConnectionInfo:
 class ConnectionStore:
     """Connections and their encrypted tokens in the kernel database."""
 
-    def __init__(self, db: Database, cipher: Cipher) -> None:
+    def __init__(self, db: Database, cipher: Cipher, purge_index: IndexPurge) -> None:
         self.db = db
         self.cipher = cipher
+        #: the knowledge store's purge of a connection's files, run in the removal's transaction
+        self.purge_index = purge_index
 
     async def add(
         self,
@@ -110,16 +123,7 @@ class ConnectionStore:
         async with self.db.session() as s:
             row = await s.get(UserConnection, connection_id, with_for_update=True)
             _check_owner(row, connection_id, actor)
-            files = list(
-                (
-                    await s.execute(
-                        select(FileContentIndex.file_id).where(
-                            FileContentIndex.connection_id == connection_id
-                        )
-                    )
-                ).scalars()
-            )
-            result = await purge_files(s, files, "connection removed")
+            result = await self.purge_index(s, connection_id, "connection removed")
             cancelled = await cancel_jobs(
                 s, Job.connection_id == connection_id, Job.status.in_(("running", "queued"))
             )

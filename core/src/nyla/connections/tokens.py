@@ -22,8 +22,8 @@ from sqlalchemy import text
 from nyla.connections.errors import NeedsReconsentError
 from nyla.connections.store import NEEDS_RECONSENT, ConnectionStore, connection_info
 from nyla.db import Database
-from nyla.knowledge.tables import UserConnection
 from nyla.models.datasource import ConnectionInfo, TokenGrant
+from nyla.tables.knowledge import UserConnection
 
 #: refresh this long before the access token expires
 REFRESH_AHEAD_S = 300.0

@@ -153,7 +153,7 @@ class Conversations:
         """Delete the user's conversation with its messages, their document references and
         its round and workflow memory (the files themselves stay). False when there is no
         such conversation."""
-        from nyla.knowledge.tables import RoundMemory, WorkflowMemory
+        from nyla.tables.knowledge import RoundMemory, WorkflowMemory
 
         async with self.db.session() as s:
             row = await s.get(WorkflowRow, workflow_id)

@@ -12,7 +12,7 @@ Every change writes an audit record in the same transaction.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -21,14 +21,9 @@ from nyla.errors import NotFoundError, PermissionDeniedError
 from nyla.jobs.store import cancel_jobs
 from nyla.jobs.tables import Job
 from nyla.knowledge.policy import covers, effective_policy, normalize_path
-from nyla.knowledge.tables import (
-    DataSource,
-    FileContentIndex,
-    KnowledgeAudit,
-    UserConnection,
-)
 from nyla.knowledge.vectors import delete_file_chunks
 from nyla.models.knowledge import PurgeResult
+from nyla.tables.knowledge import DataSource, FileContentIndex, UserConnection, audit
 
 #: a row with an owner (a data source, a connection)
 OwnedT = TypeVar("OwnedT", DataSource, UserConnection)
@@ -48,19 +43,19 @@ async def purge_files(session: AsyncSession, file_ids: list[str], reason: str) -
     return PurgeResult(files=len(file_nos), chunks=chunks, reason=reason)
 
 
-def audit(
-    session: AsyncSession, action: str, actor: str, target: str, details: dict[str, Any]
-) -> None:
-    """Add an audit record (category ``permission``) to the session."""
-    session.add(
-        KnowledgeAudit(
-            category="permission",
-            action=action,
-            actor_user_id=actor,
-            target_id=target,
-            details=details,
-        )
+async def purge_connection(session: AsyncSession, connection_id: str, reason: str) -> PurgeResult:
+    """Delete everything indexed from a connection in the session's transaction (the connection
+    store hands this in as its :class:`~nyla.connections.ports.IndexPurge` on removal)."""
+    ids = list(
+        (
+            await session.execute(
+                select(FileContentIndex.file_id).where(
+                    FileContentIndex.connection_id == connection_id
+                )
+            )
+        ).scalars()
     )
+    return await purge_files(session, ids, reason)
 
 
 async def set_rag_index_enabled(
@@ -131,16 +126,7 @@ async def set_knowledge_consent(
     result = PurgeResult(reason=f"knowledge_ingestion_enabled={enabled}")
     cancelled = 0
     if not enabled:
-        ids = list(
-            (
-                await session.execute(
-                    select(FileContentIndex.file_id).where(
-                        FileContentIndex.connection_id == connection_id
-                    )
-                )
-            ).scalars()
-        )
-        result = await purge_files(session, ids, result.reason)
+        result = await purge_connection(session, connection_id, result.reason)
         cancelled = await cancel_jobs(
             session, Job.connection_id == connection_id, Job.status == "running"
         )

@@ -11,15 +11,14 @@ from sqlalchemy import ColumnElement, select
 from nyla.db import Database
 from nyla.knowledge.consent import (
     PermissionDeniedError,
-    audit,
     purge_files,
     set_knowledge_consent,
     set_rag_index_enabled,
 )
 from nyla.knowledge.policy import effective_policy, normalize_path
-from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.models.files import Scope
 from nyla.models.knowledge import PolicyValue, PurgeResult
+from nyla.tables.knowledge import DataSource, FileContentIndex, UserConnection, audit
 
 
 class Governance:

@@ -22,13 +22,13 @@ from nyla.knowledge.indexing import Indexer, Memo
 from nyla.knowledge.policy import effective_policy, normalize_path
 from nyla.knowledge.precomputed import PrecomputedEmbeddings
 from nyla.knowledge.settings import KnowledgeSettings
-from nyla.knowledge.tables import DataSource
 from nyla.knowledge.vector_index import VectorIndexes
 from nyla.knowledge.writing import PreparedFile, build_lookups
 from nyla.models.agent import RunContext
 from nyla.models.datasource import DownloadedFile
 from nyla.models.files import FileItem, Scope
 from nyla.models.knowledge import IndexResult, IndexStatus
+from nyla.tables.knowledge import DataSource
 from nyla.text import clean_text
 
 ProgressFn = Callable[[IndexResult, int, int], Any]

@@ -8,8 +8,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.jobs.store import shown_status
 from nyla.jobs.tables import Job
-from nyla.knowledge.tables import FileContentIndex
 from nyla.models.knowledge import Inventory, InventoryJob, InventoryRow
+from nyla.tables.knowledge import FileContentIndex
 
 
 async def inventory(session: AsyncSession, level: str, subject: str | None = None) -> Inventory:

@@ -9,8 +9,8 @@ from sqlalchemy import select
 from nyla.db import Database
 from nyla.errors import NylaError
 from nyla.knowledge.policy import effective_policy
-from nyla.knowledge.tables import DataSource, UserConnection
 from nyla.models.files import FileItem
+from nyla.tables.knowledge import DataSource, UserConnection
 
 
 class ConsentError(NylaError):

@@ -17,13 +17,13 @@ from nyla.errors import InvalidQueryError
 from nyla.knowledge.search import ScopedQuery, search
 from nyla.knowledge.search_text import parse_query
 from nyla.knowledge.settings import KnowledgeSettings
-from nyla.knowledge.tables import FileContentIndex
 from nyla.knowledge.text_search import ensure_configs, reanalyze
 from nyla.knowledge.vector_index import VectorIndexes
 from nyla.knowledge.vectors import readable_keys
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec
 from nyla.models.knowledge import SearchHit, SearchQuery, SearchResult
+from nyla.tables.knowledge import FileContentIndex
 
 if TYPE_CHECKING:
     from nyla.ai.service import AiService

@@ -9,7 +9,7 @@ files' chunks through their primary-key ranges and ranks them (recall 1.0, alway
 k; its cost is one range probe per file plus one distance per chunk); for a large one the
 model's HNSW index answers with ``hnsw.iterative_scan = relaxed_order``, which keeps
 scanning the graph until k rows pass the filter (pgvector >= 0.8). The chunk table itself carries no secondary index (see
-:mod:`nyla.knowledge.tables`).
+:mod:`nyla.tables.knowledge`).
 
 The service runs searches on :meth:`nyla.db.Database.read_driver`: on the psycopg
 connection itself, every statement prepared once per connection (the ranking's text holds

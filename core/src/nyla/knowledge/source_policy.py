@@ -15,10 +15,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.errors import PermissionDeniedError
-from nyla.knowledge.consent import _owned, audit, purge_files
+from nyla.knowledge.consent import _owned, purge_files
 from nyla.knowledge.policy import covers, effective_policy, normalize_path
-from nyla.knowledge.tables import DataSource, FileContentIndex
 from nyla.models.knowledge import PurgeResult
+from nyla.tables.knowledge import DataSource, FileContentIndex, audit
 
 #: the scopes a data source may set (a tree element is personal or shared with its mandate)
 SOURCE_SCOPES = ("personal", "mandate")

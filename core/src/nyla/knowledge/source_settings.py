@@ -8,8 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from nyla.db import Database
-from nyla.errors import NylaError
-from nyla.knowledge.consent import NotFoundError, PermissionDeniedError, audit
+from nyla.errors import NotFoundError, NylaError, PermissionDeniedError
 from nyla.knowledge.cost import Held, estimate_cost
 from nyla.knowledge.limits import (
     LimitKind,
@@ -19,12 +18,12 @@ from nyla.knowledge.limits import (
     limit_ranges,
     merge_settings_patch,
 )
-from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec
 from nyla.models.files import Scope
 from nyla.models.knowledge import CostEstimate, LimitRange, RagLimits, SettingsUpdate
-from nyla.walkers.tables import SyncState
+from nyla.tables.knowledge import DataSource, FileContentIndex, UserConnection, audit
+from nyla.tables.sync import SyncState
 
 
 class SourceSettings:

@@ -9,8 +9,8 @@ from pydantic import Field
 from sqlalchemy import select
 
 from nyla.knowledge.policy import effective_policy
-from nyla.knowledge.tables import DataSource, UserConnection
 from nyla.models.base import WireModel
+from nyla.tables.knowledge import DataSource, UserConnection
 
 
 class DataSourceView(WireModel):

@@ -2,7 +2,7 @@
 the lookup pass of bulk loads.
 
 A single file gets its lookup rows (full-text terms and the dedupe hash,
-:class:`~nyla.knowledge.tables.ChunkLookup`) in its own write transaction; a bulk load writes
+:class:`~nyla.tables.knowledge.ChunkLookup`) in its own write transaction; a bulk load writes
 its batches without them (``lookups=False``: the file is marked ``lookups_ready = false`` and
 is found by vector and exact search meanwhile) and fills them for all its files in one pass at
 the end, :func:`build_lookups`.
@@ -21,17 +21,17 @@ from sqlalchemy.dialects.postgresql import insert
 
 from nyla.knowledge.consent import purge_files
 from nyla.knowledge.policy import effective_policy
-from nyla.knowledge.tables import (
+from nyla.knowledge.text_search import write_lookups
+from nyla.knowledge.vectors import ChunkRow, copy_chunks, delete_file_chunks
+from nyla.models.files import FileItem
+from nyla.models.knowledge import IndexResult, IndexStatus
+from nyla.tables.knowledge import (
     ChunkLookup,
     ContentChunk,
     DataSource,
     FileContentIndex,
     UserConnection,
 )
-from nyla.knowledge.text_search import write_lookups
-from nyla.knowledge.vectors import ChunkRow, copy_chunks, delete_file_chunks
-from nyla.models.files import FileItem
-from nyla.models.knowledge import IndexResult, IndexStatus
 
 
 @dataclass

@@ -48,6 +48,7 @@ from sqlalchemy import (
     func,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nyla.db import Base
@@ -284,3 +285,19 @@ class KnowledgeAudit(Base):
     actor_user_id: Mapped[str] = mapped_column(String(128))
     target_id: Mapped[str] = mapped_column(String(128))
     details: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+
+
+def audit(
+    session: AsyncSession, action: str, actor: str, target: str, details: dict[str, Any]
+) -> None:
+    """Add an audit record (category ``permission``) to the session: the connection store and
+    the knowledge store's consent code both write them, in the transaction of the change."""
+    session.add(
+        KnowledgeAudit(
+            category="permission",
+            action=action,
+            actor_user_id=actor,
+            target_id=target,
+            details=details,
+        )
+    )

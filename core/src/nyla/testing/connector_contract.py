@@ -123,6 +123,7 @@ class ConnectorContract(PluginContract):
         from cryptography.fernet import Fernet
 
         from nyla.kernel import Kernel
+        from nyla.knowledge.consent import purge_connection
         from nyla.plugins import PluginHost
 
         oauth = getattr(adapter, "oauth", None)
@@ -135,6 +136,7 @@ class ConnectorContract(PluginContract):
         return ConnectionService(
             kernel.db,
             kernel.plugins,
+            purge_index=purge_connection,
             settings=kernel.settings,
             transport=httpx.MockTransport(vendor),
             sleep=sleeps,

@@ -96,6 +96,7 @@ def connection_service(
     from cryptography.fernet import Fernet
 
     from nyla.connections.service import ConnectionService
+    from nyla.knowledge.consent import purge_connection
 
     settings: dict[str, Any] = {
         "secret_key": secret_key if secret_key is not None else Fernet.generate_key(),
@@ -104,7 +105,9 @@ def connection_service(
     if sleep is not None:
         settings["sleep"] = sleep
     host = plugin_host(*plugins, names=names)
-    return ConnectionService(db, host, settings=settings, limiter=limiter)
+    return ConnectionService(
+        db, host, purge_index=purge_connection, settings=settings, limiter=limiter
+    )
 
 
 def ai_service(

@@ -12,10 +12,10 @@ from __future__ import annotations
 from nyla.jobs.runtime import JobHandle
 from nyla.jobs.store import JobStore, this_worker
 from nyla.jobs.tables import STALE_AFTER_S, Job, shown_status
-from nyla.knowledge.tables import ContentChunk, FileContentIndex, KnowledgeAudit
+from nyla.tables.knowledge import ContentChunk, FileContentIndex, KnowledgeAudit
+from nyla.tables.sync import SyncState
 from nyla.walkers.lock import LockWait
 from nyla.walkers.runner import WalkerRunner
-from nyla.walkers.tables import SyncState
 
 __all__ = [
     "STALE_AFTER_S",

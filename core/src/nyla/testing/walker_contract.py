@@ -130,7 +130,7 @@ class WalkerContract(PluginContract):
         return f"ds-{conn.id}"
 
     async def _indexed(self, kernel: Kernel) -> dict[str, int]:
-        from nyla.knowledge.tables import FileContentIndex
+        from nyla.tables.knowledge import FileContentIndex
 
         async with kernel.db.session() as s:
             rows = await s.execute(
@@ -141,7 +141,7 @@ class WalkerContract(PluginContract):
             return {file_id.split(":", 1)[1]: n for file_id, n in rows}
 
     async def _chunks(self, kernel: Kernel) -> int:
-        from nyla.knowledge.tables import ContentChunk
+        from nyla.tables.knowledge import ContentChunk
 
         async with kernel.db.session() as s:
             return int(
@@ -235,7 +235,7 @@ class WalkerContract(PluginContract):
         await kernel.sync.run(source, user_id=USER)
         indexed = await self._indexed(kernel)
         assert set(indexed) == {wire.item_id(d) for d in corpus.live()}, "the index drifted"
-        from nyla.knowledge.tables import ContentChunk
+        from nyla.tables.knowledge import ContentChunk
 
         async with kernel.db.session() as s:
             texts = (await s.execute(select(ContentChunk.data))).scalars().all()
@@ -250,7 +250,7 @@ class WalkerContract(PluginContract):
         doc = corpus.add("Bericht Zürich 日本.txt", text, wire.scope or "/")
         await kernel.sync.run(source, user_id=USER)
         assert wire.item_id(doc) in await self._indexed(kernel)
-        from nyla.knowledge.tables import ContentChunk
+        from nyla.tables.knowledge import ContentChunk
 
         async with kernel.db.session() as s:
             texts = (await s.execute(select(ContentChunk.data))).scalars().all()
@@ -283,7 +283,7 @@ class WalkerContract(PluginContract):
     ) -> None:
         """A document renamed at the source is found under its new name after the next sync,
         and is still one item (not a deletion and an addition that lost its history)."""
-        from nyla.knowledge.tables import FileContentIndex
+        from nyla.tables.knowledge import FileContentIndex
 
         await kernel.sync.run(source, user_id=USER)
         doc = corpus.live()[0]

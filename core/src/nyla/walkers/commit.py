@@ -20,12 +20,12 @@ from sqlalchemy.dialects.postgresql import insert
 
 from nyla.knowledge.consent import purge_files
 from nyla.knowledge.policy import effective_policy
-from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.knowledge.writing import write_prepared
 from nyla.models.datasource import WalkResult
+from nyla.tables.knowledge import DataSource, FileContentIndex, UserConnection
+from nyla.tables.sync import SyncItem, SyncState
 from nyla.walkers.items import Known, PagePlan, Seen
 from nyla.walkers.lock import write_lock
-from nyla.walkers.tables import SyncItem, SyncState
 
 #: the columns of a seen item a page writes (``seen_at`` is the database's clock)
 _SEEN = "data_source_id, item_id, item_hash, content_hash, file_id, run_id, path"

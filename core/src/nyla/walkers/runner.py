@@ -33,10 +33,11 @@ from sqlalchemy import select, update
 
 from nyla.connections.base import capabilities, sync_pages
 from nyla.connections.errors import ConnectorError
-from nyla.knowledge.consent import NotFoundError
+from nyla.errors import NotFoundError
 from nyla.knowledge.limits import get_rag_limits
-from nyla.knowledge.tables import DataSource, FileContentIndex, UserConnection
 from nyla.models.datasource import SyncPage, Unlisted, WalkResult
+from nyla.tables.knowledge import DataSource, FileContentIndex, UserConnection
+from nyla.tables.sync import SyncItem, SyncState
 from nyla.text import has_unstorable_chars
 from nyla.walkers.commit import (
     ConsentWithdrawn,
@@ -49,7 +50,6 @@ from nyla.walkers.commit import (
 from nyla.walkers.items import PagePlan, PageWorker, storable_items
 from nyla.walkers.lock import source_lock, write_lock
 from nyla.walkers.sweep import Listing, sweep
-from nyla.walkers.tables import SyncItem, SyncState
 
 if TYPE_CHECKING:
     from nyla.db import Database

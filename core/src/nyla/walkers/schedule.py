@@ -31,7 +31,7 @@ from sqlalchemy import func, select, text
 from nyla.errors import NylaError
 from nyla.jobs.tables import STALE, Job, shown_status
 from nyla.knowledge.policy import effective_policy
-from nyla.knowledge.tables import DataSource, UserConnection
+from nyla.tables.knowledge import DataSource, UserConnection
 from nyla.walkers.lock import lock_key
 
 if TYPE_CHECKING:

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
+from nyla.errors import NotFoundError, PermissionDeniedError
 from nyla.jobs.store import shown_status
 from nyla.jobs.tables import Job
-from nyla.knowledge.consent import NotFoundError, PermissionDeniedError
 from nyla.knowledge.cost import Held
-from nyla.knowledge.tables import DataSource, FileContentIndex
 from nyla.models.datasource import WalkResult
 from nyla.models.knowledge import PurgeResult
+from nyla.tables.knowledge import DataSource, FileContentIndex
+from nyla.tables.sync import SyncState
 from nyla.walkers.schedule import ResyncScheduler
 from nyla.walkers.survey import survey
-from nyla.walkers.tables import SyncState
 
 if TYPE_CHECKING:
     from nyla.db import Database

@@ -13,8 +13,8 @@ from nyla.connections.errors import ConnectorError
 from nyla.errors import NylaError
 from nyla.knowledge.cost import Held
 from nyla.knowledge.limits import get_rag_limits
-from nyla.knowledge.tables import DataSource, UserConnection
 from nyla.models.datasource import SyncPage
+from nyla.tables.knowledge import DataSource, UserConnection
 from nyla.walkers.items import item_depth
 
 if TYPE_CHECKING:

@@ -22,9 +22,9 @@ from sqlalchemy import and_, delete, false, or_, select
 
 from nyla.knowledge.consent import purge_files
 from nyla.models.datasource import Unlisted
+from nyla.tables.sync import SyncItem
 from nyla.walkers.commit import consent_holds
 from nyla.walkers.lock import write_lock
-from nyla.walkers.tables import SyncItem
 
 #: item ids per DELETE statement (PostgreSQL takes at most 65535 parameters)
 BATCH = 10_000
