@@ -16,9 +16,11 @@ Like for like:
   same candidates at every ``ef_search``; raw returns what a RAG user's query returns (id,
   text, distance), nyla its hits (that plus the file's id, name and provenance).
 - **Same client.** Both run on a psycopg ``AsyncConnection`` in this process, statements
-  prepared, the query vector in binary, one cursor reused (nyla: its read pool).
+  prepared, the query vector in binary (each made inside the timed call from the list of
+  floats an embedding API returns), one cursor reused (nyla: its read pool).
 - **Side by side.** Every query is run by both, in alternating order, round after round;
   wall time and this process's CPU time (``time.process_time``) are taken per query, the
+  server's CPU per block from each connection's backend (``/proc/PID/schedstat``), and the
   load before and after each block is printed.
 
 Scoped searches (1 % and 10 % of the rows readable) are held against the best plan
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pgvector import HalfVector, Vector
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -155,14 +158,15 @@ class Raw:
             else f"SELECT id, data, {expr} <=> %(q)s AS distance FROM knowledge_chunk "
             f"WHERE embedding_model = '{MODEL}' ORDER BY {expr} <=> %(q)s LIMIT {K}"
         )
-        await self.cur.execute(sql, {"q": q[1], "k": keys}, prepare=True)
+        # the vector from the list an embedding API returns, as nyla gets it
+        await self.cur.execute(sql, {"q": HalfVector(q), "k": keys}, prepare=True)
         return [self.ids[r[0]] for r in await self.cur.fetchall()]
 
     async def exact(self, q: Any, keys: list[str]) -> list[int]:
         await self.cur.execute(
             "SELECT id, data, embedding <=> %(q)s AS distance FROM raw_items "
             f"WHERE owner = ANY(%(k)s) ORDER BY distance LIMIT {K}",
-            {"q": q[0], "k": keys},
+            {"q": Vector(q), "k": keys},
             prepare=True,
         )
         return [self.ids[r[0]] for r in await self.cur.fetchall()]
@@ -222,7 +226,6 @@ def owner_rows(n: int, scopes: list[str]) -> np.ndarray:
 
 async def main(n: int, queries: int, rounds: int, efs: tuple[int, ...], reuse: bool) -> None:
     import psycopg
-    from pgvector import HalfVector, Vector
     from pgvector.psycopg import register_vector_async
 
     from nyla.models.agent import RunContext
@@ -235,13 +238,13 @@ async def main(n: int, queries: int, rounds: int, efs: tuple[int, ...], reuse: b
     raw = Raw(conn, await doc_numbers(conn))
     knowledge = kernel.knowledge
     context = RunContext(user_id="reader", mandate_id="m", feature_instance_id="inst")
-    qvecs = [(Vector(q), HalfVector(q), q.tolist()) for q in qs]
+    qvecs = [q.tolist() for q in qs]  # what an embedding API returns
 
     paths: list[str] = []
 
     async def nyla(q: Any, scopes: list[str] | None) -> list[int]:
         result = await knowledge.search(
-            SearchQuery(text="", vector=q[2], model=MODEL, context=context, scopes=scopes,
+            SearchQuery(text="", vector=q, model=MODEL, context=context, scopes=scopes,
                         k=K, hybrid=False)
         )  # fmt: skip
         paths.append(result.path)
