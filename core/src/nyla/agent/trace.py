@@ -16,12 +16,29 @@ def _t(value: str | None, limit: int | None = None) -> str | None:
     return None if value is None else clean_text(value, limit)
 
 
+#: the tool-call columns a trace writes, and their types in a binary COPY
+CALL_COLUMNS = (
+    "run_id",
+    "seq",
+    "round",
+    "call_id",
+    "tool_name",
+    "arguments",
+    "success",
+    "error",
+    "validation_failure_code",
+    "duration_ms",
+)
+CALL_TYPES = ["text", "int4", "int4", "text", "text", "text", "bool", "text", "text", "float8"]
+
+
 async def save_trace(db: Any, trace: AgentTrace) -> None:
     """Insert (or replace) the trace of a finished run and its tool calls atomically. Every
     string is made storable first (NUL bytes and lone surrogates replaced, names and ids cut
     to their column's length), so what a model sent cannot make the record fail. The rows go
-    in as plain inserts, the tool calls in one statement: the ORM's unit of work cost about
-    a millisecond of CPU per agent round for a trace of four calls a round."""
+    in as plain inserts, the tool calls in one binary COPY: the ORM's unit of work cost about
+    a millisecond of CPU per agent round for a trace of four calls a round, an executemany
+    insert still about 0.1 ms."""
     run = {
         "run_id": trace.run_id,
         "parent_run_id": trace.parent_run_id,
@@ -43,18 +60,18 @@ async def save_trace(db: Any, trace: AgentTrace) -> None:
         "finished_at": trace.finished_at,
     }
     calls = [
-        {
-            "run_id": trace.run_id,
-            "seq": i,
-            "round": c.round,
-            "call_id": _t(c.call_id, 128),
-            "tool_name": _t(c.tool_name, 255),
-            "arguments": _t(c.arguments),
-            "success": c.success,
-            "error": _t(c.error),
-            "validation_failure_code": _t(c.validation_failure_code, 64),
-            "duration_ms": c.duration_ms,
-        }
+        (
+            trace.run_id,
+            i,
+            c.round,
+            _t(c.call_id, 128),
+            _t(c.tool_name, 255),
+            _t(c.arguments),
+            c.success,
+            _t(c.error),
+            _t(c.validation_failure_code, 64),
+            c.duration_ms,
+        )
         for i, c in enumerate(trace.tool_calls)
     ]
     async with db.session() as s:
@@ -62,7 +79,15 @@ async def save_trace(db: Any, trace: AgentTrace) -> None:
         await s.execute(delete(RunRow).where(RunRow.run_id == trace.run_id))
         await s.execute(insert(RunRow).values(run))
         if calls:
-            await s.execute(insert(ToolCallRow), calls)
+            raw = await (await s.connection()).get_raw_connection()
+            statement = (
+                f"COPY {ToolCallRow.__tablename__} ({', '.join(CALL_COLUMNS)})"
+                " FROM STDIN (FORMAT BINARY)"
+            )
+            async with raw.driver_connection.cursor() as cur, cur.copy(statement) as cp:
+                cp.set_types(CALL_TYPES)
+                for call in calls:
+                    await cp.write_row(call)
 
 
 def _trace(row: RunRow, calls: list[ToolCallRow]) -> AgentTrace:
