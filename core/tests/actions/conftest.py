@@ -24,6 +24,8 @@ class NoteParams(ActionParams):
 class ProbePlugin:
     """Contributes the ``probe`` method; ``calls`` holds the parameters each call got."""
 
+    params = NoteParams
+
     def __init__(self) -> None:
         self.calls: list[NoteParams] = []
 
