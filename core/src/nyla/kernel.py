@@ -30,8 +30,8 @@ if TYPE_CHECKING:  # the services are built lazily: importing them all costs sta
     from nyla.jobs.queue import ProcrastinateRunner
     from nyla.jobs.runtime import JobRunner
     from nyla.knowledge.service import KnowledgeService
-    from nyla.models.agent import AgentEvent
-    from nyla.models.tools import Toolbox
+    from nyla.models.agent import AgentEvent, RunContext
+    from nyla.models.tools import Toolbox, ToolResult
     from nyla.walkers.service import SyncService
 
 
@@ -120,6 +120,17 @@ class Kernel:
         from nyla.actions.tools import action_toolboxes
 
         return action_toolboxes(self.action_executor)
+
+    async def run_action(
+        self, method: str, action: str, arguments: Any, context: RunContext
+    ) -> ToolResult:
+        """Run one action outside an agent run (the host's REST route), as ``context``'s
+        user, through the executor with the services a tool gets."""
+        from nyla.agent.tool_services import tool_services
+        from nyla.models.tools import ToolContext
+
+        ctx = ToolContext(run=context, services=tool_services(self.agent.services))
+        return await self.action_executor.run(method, action, arguments, ctx)
 
     @cached_property
     def files(self) -> FileStore:

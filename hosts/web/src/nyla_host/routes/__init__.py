@@ -8,6 +8,7 @@ from fastapi import APIRouter
 def api_router() -> APIRouter:
     """Every API route of the host (the page and its assets are added by ``create_app``)."""
     from nyla_host.routes import (
+        automation,
         catalog,
         connection_items,
         connections,
@@ -24,6 +25,6 @@ def api_router() -> APIRouter:
     # (included routers are opaque in FastAPI's route table), which the deny-by-default test does
     router = APIRouter()
     modules = (session, runs, conversations, catalog, files, connections, datasources, rag)
-    for module in (*modules, source_policy, connection_items):
+    for module in (*modules, source_policy, connection_items, automation):
         router.routes.extend(module.router.routes)
     return router
