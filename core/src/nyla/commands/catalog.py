@@ -154,14 +154,16 @@ def tools() -> None:
 @json_option
 def tools_list(toolbox: str | None, as_json: bool) -> None:
     """Every tool: name, toolbox, read-only, description."""
-    from nyla.agent_meta import meta_tools
+    from nyla.agent.toolboxes import request_toolbox_tool
 
     host = _host()
     if toolbox and toolbox not in host.toolboxes:
         raise click.ClickException(f"no toolbox {toolbox!r}")
     items = [t for t in host.tools() if not toolbox or t.toolbox == toolbox]
-    if not toolbox:
-        items += meta_tools(host)
+    if not toolbox:  # the meta tool the agent runtime adds beside the toolboxes
+        meta = request_toolbox_tool(sorted(host.toolboxes))
+        meta.toolbox = None
+        items.append(meta)
     rows = [
         {
             "name": t.name,

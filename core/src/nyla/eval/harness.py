@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import Field
 
@@ -31,7 +31,9 @@ from nyla.models.base import WireModel
 from nyla.models.feature import BenchmarkQuestion, Feature
 
 if TYPE_CHECKING:
-    from nyla.kernel import Kernel
+    from nyla.eval.policies import PolicyHost
+    from nyla.features.service import FeatureService
+    from nyla.models.ai import ModelSpec
 
 MODES: dict[str, tuple[bool, bool]] = {
     # mode: (validator, ontology)
@@ -41,6 +43,26 @@ MODES: dict[str, tuple[bool, bool]] = {
 }
 DEFAULT_CONCURRENCY = 4
 DEFAULT_MAX_ROUNDS = 12
+
+
+class ModelSpecs(Protocol):
+    """The AI service as the harness reads it: a model's spec (price, availability)."""
+
+    def model_spec(self, model_id: str) -> ModelSpec | None: ...
+
+
+class EvalKernel(Protocol):
+    """What the harness uses of the kernel (the kernel is one): the AI service's model specs,
+    the feature service whose data agent answers, the plugin host for scripted policies."""
+
+    @property
+    def ai(self) -> ModelSpecs: ...
+
+    @property
+    def features(self) -> FeatureService: ...
+
+    @property
+    def plugins(self) -> PolicyHost: ...
 
 
 class QuestionResult(WireModel):
@@ -130,23 +152,19 @@ def parse_modes(value: str | list[str]) -> list[str]:
     return modes
 
 
-def check_model(kernel: Kernel, model: str) -> None:
+def check_model(kernel: EvalKernel, model: str) -> None:
     """Fail before the first question when ``model`` is unknown or its provider says it is
     unavailable (a missing key), instead of recording the same error for every run."""
-    spec_of = getattr(kernel.ai, "model_spec", None)
-    if spec_of is None:
-        return
-    spec = spec_of(model)
+    spec = kernel.ai.model_spec(model)
     if spec is None:
         raise ModelNotAvailableError(f"unknown model {model!r}: `nyla models` lists the models")
     if not spec.available:
         raise ModelNotAvailableError(f"model {model} is not available: {spec.unavailable_reason}")
 
 
-def _priced(kernel: Kernel, model: str) -> bool:
+def _priced(kernel: EvalKernel, model: str) -> bool:
     """Whether ``model`` has input and output prices (else its report shows no cost)."""
-    spec_of = getattr(kernel.ai, "model_spec", None)
-    spec = spec_of(model) if spec_of is not None else None
+    spec = kernel.ai.model_spec(model)
     return bool(
         spec is not None
         and spec.price_input_chf_per_mtok is not None
@@ -231,7 +249,7 @@ def _asked(q: BenchmarkQuestion, mode: str) -> dict[str, Any]:
 
 
 async def run_eval(
-    kernel: Kernel,
+    kernel: EvalKernel,
     feature_code: str,
     *,
     model: str,

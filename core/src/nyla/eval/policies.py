@@ -26,9 +26,9 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Container
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from nyla.hookspecs import hookimpl
 from nyla.models.ai import (
@@ -300,7 +300,16 @@ class EvalPolicyPlugin:
         return [self.provider]
 
 
-def install_policies(host: Any, questions: list[BenchmarkQuestion]) -> None:
+class PolicyHost(Protocol):
+    """The plugin host as the scripted ``eval:`` policies are added to it."""
+
+    @property
+    def providers(self) -> Container[str]: ...
+
+    def add_plugin(self, obj: Any, name: str) -> Any: ...
+
+
+def install_policies(host: PolicyHost, questions: list[BenchmarkQuestion]) -> None:
     """Register the policy provider on an existing plugin host (when an ``eval:`` model is
     asked for and the host does not have it yet)."""
     if PROVIDER_ID in host.providers:
