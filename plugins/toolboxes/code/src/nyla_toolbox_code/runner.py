@@ -30,7 +30,8 @@ def main() -> int:
                 files, total = files + 1, total + len(data)
                 line = {"name": rel, "data": base64.b64encode(data).decode("ascii")}
                 results.write(json.dumps(line) + "\n")
-    return done.returncode
+    # as a shell reports it: 128 + the signal that ended the program
+    return 128 - done.returncode if done.returncode < 0 else done.returncode
 
 
 if __name__ == "__main__":

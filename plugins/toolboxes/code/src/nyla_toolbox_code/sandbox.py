@@ -140,8 +140,9 @@ def _preexec(limits: Limits, as_uid: int | None, nproc: int) -> None:
         os.setgroups([])
         os.setgid(as_uid)
         os.setuid(as_uid)
+    # SIGXCPU at the soft limit (the program ends with it), SIGKILL a second later
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
     for which, value in (
-        (resource.RLIMIT_CPU, limits.cpu_seconds),
         (resource.RLIMIT_AS, limits.memory_bytes),
         (resource.RLIMIT_NPROC, nproc),
         (resource.RLIMIT_FSIZE, limits.file_bytes),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import mimetypes
 import re
+import signal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -71,6 +72,9 @@ def _stream_text(label: str, head: bytes, total: int) -> str:
 def _report(result: SandboxResult, saved: list[str]) -> str:
     if result.timed_out:
         status = f"killed after the wall-clock limit of {LIMITS.wall_seconds:g} s"
+    elif result.exit_code is not None and result.exit_code > 128:
+        killer = signal.Signals(result.exit_code - 128).name
+        status = f"killed by {killer}" + (" (CPU limit)" if killer == "SIGXCPU" else "")
     else:
         status = f"exit code {result.exit_code}"
     lines = [f"Ran in the sandbox: {status} ({result.wall_seconds:.2f} s)."]
