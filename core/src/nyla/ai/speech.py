@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeVar
 from nyla.ai.pricing import call_cost_chf
 from nyla.ai.route import Route
 from nyla.cpu import off_loop
-from nyla.errors import BudgetExceeded, NeutralizationError
+from nyla.errors import BudgetExceeded, ModelNotAvailableError, NeutralizationError
 from nyla.models.ai import ModelSpec, OperationType, Usage
 from nyla.models.speech import SpeechAudio, Transcript
 
@@ -64,12 +64,22 @@ def audio_seconds(content: bytes, mime_type: str) -> float:
     return len(content) / COMPRESSED_BYTES_PER_S
 
 
-def _fit(route: Route, usage: Usage, budget: float | None, *, on_premises_only: bool) -> None:
-    """Narrow ``route.chain`` to the models that may take the call and fit ``budget`` for
-    ``usage`` (the first model must fit, as for every operation)."""
+def _fit(
+    route: Route,
+    usage: Usage,
+    budget: float | None,
+    *,
+    on_premises_only: bool = False,
+    translate: bool = False,
+) -> None:
+    """Narrow ``route.chain`` to the models that may take the call (on premises, able to
+    translate, as asked) and fit ``budget`` for ``usage`` (the first must fit, as for every
+    operation)."""
     fitting: list[ModelSpec] = []
     for spec in route.chain:
         if on_premises_only and not spec.on_premises:
+            continue
+        if translate and not spec.capabilities.speech_translation:
             continue
         estimate = call_cost_chf(spec, usage)
         if budget is not None and (estimate is None or estimate > budget):
@@ -90,6 +100,8 @@ def _fit(route: Route, usage: Usage, budget: float | None, *, on_premises_only: 
             "audio cannot be checked for personal data and this run requires neutralization: "
             "only an on-premises speech-to-text model may hear it, and none is available"
         )
+    if translate and not fitting:
+        raise ModelNotAvailableError("no speech-to-text model translates speech into English")
     route.chain = fitting
 
 
@@ -124,7 +136,7 @@ class SpeechOperations:
             max_output=0,
             what="text-to-speech model",
         )
-        _fit(route, Usage(characters=len(clean)), max_cost_chf, on_premises_only=False)
+        _fit(route, Usage(characters=len(clean)), max_cost_chf)
         spec, _estimate, audio = await self._ai._answer(
             route,
             lambda s, p: p.synthesize_speech(
@@ -163,7 +175,13 @@ class SpeechOperations:
         )
         seconds = audio_seconds(audio, mime_type)
         required = bool(getattr(context, "require_neutralization", False))
-        _fit(route, Usage(audio_seconds=seconds), max_cost_chf, on_premises_only=required)
+        _fit(
+            route,
+            Usage(audio_seconds=seconds),
+            max_cost_chf,
+            on_premises_only=required,
+            translate=translate,
+        )
         spec, _estimate, transcript = await self._ai._answer(
             route,
             lambda s, p: p.transcribe(

@@ -147,6 +147,8 @@ class ModelCapabilities(WireModel):
     embedding_dimensions: int | None = None
     web_search: bool = False
     image_generation: bool = False
+    #: a speech-to-text model that also answers in English whatever was spoken
+    speech_translation: bool = False
     #: most texts one embedding request may carry (the service batches to this size)
     max_batch_size: int | None = None
     #: honours ``tool_choice`` (no call, some call, a named tool)

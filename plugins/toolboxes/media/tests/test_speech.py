@@ -219,3 +219,63 @@ async def test_a_scripted_run_speaks_and_listens(db):
     assert [path for path, _ in wire.calls] == ["/v1/audio/speech", "/v1/audio/transcriptions"]
     _, fields = wire.calls[1]
     assert int(fields["fileBytes"]) == len(wire.speech)  # the file it made is what it heard
+
+
+class MistralTranscriptions:
+    """Mistral's ``POST /v1/audio/transcriptions`` (Voxtral): ``model``, ``text``,
+    ``language``, ``segments`` and ``usage`` with ``prompt_audio_seconds``."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, str]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/v1/audio/transcriptions"
+        self.calls.append(_form_fields(request))
+        return httpx.Response(
+            200,
+            json={
+                "model": "voxtral-mini-2507",
+                "text": " Bonjour, ici Ada. ",
+                "language": "fr",
+                "segments": [],
+                "usage": {
+                    "prompt_audio_seconds": 12,
+                    "prompt_tokens": 4,
+                    "completion_tokens": 9,
+                    "total_tokens": 13,
+                },
+            },
+        )
+
+
+def _mistral_kernel(db, wire):
+    import nyla_provider_mistral  # the test's provider; the toolbox never imports it
+    import nyla_toolbox_media
+
+    provider = nyla_provider_mistral.MistralProvider(
+        api_key="test-key", transport=sdk_transport(wire)
+    )
+    return plugin_kernel(nyla_toolbox_media, ScriptedPlugin(provider), db=db, builtins=True)
+
+
+async def test_mistral_voxtral_transcribes_and_is_charged_by_the_seconds_it_reports(db):
+    wire = MistralTranscriptions()
+    kernel = _mistral_kernel(db, wire)
+    file_id = await _recording(kernel)
+    got = await call_tool(kernel, "speechToText", {"fileId": file_id, "language": "fr"}, user=USER)
+    assert got.success, got.error
+    assert got.content == "Bonjour, ici Ada." and got.data == {"language": "fr", "seconds": 12.0}
+    [fields] = wire.calls
+    assert fields["model"] == "voxtral-mini-latest" and fields["language"] == "fr"
+    assert fields["file"] == "memo.wav"
+    assert kernel.ai.totals().cost_chf == pytest.approx(12 / 60 * 0.002)
+
+
+async def test_translation_needs_a_model_that_translates(db):
+    wire = MistralTranscriptions()
+    kernel = _mistral_kernel(db, wire)
+    file_id = await _recording(kernel)
+    args = {"fileId": file_id, "translateToEnglish": True}
+    got = await call_tool(kernel, "speechToText", args, user=USER)
+    assert got.error_details.code == "NOT_AVAILABLE" and "translates" in got.error
+    assert wire.calls == []

@@ -1,5 +1,5 @@
 """Mistral models over the official ``mistralai`` SDK (imported on first call only): chat
-with tools and streaming, embeddings."""
+with tools and streaming, embeddings, speech to text (Voxtral, ``/v1/audio/transcriptions``)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ from nyla.sdk import (
     ProviderTimeoutError,
     StreamAssembler,
     StreamDelta,
+    Transcript,
+    Usage,
     error_for_status,
     parse_completion,
     parse_usage,
@@ -53,7 +55,7 @@ def _plain(value: Any) -> Any:
 
 class MistralProvider(OpenAICompatibleProvider):
     """Mistral chat (tools, streaming, tool choice, stop sequences, JSON mode and structured
-    output) and ``mistral-embed`` (1024 dimensions)."""
+    output), ``mistral-embed`` (1024 dimensions) and Voxtral transcription."""
 
     id = PROVIDER_ID
     key_var = "MISTRAL_API_KEY"
@@ -98,6 +100,22 @@ class MistralProvider(OpenAICompatibleProvider):
                 capabilities=ModelCapabilities(embedding_dimensions=1024, max_batch_size=128),
                 quality_rank=70,
                 speed_rank=70,
+            )
+        )
+        specs.append(
+            ModelSpec(
+                id=f"{PROVIDER_ID}:voxtral-mini-latest",
+                provider=PROVIDER_ID,
+                name="voxtral-mini-latest",
+                operation_types=[OperationType.SPEECH_TO_TEXT],
+                context_window=32_768,
+                max_output_tokens=0,
+                price_input_chf_per_mtok=0.0,
+                price_output_chf_per_mtok=0.0,
+                # Voxtral Mini Transcribe's list price, USD taken as CHF
+                price_per_audio_minute_chf=0.002,
+                quality_rank=70,
+                speed_rank=75,
             )
         )
         return specs
@@ -214,4 +232,37 @@ class MistralProvider(OpenAICompatibleProvider):
             model=spec.id,
             dimensions=len(vectors[0]) if vectors else spec.capabilities.embedding_dimensions,
             usage=parse_usage(data.get("usage")),
+        )
+
+    async def transcribe(
+        self,
+        model: str,
+        audio: bytes,
+        *,
+        file_name: str,
+        mime_type: str,
+        language: str | None = None,
+        translate: bool = False,
+    ) -> Transcript:
+        """The text Voxtral hears in ``audio``, billed by the seconds it reports."""
+        if translate:
+            raise ModelNotAvailableError("mistral: Voxtral does not translate speech")
+        kwargs: dict[str, Any] = {
+            "model": vendor_model(self.id, model),
+            "file": {"file_name": file_name, "content": audio, "content_type": mime_type},
+        }
+        if language:
+            kwargs["language"] = language
+        client = self.sdk()
+        try:
+            async with client:
+                result = await client.audio.transcriptions.complete_async(**kwargs)
+        except Exception as exc:
+            raise self._error(exc) from exc
+        data = _plain(result)
+        usage = data.get("usage") or {}
+        return Transcript(
+            text=str(data.get("text") or "").strip(),
+            language=data.get("language") or None,
+            usage=Usage(audio_seconds=float(usage.get("prompt_audio_seconds") or 0.0)),
         )

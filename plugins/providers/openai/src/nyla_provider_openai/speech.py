@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from nyla.sdk import (
+    ModelCapabilities,
     ModelSpec,
     OperationType,
     ProviderBadRequestError,
@@ -49,7 +50,14 @@ def speech_catalog() -> list[ModelSpec]:
     return [
         spec("tts-1", OperationType.TEXT_TO_SPEECH, 60, 80, price_per_million_chars_chf=15.0),
         spec("tts-1-hd", OperationType.TEXT_TO_SPEECH, 75, 60, price_per_million_chars_chf=30.0),
-        spec("whisper-1", OperationType.SPEECH_TO_TEXT, 70, 60, price_per_audio_minute_chf=0.006),
+        spec(
+            "whisper-1",
+            OperationType.SPEECH_TO_TEXT,
+            70,
+            60,
+            price_per_audio_minute_chf=0.006,
+            capabilities=ModelCapabilities(speech_translation=True),
+        ),
     ]
 
 

@@ -90,7 +90,7 @@ async def text_to_speech(args: TextToSpeechArgs, ctx: ToolContext) -> ToolResult
             max_cost_chf=ctx.remaining_budget_chf,
             on_cost=ctx.charge,
         )
-    except (ProviderError, BudgetExceeded, NeutralizationError) as exc:
+    except (ProviderError, ModelNotAvailableError, BudgetExceeded, NeutralizationError) as exc:
         return _failed(exc)
     name = f"{download_name(args.name, 'speech')}.{audio.extension}"
     saved = await save_tool_file(
@@ -125,7 +125,7 @@ async def speech_to_text(args: SpeechToTextArgs, ctx: ToolContext) -> ToolResult
             max_cost_chf=ctx.remaining_budget_chf,
             on_cost=ctx.charge,
         )
-    except (ProviderError, BudgetExceeded, NeutralizationError) as exc:
+    except (ProviderError, ModelNotAvailableError, BudgetExceeded, NeutralizationError) as exc:
         return _failed(exc)
     return ToolResult.ok(
         heard.text,
