@@ -315,7 +315,9 @@ class Provider(Protocol):
     The AI service passes the full model id (``"openai:gpt-5"``) as ``request.model`` /
     ``model``; :func:`nyla.sdk.http.vendor_model` strips the prefix. A provider that generates
     images may also implement ``async generate_image(model, prompt, *, size) ->
-    list[ImagePart]``.
+    list[ImagePart]``; one with speech models ``async synthesize_speech(model, text, *,
+    voice, language, audio_format) -> SpeechAudio`` and ``async transcribe(model, audio, *,
+    file_name, mime_type, language, translate) -> Transcript`` (:mod:`nyla.models.speech`).
     """
 
     id: str
