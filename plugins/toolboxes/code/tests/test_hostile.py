@@ -6,13 +6,11 @@ from __future__ import annotations
 import os
 import socket
 
-import pytest
-
 from nyla_toolbox_code.sandbox import Limits, run_python
 
-pytestmark = pytest.mark.skipif(
-    os.system("bwrap --version >/dev/null 2>&1") != 0, reason="bubblewrap is not installed"
-)
+from .conftest import needs_bwrap
+
+pytestmark = needs_bwrap
 
 READ = """
 import sys
