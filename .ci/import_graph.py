@@ -77,12 +77,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
 }
 #: module imports that run back up and are let through ``--check`` for now, with why; an entry
 #: goes when its import does (a stale entry fails the check too), none is added lightly
-ALLOWED_UP: dict[tuple[str, str], str] = {
-    ("nyla.actions.snapshot", "nyla.plugins"): (
-        "the action catalog's `python -m` snapshot script (issue 34) builds a plugin host; "
-        "it is a command and belongs in the CLI layer (actions/snapshot_cli.py)"
-    ),
-}
+ALLOWED_UP: dict[tuple[str, str], str] = {}
 LAYER_OF = {room: rank for rank, rooms in enumerate(LAYERS.values()) for room in rooms}
 LAYER_NAMES = list(LAYERS)
 #: the layer of the CLI and demo modules inside service folders (see :func:`room`)

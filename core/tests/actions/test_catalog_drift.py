@@ -1,6 +1,6 @@
 """The stored snapshot of the catalog's node definitions agrees with the live action
 signatures. After a deliberate change refresh it with
-``.venv/bin/python -m nyla.actions.snapshot --write core/tests/actions/catalog_snapshot.json``
+``.venv/bin/python -m nyla.actions.snapshot_cli --write core/tests/actions/catalog_snapshot.json``
 and commit the new snapshot with the change (a workflow stored against the old definition
 may need migrating: the diff shows what changed)."""
 
@@ -13,10 +13,11 @@ from pydantic import Field
 
 from nyla.actions.catalog import ActionCatalog
 from nyla.actions.seed import AI, CONTEXT, SummarizeDocumentParams
-from nyla.actions.snapshot import builtin_catalog, drift, snapshot_text
+from nyla.actions.snapshot import drift, snapshot_text
+from nyla.actions.snapshot_cli import builtin_catalog
 
 SNAPSHOT = Path(__file__).with_name("catalog_snapshot.json")
-REFRESH = "python -m nyla.actions.snapshot --write core/tests/actions/catalog_snapshot.json"
+REFRESH = "python -m nyla.actions.snapshot_cli --write core/tests/actions/catalog_snapshot.json"
 
 
 def test_the_snapshot_matches_the_live_signatures():
