@@ -20,6 +20,7 @@ from nyla.models.tools import ToolResult
 
 if TYPE_CHECKING:
     from nyla.features.ports import AgentLoop, FeatureTables
+    from nyla.models.tool_services import PlaceholderSession
 
 #: Rounds of a data agent run when its caller sets no limit.
 DEFAULT_MAX_ROUNDS = 12
@@ -136,7 +137,7 @@ async def run_feature_data_agent(
     validate: bool = True,
     use_ontology: bool = True,
     parent_run_id: str | None = None,
-    neutralization: Any = None,
+    neutralization: PlaceholderSession | None = None,
     cancel: asyncio.Event | None = None,
     on_event: Callable[[AgentEvent], Any] | None = None,
 ) -> FeatureAgentResult:

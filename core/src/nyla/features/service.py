@@ -31,7 +31,10 @@ from nyla.models.ontology import OntologyDescriptor
 
 if TYPE_CHECKING:
     from nyla.db import Database
+    from nyla.features.data_agent import FeatureAgentResult
     from nyla.features.ports import AgentLoop, FeaturePlugins
+    from nyla.models.agent import AgentConfig, AgentEvent, RunContext
+    from nyla.models.tool_services import PlaceholderSession
 
 log = logging.getLogger(__name__)
 
@@ -298,11 +301,46 @@ class FeatureService:
             temporal=temporal,
         )
 
-    async def run_data_agent(self, code: str, question: str, **kwargs: Any) -> Any:
-        """Run the feature data agent (see :func:`nyla.features.data_agent.run_feature_data_agent`)."""
+    async def run_data_agent(
+        self,
+        code: str,
+        question: str,
+        *,
+        context: RunContext | None = None,
+        feature_instance_id: str | None = None,
+        config: AgentConfig | None = None,
+        model: str | None = None,
+        remaining_rounds: int | None = None,
+        remaining_budget_chf: float | None = None,
+        validate: bool = True,
+        use_ontology: bool = True,
+        parent_run_id: str | None = None,
+        neutralization: PlaceholderSession | None = None,
+        cancel: asyncio.Event | None = None,
+        on_event: Callable[[AgentEvent], Any] | None = None,
+    ) -> FeatureAgentResult:
+        """Run the feature data agent on this service's tables and the kernel's agent loop
+        (the arguments: :func:`nyla.features.data_agent.run_feature_data_agent`)."""
         from nyla.features.data_agent import run_feature_data_agent
 
-        return await run_feature_data_agent(self, self.agent_loop, code, question, **kwargs)
+        return await run_feature_data_agent(
+            self,
+            self.agent_loop,
+            code,
+            question,
+            context=context,
+            feature_instance_id=feature_instance_id,
+            config=config,
+            model=model,
+            remaining_rounds=remaining_rounds,
+            remaining_budget_chf=remaining_budget_chf,
+            validate=validate,
+            use_ontology=use_ontology,
+            parent_run_id=parent_run_id,
+            neutralization=neutralization,
+            cancel=cancel,
+            on_event=on_event,
+        )
 
 
 def _as(model: type[ArgsT], value: Any) -> ArgsT:

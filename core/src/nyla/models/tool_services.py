@@ -316,7 +316,7 @@ class ToolFeatures(Protocol):
         remaining_rounds: int | None = None,
         remaining_budget_chf: float | None = None,
         parent_run_id: str | None = None,
-        neutralization: Any = None,
+        neutralization: PlaceholderSession | None = None,
         model: str | None = None,
     ) -> DataAgentAnswer: ...
 

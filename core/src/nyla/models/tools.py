@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation, create_model
 from nyla.models.agent import RunContext
 from nyla.models.base import WireModel
 from nyla.models.chat import ChatWorkflow
-from nyla.models.tool_services import NoServices, ToolServices
+from nyla.models.tool_services import NoServices, PlaceholderSession, ToolServices
 
 
 class ToolErrorDetails(WireModel):
@@ -85,8 +85,9 @@ class ToolContext(BaseModel):
     remaining_budget_chf: float | None = None
     #: where :meth:`charge` reports to (the run's cost counter); ``None`` outside a run
     on_charge: Callable[[float], Any] | None = None
-    #: the run's placeholder session (``nyla.ai.neutralize.NeutralizationSession``)
-    neutralization: Any = None
+    #: the run's placeholder session (``nyla.ai.neutralize.NeutralizationSession``), passed on
+    #: as is to the AI service and to sub-agents (not validated: the session is shared)
+    neutralization: SkipValidation[PlaceholderSession] | None = None
     #: the run's model id (a sub-agent inherits it)
     model: str | None = None
     #: the run's toolboxes, for ``requestToolbox`` (``None``: none can be requested)
