@@ -96,20 +96,20 @@ async def test_every_owned_kind_is_checked_before_the_handler(db, make_kernel):
     allowed = await call(
         fileId=own_file.id,
         fileIds=[own_file.id],
-        folderId=own_folder["id"],
+        folderId=own_folder.id,
         dataSourceId="ds-mine",
         connectionId="c-mine",
         workflowId="wf-1",
         featureInstanceId="fi",
-        target=own_folder["id"],
+        target=own_folder.id,
         vendorFileId="anything",
     )
     assert allowed.success and allowed.content == "ran"
     refused = {
         "fileId": other_file.id,
         "fileIds": [own_file.id, other_file.id],
-        "folderId": other_folder["id"],
-        "target": other_folder["id"],
+        "folderId": other_folder.id,
+        "target": other_folder.id,
         "dataSourceId": "ds-theirs",
         "connectionId": "c-theirs",
         "workflowId": "wf-theirs",

@@ -83,11 +83,11 @@ async def test_a_bad_mime_type_is_guessed_from_the_name(store):
 
 async def test_folder_names_are_cleaned_too(store):
     folder = await store.create_folder("Belege\x002026", ANNA)
-    assert folder["name"] == "Belege 2026"
+    assert folder.name == "Belege 2026"
     with pytest.raises(ValueError):
         await store.create_folder("a/b", ANNA)
     with pytest.raises(ValueError):
-        await store.rename_folder(folder["id"], "z" * (MAX_NAME_CHARS + 1), ANNA)
+        await store.rename_folder(folder.id, "z" * (MAX_NAME_CHARS + 1), ANNA)
 
 
 @pytest.mark.parametrize(

@@ -78,10 +78,10 @@ async def test_ghost_duplicate_in_another_instance_is_not_reused(store):
 
 async def test_list_filters_by_folder_tags_and_search(store):
     folder = await store.create_folder("Invoices", ANNA)
-    a = await store.save("inv-1.txt", b"1", ANNA, folder_id=folder["id"], tags=["2026", "paid"])
-    await store.save("inv-2.txt", b"2", ANNA, folder_id=folder["id"], tags=["2026"])
+    a = await store.save("inv-1.txt", b"1", ANNA, folder_id=folder.id, tags=["2026", "paid"])
+    await store.save("inv-2.txt", b"2", ANNA, folder_id=folder.id, tags=["2026"])
     await store.save("Notes_100%.md", b"3", ANNA)
-    assert {i.name for i in await store.list(ANNA, folder_id=folder["id"])} == {
+    assert {i.name for i in await store.list(ANNA, folder_id=folder.id)} == {
         "inv-1.txt",
         "inv-2.txt",
     }
@@ -100,32 +100,33 @@ async def test_write_append_replace_copy_rename_move(store):
     await store.write(copy.id, b"changed", ANNA)
     assert await store.read_text(item.id, ANNA) == "0ne\ntw0"  # independent copy
     folder = await store.create_folder("Archive", ANNA)
-    moved = await store.update(item.id, ANNA, name="old.txt", folder_id=folder["id"])
-    assert (moved.name, moved.folder_id) == ("old.txt", folder["id"])
+    moved = await store.update(item.id, ANNA, name="old.txt", folder_id=folder.id)
+    assert (moved.name, moved.folder_id) == ("old.txt", folder.id)
     with pytest.raises(FileAccessError):  # a folder the caller cannot see
         await store.update(item.id, ANNA, folder_id="no-such-folder")
 
 
 async def test_folders_nesting_move_and_recursive_delete(store):
     root = await store.create_folder("Projects", ANNA)
-    child = await store.create_folder("Alpha", ANNA, parent_id=root["id"])
-    grandchild = await store.create_folder("Specs", ANNA, parent_id=child["id"])
-    await store.save("spec.md", b"# spec", ANNA, folder_id=grandchild["id"])
-    assert [f["name"] for f in await store.list_folders(ANNA)] == ["Projects"]
-    assert [f["name"] for f in await store.list_folders(ANNA, root["id"])] == ["Alpha"]
+    child = await store.create_folder("Alpha", ANNA, parent_id=root.id)
+    grandchild = await store.create_folder("Specs", ANNA, parent_id=child.id)
+    await store.save("spec.md", b"# spec", ANNA, folder_id=grandchild.id)
+    assert [f.name for f in await store.list_folders(ANNA)] == ["Projects"]
+    assert [f.name for f in await store.list_folders(ANNA, root.id)] == ["Alpha"]
     assert len(await store.list_folders(ANNA, all_levels=True)) == 3
     assert await store.list_folders(BRUNO, all_levels=True) == []
     with pytest.raises(ValueError, match="into itself"):
-        await store.move_folder(root["id"], grandchild["id"], ANNA)
-    moved = await store.move_folder(grandchild["id"], None, ANNA)
-    assert moved["parentId"] is None
-    await store.move_folder(grandchild["id"], child["id"], ANNA)
-    renamed = await store.rename_folder(child["id"], "Beta", ANNA)
-    assert renamed["name"] == "Beta"
+        await store.move_folder(root.id, grandchild.id, ANNA)
+    moved = await store.move_folder(grandchild.id, None, ANNA)
+    assert moved.parent_id is None
+    await store.move_folder(grandchild.id, child.id, ANNA)
+    renamed = await store.rename_folder(child.id, "Beta", ANNA)
+    assert renamed.name == "Beta"
     with pytest.raises(FolderNotEmptyError):
-        await store.delete_folder(root["id"], ANNA)
+        await store.delete_folder(root.id, ANNA)
     with pytest.raises(FileAccessError):
-        await store.delete_folder(root["id"], BRUNO, recursive=True)
-    counts = await store.delete_folder(root["id"], ANNA, recursive=True)
-    assert counts == {"folders": 3, "files": 1}
+        await store.delete_folder(root.id, BRUNO, recursive=True)
+    counts = await store.delete_folder(root.id, ANNA, recursive=True)
+    assert (counts.folders, counts.files) == (3, 1)
+    assert counts.to_wire() == {"folders": 3, "files": 1}
     assert await store.list(ANNA) == [] and await store.list_folders(ANNA, all_levels=True) == []

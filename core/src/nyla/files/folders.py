@@ -4,7 +4,7 @@ caller's scope (:mod:`nyla.files.scope`). :class:`~nyla.files.store.FileStore` b
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,20 +14,15 @@ from nyla.files.names import clean_name
 from nyla.files.scope import owner_ids, readable
 from nyla.files.tables import FileRow, FolderRow
 from nyla.models.agent import RunContext
-from nyla.models.files import Scope
+from nyla.models.files import FolderInfo, FolderRemoval, Scope
 
 if TYPE_CHECKING:
     from nyla.db import Database
 
 
-def folder_dict(row: FolderRow) -> dict[str, Any]:
-    """The JSON form of a folder row."""
-    return {
-        "id": row.id,
-        "name": row.name,
-        "parentId": row.parent_id,
-        "scope": row.scope,
-    }
+def folder_info(row: FolderRow) -> FolderInfo:
+    """A folder row as the store gives it out."""
+    return FolderInfo(id=row.id, name=row.name, parent_id=row.parent_id, scope=Scope(row.scope))
 
 
 def folder_name(name: str) -> str:
@@ -53,7 +48,7 @@ class FolderStore:
 
     async def list_folders(
         self, context: RunContext, parent_id: str | None = None, *, all_levels: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[FolderInfo]:
         """Readable folders directly under ``parent_id`` (root when ``None``), or all."""
         query = select(FolderRow).where(readable(FolderRow, context))
         if not all_levels:
@@ -64,7 +59,7 @@ class FolderStore:
             )
         async with self.db.session() as s:
             rows = (await s.scalars(query.order_by(FolderRow.name))).all()
-        return [folder_dict(r) for r in rows]
+        return [folder_info(r) for r in rows]
 
     async def create_folder(
         self,
@@ -73,7 +68,7 @@ class FolderStore:
         *,
         parent_id: str | None = None,
         scope: Scope = Scope.PERSONAL,
-    ) -> dict[str, Any]:
+    ) -> FolderInfo:
         """A new folder (under a readable parent)."""
         name = folder_name(name)
         async with self.db.session() as s:
@@ -86,7 +81,7 @@ class FolderStore:
             )
             s.add(row)
             await s.flush()
-            return folder_dict(row)
+            return folder_info(row)
 
     async def _folder(self, s: AsyncSession, folder_id: str, context: RunContext) -> FolderRow:
         row = await s.scalar(
@@ -108,7 +103,7 @@ class FolderStore:
 
     async def delete_folder(
         self, folder_id: str, context: RunContext, *, recursive: bool = False
-    ) -> dict[str, int]:
+    ) -> FolderRemoval:
         """Delete a folder; with ``recursive`` its subfolders and files too (all or nothing)."""
         async with self.db.session() as s:
             await self._folder(s, folder_id, context)
@@ -121,19 +116,19 @@ class FolderStore:
                 )
             await s.execute(delete(FileRow).where(FileRow.folder_id.in_(ids)))
             await s.execute(delete(FolderRow).where(FolderRow.id.in_(ids)))
-            return {"folders": len(ids), "files": int(files or 0)}
+            return FolderRemoval(folders=len(ids), files=int(files or 0))
 
-    async def rename_folder(self, folder_id: str, name: str, context: RunContext) -> dict[str, Any]:
+    async def rename_folder(self, folder_id: str, name: str, context: RunContext) -> FolderInfo:
         """Rename a readable folder."""
         name = folder_name(name)
         async with self.db.session() as s:
             row = await self._folder(s, folder_id, context)
             row.name = name
-            return folder_dict(row)
+            return folder_info(row)
 
     async def move_folder(
         self, folder_id: str, parent_id: str | None, context: RunContext
-    ) -> dict[str, Any]:
+    ) -> FolderInfo:
         """Move a folder under another (``None`` = root); never into itself or a descendant."""
         async with self.db.session() as s:
             row = await self._folder(s, folder_id, context)
@@ -142,4 +137,4 @@ class FolderStore:
                 if parent_id in await self._subtree(s, folder_id):
                     raise ValueError("a folder cannot be moved into itself or its subfolders")
             row.parent_id = parent_id
-            return folder_dict(row)
+            return folder_info(row)

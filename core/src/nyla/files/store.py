@@ -26,7 +26,7 @@ from nyla.files.names import clean_mime, clean_name
 from nyla.files.scope import owner_ids, readable
 from nyla.files.tables import FileRow
 from nyla.models.agent import RunContext
-from nyla.models.files import FileItem, Scope
+from nyla.models.files import ContentHit, FileItem, Scope
 
 if TYPE_CHECKING:
     from nyla.db import Database
@@ -223,9 +223,8 @@ class FileStore(FolderStore):
         folder_id: str | None = None,
         file_ids: Iterable[str] | None = None,
         max_hits: int = 50,
-    ) -> builtins.list[dict[str, Any]]:
-        """Lines of readable text files containing ``query`` (case-insensitive):
-        ``{fileId, name, line, text}``."""
+    ) -> builtins.list[ContentHit]:
+        """Lines of readable text files containing ``query`` (case-insensitive)."""
         needle = query.lower()
         stmt = select(FileRow).where(readable(FileRow, context))
         if folder_id is not None:
@@ -233,7 +232,7 @@ class FileStore(FolderStore):
         ids = list(file_ids or [])
         if ids:
             stmt = stmt.where(FileRow.id.in_(ids))
-        hits: builtins.list[dict[str, Any]] = []
+        hits: builtins.list[ContentHit] = []
         async with self.db.session() as s:
             for row in (await s.scalars(stmt.order_by(FileRow.name))).all():
                 try:
@@ -243,7 +242,7 @@ class FileStore(FolderStore):
                 for number, line in enumerate(text.splitlines(), 1):
                     if needle in line.lower():
                         hits.append(
-                            {"fileId": row.id, "name": row.name, "line": number, "text": line}
+                            ContentHit(file_id=row.id, name=row.name, line=number, text=line)
                         )
                         if len(hits) >= max_hits:
                             return hits

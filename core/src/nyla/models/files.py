@@ -39,3 +39,28 @@ class FileItem(WireModel):
     data_source_id: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+
+
+class FolderInfo(WireModel):
+    """A folder of the file store (``parentId`` ``None``: at the root)."""
+
+    id: str
+    name: str
+    parent_id: str | None = None
+    scope: Scope = Scope.PERSONAL
+
+
+class FolderRemoval(WireModel):
+    """What deleting a folder removed: the folder with its subfolders, and their files."""
+
+    folders: int
+    files: int
+
+
+class ContentHit(WireModel):
+    """A line of a readable text file that holds the searched text (``line`` counts from 1)."""
+
+    file_id: str
+    name: str
+    line: int
+    text: str

@@ -19,7 +19,7 @@ from nyla.models.agent import RunContext
 from nyla.models.ai import AiCallRequest, AiCallResponse, ImagePart, WebSearchHit
 from nyla.models.chat import ChatMessage, ChatWorkflow
 from nyla.models.datasource import ConnectionInfo
-from nyla.models.files import FileItem, Scope
+from nyla.models.files import ContentHit, FileItem, FolderInfo, FolderRemoval, Scope
 from nyla.models.knowledge import PolicyValue
 from nyla.models.speech import SpeechAudio, Transcript
 
@@ -95,7 +95,7 @@ class ToolFiles(Protocol):
         folder_id: str | None = None,
         file_ids: Iterable[str] | None = None,
         max_hits: int = 50,
-    ) -> builtins.list[dict[str, Any]]: ...
+    ) -> builtins.list[ContentHit]: ...
 
     async def write(
         self,
@@ -133,7 +133,7 @@ class ToolFiles(Protocol):
 
     async def list_folders(
         self, context: RunContext, parent_id: str | None = None, *, all_levels: bool = False
-    ) -> builtins.list[dict[str, Any]]: ...
+    ) -> builtins.list[FolderInfo]: ...
 
     async def create_folder(
         self,
@@ -142,19 +142,17 @@ class ToolFiles(Protocol):
         *,
         parent_id: str | None = None,
         scope: Scope = Scope.PERSONAL,
-    ) -> dict[str, Any]: ...
+    ) -> FolderInfo: ...
 
     async def delete_folder(
         self, folder_id: str, context: RunContext, *, recursive: bool = False
-    ) -> dict[str, int]: ...
+    ) -> FolderRemoval: ...
 
-    async def rename_folder(
-        self, folder_id: str, name: str, context: RunContext
-    ) -> dict[str, Any]: ...
+    async def rename_folder(self, folder_id: str, name: str, context: RunContext) -> FolderInfo: ...
 
     async def move_folder(
         self, folder_id: str, parent_id: str | None, context: RunContext
-    ) -> dict[str, Any]: ...
+    ) -> FolderInfo: ...
 
 
 class ConnectionSession(Protocol):

@@ -107,8 +107,9 @@ async def search_in_file_content(args: SearchInFileContentArgs, ctx: ToolContext
     )
     if not hits:
         return ToolResult.ok(f"no line contains {args.query!r}", data=[])
-    lines = [f"{h['name']} (id {h['fileId']}) line {h['line']}: {h['text'][:300]}" for h in hits]
-    return ToolResult.ok(f"{len(hits)} matching lines:\n" + "\n".join(lines), data=hits)
+    lines = [f"{h.name} (id {h.file_id}) line {h.line}: {h.text[:300]}" for h in hits]
+    data = [h.to_wire() for h in hits]
+    return ToolResult.ok(f"{len(hits)} matching lines:\n" + "\n".join(lines), data=data)
 
 
 class WriteFileArgs(Args):
@@ -260,8 +261,9 @@ async def list_folders(args: ListFoldersArgs, ctx: ToolContext) -> ToolResult:
     folders = await _store(ctx).list_folders(ctx.run, args.parent_id, all_levels=args.recursive)
     if not folders:
         return ToolResult.ok("no folders", data=[])
-    lines = [f"- {f['name']} (id {f['id']}, parent {f['parentId'] or 'root'})" for f in folders]
-    return ToolResult.ok(f"{len(folders)} folders:\n" + "\n".join(lines), data=folders)
+    lines = [f"- {f.name} (id {f.id}, parent {f.parent_id or 'root'})" for f in folders]
+    data = [f.to_wire() for f in folders]
+    return ToolResult.ok(f"{len(folders)} folders:\n" + "\n".join(lines), data=data)
 
 
 class CreateFolderArgs(Args):
@@ -272,7 +274,7 @@ class CreateFolderArgs(Args):
 @guarded
 async def create_folder(args: CreateFolderArgs, ctx: ToolContext) -> ToolResult:
     folder = await _store(ctx).create_folder(args.name, ctx.run, parent_id=args.parent_id)
-    return ToolResult.ok(f"created folder '{folder['name']}' (id {folder['id']})", data=folder)
+    return ToolResult.ok(f"created folder '{folder.name}' (id {folder.id})", data=folder.to_wire())
 
 
 class DeleteFolderArgs(Args):
@@ -284,7 +286,7 @@ class DeleteFolderArgs(Args):
 async def delete_folder(args: DeleteFolderArgs, ctx: ToolContext) -> ToolResult:
     counts = await _store(ctx).delete_folder(args.folder_id, ctx.run, recursive=args.recursive)
     return ToolResult.ok(
-        f"deleted {counts['folders']} folder(s) and {counts['files']} file(s)", data=counts
+        f"deleted {counts.folders} folder(s) and {counts.files} file(s)", data=counts.to_wire()
     )
 
 
@@ -296,7 +298,7 @@ class RenameFolderArgs(Args):
 @guarded
 async def rename_folder(args: RenameFolderArgs, ctx: ToolContext) -> ToolResult:
     folder = await _store(ctx).rename_folder(args.folder_id, args.new_name, ctx.run)
-    return ToolResult.ok(f"renamed folder to '{folder['name']}'", data=folder)
+    return ToolResult.ok(f"renamed folder to '{folder.name}'", data=folder.to_wire())
 
 
 class MoveFolderArgs(Args):
@@ -307,7 +309,7 @@ class MoveFolderArgs(Args):
 @guarded
 async def move_folder(args: MoveFolderArgs, ctx: ToolContext) -> ToolResult:
     folder = await _store(ctx).move_folder(args.folder_id, args.parent_id, ctx.run)
-    return ToolResult.ok(f"moved folder '{folder['name']}'", data=folder)
+    return ToolResult.ok(f"moved folder '{folder.name}'", data=folder.to_wire())
 
 
 def core_tools() -> list[Tool]:
