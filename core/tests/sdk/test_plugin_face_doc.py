@@ -16,7 +16,7 @@ import nyla.sdk
 DOC = Path(__file__).resolve().parents[3] / "docs" / "writing-a-plugin.md"
 SECTION = "## The face: what `nyla.sdk` offers"
 #: the submodules a plugin imports on its own
-SUBMODULES = ("connectors", "documents", "egress", "text", "toolboxes", "task_toolbox")
+SUBMODULES = ("actions", "connectors", "documents", "egress", "text", "toolboxes", "task_toolbox")
 
 
 def documented() -> list[str]:
