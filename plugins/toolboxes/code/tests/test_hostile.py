@@ -6,7 +6,10 @@ from __future__ import annotations
 import os
 import socket
 
+import pytest
+
 from nyla_toolbox_code.sandbox import Limits, run_python
+from nyla_toolbox_code.seccomp import compiled_filter
 
 from .conftest import needs_bwrap
 
@@ -46,12 +49,12 @@ async def test_no_network_not_even_the_hosts_loopback():
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
     code = f"""
-import socket
+import errno, socket
 try:
     socket.create_connection(("127.0.0.1", {port}), timeout=3)
     print("CONNECTED")
 except OSError as exc:
-    print("TCP", type(exc).__name__)
+    print("TCP", errno.errorcode[exc.errno])
 try:
     socket.getaddrinfo("example.com", 443)
     print("RESOLVED")
@@ -62,7 +65,9 @@ except OSError as exc:
         out, _ = await run(code)
     finally:
         server.close()
-    assert "TCP ConnectionRefusedError" in out and "CONNECTED" not in out
+    # refused by the seccomp filter where there is one, else by the empty network namespace
+    expected = "EAFNOSUPPORT" if compiled_filter() else "ECONNREFUSED"
+    assert f"TCP {expected}" in out and "CONNECTED" not in out
     assert "DNS gaierror" in out and "RESOLVED" not in out
 
 
@@ -171,3 +176,28 @@ async def test_a_huge_output_is_cut_and_counted():
     _, result = await run(code, output_bytes=4096)
     assert len(result.stdout.head) == 4096 and result.stdout.total == 20_000_000
     assert result.stdout.truncated and result.exit_code == 0
+
+
+@pytest.mark.skipif(compiled_filter() is None, reason="no libseccomp (python3-seccomp)")
+async def test_the_seccomp_filter_refuses_tracing_keyrings_and_inet_sockets():
+    code = """
+import ctypes, errno, os, platform, socket
+libc = ctypes.CDLL(None, use_errno=True)
+KEYCTL = {"x86_64": 250, "aarch64": 219}[platform.machine()]
+for name, call in [("ptrace", lambda: libc.ptrace(16, 1, 0, 0)),   # PTRACE_ATTACH to pid 1
+                   ("keyctl", lambda: libc.syscall(KEYCTL, 0, 0, 0, 0)),
+                   ("unshare", lambda: libc.unshare(0x10000000))]:  # CLONE_NEWUSER
+    got = call()
+    print(name, got, errno.errorcode.get(ctypes.get_errno()))
+for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK, socket.AF_UNIX):
+    try:
+        socket.socket(family, socket.SOCK_DGRAM).close()
+        print(family.name, "opened")
+    except OSError as exc:
+        print(family.name, errno.errorcode[exc.errno])
+"""
+    out, _ = await run(code)
+    assert out.splitlines() == [
+        "ptrace -1 EPERM", "keyctl -1 EPERM", "unshare -1 EPERM", "AF_INET EAFNOSUPPORT",
+        "AF_INET6 EAFNOSUPPORT", "AF_NETLINK EAFNOSUPPORT", "AF_UNIX opened",
+    ]  # fmt: skip

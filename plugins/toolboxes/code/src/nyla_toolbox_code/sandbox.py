@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nyla_toolbox_code.seccomp import compiled_filter
+
 #: where the sandbox runs as when nyla runs as root (``nobody``)
 UNPRIVILEGED_UID = 65534
 RUNNER = Path(__file__).with_name("runner.py")
@@ -99,9 +101,18 @@ def runtime() -> Runtime:
     return Runtime(python=python, prefix=os.path.realpath(sys.base_prefix))
 
 
-def bwrap_args(rt: Runtime, job: Path, limits: Limits, results_fd: int) -> list[str]:
+def bwrap_args(
+    rt: Runtime, job: Path, limits: Limits, results_fd: int, seccomp_fd: int | None
+) -> list[str]:
     """The ``bwrap`` command line of one run."""
-    args = ["--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+    args = [
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+    ]
+    args += ["--clearenv"] if seccomp_fd is None else ["--clearenv", "--seccomp", str(seccomp_fd)]
     for key, value in ENV.items():
         args += ["--setenv", key, value]
     args += ["--ro-bind", rt.prefix, rt.prefix]
@@ -200,22 +211,38 @@ async def run_python(code: str, inputs: dict[str, bytes], limits: Limits) -> San
         job = Path(tmp)
         _prepare(job, code, inputs, as_uid)
         read_end, write_end = os.pipe()
+        seccomp_fd = _filter_pipe()
+        passed = (write_end,) if seccomp_fd is None else (write_end, seccomp_fd)
         started = time.monotonic()
         try:
             proc = await asyncio.create_subprocess_exec(
                 bwrap,
-                *bwrap_args(runtime(), job, limits, write_end),
+                *bwrap_args(runtime(), job, limits, write_end, seccomp_fd),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=dict(ENV),
-                pass_fds=(write_end,),
+                pass_fds=passed,
                 start_new_session=True,
                 preexec_fn=functools.partial(_preexec, limits, as_uid, nproc),
             )
         finally:
-            os.close(write_end)
+            for fd in passed:
+                os.close(fd)
         return await _collect(proc, read_end, limits, started)
+
+
+def _filter_pipe() -> int | None:
+    """A pipe holding the seccomp filter for ``bwrap --seccomp`` (its read end), if any."""
+    bpf = compiled_filter()
+    if bpf is None:
+        return None
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, bpf)  # a few hundred bytes: fits the pipe's buffer
+    finally:
+        os.close(write_end)
+    return read_end
 
 
 async def _collect(
@@ -260,7 +287,15 @@ def _kill_group(pid: int) -> None:
 
 @functools.cache
 def _probe(bwrap: str, python: str) -> str | None:
-    probe = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+    probe = [
+        bwrap,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+    ]
+    probe += ["--clearenv"]
     probe += ["--ro-bind", "/", "/", "--proc", "/proc", "--size", "65536", "--tmpfs", "/work"]
     probe += [python, "-I", "-c", "pass"]
     as_uid = UNPRIVILEGED_UID if os.geteuid() == 0 else None
