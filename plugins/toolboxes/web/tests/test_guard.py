@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from nyla.sdk import ToolContext
-from nyla_toolbox_web import PageFetcher, web_toolbox
+from nyla_toolbox_web import web_toolbox
+from nyla_toolbox_web.fetch import PageFetcher
 
 from .conftest import FakeNet, table_resolver
 

@@ -11,7 +11,8 @@ import pytest
 
 from nyla.sdk import RunContext, ToolContext
 from nyla.testing import call_tool
-from nyla_toolbox_web import PageFetcher, web_toolbox
+from nyla_toolbox_web import web_toolbox
+from nyla_toolbox_web.fetch import PageFetcher
 
 USER = "ada"
 

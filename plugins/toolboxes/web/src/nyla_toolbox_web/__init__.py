@@ -3,15 +3,20 @@ models and ``readUrl`` behind the server's egress guard."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nyla.sdk import Toolbox, hookimpl
-from nyla_toolbox_web.fetch import PageFetcher
 from nyla_toolbox_web.tools import web_tools
 
-__all__ = ["PageFetcher", "nyla_toolboxes", "web_toolbox"]
+if TYPE_CHECKING:
+    from nyla_toolbox_web.fetch import PageFetcher
+
+__all__ = ["nyla_toolboxes", "web_toolbox"]
 
 
 def web_toolbox(fetcher: PageFetcher | None = None) -> Toolbox:
-    """The ``web`` toolbox; ``fetcher`` replaces the configured page fetcher (tests)."""
+    """The ``web`` toolbox; ``fetcher`` (a :class:`~nyla_toolbox_web.fetch.PageFetcher`)
+    replaces the configured page fetcher (tests)."""
     return Toolbox(
         id="web",
         label="Web",

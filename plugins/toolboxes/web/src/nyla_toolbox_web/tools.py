@@ -1,6 +1,9 @@
-"""``webSearch`` and ``readUrl``."""
+"""``webSearch`` and ``readUrl``. The fetching and extracting modules (httpx, lxml) load on
+the first ``readUrl`` call, not when the plugin is discovered."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -14,9 +17,9 @@ from nyla.sdk import (
     download_name,
 )
 from nyla.sdk.documents import save_tool_file
-from nyla.sdk.egress import EgressRefusedError
-from nyla_toolbox_web.extract import readable
-from nyla_toolbox_web.fetch import PageError, PageFetcher
+
+if TYPE_CHECKING:
+    from nyla_toolbox_web.fetch import PageFetcher
 
 
 class _Args(BaseModel):
@@ -71,6 +74,10 @@ def read_url_tool(fetcher: PageFetcher | None) -> Tool:
     """``readUrl`` over ``fetcher`` (``None``: the one the settings describe, per call)."""
 
     async def read_url(args: ReadUrlArgs, ctx: ToolContext) -> ToolResult:
+        from nyla.sdk.egress import EgressRefusedError
+        from nyla_toolbox_web.extract import readable
+        from nyla_toolbox_web.fetch import PageError, PageFetcher
+
         try:
             page = await (fetcher or PageFetcher.configured()).fetch(args.url)
         except EgressRefusedError as exc:
