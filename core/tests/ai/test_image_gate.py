@@ -118,3 +118,13 @@ def test_without_neutralizers_images_are_not_read(monkeypatch):
     message = _message(ImagePart(url="https://example.org/scan.png"))
     gate = NeutralizationGate([], require=False)
     assert gate.apply_messages([message], NeutralizationSession()) == [message]
+
+
+def test_a_call_with_an_image_not_yet_read_is_neutralized_off_the_event_loop():
+    from nyla.ai.neutralize import pending_chars
+    from nyla.cpu import OFFLOAD_CHARS
+
+    message = _message(ImagePart(data_base64="aGk=", mime_type="image/png"))
+    assert pending_chars([message], NeutralizationSession()) >= OFFLOAD_CHARS
+    text_only = Message(role=Role.USER, content=[TextPart(text="short")])
+    assert pending_chars([text_only], NeutralizationSession()) < OFFLOAD_CHARS

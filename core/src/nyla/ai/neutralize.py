@@ -318,12 +318,17 @@ def _overlaps(finding: Finding, spans: list[tuple[int, int]], starts: list[int])
     return i >= 0 and spans[i][1] > finding.start
 
 
+#: what an image weighs in :func:`pending_chars`: reading it (OCR) takes a second, so a
+#: call with an image not yet read neutralizes in a worker thread
+IMAGE_CHARS = 1_000_000
+
+
 def _message_chars(message: Message) -> int:
     content = message.content
     size = (
         len(content)
         if isinstance(content, str)
-        else sum(len(p.text) for p in content if isinstance(p, TextPart))
+        else sum(len(p.text) if isinstance(p, TextPart) else IMAGE_CHARS for p in content)
     )
     return size + sum(len(c.arguments) for c in message.tool_calls)
 
