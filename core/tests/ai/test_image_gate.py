@@ -128,3 +128,14 @@ def test_a_call_with_an_image_not_yet_read_is_neutralized_off_the_event_loop():
     assert pending_chars([message], NeutralizationSession()) >= OFFLOAD_CHARS
     text_only = Message(role=Role.USER, content=[TextPart(text="short")])
     assert pending_chars([text_only], NeutralizationSession()) < OFFLOAD_CHARS
+
+
+@needs_ocr
+def test_an_image_in_a_data_url_is_read_like_one_given_as_data():
+    encoded = base64.b64encode(_png("Mail: anna.muster@example.ch")).decode()
+    part = ImagePart(url=f"data:image/png;base64,{encoded}")
+    [sent] = _gate(require=True).apply_messages([_message(part)], NeutralizationSession())
+    image = sent.content[1]
+    assert image.data_base64 and image.url is None
+    text, _ = ocr_words(base64.b64decode(image.data_base64), "eng")
+    assert "anna.muster" not in text

@@ -119,11 +119,14 @@ def neutralize_image(
     """``part`` with the words of every finding in its text blacked out (``part`` itself when
     there are none). ``find`` is the gate's findings, ``fail`` its failure (raises where
     neutralization is required)."""
-    if part.data_base64 is None:
+    data = part.data_base64
+    if data is None and part.url and part.url.startswith("data:") and ";base64," in part.url:
+        data = part.url.split(";base64,", 1)[1]  # a data URL carries the image itself
+    if data is None:
         fail("an image given by URL cannot be checked for personal data (send its data)")
         return part
     try:
-        content = base64.b64decode(part.data_base64, validate=True)
+        content = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         fail("an image's data is not base64 and cannot be checked for personal data")
         return part
