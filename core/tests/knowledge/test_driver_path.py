@@ -236,10 +236,14 @@ async def test_a_connection_that_ran_other_statements_first_still_sends_the_quer
 
 
 async def test_owner_keys_with_quotes_backslashes_and_commas_reach_the_server_intact(kernel):
-    # the owner keys go to the server as one text[] literal: every character a user id
-    # may hold must survive it, and a near miss of a key must not match
+    # the owner keys go to the server as one text[] literal (the exact path writes it into
+    # the statement's text): every character a user id may hold must survive it, none may
+    # be read as a parameter or end the string, and a near miss of a key must not match
     tricky = 'a"b\\c,d{e}'
-    mine = await _load(kernel, {tricky: 3, 'a"b\\c': 3, "a": 3}, chunks_per_file=1)
-    for user in (tricky, 'a"b\\c', "a"):
+    quoting = "o'k %(q)s :keys %s"
+    users = (tricky, 'a"b\\c', "a", quoting, "o'k")
+    mine = await _load(kernel, dict.fromkeys(users, 3), chunks_per_file=1)
+    for user in users:
         found = await _search(kernel, user, mine[user][0][1], k=10)
+        assert found.path == "exact"
         assert {h.text for h in found.hits} == {body for body, _ in mine[user]}

@@ -30,6 +30,7 @@ from nyla.knowledge.search_driver import (
     OwnerKeys,
     QueryVector,
     ReadConnection,
+    driver_rows,
     driver_sql,
 )
 from nyla.knowledge.search_driver import info as _info
@@ -146,7 +147,14 @@ async def vector_ranks(
     setup = None
     if not exact:
         setup = await _hnsw_settings_change(session, ef_search or settings.ef_search, settings)
-    if setup is None:
+    if exact and isinstance(session, ReadConnection):
+        # The scope's keys written into the exact ranking's text: prepared with the keys as
+        # a parameter it gets no good generic plan (the scope's size is unknown), so
+        # PostgreSQL planned it again on every execution (0.25 ms of a 1 % scope's 0.6 ms
+        # on the server); with the keys in its text it is planned once per connection and
+        # scope (measured: 0.60 -> 0.37 ms server CPU at 1 % of 10k, 1.40 -> 1.24 at 10 %)
+        rows = await driver_rows(session, _with_keys(sql, tuple(params["keys"])), bound)
+    elif setup is None:
         rows = await _rows(session, sql, bound)
     elif isinstance(session, ReadConnection):
         # the settings and the ranking in one round trip
@@ -216,6 +224,16 @@ def _ranking_sql(
         f"SELECT {RANKED_HIT_COLUMNS}, n.distance FROM ({inner}) n "
         f"JOIN knowledge_file_index f ON {FILE_OF_RANKED} ORDER BY n.distance"
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _with_keys(sql: str, keys: tuple[str, ...]) -> str:
+    """``sql`` for the driver with the owner keys as a ``text[]`` literal in place of the
+    ``:keys`` parameter (substituted after the bind conversion: a key's own ``:`` or
+    ``%`` is never read as a parameter)."""
+    quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in keys)
+    literal = sql_literal("{" + ",".join(f'"{key}"' for key in quoted) + "}")
+    return driver_sql(sql).replace("%(keys)s", literal.replace("%", "%%") + "::text[]")
 
 
 async def _hnsw_settings_change(

@@ -73,15 +73,21 @@ async def rows(executor: Executor, sql: str, params: dict[str, Any]) -> list[Any
     connection; on a SQLAlchemy connection it goes to the driver as it is
     (``exec_driver_sql``: no statement compilation)."""
     if isinstance(executor, ReadConnection):
-        if "vector_dumper" not in executor.info:
-            executor.register_dumper(QueryVector, _QueryVectorDumper)
-            executor.register_dumper(OwnerKeys, _OwnerKeysDumper)
-            executor.info["vector_dumper"] = True
-        return await executor.rows(driver_sql(sql), params)
+        return await driver_rows(executor, driver_sql(sql), params)
     params = {name: _plain(v) for name, v in params.items()}
     if isinstance(executor, AsyncConnection):
         return list(await executor.exec_driver_sql(driver_sql(sql), params))
     return list(await executor.execute(text(sql), params))
+
+
+async def driver_rows(conn: ReadConnection, sql: str, params: dict[str, Any]) -> list[Any]:
+    """The rows of ``sql``, written for the driver already (``%(name)s`` binds), prepared
+    on first use on ``conn``."""
+    if "vector_dumper" not in conn.info:
+        conn.register_dumper(QueryVector, _QueryVectorDumper)
+        conn.register_dumper(OwnerKeys, _OwnerKeysDumper)
+        conn.info["vector_dumper"] = True
+    return await conn.rows(sql, params)
 
 
 def _plain(value: Any) -> Any:
