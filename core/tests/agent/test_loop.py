@@ -14,7 +14,7 @@ from nyla.agent.spec import RunSpec
 from nyla.agent.trace import list_traces, load_trace
 from nyla.errors import ProviderBadRequestError
 from nyla.hookspecs import hookimpl
-from nyla.models.agent import AgentConfig, AgentStatus, EventType, RunContext
+from nyla.models.agent import AgentConfig, AgentStatus, EventType, RoundToolResult, RunContext
 from nyla.models.ai import ChatRequest, ChatResponse, OperationType, Role, ToolCall, Usage
 from nyla.models.neutralize import Finding
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
@@ -285,8 +285,11 @@ async def test_knowledge_failures_never_stop_the_run(scripted, make_kernel, db, 
     async def builder(prompt: str, context: RunContext) -> str:
         raise RuntimeError("embedding API down")
 
+    handed: list[Any] = []
+
     async def recorder(**kw: Any) -> None:
         seen.append(kw["round"])
+        handed.extend(kw["tool_results"])
         raise RuntimeError("round memory down")
 
     def script(request: ChatRequest, i: int) -> Any:
@@ -307,6 +310,9 @@ async def test_knowledge_failures_never_stop_the_run(scripted, make_kernel, db, 
     )
     assert events[-1].data["status"] == "completed" and seen == [1]
     assert any(e.data.get("status") == "contextFailed" for e in events)
+    # the recorder got the round's tool result typed, not as a dict with wire keys
+    assert [(r.tool_name, r.success) for r in handed] == [("lookup", True)]
+    assert all(isinstance(r, RoundToolResult) for r in handed)
 
 
 async def test_knowledge_context_is_injected_each_round(scripted, make_kernel, db, run_events):

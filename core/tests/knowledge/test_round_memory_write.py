@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import select, text
 
 from nyla.knowledge import memory
-from nyla.models.agent import RunContext
+from nyla.models.agent import RoundToolResult, RunContext
 from nyla.tables.knowledge import RoundMemory
 
 pytestmark = pytest.mark.db
@@ -21,7 +21,7 @@ async def test_a_round_is_stored_whole_and_the_fast_commit_does_not_leak(db) -> 
             round=3,
             context=context,
             file_refs=["file:a\x00"],
-            tool_results=[{"toolName": "read", "content": "ok\x00"}],
+            tool_results=[RoundToolResult("read", True, "ok\x00")],
             decisions=["go on"],
             summary="decision: go on",
             model="local:hash-8",
@@ -36,7 +36,10 @@ async def test_a_round_is_stored_whole_and_the_fast_commit_does_not_leak(db) -> 
     assert (row.run_id, row.round, row.workflow_id) == ("run-1", 3, "wf")
     assert row.scope_key == memory.scope_key(context)
     assert row.file_refs == ["file:a\ufffd"]
-    assert row.tool_results == [{"toolName": "read", "content": "ok\ufffd"}]
+    assert row.tool_results == [{"toolName": "read", "success": True, "content": "ok\ufffd"}]
+    assert memory.round_summary([], [RoundToolResult("read", True, "ok")], []) == (
+        'result: {"toolName": "read", "success": true, "content": "ok"}'
+    )
     assert row.decisions == ["go on"] and row.embedding_model == "local:hash-8"
     assert [float(x) for x in row.embedding] == [0.5] * 8
 

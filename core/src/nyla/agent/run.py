@@ -26,6 +26,7 @@ from nyla.models.agent import (
     AgentEvent,
     AgentStatus,
     AgentTrace,
+    RoundToolResult,
     RunContext,
     ToolCallLog,
 )
@@ -318,11 +319,7 @@ class AgentRun:
                     context=self.context,
                     file_refs=file_refs(results),
                     tool_results=[
-                        {
-                            "toolName": d.call.name,
-                            "success": d.result.success,
-                            "content": result_text(d.result)[:2000],
-                        }
+                        RoundToolResult(d.call.name, d.result.success, result_text(d.result)[:2000])
                         for d in results
                     ],
                     decisions=[response.content] if response.content else [],

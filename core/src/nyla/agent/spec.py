@@ -9,11 +9,11 @@ feature's table tools.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from nyla.models.agent import AgentConfig, RunContext
+from nyla.models.agent import AgentConfig, RoundToolResult, RunContext
 from nyla.models.ai import Message
 from nyla.models.chat import ChatWorkflow
 from nyla.models.tool_services import NoServices, ToolServices
@@ -21,8 +21,22 @@ from nyla.models.tools import Tool, ToolboxRequests
 
 #: ``builder(prompt, context) -> knowledge block`` for the round's system prompt
 ContextBuilder = Callable[[str, RunContext], Awaitable[str]]
-#: ``recorder(run_id=, round=, context=, file_refs=, tool_results=, decisions=)`` after a round
-RoundRecorder = Callable[..., Awaitable[Any]]
+
+
+class RoundRecorder(Protocol):
+    """Called after each round with what the round leaves in round memory (the knowledge
+    store's :meth:`~nyla.knowledge.service.KnowledgeService.round_recorder` gives one)."""
+
+    def __call__(
+        self,
+        *,
+        run_id: str,
+        round: int,
+        context: RunContext,
+        file_refs: Sequence[str] = (),
+        tool_results: Sequence[RoundToolResult] = (),
+        decisions: Sequence[str] = (),
+    ) -> Awaitable[None]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from nyla.knowledge.vectors import (
     vector_expr,
     vector_literal,
 )
-from nyla.models.agent import RunContext
+from nyla.models.agent import RoundToolResult, RunContext
 from nyla.tables.knowledge import RoundMemory, WorkflowMemory
 from nyla.text import clean_text
 
@@ -55,7 +55,9 @@ def round_summary(
 def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    if hasattr(value, "model_dump"):
+    if isinstance(value, RoundToolResult):
+        value = value.to_wire()
+    elif hasattr(value, "model_dump"):
         value = value.model_dump(mode="json", exclude_none=True)
     return json.dumps(value, ensure_ascii=False, default=str)
 
@@ -63,7 +65,9 @@ def _as_text(value: Any) -> str:
 def _jsonable(values: Sequence[Any]) -> list[Any]:
     out = []
     for v in values:
-        if hasattr(v, "model_dump"):
+        if isinstance(v, RoundToolResult):
+            v = v.to_wire()
+        elif hasattr(v, "model_dump"):
             v = v.model_dump(mode="json", exclude_none=True)
         out.append(_clean(json.loads(json.dumps(v, default=str))))
     return out

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from nyla.db import Database
 from nyla.errors import ModelNotAvailableError
 from nyla.knowledge import memory
-from nyla.models.agent import RunContext
+from nyla.models.agent import RoundToolResult, RunContext
 from nyla.models.ai import ModelSpec
 from nyla.models.knowledge import WorkflowEntity
 
@@ -29,7 +29,7 @@ class RoundRecord:
     round: int
     context: RunContext
     file_refs: Sequence[str] = ()
-    tool_results: Sequence[Any] = ()
+    tool_results: Sequence[RoundToolResult] = ()
     decisions: Sequence[Any] = ()
 
 
@@ -51,7 +51,7 @@ class RoundBuffer:
         round: int,
         context: RunContext,
         file_refs: Sequence[str] = (),
-        tool_results: Sequence[Any] = (),
+        tool_results: Sequence[RoundToolResult] = (),
         decisions: Sequence[Any] = (),
     ) -> None:
         self.rounds.append(
@@ -90,7 +90,7 @@ class Memory:
         round: int,
         context: RunContext,
         file_refs: Sequence[str] = (),
-        tool_results: Sequence[Any] = (),
+        tool_results: Sequence[RoundToolResult] = (),
         decisions: Sequence[Any] = (),
     ) -> None:
         """Write the RoundMemory of one agent round. The summary is embedded when possible;

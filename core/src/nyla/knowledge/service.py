@@ -38,7 +38,7 @@ from nyla.knowledge.retrieval import Retrieval
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.source_settings import SourceSettings
 from nyla.knowledge.vector_index import VectorIndexes
-from nyla.models.agent import RunContext
+from nyla.models.agent import RoundToolResult, RunContext
 from nyla.models.ai import ModelSpec, OperationType
 from nyla.models.knowledge import (
     Inventory,
@@ -138,7 +138,7 @@ class KnowledgeService:
         round: int,
         context: RunContext,
         file_refs: Sequence[str] = (),
-        tool_results: Sequence[Any] = (),
+        tool_results: Sequence[RoundToolResult] = (),
         decisions: Sequence[Any] = (),
     ) -> None:
         """Write the memory of one agent round (:meth:`Memory.record_round

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -120,3 +121,17 @@ class AgentTrace(WireModel):
     error: str | None = None
     parent_run_id: str | None = None
     context: RunContext = Field(default_factory=RunContext)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundToolResult:
+    """A tool result as round memory keeps it: which tool, whether it succeeded, and the start
+    of its text (a dataclass, not a wire model: one is made per tool call of every round)."""
+
+    tool_name: str
+    success: bool
+    content: str
+
+    def to_wire(self) -> dict[str, Any]:
+        """The stored (JSON) form, camelCase."""
+        return {"toolName": self.tool_name, "success": self.success, "content": self.content}
