@@ -3,8 +3,10 @@ got, so each test checks the sandbox's answer, not only that the run ended."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
+import subprocess
 
 import pytest
 
@@ -201,3 +203,15 @@ for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK, socket.AF_UNI
         "ptrace -1 EPERM", "keyctl -1 EPERM", "unshare -1 EPERM", "AF_INET EAFNOSUPPORT",
         "AF_INET6 EAFNOSUPPORT", "AF_NETLINK EAFNOSUPPORT", "AF_UNIX opened",
     ]  # fmt: skip
+
+
+async def test_a_cancelled_call_kills_its_sandbox():
+    code = "import time\nprint('up', flush=True)\ntime.sleep(10**6)"
+    task = asyncio.ensure_future(run(code, wall_seconds=120))
+    await asyncio.sleep(2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.5)
+    sleeping = subprocess.run(["pgrep", "-f", "/code/runner.py"], capture_output=True, text=True)
+    assert sleeping.stdout == ""

@@ -266,6 +266,10 @@ async def _collect(
         timed_out = True
         _kill_group(proc.pid)
         out, err, raw, code = await asyncio.wait_for(reading, 10)
+    except BaseException:  # the call was cancelled (the tool's timeout, a stopped run)
+        _kill_group(proc.pid)
+        reading.cancel()
+        raise
     finally:
         transport.close()
     result = SandboxResult(
