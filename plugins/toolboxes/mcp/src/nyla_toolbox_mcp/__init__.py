@@ -1,0 +1,40 @@
+"""nyla-toolbox-mcp: every MCP server a user configured (``nyla mcp add``) as the toolbox
+``mcp:<name>``, each call behind nyla's tool gate (see docs/mcp.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nyla.sdk import Toolbox, hookimpl
+from nyla_toolbox_mcp.servers import ServerStore
+from nyla_toolbox_mcp.tools import server_toolbox
+
+if TYPE_CHECKING:
+    import click
+
+__all__ = ["mcp_toolboxes", "nyla_cli_commands", "nyla_toolboxes"]
+
+
+def mcp_toolboxes(store: ServerStore | None = None) -> list[Toolbox]:
+    """One toolbox per configured server name (from the first user that has it; a call runs
+    on the run user's own server of that name, and is refused for a user without one)."""
+    store = store or ServerStore()
+    seen: dict[str, Toolbox] = {}
+    for user_id in store.users():
+        for server in store.list(user_id):
+            seen.setdefault(server.name, server_toolbox(server, store))
+    return list(seen.values())
+
+
+@hookimpl
+def nyla_toolboxes() -> list[Toolbox]:
+    """The configured MCP servers' toolboxes."""
+    return mcp_toolboxes()
+
+
+@hookimpl
+def nyla_cli_commands(cli: click.Group) -> None:
+    """``nyla mcp ...``."""
+    from nyla_toolbox_mcp.cli import mcp_group
+
+    cli.add_command(mcp_group)

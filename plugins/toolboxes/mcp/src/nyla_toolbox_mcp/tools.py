@@ -1,0 +1,152 @@
+"""An MCP server's tools as nyla tools behind the same gate as a native one: the listed
+schema checked before it is offered and each call's arguments validated against it,
+strings neutralised on the way out and the answer neutralised on the way back (before any
+model sees it), the server's time bound, read-only only when the server says so, and every
+failure of the server — hanging, crashing, lying, flooding — a structured tool error."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict
+
+from nyla.sdk import Tool, Toolbox, ToolContext, ToolResult
+from nyla_toolbox_mcp.client import call_tool
+from nyla_toolbox_mcp.servers import ListedTool, McpServer, ServerStore
+
+#: the most text of one answer that reaches the model
+MAX_RESULT_CHARS = 50_000
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class McpArgs(BaseModel):
+    """Whatever the model sent: checked against the server's schema in the handler (the
+    listing is JSON Schema, not a pydantic model)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def accept(listed: Any) -> ListedTool | str:
+    """The tool as nyla offers it, or why it is refused (a schema that is not a valid JSON
+    Schema of an object)."""
+    schema = listed.input_schema
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return "its input schema is not a JSON Schema of type object"
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return f"its input schema is not valid JSON Schema: {exc.message}"
+    hints = listed.annotations
+    read_only = bool(hints is not None and hints.read_only_hint is True)
+    return ListedTool(
+        name=listed.name,
+        description=listed.description or listed.name,
+        input_schema=schema,
+        read_only=read_only,
+    )
+
+
+def tool_name(server: str, tool: str) -> str:
+    """The name the model sees: ``mcp_<server>_<tool>``, within the vendors' 64 characters."""
+    return _NAME_CHARS.sub("_", f"mcp_{server}_{tool}")[:64]
+
+
+def _neutral(value: Any, ctx: ToolContext) -> Any:
+    """``value`` with every string neutralised (placeholders stable within the run)."""
+    if isinstance(value, str):
+        text, _ = ctx.services.ai.neutralize_text(
+            value, context=ctx.run, session=ctx.neutralization
+        )
+        return text
+    if isinstance(value, list):
+        return [_neutral(v, ctx) for v in value]
+    if isinstance(value, dict):
+        return {k: _neutral(v, ctx) for k, v in value.items()}
+    return value
+
+
+def render(result: Any) -> str:
+    """The text of a ``CallToolResult``: text blocks, structured content as JSON, other
+    blocks named by their type; ``ValueError`` if it is not one."""
+    blocks = getattr(result, "content", None)
+    if not isinstance(blocks, list):
+        raise ValueError("the server's answer has no content list")
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", "unknown")
+        parts.append(block.text if kind == "text" else f"[{kind} content omitted]")
+    structured = getattr(result, "structured_content", None)
+    if structured is not None and not parts:
+        parts.append(json.dumps(structured, ensure_ascii=False, default=str))
+    return "\n".join(parts)
+
+
+def _failure(server: McpServer, exc: BaseException) -> ToolResult:
+    if isinstance(exc, TimeoutError):
+        return ToolResult.fail(
+            f"the MCP server {server.name!r} did not answer within {server.timeout_s:g} s",
+            "TIMEOUT",
+            suggestion="try again later or without this tool",
+        )
+    return ToolResult.fail(
+        f"the MCP server {server.name!r} failed: {type(exc).__name__}",
+        "SERVER_ERROR",
+        suggestion="the server may be down or misconfigured; continue without it",
+    )
+
+
+def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
+    """One listed tool as a nyla tool; a call runs on the run user's own server of that name."""
+
+    async def handler(args: McpArgs, ctx: ToolContext) -> ToolResult:
+        own = store.get(ctx.run.user_id or "", server.name)
+        if own is None or listed.name not in {t.name for t in own.tools}:
+            return ToolResult.fail(
+                f"no MCP server {server.name!r} with tool {listed.name!r} for this user",
+                "NOT_AVAILABLE",
+            )
+        arguments = dict(args.model_extra or {})
+        problem = next(
+            jsonschema.Draft202012Validator(listed.input_schema).iter_errors(arguments), None
+        )
+        if problem is not None:
+            field = ".".join(str(p) for p in problem.absolute_path) or None
+            return ToolResult.fail(
+                f"invalid arguments: {problem.message}", "INVALID_VALUE", field=field
+            )
+        try:
+            result = await call_tool(own, listed.name, _neutral(arguments, ctx))
+            text = render(result)
+        except Exception as exc:
+            return _failure(own, exc)
+        if len(text) > MAX_RESULT_CHARS:
+            text = text[:MAX_RESULT_CHARS] + f"\n[truncated: {len(text)} characters in all]"
+        text = _neutral(text, ctx)
+        if getattr(result, "is_error", False):
+            return ToolResult.fail(f"the tool reported an error: {text}", "TOOL_ERROR")
+        return ToolResult.ok(text)
+
+    schema = {k: v for k, v in listed.input_schema.items() if k != "$schema"}
+    return Tool(
+        name=tool_name(server.name, listed.name),
+        description=f"[MCP {server.name}] {listed.description}",
+        parameters=schema,
+        args_model=McpArgs,
+        handler=handler,
+        read_only=listed.read_only,
+        # the registry's bound sits just past the server's, so the server's is the one seen
+        timeout_s=server.timeout_s + 5,
+    )
+
+
+def server_toolbox(server: McpServer, store: ServerStore) -> Toolbox:
+    """The toolbox ``mcp:<name>`` of ``server``'s accepted tools."""
+    return Toolbox(
+        id=server.toolbox_id,
+        label=f"MCP: {server.name}",
+        description=f"Tools of the MCP server {server.name!r}.",
+        tools=[mcp_tool(server, t, store) for t in server.tools],
+    )
