@@ -4,6 +4,7 @@ deadline is answered, and from its second call on it can no longer stall other w
 from __future__ import annotations
 
 import asyncio
+import selectors
 import threading
 import time
 from typing import Any
@@ -159,3 +160,23 @@ async def test_cancelling_an_isolated_call_cancels_its_task():
     assert type(info.value).__name__ == "ToolTimedOut"
     await asyncio.to_thread(cancelled.wait, 5)
     assert cancelled.is_set()
+
+
+async def test_a_tool_waiting_in_a_selector_of_its_own_is_still_named(scripted, make_kernel, db):
+    """The watchdog skips its heartbeat while the loop waits for I/O in its own selector;
+    a tool blocking in another selector (as a synchronous client does) still holds the loop."""
+
+    async def waits_in_its_own_selector(args: NoArgs, ctx: ToolContext) -> str:
+        with selectors.DefaultSelector() as selector:
+            selector.select(0.6)  # the fault: a blocking wait inside async def
+        return "late"
+
+    tool = Tool.from_model(
+        "slowFetch", "Fetches.", NoArgs, waits_in_its_own_selector, timeout_s=0.1
+    )
+    kernel = make_kernel(scripted(call_once(tool.name)), db=db, builtins=False)
+    result = await one_call(kernel, tool)
+    assert result["errorDetails"]["code"] == "TIMEOUT"
+    assert "held the event loop" in result["error"]
+    assert "waits_in_its_own_selector" in result["error"]
+    assert has_blocked(tool.handler)

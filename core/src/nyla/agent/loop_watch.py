@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import selectors
 import sys
 import threading
 import time
@@ -28,6 +29,15 @@ log = logging.getLogger(__name__)
 
 #: how often the watchdog looks while tool calls are in flight
 _INTERVAL_S = 0.02
+
+#: the code of the event loop's wait for I/O (``selectors.*.select``) and of its caller
+_SELECT_CODES = frozenset(
+    cls.select.__code__
+    for cls in vars(selectors).values()
+    if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector)
+    if hasattr(getattr(cls, "select", None), "__code__")
+)
+_RUN_ONCE_CODE = asyncio.BaseEventLoop._run_once.__code__  # type: ignore[attr-defined]
 
 
 def block_limit_s() -> float:
@@ -146,6 +156,9 @@ class LoopWatchdog:
                 if not self.wake.wait(timeout=5.0) and self.loop.is_closed():
                     return
                 continue
+            if self._waiting_for_io():
+                time.sleep(_INTERVAL_S)
+                continue
             seen = self.beats
             posted = time.monotonic()
             try:
@@ -158,6 +171,20 @@ class LoopWatchdog:
                 if held >= self.limit_s:
                     self._blame(held)
                 time.sleep(_INTERVAL_S)
+
+    def _waiting_for_io(self) -> bool:
+        """Whether the loop's own thread waits in its selector, called by the loop itself:
+        then no task holds it, and a heartbeat would only wake it (two thread switches a
+        beat, about 0.1 ms of CPU per agent round with tools that wait). A tool that blocks
+        in a selector of its own is not called by the loop, so it still gets the heartbeat;
+        a loop without a selector (uvloop) always does."""
+        frame = sys._current_frames().get(self.loop_thread)
+        return (
+            frame is not None
+            and frame.f_code in _SELECT_CODES
+            and frame.f_back is not None
+            and frame.f_back.f_code is _RUN_ONCE_CODE
+        )
 
     def _blame(self, held: float) -> None:
         """The loop has not run its heartbeat for ``held`` seconds: name the tool holding it."""
