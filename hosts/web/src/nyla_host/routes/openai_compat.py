@@ -18,10 +18,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from nyla import AgentConfig, NylaError
 from nyla_host.auth import need_user
-from nyla_host.errors import status_of
+from nyla_host.errors import BUSY_RETRY_AFTER_S, status_of
 from nyla_host.identity import Identity
 from nyla_host.model_choice import model_choice
 from nyla_host.routes.catalog import run_context
@@ -46,7 +47,9 @@ _LOADED_AT = int(time.time())
 _FINISH = {"maxRoundsReached": "length", "budgetExceeded": "length"}
 
 
-def openai_error(status: int, message: str, *, code: str | None = None) -> JSONResponse:
+def openai_error(
+    status: int, message: str, *, code: str | None = None, retry_after: int | None = None
+) -> JSONResponse:
     """An error in OpenAI's shape."""
     error_type = _ERROR_TYPES.get(
         status, "server_error" if status >= 500 else "invalid_request_error"
@@ -59,7 +62,9 @@ def openai_error(status: int, message: str, *, code: str | None = None) -> JSONR
             "code": code or _ERROR_CODES.get(status),
         }
     }
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -81,6 +86,9 @@ class OpenAIRoute(APIRoute):
                 return openai_error(400, f"{where or 'body'}: {first.get('msg', 'invalid')}")
             except NylaError as exc:
                 return openai_error(status_of(exc), str(exc))
+            except PoolTimeoutError:
+                message = "the server is busy: no database connection came free in time; retry"
+                return openai_error(503, message, retry_after=BUSY_RETRY_AFTER_S)
 
         return answer
 
@@ -155,7 +163,10 @@ async def _config(request: Request, identity: Identity, name: str) -> AgentConfi
         return AgentConfig(model=choice.for_run(None))
     wanted = name.removeprefix(_PREFIX) if name.startswith(_PREFIX) else None
     if wanted is None or not any(s.id == wanted for s in choice.specs):
-        raise HTTPException(404, f"The model '{name}' does not exist: GET /v1/models lists them")
+        raise HTTPException(
+            404,
+            f"The model '{name}' does not exist or you may not use it: GET /v1/models lists yours",
+        )
     return AgentConfig(model=choice.for_run(wanted))
 
 
