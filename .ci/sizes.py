@@ -46,20 +46,23 @@ def excesses(path: Path) -> list[str]:
     return found
 
 
+def checked_files() -> list[Path]:
+    """Every Python file below the checked folders (virtual environments left out)."""
+    folders = [folder for pattern in CHECKED for folder in ROOT.glob(pattern)]
+    paths = {path for folder in folders for path in folder.rglob("*.py")}
+    return sorted(p for p in paths if ".venv" not in p.parts)
+
+
 def main() -> int:
     """Check every Python file below the checked folders; 1 when any exceeds a limit."""
     problems = []
-    for pattern in CHECKED:
-        paths = {path for folder in ROOT.glob(pattern) for path in folder.rglob("*.py")}
-        for path in sorted(paths):
-            name = path.relative_to(ROOT).as_posix()
-            if ".venv" in path.parts:
-                continue
-            found = excesses(path)
-            if name not in EXEMPT:
-                problems.extend(found)
-            elif not found:
-                print(f"{name} is within the limits now: drop it from EXEMPT in .ci/sizes.py")
+    for path in checked_files():
+        name = path.relative_to(ROOT).as_posix()
+        found = excesses(path)
+        if name not in EXEMPT:
+            problems.extend(found)
+        elif not found:
+            print(f"{name} is within the limits now: drop it from EXEMPT in .ci/sizes.py")
     for line in problems:
         print(line)
     if problems:
