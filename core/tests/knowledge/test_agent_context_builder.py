@@ -77,9 +77,7 @@ async def test_without_memory_layers_the_block_is_built_again_only_after_a_write
     assert searches[0] > settled and "payroll-2.txt" in block
 
 
-async def test_with_a_workflow_or_without_a_wal_position_it_builds_every_time(
-    kernel, monkeypatch
-):
+async def test_with_a_workflow_or_without_a_wal_position_it_builds_every_time(kernel, monkeypatch):
     me = ctx("u1", "m1", workflow_id="wf")
     await kernel.knowledge.indexing.index_file(
         item("a", "payroll.txt"), b"Payroll runs on the 25th.", context=me
