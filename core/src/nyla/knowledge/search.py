@@ -13,8 +13,9 @@ scanning the graph until k rows pass the filter (pgvector >= 0.8). The chunk tab
 
 The service runs searches on :meth:`nyla.db.Database.read_driver`: on the psycopg
 connection itself, every statement prepared once per connection (the ranking's text holds
-no per-query values: the limit and the model are literals, the rest are parameters), the
-query vector sent in pgvector's binary form, the HNSW settings set only when they change.
+no per-query values: the limit and the model are literals, the rest are parameters; the
+exact ranking's owner keys too are a literal, so it is planned once per scope), the query
+vector sent in pgvector's binary form, the HNSW settings set only when they change.
 """
 
 from __future__ import annotations
