@@ -17,13 +17,13 @@ from nyla_toolbox_mcp.cli import add_server
 
 CALLS = [
     ("requestToolbox", {"toolboxId": "mcp:demo", "reason": "customer data"}),
-    ("mcp_demo_lookup", {"customer": "Ada"}),
-    ("mcp_demo_note", {"text": "call ada.lovelace@example.com tomorrow"}),
-    ("mcp_demo_note", {"text": 5}),
-    ("mcp_demo_hang", {}),
-    ("mcp_demo_flood", {}),
-    ("mcp_demo_crash", {}),
-    ("mcp_demo_lookup", {"customer": "Bob"}),
+    ("mcpDemo_lookup", {"customer": "Ada"}),
+    ("mcpDemo_note", {"text": "call ada.lovelace@example.com tomorrow"}),
+    ("mcpDemo_note", {"text": 5}),
+    ("mcpDemo_hang", {}),
+    ("mcpDemo_flood", {}),
+    ("mcpDemo_crash", {}),
+    ("mcpDemo_lookup", {"customer": "Bob"}),
 ]
 
 
@@ -59,13 +59,13 @@ async def test_a_scripted_run_uses_the_mcp_servers_tools_behind_the_gate(
     outcome = [(r["toolName"], r["success"]) for r in results]
     assert outcome == [
         ("requestToolbox", True),
-        ("mcp_demo_lookup", True),
-        ("mcp_demo_note", True),
-        ("mcp_demo_note", False),
-        ("mcp_demo_hang", False),
-        ("mcp_demo_flood", True),
-        ("mcp_demo_crash", False),
-        ("mcp_demo_lookup", True),  # a new process after the crash
+        ("mcpDemo_lookup", True),
+        ("mcpDemo_note", True),
+        ("mcpDemo_note", False),
+        ("mcpDemo_hang", False),
+        ("mcpDemo_flood", True),
+        ("mcpDemo_crash", False),
+        ("mcpDemo_lookup", True),  # a new process after the crash
     ]
     assert next(e for e in events if e.type == "FINAL").text == "done"
     text = "\n".join(seen) + json.dumps(results)

@@ -21,7 +21,7 @@ def mcp_toolboxes(store: ServerStore | None = None) -> list[Toolbox]:
     store = store or ServerStore()
     seen: dict[str, Toolbox] = {}
     for user_id in store.users():
-        for server in store.list(user_id):
+        for server in store.servers(user_id):
             seen.setdefault(server.name, server_toolbox(server, store))
     return list(seen.values())
 

@@ -13,18 +13,23 @@ from pydantic import ValidationError
 from nyla.sdk import config_value
 from nyla_toolbox_mcp.client import list_tools
 from nyla_toolbox_mcp.servers import ListedTool, McpServer, ServerStore
-from nyla_toolbox_mcp.tools import accept
+from nyla_toolbox_mcp.tools import accept, tool_name
 
 
 async def add_server(store: ServerStore, user_id: str, server: McpServer) -> McpServer:
     """List ``server``'s tools, keep the valid ones, store it for ``user_id``."""
     tools: list[ListedTool] = []
     refused: dict[str, str] = {}
+    names: set[str] = set()
     for listed in await list_tools(server):
         found = accept(listed)
+        name = tool_name(server.name, listed.name)
         if isinstance(found, str):
             refused[listed.name] = found
+        elif name in names:
+            refused[listed.name] = f"its name {name!r} is taken by another of its tools"
         else:
+            names.add(name)
             tools.append(found)
     stored = server.model_copy(update={"tools": tools, "refused": refused})
     store.put(user_id, stored)
@@ -111,7 +116,7 @@ def add(
 @click.option("--json", "as_json", is_flag=True)
 def list_servers(user_id: str, as_json: bool) -> None:
     """The user's MCP servers."""
-    servers = ServerStore().list(user_id)
+    servers = ServerStore().servers(user_id)
     text = "\n".join(
         f"{s.toolbox_id}\t{s.transport}\t{s.command or s.url}\t{len(s.tools)} tools"
         for s in servers

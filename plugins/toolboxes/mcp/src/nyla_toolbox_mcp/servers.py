@@ -104,7 +104,7 @@ class ServerStore:
             return []
         return sorted(p.stem for p in self.root.glob("*.json"))
 
-    def list(self, user_id: str) -> list[McpServer]:
+    def servers(self, user_id: str) -> list[McpServer]:
         """The user's servers, by name."""
         path = self._file(user_id)
         if not path.exists():
@@ -114,16 +114,16 @@ class ServerStore:
 
     def get(self, user_id: str, name: str) -> McpServer | None:
         """The user's server ``name``, or ``None``."""
-        return next((s for s in self.list(user_id) if s.name == name), None)
+        return next((s for s in self.servers(user_id) if s.name == name), None)
 
     def put(self, user_id: str, server: McpServer) -> None:
         """Add or replace ``server``."""
-        servers = [s for s in self.list(user_id) if s.name != server.name] + [server]
+        servers = [s for s in self.servers(user_id) if s.name != server.name] + [server]
         self._write(user_id, servers)
 
     def remove(self, user_id: str, name: str) -> bool:
         """Remove server ``name``; whether it existed."""
-        servers = self.list(user_id)
+        servers = self.servers(user_id)
         kept = [s for s in servers if s.name != name]
         if len(kept) == len(servers):
             return False

@@ -19,7 +19,6 @@ from nyla_toolbox_mcp.servers import ListedTool, McpServer, ServerStore
 
 #: the most text of one answer that reaches the model
 MAX_RESULT_CHARS = 50_000
-_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
 class McpArgs(BaseModel):
@@ -33,6 +32,8 @@ def accept(listed: Any) -> ListedTool | str:
     """The tool as nyla offers it, or why it is refused (a schema that is not a valid JSON
     Schema of an object)."""
     schema = listed.input_schema
+    if not _camel(listed.name):
+        return "its name has no letter or digit"
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return "its input schema is not a JSON Schema of type object"
     try:
@@ -49,9 +50,16 @@ def accept(listed: Any) -> ListedTool | str:
     )
 
 
+def _camel(text: str) -> str:
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", text) if p]
+    return "".join(p if i == 0 else p[:1].upper() + p[1:] for i, p in enumerate(parts))
+
+
 def tool_name(server: str, tool: str) -> str:
-    """The name the model sees: ``mcp_<server>_<tool>``, within the vendors' 64 characters."""
-    return _NAME_CHARS.sub("_", f"mcp_{server}_{tool}")[:64]
+    """The name the model sees: ``mcp<Server>_<tool>`` in camel case (``mcpGithub_getIssue``
+    for ``get_issue`` of server ``github``), within the vendors' 64 characters."""
+    head = _camel(server)
+    return f"mcp{head[:1].upper()}{head[1:]}_{_camel(tool)}"[:64]
 
 
 def _neutral(value: Any, ctx: ToolContext) -> Any:
@@ -98,24 +106,32 @@ def _failure(server: McpServer, exc: BaseException) -> ToolResult:
     )
 
 
+def _invalid(problem: jsonschema.ValidationError) -> ToolResult:
+    path = ".".join(str(p) for p in problem.absolute_path)
+    if problem.validator == "required":
+        missing = next((str(n) for n in problem.validator_value if n not in problem.instance), None)
+        field = f"{path}.{missing}" if path and missing else missing
+        return ToolResult.fail(f"missing argument: {field}", "MISSING_FIELD", field=field)
+    return ToolResult.fail(
+        f"invalid arguments: {problem.message}", "INVALID_VALUE", field=path or None
+    )
+
+
 def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
     """One listed tool as a nyla tool; a call runs on the run user's own server of that name."""
 
+    validator = jsonschema.Draft202012Validator(listed.input_schema)
+
     async def handler(args: McpArgs, ctx: ToolContext) -> ToolResult:
+        arguments = dict(args.model_extra or {})
+        problem = next(validator.iter_errors(arguments), None)
+        if problem is not None:
+            return _invalid(problem)
         own = store.get(ctx.run.user_id or "", server.name)
         if own is None or listed.name not in {t.name for t in own.tools}:
             return ToolResult.fail(
                 f"no MCP server {server.name!r} with tool {listed.name!r} for this user",
                 "NOT_AVAILABLE",
-            )
-        arguments = dict(args.model_extra or {})
-        problem = next(
-            jsonschema.Draft202012Validator(listed.input_schema).iter_errors(arguments), None
-        )
-        if problem is not None:
-            field = ".".join(str(p) for p in problem.absolute_path) or None
-            return ToolResult.fail(
-                f"invalid arguments: {problem.message}", "INVALID_VALUE", field=field
             )
         try:
             result = await call_tool(own, listed.name, _neutral(arguments, ctx))
