@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from nyla.agent import events
 from nyla.agent.loop import run_agent_loop
 from nyla.agent.spec import RunSpec
+from nyla.agent.telemetry import traced
 from nyla.agent.tool_services import tool_services
 from nyla.agent.toolboxes import ToolboxSession, open_session
 from nyla.files.conversations import history_messages
@@ -98,7 +99,7 @@ class AgentRuntime:
         CHUNK, TOOL_CALL, TOOL_RESULT, ERROR, then FINAL and AGENT_SUMMARY (see
         :meth:`execute`)."""
         spec = RunSpec(prompt, config or AgentConfig(), context or RunContext(), run_id=run_id)
-        return self.execute(spec)
+        return traced(spec, self.execute(spec))
 
     def loop(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         """The bare loop over ``spec`` as it is (its own tools, no toolboxes, knowledge

@@ -1,0 +1,120 @@
+"""OpenTelemetry spans of an agent run, collected with the SDK's in-memory exporter: a run of
+two rounds and three tool calls gives the run span, a span per round under it and a span per
+tool call under its round, with the GenAI attributes and no text of the run; with tracing not
+configured, no ``opentelemetry`` module is imported at all."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic import BaseModel
+
+from nyla.agent import telemetry
+from nyla.models.agent import AgentConfig, EventType, RunContext
+from nyla.models.ai import ChatRequest
+from nyla.models.tools import Tool, Toolbox, ToolContext
+from nyla.testing.helpers import ToolboxPlugin
+
+SECRET = "Anna Muster lives at Bahnhofstrasse 1"
+
+
+class Query(BaseModel):
+    q: str
+
+
+async def lookup(args: Query, ctx: ToolContext) -> str:
+    return f"found {args.q}"
+
+
+async def broken(args: Query, ctx: ToolContext) -> str:
+    raise RuntimeError("down")
+
+
+@pytest.fixture
+def spans():
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.use_tracer_provider(provider)
+    try:
+        yield exporter
+    finally:
+        telemetry.use_tracer_provider(None)
+
+
+async def test_a_run_of_two_rounds_and_three_tool_calls(
+    spans, scripted, make_kernel, db, run_events, only
+):
+    def script(request: ChatRequest, i: int) -> Any:
+        if i == 0:
+            return [("lookup", {"q": SECRET}), ("lookup", {"q": "b"}), ("broken", {"q": "c"})]
+        return "Done."
+
+    tools = [Tool.from_model(n, n, Query, h) for n, h in (("lookup", lookup), ("broken", broken))]
+    box = Toolbox(id="t", tools=tools, default_active=True)
+    kernel = make_kernel(scripted(script), ToolboxPlugin(box), db=db, builtins=False)
+    events = await run_events(
+        kernel.agent.run(SECRET, AgentConfig(model="scripted:model"), RunContext(user_id="anna"))
+    )
+    assert len(only(events, EventType.TOOL_RESULT)) == 3
+
+    finished = spans.get_finished_spans()
+    by_name: dict[str, list[Any]] = {}
+    for span in finished:
+        by_name.setdefault(span.name, []).append(span)
+    (run,) = by_name["invoke_agent nyla"]
+    rounds = sorted(by_name["nyla.round 1"] + by_name["nyla.round 2"], key=lambda s: s.start_time)
+    tools_done = by_name["execute_tool lookup"] + by_name["execute_tool broken"]
+    assert len(finished) == 1 + 2 + 3
+    assert run.parent is None
+    assert all(r.parent.span_id == run.context.span_id for r in rounds)
+    assert all(t.parent.span_id == rounds[0].context.span_id for t in tools_done)
+    assert len({s.context.trace_id for s in finished}) == 1
+
+    summary = events[-1].data
+    assert run.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert run.attributes["gen_ai.request.model"] == "scripted:model"
+    assert run.attributes["gen_ai.usage.input_tokens"] == summary["inputTokens"] > 0
+    assert run.attributes["gen_ai.usage.output_tokens"] == summary["outputTokens"] > 0
+    assert run.attributes["nyla.cost_chf"] == summary["costChf"] > 0
+    assert run.attributes["nyla.rounds"] == 2 and run.attributes["nyla.tool_calls"] == 3
+    assert run.attributes["nyla.run.id"] == summary["runId"]
+    assert run.attributes["nyla.status"] == "completed"
+    (failed,) = by_name["execute_tool broken"]
+    assert failed.attributes["nyla.tool.success"] is False
+    assert failed.status.status_code.name == "ERROR"
+    assert all(t.attributes["nyla.tool.success"] for t in by_name["execute_tool lookup"])
+    assert {t.attributes["gen_ai.tool.call.id"] for t in tools_done} == {
+        e.data["callId"] for e in only(events, EventType.TOOL_CALL)
+    }
+    # no text of the run in any attribute
+    dumped = json.dumps([dict(s.attributes) for s in finished])
+    assert "Anna" not in dumped and "Bahnhofstrasse" not in dumped
+
+
+def test_off_imports_no_opentelemetry():
+    code = (
+        "import sys, asyncio\n"
+        "import nyla.kernel  # noqa\n"
+        "from nyla.agent import telemetry\n"
+        "from nyla.agent.spec import RunSpec\n"
+        "from nyla.models.agent import AgentConfig, RunContext\n"
+        "async def events():\n"
+        "    yield 1\n"
+        "gen = events()\n"
+        "assert telemetry.traced(RunSpec('hi', AgentConfig(), RunContext()), gen) is gen\n"
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if "OTEL" not in k}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
