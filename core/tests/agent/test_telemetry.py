@@ -5,10 +5,12 @@ configured, no ``opentelemetry`` module is imported at all."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import subprocess
 import sys
-from typing import Any
+import threading
+from typing import Any, ClassVar
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -16,7 +18,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic import BaseModel
 
-from nyla.agent import telemetry
+from nyla.agent import events, telemetry
+from nyla.agent.spec import RunSpec
 from nyla.models.agent import AgentConfig, EventType, RunContext
 from nyla.models.ai import ChatRequest
 from nyla.models.tools import Tool, Toolbox, ToolContext
@@ -118,3 +121,52 @@ def test_off_imports_no_opentelemetry():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+class _Collector(http.server.BaseHTTPRequestHandler):
+    received: ClassVar[list[tuple[str, bytes]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append((self.path, body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+async def test_configured_endpoint_exports_over_otlp_http(monkeypatch):
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("NYLA_OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "nyla-test")
+    telemetry.use_tracer_provider(None)
+
+    async def run() -> Any:
+        yield events.status(0, "started", runId="r1")
+        yield events.status(1, "round")
+        yield events.final(1, "hello", "completed")
+
+    spec = RunSpec("hi", AgentConfig(), RunContext())
+    try:
+        assert [e.type async for e in telemetry.traced(spec, run())][-1] is EventType.FINAL
+        provider = telemetry._configured_provider()
+        assert provider.force_flush(10_000)
+        provider.shutdown()
+    finally:
+        telemetry.use_tracer_provider(None)
+        server.shutdown()
+    ((path, body),) = _Collector.received
+    assert path == "/v1/traces"
+    request = ExportTraceServiceRequest.FromString(body)
+    (resource,) = request.resource_spans
+    service = {a.key: a.value.string_value for a in resource.resource.attributes}
+    assert service["service.name"] == "nyla-test"
+    names = sorted(s.name for scope in resource.scope_spans for s in scope.spans)
+    assert names == ["invoke_agent nyla", "nyla.round 1"]
