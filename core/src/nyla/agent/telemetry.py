@@ -70,7 +70,8 @@ def _configured_provider() -> Any:
     endpoint = f"{own.rstrip('/')}/v1/traces" if own else None
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "nyla")})
     provider = TracerProvider(resource=resource)
-    exporter = OTLPSpanExporter(endpoint=endpoint, timeout=EXPORT_TIMEOUT_S)
+    timeout = None if os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT") else EXPORT_TIMEOUT_S
+    exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
     provider.add_span_processor(BatchSpanProcessor(exporter))
     _provider = provider
     return provider
