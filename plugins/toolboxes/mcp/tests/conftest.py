@@ -33,4 +33,5 @@ def demo(server_log) -> McpServer:
         args=[str(DEMO)],
         env={"MCP_TEST_LOG": str(server_log)},
         timeout_s=3,
+        start_timeout_s=120,
     )

@@ -53,7 +53,7 @@ async def test_a_scripted_run_uses_the_mcp_servers_tools_behind_the_gate(
     kernel = plugin_kernel(nyla_toolbox_mcp, provider, db=db, builtins=True)
     context = RunContext(user_id="ada", workflow_id="wf-mcp", require_neutralization=True)
     config = AgentConfig(model="scripted:m", max_rounds=12, max_cost_chf=1.0)
-    with anyio.fail_after(120):
+    with anyio.fail_after(400):
         events = await run_events(kernel.agent.run("Who is Ada?", config, context))
     results = [e.data for e in events if e.type == "TOOL_RESULT"]
     outcome = [(r["toolName"], r["success"]) for r in results]

@@ -71,6 +71,7 @@ def mcp_group() -> None:
 @click.option("--url", help="streamable HTTP: the endpoint URL")
 @click.option("--header", "headers", multiple=True, help="HTTP: 'Name: value' (repeatable)")
 @click.option("--timeout", "timeout_s", type=float, default=30.0, show_default=True)
+@click.option("--start-timeout", "start_timeout_s", type=float, default=60.0, show_default=True)
 @_user
 @click.option("--json", "as_json", is_flag=True)
 def add(
@@ -81,6 +82,7 @@ def add(
     url: str | None,
     headers: tuple[str, ...],
     timeout_s: float,
+    start_timeout_s: float,
     user_id: str,
     as_json: bool,
 ) -> None:
@@ -97,6 +99,7 @@ def add(
             url=url,
             headers=_pairs(headers, "header"),
             timeout_s=timeout_s,
+            start_timeout_s=start_timeout_s,
         )
     except ValidationError as exc:
         raise click.UsageError("; ".join(e["msg"] for e in exc.errors())) from exc

@@ -5,9 +5,9 @@ the server's time bound, and the server's stderr kept away from nyla's output.""
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
@@ -15,6 +15,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from nyla_toolbox_mcp.servers import McpServer
+
+T = TypeVar("T")
 
 
 @asynccontextmanager
@@ -42,25 +44,45 @@ async def open_session(server: McpServer) -> AsyncIterator[ClientSession]:
         yield session
 
 
-async def list_tools(server: McpServer) -> list[Any]:
-    """Every tool the server lists (all pages), within ``server.timeout_s``."""
-    tools: list[Any] = []
-    with anyio.fail_after(server.timeout_s):
+class ServerTimeout(TimeoutError):
+    """The server did not start (``phase="start"``) or answer (``"call"``) within its bound."""
+
+    def __init__(self, phase: str, seconds: float) -> None:
+        super().__init__(f"no answer within {seconds:g} s ({phase})")
+        self.phase = phase
+        self.seconds = seconds
+
+
+async def _bounded(server: McpServer, work: Callable[[ClientSession], Awaitable[T]]) -> T:
+    """``work(session)`` on a new session: starting it bound by ``server.start_timeout_s``,
+    the work by ``server.timeout_s`` (a slow start on a busy machine is not a hung tool)."""
+    phase, seconds = "start", server.start_timeout_s
+    with anyio.CancelScope(deadline=anyio.current_time() + seconds) as scope:
         async with open_session(server) as session:
-            cursor: str | None = None
-            while True:
-                page = await session.list_tools(
-                    params=None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
-                )
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    return tools
+            phase, seconds = "call", server.timeout_s
+            scope.deadline = anyio.current_time() + seconds
+            return await work(session)
+    raise ServerTimeout(phase, seconds)
+
+
+async def list_tools(server: McpServer) -> list[Any]:
+    """Every tool the server lists (all pages)."""
+
+    async def listing(session: ClientSession) -> list[Any]:
+        tools: list[Any] = []
+        cursor: str | None = None
+        while True:
+            params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
+            page = await session.list_tools(params=params)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                return tools
+
+    return await _bounded(server, listing)
 
 
 async def call_tool(server: McpServer, name: str, arguments: dict[str, Any]) -> Any:
-    """The server's ``CallToolResult`` for ``name(arguments)``, within ``server.timeout_s``
-    (``TimeoutError`` past it)."""
-    with anyio.fail_after(server.timeout_s):
-        async with open_session(server) as session:
-            return await session.call_tool(name, arguments)
+    """The server's ``CallToolResult`` for ``name(arguments)`` (:class:`ServerTimeout` past
+    a bound)."""
+    return await _bounded(server, lambda session: session.call_tool(name, arguments))

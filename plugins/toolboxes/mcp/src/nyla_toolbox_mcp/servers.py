@@ -17,6 +17,7 @@ from nyla.sdk import config_path, config_value
 #: a server name: it becomes the toolbox id ``mcp:<name>`` and a prefix of tool names
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_START_TIMEOUT_S = 60.0
 
 
 class ListedTool(BaseModel):
@@ -40,6 +41,7 @@ class McpServer(BaseModel):
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=600)
+    start_timeout_s: float = Field(default=DEFAULT_START_TIMEOUT_S, gt=0, le=600)
     tools: list[ListedTool] = Field(default_factory=list)
     refused: dict[str, str] = Field(default_factory=dict)
 
@@ -77,6 +79,7 @@ class McpServer(BaseModel):
             "headers": sorted(self.headers),
             "env": sorted(self.env),
             "timeoutS": self.timeout_s,
+            "startTimeoutS": self.start_timeout_s,
             "tools": [t.name for t in self.tools],
             "refused": self.refused,
         }

@@ -14,7 +14,7 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict
 
 from nyla.sdk import Tool, Toolbox, ToolContext, ToolResult
-from nyla_toolbox_mcp.client import call_tool
+from nyla_toolbox_mcp.client import ServerTimeout, call_tool
 from nyla_toolbox_mcp.servers import ListedTool, McpServer, ServerStore
 
 #: the most text of one answer that reaches the model
@@ -93,9 +93,10 @@ def render(result: Any) -> str:
 
 
 def _failure(server: McpServer, exc: BaseException) -> ToolResult:
-    if isinstance(exc, TimeoutError):
+    if isinstance(exc, ServerTimeout):
+        what = "start" if exc.phase == "start" else "answer"
         return ToolResult.fail(
-            f"the MCP server {server.name!r} did not answer within {server.timeout_s:g} s",
+            f"the MCP server {server.name!r} did not {what} within {exc.seconds:g} s",
             "TIMEOUT",
             suggestion="try again later or without this tool",
         )
@@ -154,7 +155,7 @@ def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
         handler=handler,
         read_only=listed.read_only,
         # the registry's bound sits just past the server's, so the server's is the one seen
-        timeout_s=server.timeout_s + 5,
+        timeout_s=server.start_timeout_s + server.timeout_s + 5,
     )
 
 
