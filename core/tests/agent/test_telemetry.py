@@ -170,3 +170,26 @@ async def test_configured_endpoint_exports_over_otlp_http(monkeypatch):
     assert service["service.name"] == "nyla-test"
     names = sorted(s.name for scope in resource.scope_spans for s in scope.spans)
     assert names == ["invoke_agent nyla", "nyla.round 1"]
+
+
+async def test_a_consumer_that_stops_early_ends_the_spans_and_closes_the_run(spans):
+    closed = []
+
+    async def run() -> Any:
+        try:
+            yield events.status(0, "started", runId="r2")
+            yield events.status(1, "round")
+            yield events.final(1, "never read", "completed")
+        finally:
+            closed.append(True)
+
+    traced = telemetry.traced(RunSpec("hi", AgentConfig(), RunContext()), run())
+    async for event in traced:
+        if event.round == 1:
+            break
+    await traced.aclose()
+    assert closed == [True]
+    assert sorted(s.name for s in spans.get_finished_spans()) == [
+        "invoke_agent nyla",
+        "nyla.round 1",
+    ]

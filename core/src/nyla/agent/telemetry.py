@@ -127,6 +127,9 @@ class _RunSpans:
             self.run.set_status(self.trace.StatusCode.ERROR, type(exc).__name__)
             raise
         finally:
+            # a consumer that stops early closes this generator: close the run's own now (its
+            # cleanup must not wait for the garbage collector)
+            await events.aclose()
             self._end_round()
             self.run.end()
 
