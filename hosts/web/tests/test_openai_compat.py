@@ -137,3 +137,13 @@ async def test_raw_stream_and_errors_in_openai_shape(served):
     assert "messages" in raw.json()["error"]["message"]
     # nothing of the refused requests became a run
     assert len(httpx.get(f"{served.url}/api/runs", headers=headers).json()["runs"]) == 1
+
+    # a run that calls a tool first streams the answer written after the tool's result
+    stream = good.chat.completions.create(
+        model="nyla",
+        messages=[{"role": "user", "content": "which files do I have"}],
+        stream=True,
+    )
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert "The tool said" in text and chunks[-1].choices[0].finish_reason == "stop"
