@@ -165,6 +165,7 @@ from nyla.sdk.providers import ProviderBase
 from nyla.text import clean_text, has_unstorable_chars
 
 if TYPE_CHECKING:
+    from nyla.connections.crypto import TokenCipher as TokenCipher
     from nyla.sdk.task_toolbox import TaskArg as TaskArg
     from nyla.sdk.task_toolbox import TaskReadArgs as TaskReadArgs
     from nyla.sdk.task_toolbox import TaskSearchArgs as TaskSearchArgs
@@ -197,6 +198,7 @@ _LAZY = {
         ),
         "nyla.sdk.toolboxes",
     ),
+    "TokenCipher": "nyla.connections.crypto",
 }
 
 __all__ = [
@@ -271,6 +273,7 @@ __all__ = [
     "TaskToolbox",
     "TaskWriteArgs",
     "TextPart",
+    "TokenCipher",
     "Tool",
     "ToolAi",
     "ToolCall",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from nyla.sdk import TokenCipher
 from nyla_toolbox_mcp.servers import McpServer, ServerStore
 
 DEMO = Path(__file__).with_name("demo_server.py")
@@ -16,6 +17,7 @@ DEMO = Path(__file__).with_name("demo_server.py")
 @pytest.fixture
 def store(tmp_path, monkeypatch) -> ServerStore:
     monkeypatch.setenv("NYLA_MCP_DIR", str(tmp_path / "mcp"))
+    monkeypatch.setenv("NYLA_SECRET_KEY", TokenCipher.generate_key())
     return ServerStore()
 
 

@@ -37,6 +37,9 @@ def test_nyla_mcp_add_list_remove(store, server_log):
     assert body["env"] == ["MCP_TEST_LOG"]  # names only: values may be secrets
     assert str(server_log) not in added.output
     assert oct(os.stat(store.root / "ada.json").st_mode & 0o777) == "0o600"
+    at_rest = (store.root / "ada.json").read_text()
+    assert str(server_log) not in at_rest  # the env value is sealed at rest ...
+    assert store.get("ada", "demo").env == {"MCP_TEST_LOG": str(server_log)}  # ... and opens
     listed = invoke_cli(["mcp", "list", "--user", "ada", "--json"])
     assert [s["name"] for s in json.loads(listed.output)] == ["demo"]
     assert json.loads(invoke_cli(["mcp", "list", "--user", "bob", "--json"]).output) == []

@@ -1,6 +1,7 @@
 """The MCP servers a user configured: how to reach each (a stdio command or a streamable
 HTTP URL) and the tool listing taken when it was added, kept in one JSON file per user
-under nyla's config directory (mode 0600: headers and env may hold tokens)."""
+under nyla's config directory, mode 0600, with the values of headers and env (tokens, API
+keys) sealed by the keys that seal connection tokens."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from nyla.sdk import config_path, config_value
+from nyla.sdk import TokenCipher, config_path, config_value
 
 #: a server name: it becomes the toolbox id ``mcp:<name>`` and a prefix of tool names
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -94,8 +95,20 @@ def store_dir() -> Path:
 class ServerStore:
     """The servers of each user, one JSON file per user."""
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, cipher: TokenCipher | None = None) -> None:
         self.root = root or store_dir()
+        self._cipher = cipher
+
+    @property
+    def cipher(self) -> TokenCipher:
+        """The configured keys' cipher, made on first use (a store only listed needs none)."""
+        if self._cipher is None:
+            self._cipher = TokenCipher.from_config()
+        return self._cipher
+
+    def _sealed(self, values: dict[str, str], seal: bool) -> dict[str, str]:
+        change = self.cipher.encrypt if seal else self.cipher.decrypt
+        return {k: change(v) for k, v in values.items()}
 
     def _file(self, user_id: str) -> Path:
         safe = re.sub(r"[^A-Za-z0-9_.@-]", "_", user_id)
@@ -112,8 +125,13 @@ class ServerStore:
         path = self._file(user_id)
         if not path.exists():
             return []
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return sorted((McpServer.model_validate(s) for s in raw), key=lambda s: s.name)
+        servers = []
+        for raw in json.loads(path.read_text(encoding="utf-8")):
+            server = McpServer.model_validate(raw)
+            server.env = self._sealed(server.env, seal=False)
+            server.headers = self._sealed(server.headers, seal=False)
+            servers.append(server)
+        return sorted(servers, key=lambda s: s.name)
 
     def get(self, user_id: str, name: str) -> McpServer | None:
         """The user's server ``name``, or ``None``."""
@@ -139,5 +157,14 @@ class ServerStore:
         tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump([s.model_dump(mode="json") for s in servers], out, indent=1)
+            sealed = [
+                s.model_copy(
+                    update={
+                        "env": self._sealed(s.env, seal=True),
+                        "headers": self._sealed(s.headers, seal=True),
+                    }
+                ).model_dump(mode="json")
+                for s in servers
+            ]
+            json.dump(sealed, out, indent=1)
         tmp.replace(path)
