@@ -106,6 +106,21 @@ def serve(
     uvicorn.Server(config).run()
 
 
+@click.command("serve")
+def mcp_serve() -> None:
+    """Serve nyla over MCP on stdin/stdout (the knowledge search) for the user of the nyla
+    API token in NYLA_TOKEN; without a valid one nothing is served."""
+    token = os.environ.get("NYLA_TOKEN")
+    if not (token or "").strip():
+        raise click.ClickException("set NYLA_TOKEN to a nyla API token (nyla tokens create)")
+    from nyla_host.mcp_server import NotAuthenticated, serve_stdio
+
+    try:
+        _run(serve_stdio(_kernel(), token))
+    except NotAuthenticated as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
 @click.group("tokens")
 def tokens() -> None:
     """API tokens for `nyla serve` (stored hashed; shown once)."""

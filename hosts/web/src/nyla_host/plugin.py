@@ -10,8 +10,16 @@ from nyla import hookimpl
 
 @hookimpl
 def nyla_cli_commands(cli: Any) -> None:
-    """``nyla serve`` and ``nyla tokens``."""
-    from nyla_host.cli import serve, tokens
+    """``nyla serve``, ``nyla tokens`` and ``nyla mcp serve`` (into the ``mcp`` group the
+    MCP toolbox plugin may have added, else a new one)."""
+    import click
+
+    from nyla_host.cli import mcp_serve, serve, tokens
 
     cli.add_command(serve)
     cli.add_command(tokens)
+    group = cli.commands.get("mcp")
+    if not isinstance(group, click.Group):
+        group = click.Group("mcp", help="nyla and the Model Context Protocol.")
+        cli.add_command(group)
+    group.add_command(mcp_serve)

@@ -34,7 +34,14 @@ def nyla_toolboxes() -> list[Toolbox]:
 
 @hookimpl
 def nyla_cli_commands(cli: click.Group) -> None:
-    """``nyla mcp ...``."""
+    """``nyla mcp add/list/remove`` (into the ``mcp`` group the host may have added)."""
+    import click
+
     from nyla_toolbox_mcp.cli import mcp_group
 
-    cli.add_command(mcp_group)
+    group = cli.commands.get("mcp")
+    if not isinstance(group, click.Group):
+        cli.add_command(mcp_group)
+        return
+    for command in mcp_group.commands.values():
+        group.add_command(command)

@@ -1,0 +1,76 @@
+"""``nyla mcp serve``'s server, reached with the official SDK's client: user A searches
+their knowledge and never sees user B's; no token, or a wrong one, is denied."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import Client
+
+from nyla import RunContext
+from nyla.models.files import FileItem, Scope
+from nyla_host.mcp_server import NotAuthenticated, build_server, identify
+
+
+async def _index(kernel, file_id: str, user: str, text: bytes) -> None:
+    item = FileItem(
+        id=file_id,
+        name=f"{file_id}.txt",
+        mime_type="text/plain",
+        scope=Scope.PERSONAL,
+        user_id=user,
+        mandate_id="m1",
+    )
+    context = RunContext(user_id=user, mandate_id="m1")
+    await kernel.knowledge.indexing.index_file(item, text, context=context)
+
+
+async def test_user_a_searches_their_knowledge_and_never_sees_user_bs(state):
+    kernel = state.kernel
+    await _index(kernel, "alice-notes", "alice", b"the zephyr project budget is 40k")
+    await _index(kernel, "bob-notes", "bob", b"the zephyr project secret plan of bob")
+    token, _ = await state.tokens.create("alice", role="user", mandate_id="m1")
+    identity = await identify(state.tokens, token)
+    async with Client(build_server(kernel, identity)) as client:
+        tools = await client.list_tools()
+        (tool,) = tools.tools
+        assert tool.name == "searchKnowledge" and tool.annotations.read_only_hint is True
+        found = await client.call_tool("searchKnowledge", {"query": "zephyr project", "k": 10})
+    assert not found.is_error
+    hits = json.loads(found.content[0].text)
+    assert [h["fileName"] for h in hits] == ["alice-notes.txt"]
+    assert "secret plan" not in found.content[0].text
+
+
+async def test_hits_are_neutralised_before_they_leave(state):
+    await _index(state.kernel, "mail", "alice", b"zephyr contact: ada.lovelace@example.com")
+    token, _ = await state.tokens.create("alice", role="user", mandate_id="m1")
+    server = build_server(state.kernel, await identify(state.tokens, token))
+    async with Client(server) as client:
+        found = await client.call_tool("searchKnowledge", {"query": "zephyr contact"})
+    assert "zephyr" in found.content[0].text
+    assert "ada.lovelace@example.com" not in found.content[0].text
+
+
+@pytest.mark.parametrize("token", [None, "", "nyla_wrong"])
+async def test_no_valid_token_is_denied(state, token):
+    with pytest.raises(NotAuthenticated):
+        await identify(state.tokens, token)
+
+
+async def test_a_revoked_token_is_denied(state):
+    token, info = await state.tokens.create("alice", role="user", mandate_id="m1")
+    await state.tokens.revoke(info.id)
+    with pytest.raises(NotAuthenticated):
+        await identify(state.tokens, token)
+
+
+def test_nyla_mcp_serve_without_a_token_serves_nothing(monkeypatch):
+    from nyla.testing import invoke_cli
+
+    monkeypatch.delenv("NYLA_TOKEN", raising=False)
+    done = invoke_cli(["mcp", "serve"])
+    assert done.exit_code != 0 and "NYLA_TOKEN" in done.output
+    listed = invoke_cli(["mcp", "--help"])
+    assert all(name in listed.output for name in ("serve", "add", "list", "remove"))
