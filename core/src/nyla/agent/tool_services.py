@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from nyla.models.knowledge import PolicyValue
+from nyla.models.knowledge import PolicyValue, SectionText
 from nyla.models.tool_services import (
     DataSourceEntry,
     ToolAi,
@@ -25,10 +25,12 @@ if TYPE_CHECKING:
     from nyla.agent.ports import AgentServices
     from nyla.db import Database
     from nyla.knowledge.service import KnowledgeService
+    from nyla.models.agent import RunContext
 
 
 class KnowledgePolicy:
-    """The knowledge store's data-source policy as tools read it."""
+    """The knowledge store's data-source policy and indexed files' sections as tools read
+    them."""
 
     __slots__ = ("_db", "_knowledge")
 
@@ -44,6 +46,10 @@ class KnowledgePolicy:
         from nyla.knowledge.sources import list_data_sources
 
         return await list_data_sources(self._db, connection_id)
+
+    async def read_section(self, file_id: str, section: str, context: RunContext) -> SectionText:
+        """One section of an indexed file ``context`` may read (cached by file version)."""
+        return await self._knowledge.read_section(file_id, section, context)
 
 
 class AgentToolServices:

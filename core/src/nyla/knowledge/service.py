@@ -12,6 +12,8 @@ service of its own with the dependencies it uses passed in.
   settings and cost of a data source
 - ``indexes`` (:class:`~nyla.knowledge.vector_index.VectorIndexes`) — the HNSW indexes and
   the planner statistics
+- ``section_reader`` (:class:`~nyla.knowledge.section_reader.SectionReader`) — one section of
+  an indexed file, scope-checked and cached by the file's version
 
 The facade itself keeps what spans the parts (the embedding model choice, re-embedding, the
 inventory) and the calls other services make of the store: search, the agent's context and
@@ -35,6 +37,7 @@ from nyla.knowledge.ingest import (
 from nyla.knowledge.inventory import inventory
 from nyla.knowledge.remembering import Memory, RoundBuffer
 from nyla.knowledge.retrieval import Retrieval
+from nyla.knowledge.section_reader import SectionReader
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.source_settings import SourceSettings
 from nyla.knowledge.vector_index import VectorIndexes
@@ -47,6 +50,7 @@ from nyla.models.knowledge import (
     SearchHit,
     SearchQuery,
     SearchResult,
+    SectionText,
 )
 
 if TYPE_CHECKING:
@@ -91,6 +95,7 @@ class KnowledgeService:
         self.memory = Memory(db, ai, self.embedding_spec)
         self.governance = Governance(db)
         self.sources = SourceSettings(db, self.embedding_spec)
+        self.section_reader = SectionReader(db)
 
     def embedding_spec(self, context: RunContext | None = None) -> ModelSpec:
         """The embedding model in use: ``knowledge.embedding_model`` (or
@@ -103,6 +108,11 @@ class KnowledgeService:
         """The chunks nearest to ``query`` that its context may read
         (:meth:`Retrieval.search <nyla.knowledge.retrieval.Retrieval.search>`)."""
         return await self.retrieval.search(query)
+
+    async def read_section(self, file_id: str, section: str, context: RunContext) -> SectionText:
+        """One section of an indexed file that ``context`` may read, by heading path or number
+        (:meth:`SectionReader.read <nyla.knowledge.section_reader.SectionReader.read>`)."""
+        return await self.section_reader.read(file_id, section, context)
 
     async def build_agent_context(
         self, prompt: str, context: RunContext, *, used: list[SearchHit] | None = None

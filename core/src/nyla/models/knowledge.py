@@ -46,6 +46,27 @@ class ExtractedDocument(WireModel):
     summary: str = ""
 
 
+class SectionText(WireModel):
+    """One section of an indexed file as the store holds it (neutralized when the file is):
+    ``section`` is its ref in the structure index (``section Setup > Install``), ``text`` its
+    body with its subsections and tables, in document order."""
+
+    file_id: str
+    section: str
+    title: str
+    level: int
+    text: str
+
+
+class UnknownSectionError(ValueError):
+    """A section the file's structure index does not name; ``available`` lists (some of)
+    the refs it does name."""
+
+    def __init__(self, message: str, available: Sequence[str]) -> None:
+        super().__init__(message)
+        self.available = list(available)
+
+
 class IndexResult(WireModel):
     """Outcome of indexing one file."""
 

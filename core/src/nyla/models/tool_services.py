@@ -20,7 +20,7 @@ from nyla.models.ai import AiCallRequest, AiCallResponse, ImagePart, WebSearchHi
 from nyla.models.chat import ChatMessage, ChatWorkflow
 from nyla.models.datasource import ConnectionInfo
 from nyla.models.files import ContentHit, FileItem, FolderInfo, FolderRemoval, Scope
-from nyla.models.knowledge import PolicyValue
+from nyla.models.knowledge import PolicyValue, SectionText
 from nyla.models.speech import SpeechAudio, Transcript
 
 __all__ = [
@@ -278,11 +278,17 @@ class DataSourceEntry(Protocol):
 
 
 class ToolKnowledge(Protocol):
-    """The knowledge store's data-source policy (what a download inherits)."""
+    """The knowledge store's data-source policy (what a download inherits) and the sections
+    of the run's indexed files."""
 
     async def resolve_policy(self, connection_id: str, path: str, field: str) -> PolicyValue: ...
 
     async def data_sources(self, connection_id: str) -> Sequence[DataSourceEntry]: ...
+
+    async def read_section(self, file_id: str, section: str, context: RunContext) -> SectionText:
+        """Raises ``FileAccessError`` (not indexed or not the caller's) or
+        :class:`~nyla.models.knowledge.UnknownSectionError`."""
+        ...
 
 
 class DataAgentAnswer(Protocol):
