@@ -23,7 +23,8 @@ async def _index(kernel, file_id: str, user: str, text: bytes) -> None:
         mandate_id="m1",
     )
     context = RunContext(user_id=user, mandate_id="m1")
-    await kernel.knowledge.indexing.index_file(item, text, context=context)
+    done = await kernel.knowledge.indexing.index_file(item, text, context=context)
+    assert done.status != "failed", done
 
 
 async def test_user_a_searches_their_knowledge_and_never_sees_user_bs(state):
@@ -74,3 +75,36 @@ def test_nyla_mcp_serve_without_a_token_serves_nothing(monkeypatch):
     assert done.exit_code != 0 and "NYLA_TOKEN" in done.output
     listed = invoke_cli(["mcp", "--help"])
     assert all(name in listed.output for name in ("serve", "add", "list", "remove"))
+
+
+async def test_nyla_mcp_serve_over_stdio_answers_the_sdk_client_as_the_tokens_user(state, db):
+    """The real command in its own process, over stdio, as the SDK's client starts it."""
+    import os
+    import sys
+    from pathlib import Path
+
+    import anyio
+    from mcp import StdioServerParameters
+
+    # indexed with the embedding model a plain ``nyla`` process uses, as that one searches
+    from nyla.testing import installed_kernel
+
+    kernel = installed_kernel(db)
+    await _index(kernel, "alice-notes", "alice", b"the zephyr project budget is 40k")
+    await _index(kernel, "bob-notes", "bob", b"the zephyr project secret plan of bob")
+    token, _ = await state.tokens.create("alice", role="user", mandate_id="m1")
+    env = {
+        **os.environ,
+        "NYLA_TOKEN": token,
+        "NYLA_DATABASE_URL": str(kernel.db.url),
+        "NYLA_DATABASE_SCHEMA": kernel.db.schema,
+    }
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).with_name("nyla")), args=["mcp", "serve"], env=env
+    )
+    with anyio.fail_after(180):
+        async with Client(params) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            found = await client.call_tool("searchKnowledge", {"query": "zephyr project"})
+    assert names == ["searchKnowledge"]
+    assert [h["fileName"] for h in json.loads(found.content[0].text)] == ["alice-notes.txt"]
