@@ -25,6 +25,7 @@ def test_nyla_tools_list_shows_every_tool_in_the_documents_toolbox():
     assert listed == {
         "browseContainer",
         "readContentObjects",
+        "readSection",
         "extractContainerItem",
         "getUdmStructure",
         "walkUdmBlocks",

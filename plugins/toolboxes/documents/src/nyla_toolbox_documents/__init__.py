@@ -9,6 +9,7 @@ from nyla_toolbox_documents.chart import chart_tools
 from nyla_toolbox_documents.image_tool import image_tools
 from nyla_toolbox_documents.read_tools import read_tools
 from nyla_toolbox_documents.render import render_tools
+from nyla_toolbox_documents.section_tool import section_tools
 
 __all__ = ["documents_toolbox", "nyla_toolboxes"]
 
@@ -20,7 +21,7 @@ def documents_toolbox() -> Toolbox:
         label="Documents",
         description="Look inside documents (structure, sections, tables, embedded items), "
         "render documents and charts.",
-        tools=[*read_tools(), *render_tools(), *chart_tools(), *image_tools()],
+        tools=[*read_tools(), *section_tools(), *render_tools(), *chart_tools(), *image_tools()],
         default_active=True,
     )
 
