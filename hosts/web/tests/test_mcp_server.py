@@ -9,20 +9,12 @@ import pytest
 from mcp import Client
 
 from nyla import RunContext
-from nyla.models.files import FileItem, Scope
 from nyla_host.mcp_server import NotAuthenticated, build_server, identify
 
 
 async def _index(kernel, file_id: str, user: str, text: bytes) -> None:
-    item = FileItem(
-        id=file_id,
-        name=f"{file_id}.txt",
-        mime_type="text/plain",
-        scope=Scope.PERSONAL,
-        user_id=user,
-        mandate_id="m1",
-    )
     context = RunContext(user_id=user, mandate_id="m1")
+    item = await kernel.files.save(f"{file_id}.txt", text, context, mime_type="text/plain")
     done = await kernel.knowledge.indexing.index_file(item, text, context=context)
     assert done.status != "failed", done
 
