@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import event
 
 from nyla.errors import FileAccessError
-from nyla.knowledge.section_reader import LISTED_SECTIONS, join_chunks
+from nyla.knowledge.section_reader import LISTED_SECTIONS, SectionReader, join_chunks
 from nyla.models.knowledge import UnknownSectionError
 
 from .conftest import DATA, ctx, item
@@ -142,6 +142,32 @@ async def test_a_cache_hit_reads_only_the_version_row_and_a_reindex_is_read_agai
     await _index(kernel, "g3", MARKDOWN.replace("Run it.", "Run it twice.").encode())
     after = await kernel.knowledge.read_section("g3", "Usage", ctx())
     assert after.text == "Usage\n\nRun it twice."
+
+
+async def test_the_cache_is_bounded_by_entries_and_characters(kernel):
+    await _index(kernel, "g4", MARKDOWN.encode())
+
+    async def chunk_reads(reader, section):
+        with statements(kernel) as seen:
+            await reader.read("g4", section, ctx())
+        return sum("knowledge_chunk" in s for s in seen)
+
+    # two entries: the section list and one text; a second text pushes the first out
+    small = SectionReader(kernel.db, size=2)
+    assert [await chunk_reads(small, s) for s in ("Usage", "Usage", "Configure", "Usage")] == [
+        1,
+        0,
+        1,
+        1,
+    ]
+    # a text over the character budget is never held
+    tight = SectionReader(kernel.db, budget_chars=100)
+    assert [await chunk_reads(tight, s) for s in ("Install", "Install", "Usage", "Usage")] == [
+        1,
+        1,
+        1,
+        0,
+    ]
 
 
 def test_chunks_join_at_their_overlap_only():

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 #: cached entries (section lists and section texts together)
 CACHE_SIZE = 256
+#: characters of section text the cache holds at most (about 8 MB of str)
+CACHE_BUDGET_CHARS = 2_000_000
 #: a section text longer than this is read each time instead of held in memory
 CACHE_MAX_CHARS = 200_000
 #: section refs an unknown-section error lists at most
@@ -43,10 +45,14 @@ _Version = tuple[str, str, str]
 class SectionReader:
     """Reads sections of indexed files for a caller's scope, with a bounded LRU cache."""
 
-    def __init__(self, db: Database, size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self, db: Database, size: int = CACHE_SIZE, budget_chars: int = CACHE_BUDGET_CHARS
+    ) -> None:
         self.db = db
         self.size = size
+        self.budget_chars = budget_chars
         self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._chars = 0
 
     async def read(self, file_id: str, section: str, context: RunContext) -> SectionText:
         """The text of ``section`` of ``file_id``. Raises :class:`FileAccessError` when the
@@ -63,7 +69,7 @@ class SectionReader:
         text = self._get((*version, ref))
         if text is None:
             text = await self._text(row.file_no, ref)
-            if len(text) <= CACHE_MAX_CHARS:
+            if len(text) <= min(CACHE_MAX_CHARS, self.budget_chars):
                 self._put((*version, ref), text)
         return SectionText(
             file_id=file_id,
@@ -124,8 +130,13 @@ class SectionReader:
 
     def _put(self, key: tuple[Any, ...], value: Any) -> None:
         self._cache[key] = value
-        while len(self._cache) > self.size:
-            self._cache.popitem(last=False)
+        self._chars += _chars(value)
+        while len(self._cache) > self.size or self._chars > self.budget_chars:
+            self._chars -= _chars(self._cache.popitem(last=False)[1])
+
+
+def _chars(value: Any) -> int:
+    return len(value) if isinstance(value, str) else 0
 
 
 def _choose(sections: list[dict[str, Any]], wanted: str) -> dict[str, Any]:
