@@ -108,3 +108,11 @@ async def test_another_users_run_cannot_call_a_users_server(store, demo, server_
     result = await note.handler(args, ToolContext(run=RunContext(user_id="bob")))
     assert not result.success and result.error_details.code == "NOT_AVAILABLE"
     assert not server_log.exists()  # the server was never started for bob
+
+
+async def test_an_unreadable_server_file_costs_only_its_users_toolboxes(store, demo):
+    from nyla_toolbox_mcp.cli import add_server
+
+    await add_server(store, "ada", demo)
+    (store.root / "bob.json").write_text("{not json")
+    assert [t.id for t in mcp_toolboxes(store)] == ["mcp:demo"]

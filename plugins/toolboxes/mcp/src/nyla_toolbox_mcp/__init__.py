@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from nyla.sdk import Toolbox, hookimpl
@@ -11,6 +12,8 @@ from nyla_toolbox_mcp.tools import server_toolbox
 
 if TYPE_CHECKING:
     import click
+
+log = logging.getLogger(__name__)
 
 __all__ = ["mcp_toolboxes", "nyla_cli_commands", "nyla_toolboxes"]
 
@@ -21,7 +24,12 @@ def mcp_toolboxes(store: ServerStore | None = None) -> list[Toolbox]:
     store = store or ServerStore()
     seen: dict[str, Toolbox] = {}
     for user_id in store.users():
-        for server in store.servers(user_id):
+        try:
+            servers = store.servers(user_id)
+        except Exception as exc:  # one unreadable file must not take the others' toolboxes
+            log.warning("MCP servers of %s not loaded: %s: %s", user_id, type(exc).__name__, exc)
+            continue
+        for server in servers:
             seen.setdefault(server.name, server_toolbox(server, store))
     return list(seen.values())
 
