@@ -11,13 +11,14 @@ import click
 from pydantic import ValidationError
 
 from nyla.sdk import config_value
-from nyla_toolbox_mcp.client import list_tools
 from nyla_toolbox_mcp.servers import ListedTool, McpServer, ServerStore
 from nyla_toolbox_mcp.tools import accept, tool_name
 
 
 async def add_server(store: ServerStore, user_id: str, server: McpServer) -> McpServer:
     """List ``server``'s tools, keep the valid ones, store it for ``user_id``."""
+    from nyla_toolbox_mcp.client import list_tools  # the MCP SDK loads when a server is added
+
     tools: list[ListedTool] = []
     refused: dict[str, str] = {}
     names: set[str] = set()

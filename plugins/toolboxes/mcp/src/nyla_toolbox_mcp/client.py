@@ -14,6 +14,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from nyla_toolbox_mcp.errors import ServerTimeout
 from nyla_toolbox_mcp.servers import McpServer
 
 T = TypeVar("T")
@@ -42,15 +43,6 @@ async def open_session(server: McpServer) -> AsyncIterator[ClientSession]:
     ):
         await session.initialize()
         yield session
-
-
-class ServerTimeout(TimeoutError):
-    """The server did not start (``phase="start"``) or answer (``"call"``) within its bound."""
-
-    def __init__(self, phase: str, seconds: float) -> None:
-        super().__init__(f"no answer within {seconds:g} s ({phase})")
-        self.phase = phase
-        self.seconds = seconds
 
 
 async def _bounded(server: McpServer, work: Callable[[ClientSession], Awaitable[T]]) -> T:

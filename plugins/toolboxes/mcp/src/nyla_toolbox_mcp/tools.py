@@ -14,7 +14,7 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict
 
 from nyla.sdk import Tool, Toolbox, ToolContext, ToolResult
-from nyla_toolbox_mcp.client import ServerTimeout, call_tool
+from nyla_toolbox_mcp.errors import ServerTimeout
 from nyla_toolbox_mcp.servers import ListedTool, McpServer, ServerStore
 
 #: the most text of one answer that reaches the model
@@ -134,6 +134,8 @@ def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
                 f"no MCP server {server.name!r} with tool {listed.name!r} for this user",
                 "NOT_AVAILABLE",
             )
+        from nyla_toolbox_mcp.client import call_tool  # the MCP SDK loads on the first call
+
         try:
             result = await call_tool(own, listed.name, _neutral(arguments, ctx))
             text = render(result)
