@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import json
 import shutil
-import uuid
-from collections.abc import Iterator
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import create_engine, text
 
 from nyla.cli import cli
 from nyla.models.ai import ChatResponse, Role, ToolCall
@@ -41,22 +38,6 @@ def script(request, index):
     said = results[-1].text
     saved = [line for line in said.splitlines() if line.startswith("Created")]
     return "sum: " + said.split("stdout:\n")[1].split("\n")[0] + " | " + " ".join(saved)
-
-
-@pytest.fixture
-def cli_database(embedded_pg: str) -> Iterator[str]:
-    """The session database URL with its own schema on the search path."""
-    schema = f"code_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(embedded_pg)
-    with engine.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in embedded_pg else "?"
-    try:
-        yield f"{embedded_pg}{sep}options=-csearch_path%3D{schema},public"
-    finally:
-        with engine.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
 
 
 def test_nyla_run_executes_code_and_keeps_its_csv(monkeypatch, tmp_path, cli_database):

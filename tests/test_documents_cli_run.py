@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
-from collections.abc import Iterator
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import create_engine, text
 
 from nyla.cli import cli
 from nyla.models.ai import ChatResponse, Role, ToolCall
@@ -49,22 +46,6 @@ def script(request, index):
             ]
         )
     return "counts: " + json.dumps(json.loads(results[-1].text)["counts"], sort_keys=True)
-
-
-@pytest.fixture
-def cli_database(embedded_pg: str) -> Iterator[str]:
-    """The session database URL with its own schema on the search path."""
-    schema = f"docs_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(embedded_pg)
-    with engine.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in embedded_pg else "?"
-    try:
-        yield f"{embedded_pg}{sep}options=-csearch_path%3D{schema},public"
-    finally:
-        with engine.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
 
 
 def test_nyla_run_charts_renders_and_browses(monkeypatch, tmp_path, cli_database):

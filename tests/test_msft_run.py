@@ -10,7 +10,6 @@ import asyncio
 import json
 import re
 import threading
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,7 +19,6 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import create_engine, text
 
 from nyla.cli import cli
 
@@ -156,21 +154,6 @@ def graph_url() -> Iterator[str]:
 @pytest.fixture
 def model_url() -> Iterator[str]:
     yield from _serve(Model)
-
-
-@pytest.fixture
-def cli_database(embedded_pg: str) -> Iterator[str]:
-    schema = f"msft_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(embedded_pg)
-    with engine.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in embedded_pg else "?"
-    try:
-        yield f"{embedded_pg}{sep}options=-csearch_path%3D{schema},public"
-    finally:
-        with engine.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
 
 
 async def _connect(graph_url: str) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -107,21 +106,6 @@ def graph_url() -> Iterator[str]:
         yield Graph.base
     finally:
         server.shutdown()
-
-
-@pytest.fixture
-def cli_database(embedded_pg: str) -> Iterator[str]:
-    schema = f"msync_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(embedded_pg)
-    with engine.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in embedded_pg else "?"
-    try:
-        yield f"{embedded_pg}{sep}options=-csearch_path%3D{schema},public"
-    finally:
-        with engine.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
 
 
 def test_a_sub_folder_of_a_drive_indexes_exactly_its_files_through_the_cli(

@@ -11,7 +11,6 @@ import asyncio
 import importlib.util
 import json
 import threading
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,7 +20,6 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import create_engine, text
 
 from nyla.cli import cli
 
@@ -218,21 +216,6 @@ def clickup_url() -> Iterator[str]:
 @pytest.fixture
 def model_url() -> Iterator[str]:
     yield from _serve(Model)
-
-
-@pytest.fixture
-def cli_database(embedded_pg: str) -> Iterator[str]:
-    schema = f"tasks_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(embedded_pg)
-    with engine.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in embedded_pg else "?"
-    try:
-        yield f"{embedded_pg}{sep}options=-csearch_path%3D{schema},public"
-    finally:
-        with engine.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
 
 
 async def _connect(jira_url: str, clickup_url: str) -> None:

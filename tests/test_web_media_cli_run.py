@@ -8,14 +8,12 @@ from __future__ import annotations
 import json
 import re
 import threading
-import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import create_engine, text
 
 from nyla.cli import cli
 from nyla.models.ai import ChatResponse, Role, ToolCall
@@ -114,22 +112,6 @@ def script(request, index):
             tool_calls=[ToolCall(id=f"c{len(results)}", name=name, arguments=json.dumps(args()))]
         )
     return "Heard: " + results[-1].text
-
-
-@pytest.fixture
-def cli_database(embedded_pg: str) -> Iterator[str]:
-    """The session database URL with its own schema on the search path."""
-    schema = f"web_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(embedded_pg)
-    with engine.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in embedded_pg else "?"
-    try:
-        yield f"{embedded_pg}{sep}options=-csearch_path%3D{schema},public"
-    finally:
-        with engine.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
 
 
 def test_nyla_run_searches_reads_speaks_and_listens(monkeypatch, tmp_path, cli_database, site):

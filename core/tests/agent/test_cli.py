@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import create_engine, text
 
 from nyla.cli import cli
 
@@ -83,22 +81,6 @@ def local_llm() -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
         server.shutdown()
-
-
-@pytest.fixture
-def cli_database(embedded_pg: str) -> Iterator[str]:
-    """The session database URL with its own schema on the search path."""
-    schema = f"cli_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(embedded_pg)
-    with engine.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in embedded_pg else "?"
-    try:
-        yield f"{embedded_pg}{sep}options=-csearch_path%3D{schema},public"
-    finally:
-        with engine.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
 
 
 def test_run_offline_against_a_local_openai_compatible_server(

@@ -4,13 +4,10 @@ scripted provider recording and no provider at all replaying."""
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import create_engine, text
 
 from nyla.cli import cli
 from nyla.models.ai import ChatRequest, ChatResponse, Role, ToolCall, Usage
@@ -47,22 +44,6 @@ def _note_turn(request: ChatRequest) -> ChatResponse:
             ]
         )
     return ChatResponse(content=f"The note says: {results[-1].text.strip().splitlines()[-1]}")
-
-
-@pytest.fixture
-def cli_database(embedded_pg: str) -> Iterator[str]:
-    """The session database URL with its own schema on the search path."""
-    schema = f"rec_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(embedded_pg)
-    with engine.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in embedded_pg else "?"
-    try:
-        yield f"{embedded_pg}{sep}options=-csearch_path%3D{schema},public"
-    finally:
-        with engine.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
 
 
 class Cli:

