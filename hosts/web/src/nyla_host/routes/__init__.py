@@ -15,6 +15,7 @@ def api_router() -> APIRouter:
         conversations,
         datasources,
         files,
+        mcp,
         openai_compat,
         rag,
         runs,
@@ -26,6 +27,6 @@ def api_router() -> APIRouter:
     # (included routers are opaque in FastAPI's route table), which the deny-by-default test does
     router = APIRouter()
     modules = (session, runs, conversations, catalog, files, connections, datasources, rag)
-    for module in (*modules, source_policy, connection_items, automation, openai_compat):
+    for module in (*modules, source_policy, connection_items, automation, openai_compat, mcp):
         router.routes.extend(module.router.routes)
     return router
