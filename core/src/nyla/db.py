@@ -61,6 +61,7 @@ TABLE_MODULES: tuple[str, ...] = (
     "nyla.jobs.tables",
     "nyla.connections.tables",
     "nyla.tables.sync",
+    "nyla.tables.workflows",
     "nyla.features.tables",
     "nyla.ai.access",
 )

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the services are built lazily: importing them all costs sta
 
     from nyla.actions.catalog import ActionCatalog
     from nyla.actions.executor import ActionExecutor
+    from nyla.actions.workflows import WorkflowService
     from nyla.agent.runtime import AgentRuntime
     from nyla.agent.spec import RunSpec
     from nyla.ai.access import ModelAccess
@@ -120,6 +121,13 @@ class Kernel:
         from nyla.actions.tools import action_toolboxes
 
         return action_toolboxes(self.action_executor)
+
+    @cached_property
+    def workflows(self) -> WorkflowService:
+        """Stored workflow graphs of action nodes, checked against the catalog."""
+        from nyla.actions.workflows import WorkflowService
+
+        return WorkflowService(self.db, self.actions)
 
     async def run_action(
         self, method: str, action: str, arguments: Any, context: RunContext

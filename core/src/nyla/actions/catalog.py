@@ -110,6 +110,7 @@ def node_definition(method: Method, action: Action) -> dict[str, Any]:
         "tool": tool_name(method.name, action.name),
         "description": action.description,
         "writes": action.writes,
+        "output": action.output,
         "parameters": parameters_schema(action.params),
         "references": {
             wire: {"kind": kind, "many": many}

@@ -36,7 +36,15 @@ if TYPE_CHECKING:
     from nyla.db import Database
 
 #: the kinds of owned ids
-KINDS = ("featureInstance", "file", "folder", "dataSource", "connection", "workflow")
+KINDS = (
+    "featureInstance",
+    "file",
+    "folder",
+    "dataSource",
+    "connection",
+    "workflow",
+    "workflowGraph",
+)
 
 #: argument names (alias or field name) that carry an owned id without an explicit marker
 KNOWN_NAMES: dict[str, str] = {
@@ -181,6 +189,25 @@ async def _workflows(ids: list[str], run: RunContext, db: Database | None) -> li
     return await _invisible(others, run, db, _owned_by(WorkflowRow))
 
 
+async def _workflow_graphs(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
+    """Stored workflow graphs: the run's user's (in its mandate or none), and when the run
+    works in a feature instance, only those of that instance or of none."""
+    from nyla.tables.workflows import ActionWorkflowRow as Row
+
+    def visible(context: RunContext) -> tuple[Any, Any]:
+        statement, column = _owned_by(Row)(context)
+        if context.feature_instance_id is not None:
+            statement = statement.where(
+                or_(
+                    Row.feature_instance_id.is_(None),
+                    Row.feature_instance_id == context.feature_instance_id,
+                )
+            )
+        return statement, column
+
+    return await _invisible(ids, run, db, visible)
+
+
 AUTHORIZERS: dict[str, Authorizer] = {
     "featureInstance": _feature_instances,
     "file": _files,
@@ -188,17 +215,20 @@ AUTHORIZERS: dict[str, Authorizer] = {
     "dataSource": _data_sources,
     "connection": _connections,
     "workflow": _workflows,
+    "workflowGraph": _workflow_graphs,
 }
 
 _LABELS = {
     "featureInstance": "feature instance",
     "dataSource": "data source",
+    "workflowGraph": "workflow",
 }
 
 
 _SUGGESTIONS = {
     "file": "use listFiles / searchInFileContent to find the right id",
     "folder": "use listFolders to find the right id",
+    "workflowGraph": "use the id of one of your workflows",
 }
 
 

@@ -111,6 +111,9 @@ class Action(BaseModel):
     #: whether the action changes anything (then its tool is an ordered barrier)
     writes: bool = False
     timeout_s: float | None = None
+    #: what a workflow node of this action hands on to a connected parameter: ``text`` (its
+    #: result's text), ``json`` (its result's data), ``file`` or ``files`` (file ids)
+    output: Literal["text", "json", "file", "files"] = "text"
 
 
 class Method(BaseModel):
