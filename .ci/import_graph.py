@@ -44,7 +44,17 @@ PACKAGE = "nyla"
 
 #: the intended layering, bottom up; a room may import its own layer and the ones below
 LAYERS: dict[str, tuple[str, ...]] = {
-    "base": ("errors", "text", "linear_regex", "cpu", "identity", "http_core", "version", "config"),
+    "base": (
+        "errors",
+        "text",
+        "linear_regex",
+        "cpu",
+        "identity",
+        "http_core",
+        "version",
+        "config",
+        "tracing",
+    ),
     "models": ("models", "hookspecs"),
     "storage": ("db", "tables", "embedded", "dbcanary", "read_pool"),
     "services": (

@@ -1,87 +1,31 @@
-"""OpenTelemetry spans of agent runs, built in one place from the events every run streams:
-a run span (``invoke_agent nyla``), a span per round under it and a span per tool call
-(``execute_tool <name>``) under its round, with the GenAI semantic conventions' attributes
-(``gen_ai.request.model``, ``gen_ai.usage.input_tokens``/``output_tokens``) and nyla's
-(``nyla.cost_chf``, ``nyla.status``, ...). No text of the run (prompt, arguments, answers) goes
-into an attribute.
+"""OpenTelemetry spans of agent runs, built in one place from the events every run streams
+and the model calls the AI service reports while the run is traced: a run span
+(``invoke_agent nyla``), a span per round under it, and under its round a span per model call
+(``chat <model>``) and per tool call (``execute_tool <name>``), with the GenAI semantic
+conventions' attributes (``gen_ai.request.model``, ``gen_ai.usage.input_tokens``/
+``output_tokens``) and nyla's (``nyla.cost_chf``, ``nyla.status``, ...). No text of the run
+goes into an attribute unless the operator opts in (:func:`nyla.tracing.capture_content`),
+and then only the neutralised text the model saw.
 
-Off unless an OTLP endpoint is configured (``NYLA_OTEL_EXPORTER_OTLP_ENDPOINT``, or the
-standard ``OTEL_EXPORTER_OTLP_ENDPOINT``/``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) or a test
-installs a tracer provider; off, :func:`traced` hands the events back untouched and
-``opentelemetry`` is never imported."""
+On and off as :mod:`nyla.tracing` says; off, :func:`traced` hands the events back untouched
+and ``opentelemetry`` is never imported."""
 
 from __future__ import annotations
 
-import logging
-import os
+import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from nyla import tracing
 from nyla.agent.spec import RunSpec
 from nyla.models.agent import AgentEvent, EventType
-
-#: variables that switch tracing on: nyla's own endpoint first, then OpenTelemetry's
-ENDPOINT_VARIABLES = (
-    "NYLA_OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-)
-#: seconds the OTLP exporter waits for the collector
-EXPORT_TIMEOUT_S = 10
-
-log = logging.getLogger(__name__)
-
-_provider: Any = None
-_missing_warned = False
-
-
-def use_tracer_provider(provider: Any) -> None:
-    """Trace runs into ``provider`` (an SDK ``TracerProvider``; ``None`` turns tracing off
-    again unless an endpoint is configured)."""
-    global _provider
-    _provider = provider
-
-
-def _configured_provider() -> Any:
-    """The provider runs are traced into, made from the environment on first use; ``None``
-    when tracing is off."""
-    global _provider
-    if _provider is not None:
-        return _provider
-    if os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true":
-        return None
-    if not any(os.environ.get(name) for name in ENDPOINT_VARIABLES):
-        return None
-    try:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
-    except ImportError:
-        global _missing_warned
-        if not _missing_warned:
-            _missing_warned = True
-            log.warning(
-                "an OTLP endpoint is set but OpenTelemetry is not installed: pip install 'nyla[otel]'; runs are not traced"
-            )
-        return None
-
-    own = os.environ.get("NYLA_OTEL_EXPORTER_OTLP_ENDPOINT")
-    endpoint = f"{own.rstrip('/')}/v1/traces" if own else None
-    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "nyla")})
-    provider = TracerProvider(resource=resource)
-    timeout = None if os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT") else EXPORT_TIMEOUT_S
-    exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
-    provider.add_span_processor(BatchSpanProcessor(exporter))
-    _provider = provider
-    return provider
 
 
 def traced(
     spec: RunSpec, events: AsyncGenerator[AgentEvent, None]
 ) -> AsyncGenerator[AgentEvent, None]:
     """``events`` of the run ``spec``, traced when tracing is on (else ``events`` itself)."""
-    provider = _configured_provider()
+    provider = tracing.tracer_provider()
     if provider is None:
         return events
     return _RunSpans(provider, spec).follow(events)
@@ -119,7 +63,13 @@ class _RunSpans:
             },
         )
         try:
-            async for event in events:
+            while True:
+                # the model calls made while the run works on its next event are this run's
+                with tracing.listening(self._model_call):
+                    try:
+                        event = await events.__anext__()
+                    except StopAsyncIteration:
+                        break
                 self._take(event)
                 yield event
         except BaseException as exc:
@@ -141,6 +91,31 @@ class _RunSpans:
         if self.round is not None:
             self.round.end()
             self.round = None
+
+    def _model_call(self, call: tracing.ModelCall) -> None:
+        """A ``chat <model>`` span under the current round, timed by the call's duration."""
+        end = time.time_ns()
+        start = end - int((call.duration_ms or 0.0) * 1_000_000)
+        context = self.trace.set_span_in_context(self.round or self.run)
+        attributes = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": call.model,
+            "gen_ai.response.model": call.model,
+            "gen_ai.provider.name": call.provider,
+            "gen_ai.system": call.provider,
+            "gen_ai.usage.input_tokens": call.input_tokens,
+            "gen_ai.usage.output_tokens": call.output_tokens,
+            "gen_ai.response.finish_reasons": [call.finish_reason] if call.finish_reason else None,
+            "nyla.cost_chf": call.cost_chf,
+            "nyla.operation": call.operation,
+            "nyla.input.neutralized": call.prompt,
+            "nyla.output.neutralized": call.answer,
+        }
+        clean = {k: v for k, v in attributes.items() if v is not None}
+        span = self.tracer.start_span(
+            f"chat {call.model}", context=context, attributes=clean, start_time=start
+        )
+        span.end(end_time=end)
 
     def _take(self, event: AgentEvent) -> None:
         data = event.data

@@ -37,6 +37,7 @@ from nyla.ai.route import (
 )
 from nyla.ai.timeouts import bounded_stream
 from nyla.ai.tokens import REQUEST_OVERHEAD, count_text_tokens, count_tokens, count_tool_tokens
+from nyla.ai.traced import report_call
 from nyla.cpu import off_loop
 from nyla.errors import ProviderError
 from nyla.models.ai import (
@@ -195,7 +196,7 @@ class AiService(AiPipeline):
         invalid = invalid_tool_arguments(response.tool_calls)
         metadata = dict(response.metadata)
         restore = route.session.restore if request.restore_output else None
-        return AiCallResponse(
+        out = AiCallResponse(
             content=restore(response.content) if restore else response.content,
             tool_calls=restored_calls(response.tool_calls, restore),
             usage=usage,
@@ -212,6 +213,8 @@ class AiService(AiPipeline):
             neutralization=route.report(),
             metadata=metadata,
         )
+        report_call(request, route, spec, response, out)
+        return out
 
     async def stream(self, request: AiCallRequest) -> AsyncIterator[StreamDelta]:
         """Stream one call: ``text`` deltas, assembled ``tool_call`` s, and as the last item

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from nyla import tracing
 from nyla.db import Database
 from nyla.jobs.store import JobStore, this_worker
 
@@ -169,7 +170,7 @@ class JobRunner:
     async def submit(self, kind: str, fn: JobFn, **fields: Any) -> str:
         """Start ``fn(handle)`` as a background job; returns the job id at once."""
         job_id = await self.store.start(kind, worker=self.worker, **fields)
-        self._tasks[job_id] = asyncio.create_task(self._run(job_id, fn))
+        self._tasks[job_id] = asyncio.create_task(self._run(job_id, kind, fn))
         if not self._loops and (self._beater is None or self._beater.done()):
             # a job must beat even when no one called start(): status shows it stale else
             self._beater = asyncio.create_task(self._every(self.heartbeat_s, self._beat))
@@ -188,20 +189,23 @@ class JobRunner:
         """The result of a job this runner started."""
         return await self._tasks[job_id]
 
-    async def _run(self, job_id: str, fn: JobFn) -> Any:
+    async def _run(self, job_id: str, kind: str, fn: JobFn) -> Any:
         handle = JobHandle(self.store, job_id)
-        try:
-            result = await fn(handle)
-        except JobCancelled:
-            return None
-        except BaseException as exc:
-            await self.store.finish(job_id, error=f"{type(exc).__name__}: {exc}")
-            raise
-        else:
-            await self.store.finish(job_id)
-            return result
-        finally:
-            self._tasks.pop(job_id, None)
+        attributes = {"nyla.job.id": job_id, "nyla.job.kind": kind}
+        with tracing.span(f"nyla.job {kind}", "nyla.jobs", attributes) as span:
+            try:
+                result = await fn(handle)
+            except JobCancelled:
+                span.set({"nyla.job.cancelled": True})
+                return None
+            except BaseException as exc:
+                await self.store.finish(job_id, error=f"{type(exc).__name__}: {exc}")
+                raise
+            else:
+                await self.store.finish(job_id)
+                return result
+            finally:
+                self._tasks.pop(job_id, None)
 
     async def cancel(self, job_id: str) -> bool:
         """Cancel a running job (it stops at its next item)."""

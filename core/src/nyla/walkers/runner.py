@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 
+from nyla import tracing
 from nyla.connections.base import capabilities, sync_pages
 from nyla.connections.errors import ConnectorError
 from nyla.errors import NotFoundError
@@ -198,14 +199,24 @@ class WalkerRunner:
                 result = WalkResult(data_source_id=ds_id, cancelled=True)
                 result.sweep = "not run: cancelled while waiting for another sync"
             else:
-                result = await self._sync(ds_id, handle, limits, reconcile)
+                attributes = {"nyla.data_source.id": ds_id}
+                with tracing.span("nyla.sync", "nyla.walkers", attributes) as span:
+                    result = await self._sync(ds_id, handle, limits, reconcile, span)
+                    span.set(_counts(result))
         result.waited_s = wait.waited_s
         return result
 
     async def _sync(
-        self, ds_id: str, handle: Any, limits: dict[str, int] | None, reconcile: bool
+        self,
+        ds_id: str,
+        handle: Any,
+        limits: dict[str, int] | None,
+        reconcile: bool,
+        span: tracing.Span,
     ) -> WalkResult:
         source = await self._load(ds_id)
+        span.rename(f"nyla.sync {source.connection.service}")
+        span.set({"nyla.sync.source": source.connection.service})
         result = WalkResult(data_source_id=ds_id)
         async with self.db.session() as s:
             allowed = await consent_holds(s, ds_id, lock=False)
@@ -350,6 +361,15 @@ class WalkerRunner:
                     last_result=result.model_dump(mode="json", by_alias=True, exclude={"skipped"})
                 )
             )
+
+
+def _counts(result: WalkResult) -> dict[str, Any]:
+    """A sync's span attributes: its item counts (no names of items)."""
+    counts = ("pages", "items_seen", "items_indexed", "items_unchanged", "items_skipped")
+    more = ("items_failed", "items_deleted", "chunks_written", "cancelled")
+    out: dict[str, Any] = {f"nyla.sync.{n}": getattr(result, n) for n in (*counts, *more)}
+    out["nyla.sync.errors"] = len(result.errors)
+    return out
 
 
 def narrowed(stored: dict[str, int], caller: dict[str, int] | None) -> dict[str, int]:
