@@ -1,6 +1,7 @@
 """The documents toolbox in ``nyla run`` (issue 33: exercised in an agent run through the
-CLI): a scripted model behind plugin discovery draws a chart, renders it into a DOCX and a
-PPTX and browses the DOCX it made; in a second run it reads a section of a file indexed
+CLI): a scripted model behind plugin discovery draws a chart, has it described
+(``describeImage`` of the media toolbox), renders it into a DOCX and a PPTX and browses the
+DOCX it made; in a second run it reads a section of a file indexed
 first, the file's parts and table, walks a UDM and has an image generated. The runs' JSON
 events show each tool succeed."""
 
@@ -18,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from nyla.cli import cli
-from nyla.models.ai import ChatResponse, Role, ToolCall
+from nyla.models.ai import ChatResponse, ImagePart, Role, ToolCall
 from nyla.plugins import PluginHost
 from nyla.sdk import RunContext
 from nyla.testing import open_database, plugin_kernel
@@ -35,30 +36,43 @@ def _ids(result: str) -> list[str]:
 
 
 def script(request, index):
+    parts = [p for m in request.messages if isinstance(m.content, list) for p in m.content]
+    if any(isinstance(p, ImagePart) for p in parts):
+        return "A rising line."
     results = [m for m in request.messages if m.role is Role.TOOL]
     if not results:
         return ChatResponse(
             tool_calls=[ToolCall(id="c", name="createChart", arguments=json.dumps(CHART))]
         )
+    png = _ids(results[0].text)[0]
     if len(results) == 1:
-        png = _ids(results[0].text)[0]
+        args = {"fileId": png, "question": "What does it show?"}
+        return ChatResponse(
+            tool_calls=[ToolCall(id="d", name="describeImage", arguments=json.dumps(args))]
+        )
+    if len(results) == 2:
         markdown = f"# Trend\n\nIt rises.\n\n![trend](file:{png})\n"
         args = {"markdown": markdown, "formats": ["docx", "pptx"], "name": "trend"}
         return ChatResponse(
             tool_calls=[ToolCall(id="r", name="renderDocument", arguments=json.dumps(args))]
         )
-    if len(results) == 2:
-        docx = _ids(results[1].text)[0]
+    if len(results) == 3:
+        docx = _ids(results[2].text)[0]
         return ChatResponse(
             tool_calls=[
                 ToolCall(id="b", name="browseContainer", arguments=json.dumps({"fileId": docx}))
             ]
         )
-    return "counts: " + json.dumps(json.loads(results[-1].text)["counts"], sort_keys=True)
+    return (
+        results[1].text
+        + " counts: "
+        + json.dumps(json.loads(results[-1].text)["counts"], sort_keys=True)
+    )
 
 
 def test_nyla_run_charts_renders_and_browses(monkeypatch, tmp_path, cli_database):
     import nyla_toolbox_documents
+    import nyla_toolbox_media
 
     monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("NYLA_DATABASE_URL", cli_database)
@@ -66,13 +80,13 @@ def test_nyla_run_charts_renders_and_browses(monkeypatch, tmp_path, cli_database
     from nyla import config
 
     config.reload()
-    plugins = [nyla_toolbox_documents, ScriptedPlugin(ScriptedProvider(script))]
+    plugins = [nyla_toolbox_documents, nyla_toolbox_media, ScriptedPlugin(ScriptedProvider(script))]
     monkeypatch.setattr(
         PluginHost,
         "discover",
         classmethod(
             lambda cls, **kw: cls.from_plugins(
-                plugins, builtins=True, names=["documents", "scripted"]
+                plugins, builtins=True, names=["documents", "media", "scripted"]
             )
         ),
     )
@@ -84,11 +98,12 @@ def test_nyla_run_charts_renders_and_browses(monkeypatch, tmp_path, cli_database
     results = [e["data"] for e in events if e["type"] == "TOOL_RESULT"]
     assert [(r["toolName"], r["success"]) for r in results] == [
         ("createChart", True),
+        ("describeImage", True),
         ("renderDocument", True),
         ("browseContainer", True),
     ]
     final = next(e for e in events if e["type"] == "FINAL")["text"]
-    assert final == 'counts: {"heading": 1, "image": 1, "text": 1}'
+    assert final == 'A rising line. counts: {"heading": 1, "image": 1, "text": 1}'
 
 
 GUIDE = """# Guide
