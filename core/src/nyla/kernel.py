@@ -98,6 +98,7 @@ class Kernel:
             features=lambda: self.features,
             settings=self.settings,
             actions=lambda: self.action_toolboxes,
+            workflows=lambda: self.workflows,
         )
         return AgentRuntime(services)
 

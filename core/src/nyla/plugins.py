@@ -63,6 +63,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("nyla.ai_tools", "nyla.tools.ai"),
     ("nyla.datasource_tools", "nyla.tools.datasources"),
     ("nyla.methods", "nyla.actions.seed"),
+    ("nyla.workflow_tools", "nyla.actions.workflow_tools"),
 )
 
 

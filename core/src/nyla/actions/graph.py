@@ -42,15 +42,17 @@ def accepted_outputs(params: type[BaseModel], wire: str) -> set[str]:
 
 
 def parameter_problems(action: Action, parameters: dict[str, Any]) -> list[str]:
-    """What is wrong with the set parameters (an unknown name, a value of the wrong type);
-    a required parameter left out is not a problem here (a connection may feed it)."""
+    """What is wrong with the set parameters (an unknown name, a value of the wrong type).
+    A required parameter left out is not a problem here (a connection may feed it), nor is a
+    check across parameters (it may hold once connections feed theirs; the executor makes it
+    when the node runs)."""
     try:
         action.params.model_validate(parameters)
     except ValidationError as exc:
         return [
             f"{'.'.join(str(p) for p in err['loc']) or 'parameters'}: {err['msg']}"
             for err in exc.errors()
-            if err["type"] != "missing"
+            if err["type"] != "missing" and err["loc"]
         ]
     return []
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nyla.models.tool_services import ToolFeatures
+from nyla.models.tool_services import ToolFeatures, ToolWorkflows
 
 if TYPE_CHECKING:
     import pluggy
@@ -41,7 +41,8 @@ class AgentServices:
     database (traces, owned-id checks), the files (chat workflows), the connections, the model
     allow-list, and the knowledge store and the features, looked up on first use (a run that
     never needs them does not build them); ``settings`` are the kernel's; ``actions`` answers
-    the toolboxes of the workflow actions (one per method), beside the plugins' own."""
+    the toolboxes of the workflow actions (one per method), beside the plugins' own;
+    ``workflows`` the stored workflow graphs."""
 
     ai: AiService
     plugins: AgentPlugins
@@ -53,3 +54,5 @@ class AgentServices:
     features: Callable[[], ToolFeatures]
     settings: Mapping[str, Any] = field(default_factory=dict)
     actions: Callable[[], Mapping[str, Any]] | None = None
+    #: the stored workflow graphs (the ``workflow`` toolbox), looked up on first use
+    workflows: Callable[[], ToolWorkflows] | None = None

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING
 from nyla.models.knowledge import PolicyValue, SectionText
 from nyla.models.tool_services import (
     DataSourceEntry,
+    ServiceUnavailableError,
     ToolAi,
     ToolConnections,
     ToolFeatures,
     ToolFiles,
     ToolKnowledge,
     ToolServices,
+    ToolWorkflows,
 )
 
 if TYPE_CHECKING:
@@ -79,6 +81,12 @@ class AgentToolServices:
     @property
     def features(self) -> ToolFeatures:
         return self._services.features()
+
+    @property
+    def workflows(self) -> ToolWorkflows:
+        if self._services.workflows is None:
+            raise ServiceUnavailableError("no workflows service: the kernel handed none")
+        return self._services.workflows()
 
 
 def tool_services(services: AgentServices) -> ToolServices:

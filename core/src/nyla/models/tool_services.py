@@ -22,6 +22,12 @@ from nyla.models.datasource import ConnectionInfo
 from nyla.models.files import ContentHit, FileItem, FolderInfo, FolderRemoval, Scope
 from nyla.models.knowledge import PolicyValue, SectionText
 from nyla.models.speech import SpeechAudio, Transcript
+from nyla.models.workflows import (
+    WorkflowConnection,
+    WorkflowGraph,
+    WorkflowNode,
+    WorkflowProblem,
+)
 
 __all__ = [
     "ConnectionSession",
@@ -37,6 +43,7 @@ __all__ = [
     "ToolKnowledge",
     "ToolServices",
     "ToolSpeech",
+    "ToolWorkflows",
     "WorkflowMessages",
 ]
 
@@ -325,6 +332,47 @@ class ToolFeatures(Protocol):
     ) -> DataAgentAnswer: ...
 
 
+class ToolWorkflows(Protocol):
+    """The user's stored workflow graphs (the ``workflow`` toolbox); a workflow ``context``
+    may not see raises ``LookupError``, an edit that does not fit the catalog ``ValueError``."""
+
+    async def get(self, workflow_id: str, context: RunContext) -> WorkflowGraph: ...
+
+    async def add_node(
+        self,
+        workflow_id: str,
+        method: str,
+        action: str,
+        parameters: dict[str, Any],
+        context: RunContext,
+        *,
+        node_id: str | None = None,
+        position: dict[str, float] | None = None,
+    ) -> WorkflowNode: ...
+
+    async def update_node(
+        self,
+        workflow_id: str,
+        node_id: str,
+        context: RunContext,
+        *,
+        parameters: dict[str, Any] | None = None,
+        position: dict[str, float] | None = None,
+    ) -> WorkflowNode: ...
+
+    async def remove_node(self, workflow_id: str, node_id: str, context: RunContext) -> int: ...
+
+    async def connect(
+        self, workflow_id: str, connection: WorkflowConnection, context: RunContext
+    ) -> WorkflowGraph: ...
+
+    async def disconnect(
+        self, workflow_id: str, connection: WorkflowConnection, context: RunContext
+    ) -> WorkflowGraph: ...
+
+    async def validate(self, workflow_id: str, context: RunContext) -> list[WorkflowProblem]: ...
+
+
 class ToolServices(Protocol):
     """The kernel as a tool sees it (``ctx.services``)."""
 
@@ -338,6 +386,8 @@ class ToolServices(Protocol):
     def knowledge(self) -> ToolKnowledge: ...
     @property
     def features(self) -> ToolFeatures: ...
+    @property
+    def workflows(self) -> ToolWorkflows: ...
 
 
 class ServiceUnavailableError(RuntimeError):
@@ -373,3 +423,7 @@ class NoServices:
     @property
     def features(self) -> ToolFeatures:
         self._missing("features")
+
+    @property
+    def workflows(self) -> ToolWorkflows:
+        self._missing("workflows")
