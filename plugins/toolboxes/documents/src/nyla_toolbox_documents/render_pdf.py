@@ -1,6 +1,7 @@
 """UDM to PDF with reportlab's page layout (Platypus): paragraphs that wrap and break across
 pages, ruled tables that repeat their header row, images scaled to the frame, and every
-heading an entry of the PDF outline (so extraction finds the headings again)."""
+heading an entry of the PDF outline (so extraction finds the headings again). Text is set
+in DejaVu where the machine has it (see :mod:`pdf_fonts`)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,9 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from nyla.sdk.documents import UdmDocument
+from nyla_toolbox_documents.pdf_fonts import bold_of, family, pdf_fonts
 from nyla_toolbox_documents.render_images import Images
 from nyla_toolbox_documents.style import Style
-
-_FONTS = {"times": "Times-Roman", "serif": "Times-Roman", "courier": "Courier", "mono": "Courier"}
-_BOLD = {"Helvetica": "Helvetica-Bold", "Times-Roman": "Times-Bold", "Courier": "Courier-Bold"}
-
-
-def pdf_font(name: str) -> str:
-    """The PDF standard font closest to ``name`` (Helvetica, Times-Roman or Courier): the
-    standard fonts need no font file, so nothing is read or embedded."""
-    lowered = name.lower()
-    return next((f for key, f in _FONTS.items() if key in lowered), "Helvetica")
 
 
 def render_pdf(udm: UdmDocument, style: Style, images: Images) -> bytes:
@@ -63,8 +55,9 @@ def _styles(style: Style) -> dict[str, Any]:
     from reportlab.lib import colors
     from reportlab.lib.styles import ParagraphStyle
 
-    body = pdf_font(style.font_family)
-    head = _BOLD[pdf_font(style.headings_font)]
+    fonts = pdf_fonts()
+    body = fonts[family(style.font_family)][0]
+    head = fonts[family(style.headings_font)][1]
     size = style.font_size
     base = ParagraphStyle(
         "body",
@@ -87,7 +80,9 @@ def _styles(style: Style) -> dict[str, Any]:
             spaceBefore=hsize * 0.6,
             spaceAfter=hsize * 0.4,
         )
-    out["code"] = ParagraphStyle("code", parent=base, fontName="Courier", fontSize=size * 0.9)
+    out["code"] = ParagraphStyle(
+        "code", parent=base, fontName=fonts["mono"][0], fontSize=size * 0.9
+    )
     return out
 
 
@@ -129,7 +124,7 @@ def _table(block: Any, style: Style, number: int, body: Any, width: float) -> An
     head = ParagraphStyle(
         "head",
         parent=cell,
-        fontName=_BOLD[body.fontName],
+        fontName=bold_of(body.fontName),
         textColor=colors.HexColor(ts.header_color),
     )
     columns = max([len(block.header), *(len(r) for r in block.rows)], default=1)
