@@ -68,7 +68,7 @@ async def _search_as(url: str, token: str) -> tuple[list[str], list[dict]]:
             tools = (await session.list_tools()).tools
             found = await session.call_tool("searchKnowledge", {"query": "zephyr project"})
     assert not found.is_error, found
-    assert tools[0].annotations is not None and tools[0].annotations.read_only_hint is True
+    assert all(t.annotations is not None and t.annotations.read_only_hint for t in tools)
     return [t.name for t in tools], json.loads(found.content[0].text)
 
 
@@ -76,7 +76,7 @@ async def test_each_user_searches_only_their_own_knowledge_over_http(served, mak
     tokens = await _prepare(served, make_kernel)
     served.start()
     names, alice_hits = await _search_as(served.url, tokens["alice"])
-    assert names == ["searchKnowledge"]
+    assert names == ["searchKnowledge", "listDataSources", "searchDataSource"]
     assert [h["fileName"] for h in alice_hits] == ["alice-notes.txt"]
     assert "secret plan" not in json.dumps(alice_hits)
     _, bob_hits = await _search_as(served.url, tokens["bob"])

@@ -11,6 +11,8 @@ from mcp import Client
 from nyla import RunContext
 from nyla_host.mcp_server import NotAuthenticated, build_server, identify
 
+TOOLS = ["searchKnowledge", "listDataSources", "searchDataSource"]
+
 
 async def _index(kernel, file_id: str, user: str, text: bytes) -> None:
     context = RunContext(user_id=user, mandate_id="m1")
@@ -26,9 +28,9 @@ async def test_user_a_searches_their_knowledge_and_never_sees_user_bs(state):
     token, _ = await state.tokens.create("alice", role="user", mandate_id="m1")
     identity = await identify(state.tokens, token)
     async with Client(build_server(kernel, identity)) as client:
-        tools = await client.list_tools()
-        (tool,) = tools.tools
-        assert tool.name == "searchKnowledge" and tool.annotations.read_only_hint is True
+        tools = (await client.list_tools()).tools
+        assert [t.name for t in tools] == TOOLS
+        assert all(t.annotations.read_only_hint is True for t in tools)
         found = await client.call_tool("searchKnowledge", {"query": "zephyr project", "k": 10})
     assert not found.is_error
     hits = json.loads(found.content[0].text)
@@ -44,6 +46,39 @@ async def test_hits_are_neutralised_before_they_leave(state):
         found = await client.call_tool("searchKnowledge", {"query": "zephyr contact"})
     assert "zephyr" in found.content[0].text
     assert "ada.lovelace@example.com" not in found.content[0].text
+
+
+async def test_data_sources_are_listed_and_searched_only_by_their_owner(state, client, token_for):
+    from .test_sources import _source, _wait_jobs
+
+    alice = await token_for("alice")
+    _, ds_id = await _source(client, alice)
+    on = await client.patch(
+        f"/api/datasources/{ds_id}/rag-index", json={"enabled": True}, headers=alice
+    )
+    assert on.status_code == 200, on.text
+    await _wait_jobs(state, alice, client)
+    await _index(state.kernel, "uploaded", "alice", b"the travel policy of the upload")
+    token, _ = await state.tokens.create("alice", role="user", mandate_id="m1")
+    async with Client(build_server(state.kernel, await identify(state.tokens, token))) as mcp:
+        listed = json.loads((await mcp.call_tool("listDataSources", {})).content[0].text)
+        args = {"source": ds_id, "query": "travel policy train"}
+        found = await mcp.call_tool("searchDataSource", args)
+        everywhere = await mcp.call_tool("searchKnowledge", {"query": "travel policy train"})
+    (source,) = listed
+    assert source["id"] == ds_id and source["service"] == "memfs" and source["searchable"]
+    assert not found.is_error, found.content[0].text
+    # the upload matches too, but it is not in the data source
+    assert "uploaded.txt" in {h["fileName"] for h in json.loads(everywhere.content[0].text)}
+    names = [h["fileName"] for h in json.loads(found.content[0].text)]
+    assert names[0] == "handbook.txt" and set(names) <= {"handbook.txt", "notes.txt"}
+    bob_token, _ = await state.tokens.create("bob", role="user", mandate_id="m1")
+    async with Client(build_server(state.kernel, await identify(state.tokens, bob_token))) as mcp:
+        assert json.loads((await mcp.call_tool("listDataSources", {})).content[0].text) == []
+        refused = await mcp.call_tool("searchDataSource", args)
+        empty = await mcp.call_tool("searchKnowledge", {"query": "  "})
+    assert refused.is_error and f"no data source {ds_id}" in refused.content[0].text
+    assert empty.is_error and empty.content[0].text.endswith(": query is empty")
 
 
 @pytest.mark.parametrize("token", [None, "", "nyla_wrong"])
@@ -98,5 +133,5 @@ async def test_nyla_mcp_serve_over_stdio_answers_the_sdk_client_as_the_tokens_us
         async with Client(params) as client:
             names = [t.name for t in (await client.list_tools()).tools]
             found = await client.call_tool("searchKnowledge", {"query": "zephyr project"})
-    assert names == ["searchKnowledge"]
+    assert names == TOOLS
     assert [h["fileName"] for h in json.loads(found.content[0].text)] == ["alice-notes.txt"]
