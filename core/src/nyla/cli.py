@@ -17,6 +17,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "toolboxes": ("nyla.commands.catalog:toolboxes", "List toolboxes."),
     "tools": ("nyla.commands.catalog:tools", "List tools."),
     "actions": ("nyla.actions.cli:actions", "List workflow methods and their typed actions."),
+    "workflows": ("nyla.actions.cli:workflows", "Stored workflow graphs of action nodes."),
     "db": ("nyla.commands.db:db", "The database (embedded PostgreSQL or NYLA_DATABASE_URL)."),
     "ai": ("nyla.ai.cli:ai", "One-off model calls and neutralization."),
     "run": ("nyla.agent.cli:run", "Run the agent on a prompt."),
