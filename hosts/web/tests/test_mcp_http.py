@@ -117,6 +117,10 @@ async def test_no_wrong_or_revoked_token_is_refused(served, make_kernel):
         response = await http.post("/mcp", json=hello, headers=headers)
         assert response.status_code == 200, response.text
         assert response.json()["result"]["serverInfo"]["name"] == "nyla"
+        # stateless: no stream to hold open, no session to end
+        for method in ("GET", "DELETE"):
+            refused = await http.request(method, "/mcp", headers=headers)
+            assert refused.status_code == 405, (method, refused.text)
     # the SDK's client, refused, fails before any session exists
     with pytest.RaisesGroup(pytest.RaisesGroup(MCPError)):
         await _search_as(served.url, revoked)

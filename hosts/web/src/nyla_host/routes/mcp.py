@@ -3,7 +3,8 @@
 authentication (``need_user``: API tokens, then OIDC and the host app's hooks), denied by
 default like every route. Each request is served by a server built for its caller, so a tool
 can only ever see that caller's data; the transport is stateless (a session id would be a
-second credential) and answers JSON."""
+second credential) and answers JSON, so there is no stream to GET and no session to DELETE
+(405)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ class _Served(Response):
             await manager.handle_request(scope, receive, send)
 
 
-@router.api_route("/mcp", methods=["GET", "POST", "DELETE"], include_in_schema=False)
+@router.post("/mcp", include_in_schema=False)
 async def mcp_endpoint(request: Request, identity: Identity = Depends(need_user)) -> Response:
     """The MCP streamable-HTTP endpoint, as the authenticated caller."""
     return _Served(host(request).kernel, identity)
