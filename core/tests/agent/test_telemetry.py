@@ -57,8 +57,9 @@ def spans():
         tracing.use_tracer_provider(None)
 
 
+@pytest.mark.parametrize("stream", [True, False])
 async def test_a_run_of_two_rounds_and_three_tool_calls(
-    spans, scripted, make_kernel, db, run_events, only
+    spans, scripted, make_kernel, db, run_events, only, stream
 ):
     def script(request: ChatRequest, i: int) -> Any:
         if i == 0:
@@ -69,7 +70,9 @@ async def test_a_run_of_two_rounds_and_three_tool_calls(
     box = Toolbox(id="t", tools=tools, default_active=True)
     kernel = make_kernel(scripted(script), ToolboxPlugin(box), db=db, builtins=False)
     events = await run_events(
-        kernel.agent.run(SECRET, AgentConfig(model="scripted:model"), RunContext(user_id="anna"))
+        kernel.agent.run(
+            SECRET, AgentConfig(model="scripted:model", stream=stream), RunContext(user_id="anna")
+        )
     )
     assert len(only(events, EventType.TOOL_RESULT)) == 3
 
@@ -88,6 +91,12 @@ async def test_a_run_of_two_rounds_and_three_tool_calls(
     # one model call per round, under its round, before the round's tool calls
     assert [c.parent.span_id for c in chats] == [r.context.span_id for r in rounds]
     assert all(c.end_time <= t.start_time for c in chats[:1] for t in tools_done)
+    assert all(
+        r.start_time <= c.start_time <= c.end_time <= r.end_time
+        for c, r in zip(chats, rounds, strict=True)
+    )
+    if stream:  # timed from the route, not a point in time
+        assert all(c.end_time > c.start_time for c in chats)
     assert len({s.context.trace_id for s in finished}) == 1
 
     summary = events[-1].data

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -52,6 +53,9 @@ class Route:
     fallbacks: list[FallbackNote] = field(default_factory=list)
     retries: int = 0
     last_error: Exception | None = None
+    #: when the route was made, its input neutralised (``time.time_ns()``): where a streamed
+    #: call starts for its span
+    started_ns: int = field(default_factory=time.time_ns)
 
     def models(self) -> Iterator[tuple[ModelSpec, float | None]]:
         """The chain with the budget preflight applied, as ``(spec, estimated cost)``: the

@@ -4,6 +4,7 @@ Nothing is built when no run listens."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from nyla.models.ai import AiCallRequest, AiCallResponse, ChatResponse, ModelSpec
@@ -38,7 +39,10 @@ def report_call(
             input_tokens=out.usage.input_tokens,
             output_tokens=out.usage.output_tokens,
             cost_chf=out.cost_chf,
-            duration_ms=out.duration_ms,
+            # a streamed call has no measured duration: its time through the pipeline
+            duration_ms=out.duration_ms
+            if out.duration_ms is not None
+            else (time.time_ns() - route.started_ns) / 1e6,
             finish_reason=out.finish_reason,
             prompt=prompt,
             answer=answer,
