@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 # What a type checker sees; at run time the names load lazily (__getattr__ below).
 # isort: off
 if TYPE_CHECKING:
+    from nyla.actions.graph import WorkflowEditError as WorkflowEditError
+    from nyla.actions.workflows import WorkflowNotFoundError as WorkflowNotFoundError
     from nyla.agent.loop import run_agent_loop as run_agent_loop
     from nyla.agent.spec import RunSpec as RunSpec
     from nyla.agent.runtime import AgentRuntime as AgentRuntime
@@ -46,6 +48,10 @@ if TYPE_CHECKING:
         DataSourceView as DataSourceView,
         get_data_source as get_data_source,
         list_data_sources as list_data_sources,
+    )
+    from nyla.models.workflows import (
+        WorkflowConnection as WorkflowConnection,
+        WorkflowNode as WorkflowNode,
     )
     from nyla.plugins import PluginHost as PluginHost, PluginRecord as PluginRecord
     from nyla.text import clean_text as clean_text, has_unstorable_chars as has_unstorable_chars
@@ -84,6 +90,11 @@ _EXPORTS: dict[str, str] = {
     "DataSourceView": "nyla.knowledge.sources",
     "list_data_sources": "nyla.knowledge.sources",
     "get_data_source": "nyla.knowledge.sources",
+    # stored workflow graphs (kernel.workflows): the editor's wire types and refusals
+    "WorkflowNode": "nyla.models.workflows",
+    "WorkflowConnection": "nyla.models.workflows",
+    "WorkflowEditError": "nyla.actions.graph",
+    "WorkflowNotFoundError": "nyla.actions.workflows",
     # settings: the environment and the config file; who a command acts as by default
     "config_value": "nyla.config",
     "default_user": "nyla.identity",

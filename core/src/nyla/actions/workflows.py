@@ -221,9 +221,10 @@ class WorkflowService:
         params = found[1].params
         by_wire = {(f.alias or name): name for name, f in params.model_fields.items()}
         values = {by_wire[k]: v for k, v in node.parameters.items() if k in by_wire}
+        unset = dict.fromkeys(params.model_fields)  # a parameter a connection feeds
         refusal = await check_owned(
             tool_name(node.method, node.action),
-            params.model_construct(**values),
+            params.model_construct(**{**unset, **values}),
             ToolContext(run=context),
             self._db,
         )
