@@ -13,6 +13,8 @@ An argument that only looks like one (the id of a file in a vendor's system, say
 with ``Annotated[str, Owned(None)]``.
 
 The rules: a feature instance must be the run's; a workflow the run's or one of the user's;
+a stored workflow graph (``Owned("workflowGraph")``) the user's, of the run's feature
+instance or of none;
 files and folders must be readable in the run's scope (the file store's rule); data sources
 and connections must belong to the run's user (and mandate). Anything else is refused with
 ``ACCESS_DENIED`` — an id that does not exist is refused the same way, so the answer tells
