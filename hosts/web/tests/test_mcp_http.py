@@ -124,3 +124,23 @@ async def test_no_wrong_or_revoked_token_is_refused(served, make_kernel):
     # the SDK's client, refused, fails before any session exists
     with pytest.RaisesGroup(pytest.RaisesGroup(MCPError)):
         await _search_as(served.url, revoked)
+
+
+async def test_a_callers_server_is_kept_and_never_anothers(state, client, token_for, monkeypatch):
+    """In-process: the built server is kept per user and mandate, for at most MAX_SERVERS."""
+    from nyla_host.identity import Identity
+    from nyla_host.routes import mcp
+
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {**await token_for("alice"), "Accept": "application/json, text/event-stream"}
+    answered = await client.post("/mcp", json=hello, headers=headers)
+    assert answered.status_code == 200 and answered.json()["result"] == {}, answered.text
+    servers = state.services["mcp"]
+    alice = Identity(user_id="alice", mandate_id="m1")
+    kept = servers.server(alice)
+    assert servers.server(alice.model_copy(update={"role": "sysadmin"})) is kept
+    assert servers.server(Identity(user_id="bob", mandate_id="m1")) is not kept
+    assert servers.server(Identity(user_id="alice", mandate_id="m2")) is not kept
+    monkeypatch.setattr(mcp, "MAX_SERVERS", 2)
+    servers.server(Identity(user_id="carol", mandate_id="m1"))
+    assert servers.server(alice) is not kept  # alice was the least recently used: dropped

@@ -1,13 +1,14 @@
 """nyla as an MCP server over streamable HTTP at ``/mcp`` on ``nyla serve``: the server of
 ``nyla mcp serve`` (:func:`nyla_host.mcp_server.build_server`), behind the host's own
 authentication (``need_user``: API tokens, then OIDC and the host app's hooks), denied by
-default like every route. Each request is served by a server built for its caller, so a tool
-can only ever see that caller's data; the transport is stateless (a session id would be a
-second credential) and answers JSON, so there is no stream to GET and no session to DELETE
-(405)."""
+default like every route. Each request is served by the server built for its caller (kept
+for the next of their requests), so a tool can only ever see that caller's data; the
+transport is stateless (a session id would be a second credential) and answers JSON, so
+there is no stream to GET and no session to DELETE (405)."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -19,30 +20,50 @@ from nyla_host.state import host
 
 router = APIRouter(tags=["mcp"])
 
+#: callers whose built server is kept (building one costs ~4 ms of CPU: the tools' schemas)
+MAX_SERVERS = 256
+
+
+class McpServers:
+    """The MCP server of each recent caller (its tools hold only the caller's user and
+    mandate and read everything per call, so a kept server is never stale)."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._servers: OrderedDict[tuple[str, str | None], Any] = OrderedDict()
+
+    def server(self, identity: Identity) -> Any:
+        """The server of ``identity``'s user and mandate, built on first use."""
+        from nyla_host.mcp_server import build_server
+
+        key = (identity.user_id, identity.mandate_id)
+        server = self._servers.pop(key, None) or build_server(self.kernel, identity)
+        self._servers[key] = server
+        while len(self._servers) > MAX_SERVERS:
+            self._servers.popitem(last=False)
+        return server
+
 
 class _Served(Response):
     """Hands the request to an MCP transport, which writes the response itself."""
 
-    def __init__(self, kernel: Any, identity: Identity) -> None:
+    def __init__(self, server: Any) -> None:
         super().__init__()
-        self.kernel = kernel
-        self.identity = identity
+        self.server = server
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # the SDK loads on the first MCP request, not when the host starts
         from mcp.server.transport_security import TransportSecuritySettings
 
-        from nyla_host.mcp_server import build_server
-
-        server = build_server(self.kernel, self.identity)
-        # no DNS-rebinding check: the only credential is the bearer header, which a page a
-        # rebound name serves cannot send; the host's name is the operator's to choose
-        server.streamable_http_app(
+        # a manager runs once: a new one for each request (the call below makes it and
+        # ``session_manager`` returns it, with no await in between for another request)
+        self.server.streamable_http_app(
             stateless_http=True,
             json_response=True,
+            # no DNS-rebinding check: the only credential is the bearer header, which a
+            # page a rebound name serves cannot send; the host's name is the operator's
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
-        manager = server.session_manager
+        manager = self.server.session_manager
         async with manager.run():
             await manager.handle_request(scope, receive, send)
 
@@ -50,4 +71,9 @@ class _Served(Response):
 @router.post("/mcp", include_in_schema=False)
 async def mcp_endpoint(request: Request, identity: Identity = Depends(need_user)) -> Response:
     """The MCP streamable-HTTP endpoint, as the authenticated caller."""
-    return _Served(host(request).kernel, identity)
+    state = host(request)
+    # the SDK loads on the first MCP request, not when the host starts
+    servers = state.services.get("mcp")
+    if servers is None:
+        servers = state.services["mcp"] = McpServers(state.kernel)
+    return _Served(servers.server(identity))
