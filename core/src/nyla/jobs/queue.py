@@ -19,6 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from nyla import tracing
 from nyla.jobs.runtime import JobHandle, JobRunner
 from nyla.jobs.store import JobStore, this_worker
 
@@ -159,24 +160,30 @@ class ProcrastinateRunner:
 
         handle = QueueHandle(self.store, job_id, context)
         beat = asyncio.create_task(self._beat(job_id))
-        try:
-            await self.store.mark_running(job_id, this_worker())
-            await self.store.set_details(job_id, {"pickedUpAt": datetime.now(UTC).isoformat()})
-            result = await self.sync().work(
-                data_source_id, handle, limits=limits, first_slice=first_slice
-            )
-            await self.store.finish(job_id)
-            return result.items_indexed
-        except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            attempts = getattr(getattr(context, "job", None), "attempts", MAX_ATTEMPTS)
-            if attempts + 1 < MAX_ATTEMPTS:  # procrastinate retries it: the job waits again
-                await self.store.requeue(job_id, error)
-            else:
-                await self.store.finish(job_id, error=error)
-            raise
-        finally:
-            beat.cancel()
+        attributes = {
+            "nyla.job.id": job_id,
+            "nyla.job.kind": "sync",
+            "nyla.job.queue": "procrastinate",
+        }
+        with tracing.span("nyla.job sync", "nyla.jobs", attributes):
+            try:
+                await self.store.mark_running(job_id, this_worker())
+                await self.store.set_details(job_id, {"pickedUpAt": datetime.now(UTC).isoformat()})
+                result = await self.sync().work(
+                    data_source_id, handle, limits=limits, first_slice=first_slice
+                )
+                await self.store.finish(job_id)
+                return result.items_indexed
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                attempts = getattr(getattr(context, "job", None), "attempts", MAX_ATTEMPTS)
+                if attempts + 1 < MAX_ATTEMPTS:  # procrastinate retries it: the job waits again
+                    await self.store.requeue(job_id, error)
+                else:
+                    await self.store.finish(job_id, error=error)
+                raise
+            finally:
+                beat.cancel()
 
     async def _beat(self, job_id: str) -> None:
         while True:
