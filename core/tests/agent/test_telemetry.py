@@ -142,6 +142,10 @@ def test_off_imports_no_opentelemetry():
         "    yield 1\n"
         "gen = events()\n"
         "assert telemetry.traced(RunSpec('hi', AgentConfig(), RunContext()), gen) is gen\n"
+        "from nyla import tracing\n"
+        "with tracing.span('nyla.job x', 'nyla.jobs', {'a': 1}) as span:\n"
+        "    span.set({'b': 2})\n"
+        "assert span.otel is None and tracing.model_call_listener() is None\n"
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
     )
     env = {k: v for k, v in __import__("os").environ.items() if "OTEL" not in k}
