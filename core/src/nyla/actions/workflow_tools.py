@@ -13,7 +13,7 @@ from pydantic import Field
 
 from nyla.agent.authorize import Owned
 from nyla.hookspecs import hookimpl
-from nyla.models.tools import Toolbox, ToolContext, ToolResult
+from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
 from nyla.models.workflows import WorkflowConnection, WorkflowGraph
 from nyla.tools._args import Args, ToolSpec, tools_from
 
@@ -151,7 +151,7 @@ async def validate_workflow(args: WorkflowArgs, ctx: ToolContext) -> ToolResult:
     )
 
 
-def workflow_tools() -> list[Any]:
+def workflow_tools() -> list[Tool]:
     """The tools of the ``workflow`` toolbox."""
     spec: list[ToolSpec] = [
         ("readWorkflowGraph", "Read a workflow's nodes and connections.", WorkflowArgs, read_workflow_graph, True),

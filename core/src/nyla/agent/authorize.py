@@ -28,7 +28,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
-from sqlalchemy import or_, select
 
 from nyla.models.agent import RunContext
 from nyla.models.tools import ToolContext, ToolResult
@@ -142,6 +141,8 @@ def _storable(value: str) -> bool:
 
 def _readable(table: Any) -> Visible:
     """Files or folders by the file store's own scope rule."""
+    from sqlalchemy import select
+
     from nyla.files.scope import readable
 
     return lambda context: (select(table.id).where(readable(table, context)), table.id)
@@ -149,6 +150,10 @@ def _readable(table: Any) -> Visible:
 
 def _owned_by(table: Any) -> Visible:
     """Rows of the run's user (in the run's mandate, or in none)."""
+    # sqlalchemy loads when an id is first checked: a tool module marking its arguments
+    # with Owned is imported at plugin discovery, which loads no storage layer
+    from sqlalchemy import or_, select
+
     return lambda context: (
         select(table.id).where(
             table.user_id == context.user_id,
@@ -194,6 +199,8 @@ async def _workflows(ids: list[str], run: RunContext, db: Database | None) -> li
 async def _workflow_graphs(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
     """Stored workflow graphs: the run's user's (in its mandate or none), and when the run
     works in a feature instance, only those of that instance or of none."""
+    from sqlalchemy import or_
+
     from nyla.tables.workflows import ActionWorkflowRow as Row
 
     def visible(context: RunContext) -> tuple[Any, Any]:
