@@ -34,8 +34,15 @@ def events_of(events: list[AgentEvent], kind: EventType) -> list[AgentEvent]:
 def invoke_cli(args: list[str], **kwargs: Any) -> Any:
     """Run the ``nyla`` command in-process with ``args`` (a click ``Result``: ``exit_code``,
     ``output``); keyword arguments go to :meth:`click.testing.CliRunner.invoke`."""
+    import copy
+
     from click.testing import CliRunner
 
     from nyla.cli import cli
 
-    return CliRunner().invoke(cli, args, **kwargs)
+    # A fresh copy of the group for each call: the commands plugins add are looked up once
+    # per group, and a test that discovered a narrower plugin set must not hide another's.
+    group = copy.copy(cli)
+    group.commands = {}  # the kernel's own commands are lazy, outside this dict
+    group.__dict__.pop("_plugin_commands_added", None)
+    return CliRunner().invoke(group, args, **kwargs)
