@@ -100,17 +100,21 @@ async def seed(state, client, alice: dict[str, str]) -> dict[str, str]:
 
 
 def check(case: Any, response: httpx.Response) -> None:
-    """No 5xx; errors are JSON with a ``detail``; a redirect goes to the page; a stream of
-    events ends with ``end``; anything else but a download is JSON."""
+    """No 5xx; errors are JSON with a ``detail`` (under ``/v1/`` OpenAI's ``error.message``);
+    a redirect goes to the page; a stream of events ends with ``end`` (``[DONE]`` under
+    ``/v1/``); anything else but a download is JSON."""
     where = f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}"
     assert response.status_code < 500, where
     kind = response.headers.get("content-type", "")
+    openai = case.formatted_path.startswith("/v1/")  # OpenAI's shapes, for its clients
     if response.status_code >= 400:
-        assert kind.startswith("application/json") and response.json()["detail"], where
+        assert kind.startswith("application/json"), where
+        body = response.json()
+        assert body["error"]["message"] if openai else body["detail"], where
     elif 300 <= response.status_code < 400:  # the sign-in callback sends the browser home
         assert response.headers["location"].startswith("/#sources?"), where
     elif kind.startswith("text/event-stream"):
-        assert "event: end\n" in response.text, where
+        assert ("data: [DONE]" if openai else "event: end\n") in response.text, where
     elif not response.headers.get("content-disposition", "").startswith("attachment"):
         assert kind.startswith("application/json"), where
         response.json()

@@ -57,7 +57,7 @@ class InputGuardMiddleware:
                     check_json(body)
                 receive = _replay(body, receive)
         except InputError as exc:
-            await _refuse(send, exc.status, str(exc))
+            await _refuse(send, exc.status, str(exc), openai=scope["path"].startswith("/v1/"))
             return
         await self.app(scope, receive, send)
 
@@ -186,8 +186,14 @@ def _replay(body: bytes, original: Receive) -> Receive:
     return receive
 
 
-async def _refuse(send: Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail, "error": "InvalidInput"}).encode()
+async def _refuse(send: Send, status: int, detail: str, *, openai: bool = False) -> None:
+    # under /v1/ the OpenAI-compatible endpoint's clients read OpenAI's error shape
+    shape: dict[str, object] = (
+        {"error": {"message": detail, "type": "invalid_request_error", "param": None, "code": None}}
+        if openai
+        else {"detail": detail, "error": "InvalidInput"}
+    )
+    body = json.dumps(shape).encode()
     await send(
         {
             "type": "http.response.start",
