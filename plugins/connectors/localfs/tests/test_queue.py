@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from localfs_helpers import KEY, local_source, make_tree
+from sqlalchemy import text
 
 from nyla.testing import installed_kernel, open_database
 from nyla.testing.tables import Job
@@ -26,6 +27,17 @@ async def _wait(db: Any, job_ids: list[str], seconds: float = 240) -> list[Job]:
             return jobs
         await asyncio.sleep(0.2)
     raise AssertionError(f"jobs did not finish: {[(j.id, j.status, j.error) for j in jobs]}")
+
+
+async def _wait_workers(db: Any, count: int, seconds: float = 120) -> None:
+    """Until ``count`` procrastinate workers have registered in the test's schema."""
+    for _ in range(int(seconds * 5)):
+        async with db.session() as s:
+            found = (await s.execute(text("SELECT count(*) FROM procrastinate_workers"))).scalar()
+        if found >= count:
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{count} workers did not start within {seconds:g} s")
 
 
 def _picked(job: Job) -> datetime:
@@ -50,9 +62,10 @@ async def test_two_workers_two_sources_never_one_twice(embedded_pg, tmp_path, mo
     make_tree(tmp_path / "b", 200)
     ds_a = await local_source(kernel, tmp_path / "a")
     ds_b = await local_source(kernel, tmp_path / "b")
-    job_a = await kernel.sync.start(ds_a, user_id="u1")
-    assert await kernel.sync.start(ds_a, user_id="u1") == job_a, "queueing_lock: one waits"
-    job_b = await kernel.sync.start(ds_b, user_id="u1")
+    make_tree(tmp_path / "c", 1)
+    ds_c = await local_source(kernel, tmp_path / "c")
+    job_c = await kernel.sync.start(ds_c, user_id="u1")
+    assert await kernel.sync.start(ds_c, user_id="u1") == job_c, "queueing_lock: one waits"
     cmd = [
         sys.executable,
         "-c",
@@ -61,8 +74,14 @@ async def test_two_workers_two_sources_never_one_twice(embedded_pg, tmp_path, mo
         "--concurrency",
         "1",
     ]
+    # both workers listen, idle, before A and B are queued: a worker that starts late on a
+    # busy machine would otherwise find the first one has taken both sources in turn
     workers = [subprocess.Popen(cmd, env={**os.environ, **env}) for _ in range(2)]
     try:
+        await _wait_workers(db, 2)
+        assert [j.status for j in await _wait(db, [job_c])] == ["done"]
+        job_a = await kernel.sync.start(ds_a, user_id="u1")
+        job_b = await kernel.sync.start(ds_b, user_id="u1")
         for _ in range(600):  # once A runs, a second sync of A may queue but must wait for it
             if "pickedUpAt" in ((await kernel.jobs.store.get(job_a)).details or {}):
                 break
