@@ -104,10 +104,11 @@ def scripted() -> Callable[..., ScriptedProvider]:
 
 
 @pytest.fixture
-def make_kernel() -> Callable[..., Any]:
+def make_kernel(embedded_pg: str) -> Callable[..., Any]:
     """``make_kernel(*plugins, db=None, builtins=True)`` -> a Kernel over exactly those
     plugins (plus the kernel's built-ins unless ``builtins=False``); see
-    :func:`~nyla.testing.kernels.plugin_kernel`."""
+    :func:`~nyla.testing.kernels.plugin_kernel`. Without ``db`` its database is a fresh
+    schema on the test server (connected on first use), never the user's own database."""
 
     def factory(
         *plugins: Any,
@@ -115,6 +116,8 @@ def make_kernel() -> Callable[..., Any]:
         builtins: bool = True,
         settings: dict[str, Any] | None = None,
     ) -> Any:
+        if db is None:
+            db = Database(embedded_pg, schema=f"k_{uuid.uuid4().hex[:12]}")
         return plugin_kernel(*plugins, db=db, builtins=builtins, settings=settings)
 
     return factory

@@ -68,8 +68,8 @@ async def test_another_instance_or_no_files_is_refused(db, make_kernel, provider
     assert provider.requests == []
 
 
-def test_the_action_tool_comes_on_in_trustee_runs_as_a_write(make_kernel, provider):
-    kernel = make_kernel(provider, nyla_toolbox_trustee)
+async def test_the_action_tool_comes_on_in_trustee_runs_as_a_write(db, make_kernel, provider):
+    kernel = make_kernel(provider, nyla_toolbox_trustee, db=db)  # never the user's database
     trustee = RunContext(feature_instance_id="fi-1", feature_code="trustee")
     tools = {t.name: t for t in kernel.agent.toolbox_session(AgentConfig(), trustee).tools}
     assert tools["trustee_extractFromFiles"].read_only is False
