@@ -241,7 +241,8 @@ async def test_owner_keys_with_quotes_backslashes_and_commas_reach_the_server_in
     # be read as a parameter or end the string, and a near miss of a key must not match
     tricky = 'a"b\\c,d{e}'
     quoting = "o'k %(q)s :keys %s"
-    users = (tricky, 'a"b\\c', "a", quoting, "o'k")
+    escape = "b\\'); --"  # a backslash before a quote: ends nothing in an E'' literal
+    users = (tricky, 'a"b\\c', "a", quoting, "o'k", escape)
     mine = await _load(kernel, dict.fromkeys(users, 3), chunks_per_file=1)
     for user in users:
         found = await _search(kernel, user, mine[user][0][1], k=10)

@@ -233,7 +233,10 @@ def _with_keys(sql: str, keys: tuple[str, ...]) -> str:
     ``:keys`` parameter (substituted after the bind conversion: a key's own ``:`` or
     ``%`` is never read as a parameter)."""
     quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in keys)
-    literal = sql_literal("{" + ",".join(f'"{key}"' for key in quoted) + "}")
+    array = "{" + ",".join(f'"{key}"' for key in quoted) + "}"
+    # an E'' literal reads its backslashes the same whatever standard_conforming_strings
+    # the server runs with, so no key can end the literal early
+    literal = "E'" + array.replace("\\", "\\\\").replace("'", "''") + "'"
     return driver_sql(sql).replace("%(keys)s", literal.replace("%", "%%") + "::text[]")
 
 
