@@ -51,12 +51,30 @@ class BudgetExceeded(NylaError):
         self.remaining_chf = remaining_chf
 
 
+class SpendingRefused(BudgetExceeded):
+    """Billing refused a call before it was made: the mandate may not spend, has no credit
+    left, or the mandate's or user's monthly limit would be passed (``rule`` names which)."""
+
+    def __init__(self, message: str, *, rule: str, estimated_chf: float | None = None) -> None:
+        super().__init__(message, estimated_chf=estimated_chf)
+        self.rule = rule
+
+
 class NeutralizationError(NylaError):
     """Neutralization failed while the context requires it: the call is blocked, not sent."""
 
 
 class ModelNotAvailableError(NylaError):
     """No model fits the request (operation, size, restrictions), or the one named is unknown."""
+
+
+class ModelAccessDenied(ModelNotAvailableError):
+    """The model access rule of the caller's mandate or user forbids the model (or every
+    model that could answer); ``rule`` names the rule."""
+
+    def __init__(self, message: str, *, rule: str) -> None:
+        super().__init__(message)
+        self.rule = rule
 
 
 class UnsupportedCapabilityError(ModelNotAvailableError):
