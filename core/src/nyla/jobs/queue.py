@@ -10,13 +10,17 @@ which the walker checks between items. The periodic task ``nyla.resync`` runs th
 scheduler's tick once a minute in one of the workers (:mod:`nyla.walkers.schedule`: it
 defers the syncs that are due). The nyla job row (progress, heartbeat, result) is the
 same as with the in-process runner, so status, inventory and the zombie killer see both alike.
+
+Other services register their own tasks (``tasks``: name -> ``await fn(handle, args)``, on
+the queue ``jobs``) and defer them with :meth:`ProcrastinateRunner.defer_task`; a worker
+runs ``recoveries`` after its boot recovery (a workflow run a dead worker left goes on).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from nyla import tracing
@@ -31,10 +35,16 @@ log = logging.getLogger(__name__)
 
 QUEUE = "sync"
 TASK = "nyla.sync"
+#: the queue of the tasks other services register (workflow runs, ...)
+TASKS_QUEUE = "jobs"
 MAX_ATTEMPTS = 3
 #: the periodic task that defers the due syncs of every enabled source (the scheduler's tick)
 RESYNC_TASK = "nyla.resync"
 RESYNC_CRON = "* * * * *"
+
+
+#: a registered task's body: ``await fn(handle, args)`` in a worker
+QueuedTask = Callable[[JobHandle, dict[str, Any]], Awaitable[Any]]
 
 
 def _conninfo(url: str) -> str:
@@ -62,9 +72,18 @@ class ProcrastinateRunner:
     The queue lives in ``db``; ``sync`` gives the sync service its workers call (a callable:
     the sync service runs its jobs on this runner, so it is built after it)."""
 
-    def __init__(self, db: Database, sync: Callable[[], QueuedSync]) -> None:
+    def __init__(
+        self,
+        db: Database,
+        sync: Callable[[], QueuedSync],
+        *,
+        tasks: Mapping[str, QueuedTask] | None = None,
+        recoveries: list[Callable[[], Awaitable[Any]]] | None = None,
+    ) -> None:
         self.db = db
         self.sync = sync
+        self.tasks = dict(tasks or {})
+        self.recoveries = list(recoveries or [])
         self.local = JobRunner(db)
         self.store = self.local.store
         self._app: Any = None
@@ -106,12 +125,23 @@ class ProcrastinateRunner:
         ) -> Any:
             return await self._work(context, data_source_id, job_id, limits, first_slice)
 
+        for name in self.tasks:
+            self._register(app, name)
+
         @app.periodic(cron=RESYNC_CRON, periodic_id=RESYNC_TASK)
         @app.task(name=RESYNC_TASK, queue=QUEUE, queueing_lock=RESYNC_TASK)
         async def resync_task(timestamp: int) -> int:
             return len(await self.sync().scheduler.tick())
 
         return app
+
+    def _register(self, app: Any, name: str) -> None:
+        """The procrastinate task ``name``: its registered body as a nyla job (no retries
+        by the queue: a task retries what it may itself)."""
+
+        @app.task(name=name, queue=TASKS_QUEUE, pass_context=True)
+        async def task(context: Any, job_id: str, args: dict[str, Any]) -> Any:
+            return await self._work_task(context, name, job_id, args)
 
     async def _open(self) -> None:
         await self.db.ensure_ready()
@@ -151,6 +181,67 @@ class ProcrastinateRunner:
             return waiting[0].id if waiting else job_id
         await self.store.set_details(job_id, {"procrastinateJobId": pq_id})
         return job_id
+
+    async def defer_task(
+        self,
+        name: str,
+        args: dict[str, Any],
+        *,
+        kind: str,
+        lock: str | None = None,
+        **fields: Any,
+    ) -> str:
+        """Queue the registered task ``name`` with ``args`` as a nyla job of ``kind``
+        (``lock``: at most one job holding it runs at a time); returns the nyla job id."""
+        await self._open()
+        job_id = await self.store.start(kind, status="queued", **fields)
+        await self.store.set_details(job_id, {"queue": "procrastinate"})
+        task = self.app.tasks[name]
+        if lock is not None:
+            task = task.configure(lock=lock)
+        pq_id = await task.defer_async(job_id=job_id, args=args)
+        await self.store.set_details(job_id, {"procrastinateJobId": pq_id})
+        return job_id
+
+    async def _work_task(self, context: Any, name: str, job_id: str, args: dict[str, Any]) -> Any:
+        """A registered task's body in a worker, as a nyla job: marked this worker's, beating,
+        finished with its outcome."""
+        handle = QueueHandle(self.store, job_id, context)
+        beat = asyncio.create_task(self._beat(job_id))
+        attributes = {
+            "nyla.job.id": job_id,
+            "nyla.job.kind": name,
+            "nyla.job.queue": "procrastinate",
+        }
+        with tracing.span(f"nyla.job {name}", "nyla.jobs", attributes):
+            try:
+                await self.store.mark_running(job_id, this_worker())
+                result = await self.tasks[name](handle, args)
+            except Exception as exc:
+                await self.store.finish(job_id, error=f"{type(exc).__name__}: {exc}")
+                raise
+            else:
+                await self.store.finish(job_id)
+                return result
+            finally:
+                beat.cancel()
+
+    async def end_stale(self, job_id: str) -> None:
+        """Mark the procrastinate job of a nyla job whose worker died failed (it stays
+        ``doing`` otherwise; the nyla job was ended by boot recovery)."""
+        from procrastinate.jobs import Status
+
+        job = await self.store.get(job_id)
+        pq_id = (job.details or {}).get("procrastinateJobId") if job else None
+        if pq_id is None:
+            return
+        await self._open()
+        try:
+            await self.app.job_manager.finish_job_by_id_async(
+                int(pq_id), status=Status.FAILED, delete_job=False
+            )
+        except Exception:  # already ended, or retried by another worker: nothing to end
+            log.debug("procrastinate job %s was not open", pq_id, exc_info=True)
 
     async def _work(
         self, context: Any, data_source_id: str, job_id: str, limits: Any, first_slice: Any
@@ -204,13 +295,19 @@ class ProcrastinateRunner:
         return await self.store.cancel_by_connection(connection_id)
 
     async def run_worker(self, *, concurrency: int = 2, name: str | None = None) -> None:
-        """Work the sync queue until stopped (``nyla worker``): boot recovery first."""
+        """Work the sync queue and the registered tasks' until stopped (``nyla worker``):
+        boot recovery first, then the registered recoveries."""
         await self._open()
         recovered = await self.local.start()
         if recovered:
             log.warning("recovered %d interrupted job(s)", recovered)
+        for recover in self.recoveries:
+            await recover()
         await self.app.run_worker_async(
-            queues=[QUEUE], concurrency=concurrency, name=name or this_worker(), wait=True
+            queues=[QUEUE, TASKS_QUEUE],
+            concurrency=concurrency,
+            name=name or this_worker(),
+            wait=True,
         )
 
     async def aclose(self) -> None:
