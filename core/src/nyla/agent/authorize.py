@@ -13,8 +13,8 @@ An argument that only looks like one (the id of a file in a vendor's system, say
 with ``Annotated[str, Owned(None)]``.
 
 The rules: a feature instance must be the run's; a workflow the run's or one of the user's;
-a stored workflow graph (``Owned("workflowGraph")``) the user's, of the run's feature
-instance or of none;
+a stored workflow graph (``Owned("workflowGraph")``) or a run of one (``Owned("workflowRun")``)
+the user's, of the run's feature instance or of none;
 files and folders must be readable in the run's scope (the file store's rule); data sources
 and connections must belong to the run's user (and mandate). Anything else is refused with
 ``ACCESS_DENIED`` — an id that does not exist is refused the same way, so the answer tells
@@ -45,6 +45,7 @@ KINDS = (
     "connection",
     "workflow",
     "workflowGraph",
+    "workflowRun",
 )
 
 #: argument names (alias or field name) that carry an owned id without an explicit marker
@@ -196,25 +197,38 @@ async def _workflows(ids: list[str], run: RunContext, db: Database | None) -> li
     return await _invisible(others, run, db, _owned_by(WorkflowRow))
 
 
-async def _workflow_graphs(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
-    """Stored workflow graphs: the run's user's (in its mandate or none), and when the run
-    works in a feature instance, only those of that instance or of none."""
+def _of_instance(table: Any) -> Visible:
+    """Rows of the run's user (:func:`_owned_by`) and, when the run works in a feature
+    instance, only those of that instance or of none."""
     from sqlalchemy import or_
 
-    from nyla.tables.workflows import ActionWorkflowRow as Row
-
     def visible(context: RunContext) -> tuple[Any, Any]:
-        statement, column = _owned_by(Row)(context)
+        statement, column = _owned_by(table)(context)
         if context.feature_instance_id is not None:
             statement = statement.where(
                 or_(
-                    Row.feature_instance_id.is_(None),
-                    Row.feature_instance_id == context.feature_instance_id,
+                    table.feature_instance_id.is_(None),
+                    table.feature_instance_id == context.feature_instance_id,
                 )
             )
         return statement, column
 
-    return await _invisible(ids, run, db, visible)
+    return visible
+
+
+async def _workflow_graphs(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
+    """Stored workflow graphs: the run's user's (in its mandate or none), and when the run
+    works in a feature instance, only those of that instance or of none."""
+    from nyla.tables.workflows import ActionWorkflowRow
+
+    return await _invisible(ids, run, db, _of_instance(ActionWorkflowRow))
+
+
+async def _workflow_runs(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
+    """Runs of stored workflows, seen as a workflow graph is."""
+    from nyla.tables.workflow_runs import WorkflowRunRow
+
+    return await _invisible(ids, run, db, _of_instance(WorkflowRunRow))
 
 
 AUTHORIZERS: dict[str, Authorizer] = {
@@ -225,12 +239,14 @@ AUTHORIZERS: dict[str, Authorizer] = {
     "connection": _connections,
     "workflow": _workflows,
     "workflowGraph": _workflow_graphs,
+    "workflowRun": _workflow_runs,
 }
 
 _LABELS = {
     "featureInstance": "feature instance",
     "dataSource": "data source",
     "workflowGraph": "workflow",
+    "workflowRun": "workflow run",
 }
 
 
@@ -238,6 +254,7 @@ _SUGGESTIONS = {
     "file": "use listFiles / searchInFileContent to find the right id",
     "folder": "use listFolders to find the right id",
     "workflowGraph": "use the id of one of your workflows",
+    "workflowRun": "use the run id runWorkflow answered",
 }
 
 

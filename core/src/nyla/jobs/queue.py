@@ -13,7 +13,8 @@ same as with the in-process runner, so status, inventory and the zombie killer s
 
 Other services register their own tasks (``tasks``: name -> ``await fn(handle, args)``, on
 the queue ``jobs``) and defer them with :meth:`ProcrastinateRunner.defer_task`; a worker
-runs ``recoveries`` after its boot recovery (a workflow run a dead worker left goes on).
+runs ``recoveries`` after its boot recovery (a workflow run a dead worker left goes on), as
+the in-process runner's ``start`` does.
 """
 
 from __future__ import annotations
@@ -83,8 +84,9 @@ class ProcrastinateRunner:
         self.db = db
         self.sync = sync
         self.tasks = dict(tasks or {})
-        self.recoveries = list(recoveries or [])
-        self.local = JobRunner(db)
+        self.local = JobRunner(db, recoveries=recoveries)
+        #: what a worker runs after its boot recovery (the in-process runner's list: one)
+        self.recoveries = self.local.recoveries
         self.store = self.local.store
         self._app: Any = None
 
@@ -296,13 +298,11 @@ class ProcrastinateRunner:
 
     async def run_worker(self, *, concurrency: int = 2, name: str | None = None) -> None:
         """Work the sync queue and the registered tasks' until stopped (``nyla worker``):
-        boot recovery first, then the registered recoveries."""
+        boot recovery first (with the registered recoveries)."""
         await self._open()
         recovered = await self.local.start()
         if recovered:
             log.warning("recovered %d interrupted job(s)", recovered)
-        for recover in self.recoveries:
-            await recover()
         await self.app.run_worker_async(
             queues=[QUEUE, TASKS_QUEUE],
             concurrency=concurrency,

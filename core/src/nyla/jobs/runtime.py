@@ -132,8 +132,12 @@ class JobRunner:
         heartbeat_s: float = 30.0,
         zombie_every_s: float = 300.0,
         zombie_after_s: float = 1800.0,
+        recoveries: list[Callable[[], Awaitable[Any]]] | None = None,
     ) -> None:
         self.store = JobStore(db)
+        #: what :meth:`start` runs after its own recovery (a workflow run a dead worker left
+        #: goes on): each service that needs it registers one
+        self.recoveries = list(recoveries or [])
         self.heartbeat_s = heartbeat_s
         self.zombie_every_s = zombie_every_s
         self.zombie_after_s = zombie_after_s
@@ -143,9 +147,14 @@ class JobRunner:
         self._beater: asyncio.Task[Any] | None = None
 
     async def start(self) -> int:
-        """Recover interrupted jobs and start the heartbeat and zombie loops; returns how many
-        jobs were recovered."""
+        """Recover interrupted jobs, run the registered recoveries, and start the heartbeat and
+        zombie loops; returns how many jobs were recovered."""
         recovered = await self.store.recover_interrupted()
+        for recover in self.recoveries:
+            try:
+                await recover()
+            except Exception:  # one service's recovery must not keep the others from booting
+                log.exception("a recovery at start failed")
         if not self._loops:
             self._loops = [
                 asyncio.create_task(self._every(self.heartbeat_s, self._beat)),
