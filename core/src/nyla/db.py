@@ -57,12 +57,12 @@ class Base(DeclarativeBase):
 TABLE_MODULES: tuple[str, ...] = (
     "nyla.files.tables",
     "nyla.agent.tables",
+    "nyla.agent.run_tables",
     "nyla.tables.knowledge",
     "nyla.jobs.tables",
     "nyla.connections.tables",
     "nyla.tables.sync",
     "nyla.tables.workflows",
-    "nyla.tables.workflow_runs",
     "nyla.features.tables",
     "nyla.ai.access",
 )

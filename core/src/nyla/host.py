@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from nyla.agent.loop import run_agent_loop as run_agent_loop
     from nyla.agent.spec import RunSpec as RunSpec
     from nyla.agent.runtime import AgentRuntime as AgentRuntime
+    from nyla.agent.durable import DurableRuns as DurableRuns
+    from nyla.agent.run_tables import StoredRun as StoredRun, StoredRunEvent as StoredRunEvent
     from nyla.ai.neutralize import NeutralizationSession as NeutralizationSession
     from nyla.ai.service import AiService as AiService
     from nyla.config import config_value as config_value
@@ -74,6 +76,10 @@ _EXPORTS: dict[str, str] = {
     "FileStore": "nyla.files.store",
     "JobStore": "nyla.jobs.store",
     "AgentRuntime": "nyla.agent.runtime",
+    # durable runs (kernel.runs): recorded, driven here or on a worker, streamed anywhere
+    "DurableRuns": "nyla.agent.durable",
+    "StoredRun": "nyla.agent.run_tables",
+    "StoredRunEvent": "nyla.agent.run_tables",
     # the agent loop entry and what it runs (kernel.agent.run builds the spec)
     "run_agent_loop": "nyla.agent.loop",
     "RunSpec": "nyla.agent.spec",

@@ -20,8 +20,8 @@ if TYPE_CHECKING:  # the services are built lazily: importing them all costs sta
 
     from nyla.actions.catalog import ActionCatalog
     from nyla.actions.executor import ActionExecutor
-    from nyla.actions.runs import WorkflowRunService
     from nyla.actions.workflows import WorkflowService
+    from nyla.agent.durable import DurableRuns
     from nyla.agent.runtime import AgentRuntime
     from nyla.agent.spec import RunSpec
     from nyla.ai.access import ModelAccess
@@ -131,30 +131,6 @@ class Kernel:
 
         return WorkflowService(self.db, self.actions)
 
-    @cached_property
-    def workflow_runs(self) -> WorkflowRunService:
-        """Runs of stored workflows on the job runtime: node by node through the action
-        executor, resumable after a crash, cancellable, their events stored."""
-        from nyla.actions.runs import WorkflowRunService
-        from nyla.agent.tool_services import tool_services
-
-        return WorkflowRunService(
-            self.db,
-            self.workflows,
-            self.actions,
-            self.action_executor,
-            self.jobs,
-            lambda: tool_services(self.agent.services),
-            prepare=self.agent.user_context,
-        )
-
-    async def _resume_workflow_runs(self) -> None:
-        """Boot recovery of workflow runs (the run service is built only when one is open)."""
-        from nyla.actions.run_store import RunStore
-
-        if await RunStore(self.db).open_runs():
-            await self.workflow_runs.resume_interrupted()
-
     async def run_action(
         self, method: str, action: str, arguments: Any, context: RunContext
     ) -> ToolResult:
@@ -213,16 +189,28 @@ class Kernel:
     def jobs(self) -> JobRunner | ProcrastinateRunner:
         """The job runner (heartbeat, boot recovery, zombie killer, cancel)."""
         if self.jobs_backend == "procrastinate":
-            from nyla.actions.runs import add_workflow_task
+            from nyla.agent.run_job import add_run_task
             from nyla.jobs.queue import ProcrastinateRunner
 
             queue = ProcrastinateRunner(self.db, lambda: self.sync)
-            add_workflow_task(queue, lambda: self.workflow_runs)  # workflow runs on workers
-            queue.recoveries.append(self._resume_workflow_runs)
+            add_run_task(queue, lambda: self.runs)  # agent runs on workers too
             return queue
         from nyla.jobs.runtime import JobRunner
 
-        return JobRunner(self.db, recoveries=[self._resume_workflow_runs])
+        return JobRunner(self.db)
+
+    @cached_property
+    def runs(self) -> DurableRuns:
+        """Durable runs: recorded, their events written before they stream, driven here or
+        (``NYLA_JOBS=procrastinate``) by a ``nyla worker``, streamed by any process."""
+        from nyla.agent.durable import DurableRuns
+
+        defer = None
+        if self.jobs_backend == "procrastinate":
+            from nyla.agent.run_job import run_deferrer
+
+            defer = run_deferrer(cast("ProcrastinateRunner", self.jobs))
+        return DurableRuns(self.db, self.agent, self.files.workflows, defer=defer)
 
     @cached_property
     def sync(self) -> SyncService:
@@ -262,6 +250,8 @@ class Kernel:
 
     async def aclose(self) -> None:
         """Release pooled connections and clients."""
+        if "runs" in self.__dict__:
+            await self.runs.aclose()
         if "jobs" in self.__dict__:
             await self.jobs.aclose()
         if "db" in self.__dict__:

@@ -107,6 +107,8 @@ async def test_live_events_ping_while_waiting_and_cancel_is_its_own_call(
     seen = []
     stream = state.runs.events(run["runId"], 0, keepalive=0.01)
     async for item in stream:
+        if item is None and not seen:
+            continue  # (a ping before the first event is committed)
         seen.append(item)
         if item is None:
             break  # the model is blocked: the stream can only ping

@@ -1,13 +1,15 @@
-"""Agent runs detached from the HTTP connection.
+"""Agent runs detached from the HTTP connection, over the kernel's durable runs
+(``kernel.runs``, :mod:`nyla.agent.durable`).
 
-A run is an asyncio task that consumes ``kernel.agent.run`` and numbers each event (1, 2, ...,
-the SSE id). Events are kept in memory for live subscribers and written to
-``host_run_events`` in batches (every :data:`CHUNK_BATCH` events, :data:`FLUSH_DELAY_S` after
-the first unsaved one, and with the run's end in the transaction that records its status), so
-a finished run — or a run held by another worker process — replays from the database. A subscriber's
-disconnect never touches the run; ``cancel`` is its own call. A server that dies mid-run
-leaves ``running`` rows behind: :meth:`RunManager.recover_interrupted` marks them
-``interrupted`` at the next boot and closes their event stream with an ERROR event.
+A run is recorded with everything it needs, then driven in this process (the default) or by
+a ``nyla worker`` (``NYLA_JOBS=procrastinate``). Its events are numbered (1, 2, ..., the SSE
+id) and written to ``host_run_events`` before any stream sends them. A stream of a run this
+process drives reads the committed events from memory; any other stream (a run on a worker
+or on another host, or one that ended) reads them from the database, woken by PostgreSQL
+``NOTIFY``, so every host serves every run and ``Last-Event-ID`` resumes on any of them. A
+subscriber's disconnect never touches the run; ``cancel`` is its own call and works from
+any host. A run whose holder died is marked ``interrupted`` by the sweep every host and
+worker runs (at boot and every few seconds), never run again.
 
 Every run belongs to a conversation (a chat workflow of the kernel): its prompt, with the
 files attached to it, is stored there before the run starts, and its answer (with the
@@ -20,18 +22,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import func, select, update
-
-from nyla import AgentConfig, AgentEvent, EventType, RunContext
+from nyla import AgentConfig, RunContext
 from nyla_host.identity import Identity
 from nyla_host.links import PURPOSE, LinkSigner, with_urls
-from nyla_host.tables import HostRunEventRow, HostRunRow
+from nyla_host.tables import HostRunRow
 
 if TYPE_CHECKING:
     from nyla import Kernel
@@ -39,25 +38,30 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RUNNING, INTERRUPTED = "running", "interrupted"
-CHUNK_BATCH = 32
-#: how long an event may stay unsaved (what a crash can lose; a follower in another process lags)
-FLUSH_DELAY_S = 2.0
 
 
 @dataclass
 class _LiveRun:
+    """A run this process drives: its committed events, for this process's streams."""
+
     run_id: str
-    user_id: str
-    #: the conversation (a ChatWorkflow) the run's prompt and answer go to
-    workflow: Any = None
-    citations: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
-    unsaved: list[dict[str, Any]] = field(default_factory=list)
     done: bool = False
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-    task: asyncio.Task[None] | None = None
-    saving: asyncio.Lock = field(default_factory=asyncio.Lock)
-    flush: asyncio.Task[None] | None = None
+    #: set (and replaced) whenever events commit or the run ends
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[Any] | None = None
+
+    def committed(self, batch: list[dict[str, Any]]) -> None:
+        self.events.extend(batch)
+        self._wake()
+
+    def ended(self, _task: Any = None) -> None:
+        self.done = True
+        self._wake()
+
+    def _wake(self) -> None:
+        wake, self.wake = self.wake, asyncio.Event()
+        wake.set()
 
 
 class RunRecord(NamedTuple):
@@ -104,11 +108,12 @@ class RunNotFound(LookupError):
 
 
 class RunManager:
-    """Starts, streams, cancels and recovers the host's agent runs."""
+    """Starts, streams, cancels and recovers the host's agent runs over the kernel's durable
+    runs (``kernel.runs``). ``poll_interval`` is accepted for older callers and unused: a
+    stream of a run another process holds is woken by ``NOTIFY``."""
 
-    def __init__(self, kernel: Kernel, *, poll_interval: float = 0.5) -> None:
+    def __init__(self, kernel: Kernel, *, poll_interval: float | None = None) -> None:
         self.kernel = kernel
-        self.poll_interval = poll_interval
         self._live: dict[str, _LiveRun] = {}
         #: signs the download links of the files a run's answer cites
         self.links = LinkSigner(lambda: kernel.derived_key(PURPOSE))
@@ -125,10 +130,10 @@ class RunManager:
         conversation_id: str,
         files: list[Any] | None = None,
     ) -> HostRunRow:
-        """Record a run, store its prompt in the conversation and start it in the
-        background; returns its row. ``files`` (the caller's, checked) are attached to the
-        prompt and named in what the agent reads."""
-        run_id = uuid.uuid4().hex
+        """Record a run, store its prompt in the conversation and start it (here, or on a
+        worker with ``NYLA_JOBS=procrastinate``); returns its row. ``files`` (the
+        caller's, checked) are attached to the prompt and named in what the agent reads."""
+        runs = self.kernel.runs
         context = await self.kernel.agent.user_context(
             RunContext(
                 user_id=identity.user_id,
@@ -139,206 +144,61 @@ class RunManager:
         )
         workflows = self.kernel.files.workflows
         workflow = await workflows.load(conversation_id, context)
-        row = HostRunRow(
-            run_id=run_id,
-            user_id=identity.user_id,
-            mandate_id=identity.mandate_id,
-            status=RUNNING,
-            prompt=prompt,
-            timezone=timezone,
-            started_at=datetime.now(UTC),
+        row = await runs.create(
+            agent_prompt(prompt, files or []), config, context, shown_prompt=prompt
         )
-        async with self.kernel.db.session() as s:
-            s.add(row)
         await workflows.add_turn(
-            workflow, role="user", status="prompt", text=prompt, run_id=run_id, files=files
+            workflow, role="user", status="prompt", text=prompt, run_id=row.run_id, files=files
         )
-        live = _LiveRun(run_id=run_id, user_id=identity.user_id, workflow=workflow)
-        self._live[run_id] = live
-        live.task = asyncio.create_task(
-            self._drive(live, agent_prompt(prompt, files or []), config, context)
-        )
+        if runs.queued:
+            await runs.launch(row)
+            return row
+        live = _LiveRun(run_id=row.run_id)
+        self._live[row.run_id] = live
+        live.task = await runs.launch(row, on_commit=live.committed)
+        if live.task is not None:
+            live.task.add_done_callback(live.ended)
+            live.task.add_done_callback(lambda _t: self._live.pop(row.run_id, None))
         return row
 
-    async def _drive(
-        self, live: _LiveRun, prompt: str, config: AgentConfig, context: RunContext
-    ) -> None:
-        status, final_text, cost, error = "error", "", 0.0, None
-        try:
-            async for event in self.kernel.agent.run(prompt, config, context, run_id=live.run_id):
-                if event.type is EventType.FINAL:
-                    final_text, status = event.text, str(event.data.get("status") or status)
-                    live.citations = list(event.data.get("citations") or [])
-                    event.data["citations"] = await with_urls(
-                        self.kernel, self.links, live.citations, context
-                    )
-                elif event.type is EventType.AGENT_SUMMARY:
-                    status = str(event.data.get("status") or status)
-                    cost = float(event.data.get("costChf") or 0.0)
-                await self._emit(live, event)
-        except asyncio.CancelledError:
-            status, error = INTERRUPTED, "the server stopped during the run"
-            await self._emit(live, AgentEvent(type=EventType.ERROR, text=error))
-        except Exception as exc:  # the run fails, the host keeps serving
-            log.exception("run %s failed", live.run_id)
-            status, error = "error", f"{type(exc).__name__}: {exc}"
-            await self._emit(live, AgentEvent(type=EventType.ERROR, text=error))
-        finally:
-            await self._finish(live, status, final_text, cost, error)
-
-    async def _emit(self, live: _LiveRun, event: AgentEvent) -> None:
-        payload = {"seq": len(live.events) + 1, "runId": live.run_id, **event.to_wire()}
-        async with live.changed:
-            live.events.append(payload)
-            live.unsaved.append(payload)
-            live.changed.notify_all()
-        if len(live.unsaved) >= CHUNK_BATCH:
-            await self._save(live)
-        elif live.flush is None:
-            live.flush = asyncio.create_task(self._flush_later(live))
-
-    async def _flush_later(self, live: _LiveRun) -> None:
-        await asyncio.sleep(FLUSH_DELAY_S)
-        live.flush = None
-        if live.unsaved and not live.done:
-            await self._save(live)
-
-    async def _save(self, live: _LiveRun, **values: Any) -> None:
-        # one writer at a time: the run's end must commit after every earlier batch, so a
-        # follower that sees the final status also sees every event
-        async with live.saving:
-            batch, live.unsaved = live.unsaved, []
-            if not batch and not values:
-                return
-            async with self.kernel.db.session() as s:
-                s.add_all(
-                    HostRunEventRow(run_id=live.run_id, seq=e["seq"], type=e["type"], payload=e)
-                    for e in batch
-                )
-                values.setdefault("last_seq", func.greatest(HostRunRow.last_seq, len(live.events)))
-                await s.execute(
-                    update(HostRunRow).where(HostRunRow.run_id == live.run_id).values(**values)
-                )
-
-    async def _finish(
-        self, live: _LiveRun, status: str, final_text: str, cost: float, error: str | None
-    ) -> None:
-        try:
-            await asyncio.shield(self._answer(live, status, final_text, error))
-            await asyncio.shield(
-                self._save(
-                    live,
-                    status=status,
-                    final_text=final_text,
-                    cost_chf=cost,
-                    error=error,
-                    finished_at=datetime.now(UTC),
-                )
-            )
-        finally:
-            if live.flush is not None:
-                live.flush.cancel()
-            async with live.changed:
-                live.done = True
-                live.changed.notify_all()
-            self._live.pop(live.run_id, None)
-
-    async def _answer(
-        self, live: _LiveRun, status: str, final_text: str, error: str | None
-    ) -> None:
-        """The run's answer (or its error) into the conversation; a failure to store it is
-        logged (the run's row still records how it ended)."""
-        failed = status in ("error", INTERRUPTED) or not final_text
-        text = (error or final_text or f"The run ended: {status}") if failed else final_text
-        try:
-            await self.kernel.files.workflows.add_turn(
-                live.workflow,
-                role="assistant",
-                status="error" if failed else "answer",
-                text=text,
-                run_id=live.run_id,
-                citations=live.citations or None,
-            )
-        except Exception:
-            log.exception("storing the answer of run %s failed", live.run_id)
-
     async def cancel(self, run_id: str, identity: Identity) -> bool:
-        """Cancel a running run of the caller (a sysadmin may cancel any); False when it is
-        not running here."""
-        row = await self.get(run_id, identity)
-        live = self._live.get(run_id)
-        if live is None or row.status != RUNNING:
-            return False
-        return bool(self.kernel.agent.cancel(run_id))
+        """Cancel a queued or running run of the caller (a sysadmin may cancel any), held by
+        any process; False when it already ended."""
+        await self.get(run_id, identity)
+        return await self.kernel.runs.cancel(run_id)
 
     async def recover_interrupted(self) -> int:
-        """At boot: every run still ``running`` belongs to a server that died; mark it
-        ``interrupted`` and end its event stream. Returns how many."""
-        async with self.kernel.db.session() as s:
-            rows = list(
-                (await s.execute(select(HostRunRow).where(HostRunRow.status == RUNNING))).scalars()
-            )
-            for row in rows:
-                if row.run_id in self._live:
-                    continue
-                last = (
-                    await s.scalar(
-                        select(func.coalesce(func.max(HostRunEventRow.seq), 0)).where(
-                            HostRunEventRow.run_id == row.run_id
-                        )
-                    )
-                    or 0
-                )
-                message = "interrupted: the server stopped during the run"
-                event = {"seq": last + 1, "runId": row.run_id, "type": "ERROR", "round": 0}
-                event.update(text=message, data={"status": INTERRUPTED})
-                s.add(HostRunEventRow(run_id=row.run_id, seq=last + 1, type="ERROR", payload=event))
-                row.status, row.error, row.last_seq = INTERRUPTED, message, last + 1
-                row.finished_at = datetime.now(UTC)
-        for row in rows:
-            if row.status == INTERRUPTED:
-                await self._answer_interrupted(row)
-        return len(rows)
-
-    async def _answer_interrupted(self, row: HostRunRow) -> None:
-        """The error of a run a dead server left, in its conversation (where a reload
-        shows it under the prompt)."""
-        workflows = self.kernel.files.workflows
-        try:
-            workflow_id = await workflows.workflow_of_run(row.run_id)
-            if workflow_id is None:
-                return
-            context = RunContext(user_id=row.user_id, mandate_id=row.mandate_id)
-            workflow = await workflows.load(workflow_id, context)
-            await workflows.add_turn(
-                workflow,
-                role="assistant",
-                status="error",
-                text=row.error or INTERRUPTED,
-                run_id=row.run_id,
-            )
-        except Exception:
-            log.exception("recording the interruption of run %s failed", row.run_id)
+        """At boot, and every few seconds after: runs whose holder process is gone are
+        marked ``interrupted`` (:mod:`nyla.agent.run_sweep`). Returns how many at boot."""
+        runs = self.kernel.runs
+        swept = await runs.sweep()
+        runs.sweeper.start()
+        return swept
 
     async def aclose(self) -> None:
-        """Stop the runs in progress (they end ``interrupted``)."""
+        """Stop the runs in progress here (they end ``interrupted``) and the sweeps."""
         tasks = [live.task for live in self._live.values() if live.task is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if "runs" in self.kernel.__dict__:
+            await self.kernel.runs.aclose()
 
     # ---- reading ----------------------------------------------------------------------
 
     async def get(self, run_id: str, identity: Identity) -> RunRecord:
         """A run the caller may see (its own; a sysadmin sees all)."""
-        sql = f"{_SELECT_RUNS} WHERE run_id = %s"
-        rows = await self.kernel.db.read_driver(lambda conn: conn.rows(sql, (run_id,)))
-        row = RunRecord(*rows[0]) if rows else None
+        row = await self._record(run_id)
         if row is None or (row.user_id != identity.user_id and not identity.is_sysadmin):
             raise RunNotFound(run_id)
         return row
+
+    async def _record(self, run_id: str) -> RunRecord | None:
+        sql = f"{_SELECT_RUNS} WHERE run_id = %s"
+        rows = await self.kernel.db.read_driver(lambda conn: conn.rows(sql, (run_id,)))
+        return RunRecord(*rows[0]) if rows else None
 
     async def list(self, identity: Identity, *, limit: int = 50) -> list[RunRecord]:
         """The caller's runs, newest first."""
@@ -350,14 +210,18 @@ class RunManager:
     async def events(
         self, run_id: str, after: int, *, keepalive: float
     ) -> AsyncIterator[dict[str, Any] | None]:
-        """The run's events with ``seq > after``, live until it ends. Yields ``None`` when
-        nothing happened for ``keepalive`` seconds (the SSE ping)."""
+        """The run's events with ``seq > after``, live until it ends; from this process's
+        memory for a run it drives (events there are committed ones), else from the
+        database. Yields ``None`` when nothing happened for ``keepalive`` seconds (the SSE
+        ping). The citations of a FINAL event get their links here, for the run's owner."""
         live = self._live.get(run_id)
         if live is not None:
-            async for item in self._live_events(live, after, keepalive):
-                yield item
-            return
-        async for item in self._stored_events(run_id, after, keepalive):
+            source = self._live_events(live, after, keepalive)
+        else:
+            source = self.kernel.runs.follow(run_id, after, keepalive=keepalive)
+        async for item in source:
+            if item is not None and item.get("type") == "FINAL":
+                item = await self._linked(run_id, item)
             yield item
 
     async def _live_events(
@@ -365,52 +229,31 @@ class RunManager:
     ) -> AsyncIterator[dict[str, Any] | None]:
         sent = after
         while True:
-            async with live.changed:
-                if len(live.events) <= sent and not live.done:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(live.changed.wait(), keepalive)
-                batch, done = live.events[sent:], live.done
-            if not batch and not done:
-                yield None
+            wake, done = live.wake, live.done
+            batch = live.events[sent:]
             for event in batch:
                 yield event
             sent += len(batch)
             if done and sent >= len(live.events):
                 return
+            if not batch:
+                try:
+                    await asyncio.wait_for(wake.wait(), keepalive)
+                except TimeoutError:
+                    yield None
 
-    async def _stored_events(
-        self, run_id: str, after: int, keepalive: float
-    ) -> AsyncIterator[dict[str, Any] | None]:
-        """Replay from the database; follows a run another process holds by polling."""
-        idle = 0.0
-        while True:
-            async with self.kernel.db.session() as s:
-                # status first: a run that ended committed its last events with its status
-                status = await s.scalar(
-                    select(HostRunRow.status).where(HostRunRow.run_id == run_id)
-                )
-                rows = list(
-                    (
-                        await s.execute(
-                            select(HostRunEventRow.payload)
-                            .where(HostRunEventRow.run_id == run_id, HostRunEventRow.seq > after)
-                            .order_by(HostRunEventRow.seq)
-                        )
-                    ).scalars()
-                )
-            for payload in rows:
-                yield payload
-                after = payload["seq"]
-            if status != RUNNING and not rows:
-                return
-            if rows:
-                idle = 0.0
-                continue
-            await asyncio.sleep(self.poll_interval)
-            idle += self.poll_interval
-            if idle >= keepalive:
-                idle = 0.0
-                yield None
+    async def _linked(self, run_id: str, event: dict[str, Any]) -> dict[str, Any]:
+        """A FINAL event whose citations carry links that open each source for the run's
+        owner (signed now: a replay gets fresh ones)."""
+        citations = (event.get("data") or {}).get("citations")
+        if not citations:
+            return event
+        row = await self._record(run_id)
+        if row is None:
+            return event
+        owner = RunContext(user_id=row.user_id, mandate_id=row.mandate_id)
+        linked = await with_urls(self.kernel, self.links, citations, owner)
+        return {**event, "data": {**event["data"], "citations": linked}}
 
 
 def agent_prompt(prompt: str, files: list[Any]) -> str:
