@@ -63,6 +63,7 @@ TABLE_MODULES: tuple[str, ...] = (
     "nyla.connections.tables",
     "nyla.tables.sync",
     "nyla.tables.workflows",
+    "nyla.tables.workflow_runs",
     "nyla.features.tables",
     "nyla.ai.access",
 )

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the services are built lazily: importing them all costs sta
 
     from nyla.actions.catalog import ActionCatalog
     from nyla.actions.executor import ActionExecutor
+    from nyla.actions.runs import WorkflowRunService
     from nyla.actions.workflows import WorkflowService
     from nyla.agent.durable import DurableRuns
     from nyla.agent.runtime import AgentRuntime
@@ -131,6 +132,30 @@ class Kernel:
 
         return WorkflowService(self.db, self.actions)
 
+    @cached_property
+    def workflow_runs(self) -> WorkflowRunService:
+        """Runs of stored workflows on the job runtime: node by node through the action
+        executor, resumable after a crash, cancellable, their events stored."""
+        from nyla.actions.runs import WorkflowRunService
+        from nyla.agent.tool_services import tool_services
+
+        return WorkflowRunService(
+            self.db,
+            self.workflows,
+            self.actions,
+            self.action_executor,
+            self.jobs,
+            lambda: tool_services(self.agent.services),
+            prepare=self.agent.user_context,
+        )
+
+    async def _resume_workflow_runs(self) -> None:
+        """Boot recovery of workflow runs (the run service is built only when one is open)."""
+        from nyla.actions.run_store import RunStore
+
+        if await RunStore(self.db).open_runs():
+            await self.workflow_runs.resume_interrupted()
+
     async def run_action(
         self, method: str, action: str, arguments: Any, context: RunContext
     ) -> ToolResult:
@@ -189,15 +214,18 @@ class Kernel:
     def jobs(self) -> JobRunner | ProcrastinateRunner:
         """The job runner (heartbeat, boot recovery, zombie killer, cancel)."""
         if self.jobs_backend == "procrastinate":
+            from nyla.actions.runs import add_workflow_task
             from nyla.agent.run_job import add_run_task
             from nyla.jobs.queue import ProcrastinateRunner
 
             queue = ProcrastinateRunner(self.db, lambda: self.sync)
             add_run_task(queue, lambda: self.runs)  # agent runs on workers too
+            add_workflow_task(queue, lambda: self.workflow_runs)  # and workflow runs
+            queue.recoveries.append(self._resume_workflow_runs)
             return queue
         from nyla.jobs.runtime import JobRunner
 
-        return JobRunner(self.db)
+        return JobRunner(self.db, recoveries=[self._resume_workflow_runs])
 
     @cached_property
     def runs(self) -> DurableRuns:
