@@ -13,9 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from nyla.actions.bridge import (
+    DocumentListError,
+    bridge_result,
+    check_can_change,
+    resolve_document_list,
+)
 from nyla.actions.catalog import ActionCatalog, parameters_schema, reference_fields, tool_name
 from nyla.actions.owned import check_owned
-from nyla.models.actions import Action, ActionParams, ObjectRef
+from nyla.models.actions import Action, ActionParams, ActionResult, ObjectRef
+from nyla.models.chat import ChatWorkflow
 from nyla.models.tools import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -45,8 +52,11 @@ class ActionExecutor:
         self.catalog = catalog
         self._db = db
 
-    def validate(self, method: str, action: str, arguments: Any) -> ActionParams:
-        """The call's parameters, validated and coerced; :class:`ActionArgumentError` (with
+    def validate(
+        self, method: str, action: str, arguments: Any, workflow: ChatWorkflow | None = None
+    ) -> ActionParams:
+        """The call's parameters, validated and coerced (document references resolved
+        against ``workflow``, the caller's chat workflow); :class:`ActionArgumentError` (with
         the repairable result) when the action is unknown or the arguments do not fit."""
         found = self.catalog.get(method, action)
         if found is None:
@@ -66,37 +76,57 @@ class ActionExecutor:
                     "INVALID_TYPE",
                 )
             )
-        coerced = _coerce_references(name, params, dict(arguments))
+        coerced = _coerce_references(name, params, dict(arguments), workflow)
         try:
             return params.model_validate(coerced)
         except ValidationError as exc:
             raise ActionArgumentError(_invalid(name, params, exc)) from None
 
     async def run(self, method: str, action: str, arguments: Any, ctx: ToolContext) -> ToolResult:
-        """Validate the call, check its owned ids against ``ctx.run``, run the handler; every
-        failure is a result (never an exception)."""
+        """Validate the call, check its owned ids against ``ctx.run`` and the right to change
+        the chat workflow its documents go to (``ctx.workflow``), run the handler, bind the
+        files it produced to that workflow (:mod:`nyla.actions.bridge`); every failure is a
+        result (never an exception)."""
         try:
-            params = self.validate(method, action, arguments)
+            params = self.validate(method, action, arguments, ctx.workflow)
         except ActionArgumentError as exc:
             return exc.result
         found = self.catalog.get(method, action)
         assert found is not None  # validate() refused unknown actions
         name = tool_name(method, action)
         refusal = await check_owned(name, params, ctx, self._db)
+        if refusal is None and ctx.workflow is not None:
+            refusal = await check_can_change(ctx.workflow.id, ctx.run, self._db)
         if refusal is not None:
             return refusal
-        return await _call(name, found[1], params, ctx)
+        result, documents = await _call(name, found[1], params, ctx)
+        if not documents or not result.success:
+            return result
+        try:
+            return await bridge_result(ctx, result, documents, label=f"action:{method}.{action}")
+        except LookupError as exc:
+            return ToolResult.fail(f"{name}: a result document {exc}", "ACTION_FAILED")
 
 
-async def _call(name: str, action: Action, params: ActionParams, ctx: ToolContext) -> ToolResult:
+async def _call(
+    name: str, action: Action, params: ActionParams, ctx: ToolContext
+) -> tuple[ToolResult, list[str]]:
+    """The handler's answer as a result, and the files it names as its documents."""
     timeout = action.timeout_s or DEFAULT_TIMEOUT_S
     try:
         value = await asyncio.wait_for(action.handler(params, ctx), timeout)
     except TimeoutError:
-        return ToolResult.fail(f"{name} took longer than {timeout:g} s", "TIMEOUT")
+        return ToolResult.fail(f"{name} took longer than {timeout:g} s", "TIMEOUT"), []
     except Exception as exc:  # an action's failure is a result, never a crashed run
         log.warning("action %s failed", name, exc_info=True)
-        return ToolResult.fail(f"{name} failed: {type(exc).__name__}: {exc}", "ACTION_FAILED")
+        failed = ToolResult.fail(f"{name} failed: {type(exc).__name__}: {exc}", "ACTION_FAILED")
+        return failed, []
+    if isinstance(value, ActionResult):
+        return ToolResult.ok(value.text or "ok", data=value.data), list(value.documents)
+    return _as_result(value), []
+
+
+def _as_result(value: Any) -> ToolResult:
     if isinstance(value, ToolResult):
         return value
     if isinstance(value, BaseModel):
@@ -107,21 +137,48 @@ async def _call(name: str, action: Action, params: ActionParams, ctx: ToolContex
 
 
 def _coerce_references(
-    name: str, params: type[BaseModel], arguments: dict[str, Any]
+    name: str, params: type[BaseModel], arguments: dict[str, Any], workflow: ChatWorkflow | None
 ) -> dict[str, Any]:
     """``arguments`` with each reference object replaced by its id (a single value of a list
-    parameter becomes a list of one)."""
+    parameter becomes a list of one); a file reference in any document form (see
+    :func:`~nyla.actions.bridge.resolve_document_list`) becomes the file ids it names."""
     for field, wire, kind, many in reference_fields(params):
         key = wire if wire in arguments else field if field in arguments else None
         if key is None or arguments[key] is None:
             continue
         value = arguments[key]
-        if many:
+        if kind == "file":
+            arguments[key] = _file_ids(name, wire, many, value, workflow)
+        elif many:
             items = value if isinstance(value, list | tuple) else [value]
             arguments[key] = [_ref_id(name, wire, kind, v) for v in items]
         else:
             arguments[key] = _ref_id(name, wire, kind, value)
     return arguments
+
+
+def _file_ids(
+    name: str, wire: str, many: bool, value: Any, workflow: ChatWorkflow | None
+) -> list[str] | str:
+    """The file ids a file parameter's value names (one for a single-file parameter)."""
+    try:
+        ids = resolve_document_list(value, workflow)
+    except DocumentListError as exc:
+        raise ActionArgumentError(
+            ToolResult.fail(f"invalid arguments for {name}: {wire}: {exc}", exc.code, field=wire)
+        ) from None
+    if many:
+        return ids
+    if len(ids) != 1:
+        raise ActionArgumentError(
+            ToolResult.fail(
+                f"invalid arguments for {name}: {wire} takes one document, got {len(ids)}",
+                "INVALID_VALUE",
+                field=wire,
+                suggestion=f"pass one file id or docItem reference in {wire}",
+            )
+        )
+    return ids[0]
 
 
 def _ref_id(name: str, wire: str, kind: str, value: Any) -> Any:

@@ -12,7 +12,8 @@ explicitly with :class:`Owned`::
 An argument that only looks like one (the id of a file in a vendor's system, say) opts out
 with ``Annotated[str, Owned(None)]``.
 
-The rules: a feature instance must be the run's; a workflow the run's or one of the user's;
+The rules: a feature instance must be the run's; a workflow one of the user's, or the run's
+own while it is not stored yet;
 a stored workflow graph (``Owned("workflowGraph")``) or a run of one (``Owned("workflowRun")``)
 the user's, of the run's feature instance or of none;
 files and folders must be readable in the run's scope (the file store's rule); data sources
@@ -189,12 +190,21 @@ async def _connections(ids: list[str], run: RunContext, db: Database | None) -> 
 
 
 async def _workflows(ids: list[str], run: RunContext, db: Database | None) -> list[str]:
+    """Chat workflows: one of the user's (in the run's mandate or none), or the run's own
+    when it is new (not yet stored) — the run's own id stored for someone else is refused."""
+    from sqlalchemy import select
+
     from nyla.files.tables import WorkflowRow
 
     others = [i for i in ids if i != run.workflow_id]
-    if not others:
-        return []
-    return await _invisible(others, run, db, _owned_by(WorkflowRow))
+    refused = await _invisible(others, run, db, _owned_by(WorkflowRow)) if others else []
+    if db is None or len(others) == len(ids) or not _storable(str(run.workflow_id)):
+        return refused
+    own, column = _owned_by(WorkflowRow)(run)
+    async with db.read_session() as s:
+        stored = await s.scalar(select(WorkflowRow.id).where(WorkflowRow.id == run.workflow_id))
+        mine = await s.scalar(own.where(column == run.workflow_id))
+    return [str(run.workflow_id), *refused] if stored is not None and mine is None else refused
 
 
 def _of_instance(table: Any) -> Visible:

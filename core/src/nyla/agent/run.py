@@ -92,6 +92,8 @@ class AgentRun:
         self._window: tuple[str | None, int | None] = ("", None)
         #: executed calls not yet in the trace (see :meth:`log_calls`)
         self._unlogged: list[tuple[int, Dispatched]] = []
+        #: the calls of the round being dispatched (a call's place numbers its documents)
+        self._round_calls: list[ToolCall] = []
 
     @property
     def run_id(self) -> str:
@@ -242,6 +244,7 @@ class AgentRun:
         joins the conversation and the TOOL_CALL events go out once the first batch is
         running (the checks come first, so nothing in between can fail)."""
         registry, round_ = self.registry, self.round
+        self._round_calls = calls
         async for batch in registry.execute(calls, self.tool_context, self.cancel, announce=True):
             if not batch:  # the first batch is running
                 self.conversation.add(said(response))
@@ -297,6 +300,8 @@ class AgentRun:
             services=spec.services,
             run_id=self.run_id,
             round=self.round,
+            task_number=next((i for i, c in enumerate(self._round_calls, 1) if c is call), 0),
+            action_number=1,
             call_id=call.id,
             remaining_rounds=max(0, self.config.max_rounds - self.round),
             remaining_budget_chf=self.remaining_budget,

@@ -167,8 +167,12 @@ async def attach_file_as_chat_document(
     user_message: str = "",
     role: str = "assistant",
     round_number: int | None = None,
+    task_number: int = 0,
+    action_number: int = 0,
 ) -> str | None:
-    """Bind a stored file to the workflow as a ChatDocument inside a new ChatMessage.
+    """Bind a stored file to the workflow as a ChatDocument inside a new ChatMessage,
+    numbered ``round_number`` (the workflow's current round without one), ``task_number``
+    and ``action_number``.
 
     Returns the ChatDocument id, or ``None`` (logged, never raised) when there is no active
     workflow or storing fails. The message gets a unique documents label based on ``label``.
@@ -187,6 +191,8 @@ async def attach_file_as_chat_document(
             mime_type=file_item.mime_type,
             size=file_item.size,
             round_number=number,
+            task_number=task_number,
+            action_number=action_number,
         )
         message = ChatMessage(
             id=message_id,
@@ -206,7 +212,8 @@ async def attach_file_as_chat_document(
 
 async def attach_to_run(ctx: ToolContext, item: FileItem, label: str) -> str | None:
     """Bind a file a tool produced to the run's workflow (``ctx.workflow``) as a
-    chat document; its id, or ``None`` without a workflow (see
+    chat document numbered by the call (``ctx.round``, ``ctx.task_number``,
+    ``ctx.action_number``); its id, or ``None`` without a workflow (see
     :func:`attach_file_as_chat_document`)."""
     workflow = ctx.workflow
     return await attach_file_as_chat_document(
@@ -215,6 +222,8 @@ async def attach_to_run(ctx: ToolContext, item: FileItem, label: str) -> str | N
         item,
         label=label,
         round_number=ctx.round,
+        task_number=ctx.task_number,
+        action_number=ctx.action_number,
     )
 
 

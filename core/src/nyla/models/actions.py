@@ -2,8 +2,10 @@
 
 A *method* (``ai``, ``context``, ``trustee``) groups *actions*; each action is a typed
 signature — a pydantic model of its parameters (:class:`ActionParams`) — plus whether it
-writes and a human description. The agent gets every action as a tool ``{method}_{action}``,
-the workflow editor as a node; both call it through the one executor (``nyla.actions``).
+writes and a human description. An action that makes files returns an :class:`ActionResult`
+naming them; they come back into the conversation as chat documents. The agent gets every
+action as a tool ``{method}_{action}``, the workflow editor as a node; both call it through
+the one executor (``nyla.actions``).
 
 A parameter that names something owned is a *reference*: declared as
 ``Annotated[str, Reference("featureInstance")]`` (:data:`FeatureInstanceId`, :data:`FileId`),
@@ -92,6 +94,23 @@ class ActionParams(BaseModel):
         extra="forbid",
         coerce_numbers_to_str=True,
     )
+
+
+#: a parameter taking documents: file ids, file reference objects, or the run's chat
+#: documents (``docItem:<id>``, ``docList:<label>``, ``{"id": ...}``, ``{"documents": [...]}``);
+#: the handler gets the file ids (resolved in one place, :mod:`nyla.actions.bridge`)
+DocumentList = list[FileId]
+
+
+class ActionResult(BaseModel):
+    """What an action may return instead of a ``ToolResult``: its text, its data, and the
+    ids of the files it produced (``documents``). The kernel binds those to the caller's
+    chat workflow as chat documents (one message, numbered by round, task and action) and
+    tells the caller their ``docItem`` references."""
+
+    text: str = ""
+    data: Any = None
+    documents: list[str] = Field(default_factory=list)
 
 
 ActionHandler = Callable[[Any, Any], Awaitable[Any]]

@@ -79,7 +79,13 @@ class ToolContext(BaseModel):
     #: each raises :class:`~nyla.models.tool_services.ServiceUnavailableError` when used
     services: SkipValidation[ToolServices] = Field(default_factory=NoServices)
     run_id: str | None = None
+    #: where a document the call produces is numbered in its chat workflow: ``round`` (the
+    #: agent's round), ``task_number`` (the call's place in that round, from 1) and
+    #: ``action_number`` (the action within that task: 1 for a tool call, the node's place
+    #: in a workflow run); 0 where there is none
     round: int = 0
+    task_number: int = 0
+    action_number: int = 0
     call_id: str | None = None
     remaining_rounds: int | None = None
     remaining_budget_chf: float | None = None
