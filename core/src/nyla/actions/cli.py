@@ -163,3 +163,14 @@ def _brief(graph: Any) -> dict[str, Any]:
         "nodes": len(graph.nodes),
         "connections": len(graph.connections),
     }
+
+
+def _add_run_commands() -> None:
+    """``nyla workflows run|resume|runs|show-run|cancel`` (:mod:`nyla.actions.run_cli`)."""
+    from nyla.actions.run_cli import COMMANDS
+
+    for command in COMMANDS:
+        workflows.add_command(command)
+
+
+_add_run_commands()
