@@ -23,8 +23,9 @@ log = logging.getLogger(__name__)
 AuthHook = Callable[[Request], "Identity | Awaitable[Identity | None] | None"]
 
 #: Routes reachable without identity: health, the sign-in page with its assets, the
-#: OAuth callbacks the connectors' providers redirect the browser to, and signed download
-#: links (their signature is the credential).
+#: OAuth callbacks the connectors' providers redirect the browser to, signed download
+#: links (their signature is the credential) and the Teams bot's messaging endpoint (the Bot
+#: Connector service's JWT is its credential, checked by the bot on every activity).
 PUBLIC_PATHS: frozenset[str] = frozenset(
     {
         "/healthz",
@@ -33,6 +34,7 @@ PUBLIC_PATHS: frozenset[str] = frozenset(
         "/api/connections/oauth/{service}/callback",
         "/api/files/{file_id}/download",
         "/api/connections/{connection_id}/items/download",
+        "/api/teams/messages",
     }
 )
 

@@ -21,12 +21,14 @@ def api_router() -> APIRouter:
         runs,
         session,
         source_policy,
+        teams,
     )
 
     # the routes are copied, not included: an app can then list every route it serves
     # (included routers are opaque in FastAPI's route table), which the deny-by-default test does
     router = APIRouter()
     modules = (session, runs, conversations, catalog, files, connections, datasources, rag)
-    for module in (*modules, source_policy, connection_items, automation, openai_compat, mcp):
+    extra = (source_policy, connection_items, automation, openai_compat, mcp, teams)
+    for module in (*modules, *extra):
         router.routes.extend(module.router.routes)
     return router

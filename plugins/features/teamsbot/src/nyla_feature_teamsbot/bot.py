@@ -45,6 +45,12 @@ class Receipt:
 
     outcome: str
     conversation_id: str | None = None
+    reason: str | None = None
+
+    @property
+    def status_code(self) -> int:
+        """The HTTP status a host answers with: 401 refused, 400 bad, 200 otherwise."""
+        return {"refused": 401, "bad": 400}.get(self.outcome, 200)
 
 
 def may_operate(
@@ -82,7 +88,20 @@ class TeamsBot:
         self.last_error: str | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
+    #: who may see a binding's conversations and direct its bot (see :func:`may_operate`)
+    may_operate = staticmethod(may_operate)
+
     # incoming ------------------------------------------------------------------------------
+
+    async def take(self, authorization: str | None, body: Any) -> Receipt:
+        """:meth:`receive` with its refusals as receipts (for a host that maps them to HTTP
+        without importing the bot's exceptions): ``refused`` and ``bad`` carry the reason."""
+        try:
+            return await self.receive(authorization, body)
+        except AuthError as exc:
+            return Receipt("refused", reason=exc.reason)
+        except BadActivity as exc:
+            return Receipt("bad", reason=str(exc))
 
     async def receive(self, authorization: str | None, body: Any) -> Receipt:
         """Check and take one activity. :class:`BadActivity` for a body that is none,
