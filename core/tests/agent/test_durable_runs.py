@@ -1,0 +1,272 @@
+"""Durable runs (``kernel.runs``): a run driven by another process (a worker) runs with the
+same identity, budget, model restrictions and neutralisation as in the process that started
+it; events are in the database before anyone streams them and a follower elsewhere is woken
+by NOTIFY; a cancel from another process stops the holder's run; a run is never driven
+twice; the runs of a dead holder end ``interrupted``, naming writes started without a
+result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from pydantic import BaseModel
+from sqlalchemy import select
+
+from nyla.agent import run_bus
+from nyla.agent.durable import DurableRuns
+from nyla.agent.journal import RunJournal, RunLost
+from nyla.agent.run_tables import StoredRun, StoredRunEvent
+from nyla.ai.scripted import ScriptedPlugin, ScriptedProvider
+from nyla.hookspecs import hookimpl
+from nyla.models.agent import AgentConfig, AgentEvent, EventType, RunContext
+from nyla.models.ai import Role, ToolCall
+from nyla.models.tools import Tool, Toolbox
+
+pytestmark = pytest.mark.db
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+async def whoami(args: NoArgs, ctx) -> str:
+    run = ctx.run
+    return json.dumps(
+        {
+            "userId": run.user_id,
+            "mandateId": run.mandate_id,
+            "timezone": run.timezone,
+            "allowedModels": run.allowed_models,
+            "allowedProviders": run.allowed_providers,
+            "requireNeutralization": run.require_neutralization,
+            "remainingBudgetChf": ctx.remaining_budget_chf,
+            "remainingRounds": ctx.remaining_rounds,
+            "model": ctx.model,
+            "neutralizing": ctx.neutralization is not None,
+        },
+        sort_keys=True,
+    )
+
+
+class WhoamiTools:
+    @hookimpl
+    def nyla_toolboxes(self):
+        tool = Tool.from_model("whoami", "Who runs this.", NoArgs, whoami, read_only=True)
+        return [Toolbox(id="who", tools=[tool], default_active=True)]
+
+
+def script(request, index):
+    if not any(m.role is Role.TOOL for m in request.messages):
+        return [ToolCall(id="c1", name="whoami", arguments="{}")]
+    return "done"
+
+
+def kernel_with(make_kernel, db, provider):
+    return make_kernel(ScriptedPlugin(provider), WhoamiTools(), db=db)
+
+
+async def events_of(db, run_id):
+    async with db.session() as s:
+        rows = await s.execute(
+            select(StoredRunEvent.payload)
+            .where(StoredRunEvent.run_id == run_id)
+            .order_by(StoredRunEvent.seq)
+        )
+        return list(rows.scalars())
+
+
+async def test_a_run_on_a_worker_runs_as_it_would_in_the_process_that_started_it(db, make_kernel):
+    here = kernel_with(make_kernel, db, ScriptedProvider(script))
+    starter = kernel_with(make_kernel, db, ScriptedProvider(script))
+    worker = kernel_with(make_kernel, db, ScriptedProvider(script))
+    queued: list[tuple[str, str]] = []
+
+    async def defer(run_id: str, user_id: str) -> None:
+        queued.append((run_id, user_id))
+
+    queue = DurableRuns(db, starter.agent, starter.files.workflows, defer=defer)
+    context = RunContext(
+        user_id="u1",
+        mandate_id="m1",
+        timezone="Europe/Zurich",
+        allowed_providers=["scripted"],
+        allowed_models=["scripted:model"],
+        require_neutralization=True,
+    )
+    config = AgentConfig(max_rounds=7, max_cost_chf=2.5, model="scripted:model")
+    local = await here.runs.create("who am I?", config, context)
+    assert local.status == "running"
+    assert await here.runs.drive(local.run_id) == "completed"
+    remote = await queue.create("who am I?", config, context)
+    assert remote.status == "queued" and remote.worker is None
+    assert await queue.launch(remote) is None and queued == [(remote.run_id, "u1")]
+    assert await worker.runs.drive(remote.run_id) == "completed"
+    assert await worker.runs.drive(remote.run_id) is None, "a run is driven once"
+
+    def seen(payloads):
+        return [json.loads(p["text"]) for p in payloads if p["type"] == "TOOL_RESULT"]
+
+    in_process = seen(await events_of(db, local.run_id))
+    on_worker = seen(await events_of(db, remote.run_id))
+    assert in_process == on_worker and len(on_worker) == 1
+    who = on_worker[0]
+    assert (who["userId"], who["mandateId"], who["timezone"]) == ("u1", "m1", "Europe/Zurich")
+    assert who["allowedModels"] == ["scripted:model"] and who["allowedProviders"] == ["scripted"]
+    assert who["requireNeutralization"] is True and who["neutralizing"] is True
+    assert 0 < who["remainingBudgetChf"] < 2.5 and who["remainingRounds"] == 6
+    for kernel in (here, starter, worker):
+        await kernel.aclose()
+    await queue.aclose()
+
+
+def gated_script(gate: asyncio.Event):
+    provider = ScriptedProvider(lambda request, index: "the answer")
+    original = provider.chat
+
+    async def chat(request):
+        await gate.wait()
+        return await original(request)
+
+    provider.chat = chat
+    return provider
+
+
+async def test_events_are_stored_before_they_stream_and_notify_wakes_a_follower(
+    db, make_kernel, monkeypatch
+):
+    monkeypatch.setattr(run_bus, "FALLBACK_POLL_S", 600.0)  # only NOTIFY can wake it in time
+    gate = asyncio.Event()
+    holder = kernel_with(make_kernel, db, gated_script(gate))
+    other = kernel_with(make_kernel, db, ScriptedProvider(script))
+    assert await other.runs.bus.wait_connected()
+    unstored: list[int] = []
+    checks: list[asyncio.Task] = []
+
+    def committed(batch):
+        async def check():
+            stored = {p["seq"] for p in await events_of(db, row.run_id)}
+            unstored.extend(e["seq"] for e in batch if e["seq"] not in stored)
+
+        checks.append(asyncio.create_task(check()))
+
+    row = await holder.runs.create("hello", AgentConfig(model="scripted:model"), RunContext())
+    driving = asyncio.create_task(holder.runs.drive(row.run_id, on_commit=committed))
+    followed: list[dict] = []
+
+    async def follow():
+        async for item in other.runs.follow(row.run_id, 0, keepalive=600):
+            followed.append(item)
+            if item["type"] == "STATUS" and item["data"].get("status") == "round":
+                gate.set()  # the model answers once the follower has seen the first round
+
+    await asyncio.wait_for(follow(), 30)
+    assert await driving == "completed"
+    await asyncio.gather(*checks)
+    assert unstored == [], "an event reached a subscriber before it was stored"
+    stored = await events_of(db, row.run_id)
+    assert followed == stored and [e["seq"] for e in stored] == list(range(1, len(stored) + 1))
+    assert stored[-1]["type"] == "AGENT_SUMMARY"
+    resumed = [e async for e in other.runs.follow(row.run_id, 2, keepalive=1)]
+    assert resumed == stored[2:]
+    await holder.aclose()
+    await other.aclose()
+
+
+async def test_a_cancel_from_another_process_stops_the_run(db, make_kernel):
+    gate = asyncio.Event()
+    holder = kernel_with(make_kernel, db, gated_script(gate))
+    other = kernel_with(make_kernel, db, ScriptedProvider(script))
+    assert await holder.runs.bus.wait_connected()
+    row = await holder.runs.create("hello", AgentConfig(model="scripted:model"), RunContext())
+    driving = asyncio.create_task(holder.runs.drive(row.run_id))
+    async for item in other.runs.follow(row.run_id, 0, keepalive=600):
+        if item["type"] == "STATUS" and item["data"].get("status") == "round":
+            break  # the run waits for its model
+    assert await other.runs.cancel(row.run_id) is True
+    assert await asyncio.wait_for(driving, 30) == "cancelled"
+    assert await other.runs.cancel(row.run_id) is False
+    async with db.session() as s:
+        assert (await s.get(StoredRun, row.run_id)).status == "cancelled"
+    await holder.aclose()
+    await other.aclose()
+
+
+def dead_worker() -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return f"{socket.gethostname()}:{proc.stdout.strip()}"
+
+
+def call_event(seq: int, call_id: str, tool: str, read_only: bool) -> StoredRunEvent:
+    payload = {
+        "seq": seq,
+        "type": "TOOL_CALL",
+        "round": 1,
+        "data": {"callId": call_id, "toolName": tool, "readOnly": read_only},
+    }
+    return StoredRunEvent(run_id="r1", seq=seq, type="TOOL_CALL", payload=payload)
+
+
+async def test_a_dead_holders_run_is_interrupted_naming_the_writes_it_started(db, make_kernel):
+    kernel = kernel_with(make_kernel, db, ScriptedProvider(script))
+    now = datetime.now(UTC)
+    async with db.session() as s:
+        for run_id, worker, beat in [
+            ("r1", dead_worker(), now),  # its process is gone
+            ("r2", "elsewhere:1", now - timedelta(hours=1)),  # another machine, silent
+            ("r3", kernel.runs.worker, now),  # alive: this process
+        ]:
+            s.add(
+                StoredRun(
+                    run_id=run_id,
+                    user_id="u1",
+                    status="running",
+                    prompt="p",
+                    worker=worker,
+                    heartbeat_at=beat,
+                    last_seq=3,
+                )
+            )
+        await s.flush()
+        s.add(StoredRunEvent(run_id="r1", seq=1, type="STATUS", payload={"seq": 1}))
+        s.add(call_event(2, "c1", "note", read_only=False))
+        s.add(call_event(3, "c2", "tick", read_only=True))
+    assert await kernel.runs.sweep() == 2
+    assert await kernel.runs.sweep() == 0
+    async with db.session() as s:
+        status = {r.run_id: r.status for r in (await s.execute(select(StoredRun))).scalars()}
+    assert status == {"r1": "interrupted", "r2": "interrupted", "r3": "running"}
+    last = (await events_of(db, "r1"))[-1]
+    assert last["seq"] == 4 and last["type"] == "ERROR"
+    assert last["data"]["unfinishedWrites"] == [{"callId": "c1", "toolName": "note", "round": 1}]
+    assert "note (call c1)" in last["text"]
+    await kernel.aclose()
+
+
+async def test_a_journal_of_a_run_taken_away_writes_nothing(db):
+    async with db.session() as s:
+        s.add(
+            StoredRun(
+                run_id="t1",
+                user_id="u1",
+                status="running",
+                prompt="p",
+                worker="someone:1",
+                last_seq=0,
+            )
+        )
+    journal = RunJournal(db, "t1", "me:2", "nyla_run_events_test")
+    journal.add(AgentEvent(type=EventType.STATUS, text="started"))
+    with pytest.raises(RunLost):
+        await journal.flush()
+    assert await events_of(db, "t1") == []
