@@ -60,6 +60,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "services": (
         "actions",
         "ai",
+        "billing",
         "connections",
         "knowledge",
         "files",

@@ -20,6 +20,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "workflows": ("nyla.actions.cli:workflows", "Stored workflow graphs of action nodes."),
     "db": ("nyla.commands.db:db", "The database (embedded PostgreSQL or NYLA_DATABASE_URL)."),
     "ai": ("nyla.ai.cli:ai", "One-off model calls and neutralization."),
+    "billing": (
+        "nyla.billing.cli:billing",
+        "The ledger of AI calls and storage per mandate and user, limits, credit.",
+    ),
     "run": ("nyla.agent.cli:run", "Run the agent on a prompt."),
     "runs": ("nyla.agent.cli:runs", "Past agent runs and their traces."),
     "knowledge": ("nyla.knowledge.cli:knowledge", "Index, search and purge the knowledge store."),

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the services are built lazily: importing them all costs sta
     from nyla.agent.spec import RunSpec
     from nyla.ai.access import ModelAccess
     from nyla.ai.service import AiService
+    from nyla.billing.service import BillingService
     from nyla.connections.service import ConnectionService
     from nyla.features.service import FeatureService
     from nyla.files.store import FileStore
@@ -74,7 +75,22 @@ class Kernel:
         """The AI service: the one way to call a model."""
         from nyla.ai.service import AiService
 
-        return AiService(self.plugins, self.settings.get("ai"))
+        # ``governance: False`` (a kernel without a database: a benchmark, a task-count test)
+        # neither restricts models per mandate nor bills; every real host keeps it on
+        governed = self.settings.get("governance", True) is not False
+        return AiService(
+            self.plugins,
+            self.settings.get("ai"),
+            access=self.model_access if governed else None,
+            spending=self.billing if governed else None,
+        )
+
+    @cached_property
+    def billing(self) -> BillingService:
+        """Billing: the ledger of every AI operation, the spending preflight, reports."""
+        from nyla.billing.service import BillingService
+
+        return BillingService(self.db, self.settings.get("billing"))
 
     @cached_property
     def model_access(self) -> ModelAccess:
@@ -282,5 +298,7 @@ class Kernel:
             await self.runs.aclose()
         if "jobs" in self.__dict__:
             await self.jobs.aclose()
+        if "billing" in self.__dict__:  # rows of calls not yet written
+            await self.billing.flush(runs=True)
         if "db" in self.__dict__:
             await self.db.dispose()

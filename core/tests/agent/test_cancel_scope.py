@@ -50,7 +50,8 @@ def _script(request: ChatRequest, _index: int) -> Any:
 async def test_cancelling_a_waiting_run_ends_it_and_leaves_the_consumer_task_clean(
     scripted, make_kernel
 ):
-    kernel = make_kernel(scripted(_script), settings={"persist_traces": False})
+    # no database: neither traces nor governance (billing, model access) read or write one
+    kernel = make_kernel(scripted(_script), settings={"persist_traces": False, "governance": False})
     started, hold, cancel = asyncio.Event(), asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
     created = 0

@@ -30,11 +30,16 @@ def test_models_allow_cli(db, monkeypatch):
     runner = CliRunner()
     allowed = runner.invoke(cli, ["models", "allow", "--user", user, installed[0], "--json"])
     assert allowed.exit_code == 0, allowed.output
-    assert json.loads(allowed.output) == {"kind": "user", "subject": user, "models": installed[:1]}
+    assert json.loads(allowed.output) == {
+        "kind": "user",
+        "subject": user,
+        "models": installed[:1],
+        "providers": [],
+    }
     shown = runner.invoke(cli, ["models", "allowed", "--user", user, "--json"])
     assert json.loads(shown.output)["models"] == installed[:1]
     listed = json.loads(runner.invoke(cli, ["models", "allowed", "--json"]).output)
-    assert {"kind": "user", "subject": user, "models": installed[:1]} in listed
+    assert {"kind": "user", "subject": user, "models": installed[:1], "providers": []} in listed
     unknown = runner.invoke(cli, ["models", "allow", "--user", user, "no:such-model"])
     assert unknown.exit_code == 1 and "unknown model no:such-model" in unknown.output
     both = runner.invoke(cli, ["models", "allow", "--user", user, "--mandate", "m", "x"])
@@ -44,7 +49,9 @@ def test_models_allow_cli(db, monkeypatch):
     only = json.loads(
         runner.invoke(cli, ["models", "allowed", "--mandate", mandate, "--json"]).output
     )
-    assert only == [{"kind": "mandate", "subject": mandate, "models": installed[-1:]}]
+    assert only == [
+        {"kind": "mandate", "subject": mandate, "models": installed[-1:], "providers": []}
+    ]
     if installed[0] != installed[-1]:  # the user's and the mandate's lists share nothing
         shared = runner.invoke(cli, ["models", "allowed", "--user", user, "--mandate", mandate])
         assert "may use: no model" in shared.output

@@ -124,6 +124,13 @@ async def finish(run: AgentRun, final_text: str) -> None:
     trace.validation_failures = counters["validation_failures"]
     trace.repair_attempts = counters["repair_attempts"]
     trace.success_after_repair = counters["success_after_repair"]
+    if run.context.run_id == run.run_id:  # the billed run: its ledger rows, with its trace
+        closing = run.services.ai.close_run(run.run_id)
+        try:
+            if closing is not None:
+                await asyncio.shield(closing)
+        except Exception as exc:
+            log.error("the ledger rows of run %s could not be written: %s", run.run_id, exc)
     if not run.services.settings.get("persist_traces", True):
         return
     from nyla.agent.trace import save_trace

@@ -56,12 +56,15 @@ class AgentRun:
         config, prompt = spec.config, spec.prompt
         self.services, self.spec, self.config, self.prompt = services, spec, config, prompt
         self.ai, self.tools = services.ai, spec.tools
-        self.context = restricted_context(services.plugins, config, spec.context)
+        run_id = spec.run_id or uuid.uuid4().hex
+        self.context = billed_context(
+            restricted_context(services.plugins, config, spec.context), spec, run_id
+        )
         #: the caller's cancel event as the run waits on it (``None``: no one can cancel)
         self.cancel = CancelScope(spec.cancel) if spec.cancel is not None else None
         self.context_builder, self.round_recorder = spec.context_builder, spec.round_recorder
         self.trace = AgentTrace(
-            run_id=spec.run_id or uuid.uuid4().hex,
+            run_id=run_id,
             prompt=prompt,
             started_at=datetime.now(UTC),
             parent_run_id=spec.parent_run_id,
@@ -359,6 +362,14 @@ def file_refs(results: list[Dispatched]) -> list[str]:
                 if isinstance(data.get(key), str):
                     refs.append(data[key])
     return refs
+
+
+def billed_context(context: RunContext, spec: RunSpec, run_id: str) -> RunContext:
+    """``context`` billed to ``run_id``; a sub-agent's (``spec.parent_run_id``) stays billed
+    to the run it inherited (so a run's ledger rows hold everything it started)."""
+    if context.run_id is not None and spec.parent_run_id is not None:
+        return context
+    return context.model_copy(update={"run_id": run_id})
 
 
 def new_neutralization_session(ai: AiService, context: RunContext) -> Any:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
-from nyla.ai.pricing import UsageTotals, call_cost_chf
+from nyla.ai.pricing import UsageTotals, call_cost_chf, estimate_cost_chf
 from nyla.ai.retry import RetryPolicy
 from nyla.ai.route import Route, with_retries
 from nyla.ai.selector import ModelSelector
@@ -22,12 +22,15 @@ from nyla.ai.speech import SpeechOperations
 from nyla.ai.timeouts import seconds_setting
 from nyla.ai.tokens import count_text_tokens
 from nyla.config import config_value
-from nyla.errors import ModelNotAvailableError, ProviderError
+from nyla.cpu import off_loop
+from nyla.errors import ModelAccessDenied, ModelNotAvailableError, ProviderError
 from nyla.models.ai import Message, ModelSpec, OperationType, Usage
+from nyla.models.billing import Charge
 from nyla.models.model_query import ModelQuery
 
 if TYPE_CHECKING:
-    from nyla.ai.ports import ProviderPlugins
+    from nyla.ai.access_rule import AccessRule
+    from nyla.ai.ports import AccessRules, ProviderPlugins, Spending
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,11 @@ class AiPipeline:
     ``max_fallbacks`` (2), ``embed_batch_size`` (caps the model's batch size),
     ``default_models`` (operation -> model id; also
     ``NYLA_MODEL_<OPERATION>`` from the environment / config file).
+
+    ``access`` (the model access entries, :class:`~nyla.ai.access.ModelAccess`) binds every
+    call of a context's user and mandate; ``spending`` (billing) is asked before every
+    operation and told its cost after it. Without them (a bare service in a test) neither
+    applies.
     """
 
     def __init__(
@@ -52,8 +60,14 @@ class AiPipeline:
         settings: Mapping[str, Any] | None = None,
         *,
         retry: RetryPolicy | None = None,
+        access: AccessRules | None = None,
+        spending: Spending | None = None,
     ) -> None:
         self.plugins = plugins
+        self.access = access
+        self.spending = spending
+        #: the access rule of each (user, mandate) the service was asked for, as last read
+        self._rules: dict[tuple[str | None, str | None], AccessRule | None] = {}
         settings = dict(settings or {})
         self.settings = settings
         self.retry = retry or RetryPolicy(
@@ -101,7 +115,45 @@ class AiPipeline:
             raise ModelNotAvailableError(f"provider {spec.provider!r} of {spec.id!r} is not loaded")
         return provider
 
-    def _chain(self, query: ModelQuery) -> list[ModelSpec]:
+    def _chain(self, query: ModelQuery, rule: AccessRule | None = None) -> list[ModelSpec]:
+        """The selector's chain for ``query`` inside the caller's access ``rule``; a model
+        (or every model) the rule forbids is a :class:`ModelAccessDenied` naming the rule."""
+        if rule is None:
+            return self._default_chain(query)
+        narrowed = rule.narrow(query, self._models())
+        try:
+            return self._default_chain(narrowed)
+        except ModelNotAvailableError as exc:
+            if narrowed is query:
+                raise
+            raise self._denied(query, rule, exc) from exc
+
+    def _denied(
+        self, query: ModelQuery, rule: AccessRule, exc: ModelNotAvailableError
+    ) -> ModelNotAvailableError:
+        """The refusal of a query that fails inside ``rule``: a :class:`ModelAccessDenied`
+        when it would have found a model without the rule, else ``exc`` itself."""
+        specs = self._models()
+        spec = self.selector.spec(query.model) if query.model else None
+        if spec is not None:
+            why = rule.why_not(spec, query.operation, specs)
+            if why is not None:
+                return ModelAccessDenied(
+                    f"model {spec.id!r} is forbidden by the model access rule of "
+                    f"{rule.source}: {why}",
+                    rule=rule.source,
+                )
+        try:
+            self._default_chain(query)
+        except ModelNotAvailableError:
+            return exc
+        return ModelAccessDenied(
+            f"no model for operation {query.operation.value!r} is allowed by the model access "
+            f"rule of {rule.source} ({exc})",
+            rule=rule.source,
+        )
+
+    def _default_chain(self, query: ModelQuery) -> list[ModelSpec]:
         """The selector's chain for ``query``, led by the operation's default model (the
         settings' ``default_models``, else ``NYLA_MODEL_<OPERATION>``) when the query names
         none and the default fits."""
@@ -171,6 +223,39 @@ class AiPipeline:
         finally:
             session.lock.release()
 
+    # ---- governance: model access and billing --------------------------------------------
+
+    async def _govern(self, context: Any) -> None:
+        """Read the access rule of ``context``'s user and mandate (kept a few seconds by
+        :class:`~nyla.ai.access.ModelAccess`) before a route is made for it."""
+        if self.access is None or context is None:
+            return
+        key = (getattr(context, "user_id", None), getattr(context, "mandate_id", None))
+        self._rules[key] = await self.access.rule(*key)
+
+    def _rule(self, context: Any) -> AccessRule | None:
+        """The access rule :meth:`_govern` read for ``context`` (an operation that skipped
+        it is a bug, refused rather than let through)."""
+        if self.access is None or context is None:
+            return None
+        key = (getattr(context, "user_id", None), getattr(context, "mandate_id", None))
+        if key not in self._rules:
+            raise RuntimeError("model access was not read before the model was selected")
+        return self._rules[key]
+
+    async def _admit(self, context: Any, route: Route) -> None:
+        """Billing's preflight for the route's first model (:class:`SpendingRefused` when
+        the mandate or user may not spend its estimate)."""
+        if self.spending is None or not route.chain:
+            return
+        estimate = estimate_cost_chf(route.chain[0], route.input_tokens, route.max_output)
+        route.hold = await self.spending.admit(context, route.operation, estimate, route.budget)
+
+    def close_run(self, run_id: str) -> Awaitable[int] | None:
+        """The run ``run_id`` ended: what writes its ledger rows and releases its hold
+        (``None`` without billing)."""
+        return None if self.spending is None else self.spending.close_run(run_id)
+
     # ---- the pipeline -------------------------------------------------------------------
 
     def _route(
@@ -205,7 +290,7 @@ class AiPipeline:
             needs=needs,
             limit=limit,
         )
-        chain = self._chain(query)
+        chain = self._chain(query, self._rule(context))
         return Route(
             chain,
             input_tokens,
@@ -214,6 +299,7 @@ class AiPipeline:
             session,
             gate,
             exhausted_message=f"no {what} fits the remaining budget",
+            operation=operation.value,
         )
 
     def _text_route(
@@ -232,6 +318,16 @@ class AiPipeline:
             sized=False,
             **kw,
         )
+        return route, clean
+
+    async def _governed_text_route(
+        self, operation: OperationType, text: str, context: Any, **kw: Any
+    ) -> tuple[Route, str]:
+        """:meth:`_text_route` (off the event loop for a long text) inside the caller's
+        access rule, admitted by billing."""
+        await self._govern(context)
+        route, clean = await off_loop(len(text), self._text_route, operation, text, context, **kw)
+        await self._admit(context, route)
         return route, clean
 
     async def _answer(
@@ -291,11 +387,24 @@ class AiPipeline:
             provider=spec.provider,
         )
 
-    def _settle(self, context: Any, spec: ModelSpec, usage: Usage) -> tuple[float, bool]:
+    def _settle(
+        self, context: Any, spec: ModelSpec, usage: Usage, route: Route | None = None
+    ) -> tuple[float, bool]:
         """Step 5: the cost of ``usage`` (0 and ``True`` when the model has no price),
-        recorded in the totals."""
+        recorded in the totals and, for billing, in the ledger (with the route's hold)."""
         cost = call_cost_chf(spec, usage)
         self._record(context, usage, cost or 0.0)
+        if self.spending is not None and route is not None:
+            charge = Charge(
+                route.operation,
+                spec.id,
+                cost or 0.0,
+                usage.input_tokens,
+                usage.output_tokens,
+                {"priceUnknown": True} if cost is None else {},
+            )
+            self.spending.record(context, charge, route.hold)
+            route.hold = None
         return (0.0, True) if cost is None else (cost, False)
 
     def _record(self, context: Any, usage: Usage, cost: float) -> None:

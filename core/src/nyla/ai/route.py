@@ -56,6 +56,10 @@ class Route:
     #: when the route was made, its input neutralised (``time.time_ns()``): where a streamed
     #: call starts for its span
     started_ns: int = field(default_factory=time.time_ns)
+    #: the operation's name (``agent``, ``embedding``, ...), as billing records it
+    operation: str = ""
+    #: the hold billing's preflight took for a call outside a run (released with its row)
+    hold: str | None = None
 
     def models(self) -> Iterator[tuple[ModelSpec, float | None]]:
         """The chain with the budget preflight applied, as ``(spec, estimated cost)``: the

@@ -132,14 +132,15 @@ class AiService(AiPipeline):
         )
         return route, messages
 
-    def _chat_route_off_loop(
-        self, request: AiCallRequest
-    ) -> Awaitable[tuple[Route, list[Message]]]:
-        """:meth:`_chat_route` in a worker thread when the messages not yet neutralized in
-        the run's session are long (:mod:`nyla.cpu`): the event loop keeps serving."""
-        return off_loop(
-            pending_chars(request.messages, request.neutralization), self._chat_route, request
-        )
+    async def _chat_route_off_loop(self, request: AiCallRequest) -> tuple[Route, list[Message]]:
+        """:meth:`_chat_route` inside the caller's access rule, in a worker thread when the
+        messages not yet neutralized in the run's session are long (:mod:`nyla.cpu`), then
+        admitted by billing."""
+        await self._govern(request.context)
+        chars = pending_chars(request.messages, request.neutralization)
+        route, messages = await off_loop(chars, self._chat_route, request)
+        await self._admit(request.context, route)
+        return route, messages
 
     @staticmethod
     def _chat_request(request: AiCallRequest, messages: list[Message], spec: ModelSpec) -> Any:
@@ -192,7 +193,7 @@ class AiService(AiPipeline):
                 + sum(count_text_tokens(c.arguments) for c in response.tool_calls),
             )
             estimated = True
-        cost, unknown = self._settle(request.context, spec, usage)
+        cost, unknown = self._settle(request.context, spec, usage, route)
         invalid = invalid_tool_arguments(response.tool_calls)
         metadata = dict(response.metadata)
         restore = route.session.restore if request.restore_output else None
@@ -315,9 +316,10 @@ class AiService(AiPipeline):
         Retries apply per batch; there is no fallback to another model, because vectors of
         different models must not be mixed in one index.
         """
+        await self._govern(context)
         if not texts:
             query = ModelQuery.for_call(OperationType.EMBEDDING, context, model=model)
-            spec = self._chain(query)[0]
+            spec = self._chain(query, self._rule(context))[0]
             dims = spec.capabilities.embedding_dimensions or 0
             return EmbeddingResponse(vectors=[], model=spec.id, dimensions=dims)
         session = neutralization if neutralization is not None else NeutralizationSession()
@@ -339,10 +341,11 @@ class AiService(AiPipeline):
             sized=False,
         )
         spec, _estimate = next(route.models())
+        await self._admit(context, route)
         vectors, usage, dims = await self._embed_batches(spec, clean, route)
         if usage.total_tokens == 0:
             usage = Usage(input_tokens=input_tokens)
-        cost, _unknown = self._settle(context, spec, usage)
+        cost, _unknown = self._settle(context, spec, usage, route)
         return EmbeddingResponse(
             vectors=vectors, model=spec.id, dimensions=dims, usage=usage, cost_chf=cost
         )
@@ -388,9 +391,7 @@ class AiService(AiPipeline):
         """Search the web through a ``webSearch`` model (neutralized query, retries,
         fallback). Placeholders in the hits are restored; the search's cost goes to
         ``on_cost`` (a tool charges its run with it)."""
-        route, clean = await off_loop(
-            len(query),
-            self._text_route,
+        route, clean = await self._governed_text_route(
             OperationType.WEB_SEARCH,
             query,
             context,
@@ -403,7 +404,7 @@ class AiService(AiPipeline):
         spec, _estimate, hits = await self._answer(
             route, lambda s, p: p.web_search(s.id, clean, max_results), expect=list
         )
-        cost, _unknown = self._settle(context, spec, Usage(input_tokens=route.input_tokens))
+        cost, _unknown = self._settle(context, spec, Usage(input_tokens=route.input_tokens), route)
         if on_cost is not None:
             on_cost(cost)
         restore = route.session.restore
@@ -425,9 +426,7 @@ class AiService(AiPipeline):
         """Images for ``prompt`` from an ``imageGenerate`` model (neutralized prompt, budget
         preflight, retries, fallback). Cost is estimated from the prompt and the model's
         price for one image's output tokens; ``on_cost`` gets it (a tool charges its run)."""
-        route, clean = await off_loop(
-            len(prompt),
-            self._text_route,
+        route, clean = await self._governed_text_route(
             OperationType.IMAGE_GENERATE,
             prompt,
             context,
@@ -444,7 +443,7 @@ class AiService(AiPipeline):
         usage = Usage(
             input_tokens=route.input_tokens, output_tokens=min(spec.max_output_tokens, 4160)
         )
-        cost, _unknown = self._settle(context, spec, usage)
+        cost, _unknown = self._settle(context, spec, usage, route)
         if on_cost is not None:
             on_cost(cost)
         return images

@@ -50,7 +50,13 @@ class SpeechPipeline(Protocol):
         capability: tuple[str, str] | None = None,
     ) -> tuple[ModelSpec, float | None, T]: ...
 
-    def _settle(self, context: Any, spec: ModelSpec, usage: Usage) -> tuple[float, bool]: ...
+    def _settle(
+        self, context: Any, spec: ModelSpec, usage: Usage, route: Route | None = None
+    ) -> tuple[float, bool]: ...
+
+    async def _govern(self, context: Any) -> None: ...
+
+    async def _admit(self, context: Any, route: Route) -> None: ...
 
 
 def audio_seconds(content: bytes, mime_type: str) -> float:
@@ -126,6 +132,7 @@ class SpeechOperations:
         """``text`` (neutralized) spoken by a ``textToSpeech`` model as ``audio_format``."""
         if audio_format not in AUDIO_FORMATS:
             raise ValueError(f"audio format {audio_format!r}: one of {', '.join(AUDIO_FORMATS)}")
+        await self._ai._govern(context)
         route, clean = await off_loop(
             len(text),
             self._ai._text_route,
@@ -137,6 +144,7 @@ class SpeechOperations:
             what="text-to-speech model",
         )
         _fit(route, Usage(characters=len(clean)), max_cost_chf)
+        await self._ai._admit(context, route)
         spec, _estimate, audio = await self._ai._answer(
             route,
             lambda s, p: p.synthesize_speech(
@@ -146,7 +154,7 @@ class SpeechOperations:
             capability=("synthesize_speech", "speak"),
         )
         usage = audio.usage if audio.usage != Usage() else Usage(characters=len(clean))
-        cost, _unknown = self._ai._settle(context, spec, usage)
+        cost, _unknown = self._ai._settle(context, spec, usage, route)
         if on_cost is not None:
             on_cost(cost)
         return audio.model_copy(update={"usage": usage})
@@ -165,6 +173,7 @@ class SpeechOperations:
         on_cost: Callable[[float], object] | None = None,
     ) -> Transcript:
         """What a ``speechToText`` model hears in ``audio`` (``translate``: in English)."""
+        await self._ai._govern(context)
         route, _clean = self._ai._text_route(
             OperationType.SPEECH_TO_TEXT,
             "",
@@ -182,6 +191,7 @@ class SpeechOperations:
             on_premises_only=required,
             translate=translate,
         )
+        await self._ai._admit(context, route)
         spec, _estimate, transcript = await self._ai._answer(
             route,
             lambda s, p: p.transcribe(
@@ -196,7 +206,7 @@ class SpeechOperations:
             capability=("transcribe", "transcribe speech"),
         )
         usage = transcript.usage if transcript.usage != Usage() else Usage(audio_seconds=seconds)
-        cost, _unknown = self._ai._settle(context, spec, usage)
+        cost, _unknown = self._ai._settle(context, spec, usage, route)
         if on_cost is not None:
             on_cost(cost)
         return transcript.model_copy(update={"usage": usage})

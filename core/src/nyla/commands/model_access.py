@@ -17,26 +17,36 @@ if TYPE_CHECKING:
 @click.argument("model_ids", nargs=-1)
 @click.option("--user", "user_id", default=None, help="The user the list is for.")
 @click.option("--mandate", "mandate_id", default=None, help="The mandate the list is for.")
+@click.option(
+    "--provider",
+    "providers",
+    multiple=True,
+    help="Allow only this provider (repeatable); every operation, embeddings included.",
+)
 @click.option("--all", "allow_all", is_flag=True, help="Remove the restriction (every model).")
 @json_option
 def allow(
     model_ids: tuple[str, ...],
     user_id: str | None,
     mandate_id: str | None,
+    providers: tuple[str, ...],
     allow_all: bool,
     as_json: bool,
 ) -> None:
-    """Let a user (--user) or everyone in a mandate (--mandate) use only MODEL_IDS; with
-    --all (and no ids) every model again. Ids are checked against the installed models."""
+    """Let a user (--user) or everyone in a mandate (--mandate) use only MODEL_IDS and/or
+    the providers named with --provider; with --all (and nothing else) every model and
+    provider again. Ids are checked against the installed models and providers. The AI
+    service enforces the entry on every call (sub-agents, embeddings and summaries too)."""
     from nyla.kernel import Kernel
 
     if (user_id is None) == (mandate_id is None):
         raise click.UsageError("name exactly one of --user U or --mandate M")
-    if allow_all == bool(model_ids):
-        raise click.UsageError("name the models to allow, or --all for every model")
+    if allow_all == bool(model_ids or providers):
+        raise click.UsageError("name the models or --provider to allow, or --all for every model")
     kernel = Kernel()
-    known = {s.id for s in kernel.plugins.models()}
-    unknown = [m for m in model_ids if m not in known]
+    specs = kernel.plugins.models()
+    unknown = [m for m in model_ids if m not in {s.id for s in specs}]
+    unknown += [p for p in providers if p not in {s.provider for s in specs}]
     if unknown:
         raise click.ClickException(
             f"unknown model {', '.join(unknown)}; `nyla models list` shows the installed ones"
@@ -46,15 +56,23 @@ def allow(
 
     async def go() -> Any:
         try:
-            return await kernel.model_access.set(kind, subject, list(model_ids))
+            access = kernel.model_access
+            entry = None
+            if model_ids or allow_all:
+                entry = await access.set(kind, subject, list(model_ids))
+            if providers or allow_all:
+                entry = await access.set_providers(kind, subject, list(providers))
+            found = [e for e in await access.entries() if (e.kind, e.subject) == (kind, subject)]
+            return found[0] if found else entry.model_copy(update={"models": [], "providers": []})
         finally:
             await kernel.aclose()
 
     entry = run_async(go())
     if as_json:
         emit_json(entry.to_wire())
-    elif entry.models:
-        click.echo(f"{kind} {subject} may use: {', '.join(entry.models)}")
+    elif entry.models or entry.providers:
+        shown = [*entry.models, *(f"provider {p}" for p in entry.providers)]
+        click.echo(f"{kind} {subject} may use: {', '.join(shown)}")
     else:
         click.echo(f"{kind} {subject} may use every model")
 
@@ -99,6 +117,6 @@ def allowed(user_id: str | None, mandate_id: str | None, as_json: bool) -> None:
         return
     table(
         "model allow-list",
-        ["for", "id", "models"],
-        [(e.kind, e.subject, ", ".join(e.models)) for e in result],
+        ["for", "id", "models", "providers"],
+        [(e.kind, e.subject, ", ".join(e.models), ", ".join(e.providers)) for e in result],
     )

@@ -33,6 +33,9 @@ class RunContext(WireModel):
     allowed_models: list[str] | None = None
     connections: list[str] = Field(default_factory=list)
     language: str | None = None
+    #: the top-level run the calls are billed to (set by the agent loop; a sub-agent keeps
+    #: its parent's, so the ledger rows of a run include everything it started)
+    run_id: str | None = None
 
 
 class AgentConfig(WireModel):

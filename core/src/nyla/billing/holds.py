@@ -1,0 +1,167 @@
+"""The preflight's one transaction: lock the mandate and the user, measure what they may
+still spend, and set spending aside (a hold) — so two runs spending at once cannot both pass
+a limit only one of them fits.
+
+The locks are PostgreSQL transaction advisory locks, one per subject (mandate, then user:
+always that order, so two transactions never wait on each other in a circle). What a subject
+may still spend is the least of: its monthly limit minus this month's ledger rows minus the
+live holds; for a prepaid mandate, its credit minus every ledger row minus the live holds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, text
+
+from nyla.billing.tables import CreditEntry, LedgerEntry, SpendingHold
+from nyla.errors import SpendingRefused
+from nyla.models.billing import SpendingPolicy
+
+
+def month_start(now: datetime) -> datetime:
+    """The first instant of ``now``'s month (UTC)."""
+    return now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def month_bounds(month: str) -> tuple[datetime, datetime]:
+    """``YYYY-MM`` as ``[start, end)`` in UTC."""
+    try:
+        start = datetime.strptime(month, "%Y-%m").replace(tzinfo=UTC)
+    except ValueError:
+        raise ValueError(f"month must be YYYY-MM, not {month!r}") from None
+    end = (start + timedelta(days=32)).replace(day=1)
+    return start, end
+
+
+@dataclass(frozen=True, slots=True)
+class HoldRequest:
+    """A hold to take or grow: ``need`` must fit (else the call is refused), up to ``want``
+    is set aside."""
+
+    hold_id: str
+    user_id: str | None
+    mandate_id: str | None
+    need: float
+    want: float
+    ttl_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """What a subject may still spend, and the rule that says so."""
+
+    chf: float
+    rule: str
+
+
+def _column(kind: str) -> Any:
+    return LedgerEntry.mandate_id if kind == "mandate" else LedgerEntry.user_id
+
+
+def _hold_column(kind: str) -> Any:
+    return SpendingHold.mandate_id if kind == "mandate" else SpendingHold.user_id
+
+
+async def _spent(session: Any, kind: str, subject: str, since: datetime | None) -> float:
+    query = select(func.coalesce(func.sum(LedgerEntry.cost_chf), 0.0)).where(
+        _column(kind) == subject
+    )
+    if since is not None:
+        query = query.where(LedgerEntry.at >= since)
+    return float(await session.scalar(query))
+
+
+async def _held(session: Any, kind: str, subject: str, now: datetime) -> float:
+    query = select(func.coalesce(func.sum(SpendingHold.amount_chf), 0.0)).where(
+        _hold_column(kind) == subject, SpendingHold.expires_at > now
+    )
+    return float(await session.scalar(query))
+
+
+async def room_of(
+    session: Any, policy: SpendingPolicy, now: datetime, *, prepaid: bool
+) -> list[Room]:
+    """What ``policy``'s subject may still spend under each of its rules."""
+    kind, subject = policy.kind, policy.subject
+    held = await _held(session, kind, subject, now)
+    rooms: list[Room] = []
+    if policy.monthly_limit_chf is not None:
+        spent = await _spent(session, kind, subject, month_start(now))
+        rooms.append(
+            Room(
+                policy.monthly_limit_chf - spent - held,
+                f"{kind} {subject!r}: monthly limit {policy.monthly_limit_chf:.2f} CHF "
+                f"(spent {spent:.4f}, held {held:.4f})",
+            )
+        )
+    if prepaid and kind == "mandate":
+        credit = await session.scalar(
+            select(func.coalesce(func.sum(CreditEntry.amount_chf), 0.0)).where(
+                CreditEntry.mandate_id == subject
+            )
+        )
+        spent = await _spent(session, kind, subject, None)
+        rooms.append(
+            Room(
+                float(credit) - spent - held,
+                f"mandate {subject!r}: prepaid credit {float(credit):.4f} CHF "
+                f"(spent {spent:.4f}, held {held:.4f})",
+            )
+        )
+    return rooms
+
+
+async def lock_subjects(session: Any, policies: list[SpendingPolicy]) -> None:
+    """Take the advisory lock of each subject (mandates first), held until commit."""
+    order = sorted(policies, key=lambda p: (p.kind != "mandate", p.subject))
+    for policy in order:
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtext(:key))"),
+            {"key": f"nyla.billing:{policy.kind}:{policy.subject}"},
+        )
+
+
+async def take_hold(
+    session: Any,
+    request: HoldRequest,
+    policies: list[SpendingPolicy],
+    prepaid: set[str],
+) -> float:
+    """Set aside up to ``request.want`` (at least ``request.need``) under ``policies``, in
+    the caller's transaction; the amount set aside. Raises :class:`SpendingRefused` naming
+    the tightest rule when ``need`` does not fit."""
+    now = datetime.now(UTC)
+    await lock_subjects(session, policies)
+    tightest = Room(math.inf, "")
+    for policy in policies:
+        for room in await room_of(session, policy, now, prepaid=policy.subject in prepaid):
+            if room.chf < tightest.chf:
+                tightest = room
+    if tightest.chf < request.need:
+        raise SpendingRefused(
+            f"spending refused: {tightest.rule}; this call needs about {request.need:.6f} CHF "
+            f"and {max(0.0, tightest.chf):.6f} CHF is left",
+            rule=tightest.rule,
+            estimated_chf=request.need,
+        )
+    amount = min(request.want, tightest.chf)
+    expires = now + timedelta(seconds=request.ttl_s)
+    hold = await session.get(SpendingHold, request.hold_id)
+    if hold is None:
+        session.add(
+            SpendingHold(
+                id=request.hold_id,
+                user_id=request.user_id,
+                mandate_id=request.mandate_id,
+                amount_chf=amount,
+                expires_at=expires,
+            )
+        )
+    else:
+        hold.amount_chf += amount
+        hold.expires_at = expires
+    return amount
