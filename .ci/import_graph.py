@@ -58,6 +58,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "models": ("models", "hookspecs"),
     "storage": ("db", "tables", "embedded", "dbcanary", "read_pool"),
     "services": (
+        "access",
         "actions",
         "ai",
         "billing",

@@ -31,6 +31,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("nyla.eval.cli:eval_group", "Benchmark a feature's data agent."),
     "connections": ("nyla.walkers.cli:connections", "Connections to external services."),
     "sync": ("nyla.walkers.cli:sync", "Sync connected folders into the knowledge store."),
+    "access": (
+        "nyla.access.cli:access",
+        "Who may use the agent, the knowledge store and each connector.",
+    ),
     "worker": (
         "nyla.jobs.cli:worker",
         "A worker process for queued syncs (NYLA_JOBS=procrastinate).",

@@ -66,6 +66,7 @@ TABLE_MODULES: tuple[str, ...] = (
     "nyla.tables.workflow_runs",
     "nyla.features.tables",
     "nyla.ai.access",
+    "nyla.tables.access",
     "nyla.billing.tables",
 )
 

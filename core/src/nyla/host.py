@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING, Any
 # What a type checker sees; at run time the names load lazily (__getattr__ below).
 # isort: off
 if TYPE_CHECKING:
+    from nyla.access.permissions import (
+        AccessSubject as AccessSubject,
+        ServiceAccessDenied as ServiceAccessDenied,
+        connector_permission as connector_permission,
+        parse_permission as parse_permission,
+        parse_role as parse_role,
+    )
+    from nyla.access.service import service_permissions as service_permissions
     from nyla.actions.graph import WorkflowEditError as WorkflowEditError
     from nyla.actions.workflows import WorkflowNotFoundError as WorkflowNotFoundError
     from nyla.agent.loop import run_agent_loop as run_agent_loop
@@ -64,6 +72,13 @@ _EXPORTS: dict[str, str] = {
     "Kernel": "nyla.kernel",
     "PluginHost": "nyla.plugins",
     "PluginRecord": "nyla.plugins",
+    # service access (kernel.service_access decides; these name who asks and what)
+    "AccessSubject": "nyla.access.permissions",
+    "ServiceAccessDenied": "nyla.access.permissions",
+    "connector_permission": "nyla.access.permissions",
+    "parse_permission": "nyla.access.permissions",
+    "parse_role": "nyla.access.permissions",
+    "service_permissions": "nyla.access.service",
     # storage
     "Database": "nyla.db",
     "Base": "nyla.db",

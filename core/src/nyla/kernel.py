@@ -18,6 +18,7 @@ from nyla.plugins import PluginHost
 if TYPE_CHECKING:  # the services are built lazily: importing them all costs startup
     from collections.abc import AsyncIterator
 
+    from nyla.access.service import ServiceAccess
     from nyla.actions.catalog import ActionCatalog
     from nyla.actions.executor import ActionExecutor
     from nyla.actions.runs import WorkflowRunService
@@ -100,6 +101,13 @@ class Kernel:
         return ModelAccess(self.db)
 
     @cached_property
+    def service_access(self) -> ServiceAccess:
+        """Who may use the agent, the knowledge store and each connector (``nyla access``)."""
+        from nyla.access.service import ServiceAccess
+
+        return ServiceAccess(self.db)
+
+    @cached_property
     def agent(self) -> AgentRuntime:
         """The agent runtime (ReAct loop, tools, toolboxes)."""
         from nyla.agent.ports import AgentServices
@@ -112,6 +120,7 @@ class Kernel:
             files=self.files,
             connections=self.connections,
             model_access=self.model_access,
+            service_access=self.service_access,
             knowledge=lambda: self.knowledge,
             features=lambda: self.features,
             settings=self.settings,

@@ -12,6 +12,7 @@ from nyla.models.tool_services import ToolFeatures, ToolWorkflows
 if TYPE_CHECKING:
     import pluggy
 
+    from nyla.access.service import ServiceAccess
     from nyla.ai.access import ModelAccess
     from nyla.ai.service import AiService
     from nyla.connections.service import ConnectionService
@@ -42,7 +43,7 @@ class AgentServices:
     allow-list, and the knowledge store and the features, looked up on first use (a run that
     never needs them does not build them); ``settings`` are the kernel's; ``actions`` answers
     the toolboxes of the workflow actions (one per method), beside the plugins' own;
-    ``workflows`` the stored workflow graphs."""
+    ``workflows`` the stored workflow graphs; ``service_access`` the service permissions."""
 
     ai: AiService
     plugins: AgentPlugins
@@ -56,3 +57,5 @@ class AgentServices:
     actions: Callable[[], Mapping[str, Any]] | None = None
     #: the stored workflow graphs (the ``workflow`` toolbox), looked up on first use
     workflows: Callable[[], ToolWorkflows] | None = None
+    #: who may use which service (``None``: everyone may use every service)
+    service_access: ServiceAccess | None = None

@@ -296,8 +296,8 @@ class ToolRegistry:
             return ToolResult.fail(f"{type(exc).__name__}: {safe_str(exc)[:500]}", "TOOL_ERROR")
 
     async def _check(self, call: ToolCall, ctx: ToolContext) -> ToolResult | tuple[Tool, Any]:
-        """Everything before the handler runs: known tool, JSON, schema, owned ids, repeats,
-        policy. A refusal as a result, or the tool and its validated arguments."""
+        """Everything before the handler runs: known tool, JSON, schema, owned ids, service
+        access, repeats, policy. A refusal as a result, or the tool and its validated arguments."""
         tool = self._tools.get(call.name)
         if tool is None:
             return ToolResult.fail(
@@ -323,6 +323,12 @@ class ToolRegistry:
             )
         if owned_fields(type(args)):
             refusal = await authorize(tool, args, ctx, self.database)
+            if refusal is not None:
+                return refusal
+        if ctx.run.denied_services:  # a caller without some service (nyla.access)
+            from nyla.access.run import tool_refusal
+
+            refusal = await tool_refusal(tool, args, ctx, self.database)
             if refusal is not None:
                 return refusal
         key = repeat_key(tool.name, arguments)

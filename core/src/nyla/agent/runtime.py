@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from nyla.access.permissions import KNOWLEDGE
 from nyla.agent import events
 from nyla.agent.loop import run_agent_loop
 from nyla.agent.spec import RunSpec
@@ -65,8 +66,12 @@ class AgentRuntime:
 
     async def user_context(self, context: RunContext) -> RunContext:
         """``context`` with what the user's account says: the services of their active
-        connections (their toolboxes come on) and the models their allow-list permits (the
-        selector then picks no other, for the run and everything it starts)."""
+        connections (their toolboxes come on), the models their allow-list permits (the
+        selector then picks no other, for the run and everything it starts) and the services
+        they may not use (``denied_services``; the tool registry refuses tools that need
+        one). Raises :class:`~nyla.access.permissions.ServiceAccessDenied` when they may not
+        run the agent at all (``service.agent``)."""
+        denied = await self._denied_services(context)
         allowed = context.allowed_models
         if allowed is None:
             allowed = await self.services.model_access.allowed(context.user_id, context.mandate_id)
@@ -75,8 +80,22 @@ class AgentRuntime:
             update={
                 "connections": sorted({*context.connections, *connections}),
                 "allowed_models": allowed,
+                "denied_services": denied,
             }
         )
+
+    async def _denied_services(self, context: RunContext) -> list[str]:
+        """The service permissions the run's caller lacks (raises when it is the agent)."""
+        access = self.services.service_access
+        if access is None:
+            return list(context.denied_services)
+        from nyla.access.run import run_denials
+
+        plugins = self.services.plugins
+        services = {*plugins.connectors}  # the installed connectors and those toolboxes need
+        for toolbox in plugins.toolboxes.values():
+            services.update(getattr(toolbox, "connection_services", ()) or ())
+        return await run_denials(access, context, services)
 
     def toolbox_session(
         self, config: AgentConfig, context: RunContext, *, extra_tools: Iterable[Tool] = ()
@@ -122,7 +141,8 @@ class AgentRuntime:
             )
             workflow = await self._workflow(context)
             used: list[Any] = []
-            recorder = self._round_recorder(context)
+            knowledge = KNOWLEDGE not in context.denied_services  # nyla.access
+            recorder = self._round_recorder(context) if knowledge else None
             loop = run_agent_loop(
                 self.services,
                 replace(
@@ -136,7 +156,7 @@ class AgentRuntime:
                     services=tool_services(self.services),
                     toolboxes=session,
                     workflow=workflow,
-                    context_builder=self._context_builder(used),
+                    context_builder=self._context_builder(used) if knowledge else None,
                     round_recorder=recorder,
                     cancel=cancel,
                 ),

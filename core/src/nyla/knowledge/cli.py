@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from nyla.access.permissions import KNOWLEDGE
 from nyla.commands.output import (
     emit_json,
     json_line,
@@ -98,6 +99,7 @@ def index_command(
         kernel = _kernel(model)
         try:
             ctx = _context(user, mandate, instance)
+            await kernel.service_access.check_run(ctx, KNOWLEDGE)
             return await _index_with_progress(kernel, paths, ctx, scope, neutralize, sink)
         finally:
             await kernel.aclose()
@@ -235,6 +237,7 @@ def search_command(
     async def go() -> Any:
         kernel = _kernel(model)
         try:
+            await kernel.service_access.check_run(_context(user, mandate, instance), KNOWLEDGE)
             result = await kernel.knowledge.search(
                 SearchQuery(
                     text=query,

@@ -20,6 +20,10 @@ class RunContext(WireModel):
     ``allowed_providers`` restricts model selection (e.g. only a private endpoint when data must
     not leave); ``allowed_models`` to the model ids of the user's and mandate's allow-list
     (``None``: every model; the agent runtime fills it in); ``require_neutralization`` blocks a model call when neutralization fails.
+    ``role`` is the caller's role (``user``, ``mandateAdmin``, ``sysadmin``; ``None`` for the
+    local CLI); ``denied_services`` the service permissions (``service.knowledge``,
+    ``service.connector.msft`` ...) the caller may not use, filled in once when the run is
+    prepared (:mod:`nyla.access`) and inherited by sub-agents with the rest of the context.
     """
 
     user_id: str = "local"
@@ -33,6 +37,8 @@ class RunContext(WireModel):
     allowed_models: list[str] | None = None
     connections: list[str] = Field(default_factory=list)
     language: str | None = None
+    role: str | None = None
+    denied_services: list[str] = Field(default_factory=list)
     #: the top-level run the calls are billed to (set by the agent loop; a sub-agent keeps
     #: its parent's, so the ledger rows of a run include everything it started)
     run_id: str | None = None

@@ -52,6 +52,9 @@ async def nyla_error(request: Request, exc: Exception) -> JSONResponse:
     """A kernel or connector error, answered by its class; a connector's message names no
     server path (only the paths the caller sent itself)."""
     body = {"detail": f"{exc}", "error": type(exc).__name__}
+    permission = getattr(exc, "permission", None)
+    if isinstance(permission, str):  # a service the caller may not use (nyla.access)
+        body["permission"] = permission
     headers = {}
     if isinstance(exc, ConnectorError):
         sent = [*request.query_params.values(), *map(str, request.path_params.values())]

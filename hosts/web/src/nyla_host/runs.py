@@ -138,6 +138,7 @@ class RunManager:
             RunContext(
                 user_id=identity.user_id,
                 mandate_id=identity.mandate_id,
+                role=identity.role.value,
                 timezone=timezone,
                 workflow_id=conversation_id,
             )

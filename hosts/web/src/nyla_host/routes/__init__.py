@@ -8,6 +8,7 @@ from fastapi import APIRouter
 def api_router() -> APIRouter:
     """Every API route of the host (the page and its assets are added by ``create_app``)."""
     from nyla_host.routes import (
+        access,
         automation,
         catalog,
         connection_items,
@@ -27,7 +28,7 @@ def api_router() -> APIRouter:
     # the routes are copied, not included: an app can then list every route it serves
     # (included routers are opaque in FastAPI's route table), which the deny-by-default test does
     router = APIRouter()
-    modules = (session, runs, conversations, catalog, files, connections, datasources, rag)
+    modules = (session, runs, conversations, catalog, files, connections, datasources, rag, access)
     extra = (source_policy, connection_items, automation, openai_compat, mcp, teams)
     for module in (*modules, *extra):
         router.routes.extend(module.router.routes)

@@ -12,6 +12,7 @@ from nyla.sdk.connectors import describe_connector
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.model_choice import model_choice
+from nyla_host.service_access import KNOWLEDGE, need_service
 from nyla_host.state import host
 from nyla_host.timezone import request_timezone
 
@@ -21,7 +22,10 @@ router = APIRouter(prefix="/api", tags=["catalog"])
 def run_context(identity: Identity) -> RunContext:
     """The run context of a request's caller (the request's timezone included)."""
     return RunContext(
-        user_id=identity.user_id, mandate_id=identity.mandate_id, timezone=request_timezone()
+        user_id=identity.user_id,
+        mandate_id=identity.mandate_id,
+        role=identity.role.value,
+        timezone=request_timezone(),
     )
 
 
@@ -84,9 +88,10 @@ async def knowledge_search(
     request: Request,
     q: str = Query(min_length=1, max_length=2000),
     k: int = Query(default=10, ge=1, le=100),
-    identity: Identity = Depends(need_user),
+    identity: Identity = Depends(need_service(KNOWLEDGE)),
 ) -> dict[str, Any]:
-    """Semantic (hybrid) search over what the caller may read in the knowledge store."""
+    """Semantic (hybrid) search over what the caller may read in the knowledge store (403
+    without ``service.knowledge``)."""
     knowledge = host(request).kernel.knowledge
     # a kernel error is mapped by the app's handler: a query with no words is the caller's
     # 400, an unreachable database 503, a failing embedding provider 502

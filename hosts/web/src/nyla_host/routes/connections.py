@@ -19,6 +19,7 @@ from nyla.sdk.connectors import TokenGrant
 from nyla_host.auth import need_user
 from nyla_host.connector_calls import connector_call
 from nyla_host.identity import Identity
+from nyla_host.service_access import check_connector
 from nyla_host.state import host
 
 router = APIRouter(prefix="/api/connections", tags=["connections"])
@@ -75,7 +76,9 @@ async def add_connection(
 ) -> dict[str, Any]:
     """Add a connection: its settings are checked against the connector's model (400 naming
     the setting; 403 for a server-only one from anyone but a sysadmin) and its root is
-    listed before it is stored (a 400 saying why, and nothing stored, when that fails)."""
+    listed before it is stored (a 400 saying why, and nothing stored, when that fails);
+    403 without the connector's ``service.connector.<name>``."""
+    await check_connector(request, identity, body.service)
     connection = await host(request).kernel.connections.connect(
         body.service,
         user_id=identity.user_id,
@@ -105,6 +108,7 @@ async def tree(
 ) -> dict[str, Any]:
     """The connection's data-source tree with each element's explicit and effective 🧠."""
     connection = await owned_connection(request, connection_id, identity)
+    await check_connector(request, identity, connection.service)
     sources = await list_data_sources(host(request).kernel.db, connection_id)
     return {"connection": connection.to_wire(), "dataSources": [s.to_wire() for s in sources]}
 
@@ -124,6 +128,7 @@ async def browse(
     if cursor is not None and not cursor.isprintable():
         raise HTTPException(400, "the cursor is not one a listing gave out; list again without")
     connection = await owned_connection(request, connection_id, identity)
+    await check_connector(request, identity, connection.service)
     kernel = host(request).kernel
     adapter = kernel.plugins.connectors.get(connection.service)
     given = {"path": path, "cursor": cursor}
@@ -186,6 +191,7 @@ async def oauth_start(
     """Begin a connector's browser sign-in (authorization code with PKCE): the URL to send
     the browser to, and for Microsoft the page where a directory admin consents."""
     body = body or SignIn()
+    await check_connector(request, identity, service)
     started = await host(request).kernel.connections.sign_in.start(
         service,
         user_id=identity.user_id,

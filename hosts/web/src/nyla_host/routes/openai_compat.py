@@ -26,6 +26,7 @@ from nyla_host.errors import BUSY_RETRY_AFTER_S, status_of
 from nyla_host.identity import Identity
 from nyla_host.model_choice import model_choice
 from nyla_host.routes.catalog import run_context
+from nyla_host.service_access import AGENT, need_service
 from nyla_host.state import host
 from nyla_host.timezone import request_timezone
 
@@ -172,10 +173,13 @@ async def _config(request: Request, identity: Identity, name: str) -> AgentConfi
 
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(
-    body: ChatCompletionRequest, request: Request, identity: Identity = Depends(need_user)
+    body: ChatCompletionRequest,
+    request: Request,
+    identity: Identity = Depends(need_service(AGENT)),
 ) -> Response:
     """Run the agent on the conversation; its answer as a ``chat.completion`` or, with
-    ``stream``, as ``chat.completion.chunk`` Server-Sent Events ending with ``[DONE]``."""
+    ``stream``, as ``chat.completion.chunk`` Server-Sent Events ending with ``[DONE]`` (403
+    without ``service.agent``)."""
     state = host(request)
     config = await _config(request, identity, body.model)
     prompt = agent_prompt(body.messages)

@@ -15,6 +15,7 @@ from nyla_host.model_choice import model_choice
 from nyla_host.routes.catalog import run_context
 from nyla_host.routes.files import callers_files
 from nyla_host.runs import RunNotFound, run_dict
+from nyla_host.service_access import AGENT, need_service
 from nyla_host.sse import InvalidEventId, last_event_id, sse_response
 from nyla_host.state import host
 from nyla_host.timezone import local_iso, request_timezone
@@ -52,11 +53,11 @@ def _with_local_times(row: Any) -> dict[str, Any]:
 
 @router.post("", status_code=202)
 async def start_run(
-    body: RunRequest, request: Request, identity: Identity = Depends(need_user)
+    body: RunRequest, request: Request, identity: Identity = Depends(need_service(AGENT))
 ) -> dict[str, Any]:
     """Start a run in a conversation; it goes on when the client disconnects. Stream it from
-    ``eventsUrl``. 403 for a model the caller may not use, 404 for a conversation or file
-    that is not theirs."""
+    ``eventsUrl``. 403 for a model the caller may not use or without ``service.agent``
+    (nothing stored), 404 for a conversation or file that is not theirs."""
     state = host(request)
     model = (await model_choice(state, identity)).for_run(body.model or None)
     files = await callers_files(request, identity, body.file_ids)
