@@ -155,7 +155,7 @@ class Kernel:
         """Stored workflow graphs of action nodes, checked against the catalog."""
         from nyla.actions.workflows import WorkflowService
 
-        return WorkflowService(self.db, self.actions)
+        return WorkflowService(self.db, self.actions, runs=lambda: self.workflow_runs)
 
     @cached_property
     def workflow_runs(self) -> WorkflowRunService:

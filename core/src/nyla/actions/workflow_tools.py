@@ -14,10 +14,14 @@ from pydantic import Field
 from nyla.agent.authorize import Owned
 from nyla.hookspecs import hookimpl
 from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
+from nyla.models.workflow_runs import RunOptions, WorkflowRun
 from nyla.models.workflows import WorkflowConnection, WorkflowGraph
 from nyla.tools._args import Args, ToolSpec, tools_from
 
 WorkflowId = Annotated[str, Owned("workflowGraph")]
+RunId = Annotated[str, Owned("workflowRun")]
+#: how long runWorkflow may wait for a run to end (the run goes on after; readWorkflowRun)
+RUN_WAIT_S = 600.0
 
 
 def _guarded(
@@ -151,6 +155,51 @@ async def validate_workflow(args: WorkflowArgs, ctx: ToolContext) -> ToolResult:
     )
 
 
+class RunWorkflowArgs(WorkflowArgs):
+    max_attempts: int = Field(2, ge=1, le=10, description="Attempts per node.")
+    node_timeout_s: float | None = Field(
+        None, gt=0, le=3600, description="Seconds each node attempt may take."
+    )
+    wait: bool = Field(True, description="Wait until the run ends (else answer its id at once).")
+
+
+def _run_summary(run: WorkflowRun) -> str:
+    lines = [f"run {run.id} of workflow {run.workflow_id}: {run.status}"]
+    if run.error:
+        lines.append(f"error: {run.error}")
+    for node in run.nodes:
+        told = node.error or (node.output.text if node.output else "")
+        told = told if len(told) <= 400 else told[:397] + "..."
+        lines.append(f"- {node.node_id} {node.method}.{node.action}: {node.status}. {told}")
+    return "\n".join(lines)
+
+
+@_guarded
+async def run_workflow(args: RunWorkflowArgs, ctx: ToolContext) -> ToolResult:
+    runs = ctx.services.workflows.runs
+    options = RunOptions(
+        max_attempts=args.max_attempts,
+        node_timeout_s=args.node_timeout_s,
+        max_cost_chf=ctx.remaining_budget_chf,
+        model=ctx.model,
+    )
+    run = await runs.start(args.workflow_id, ctx.run, options)
+    if args.wait:
+        run = await runs.wait(run.id, ctx.run)
+        ctx.charge(run.cost_chf)  # the run spends the agent run's budget
+    return ToolResult.ok(_run_summary(run), data=run.to_wire())
+
+
+class ReadRunArgs(Args):
+    run_id: RunId = Field(description="Id of the run (runWorkflow answers it).")
+
+
+@_guarded
+async def read_workflow_run(args: ReadRunArgs, ctx: ToolContext) -> ToolResult:
+    run = await ctx.services.workflows.runs.get(args.run_id, ctx.run)
+    return ToolResult.ok(_run_summary(run), data=run.to_wire())
+
+
 def workflow_tools() -> list[Tool]:
     """The tools of the ``workflow`` toolbox."""
     spec: list[ToolSpec] = [
@@ -161,8 +210,14 @@ def workflow_tools() -> list[Tool]:
         ("connectNodes", "Feed a node's output into another node's parameter.", ConnectArgs, connect_nodes, False),
         ("disconnectNodes", "Remove a connection between two nodes.", ConnectArgs, disconnect_nodes, False),
         ("validateWorkflow", "Check a workflow: unknown actions, missing parameters, type mismatches, cycles.", WorkflowArgs, validate_workflow, True),
+        ("runWorkflow", "Run a valid workflow node by node and answer each node's result (or, with wait false, the run id at once).", RunWorkflowArgs, run_workflow, False),
+        ("readWorkflowRun", "Read a workflow run: its status and each node's status, output or error.", ReadRunArgs, read_workflow_run, True),
     ]  # fmt: skip
-    return tools_from(spec)
+    tools = tools_from(spec)
+    for tool in tools:
+        if tool.name == "runWorkflow":  # a run takes as long as its nodes
+            tool.timeout_s = RUN_WAIT_S
+    return tools
 
 
 @hookimpl
@@ -172,7 +227,7 @@ def nyla_toolboxes() -> list[Toolbox]:
         Toolbox(
             id="workflow",
             label="Workflow editor",
-            description="Read and edit stored workflow graphs of action nodes, and validate them.",
+            description="Read, edit, validate and run stored workflow graphs of action nodes.",
             tools=workflow_tools(),
             default_active=False,
         )

@@ -23,9 +23,12 @@ from nyla.models.workflows import WorkflowConnection, WorkflowGraph, WorkflowNod
 from nyla.tables.workflows import ActionWorkflowRow
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from nyla.actions.catalog import ActionCatalog
     from nyla.db import Database
     from nyla.models.agent import RunContext
+    from nyla.models.tool_services import ToolWorkflowRuns
 
 
 class WorkflowNotFoundError(LookupError):
@@ -46,10 +49,25 @@ def _graph(row: ActionWorkflowRow) -> WorkflowGraph:
 
 
 class WorkflowService:
-    """A user's workflow graphs in PostgreSQL, built on the database and the action catalog."""
+    """A user's workflow graphs in PostgreSQL, built on the database and the action catalog;
+    ``runs`` gives their runs (a callable: the run service is built on this one)."""
 
-    def __init__(self, db: Database, catalog: ActionCatalog) -> None:
+    def __init__(
+        self,
+        db: Database,
+        catalog: ActionCatalog,
+        *,
+        runs: Callable[[], ToolWorkflowRuns] | None = None,
+    ) -> None:
         self._db, self._catalog = db, catalog
+        self._runs = runs
+
+    @property
+    def runs(self) -> ToolWorkflowRuns:
+        """The runs of workflows (``runWorkflow``, ``readWorkflowRun``)."""
+        if self._runs is None:
+            raise LookupError("workflow runs are not available here: the kernel handed none")
+        return self._runs()
 
     async def create(
         self, name: str, context: RunContext, *, feature_instance_id: str | None = None

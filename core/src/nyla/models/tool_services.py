@@ -22,6 +22,7 @@ from nyla.models.datasource import ConnectionInfo
 from nyla.models.files import ContentHit, FileItem, FolderInfo, FolderRemoval, Scope
 from nyla.models.knowledge import PolicyValue, SectionText
 from nyla.models.speech import SpeechAudio, Transcript
+from nyla.models.workflow_runs import RunOptions, WorkflowRun
 from nyla.models.workflows import (
     WorkflowConnection,
     WorkflowGraph,
@@ -43,6 +44,7 @@ __all__ = [
     "ToolKnowledge",
     "ToolServices",
     "ToolSpeech",
+    "ToolWorkflowRuns",
     "ToolWorkflows",
     "WorkflowMessages",
 ]
@@ -371,6 +373,23 @@ class ToolWorkflows(Protocol):
     ) -> WorkflowGraph: ...
 
     async def validate(self, workflow_id: str, context: RunContext) -> list[WorkflowProblem]: ...
+
+    @property
+    def runs(self) -> ToolWorkflowRuns: ...
+
+
+class ToolWorkflowRuns(Protocol):
+    """Runs of the user's stored workflows (``runWorkflow``, ``readWorkflowRun``): a workflow
+    or run ``context`` may not see raises ``LookupError``, a workflow that cannot run
+    ``ValueError``."""
+
+    async def start(
+        self, workflow_id: str, context: RunContext, options: RunOptions | None = None
+    ) -> WorkflowRun: ...
+
+    async def get(self, run_id: str, context: RunContext) -> WorkflowRun: ...
+
+    async def wait(self, run_id: str, context: RunContext) -> WorkflowRun: ...
 
 
 class ToolServices(Protocol):
