@@ -317,10 +317,13 @@ class ProcrastinateRunner:
 
 
 async def _apply_schema(app: Any) -> None:
-    """Create procrastinate's tables once (skipped when they exist)."""
-    async with app.connector.pool.connection() as conn:
+    """Create procrastinate's tables once (skipped when they exist), under a transaction's
+    advisory lock (held until the tables are committed): servers and workers started
+    together on a fresh database would otherwise all create them, and all but one fail."""
+    async with app.connector.pool.connection() as conn, conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtext('nyla.procrastinate.schema'))")
         exists = await (
             await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL")
         ).fetchone()
-    if not exists[0]:
-        await app.schema_manager.apply_schema_async()
+        if not exists[0]:
+            await conn.execute(app.schema_manager.get_schema())
