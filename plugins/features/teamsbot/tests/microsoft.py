@@ -75,7 +75,8 @@ class SigningKey:
 class Microsoft:
     """The fake: an httpx handler (``transport``) and what it saw."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, jwks_url: str = JWKS_URL) -> None:
+        self.jwks_url = jwks_url  # where the metadata says the keys are
         self.key = SigningKey("key-1")
         self.unlisted = SigningKey("key-unlisted")
         self.unendorsed = SigningKey("key-skype", endorsements=("skype",))
@@ -96,7 +97,7 @@ class Microsoft:
                 json={
                     "issuer": ISSUER,
                     "authorization_endpoint": "https://invalid.botframework.com",
-                    "jwks_uri": JWKS_URL,
+                    "jwks_uri": self.jwks_url,
                     "id_token_signing_alg_values_supported": ["RS256"],
                     "token_endpoint_auth_methods_supported": ["private_key_jwt"],
                 },

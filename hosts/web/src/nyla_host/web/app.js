@@ -1,6 +1,6 @@
 // nyla's web page: plain JavaScript modules, no build step, no third-party assets. This one
 // signs in and routes: #chat[/<conversationId>], #sources[?connected=…|?oauthError=…],
-// #files, #inventory.
+// #files, #inventory, #teams.
 
 import { $, api, state, whenUnauthorized } from "./api.js";
 import { resetChat, showChat, wireChat } from "./chat.js";
@@ -8,8 +8,9 @@ import { loadConnectors, readReturn, wireConnect } from "./connect.js";
 import { loadFiles } from "./files.js";
 import { loadInventory, pollJobs, stopJobs, wireInventory } from "./inventory.js";
 import { loadSources, wireSources } from "./sources.js";
+import { loadTeams, wireTeams } from "./teams.js";
 
-const VIEWS = ["chat", "sources", "files", "inventory"];
+const VIEWS = ["chat", "sources", "files", "inventory", "teams"];
 
 async function signIn(token) {
   localStorage.setItem("nyla.token", token);
@@ -59,6 +60,7 @@ async function route() {
   }
   if (view === "files") loadFiles();
   if (view === "inventory") loadInventory();
+  if (view === "teams") loadTeams().catch((error) => { $("#teams-error").textContent = error.message; });
 }
 
 whenUnauthorized(signOut);
@@ -66,6 +68,7 @@ wireChat();
 wireConnect();
 wireSources();
 wireInventory();
+wireTeams();
 $("#signin-form").addEventListener("submit", (e) => { e.preventDefault(); signIn($("#token").value.trim()); });
 $("#signout").addEventListener("click", signOut);
 // the skip link moves the focus, not the address (the hash names the view)
