@@ -39,7 +39,7 @@ from nyla.models.ai import (
     ToolCall,
     Usage,
 )
-from nyla.models.tools import ToolContext
+from nyla.models.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
     from nyla.agent.ports import AgentServices
@@ -80,7 +80,7 @@ class AgentRun:
             count_tokens=_token_counter(self.ai, lambda: trace.model or config.model),
         )
         self.registry = ToolRegistry(
-            self.tools,
+            self.offered(),
             before_call=before_call_hook(services.plugins),
             default_timeout_s=config.tool_timeout_s,
             database=services.db,
@@ -97,6 +97,13 @@ class AgentRun:
         self._unlogged: list[tuple[int, Dispatched]] = []
         #: the calls of the round being dispatched (a call's place numbers its documents)
         self._round_calls: list[ToolCall] = []
+
+    def offered(self) -> list[Tool]:
+        """The tools the model may call: a sub-agent (a run with a parent) never gets a
+        top-level-only tool, whatever its spec or a requested toolbox holds."""
+        if self.spec.parent_run_id is None:
+            return self.tools
+        return [t for t in self.tools if not t.top_level_only]
 
     @property
     def run_id(self) -> str:
@@ -177,7 +184,7 @@ class AgentRun:
         if self.context_builder is None and not self.conversation.needs_summary(
             self.context_window()
         ):
-            self.registry.refresh(self.tools)  # nothing else to prepare
+            self.registry.refresh(self.offered())  # nothing else to prepare
         else:
             async for event in self.prepare():
                 yield event
@@ -228,7 +235,7 @@ class AgentRun:
                 log.warning("knowledge context failed in round %d: %s", self.round, exc)
                 conversation.knowledge_context = ""
                 yield events.status(self.round, "contextFailed", error=str(exc))
-        self.registry.refresh(self.tools)
+        self.registry.refresh(self.offered())
         if conversation.needs_summary(self.context_window()):
             yield events.status(self.round, "summarizing", tokens=conversation.tokens())
             try:

@@ -13,13 +13,13 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 
 from nyla.files.tables import DocumentRow, MessageRow, WorkflowRow
 from nyla.models.agent import RunContext
 from nyla.models.ai import Message, Role
 from nyla.models.base import WireModel
-from nyla.models.chat import ChatDocument, ChatMessage, ChatWorkflow
+from nyla.models.chat import ChatDocument, ChatMessage, ChatWorkflow, WorkflowSummary
 
 if TYPE_CHECKING:
     from nyla.models.files import FileItem
@@ -95,6 +95,43 @@ class Conversations:
         async with self.db.session() as s:
             rows = (await s.execute(query)).all()
         return [_conversation(row, int(n or 0)) for row, n in rows]
+
+    async def history(
+        self, context: RunContext, *, limit: int = 20, search: str | None = None
+    ) -> list[WorkflowSummary]:
+        """``context``'s user's chat workflows in its mandate (or in none), most recently
+        active first; ``search`` keeps those whose title or a message contains it."""
+        count = (
+            select(func.count(MessageRow.id))
+            .where(MessageRow.workflow_id == WorkflowRow.id, MessageRow.status != "step")
+            .scalar_subquery()
+        )
+        activity = func.coalesce(WorkflowRow.updated_at, WorkflowRow.created_at)
+        query = select(WorkflowRow, count).where(
+            WorkflowRow.user_id == context.user_id,
+            or_(WorkflowRow.mandate_id.is_(None), WorkflowRow.mandate_id == context.mandate_id),
+        )
+        if search:
+            pattern = f"%{_like_escaped(search)}%"
+            said = select(MessageRow.id).where(
+                MessageRow.workflow_id == WorkflowRow.id,
+                MessageRow.message.ilike(pattern, escape="\\"),
+            )
+            query = query.where(or_(WorkflowRow.title.ilike(pattern, escape="\\"), said.exists()))
+        query = query.order_by(activity.desc(), WorkflowRow.id).limit(limit)
+        async with self.db.session() as s:
+            rows = (await s.execute(query)).all()
+        return [
+            WorkflowSummary(
+                id=row.id,
+                title=row.title,
+                feature_instance_id=row.feature_instance_id,
+                created_at=row.created_at,
+                updated_at=row.updated_at or row.created_at,
+                message_count=int(n or 0),
+            )
+            for row, n in rows
+        ]
 
     async def create_conversation(
         self,
@@ -221,6 +258,11 @@ class Conversations:
         self, workflow: ChatWorkflow, message: ChatMessage, *, touch: bool = False
     ) -> ChatMessage:
         raise NotImplementedError  # provided by WorkflowStore
+
+
+def _like_escaped(text: str) -> str:
+    """``text`` as a literal inside a LIKE pattern (``\\``, ``%`` and ``_`` escaped)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _conversation(row: WorkflowRow, count: int) -> Conversation:

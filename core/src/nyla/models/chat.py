@@ -53,3 +53,14 @@ class ChatWorkflow(BaseModel):
     def documents(self) -> list[ChatDocument]:
         """Every document of every message, oldest first."""
         return [d for m in self.messages for d in m.documents]
+
+
+class WorkflowSummary(BaseModel):
+    """One of a user's chat workflows as ``listWorkflowHistory`` lists it."""
+
+    id: str
+    title: str | None = None
+    feature_instance_id: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    message_count: int = 0

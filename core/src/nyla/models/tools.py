@@ -129,6 +129,8 @@ class Tool(BaseModel):
     read_only: bool = False
     timeout_s: float | None = None
     toolbox: str | None = None
+    #: offered to a top-level run only, never to a sub-agent (a run with a parent)
+    top_level_only: bool = False
 
     @classmethod
     def from_model(

@@ -336,13 +336,17 @@ def core_tools() -> list[Tool]:
 
 @hookimpl
 def nyla_toolboxes() -> list[Toolbox]:
-    """The kernel's ``core`` toolbox (always active)."""
+    """The kernel's ``core`` toolbox (always active): the workspace's files and folders,
+    and the cross-workflow tools (top-level runs only)."""
+    from nyla.tools.history import history_tools
+
     return [
         Toolbox(
             id="core",
             label="Files and folders",
-            description="Read, search, write and organize the workspace's files and folders.",
-            tools=core_tools(),
+            description="Read, search, write and organize the workspace's files and folders; "
+            "look back at your earlier workflows.",
+            tools=core_tools() + history_tools(),
             default_active=True,
         )
     ]
