@@ -8,11 +8,21 @@ the 52 man pages of ``bench/retrieval/ndcg/docs`` (22 commands in German and Eng
 in German). ``bench/retrieval/ndcg/questions.tsv`` holds 245 questions (117 German, 213 full
 sentences), each with the file(s) that answer it, committed before any system ran on them.
 
-Every system returns, per question, the first ten distinct files of its best chunks; a file
-is relevant or not (nDCG with binary gains, ideal = all relevant files first). Systems:
+``bench/retrieval/ndcg/tuning.tsv`` holds 85 other questions over the same files, written
+the same way before any system ran on them: the set the fusion weight was tuned on
+(``--questions tuning``); the evaluation set is never tuned on.
 
-- ``nyla default``: ``knowledge.semantic_search`` (hybrid) with the offline default embedder
-  ``local:wordllama-l2-256`` (``NYLA_LOCAL_EMBEDDINGS`` removed from the environment);
+Every system returns, per question, the first ten distinct files of its best chunks; a file
+is relevant or not (nDCG with binary gains, ideal = all relevant files first). Each cell
+has its 95 % bootstrap interval (2,000 resamples of the group's questions). Systems:
+
+- ``nyla default``: ``kernel.knowledge.search`` (hybrid) with the offline default embedder
+  ``local:wordllama-l2-256`` (``NYLA_LOCAL_EMBEDDINGS`` removed from the environment):
+  BM25 full text, the vector ranking weighed down for a query in a language the model was
+  not trained on;
+- ``nyla before``: the same store with the earlier settings (``text_rank="ts_rank"``,
+  ``foreign_vector_weight=1``), and the two changes one at a time (``nyla bm25, equal
+  fusion``, ``nyla ts_rank, language-aware fusion``);
 - ``nyla vector only``: the same store, ``hybrid=False``;
 - ``nyla hash``: a second store embedded with ``local:hash-384``, hybrid;
 - ``pgvector``: plain SQL (cosine distance, exact) over nyla's chunks and vectors;
@@ -45,8 +55,19 @@ REPO = HERE.parent
 K = 10
 CHUNKS_PER_QUERY = 40
 STATIC, HASH = "local:wordllama-l2-256", "local:hash-384"
-SYSTEMS = ("nyla default", "nyla vector only", "nyla hash", "pgvector", "bm25s",
-           "llamaindex hybrid", "llamaindex fusion")  # fmt: skip
+SYSTEMS = ("nyla default", "nyla before", "nyla bm25, equal fusion",
+           "nyla ts_rank, language-aware fusion", "nyla vector only", "nyla hash", "pgvector",
+           "bm25s", "llamaindex hybrid", "llamaindex fusion")  # fmt: skip
+#: nyla's variants on one store: (hybrid, knowledge settings changed for the run)
+BEFORE = {"text_rank": "ts_rank", "foreign_vector_weight": 1.0}
+VARIANTS: dict[str, tuple[bool, dict[str, Any]]] = {
+    " default": (True, {}),
+    " before": (True, BEFORE),
+    " bm25, equal fusion": (True, {"foreign_vector_weight": 1.0}),
+    " ts_rank, language-aware fusion": (True, {"text_rank": "ts_rank"}),
+    " vector only": (False, {}),
+}
+QUESTION_SETS = {"evaluation": "questions.tsv", "tuning": "tuning.tsv"}
 
 
 def doc_language(name: str) -> str:
@@ -55,10 +76,10 @@ def doc_language(name: str) -> str:
     return "en"
 
 
-def questions() -> list[dict[str, Any]]:
+def questions(which: str = "evaluation") -> list[dict[str, Any]]:
     """The labelled questions: language, form, text, relevant files, cross-language flag."""
     out = []
-    path = HERE / "retrieval" / "ndcg" / "questions.tsv"
+    path = HERE / "retrieval" / "ndcg" / QUESTION_SETS[which]
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
@@ -102,14 +123,27 @@ GROUPS = {
 }
 
 
-def scores(rankings: list[list[str]], qs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def interval(values: list[float], draws: int = 2000) -> tuple[float, float]:
+    """The 95 % bootstrap interval of the mean of ``values``."""
+    import random
+
+    rng = random.Random(30)
+    means = sorted(sum(rng.choices(values, k=len(values))) / len(values) for _ in range(draws))
+    return means[int(0.025 * draws)], means[int(0.975 * draws) - 1]
+
+
+def scores(rankings: list[list[str]], qs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out = {}
     for group, keep in GROUPS.items():
         pairs = [(r, q) for r, q in zip(rankings, qs, strict=True) if keep(q)]
+        n = [ndcg(r, q["relevant"]) for r, q in pairs]
+        rc = [recall(r, q["relevant"]) for r, q in pairs]
         out[group] = {
             "n": len(pairs),
-            "ndcg10": sum(ndcg(r, q["relevant"]) for r, q in pairs) / len(pairs),
-            "recall10": sum(recall(r, q["relevant"]) for r, q in pairs) / len(pairs),
+            "ndcg10": sum(n) / len(n),
+            "recall10": sum(rc) / len(rc),
+            "ndcg10_ci": interval(n),
+            "recall10_ci": interval(rc),
         }
     return out
 
@@ -131,9 +165,13 @@ async def nyla_rankings(url: str, paths: list[Path], qs: list[dict[str, Any]],
         failed = [r.name for r in results if r.status != "indexed"]
         assert not failed, f"not indexed: {failed}"
         prefix = "nyla hash" if model == HASH else "nyla"
-        modes = {"": True} if model == HASH else {" default": True, " vector only": False}
+        modes = {"": (True, {})} if model == HASH else VARIANTS
         out: dict[str, list[list[str]]] = {}
-        for suffix, hybrid in modes.items():
+        settings = kernel.knowledge.settings
+        defaults = {key: getattr(settings, key) for key in BEFORE}
+        for suffix, (hybrid, changed) in modes.items():
+            for key, value in {**defaults, **changed}.items():
+                setattr(settings, key, value)
             ranked = []
             for q in qs:
                 try:
@@ -213,12 +251,15 @@ def paired(rankings: dict[str, list[list[str]]], qs: list[dict[str, Any]]) -> st
     return "\n".join(rows)
 
 
-def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
+def table(results: dict[str, dict[str, dict[str, Any]]], metric: str = "ndcg10") -> str:
     some = next(iter(results.values()))
     head = " | ".join(f"{g} (n={some[g]['n']})" for g in GROUPS)
     rows = [f"| system | {head} |", "|---|" + "---:|" * len(GROUPS)]
     for system, s in results.items():
-        cells = " | ".join(f"{s[g]['ndcg10']:.3f} / {s[g]['recall10']:.2f}" for g in GROUPS)
+        cells = " | ".join(
+            f"{s[g][metric]:.3f} ({s[g][metric + '_ci'][0]:.3f}–{s[g][metric + '_ci'][1]:.3f})"
+            for g in GROUPS
+        )
         rows.append(f"| {system} | {cells} |")
     return "\n".join(rows)
 
@@ -226,6 +267,7 @@ def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--questions", choices=sorted(QUESTION_SETS), default="evaluation")
     args = parser.parse_args()
     os.environ.pop("NYLA_LOCAL_EMBEDDINGS", None)
     from ingest import bench_venv
@@ -233,7 +275,7 @@ def main() -> None:
     from nyla.db import to_sqlalchemy_url
     from nyla.embedded import start_embedded
 
-    qs = questions()
+    qs = questions(args.questions)
     python = bench_venv()
     base = Path(tempfile.mkdtemp(prefix="nyla-bench-ndcg-"))
     server = start_embedded(base / "server", cleanup_mode="delete")
@@ -253,9 +295,11 @@ def main() -> None:
         rankings.update(json.loads(back.read_text()))
         results = {s: scores(rankings[s], qs) for s in SYSTEMS if s in rankings}
         files = len({c["file"] for c in chunks})
-        print(f"\n{len(qs)} questions, {files} files, {len(chunks)} chunks; cells: nDCG@10 / "
-              "recall@10\n")  # fmt: skip
+        print(f"\n{args.questions} set: {len(qs)} questions, {files} files, {len(chunks)} "
+              f"chunks; load {os.getloadavg()[0]:.1f}\n\nnDCG@10 (95 % interval)\n")  # fmt: skip
         print(table(results))
+        print("\nrecall@10 (95 % interval)\n")
+        print(table(results, "recall10"))
         print(f"\nfull-sentence questions (n={sum(q['sentence'] for q in qs)}):\n")
         print(paired({s: rankings[s] for s in SYSTEMS if s in rankings}, qs))
         if args.json:

@@ -14,6 +14,7 @@ from sqlalchemy.exc import DBAPIError
 
 from nyla.db import Database
 from nyla.errors import InvalidQueryError
+from nyla.knowledge.language import detect
 from nyla.knowledge.search import ScopedQuery, search
 from nyla.knowledge.search_text import parse_query
 from nyla.knowledge.settings import KnowledgeSettings
@@ -73,6 +74,7 @@ class Retrieval:
         # a model's dimension, looked up once: asking the AI service for the model's spec
         # cost about 12 µs of every search (measured)
         self._dims: dict[str, int | None] = {}
+        self._model_languages: dict[str, frozenset[str]] = {}
 
     async def search(self, query: SearchQuery) -> SearchResult:
         """The ``query.k`` chunks nearest to the query that its context may read (optionally
@@ -90,8 +92,10 @@ class Retrieval:
                 f"the query vector has {len(vector)} dimensions; {model} vectors have "
                 f"{expected or 'at least one'}"
             )
+        rerank = self.settings.rerank if query.rerank is None else query.rerank
+        k = max(query.k, self.settings.rerank_candidates) if rerank else query.k
         try:
-            return await self._search(query, vector, model)
+            result = await self._search(query, vector, model, k)
         except (DBAPIError, psycopg.DataError) as exc:
             if "dimension" not in str(getattr(exc, "orig", exc)):
                 raise
@@ -99,6 +103,18 @@ class Retrieval:
                 f"the query vector has {len(vector)} dimensions, which the indexed vectors of "
                 f"{model} do not have"
             ) from None
+        if not rerank:
+            return result
+        from nyla.ai.rerank import RerankOperations
+        from nyla.knowledge.reranking import reranked
+
+        return await reranked(
+            RerankOperations(self.ai),
+            query,
+            result,
+            candidates=self.settings.rerank_candidates,
+            model=self.settings.rerank_model,
+        )
 
     def _dimensions(self, model: str) -> int | None:
         """The dimension of ``model``'s vectors, when the AI service knows the model."""
@@ -106,6 +122,13 @@ class Retrieval:
             spec = self.ai.model_spec(model)
             self._dims[model] = spec.capabilities.embedding_dimensions if spec else None
         return self._dims[model]
+
+    def _languages(self, model: str) -> frozenset[str]:
+        """The languages ``model`` was trained on (empty: any, or unknown)."""
+        if model not in self._model_languages:
+            spec = self.ai.model_spec(model)
+            self._model_languages[model] = frozenset(spec.capabilities.languages if spec else ())
+        return self._model_languages[model]
 
     async def _embed(self, query: SearchQuery) -> tuple[Sequence[float], str]:
         """(vector, model) of the query's text, after refusing a text with nothing to find."""
@@ -161,19 +184,28 @@ class Retrieval:
         return done
 
     async def _search(
-        self, query: SearchQuery, vector: Sequence[float], model: str
+        self, query: SearchQuery, vector: Sequence[float], model: str, k: int
     ) -> SearchResult:
         if not self._text_search_ready:
             await self.ensure_text_search()
         hybrid = self.settings.hybrid if query.hybrid is None else query.hybrid
+        vector_weight = 1.0
+        if hybrid:
+            known = self._languages(model)
+            if known and detect(query.text) not in known:
+                # the model's vectors of a text in a language it was not trained on carry
+                # little meaning: the full-text ranking leads (tuned on
+                # bench/retrieval/ndcg/tuning.tsv, see docs/knowledge.md)
+                vector_weight = self.settings.foreign_vector_weight
         plan = ScopedQuery(
             keys=readable_keys(query.context, query.scopes),
             model=model,
             vector=vector,
             text=query.text,
-            k=query.k,
+            k=k,
             filters=query.filters,
             hybrid=hybrid,
+            vector_weight=vector_weight,
         )
         return await self.db.read_driver(
             lambda conn: search(conn, plan, settings=self.settings, indexes=self.indexes)

@@ -259,13 +259,15 @@ async def _hnsw_settings_change(
 
 
 def reciprocal_rank_fusion(
-    rankings: Sequence[Sequence[int]], k: int = 60
+    rankings: Sequence[Sequence[int]], k: int = 60, weights: Sequence[float] | None = None
 ) -> list[tuple[int, float]]:
-    """Ids ordered by the sum of ``1 / (k + rank)`` over the rankings (rank from 1)."""
+    """Ids ordered by the sum of ``weight / (k + rank)`` over the rankings (rank from 1;
+    each ranking weighs 1 unless ``weights`` says otherwise)."""
     scores: dict[int, float] = {}
-    for ranking in rankings:
+    for n, ranking in enumerate(rankings):
+        weight = 1.0 if weights is None else weights[n]
         for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
@@ -281,6 +283,9 @@ class ScopedQuery:
     k: int
     filters: SearchFilters | None
     hybrid: bool
+    #: the vector ranking's weight in the fusion (less when the query's language is not
+    #: one the embedding model knows)
+    vector_weight: float = 1.0
 
 
 async def search(
@@ -298,7 +303,9 @@ async def search(
     else:
         file_where, where, params = _where(model, query.filters)
         params["keys"] = OwnerKeys(query.keys)
-    candidates, files, total = await _sizes(session, file_where, where, params, indexes.estimates)
+    (candidates, files, tokens), total = await _sizes(
+        session, file_where, where, params, indexes.estimates
+    )
     pool = max(k, settings.hybrid_candidates) if hybrid else k
     scoped = await _has_scope_index(session, indexes)
     # through the scope btree an exact ranking reads the chunks alone, no file's range
@@ -334,9 +341,18 @@ async def search(
         raise
     if hybrid and query.text.strip():
         keyword = await text_ranks(
-            session, where=where, params=params, query=query.text, limit=pool, total=candidates
+            session,
+            where=where,
+            params=params,
+            query=query.text,
+            limit=pool,
+            total=candidates,
+            avg_tokens=tokens / max(candidates, 1),
+            method=settings.text_rank,
         )
-        fused = reciprocal_rank_fusion([[h.chunk_id for h in nearest], keyword], settings.rrf_k)
+        fused = reciprocal_rank_fusion(
+            [[h.chunk_id for h in nearest], keyword], settings.rrf_k, (query.vector_weight, 1.0)
+        )
         # twice k: room for the copies of a file indexed from two places, merged into one
         ranked = await _ordered_hits(session, fused[: 2 * k], nearest, dims, query.vector, model)
         hits = merged(ranked, k)
@@ -376,9 +392,9 @@ async def _sizes(
     where: str,
     params: dict[str, Any],
     estimates: EstimateCache,
-) -> tuple[int, int, int]:
-    """(readable filtered chunks, their files, chunks in the table), from ``estimates``
-    when fresh."""
+) -> tuple[tuple[int, int, int], int]:
+    """((readable filtered chunks, their files, their tokens), chunks in the table), from
+    ``estimates`` when fresh."""
     # the keys of an unfiltered search as they are (a tuple hashes in well under a
     # microsecond); a filtered one's parameters by their text
     cache_key = (
@@ -394,7 +410,7 @@ async def _sizes(
     if total is None:
         total = await table_rows(session)
         estimates.put(("total",), total)
-    return counted[0], counted[1], total
+    return counted, total
 
 
 async def _ordered_hits(

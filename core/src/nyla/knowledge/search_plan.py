@@ -82,16 +82,17 @@ def prefer_exact(
 
 async def count_candidates(
     session: Executor, file_where: str, params: dict[str, Any]
-) -> tuple[int, int]:
-    """(readable filtered chunks, their files), counted from the file index (no chunk is
-    read; a content-type filter is not counted, which only errs towards the HNSW path)."""
+) -> tuple[int, int, int]:
+    """(readable filtered chunks, their files, their tokens), counted from the file index
+    (no chunk is read; a content-type filter is not counted, which only errs towards the
+    HNSW path). The tokens give full-text ranking its mean chunk length."""
     rows = await _rows(
         session,
-        "SELECT coalesce(sum(f.chunk_count), 0), count(*) FROM knowledge_file_index f "
-        f"WHERE {file_where}",
+        "SELECT coalesce(sum(f.chunk_count), 0), count(*), coalesce(sum(f.token_count), 0) "
+        f"FROM knowledge_file_index f WHERE {file_where}",
         params,
     )
-    return int(rows[0][0]), int(rows[0][1])
+    return int(rows[0][0]), int(rows[0][1]), int(rows[0][2])
 
 
 #: table size up to which ``ef_search`` is used as configured

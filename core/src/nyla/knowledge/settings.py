@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -46,6 +46,17 @@ class KnowledgeSettings(BaseModel):
     hybrid: bool = True
     hybrid_candidates: int = Field(default=40, ge=1)
     rrf_k: int = 60
+    #: full-text ranking: ``bm25`` or the earlier ``ts_rank`` (see ``search_text``)
+    text_rank: Literal["bm25", "ts_rank"] = "bm25"
+    #: weight of the vector ranking in the fusion when the query's language is not one
+    #: the embedding model was trained on (``ModelCapabilities.languages``; 1 otherwise)
+    foreign_vector_weight: float = Field(default=0.05, ge=0.0, le=1.0)
+    #: reorder the best hits with a reranking model through the AI service (off: it costs
+    #: a model call per search); ``rerank_model``: which one (default: the AI service's
+    #: choice for operation ``rerank``); ``rerank_candidates``: how many hits it reads
+    rerank: bool = False
+    rerank_model: str | None = None
+    rerank_candidates: int = Field(default=20, ge=1, le=200)
     context_k: int = 8
     cross_workflow_hints: bool = False
     budgets: ContextBudgets = Field(default_factory=ContextBudgets)

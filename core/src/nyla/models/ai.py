@@ -39,6 +39,8 @@ class OperationType(StrEnum):
     SPEECH_TEAMS = "speechTeams"
     TEXT_TO_SPEECH = "textToSpeech"
     SPEECH_TO_TEXT = "speechToText"
+    #: order passages by their relevance to a query (a reranker / cross-encoder model)
+    RERANK = "rerank"
 
 
 #: the operations any general chat model serves (providers list these for their text models)
@@ -159,6 +161,9 @@ class ModelCapabilities(WireModel):
     json_mode: bool = False
     #: structured output: answers with JSON following a given schema (json_schema)
     structured_output: bool = False
+    #: the languages (ISO 639-1) an embedding model was trained on; empty: any language
+    #: (hybrid search weighs its vectors less for a query in another language)
+    languages: list[str] = Field(default_factory=list)
 
 
 class ModelSpec(WireModel):
@@ -291,6 +296,24 @@ class EmbeddingResponse(WireModel):
     cost_chf: float = 0.0
 
 
+class RerankScore(WireModel):
+    """One passage's relevance to the query: its position in the request and its score
+    (higher is more relevant; the scale is the model's)."""
+
+    index: int
+    score: float
+
+
+class RerankResponse(WireModel):
+    """A reranker's answer: the passages it scored, most relevant first."""
+
+    results: list[RerankScore]
+    model: str
+    usage: Usage = Field(default_factory=Usage)
+    #: cost of the call (set by the AI service)
+    cost_chf: float = 0.0
+
+
 class WebSearchHit(WireModel):
     """One web search result."""
 
@@ -317,7 +340,9 @@ class Provider(Protocol):
     images may also implement ``async generate_image(model, prompt, *, size) ->
     list[ImagePart]``; one with speech models ``async synthesize_speech(model, text, *,
     voice, language, audio_format) -> SpeechAudio`` and ``async transcribe(model, audio, *,
-    file_name, mime_type, language, translate) -> Transcript`` (:mod:`nyla.models.speech`).
+    file_name, mime_type, language, translate) -> Transcript`` (:mod:`nyla.models.speech`);
+    one with reranking models (operation ``rerank``) ``async rerank(model, query, documents,
+    *, top_n) -> RerankResponse``.
     """
 
     id: str

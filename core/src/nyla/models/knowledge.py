@@ -99,7 +99,8 @@ class SearchQuery:
     ``text`` is embedded with the store's embedding model unless ``vector`` is given (then
     ``model`` names the model that embedded it); ``scopes`` narrows what ``context`` may
     read; ``hybrid`` fuses full-text ranks with the vector ranks (``None``: the store's
-    setting). A plain dataclass, not a pydantic model: it is built once per search and
+    setting); ``rerank`` reorders the best hits with a reranking model through the AI
+    service (``None``: the store's setting, off by default). A plain dataclass, not a pydantic model: it is built once per search and
     never crosses the wire."""
 
     text: str
@@ -110,6 +111,7 @@ class SearchQuery:
     hybrid: bool | None = None
     vector: Sequence[float] | None = None
     model: str | None = None
+    rerank: bool | None = None
 
     def __post_init__(self) -> None:
         if self.vector is not None and not self.model:
@@ -160,6 +162,8 @@ class SearchResult(WireModel):
     hybrid: bool = False
     candidates: int = 0
     embedding_model: str | None = None
+    #: the reranking model that ordered the hits (``None``: not reranked)
+    reranked_by: str | None = None
 
 
 class ReindexResult(WireModel):

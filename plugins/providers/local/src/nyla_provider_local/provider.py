@@ -56,6 +56,7 @@ def _embedding_spec(
     speed: int,
     context_window: int = 1_000_000,
     unavailable: str | None = None,
+    languages: tuple[str, ...] = (),
 ) -> ModelSpec:
     return ModelSpec(
         id=f"{PROVIDER_ID}:{name}",
@@ -66,7 +67,9 @@ def _embedding_spec(
         max_output_tokens=0,
         price_input_chf_per_mtok=0.0,
         price_output_chf_per_mtok=0.0,
-        capabilities=ModelCapabilities(embedding_dimensions=dims, max_batch_size=batch),
+        capabilities=ModelCapabilities(
+            embedding_dimensions=dims, max_batch_size=batch, languages=list(languages)
+        ),
         quality_rank=quality,
         speed_rank=speed,
         on_premises=True,
@@ -122,6 +125,8 @@ class LocalProvider:
                     speed=80,
                     context_window=static_model.MAX_TOKENS,
                     unavailable=static_model.missing_reason(),
+                    # trained on English text: German shares sub-word tokens only
+                    languages=("en",),
                 )
             )
         specs.append(
@@ -133,6 +138,7 @@ class LocalProvider:
                 speed=40,
                 context_window=256,
                 unavailable=minilm.missing_reason(),
+                languages=("en",),
             )
         )
         return specs
