@@ -66,3 +66,20 @@ def test_mistyped_ids_are_clear_errors():
     nowhere = run("directives", "add", "x")
     assert nowhere.exit_code == 1 and "--conversation or --binding" in nowhere.output
     assert "no conversations" in run("conversations").output
+
+
+def test_the_commands_of_docs_teams_md_work_pasted():
+    """Every ``nyla teams`` line of docs/teams.md, in the page's order, exits 0."""
+    import shlex
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[3] / "docs" / "teams.md"
+    commands = [
+        shlex.split(line.split("$ .venv/bin/nyla ", 1)[1], comments=True)
+        for line in doc.read_text().splitlines()
+        if line.strip().startswith("$ .venv/bin/nyla teams")
+    ]
+    assert len(commands) >= 8
+    for args in commands:
+        result = invoke_cli(args)
+        assert result.exit_code == 0, (args, result.output)

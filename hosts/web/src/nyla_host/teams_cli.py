@@ -104,12 +104,23 @@ def add_binding(tenant_id: str, mandate_id: str, user_id: str, as_json: bool) ->
 
 
 @bindings.command("remove")
-@click.argument("binding_id")
-def remove_binding(binding_id: str) -> None:
-    """Stop serving a tenant (its directives go, its transcript stays)."""
-    if not _with_bot(lambda bot: bot.store.remove_binding(binding_id)):
-        raise click.ClickException(f"no binding {binding_id}")
-    click.echo(f"removed {binding_id}")
+@click.argument("binding")
+def remove_binding(binding: str) -> None:
+    """Stop serving a tenant (its directives go, its transcript stays); BINDING is the
+    binding's id or the tenant id."""
+
+    async def work(bot: Any) -> bool:
+        found = await _binding(bot, binding)
+        return found is not None and bool(await bot.store.remove_binding(found.id))
+
+    if not _with_bot(work):
+        raise click.ClickException(f"no binding {binding}")
+    click.echo(f"removed {binding}")
+
+
+async def _binding(bot: Any, key: str) -> Any:
+    """A binding by its id or its tenant id."""
+    return await bot.store.binding(key) or await bot.store.binding_for_tenant(key)
 
 
 @teams.command("conversations")
@@ -163,7 +174,12 @@ def list_directives(conversation_id: str | None, as_json: bool) -> None:
 @directives.command("add")
 @click.argument("text")
 @click.option("--conversation", "conversation_id", default=None, help="Only this conversation.")
-@click.option("--binding", "binding_id", default=None, help="Every conversation of a binding.")
+@click.option(
+    "--binding",
+    "binding_id",
+    default=None,
+    help="Every conversation of a binding (its id or the tenant id).",
+)
 @_json
 def add_directive(
     text: str, conversation_id: str | None, binding_id: str | None, as_json: bool
@@ -177,7 +193,7 @@ def add_directive(
             if conversation is None:
                 raise ValueError(f"no conversation {conversation_id}")
             target = conversation.binding_id
-        binding = await bot.store.binding(target) if target else None
+        binding = await _binding(bot, target) if target else None
         if binding is None:
             raise ValueError("name --conversation or --binding (an existing one)")
         return await bot.add_directive(binding, text, "cli", conversation_id)
