@@ -71,6 +71,10 @@ TABLE_MODULES: tuple[str, ...] = (
 )
 
 
+#: the transaction lock :meth:`Database.ensure_ready` creates extension, schema and tables under
+_READY_LOCK = text("SELECT pg_advisory_xact_lock(hashtext('nyla.ensure_ready'))")
+
+
 def import_table_modules() -> None:
     """Import every kernel module that declares tables (missing ones are skipped)."""
     for name in TABLE_MODULES:
@@ -225,6 +229,9 @@ class Database:
             return
         try:
             async with self.engine.begin() as conn:
+                # processes started together on a fresh database (servers and workers) take
+                # turns here and below: concurrent CREATEs of one object fail in all but one
+                await conn.execute(_READY_LOCK)
                 await conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public"))
                 if self.schema:
                     await conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
@@ -239,6 +246,7 @@ class Database:
             ) from exc
         import_table_modules()
         async with self.engine.begin() as conn:
+            await conn.execute(_READY_LOCK)
             await conn.run_sync(self._create_missing_tables)
         self._ready = True
 
