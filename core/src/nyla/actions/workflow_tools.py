@@ -222,7 +222,8 @@ def workflow_tools() -> list[Tool]:
 
 @hookimpl
 def nyla_toolboxes() -> list[Toolbox]:
-    """The ``workflow`` toolbox (requested, or put in ``AgentConfig.initial_toolboxes``)."""
+    """The ``workflow`` toolbox: on in the runs of a feature that declares the graphical
+    editor; otherwise requested, or put in ``AgentConfig.initial_toolboxes``."""
     return [
         Toolbox(
             id="workflow",
@@ -230,5 +231,6 @@ def nyla_toolboxes() -> list[Toolbox]:
             description="Read, edit, validate and run stored workflow graphs of action nodes.",
             tools=workflow_tools(),
             default_active=False,
+            graphical_editor=True,
         )
     ]

@@ -33,6 +33,9 @@ class AgentPlugins(Protocol):
     @property
     def connectors(self) -> Mapping[str, Any]: ...
 
+    @property
+    def features(self) -> Mapping[str, Any]: ...
+
     def models(self) -> list[Any]: ...
 
 

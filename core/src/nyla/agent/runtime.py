@@ -19,6 +19,7 @@ from nyla.agent.tool_services import tool_services
 from nyla.agent.toolboxes import ToolboxSession, open_session
 from nyla.files.conversations import history_messages
 from nyla.models.agent import AgentConfig, AgentEvent, AgentTrace, EventType, RunContext
+from nyla.models.feature import declares_graphical_editor
 from nyla.models.tools import Tool
 
 if TYPE_CHECKING:
@@ -100,11 +101,19 @@ class AgentRuntime:
     def toolbox_session(
         self, config: AgentConfig, context: RunContext, *, extra_tools: Iterable[Tool] = ()
     ) -> ToolboxSession:
-        """The toolboxes a run with this config and context starts with."""
+        """The toolboxes a run with this config and context starts with (the graphical
+        editor's too when the run's feature declares it)."""
         toolboxes = self.services.plugins.toolboxes
         if self.services.actions is not None:
             toolboxes = {**toolboxes, **self.services.actions()}
-        return open_session(toolboxes, config, context, extra_tools=extra_tools)
+        feature = self.services.plugins.features.get(context.feature_code or "")
+        return open_session(
+            toolboxes,
+            config,
+            context,
+            extra_tools=extra_tools,
+            graphical_editor=declares_graphical_editor(feature),
+        )
 
     def run(
         self,

@@ -2,8 +2,9 @@
 
 Activation for a run: default toolboxes always; connection-dependent ones when the user has
 that connection (``RunContext.connections``); feature toolboxes when the run works in an
-instance of that feature (``RunContext.feature_code``); plus ``AgentConfig.initial_toolboxes``; plus whatever the
-agent requests at run time. ``requestToolbox`` offers only the toolboxes not yet active, and
+instance of that feature (``RunContext.feature_code``); the graphical editor's toolboxes in a run of a feature
+that declares it; plus ``AgentConfig.initial_toolboxes``; plus whatever the agent requests
+at run time. ``requestToolbox`` offers only the toolboxes not yet active, and
 the tools of a requested toolbox are visible from the next round on.
 """
 
@@ -140,9 +141,14 @@ class ToolboxSession:
 
 
 def initial_toolboxes(
-    toolboxes: dict[str, Toolbox], config: AgentConfig, context: RunContext
+    toolboxes: dict[str, Toolbox],
+    config: AgentConfig,
+    context: RunContext,
+    *,
+    graphical_editor: bool = False,
 ) -> list[str]:
-    """Ids active at the start of a run, in registry order."""
+    """Ids active at the start of a run, in registry order (``graphical_editor``: the run's
+    feature declares the graphical editor, whose toolboxes come on)."""
     feature = context.feature_code
     connections = set(context.connections)
     wanted = set(config.initial_toolboxes)
@@ -152,6 +158,7 @@ def initial_toolboxes(
             tb.default_active
             or any(service in connections for service in tb.connection_services)
             or (tb.feature_code is not None and tb.feature_code == feature)
+            or (tb.graphical_editor and graphical_editor)
             or tb.id in wanted
         ):
             active.append(tb.id)
@@ -164,9 +171,14 @@ def open_session(
     context: RunContext,
     *,
     extra_tools: Iterable[Tool] = (),
+    graphical_editor: bool = False,
 ) -> ToolboxSession:
     """The toolbox session of a new run (``config.tool_set == "none"`` starts with none)."""
-    active = [] if config.tool_set == "none" else initial_toolboxes(toolboxes, config, context)
+    active = (
+        []
+        if config.tool_set == "none"
+        else initial_toolboxes(toolboxes, config, context, graphical_editor=graphical_editor)
+    )
     return ToolboxSession(
         toolboxes,
         active,

@@ -56,7 +56,13 @@ class FeatureDataProvider(Protocol):
 
 @runtime_checkable
 class Feature(Protocol):
-    """A business feature, contributed through ``nyla_features``."""
+    """A business feature, contributed through ``nyla_features``.
+
+    Optional, read with :func:`declares_graphical_editor`: a class attribute
+    ``graphical_editor = True`` declares that the feature's instances are worked on in the
+    graphical workflow editor; a run in such an instance then gets every toolbox marked
+    ``graphical_editor`` (the ``workflow`` toolbox) switched on from its start.
+    """
 
     code: str
     label: str
@@ -70,3 +76,9 @@ class Feature(Protocol):
     def get_agent_domain_hints(self) -> str: ...
 
     def benchmark_questions(self) -> list[BenchmarkQuestion]: ...
+
+
+def declares_graphical_editor(feature: object) -> bool:
+    """Whether ``feature`` declares the graphical workflow editor (``graphical_editor =
+    True``; anything but ``True`` is no)."""
+    return getattr(feature, "graphical_editor", False) is True

@@ -215,6 +215,9 @@ class Toolbox(BaseModel):
     default_active: bool = False
     requires_connection: str | list[str] | None = None
     feature_code: str | None = None
+    #: on in every run of a feature that declares the graphical workflow editor
+    #: (:func:`~nyla.models.feature.declares_graphical_editor`)
+    graphical_editor: bool = False
 
     @property
     def connection_services(self) -> tuple[str, ...]:

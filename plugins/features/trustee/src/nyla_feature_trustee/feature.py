@@ -20,6 +20,9 @@ class TrusteeFeature:
 
     code = "trustee"
     label = "Trustee accounting (Swiss SME)"
+    #: trustee workflows (extract, check, book) are built in the graphical editor: runs in
+    #: a trustee instance get the ``workflow`` toolbox from the start
+    graphical_editor = True
 
     def __init__(self) -> None:
         self._provider: TrusteeDataProvider | None = None
