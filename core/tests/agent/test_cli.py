@@ -164,3 +164,46 @@ def test_one_budget_flag_name_everywhere():
         flags = {opt for p in command.params for opt in p.opts}
         assert "--max-cost-chf" in flags, command.name
         assert "--max-cost" not in flags, command.name
+
+
+def test_run_detach_queues_for_a_worker_and_runs_follow_prints_its_events(
+    monkeypatch, tmp_path, local_llm, cli_database
+):
+    pytest.importorskip("nyla_provider_private_llm")
+    monkeypatch.setenv("NYLA_PLUGINS", "private-llm")
+    monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("NYLA_PRIVATE_LLM_BASE_URL", local_llm)
+    monkeypatch.setenv("NYLA_PRIVATE_LLM_MODELS", "tiny")
+    monkeypatch.setenv("NYLA_DATABASE_URL", cli_database)
+    from nyla import config
+
+    config.reload()
+    runner = CliRunner()
+    refused = runner.invoke(cli, ["run", "Write hello.txt", "--detach"])
+    assert refused.exit_code == 1 and "NYLA_JOBS=procrastinate" in refused.output
+    monkeypatch.setenv("NYLA_JOBS", "procrastinate")
+    queued = runner.invoke(cli, ["run", "Write hello.txt", "--detach", "--json"])
+    assert queued.exit_code == 0, queued.output
+    run_id = json.loads(queued.stdout)["runId"]
+    assert json.loads(queued.stdout)["status"] == "queued"
+
+    async def work() -> str | None:  # what the worker's task does with the queued job
+        from nyla.kernel import Kernel
+
+        kernel = Kernel()
+        try:
+            return await kernel.runs.drive(run_id)
+        finally:
+            await kernel.aclose()
+
+    import asyncio
+
+    assert asyncio.run(work()) == "completed"
+    followed = runner.invoke(cli, ["runs", "follow", run_id, "--json"])
+    assert followed.exit_code == 0, followed.output
+    events = [json.loads(line) for line in followed.stdout.splitlines()]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert events[0]["type"] == "STATUS" and events[-1]["type"] == "AGENT_SUMMARY"
+    tail = runner.invoke(cli, ["runs", "follow", run_id, "--after", str(len(events) - 1)])
+    assert tail.exit_code == 0 and "completed" in tail.output
+    assert runner.invoke(cli, ["runs", "follow", "nope"]).exit_code == 1

@@ -1,5 +1,6 @@
-"""``nyla run`` (run the agent on a prompt, streaming its events) and ``nyla runs list|show``
-(the persisted traces)."""
+"""``nyla run`` (run the agent on a prompt, streaming its events; ``--detach`` queues it for a
+worker) and ``nyla runs list|show`` (the persisted traces), ``nyla runs follow`` (a durable
+run's events)."""
 
 from __future__ import annotations
 
@@ -164,6 +165,11 @@ class _Printer:
 @click.option("--instance", "feature_instance_id", default=None, help="Feature instance id.")
 @click.option("--no-stream", is_flag=True, help="Wait for whole answers instead of streaming.")
 @click.option("--json", "as_json", is_flag=True, help="Print the events as JSON lines.")
+@click.option(
+    "--detach",
+    is_flag=True,
+    help="Queue the run for a nyla worker and print its id (NYLA_JOBS=procrastinate).",
+)
 @tape_options(directory=False)
 def run(
     prompt: str,
@@ -178,6 +184,7 @@ def run(
     feature_instance_id: str | None,
     no_stream: bool,
     as_json: bool,
+    detach: bool,
     record: Any,
     replay: Any,
 ) -> None:
@@ -214,6 +221,10 @@ def run(
         feature_code=feature_code,
         feature_instance_id=feature_instance_id,
     )
+    if detach:
+        from nyla.agent.runs_cli import detach_run
+
+        return detach_run(kernel, prompt, config, context, run_id=run_id, as_json=as_json)
     printer = _Printer()
     if not as_json:
         printer.err.print(f"[dim]run {run_id} as user {escape(context.user_id)}[/dim]")
@@ -340,3 +351,43 @@ def runs_show(run_id: str, as_json: bool) -> None:
             for c in trace.tool_calls
         ],
     )
+
+
+@runs.command("follow")
+@click.argument("run_id")
+@click.option(
+    "--after", type=click.IntRange(min=0), default=0, help="Only events after this event id."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the events as JSON lines.")
+def runs_follow(run_id: str, after: int, as_json: bool) -> None:
+    """Print RUN_ID's events as they are stored, until it ends: a run of any process (a
+    server, a worker, nyla run --detach). Exits 1 when it ended in error, cancelled or
+    interrupted."""
+    from nyla.kernel import Kernel
+    from nyla.models.agent import AgentEvent
+
+    kernel = Kernel()
+    printer = _Printer()
+
+    async def go() -> Any:
+        try:
+            status, _ = await kernel.runs.read(run_id, after)
+            if status is None:
+                raise click.ClickException(f"no run {run_id!r}")
+            async for item in kernel.runs.follow(run_id, after, keepalive=3600):
+                if item is None:
+                    continue
+                if as_json:
+                    click.echo(json_line(item))
+                else:
+                    printer(AgentEvent.model_validate(item))
+            status, _ = await kernel.runs.read(run_id, 2**31 - 1)
+            return status
+        finally:
+            await kernel.aclose()
+
+    status = run_async(go())
+    if not as_json:
+        click.echo(f"run {run_id}: {status}", err=True)
+    if status in ("error", "cancelled", "interrupted"):
+        sys.exit(1)
