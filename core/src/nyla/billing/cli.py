@@ -121,24 +121,22 @@ def limits_set(
 ) -> None:
     """Set what a mandate or user may spend; what is not named stays as it was."""
     kind, subject = _subject(user_id, mandate_id)
-    if monthly is not None and (no_limit or monthly < 0):
-        raise click.UsageError("--monthly takes a limit of 0 or more, without --no-limit")
-    if prepaid and kind == "user":
-        raise click.UsageError("--prepaid is for mandates (credit is added to a mandate)")
-
-    async def work(b: BillingService) -> SpendingPolicy:
-        found = await b.policies(kind, subject)
-        policy = found[0] if found else SpendingPolicy(kind=kind, subject=subject)  # type: ignore[arg-type]
-        update: dict[str, Any] = {}
-        if monthly is not None or no_limit:
-            update["monthly_limit_chf"] = monthly
-        if prepaid is not None:
-            update["prepaid"] = prepaid
-        if block is not None:
-            update["spending_allowed"] = not block
-        return await b.set_policy(policy.model_copy(update=update))
-
-    _show([_with_billing(work)], as_json)
+    if monthly is not None and no_limit:
+        raise click.UsageError("give --monthly or --no-limit, not both")
+    changes: dict[str, Any] = {}
+    if monthly is not None or no_limit:
+        changes["monthly_limit_chf"] = monthly
+    if prepaid is not None:
+        changes["prepaid"] = prepaid
+    if block is not None:
+        changes["spending_allowed"] = not block
+    if not changes:
+        raise click.UsageError("name what to set: --monthly, --no-limit, --prepaid, --block ...")
+    try:
+        policy = _with_billing(lambda b: b.update_policy(kind, subject, **changes))
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    _show([policy], as_json)
 
 
 @limits.command("show")

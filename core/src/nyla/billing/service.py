@@ -258,13 +258,32 @@ class BillingService:
                 if row is not None:
                     await s.delete(row)
             elif row is None:
-                s.add(SpendingPolicyRow(**policy.model_dump()))
+                s.add(SpendingPolicyRow(**policy.model_dump(by_alias=False)))
             else:
                 row.monthly_limit_chf = policy.monthly_limit_chf
                 row.spending_allowed = policy.spending_allowed
                 row.prepaid = policy.prepaid
         self.forget_policies()
         return policy
+
+    async def update_policy(
+        self, kind: str, subject: str, **changes: float | bool | None
+    ) -> SpendingPolicy:
+        """Change the named fields of a user's or mandate's policy (``monthly_limit_chf``,
+        ``spending_allowed``, ``prepaid``); the rest stay as they were."""
+        if kind not in ("user", "mandate"):
+            raise ValueError(f"kind must be user or mandate, not {kind!r}")
+        unknown = set(changes) - {"monthly_limit_chf", "spending_allowed", "prepaid"}
+        if unknown:
+            raise ValueError(f"unknown policy field {', '.join(sorted(unknown))}")
+        limit = changes.get("monthly_limit_chf")
+        if limit is not None and (isinstance(limit, bool) or limit < 0):
+            raise ValueError("the monthly limit must be a number of CHF, 0 or more")
+        if changes.get("prepaid") and kind == "user":
+            raise ValueError("prepaid is for mandates (credit is added to a mandate)")
+        found = await self.policies(kind, subject)
+        policy = found[0] if found else SpendingPolicy(kind=kind, subject=subject)  # type: ignore[arg-type]
+        return await self.set_policy(policy.model_copy(update=changes))
 
     async def policies(
         self, kind: str | None = None, subject: str | None = None

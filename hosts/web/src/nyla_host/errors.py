@@ -39,6 +39,9 @@ ERROR_STATUS = {
     # 401 would sign the page out), the connection needs signing in again
     "VendorAuthError": 502,
     "ConnectorError": 502,
+    # billing refused the call (limit, credit, blocked): payment is what is missing
+    "SpendingRefused": 402,
+    "ModelAccessDenied": 403,
 }
 
 

@@ -10,6 +10,7 @@ def api_router() -> APIRouter:
     from nyla_host.routes import (
         access,
         automation,
+        billing,
         catalog,
         connection_items,
         connections,
@@ -29,7 +30,7 @@ def api_router() -> APIRouter:
     # (included routers are opaque in FastAPI's route table), which the deny-by-default test does
     router = APIRouter()
     modules = (session, runs, conversations, catalog, files, connections, datasources, rag, access)
-    extra = (source_policy, connection_items, automation, openai_compat, mcp, teams)
+    extra = (source_policy, connection_items, automation, billing, openai_compat, mcp, teams)
     for module in (*modules, *extra):
         router.routes.extend(module.router.routes)
     return router
