@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     )
     from nyla.access.service import service_permissions as service_permissions
     from nyla.actions.graph import WorkflowEditError as WorkflowEditError
+    from nyla.actions.runs import (
+        WorkflowNotRunnableError as WorkflowNotRunnableError,
+        WorkflowRunNotFoundError as WorkflowRunNotFoundError,
+    )
     from nyla.actions.workflows import WorkflowNotFoundError as WorkflowNotFoundError
     from nyla.agent.loop import run_agent_loop as run_agent_loop
     from nyla.agent.spec import RunSpec as RunSpec
@@ -59,6 +63,7 @@ if TYPE_CHECKING:
         get_data_source as get_data_source,
         list_data_sources as list_data_sources,
     )
+    from nyla.models.workflow_runs import RunOptions as RunOptions
     from nyla.models.workflows import (
         WorkflowConnection as WorkflowConnection,
         WorkflowNode as WorkflowNode,
@@ -116,6 +121,10 @@ _EXPORTS: dict[str, str] = {
     "WorkflowConnection": "nyla.models.workflows",
     "WorkflowEditError": "nyla.actions.graph",
     "WorkflowNotFoundError": "nyla.actions.workflows",
+    # workflow runs (kernel.workflow_runs): their options and refusals
+    "RunOptions": "nyla.models.workflow_runs",
+    "WorkflowNotRunnableError": "nyla.actions.runs",
+    "WorkflowRunNotFoundError": "nyla.actions.runs",
     # settings: the environment and the config file; who a command acts as by default
     "config_value": "nyla.config",
     "default_user": "nyla.identity",

@@ -128,3 +128,13 @@ async def put_workflow(
         raise HTTPException(422, str(exc)) from None
     problems = await service.validate(workflow_id, context)
     return {**saved.to_wire(), "problems": [p.to_wire() for p in problems]}
+
+
+def _with_runs() -> None:
+    """The runs of stored workflows live beside them (:mod:`nyla_host.routes.workflow_runs`)."""
+    from nyla_host.routes.workflow_runs import router as runs
+
+    router.routes.extend(runs.routes)
+
+
+_with_runs()
