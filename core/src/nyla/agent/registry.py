@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 from nyla.agent.authorize import authorize, owned_fields
 from nyla.agent.batches import BatchRunner, Dispatched
 from nyla.agent.cancel import CancelScope, race
+from nyla.agent.definitions import definition
 from nyla.agent.guard import (
     MAX_RESULT_CHARS,
     ToolRun,
@@ -255,10 +256,7 @@ class ToolRegistry:
     def definitions(self) -> list[ToolDefinition]:
         """What the model sees of the tools."""
         if self._definitions is None:
-            self._definitions = [
-                ToolDefinition(name=t.name, description=t.description, parameters=t.parameters)
-                for t in self._tools.values()
-            ]
+            self._definitions = [definition(t) for t in self._tools.values()]
         return list(self._definitions)
 
     def is_read_only(self, call: ToolCall) -> bool:
@@ -347,35 +345,8 @@ class ToolRegistry:
     async def _check_policy(
         self, tool: Tool, arguments: dict[str, Any], ctx: ToolContext
     ) -> ToolResult | None:
-        """The first denial of the ``nyla_before_tool_call`` answers, or ``None`` to allow.
-
-        pluggy returns one answer per implementation; an ``async def`` implementation's answer
-        is a coroutine, awaited here. Every implementation is consulted (audit hooks see every
-        call), then the first denial in hook order wins. A policy that raises denies.
-        """
-        if self.before_call is None:
-            return None
-        try:
-            answers = self.before_call(tool, arguments, ctx)
-            if not answers:  # every policy allowed (the common case: nothing to settle)
-                return None
-            if inspect.isawaitable(answers):
-                answers = await answers
-            if answers is None or isinstance(answers, ToolResult):
-                answers = [answers]
-            settled = await _settle(list(answers))
-        except Exception as exc:  # a broken policy plugin denies (fails closed) and says why
-            log.warning("before_tool_call for %s raised: %s", tool.name, exc)
-            return ToolResult.fail(f"the policy check for {tool.name} failed: {exc}", "DENIED")
-        for answer in settled:
-            if answer is None:
-                continue
-            if isinstance(answer, ToolResult):
-                if answer.error_details is None:
-                    return ToolResult.fail(answer.error or "denied by policy", "DENIED")
-                return answer
-            return ToolResult.fail(str(answer), "DENIED")
-        return None
+        """The first denial of the ``nyla_before_tool_call`` answers (:func:`check_policy`)."""
+        return await check_policy(self.before_call, tool, arguments, ctx)
 
     def execute(
         self,
@@ -396,6 +367,40 @@ class ToolRegistry:
         else:
             wait = functools.partial(race, cancel=cancel)
         return self._runner().run_turn(calls, ctx_for, wait, announce=announce)
+
+
+async def check_policy(
+    before_call: BeforeCallHook | None, tool: Tool, arguments: dict[str, Any], ctx: ToolContext
+) -> ToolResult | None:
+    """The first denial of the ``nyla_before_tool_call`` answers, or ``None`` to allow.
+
+    pluggy returns one answer per implementation; an ``async def`` implementation's answer
+    is a coroutine, awaited here. Every implementation is consulted (audit hooks see every
+    call), then the first denial in hook order wins. A policy that raises denies.
+    """
+    if before_call is None:
+        return None
+    try:
+        answers = before_call(tool, arguments, ctx)
+        if not answers:  # every policy allowed (the common case: nothing to settle)
+            return None
+        if inspect.isawaitable(answers):
+            answers = await answers
+        if answers is None or isinstance(answers, ToolResult):
+            answers = [answers]
+        settled = await _settle(list(answers))
+    except Exception as exc:  # a broken policy plugin denies (fails closed) and says why
+        log.warning("before_tool_call for %s raised: %s", tool.name, exc)
+        return ToolResult.fail(f"the policy check for {tool.name} failed: {exc}", "DENIED")
+    for answer in settled:
+        if answer is None:
+            continue
+        if isinstance(answer, ToolResult):
+            if answer.error_details is None:
+                return ToolResult.fail(answer.error or "denied by policy", "DENIED")
+            return answer
+        return ToolResult.fail(str(answer), "DENIED")
+    return None
 
 
 def _no_wait(work: Awaitable[Any]) -> Awaitable[Any]:
