@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
-import pluggy
 from pydantic import BaseModel, ValidationError
 
 from nyla.agent.authorize import authorize, owned_fields
@@ -38,13 +36,14 @@ from nyla.agent.guard import (
     safe_json,
     safe_str,
 )
+from nyla.agent.policy import BeforeCallHook, check_policy
+from nyla.agent.policy import before_call_hook as before_call_hook
 from nyla.connections.redact import redact_paths
 from nyla.models.ai import ToolCall, ToolDefinition
 from nyla.models.tools import Tool, ToolContext, ToolResult
 from nyla.text import loads_json
 
 if TYPE_CHECKING:
-    from nyla.agent.ports import AgentPlugins
     from nyla.db import Database
 
 log = logging.getLogger(__name__)
@@ -207,12 +206,6 @@ def _outcome(tool: Tool, run: ToolRun) -> ToolResult:
         return ToolResult.fail(f"{type(exc).__name__}: {safe_str(exc)[:500]}", "TOOL_ERROR")
 
 
-BeforeCallHook = Callable[[Tool, dict[str, Any], ToolContext], Any]
-
-#: how a plugin manager calls implementations when no one monitors its hook calls
-_PLUGGY_DEFAULT_HOOKEXEC = getattr(pluggy.PluginManager("nyla-probe"), "_inner_hookexec", None)
-
-
 class ToolRegistry:
     """The tools of one run, by name, with validating dispatch.
 
@@ -369,93 +362,6 @@ class ToolRegistry:
         return self._runner().run_turn(calls, ctx_for, wait, announce=announce)
 
 
-async def check_policy(
-    before_call: BeforeCallHook | None, tool: Tool, arguments: dict[str, Any], ctx: ToolContext
-) -> ToolResult | None:
-    """The first denial of the ``nyla_before_tool_call`` answers, or ``None`` to allow.
-
-    pluggy returns one answer per implementation; an ``async def`` implementation's answer
-    is a coroutine, awaited here. Every implementation is consulted (audit hooks see every
-    call), then the first denial in hook order wins. A policy that raises denies.
-    """
-    if before_call is None:
-        return None
-    try:
-        answers = before_call(tool, arguments, ctx)
-        if not answers:  # every policy allowed (the common case: nothing to settle)
-            return None
-        if inspect.isawaitable(answers):
-            answers = await answers
-        if answers is None or isinstance(answers, ToolResult):
-            answers = [answers]
-        settled = await _settle(list(answers))
-    except Exception as exc:  # a broken policy plugin denies (fails closed) and says why
-        log.warning("before_tool_call for %s raised: %s", tool.name, exc)
-        return ToolResult.fail(f"the policy check for {tool.name} failed: {exc}", "DENIED")
-    for answer in settled:
-        if answer is None:
-            continue
-        if isinstance(answer, ToolResult):
-            if answer.error_details is None:
-                return ToolResult.fail(answer.error or "denied by policy", "DENIED")
-            return answer
-        return ToolResult.fail(str(answer), "DENIED")
-    return None
-
-
 def _no_wait(work: Awaitable[Any]) -> Awaitable[Any]:
     """The wait of a run nobody can cancel: the work itself (no coroutine around it)."""
     return work
-
-
-async def _settle(answers: list[Any]) -> list[Any]:
-    """The answers with every awaitable awaited in order; after a failure the coroutines not
-    yet awaited are closed (no "never awaited" warnings) and the failure is raised."""
-    settled: list[Any] = []
-    for index, answer in enumerate(answers):
-        try:
-            settled.append(await answer if inspect.isawaitable(answer) else answer)
-        except BaseException:
-            for rest in answers[index + 1 :]:
-                if inspect.iscoroutine(rest):
-                    rest.close()
-            raise
-    return settled
-
-
-def before_call_hook(plugins: AgentPlugins) -> BeforeCallHook | None:
-    """The plugins' ``nyla_before_tool_call`` hook (``None`` without plugins).
-
-    The implementations registered now are called directly, in pluggy's order and with
-    pluggy's answers (every implementation, ``None`` answers left out): going through
-    pluggy's caller costs more than the three policies the toolboxes ship, on every tool
-    call. With a wrapper among them, or hook monitoring on, pluggy calls them."""
-    try:
-        pm = plugins.pm
-        hook = pm.hook.nyla_before_tool_call
-    except Exception:
-        return None
-    impls = hook.get_hookimpls()
-    if not impls:
-        return None
-    order = ("tool", "arguments", "context")
-    direct = getattr(pm, "_inner_hookexec", None) is _PLUGGY_DEFAULT_HOOKEXEC and all(
-        not (i.hookwrapper or i.wrapper or i.kwargnames) and set(i.argnames) <= set(order)
-        for i in impls
-    )
-    if not direct:
-        return lambda tool, arguments, context: hook(
-            tool=tool, arguments=arguments, context=context
-        )
-    calls = [(i.function, tuple(order.index(name) for name in i.argnames)) for i in reversed(impls)]
-
-    def call(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> list[Any]:
-        given = (tool, arguments, context)
-        answers = []
-        for function, picks in calls:
-            answer = function(*[given[i] for i in picks])
-            if answer is not None:
-                answers.append(answer)
-        return answers
-
-    return call
