@@ -66,6 +66,16 @@ def _jsonable(values: Sequence[Any]) -> list[Any]:
     out = []
     for v in values:
         if isinstance(v, RoundToolResult):
+            if type(v.tool_name) is str and type(v.content) is str and type(v.success) is bool:
+                # already JSON's types: cleaning the strings is all the round trip would do
+                out.append(
+                    {
+                        "toolName": clean_text(v.tool_name),
+                        "success": v.success,
+                        "content": clean_text(v.content),
+                    }
+                )
+                continue
             v = v.to_wire()
         elif hasattr(v, "model_dump"):
             v = v.model_dump(mode="json", exclude_none=True)
