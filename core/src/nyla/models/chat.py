@@ -1,12 +1,15 @@
 """A chat workflow as a run holds it in memory: its messages and the documents they carry
-(what :mod:`nyla.files.bridge` stores and :mod:`nyla.files.conversations` reads back)."""
+(what :mod:`nyla.files.bridge` stores and :mod:`nyla.files.conversations` reads back), and
+the port through which tools reach the stored ones (:class:`WorkflowMessages`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
+
+from nyla.models.agent import RunContext
 
 
 class ChatDocument(BaseModel):
@@ -64,3 +67,23 @@ class WorkflowSummary(BaseModel):
     created_at: datetime | None = None
     updated_at: datetime | None = None
     message_count: int = 0
+
+
+class WorkflowMessages(Protocol):
+    """The user's chat workflows as tools reach them (``ctx.services.files.workflows``):
+    where a file a tool produced is bound to the run's chat workflow, and what the
+    cross-workflow tools read."""
+
+    async def store_message_with_documents(
+        self, workflow: ChatWorkflow, message: ChatMessage
+    ) -> Any: ...
+
+    async def load(self, workflow_id: str, context: RunContext) -> ChatWorkflow:
+        """The workflow with its messages (raises ``FileAccessError`` for another user's)."""
+        ...
+
+    async def history(
+        self, context: RunContext, *, limit: int = 20, search: str | None = None
+    ) -> list[WorkflowSummary]:
+        """``context``'s user's chat workflows (in its mandate or none), latest first."""
+        ...

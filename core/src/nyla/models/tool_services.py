@@ -17,7 +17,7 @@ from typing import Any, Literal, NoReturn, Protocol
 
 from nyla.models.agent import RunContext
 from nyla.models.ai import AiCallRequest, AiCallResponse, ImagePart, WebSearchHit
-from nyla.models.chat import ChatMessage, ChatWorkflow, WorkflowSummary
+from nyla.models.chat import WorkflowMessages
 from nyla.models.datasource import ConnectionInfo
 from nyla.models.files import ContentHit, FileItem, FolderInfo, FolderRemoval, Scope
 from nyla.models.knowledge import PolicyValue, SectionText
@@ -48,25 +48,6 @@ __all__ = [
     "ToolWorkflows",
     "WorkflowMessages",
 ]
-
-
-class WorkflowMessages(Protocol):
-    """The user's chat workflows: where a file a tool produced is bound to the run's chat
-    workflow, and what the cross-workflow tools read."""
-
-    async def store_message_with_documents(
-        self, workflow: ChatWorkflow, message: ChatMessage
-    ) -> Any: ...
-
-    async def load(self, workflow_id: str, context: RunContext) -> ChatWorkflow:
-        """The workflow with its messages (raises ``FileAccessError`` for another user's)."""
-        ...
-
-    async def history(
-        self, context: RunContext, *, limit: int = 20, search: str | None = None
-    ) -> list[WorkflowSummary]:
-        """``context``'s user's chat workflows (in its mandate or none), latest first."""
-        ...
 
 
 class ToolFiles(Protocol):
