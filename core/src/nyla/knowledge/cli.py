@@ -219,6 +219,11 @@ async def _index_with_progress(
 @click.option("--k", "k", default=10, show_default=True, type=click.IntRange(1, 200))
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES), help="Limit scopes.")
 @click.option("--no-hybrid", is_flag=True, help="Vector ranking only (no full-text fusion).")
+@click.option(
+    "--rerank/--no-rerank",
+    default=None,
+    help="Reorder the best hits with a reranking model (a model call; default: the setting).",
+)
 @_context_options
 @json_option
 def search_command(
@@ -226,6 +231,7 @@ def search_command(
     k: int,
     scopes: tuple[str, ...],
     no_hybrid: bool,
+    rerank: bool | None,
     model: str | None,
     user: str,
     mandate: str | None,
@@ -245,6 +251,7 @@ def search_command(
                     scopes=list(scopes) or None,
                     k=k,
                     hybrid=not no_hybrid,
+                    rerank=rerank,
                 )
             )
             files = 1
@@ -265,7 +272,8 @@ def search_command(
         return
     table(
         f"{len(result.hits)} hits ({result.path}{', hybrid' if result.hybrid else ''}, "
-        f"{result.embedding_model})",
+        f"{result.embedding_model}"
+        f"{f', reranked by {result.reranked_by}' if result.reranked_by else ''})",
         ["#", "score", "distance", "file", "where", "scope", "text"],
         [
             (

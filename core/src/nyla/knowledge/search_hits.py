@@ -122,7 +122,8 @@ def result(
     about as much as building two of them)."""
     made = _new(SearchResult)
     _set(made, "__dict__", {"hits": hits, "path": path, "hybrid": hybrid,
-                            "candidates": candidates, "embedding_model": model})  # fmt: skip
+                            "candidates": candidates, "embedding_model": model,
+                            "reranked_by": None})  # fmt: skip
     _set(made, "__pydantic_fields_set__", set(_RESULT_FIELDS))
     _set(made, "__pydantic_extra__", None)
     _set(made, "__pydantic_private__", None)

@@ -63,8 +63,16 @@ class KnowledgeSettings(BaseModel):
 
     @classmethod
     def from_kernel_settings(cls, settings: dict[str, Any]) -> KnowledgeSettings:
-        """Settings from ``kernel.settings['knowledge']`` plus the environment."""
+        """Settings from ``kernel.settings['knowledge']`` plus the environment (and, for
+        reranking, the config file: ``NYLA_KNOWLEDGE_RERANK``, ``NYLA_RERANK_MODEL``)."""
+        from nyla.config import config_value
+
         values = dict(settings.get("knowledge") or {})
         if not values.get("embedding_model") and os.environ.get("NYLA_EMBEDDING_MODEL"):
             values["embedding_model"] = os.environ["NYLA_EMBEDDING_MODEL"]
+        rerank = config_value("NYLA_KNOWLEDGE_RERANK")
+        if "rerank" not in values and rerank is not None:
+            values["rerank"] = rerank.strip().lower() not in ("0", "false", "no", "off")
+        if not values.get("rerank_model") and config_value("NYLA_RERANK_MODEL"):
+            values["rerank_model"] = config_value("NYLA_RERANK_MODEL")
         return cls.model_validate(values)
