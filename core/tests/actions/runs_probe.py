@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import Field
 
 from nyla.sdk import ToolContext, ToolResult, hookimpl
-from nyla.sdk.actions import Action, ActionParams, Method
+from nyla.sdk.actions import Action, ActionParams, ActionResult, Method
 
 
 class StepParams(ActionParams):
@@ -22,6 +22,7 @@ class StepParams(ActionParams):
     fail_times: int = Field(0, ge=0, description="Attempts that fail before one passes.")
     block: bool = Field(False, description="Wait while the block file exists.")
     charge: float = Field(0.0, ge=0, description="CHF charged to the run.")
+    save: bool = Field(False, description="Save the answer as a file (a result document).")
 
 
 class RunsProbe:
@@ -42,7 +43,7 @@ class RunsProbe:
     def block_file(self) -> Path | None:
         return self.folder / "block" if self.folder else None
 
-    async def step(self, params: StepParams, ctx: ToolContext) -> ToolResult:
+    async def step(self, params: StepParams, ctx: ToolContext) -> ToolResult | ActionResult:
         self.calls.append(params.label)
         self.contexts.append(ctx)
         if self.log is not None:
@@ -57,7 +58,17 @@ class RunsProbe:
                 await asyncio.sleep(0.05)
         ctx.charge(params.charge)
         data: dict[str, Any] = {"label": params.label, "got": params.text}
-        return ToolResult.ok(f"{params.label}({params.text or ''})", data=data)
+        answer = f"{params.label}({params.text or ''})"
+        if params.save:
+            saved = await ctx.services.files.save(
+                f"{params.label}.txt",
+                answer.encode(),
+                ctx.run,
+                mime_type="text/plain",
+                dedupe=False,
+            )
+            return ActionResult(text=answer, data=data, documents=[saved.id])
+        return ToolResult.ok(answer, data=data)
 
     @hookimpl
     def nyla_methods(self) -> list[Method]:

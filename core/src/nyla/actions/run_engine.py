@@ -41,24 +41,32 @@ FINAL_CODES = frozenset(
 )
 CANCELLED = "cancelled"
 
-#: what the engine calls once a node is done: ``(run_id, node, position, result, context)``
-NodeDone = Callable[[str, NodeRun, ToolResult, RunContext], Awaitable[None]]
-
 
 def feed(output: NodeOutput | None, kind: str) -> Any:
     """The value a node's output hands a connected parameter: its text, its data, or the
-    file id(s) its data names (``fileId``, ``fileIds``)."""
+    file id(s) it produced (its result documents, else what its data names: ``fileId``,
+    ``fileIds``)."""
     if output is None:
         return None
-    data = output.data if isinstance(output.data, dict) else {}
     if kind == "json":
         return output.data
-    if kind == "file":
-        ids = data.get("fileIds") or []
-        return data.get("fileId") or (ids[0] if ids else None)
-    if kind == "files":
-        return data.get("fileIds") or ([data["fileId"]] if data.get("fileId") else [])
+    if kind in ("file", "files"):
+        ids = _file_ids(output.data)
+        if kind == "files":
+            return ids
+        return ids[0] if ids else None
     return output.text
+
+
+def _file_ids(data: Any) -> list[str]:
+    if not isinstance(data, dict):
+        return []
+    documents = [d.get("fileId") for d in data.get("documents") or [] if isinstance(d, dict)]
+    if any(documents):
+        return [str(d) for d in documents if d]
+    if data.get("fileIds"):
+        return [str(i) for i in data["fileIds"]]
+    return [str(data["fileId"])] if data.get("fileId") else []
 
 
 class _Run:
@@ -73,6 +81,9 @@ class _Run:
         ]
         self.outputs: dict[str, NodeOutput | None] = {}
         self.cost = 0.0
+        #: the conversation the nodes' documents go to, and their round and task numbers
+        self.chat: Any = None
+        self.round_number = self.task_number = 1
 
 
 class RunEngine:
@@ -88,13 +99,11 @@ class RunEngine:
         *,
         cancel_poll_s: float = 1.0,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
-        on_node_done: NodeDone | None = None,
     ) -> None:
         self.store, self.catalog, self.executor = store, catalog, executor
         self.services = services
         self.cancel_poll_s = cancel_poll_s
         self.sleep = sleep
-        self.on_node_done = on_node_done
 
     async def execute(self, run_id: str, worker: str) -> str | None:
         """Run (or go on with) ``run_id`` on ``worker``; returns how it ended (``None`` when
@@ -106,7 +115,16 @@ class RunEngine:
         assert row is not None and current is not None
         run = _Run(run_id, RunContext.model_validate(row.context), row.graph)
         run.cost = current.cost_chf
+        run.round_number, run.task_number = current.round_number, current.task_number
         options = current.options
+        if current.conversation_id is not None:
+            try:
+                chat = self.services().files.workflows.load(current.conversation_id, run.context)
+                run.chat = await chat
+            except Exception as exc:  # the documents would have nowhere to go
+                error = f"conversation {current.conversation_id} cannot be opened: {exc}"
+                await self.store.finish(run_id, "failed", error)
+                return "failed"
         for node_run in current.nodes:
             if node_run.status == "done":
                 run.outputs[node_run.node_id] = node_run.output
@@ -133,7 +151,7 @@ class RunEngine:
         while True:
             attempt = await self.store.node_started(run.id, node.id, inputs)
             spent: list[float] = []
-            result = await self._attempt(run, node, inputs, options, spent)
+            result = await self._attempt(run, node_run, inputs, options, spent)
             run.cost += sum(spent)
             if result is None:
                 await self.store.node_cancelled(run.id, node.id)
@@ -142,7 +160,6 @@ class RunEngine:
                 output = NodeOutput(text=result.content, data=result.data)
                 await self.store.node_done(run.id, node.id, output, sum(spent))
                 run.outputs[node.id] = output
-                await self._done(run, node_run, result)
                 return None
             code = result.error_details.code if result.error_details else "ACTION_FAILED"
             error = result.error or code
@@ -168,13 +185,15 @@ class RunEngine:
     async def _attempt(
         self,
         run: _Run,
-        node: WorkflowNode,
+        node_run: NodeRun,
         inputs: dict[str, Any],
         options: RunOptions,
         spent: list[float],
     ) -> ToolResult | None:
-        """One attempt of the node through the executor under the node deadline; ``None``
-        when the run was cancelled meanwhile (the attempt is stopped)."""
+        """One attempt of the node through the executor under the node deadline, its
+        documents bound to the run's conversation as round, task and action (the node's
+        place); ``None`` when the run was cancelled meanwhile (the attempt is stopped)."""
+        node = run.nodes[node_run.node_id]
         remaining = None
         if options.max_cost_chf is not None:
             remaining = max(options.max_cost_chf - run.cost, 0.0)
@@ -185,6 +204,10 @@ class RunEngine:
             remaining_budget_chf=remaining,
             on_charge=spent.append,
             model=options.model,
+            round=run.round_number,
+            task_number=run.task_number,
+            action_number=node_run.position + 1,
+            workflow=run.chat,
         )
         call = self.executor.run(node.method, node.action, dict(inputs), ctx)
         task = asyncio.ensure_future(asyncio.wait_for(call, options.node_timeout_s))
@@ -205,13 +228,3 @@ class RunEngine:
         finally:
             if not task.done():
                 task.cancel()
-
-    async def _done(self, run: _Run, node_run: NodeRun, result: ToolResult) -> None:
-        """Hand a finished node's result on (the action bridge); a failure there is logged,
-        the node stays done."""
-        if self.on_node_done is None:
-            return
-        try:
-            await self.on_node_done(run.id, node_run, result, run.context)
-        except Exception:
-            log.exception("run %s: handing on the result of node %s failed", run.id, node_run)

@@ -63,6 +63,10 @@ def _run(row: WorkflowRunRow, nodes: list[NodeRunRow]) -> WorkflowRun:
         job_id=row.job_id,
         cost_chf=row.cost_chf,
         options=RunOptions.model_validate(row.options or {}),
+        conversation_id=(row.context or {}).get("workflowId")
+        or (row.context or {}).get("workflow_id"),
+        round_number=int((row.origin or {}).get("round") or 1),
+        task_number=int((row.origin or {}).get("task") or 1),
         resumes=row.resumes,
         last_event_id=row.last_seq,
         created_at=row.created_at,
@@ -85,8 +89,10 @@ class RunStore:
         order: list[str],
         context: RunContext,
         options: RunOptions,
+        origin: dict[str, int] | None = None,
     ) -> WorkflowRun:
-        """A queued run of ``graph`` as it is now, its nodes pending in ``order``."""
+        """A queued run of ``graph`` as it is now, its nodes pending in ``order``; ``origin``
+        the round and task of the agent call that started it."""
         row = WorkflowRunRow(
             id=run_id,
             workflow_id=graph.id,
@@ -100,6 +106,7 @@ class RunStore:
                 "connections": [c.to_wire() for c in graph.connections],
             },
             options=options.to_wire(),
+            origin=dict(origin or {}),
             status="queued",
             cost_chf=0.0,
             resumes=0,

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from nyla.actions.graph import validate_graph
-from nyla.actions.run_engine import NodeDone, RunEngine
+from nyla.actions.run_engine import RunEngine
 from nyla.actions.run_store import RunStore
 from nyla.agent.authorize import AUTHORIZERS
 from nyla.jobs.queue import ProcrastinateRunner
@@ -92,7 +92,6 @@ class WorkflowRunService:
         services: Callable[[], ToolServices],
         *,
         prepare: Callable[[RunContext], Awaitable[RunContext]] | None = None,
-        on_node_done: NodeDone | None = None,
         poll_s: float = 0.25,
     ) -> None:
         self._db, self._workflows, self._catalog = db, workflows, catalog
@@ -100,15 +99,23 @@ class WorkflowRunService:
         self._prepare = prepare
         self.poll_s = poll_s
         self.store = RunStore(db)
-        self.engine = RunEngine(self.store, catalog, executor, services, on_node_done=on_node_done)
+        self.engine = RunEngine(self.store, catalog, executor, services)
 
     # ---- starting ---------------------------------------------------------------------
 
     async def start(
-        self, workflow_id: str, context: RunContext, options: RunOptions | None = None
+        self,
+        workflow_id: str,
+        context: RunContext,
+        options: RunOptions | None = None,
+        *,
+        round_number: int = 1,
+        task_number: int = 1,
     ) -> WorkflowRun:
         """Start a run of the workflow as ``context``'s user (as a job); the workflow must
-        validate (:class:`WorkflowNotRunnableError` else)."""
+        validate (:class:`WorkflowNotRunnableError` else). Its nodes' documents go to the
+        conversation ``context.workflow_id`` (when set), numbered ``round_number``,
+        ``task_number`` (the agent call that started it) and the node's place."""
         graph = await self._workflows.get(workflow_id, context)
         problems = validate_graph(self._catalog, graph)
         if problems:
@@ -118,7 +125,9 @@ class WorkflowRunService:
         if self._prepare is not None:
             context = await self._prepare(context)
         run_id = uuid.uuid4().hex
-        await self.store.create(run_id, graph, run_order(graph), context, options or RunOptions())
+        origin = {"round": max(round_number, 1), "task": max(task_number, 1)}
+        order = run_order(graph)
+        await self.store.create(run_id, graph, order, context, options or RunOptions(), origin)
         await self._launch(run_id, context)
         return await self._get(run_id)
 

@@ -183,7 +183,13 @@ async def run_workflow(args: RunWorkflowArgs, ctx: ToolContext) -> ToolResult:
         max_cost_chf=ctx.remaining_budget_chf,
         model=ctx.model,
     )
-    run = await runs.start(args.workflow_id, ctx.run, options)
+    run = await runs.start(
+        args.workflow_id,
+        ctx.run,
+        options,
+        round_number=ctx.round,
+        task_number=ctx.task_number,
+    )
     if args.wait:
         run = await runs.wait(run.id, ctx.run)
         ctx.charge(run.cost_chf)  # the run spends the agent run's budget

@@ -376,7 +376,13 @@ class ToolWorkflowRuns(Protocol):
     ``ValueError``."""
 
     async def start(
-        self, workflow_id: str, context: RunContext, options: RunOptions | None = None
+        self,
+        workflow_id: str,
+        context: RunContext,
+        options: RunOptions | None = None,
+        *,
+        round_number: int = 1,
+        task_number: int = 1,
     ) -> WorkflowRun: ...
 
     async def get(self, run_id: str, context: RunContext) -> WorkflowRun: ...

@@ -76,6 +76,12 @@ class WorkflowRun(_Wire):
     job_id: str | None = None
     cost_chf: float = 0.0
     options: RunOptions = Field(default_factory=lambda: RunOptions())
+    #: the conversation (chat workflow) its nodes' documents go to, if any
+    conversation_id: str | None = None
+    #: the round and task of the agent call that started it (1, 1 outside an agent run): a
+    #: node's documents are numbered with them and the node's place as the action number
+    round_number: int = 1
+    task_number: int = 1
     #: how often the run was picked up again after its worker died
     resumes: int = 0
     last_event_id: int = 0

@@ -30,6 +30,8 @@ class WorkflowRunRow(Base):
     context: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     graph: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     options: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    #: the agent call that started it: ``{"round": r, "task": t}`` (its documents' numbers)
+    origin: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     status: Mapped[str] = mapped_column(String(16), index=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     job_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
