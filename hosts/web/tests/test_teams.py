@@ -95,10 +95,13 @@ async def test_an_unsigned_or_invalid_activity_is_401_and_runs_nothing(
     refused = await post_activity(client, microsoft, ms.activity("personal", "hi"), bad)
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"] == "Bearer"
+    assert refused.json() == {"detail": "the Bot Connector service's token does not hold"}
     await bot_of(state).drain()
     assert provider.requests == [] and microsoft.sent == []
     admin = await token_for("root", role="mandateAdmin", mandate="m1")
     assert (await client.get("/api/teams/conversations", headers=admin)).json() == []
+    status = (await client.get("/api/teams/status", headers=admin)).json()
+    assert status["lastRefusal"] and status["sinceStart"]["refused"] == 1
 
 
 async def test_a_body_that_is_no_activity_is_400(client, microsoft):

@@ -28,7 +28,7 @@ from nyla_host.runs import RunManager
 from nyla_host.security_headers import SecurityHeadersMiddleware
 from nyla_host.state import HostSettings, HostState
 from nyla_host.timezone import TimezoneMiddleware
-from nyla_host.tokens import TokenStore
+from nyla_host.tokens import REVOKED_CHANNEL, TokenStore
 
 if TYPE_CHECKING:
     from nyla import Kernel
@@ -57,10 +57,13 @@ def build_state(
 
 
 async def startup(state: HostState) -> dict[str, int]:
-    """Database ready; runs and jobs a dead server left behind recovered; the kernel's job
-    runner (heartbeats, zombie killer) and the re-sync schedule started."""
+    """Database ready; runs and jobs a dead server left behind recovered; revoked tokens
+    heard of; the kernel's job runner (heartbeats, zombie killer) and the re-sync schedule
+    started."""
     await state.kernel.db.ensure_ready()
     runs = await state.runs.recover_interrupted()
+    # a token revoked through any host (or nyla tokens revoke) leaves this one's cache at once
+    state.kernel.runs.bus.listen(REVOKED_CHANNEL, state.tokens.forget)
     jobs = await state.kernel.jobs.start()
     if runs or jobs:
         log.warning("recovered after a restart: %d interrupted runs, %d jobs", runs, jobs)
@@ -71,8 +74,14 @@ async def startup(state: HostState) -> dict[str, int]:
 
 
 async def shutdown(state: HostState) -> None:
-    """Stop runs and jobs in progress (they end interrupted; the next start recovers them)."""
+    """Stop runs and jobs in progress (they end interrupted; the next start recovers them)
+    and close the services routes opened (the Teams bot finishes or cancels its answers)."""
     await state.runs.aclose()
+    for name, service in list(state.services.items()):
+        close = getattr(service, "aclose", None)
+        if close is not None:
+            state.services.pop(name, None)
+            await close()
     await state.kernel.sync.scheduler.aclose()
     await state.kernel.jobs.aclose()
 

@@ -204,3 +204,13 @@ def test_a_long_conversation_id_still_gives_a_stable_workflow_id():
     assert workflow_id(long_id) == workflow_id(long_id)
     assert len(workflow_id(long_id)) <= 128 and workflow_id(long_id) != workflow_id(long_id + "y")
     assert workflow_id(GROUP_ID) == f"teamsbot:{GROUP_ID}"
+
+
+async def test_a_binding_keeps_a_bounded_number_of_directives(bot, monkeypatch):
+    from nyla_feature_teamsbot import bot as bot_module
+
+    monkeypatch.setattr(bot_module, "MAX_DIRECTIVES", 2)
+    await bot.add_directive(bot.binding, "one", "admin")
+    await bot.add_directive(bot.binding, "two", "admin")
+    with pytest.raises(ValueError, match="at most 2 directives"):
+        await bot.add_directive(bot.binding, "three", "admin")

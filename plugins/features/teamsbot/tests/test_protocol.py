@@ -184,3 +184,37 @@ async def test_the_bot_token_is_fetched_once_and_reused(bot, microsoft):
     assert len(microsoft.token_requests) == 1
     assert microsoft.token_requests[0]["client_id"] == APP_ID
     assert SERVICE_URL.startswith("https://")
+
+
+async def test_the_bot_added_to_a_meeting_keeps_the_meeting_and_answers_nothing(
+    bot, microsoft, model
+):
+    body = make_activity("meeting", "")
+    body.update(type="conversationUpdate", membersAdded=[{"id": body["recipient"]["id"]}])
+    body.pop("text")
+    receipt = await bot.receive(microsoft.header(), body)
+    await bot.drain()
+    assert receipt.outcome == "recorded"
+    conversation = await bot.store.conversation(body["conversation"]["id"])
+    assert conversation.kind == "meeting"
+    assert await bot.store.recent(conversation.id) == []
+    assert model.requests == [] and microsoft.sent == []
+
+
+async def test_an_answer_longer_than_a_teams_message_is_cut_with_a_note(bot, microsoft):
+    from nyla_feature_teamsbot.bot import CUT_NOTE, MAX_MESSAGE_CHARS
+
+    await bot.receive(microsoft.header(), make_activity("personal", "hello"))
+    await bot.drain()
+    conversation = await bot.store.conversation(microsoft.sent[0]["conversation"])
+    await bot.deliver(conversation, "x" * (MAX_MESSAGE_CHARS * 2), "director")
+    text = microsoft.sent[-1]["body"]["text"]
+    assert len(text) == MAX_MESSAGE_CHARS and text.endswith(CUT_NOTE)
+
+
+async def test_a_refused_activity_is_named_in_the_status(bot, microsoft):
+    with pytest.raises(AuthError):
+        await bot.receive(microsoft.header(aud="someone-else"), make_activity("personal", "hi"))
+    status = await bot.status()
+    assert status["lastRefusal"].startswith("InvalidAudienceError")
+    assert status["sinceStart"]["refused"] == 1

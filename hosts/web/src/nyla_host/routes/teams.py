@@ -104,24 +104,25 @@ async def _conversation(bot: Any, conversation_id: str, who: Identity) -> tuple[
 
 @router.post("/messages", include_in_schema=True)
 async def messages(request: Request) -> JSONResponse:
-    """The messaging endpoint: one activity from the Bot Connector service."""
+    """The messaging endpoint: one activity from the Bot Connector service. A refused token
+    is answered 401 without saying which check failed (the panel's status says)."""
     raw = await request.body()
     if len(raw) > MAX_ACTIVITY_BYTES:
-        return JSONResponse({"error": "the activity is too large"}, status_code=413)
+        return JSONResponse({"detail": "the activity is too large"}, status_code=413)
     try:
         body = json.loads(raw)
     except ValueError:
-        return JSONResponse({"error": "the body is not JSON"}, status_code=400)
+        return JSONResponse({"detail": "the body is not JSON"}, status_code=400)
     bot = teams_bot(host(request))
     receipt = await bot.take(request.headers.get("authorization"), body)
     if receipt.status_code == 401:
         return JSONResponse(
-            {"error": "unauthorized", "reason": receipt.reason},
+            {"detail": "the Bot Connector service's token does not hold"},
             status_code=401,
             headers={"WWW-Authenticate": "Bearer"},
         )
     if receipt.status_code != 200:
-        return JSONResponse({"error": receipt.reason}, status_code=receipt.status_code)
+        return JSONResponse({"detail": receipt.reason}, status_code=receipt.status_code)
     return JSONResponse({"outcome": receipt.outcome})
 
 

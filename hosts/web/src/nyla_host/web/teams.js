@@ -22,6 +22,7 @@ export async function loadTeams() {
   $("#teams-status").textContent = status.configured
     ? `Connected as Azure bot ${status.appId}.`
     : `Not configured: ${status.missing.join("; ")}`;
+  $("#teams-refusal").textContent = status.lastRefusal ? `Last refused activity: ${status.lastRefusal}` : "";
   showBindings(status.bindings);
   $("#teams-bind").hidden = state.me.role === "user";
   for (const node of document.querySelectorAll("#teams-bind .sysadmin-only")) node.hidden = state.me.role !== "sysadmin";

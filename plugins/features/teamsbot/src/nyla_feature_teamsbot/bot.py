@@ -32,6 +32,11 @@ FEATURE_CODE = "teamsbot"
 #: what the chat sees when an agent run ends without an answer
 NO_ANSWER = "I could not finish that this time ({status}). Please ask again or rephrase."
 MAX_DIRECTIVE_CHARS = 2000
+#: persistent directives a binding keeps at most (each is in every answer's context)
+MAX_DIRECTIVES = 50
+#: the longest text one message carries (Teams takes about 28 KB per message)
+MAX_MESSAGE_CHARS = 20_000
+CUT_NOTE = "\n\n… (cut: the answer was longer than one Teams message holds)"
 
 
 class BadActivity(ValueError):
@@ -41,7 +46,9 @@ class BadActivity(ValueError):
 @dataclass(frozen=True)
 class Receipt:
     """What became of an incoming activity: ``accepted`` (an answer is on its way),
-    ``duplicate``, ``unbound`` (its tenant is not served), ``ignored`` (not a message)."""
+    ``duplicate``, ``unbound`` (its tenant is not served), ``recorded`` (a conversation
+    update: the conversation is kept, nothing is answered), ``ignored`` (another type, or a
+    message without words); ``refused`` and ``bad`` from :meth:`TeamsBot.take`."""
 
     outcome: str
     conversation_id: str | None = None
@@ -86,6 +93,7 @@ class TeamsBot:
         self.settings = settings
         self.stats: Counter[str] = Counter()
         self.last_error: str | None = None
+        self.last_refusal: str | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     #: who may see a binding's conversations and direct its bot (see :func:`may_operate`)
@@ -112,16 +120,21 @@ class TeamsBot:
             raise BadActivity(f"not an activity: {exc.error_count()} problems") from exc
         try:
             await self.auth.verify(authorization, activity)
-        except AuthError:
+        except AuthError as exc:
             self.stats["refused"] += 1
+            self.last_refusal = exc.reason
+            log.info("Teams activity refused: %s", exc.reason)
             raise
         self.stats["received"] += 1
-        if activity.type != "message":
+        if activity.type not in ("message", "conversationUpdate"):
             return Receipt("ignored", activity.conversation.id)
         binding = await self.store.binding_for_tenant(activity.tenant_id)
         if binding is None:
             self.stats["unbound"] += 1
             return Receipt("unbound", activity.conversation.id)
+        if activity.type == "conversationUpdate":  # e.g. the bot added to a meeting
+            await self.store.record_conversation(binding, activity)
+            return Receipt("recorded", activity.conversation.id)
         text = activity.plain_text()
         if not text:
             return Receipt("ignored", activity.conversation.id)
@@ -172,6 +185,8 @@ class TeamsBot:
     ) -> Directive:
         """Keep a persistent directive (for one conversation of the binding, or all)."""
         text = _directive_text(text)
+        if len(await self.store.directives([binding.id])) >= MAX_DIRECTIVES:
+            raise ValueError(f"a binding keeps at most {MAX_DIRECTIVES} directives")
         if conversation_id is not None:
             conversation = await self.store.conversation(conversation_id)
             if conversation is None or conversation.binding_id != binding.id:
@@ -206,6 +221,8 @@ class TeamsBot:
         self, conversation: Conversation, text: str, source: str, *, reply_to: str | None = None
     ) -> str | None:
         """Send ``text`` into the conversation as a message activity and keep it."""
+        if len(text) > MAX_MESSAGE_CHARS:
+            text = text[: MAX_MESSAGE_CHARS - len(CUT_NOTE)] + CUT_NOTE
         activity = message_activity(
             text, {"id": conversation.id}, bot=conversation.bot or None, reply_to_id=reply_to
         )
@@ -255,12 +272,18 @@ class TeamsBot:
             "counts": await self.store.counts(),
             "sinceStart": dict(self.stats),
             "lastError": self.last_error,
+            "lastRefusal": self.last_refusal,
             "pending": len(self._tasks),
         }
 
-    async def aclose(self) -> None:
-        """Finish what is scheduled, then close the HTTP client."""
-        await self.drain()
+    async def aclose(self, timeout_s: float = 10.0) -> None:
+        """Let what is scheduled finish (``timeout_s`` at most, then it is cancelled: an
+        answer cut short is not sent), then close the HTTP client."""
+        if self._tasks:
+            _, late = await asyncio.wait(list(self._tasks), timeout=timeout_s)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
         await self.connector.http.aclose()
 
 

@@ -157,27 +157,17 @@ class TeamsStore:
 
     # conversations and transcript ----------------------------------------------------------
 
+    async def record_conversation(self, binding: Binding, activity: Activity) -> None:
+        """Keep the conversation an activity belongs to (the bot was added to it)."""
+        async with self.db.session() as s:
+            await s.execute(_conversation_upsert(binding, activity))
+
     async def record_incoming(self, binding: Binding, activity: Activity, text: str) -> bool:
         """Keep the conversation and the message; ``False`` when this activity was recorded
         before (the channel delivered it again)."""
         now = datetime.now(UTC)
         conv = activity.conversation
-        values = {
-            "id": conv.id,
-            "feature_instance_id": binding.id,
-            "kind": activity.kind,
-            "title": (conv.name or None),
-            "service_url": activity.service_url,
-            "bot": activity.recipient.model_dump(by_alias=True, exclude_none=True),
-            "meeting_id": activity.meeting_id,
-            "created_at": now,
-            "last_activity_at": now,
-        }
-        upsert = pg_insert(conversations).values(**values)
-        upsert = upsert.on_conflict_do_update(
-            index_elements=[conversations.c.id],
-            set_={k: upsert.excluded[k] for k in ("service_url", "bot", "last_activity_at")},
-        )
+        upsert = _conversation_upsert(binding, activity)
         async with self.db.session() as s:
             await s.execute(upsert)
             added = await s.execute(
@@ -319,6 +309,28 @@ class TeamsStore:
             ):
                 out[name] = int(await s.scalar(select(func.count()).select_from(table)) or 0)
         return out
+
+
+def _conversation_upsert(binding: Binding, activity: Activity) -> Any:
+    """Insert the conversation, or refresh where and as whom the bot answers in it."""
+    now = datetime.now(UTC)
+    conv = activity.conversation
+    values = {
+        "id": conv.id,
+        "feature_instance_id": binding.id,
+        "kind": activity.kind,
+        "title": (conv.name or None),
+        "service_url": activity.service_url,
+        "bot": activity.recipient.model_dump(by_alias=True, exclude_none=True),
+        "meeting_id": activity.meeting_id,
+        "created_at": now,
+        "last_activity_at": now,
+    }
+    upsert = pg_insert(conversations).values(**values)
+    return upsert.on_conflict_do_update(
+        index_elements=[conversations.c.id],
+        set_={k: upsert.excluded[k] for k in ("service_url", "bot", "last_activity_at")},
+    )
 
 
 def _binding(row: Any) -> Binding:
