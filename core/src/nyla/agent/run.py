@@ -229,6 +229,9 @@ class AgentRun:
             try:
                 block = await race(self.context_builder(self.prompt, self.context), self.cancel)
                 conversation.knowledge_context = block or ""
+                take_cost = getattr(self.context_builder, "take_cost", None)
+                if take_cost is not None:  # the prompt's embedding is the run's cost too
+                    self.charge(take_cost())
             except RunCancelled:
                 raise
             except Exception as exc:  # RAG is optional (seeds: non-blocking)

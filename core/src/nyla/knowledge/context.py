@@ -126,16 +126,20 @@ async def build_agent_context(
     *,
     used: list[SearchHit] | None = None,
     vectors: PromptVectors | None = None,
+    costs: list[float] | None = None,
 ) -> str:
     """The formatted RAG block for ``prompt`` (empty string when there is nothing or when
     embedding or the database fails). The knowledge hits the block quotes are appended to
     ``used`` (what an answer cites). ``vectors`` keeps the prompt's vector for the next
-    call of the same run (same context): the agent asks with the same prompt every round."""
+    call of the same run (same context): the agent asks with the same prompt every round.
+    The cost of embedding the prompt goes to ``costs`` (the run is charged with it)."""
     try:
         spec = service.embedding_spec(context)
         known = vectors.get((spec.id, prompt)) if vectors is not None else None
         if known is None:
             response = await service.ai.embed([prompt], context=context, model=spec.id)
+            if costs is not None:
+                costs.append(response.cost_chf)
             known = (response.model, list(response.vectors[0]))
             if vectors is not None:
                 vectors[(spec.id, prompt)] = known
@@ -246,6 +250,13 @@ class AgentContextBuilder:
         self.service, self.used = service, used
         self.vectors: PromptVectors = {}
         self._last: tuple[tuple[str, str, str], RunContext, str] | None = None
+        self._costs: list[float] = []
+
+    def take_cost(self) -> float:
+        """What the builds since the last call cost (the prompt's embedding), for the run
+        to charge: its reported cost and budget then cover it, as its ledger rows do."""
+        cost, self._costs = sum(self._costs), []
+        return cost
 
     async def __call__(self, prompt: str, context: RunContext) -> str:
         if context.workflow_id or self.service.settings.cross_workflow_hints:
@@ -263,7 +274,7 @@ class AgentContextBuilder:
 
     async def _build(self, prompt: str, context: RunContext) -> str:
         return await build_agent_context(
-            self.service, prompt, context, used=self.used, vectors=self.vectors
+            self.service, prompt, context, used=self.used, vectors=self.vectors, costs=self._costs
         )
 
 
