@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from nyla.agent.spec import RunSpec as RunSpec
     from nyla.agent.runtime import AgentRuntime as AgentRuntime
     from nyla.agent.durable import DurableRuns as DurableRuns
+    from nyla.agent.run_bus import channel_name as channel_name
     from nyla.agent.run_tables import StoredRun as StoredRun, StoredRunEvent as StoredRunEvent
     from nyla.ai.neutralize import NeutralizationSession as NeutralizationSession
     from nyla.ai.service import AiService as AiService
@@ -98,6 +99,7 @@ _EXPORTS: dict[str, str] = {
     "AgentRuntime": "nyla.agent.runtime",
     # durable runs (kernel.runs): recorded, driven here or on a worker, streamed anywhere
     "DurableRuns": "nyla.agent.durable",
+    "channel_name": "nyla.agent.run_bus",
     "StoredRun": "nyla.agent.run_tables",
     "StoredRunEvent": "nyla.agent.run_tables",
     # the agent loop entry and what it runs (kernel.agent.run builds the spec)

@@ -1,4 +1,5 @@
-"""Wake-ups between processes for durable runs: PostgreSQL ``LISTEN``/``NOTIFY``.
+"""Wake-ups between processes for durable runs (and what else a host must hear at once, such
+as a revoked token: :meth:`RunBus.listen`): PostgreSQL ``LISTEN``/``NOTIFY``.
 
 One listening connection per process (psycopg's async ``notifies()``) on two channels of the
 database's schema: *events* (``run_id:last_seq``, sent by a run's journal as its events
@@ -30,11 +31,16 @@ DISCONNECTED_POLL_S = 1.0
 RECONNECT_S = 1.0
 
 
-def channels(db: Database) -> tuple[str, str]:
-    """The events and the cancel channel of ``db``'s schema (a schema is its own world:
-    test schemas on one server do not wake each other)."""
+def channel_name(db: Database, base: str) -> str:
+    """The notification channel ``base`` of ``db``'s schema (a schema is its own world: test
+    schemas on one server do not wake each other)."""
     suffix = f"_{db.schema}" if db.schema else ""
-    return (f"nyla_run_events{suffix}"[:63], f"nyla_run_cancel{suffix}"[:63])
+    return f"{base}{suffix}"[:63]
+
+
+def channels(db: Database) -> tuple[str, str]:
+    """The events and the cancel channel of ``db``'s schema."""
+    return (channel_name(db, "nyla_run_events"), channel_name(db, "nyla_run_cancel"))
 
 
 def conninfo(db: Database) -> str:
@@ -54,6 +60,8 @@ class RunBus:
         self.events_channel, self.cancel_channel = channels(db)
         self._subscribers: dict[str, set[asyncio.Event]] = {}
         self._cancel_handlers: list[Callable[[str], Any]] = []
+        #: other channels this listener serves (:meth:`listen`): name -> handler
+        self._handlers: dict[str, Callable[[str], Any]] = {}
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.connected = asyncio.Event()
@@ -79,6 +87,16 @@ class RunBus:
     def on_cancel(self, handler: Callable[[str], Any]) -> None:
         """Call ``handler(run_id)`` for every cancel notification."""
         self._cancel_handlers.append(handler)
+
+    def listen(self, base: str, handler: Callable[[str], Any]) -> None:
+        """Call ``handler(payload)`` for every notification on the channel ``base`` of this
+        database (:func:`channel_name`), on this process's one listening connection (a
+        listener already connected reconnects to add it)."""
+        self._handlers[channel_name(self.db, base)] = handler
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            self._task = None
+        self.start()
 
     @contextlib.contextmanager
     def subscribe(self, run_id: str) -> Iterator[asyncio.Event]:
@@ -119,6 +137,8 @@ class RunBus:
                 async with conn:
                     await conn.execute(f'LISTEN "{self.events_channel}"')
                     await conn.execute(f'LISTEN "{self.cancel_channel}"')
+                    for name in self._handlers:
+                        await conn.execute(f'LISTEN "{name}"')
                     self.connected.set()
                     self._wake()  # what committed while no one listened
                     async for note in conn.notifies():
@@ -132,6 +152,13 @@ class RunBus:
             await asyncio.sleep(RECONNECT_S)
 
     def _dispatch(self, channel: str, payload: str) -> None:
+        handler = self._handlers.get(channel)
+        if handler is not None:
+            try:
+                handler(payload)
+            except Exception:
+                log.exception("a handler of %s failed", channel)
+            return
         run_id = payload.partition(":")[0]
         if channel == self.events_channel:
             self._wake(run_id)

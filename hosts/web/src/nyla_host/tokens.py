@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select, text, update
 
 from nyla_host.identity import Identity, Role
 from nyla_host.tables import ApiTokenRow
@@ -97,6 +97,10 @@ def _info(row: ApiTokenRow) -> TokenInfo:
         last_used_at=row.last_used_at,
         revoked_at=row.revoked_at,
     )
+
+
+#: the notification a revocation sends, so every host drops the token from its cache at once
+REVOKED_CHANNEL = "nyla_token_revoked"
 
 
 @dataclass(frozen=True)
@@ -229,12 +233,22 @@ class TokenStore:
         """Revoke a token by id (or by the whole token); False when none was active."""
         parts = split_token(token_id)
         key = parts[0] if parts else token_id
+        from nyla.host import channel_name
+
         async with self.db.session() as s:
             result = await s.execute(
                 update(ApiTokenRow)
                 .where(ApiTokenRow.id == key, ApiTokenRow.revoked_at.is_(None))
                 .values(revoked_at=datetime.now(UTC))
             )
-        self._generation += 1
-        self._verified.pop(key, None)
+            # every host that listens forgets it at once (delivered when this commits)
+            channel = channel_name(self.db, REVOKED_CHANNEL)
+            await s.execute(text("SELECT pg_notify(:c, :k)"), {"c": channel, "k": key})
+        self.forget(key)
         return bool(result.rowcount)
+
+    def forget(self, token_id: str) -> None:
+        """Drop a token from this store's cache (revoked here or on another host: the
+        host hears of it through ``NOTIFY`` on :data:`REVOKED_CHANNEL`)."""
+        self._generation += 1
+        self._verified.pop(token_id, None)
