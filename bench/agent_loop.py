@@ -31,7 +31,18 @@ pass), ``--repeat`` passes, medians printed:
   the run / N, from /proc (10 ms ticks). It is another process, so not in nyla's CPU column;
   a line prints the ratio with it added. The others have no database.
 
-The load average (1 min) is printed at each configuration's start and end.
+The load average (1 min) is printed at each configuration's start and end, and a closing
+summary has one line per configuration (CPU and wall per round of each, the ratio, the load).
+
+Two checks keep the comparison honest:
+
+- after every measured nyla run (outside its measurement) the worker checks what the run
+  left: its trace in the database with every round and tool call, one embedded round-memory
+  row per round with tool calls, and files cited from its knowledge context; the line is
+  printed per configuration (a run that skipped any of it fails the bench);
+- a ``tools-alone`` row runs the same schedule with no framework at all (the tools' tasks
+  awaited directly): the floor every framework's CPU includes — the tasks, the waits, the
+  event loop waking — printed for scale, never a contender (``--no-floor`` leaves it out).
 
 Usage: ``env -u NYLA_LOCAL_EMBEDDINGS .venv/bin/python bench/agent_loop.py [--rounds 40 100]
 [--repeat 3] [--tool-ms 20 0] [--schedule apart together]``. The competitors are installed
@@ -62,6 +73,9 @@ from agent_loop_runners import RUNNERS, SCHEDULES, Probe  # noqa: E402
 BENCH_VENV = ROOT / "bench" / ".venvs" / "agent_loop"
 COMPETITORS = ["pydantic-ai-slim>=1.0", "langgraph>=1.0", "langchain-core>=1.0"]
 FRAMEWORKS = ("nyla", "pydantic-ai", "langgraph")
+#: not a contender: the schedule's tools awaited with no framework (every row includes it)
+FLOOR = "tools-alone"
+COMPETING = ("pydantic-ai", "langgraph")
 #: nyla's CPU per round against the faster competitor's
 GOAL = 0.15
 
@@ -104,7 +118,9 @@ def worker(name: str) -> None:
         start, cpu = time.perf_counter(), time.process_time()
         await runner(probe, rounds)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        verify = getattr(runner, "verify", None)
         return {
+            "verified": await verify() if verify is not None else None,
             "framework": name,
             "rounds": rounds,
             "schedule": schedule,
@@ -238,7 +254,8 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def report(config: tuple[float, str, int], rows: list[dict[str, Any]], loads: list[float]) -> None:
+def report(config: tuple[float, str, int], rows: list[dict[str, Any]], loads: list[float]) -> str:
+    """Print one configuration's table and verdict; its line of the closing summary."""
     tool_ms, schedule, rounds = config
     print(
         f"\n## {rounds} rounds, schedule {schedule!r}, tools wait {tool_ms:g} ms "
@@ -258,9 +275,12 @@ def report(config: tuple[float, str, int], rows: list[dict[str, Any]], loads: li
             f"{r['wallMs']:>14.2f} {r['dbCpuMs']:>16.2f} {r['readsInFlight']:>14} {write:>13}"
         )
     nyla = next((r for r in rows if r["framework"] == "nyla"), None)
-    others = [r for r in rows if r["framework"] != "nyla"]
+    others = [r for r in rows if r["framework"] in COMPETING]
+    floor = next((r for r in rows if r["framework"] == FLOOR), None)
+    if floor is not None:
+        print(f"({FLOOR}: no framework, the tools' tasks and waits alone; in every row above)")
     if nyla is None or not others:
-        return
+        return ""
     fastest = min(others, key=lambda r: r["cpuMs"])
     ratio = nyla["cpuMs"] / fastest["cpuMs"]
     with_db = (nyla["cpuMs"] + nyla["dbCpuMs"]) / fastest["cpuMs"]
@@ -275,6 +295,24 @@ def report(config: tuple[float, str, int], rows: list[dict[str, Any]], loads: li
             f"wall overhead/round (wall - tool time): nyla = "
             f"{nyla['overheadMs'] / quickest['overheadMs']:.3f}x {quickest['framework']}"
         )
+    cpu = {r["framework"]: r["cpuMs"] for r in rows}
+    wall = {r["framework"]: r["wallMs"] for r in rows}
+    return (
+        f"{rounds:>6} {schedule:>8} {tool_ms:>7g} "
+        + " ".join(f"{cpu.get(n, float('nan')):>7.3f}" for n in (*FRAMEWORKS, FLOOR))
+        + f" {ratio:>6.3f} {'met' if ratio <= GOAL else 'no':>4} "
+        + " ".join(f"{wall.get(n, float('nan')):>7.2f}" for n in FRAMEWORKS)
+        + f"  {min(loads):.1f}-{max(loads):.1f}"
+    )
+
+
+SUMMARY_HEAD = (
+    f"{'rounds':>6} {'schedule':>8} {'tool ms':>7} "
+    + " ".join(f"{n[:7]:>7}" for n in (*FRAMEWORKS, "alone"))
+    + f" {'ratio':>6} {'goal':>4} "
+    + " ".join(f"{'wall ' + n[:2]:>7}" for n in FRAMEWORKS)
+    + "  load"
+)
 
 
 def main() -> None:
@@ -284,7 +322,8 @@ def main() -> None:
     parser.add_argument("--tool-ms", type=float, nargs="+", default=[20.0, 0.0])
     parser.add_argument("--schedule", choices=SCHEDULES, nargs="+", default=list(SCHEDULES))
     parser.add_argument("--only", choices=FRAMEWORKS, action="append")
-    parser.add_argument("--worker", choices=FRAMEWORKS)
+    parser.add_argument("--no-floor", action="store_true", help="leave out the tools-alone row")
+    parser.add_argument("--worker", choices=(*FRAMEWORKS, FLOOR))
     parser.add_argument("--json", type=Path, help="also write every run to this file")
     args = parser.parse_args()
     if args.worker:
@@ -294,17 +333,18 @@ def main() -> None:
         parser.error("--rounds: each count must be between 2 and 100 (AgentConfig.max_rounds)")
     # the default embedding model, not the test suite's hash embedder
     os.environ.pop("NYLA_LOCAL_EMBEDDINGS", None)
-    wanted = args.only or list(FRAMEWORKS)
-    competitor_python = str(ensure_bench_venv()) if set(wanted) - {"nyla"} else ""
+    wanted = (args.only or list(FRAMEWORKS)) + ([] if args.no_floor else [FLOOR])
+    competitor_python = str(ensure_bench_venv()) if set(wanted) - {"nyla", FLOOR} else ""
     server, base, url, schema = start_database() if "nyla" in wanted else (None, None, "", "")
     env = {**os.environ, "NYLA_DATABASE_URL": url, "NYLA_BENCH_SCHEMA": schema}
     if base is not None:
         env["NYLA_BENCH_PGDATA"] = str(base / "pgdata")
     workers = {
-        name: Worker(name, sys.executable if name == "nyla" else competitor_python, env)
+        name: Worker(name, competitor_python if name in COMPETING else sys.executable, env)
         for name in wanted
     }
     every: list[dict[str, Any]] = []
+    table: list[str] = []
     try:
         for tool_ms in args.tool_ms:
             for schedule in args.schedule:
@@ -317,13 +357,20 @@ def main() -> None:
                             runs[name].append(workers[name].run(rounds, schedule, tool_ms))
                     loads.append(os.getloadavg()[0])
                     every += [r for rs in runs.values() for r in rs]
-                    report((tool_ms, schedule, rounds), [summarize(runs[n]) for n in wanted], loads)
+                    rows = [summarize(runs[n]) for n in wanted]
+                    table.append(report((tool_ms, schedule, rounds), rows, loads))
+                    verified = {r["verified"] for r in runs.get("nyla", []) if r["verified"]}
+                    for line in sorted(verified):
+                        print(f"nyla's runs left: {line}")
     finally:
         for w in workers.values():
             w.close()
         if server is not None:
             server.cleanup()
             shutil.rmtree(base, ignore_errors=True)
+    print("\n## Summary (medians per round; ratio = nyla / the faster competitor, CPU)")
+    print(SUMMARY_HEAD)
+    print("\n".join(line for line in table if line))
     if args.json:
         args.json.write_text(json.dumps(every, indent=1))
 

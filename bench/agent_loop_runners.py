@@ -146,13 +146,41 @@ def nyla_runner(schedule: str) -> Runner:
 
     async def run(probe: Probe, rounds: int) -> None:
         state.update(turn=0, rounds=rounds, probe=probe)
-        final = None
+        final = run_id = None
         config = AgentConfig(max_rounds=rounds, stream=False)  # no framework streams here
         async for event in kernel.agent.run(PROMPT, config):
             if event.type is EventType.FINAL:
                 final = event
+            elif event.type is EventType.AGENT_SUMMARY:
+                run_id = event.data["runId"]
         assert final is not None and final.data["status"] == "completed", final
+        state.update(run_id=run_id, citations=len(final.data.get("citations") or []))
 
+    async def verify() -> str:
+        """What the last run left (checked after its measurement, outside it): its trace,
+        its round memory, and the knowledge its context quoted."""
+        from sqlalchemy import func, select
+
+        from nyla.tables.knowledge import RoundMemory
+
+        rounds = state["rounds"]
+        trace = await kernel.agent.trace(state["run_id"])
+        assert trace is not None, "no trace persisted"
+        assert trace.rounds == rounds and len(trace.tool_calls) == 4 * (rounds - 1), trace.rounds
+        async with kernel.db.session() as s:
+            remembered = await s.scalar(
+                select(func.count())
+                .select_from(RoundMemory)
+                .where(RoundMemory.run_id == trace.run_id, RoundMemory.embedding.is_not(None))
+            )
+        assert remembered == rounds - 1, f"{remembered} rounds remembered, not {rounds - 1}"
+        assert state["citations"] > 0, "the run's knowledge context quoted nothing"
+        return (
+            f"trace {trace.rounds} rounds/{len(trace.tool_calls)} calls, round memory "
+            f"{remembered} embedded rows, {state['citations']} files cited from the context"
+        )
+
+    run.verify = verify  # type: ignore[attr-defined]
     return run
 
 
@@ -311,8 +339,28 @@ def langgraph_runner(schedule: str) -> Runner:
     return run
 
 
+# ---- the floor: the tools alone ---------------------------------------------------------------
+
+
+def floor_runner(schedule: str) -> Runner:
+    """No framework: the schedule's tool calls awaited directly, round after round. What
+    every framework's CPU includes (the tools' tasks, their waits, the event loop waking),
+    printed beside them for scale; not a contender."""
+
+    async def run(probe: Probe, rounds: int) -> None:
+        for _ in range(rounds - 1):
+            if schedule == "apart":
+                await asyncio.gather(*(probe.read() for _ in READS))
+                await probe.write()
+            else:
+                await asyncio.gather(*(probe.read() for _ in READS), probe.write())
+
+    return run
+
+
 RUNNERS: dict[str, Callable[[str], Runner]] = {
     "nyla": nyla_runner,
     "pydantic-ai": pydantic_ai_runner,
     "langgraph": langgraph_runner,
+    "tools-alone": floor_runner,
 }
