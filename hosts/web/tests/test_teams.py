@@ -208,3 +208,23 @@ async def test_an_activity_of_an_unbound_tenant_runs_nothing(client, state, micr
     assert answer.json() == {"outcome": "unbound"}
     await bot_of(state).drain()
     assert provider.requests == [] and microsoft.sent == []
+
+
+async def test_a_bot_whose_user_may_not_use_the_agent_says_so_and_calls_no_model(
+    client, state, kernel, microsoft, token_for, provider
+):
+    _, admin = await bind(client, token_for)
+    await kernel.service_access.set("user", "teams-service", "service.agent", False)
+    answer = await post_activity(client, microsoft, ms.activity("groupChat", "hello"))
+    assert answer.json() == {"outcome": "accepted"}
+    await bot_of(state).drain()
+    assert provider.requests == []
+    [sent] = microsoft.sent
+    assert "service.agent" in sent["body"]["text"]
+    directed = await client.post(
+        "/api/teams/director",
+        headers=admin,
+        json={"prompt": "Summarise", "conversationId": ms.GROUP_ID},
+    )
+    assert directed.status_code == 403 and "service.agent" in directed.json()["detail"]
+    assert provider.requests == []

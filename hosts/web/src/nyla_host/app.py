@@ -74,8 +74,14 @@ async def startup(state: HostState) -> dict[str, int]:
 
 
 async def shutdown(state: HostState) -> None:
-    """Stop runs and jobs in progress (they end interrupted; the next start recovers them)."""
+    """Stop runs and jobs in progress (they end interrupted; the next start recovers them)
+    and close the services routes opened (the Teams bot finishes or cancels its answers)."""
     await state.runs.aclose()
+    for name, service in list(state.services.items()):
+        close = getattr(service, "aclose", None)
+        if close is not None:
+            state.services.pop(name, None)
+            await close()
     await state.kernel.sync.scheduler.aclose()
     await state.kernel.jobs.aclose()
 

@@ -23,7 +23,11 @@ def _with_bot(work: Callable[[Any], Awaitable[Any]]) -> Any:
             feature = kernel.features.feature("teamsbot")
         except ConfigurationError as exc:
             raise click.ClickException(f"the Teams bot is not installed: {exc}") from exc
-        bot = feature.open_bot(db=kernel.db, ai=kernel.ai, agent=kernel.agent)  # type: ignore[attr-defined]
+        from nyla_host.teams_access import agent_access
+
+        bot = feature.open_bot(  # type: ignore[attr-defined]
+            db=kernel.db, ai=kernel.ai, agent=kernel.agent, access=agent_access(kernel)
+        )
         try:
             return await work(bot)
         finally:
@@ -32,7 +36,7 @@ def _with_bot(work: Callable[[Any], Awaitable[Any]]) -> Any:
 
     try:
         return asyncio.run(go())
-    except ValueError as exc:
+    except (ValueError, PermissionError) as exc:
         raise click.ClickException(str(exc)) from exc
 
 

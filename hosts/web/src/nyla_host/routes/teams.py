@@ -26,6 +26,7 @@ from nyla import ConfigurationError
 from nyla_host.auth import need_mandate_admin, need_user
 from nyla_host.identity import Identity
 from nyla_host.state import HostState, host
+from nyla_host.teams_access import agent_access
 
 router = APIRouter(prefix="/api/teams", tags=["teams"])
 #: the largest activity the messaging endpoint reads
@@ -73,6 +74,7 @@ def teams_bot(state: HostState) -> Any:
             ai=kernel.ai,
             agent=kernel.agent,
             transport=state.settings.extra.get("teams_transport"),
+            access=agent_access(kernel),
         )
         state.services["teams"] = bot
     return bot
@@ -245,6 +247,8 @@ async def director(
             )
             return JSONResponse(directive.to_wire(), status_code=201)
         await bot.direct(conversation, body.prompt)
+    except PermissionError as exc:
+        raise HTTPException(403, str(exc)) from exc
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from exc
     return JSONResponse({"scheduled": True, "conversationId": conversation.id}, status_code=202)

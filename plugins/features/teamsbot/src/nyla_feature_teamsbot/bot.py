@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,12 +31,23 @@ log = logging.getLogger(__name__)
 FEATURE_CODE = "teamsbot"
 #: what the chat sees when an agent run ends without an answer
 NO_ANSWER = "I could not finish that this time ({status}). Please ask again or rephrase."
+#: what the chat sees when the user the bot runs as may not use nyla's agent
+NOT_ALLOWED = (
+    "I cannot answer here: the nyla user this bot runs as may not use the agent "
+    "(service.agent). Ask your nyla administrator."
+)
+#: the permission the bot asks for before it answers (the kernel's service access)
+AGENT_PERMISSION = "service.agent"
 MAX_DIRECTIVE_CHARS = 2000
 #: persistent directives a binding keeps at most (each is in every answer's context)
 MAX_DIRECTIVES = 50
 #: the longest text one message carries (Teams takes about 28 KB per message)
 MAX_MESSAGE_CHARS = 20_000
 CUT_NOTE = "\n\n… (cut: the answer was longer than one Teams message holds)"
+
+
+#: asks the kernel's service access whether (user, mandate) may use a permission
+Access = Callable[[str, "str | None", str], Awaitable[bool]]
 
 
 class BadActivity(ValueError):
@@ -84,8 +95,10 @@ class TeamsBot:
         auth: ChannelAuth,
         connector: BotConnector,
         settings: TeamsSettings,
+        access: Access | None = None,
     ) -> None:
         self.store = store
+        self.access = access
         self.ai = ai
         self.agent = agent
         self.auth = auth
@@ -146,6 +159,9 @@ class TeamsBot:
     async def _answer(self, binding: Binding, activity: Activity, text: str) -> None:
         conversation = await self.store.conversation(activity.conversation.id)
         assert conversation is not None  # recorded with the message
+        if not await self.allowed(binding):
+            await self.deliver(conversation, NOT_ALLOWED, "refusal", reply_to=activity.id)
+            return
         blocks = await self.context_blocks(conversation, skip_last=True)
         run = self.run_context(binding, conversation.id)
         decision = await answering.fast_path(self.ai, text, conversation.kind, blocks, run)
@@ -167,6 +183,8 @@ class TeamsBot:
         and its answer goes into the conversation. ``wait`` returns once it is delivered."""
         prompt = _directive_text(prompt)
         binding = await self._binding(conversation)
+        if not await self.allowed(binding):
+            raise PermissionError(f"{binding.user_id} may not use the agent ({AGENT_PERMISSION})")
         work = self._direct(binding, conversation, prompt)
         if wait:
             await work
@@ -194,6 +212,15 @@ class TeamsBot:
         return await self.store.add_directive(binding.id, text, by, conversation_id)
 
     # shared --------------------------------------------------------------------------------
+
+    async def allowed(self, binding: Binding) -> bool:
+        """Whether the user the bot runs as may use the agent (always, without a decider)."""
+        if self.access is None:
+            return True
+        if await self.access(binding.user_id, binding.mandate_id, AGENT_PERMISSION):
+            return True
+        self.stats["notAllowed"] += 1
+        return False
 
     async def context_blocks(
         self, conversation: Conversation, *, skip_last: bool = False

@@ -11,7 +11,7 @@ import httpx
 from nyla.sdk import BenchmarkQuestion, FeatureTable, OntologyDescriptor
 from nyla_feature_teamsbot.answering import Agent, Ai
 from nyla_feature_teamsbot.auth import ChannelAuth
-from nyla_feature_teamsbot.bot import FEATURE_CODE, TeamsBot
+from nyla_feature_teamsbot.bot import FEATURE_CODE, Access, TeamsBot
 from nyla_feature_teamsbot.connector import BotConnector
 from nyla_feature_teamsbot.settings import TeamsSettings
 from nyla_feature_teamsbot.store import TeamsStore
@@ -87,10 +87,13 @@ class TeamsBotFeature:
         agent: Agent,
         settings: TeamsSettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        access: Access | None = None,
     ) -> TeamsBot:
         """The bot over a host's database (``kernel.db``), AI service (``kernel.ai``) and
         agent runtime (``kernel.agent``); ``transport`` carries its calls to Microsoft (a
-        test's fake at the wire; the network otherwise). Close it with ``aclose``."""
+        test's fake at the wire; the network otherwise); ``access(user, mandate,
+        permission)`` asks the kernel's service access before the bot answers (a user
+        without ``service.agent`` gets no model call). Close it with ``aclose``."""
         settings = settings or TeamsSettings.from_config()
         http = httpx.AsyncClient(transport=transport, timeout=settings.timeout_s)
         return TeamsBot(
@@ -100,4 +103,5 @@ class TeamsBotFeature:
             ChannelAuth(settings, http),
             BotConnector(settings, http),
             settings,
+            access,
         )
