@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any, cast
 from nyla.db import Database
 from nyla.plugins import PluginHost
 
+#: what one action run outside an agent run (REST) may spend when nothing says otherwise
+DEFAULT_ACTION_BUDGET_CHF = 1.0
+
 if TYPE_CHECKING:  # the services are built lazily: importing them all costs startup
     from collections.abc import AsyncIterator
 
@@ -138,10 +141,12 @@ class Kernel:
 
     @cached_property
     def action_executor(self) -> ActionExecutor:
-        """The one way an action runs (validation, owned ids, deadline)."""
+        """The one way an action runs on every path (validation, owned ids, budget, the
+        policy hook, deadline, result documents)."""
         from nyla.actions.executor import ActionExecutor
+        from nyla.agent.policy import before_call_hook
 
-        return ActionExecutor(self.actions, self.db)
+        return ActionExecutor(self.actions, self.db, before_call=before_call_hook(self.plugins))
 
     @cached_property
     def action_toolboxes(self) -> dict[str, Toolbox]:
@@ -182,15 +187,62 @@ class Kernel:
             await self.workflow_runs.resume_interrupted()
 
     async def run_action(
-        self, method: str, action: str, arguments: Any, context: RunContext
+        self,
+        method: str,
+        action: str,
+        arguments: Any,
+        context: RunContext,
+        *,
+        max_cost_chf: float | None = None,
+        workflow_id: str | None = None,
     ) -> ToolResult:
         """Run one action outside an agent run (the host's REST route), as ``context``'s
-        user, through the executor with the services a tool gets."""
+        user, through the executor with the services a tool gets, under a budget (the
+        smaller of ``max_cost_chf`` and :meth:`action_budget_chf`) and the policy hook, as
+        an agent's call runs. ``workflow_id``: the caller's chat workflow its result
+        documents are bound to (refused when the caller may not change it)."""
+        from nyla.actions.bridge import WorkflowBindingError, open_workflow
         from nyla.agent.tool_services import tool_services
         from nyla.models.tools import ToolContext
 
-        ctx = ToolContext(run=context, services=tool_services(self.agent.services))
+        cap = self.action_budget_chf()
+        budget = cap if max_cost_chf is None else min(max_cost_chf, cap)
+        workflow = None
+        if workflow_id is not None:
+            try:
+                workflow = await open_workflow(self.files.workflows, workflow_id, context, self.db)
+            except WorkflowBindingError as exc:
+                return exc.result
+        ctx = ToolContext(
+            run=context,
+            services=tool_services(self.agent.services),
+            remaining_budget_chf=budget,
+            workflow=workflow,
+            task_number=1,
+            action_number=1,
+            round=1,
+        )
         return await self.action_executor.run(method, action, arguments, ctx)
+
+    def action_budget_chf(self) -> float:
+        """What one action run outside an agent run may spend at most (CHF): the setting
+        ``action_max_cost_chf`` (``NYLA_ACTION_MAX_COST_CHF``), else
+        :data:`DEFAULT_ACTION_BUDGET_CHF`."""
+        import os
+
+        raw = self.settings.get("action_max_cost_chf")
+        if raw is None:
+            raw = os.environ.get("NYLA_ACTION_MAX_COST_CHF")
+        if raw in (None, ""):
+            return DEFAULT_ACTION_BUDGET_CHF
+        try:
+            return max(0.0, float(raw))
+        except ValueError:
+            from nyla.errors import ConfigurationError
+
+            raise ConfigurationError(
+                f"action_max_cost_chf must be a number of CHF, got {raw!r}"
+            ) from None
 
     @cached_property
     def files(self) -> FileStore:

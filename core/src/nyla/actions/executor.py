@@ -11,7 +11,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from nyla.actions.bridge import (
     DocumentListError,
@@ -21,9 +21,11 @@ from nyla.actions.bridge import (
 )
 from nyla.actions.catalog import ActionCatalog, parameters_schema, reference_fields, tool_name
 from nyla.actions.owned import check_owned
-from nyla.models.actions import Action, ActionParams, ActionResult, ObjectRef
+from nyla.agent.policy import BeforeCallHook, check_policy
+from nyla.errors import BudgetExceeded
+from nyla.models.actions import Action, ActionParams, ActionResult, Method, ObjectRef
 from nyla.models.chat import ChatWorkflow
-from nyla.models.tools import ToolContext, ToolResult
+from nyla.models.tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from nyla.db import Database
@@ -44,13 +46,64 @@ class ActionArgumentError(ValueError):
         self.result = result
 
 
-class ActionExecutor:
-    """Validates and runs action calls (built with the catalog and the database the owned-id
-    check reads)."""
+def toolbox_id(method: str) -> str:
+    """The toolbox holding a method's action tools."""
+    return f"actions.{method}"
 
-    def __init__(self, catalog: ActionCatalog, db: Database | None) -> None:
+
+class RawArguments(BaseModel):
+    """The arguments of an action tool as the model sent them (the executor validates)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ActionExecutor:
+    """Validates and runs action calls, built with the catalog, the database the owned-id
+    check reads and the plugins' ``nyla_before_tool_call`` policy hook (``before_call``)."""
+
+    def __init__(
+        self,
+        catalog: ActionCatalog,
+        db: Database | None,
+        *,
+        before_call: BeforeCallHook | None = None,
+    ) -> None:
         self.catalog = catalog
         self._db = db
+        self._before_call = before_call
+        self._tools: dict[tuple[str, str], Tool] = {}
+
+    def tool(self, method: str, action: str) -> Tool:
+        """The tool ``{method}_{action}`` the agent gets (built once): its schema generated
+        from the signature, a write (ordered barrier) when the action writes; its handler
+        hands the raw arguments to :meth:`run`, the one place that validates them."""
+        key = (method, action)
+        if key not in self._tools:
+            found = self.catalog.get(method, action)
+            if found is None:
+                raise KeyError(f"no action {method}.{action}")
+            self._tools[key] = self._make_tool(*found)
+        return self._tools[key]
+
+    def _make_tool(self, method: Method, action: Action) -> Tool:
+        method_name, action_name = method.name, action.name
+
+        async def handler(args: RawArguments, ctx: ToolContext) -> ToolResult:
+            # the agent's registry asked the policy hook for this very call already
+            arguments = dict(args.model_extra or {})
+            return await self.run(method_name, action_name, arguments, ctx, policy_checked=True)
+
+        return Tool(
+            name=tool_name(method_name, action_name),
+            description=action.description,
+            parameters=parameters_schema(action.params),
+            args_model=RawArguments,
+            handler=handler,
+            read_only=not action.writes,
+            # the executor's own deadline ends first and answers TIMEOUT as a result
+            timeout_s=(action.timeout_s or DEFAULT_TIMEOUT_S) + 5.0,
+            toolbox=toolbox_id(method_name),
+        )
 
     def validate(
         self, method: str, action: str, arguments: Any, workflow: ChatWorkflow | None = None
@@ -82,11 +135,21 @@ class ActionExecutor:
         except ValidationError as exc:
             raise ActionArgumentError(_invalid(name, params, exc)) from None
 
-    async def run(self, method: str, action: str, arguments: Any, ctx: ToolContext) -> ToolResult:
-        """Validate the call, check its owned ids against ``ctx.run`` and the right to change
-        the chat workflow its documents go to (``ctx.workflow``), run the handler, bind the
-        files it produced to that workflow (:mod:`nyla.actions.bridge`); every failure is a
-        result (never an exception)."""
+    async def run(
+        self,
+        method: str,
+        action: str,
+        arguments: Any,
+        ctx: ToolContext,
+        *,
+        policy_checked: bool = False,
+    ) -> ToolResult:
+        """Run one action call, whichever way it comes (agent, workflow, REST): validate it,
+        check its owned ids against ``ctx.run`` and the right to change the chat workflow its
+        documents go to (``ctx.workflow``), refuse it when the budget
+        (``ctx.remaining_budget_chf``) is spent, ask the policy hook (unless the caller did:
+        ``policy_checked``), run the handler under its deadline, bind the files it produced
+        to the workflow (:mod:`nyla.actions.bridge`). Every failure is a result."""
         try:
             params = self.validate(method, action, arguments, ctx.workflow)
         except ActionArgumentError as exc:
@@ -94,9 +157,10 @@ class ActionExecutor:
         found = self.catalog.get(method, action)
         assert found is not None  # validate() refused unknown actions
         name = tool_name(method, action)
-        refusal = await check_owned(name, params, ctx, self._db)
-        if refusal is None and ctx.workflow is not None:
-            refusal = await check_can_change(ctx.workflow.id, ctx.run, self._db)
+        refusal = await self._refusal(name, params, ctx)
+        if refusal is None and not policy_checked:
+            raw = dict(arguments) if isinstance(arguments, Mapping) else {}
+            refusal = await check_policy(self._before_call, self.tool(method, action), raw, ctx)
         if refusal is not None:
             return refusal
         result, documents = await _call(name, found[1], params, ctx)
@@ -106,6 +170,22 @@ class ActionExecutor:
             return await bridge_result(ctx, result, documents, label=f"action:{method}.{action}")
         except LookupError as exc:
             return ToolResult.fail(f"{name}: a result document {exc}", "ACTION_FAILED")
+
+    async def _refusal(
+        self, name: str, params: ActionParams, ctx: ToolContext
+    ) -> ToolResult | None:
+        """Owned ids, the right to change the documents' workflow, and the budget."""
+        refusal = await check_owned(name, params, ctx, self._db)
+        if refusal is None and ctx.workflow is not None:
+            refusal = await check_can_change(ctx.workflow.id, ctx.run, self._db)
+        budget = ctx.remaining_budget_chf
+        if refusal is None and budget is not None and budget <= 0:
+            refusal = ToolResult.fail(
+                f"{name}: the budget is spent (CHF {budget:g} left)",
+                "BUDGET_EXCEEDED",
+                suggestion="raise the budget (maxCostChf) or run it later",
+            )
+        return refusal
 
 
 async def _call(
@@ -117,6 +197,8 @@ async def _call(
         value = await asyncio.wait_for(action.handler(params, ctx), timeout)
     except TimeoutError:
         return ToolResult.fail(f"{name} took longer than {timeout:g} s", "TIMEOUT"), []
+    except BudgetExceeded as exc:  # the AI service's preflight against ctx's budget
+        return ToolResult.fail(f"{name}: {exc}", "BUDGET_EXCEEDED"), []
     except Exception as exc:  # an action's failure is a result, never a crashed run
         log.warning("action %s failed", name, exc_info=True)
         failed = ToolResult.fail(f"{name} failed: {type(exc).__name__}: {exc}", "ACTION_FAILED")

@@ -5,43 +5,17 @@ place that validates them, whichever way the call comes."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
-from nyla.actions.catalog import parameters_schema, tool_name
-from nyla.actions.executor import DEFAULT_TIMEOUT_S, ActionExecutor
+from nyla.actions.executor import ActionExecutor, RawArguments, toolbox_id
 from nyla.models.actions import Action, Method
-from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
+from nyla.models.tools import Tool, Toolbox
 
-
-class RawArguments(BaseModel):
-    """The arguments of an action tool as the model sent them (the executor validates)."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-def toolbox_id(method: str) -> str:
-    """The toolbox holding a method's action tools."""
-    return f"actions.{method}"
+__all__ = ["RawArguments", "action_tool", "action_toolboxes", "toolbox_id"]
 
 
 def action_tool(executor: ActionExecutor, method: Method, action: Action) -> Tool:
-    """The tool of one action."""
-    method_name, action_name = method.name, action.name
-
-    async def handler(args: RawArguments, ctx: ToolContext) -> ToolResult:
-        return await executor.run(method_name, action_name, dict(args.model_extra or {}), ctx)
-
-    return Tool(
-        name=tool_name(method_name, action_name),
-        description=action.description,
-        parameters=parameters_schema(action.params),
-        args_model=RawArguments,
-        handler=handler,
-        read_only=not action.writes,
-        # the executor's own deadline ends first and answers TIMEOUT as a result
-        timeout_s=(action.timeout_s or DEFAULT_TIMEOUT_S) + 5.0,
-        toolbox=toolbox_id(method_name),
-    )
+    """The tool of one action (:meth:`ActionExecutor.tool`: built there, so the policy hook
+    sees the same tool whichever way the action is called)."""
+    return executor.tool(method.name, action.name)
 
 
 def action_toolboxes(executor: ActionExecutor) -> dict[str, Toolbox]:

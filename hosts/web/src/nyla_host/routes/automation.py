@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Request
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -27,6 +27,8 @@ REFUSALS = {
     "UNKNOWN_FIELD": 422,
     "INVALID_TYPE": 422,
     "INVALID_VALUE": 422,
+    "BUDGET_EXCEEDED": 402,
+    "DENIED": 403,
 }
 
 
@@ -44,11 +46,23 @@ async def run_action(
     request: Request,
     arguments: dict[str, Any] = Body(default_factory=dict),
     identity: Identity = Depends(need_user),
+    max_cost_chf: float | None = Query(None, alias="maxCostChf", ge=0),
+    workflow_id: str | None = Query(None, alias="workflowId", min_length=1, max_length=128),
 ) -> dict[str, Any]:
-    """Run one action with the JSON body as its parameters, as the caller; a refused call is
-    a 4xx whose ``detail`` says what to fix, the action's own result (success or failure)
-    comes back as it is."""
-    result = await host(request).kernel.run_action(method, action, arguments, run_context(identity))
+    """Run one action with the JSON body as its parameters, as the caller, through the same
+    executor as an agent's call: under a budget (``maxCostChf``, at most the host's cap;
+    402 when it is spent) and the plugins' policy hook (403 on a denial). ``workflowId``
+    names the caller's conversation the result documents are bound to (403 for one they
+    may not change). Any other refusal is a 4xx whose ``detail`` says what to fix; the
+    action's own result (success or failure) comes back as it is."""
+    result = await host(request).kernel.run_action(
+        method,
+        action,
+        arguments,
+        run_context(identity),
+        max_cost_chf=max_cost_chf,
+        workflow_id=workflow_id,
+    )
     details = result.error_details
     if not result.success and details is not None and details.code in REFUSALS:
         raise HTTPException(REFUSALS[details.code], result.error or details.code)
