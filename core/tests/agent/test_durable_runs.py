@@ -270,3 +270,20 @@ async def test_a_journal_of_a_run_taken_away_writes_nothing(db):
     with pytest.raises(RunLost):
         await journal.flush()
     assert await events_of(db, "t1") == []
+
+
+async def test_a_run_the_queue_refuses_ends_in_error_not_queued_forever(db, make_kernel):
+    kernel = kernel_with(make_kernel, db, ScriptedProvider(script))
+
+    async def refuse(run_id: str, user_id: str) -> None:
+        raise ConnectionError("the queue is down")
+
+    queue = DurableRuns(db, kernel.agent, kernel.files.workflows, defer=refuse)
+    row = await queue.create("hello", AgentConfig(), RunContext())
+    with pytest.raises(ConnectionError):
+        await queue.launch(row)
+    async with db.session() as s:
+        stored = await s.get(StoredRun, row.run_id)
+    assert stored.status == "error" and "the queue is down" in stored.error
+    await kernel.aclose()
+    await queue.aclose()

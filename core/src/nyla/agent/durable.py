@@ -56,6 +56,10 @@ UPDATE host_runs SET status = 'running', worker = %(worker)s, heartbeat_at = now
 WHERE run_id = %(run)s AND (status = 'queued' OR (status = 'running' AND worker = %(worker)s))
 RETURNING spec, last_seq, cancel_requested_at IS NOT NULL
 """
+_UNQUEUE = """
+UPDATE host_runs SET status = 'error', error = %s, finished_at = now()
+WHERE run_id = %s AND status = 'queued' RETURNING run_id
+"""
 _BEAT = """
 UPDATE host_runs SET heartbeat_at = now()
 WHERE run_id = %s AND worker = %s AND status = 'running'
@@ -170,9 +174,15 @@ class DurableRuns:
         row: StoredRun,
         on_commit: Callable[[list[dict[str, Any]]], None] | None = None,
     ) -> asyncio.Task[str | None] | None:
-        """Hand a created run to a worker, or drive it here (the task is returned)."""
+        """Hand a created run to a worker, or drive it here (the task is returned). A run
+        the queue refused ends ``error`` (no run is left waiting for nothing)."""
         if self.defer is not None:
-            await self.defer(row.run_id, row.user_id)
+            try:
+                await self.defer(row.run_id, row.user_id)
+            except Exception as exc:
+                error = f"the run could not be queued: {type(exc).__name__}: {exc}"
+                await self.db.read_driver(lambda conn: conn.rows(_UNQUEUE, (error, row.run_id)))
+                raise
             return None
         return asyncio.create_task(self.drive(row.run_id, on_commit=on_commit))
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -145,11 +146,13 @@ class RunManager:
         )
         workflows = self.kernel.files.workflows
         workflow = await workflows.load(conversation_id, context)
-        row = await runs.create(
-            agent_prompt(prompt, files or []), config, context, shown_prompt=prompt
-        )
+        run_id = uuid.uuid4().hex
+        # the prompt first: a run recorded is a run that goes on (nothing may fail between)
         await workflows.add_turn(
-            workflow, role="user", status="prompt", text=prompt, run_id=row.run_id, files=files
+            workflow, role="user", status="prompt", text=prompt, run_id=run_id, files=files
+        )
+        row = await runs.create(
+            agent_prompt(prompt, files or []), config, context, shown_prompt=prompt, run_id=run_id
         )
         if runs.queued:
             await runs.launch(row)
