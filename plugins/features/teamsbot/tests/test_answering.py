@@ -214,3 +214,35 @@ async def test_a_binding_keeps_a_bounded_number_of_directives(bot, monkeypatch):
     await bot.add_directive(bot.binding, "two", "admin")
     with pytest.raises(ValueError, match="at most 2 directives"):
         await bot.add_directive(bot.binding, "three", "admin")
+
+
+async def test_the_transcript_is_the_features_data_per_binding(bot, microsoft, kernel):
+    await say(bot, microsoft, "groupChat", "the budget is 40000 CHF")
+    await say(bot, microsoft, "meeting", "hello")
+    other = await bot.store.add_binding("another-tenant", "m2", "u2", "admin")
+    rows = await kernel.features.query_table(
+        "teamsbot",
+        bot.binding.id,
+        {
+            "table": "teamsbot_messages",
+            "filters": [{"field": "conversation_id", "op": "eq", "value": GROUP_ID}],
+            "orderBy": [{"field": "sent_at", "direction": "asc"}],
+        },
+    )
+    texts = [r["text"] for r in rows["rows"]]
+    assert texts == ["the budget is 40000 CHF", "noted"]
+    counted = await kernel.features.aggregate_table(
+        "teamsbot",
+        bot.binding.id,
+        {
+            "table": "teamsbot_messages",
+            "function": "COUNT",
+            "field": "text",
+            "groupBy": ["direction"],
+        },
+    )
+    assert {r["direction"]: r["value"] for r in counted["rows"]} == {"in": 2, "out": 2}
+    nothing = await kernel.features.query_table(
+        "teamsbot", other.id, {"table": "teamsbot_messages"}
+    )
+    assert nothing["rows"] == []

@@ -218,3 +218,48 @@ async def test_a_refused_activity_is_named_in_the_status(bot, microsoft):
     status = await bot.status()
     assert status["lastRefusal"].startswith("InvalidAudienceError")
     assert status["sinceStart"]["refused"] == 1
+
+
+@pytest.mark.parametrize(
+    ("offset_s", "accepted"),
+    [(-120, True), (-240, True), (-400, False)],
+)
+async def test_expiry_allows_five_minutes_of_clock_skew(bot, microsoft, offset_s, accepted):
+    now = int(time.time())
+    header = microsoft.header(exp=now + offset_s, nbf=now - 3600)
+    if accepted:
+        assert (await bot.receive(header, make_activity("personal", "hi"))).outcome == "accepted"
+    else:
+        with pytest.raises(AuthError, match="ExpiredSignature"):
+            await bot.receive(header, make_activity("personal", "hi"))
+    await bot.drain()
+
+
+@pytest.mark.parametrize(("offset_s", "accepted"), [(120, True), (400, False)])
+async def test_not_before_allows_five_minutes_of_clock_skew(bot, microsoft, offset_s, accepted):
+    now = int(time.time())
+    header = microsoft.header(nbf=now + offset_s)
+    if accepted:
+        assert (await bot.receive(header, make_activity("personal", "hi"))).outcome == "accepted"
+    else:
+        with pytest.raises(AuthError, match="ImmatureSignature"):
+            await bot.receive(header, make_activity("personal", "hi"))
+    await bot.drain()
+
+
+async def test_a_token_signed_with_hs256_or_none_is_refused(bot, microsoft):
+    import jwt as pyjwt
+
+    claims = {
+        "iss": "https://api.botframework.com",
+        "aud": APP_ID,
+        "serviceurl": SERVICE_URL,
+        "exp": int(time.time()) + 600,
+    }
+    for token in (
+        pyjwt.encode(claims, APP_PASSWORD * 2, algorithm="HS256", headers={"kid": "key-1"}),
+        pyjwt.encode(claims, None, algorithm="none", headers={"kid": "key-1"}),
+    ):
+        with pytest.raises(AuthError, match="RS256 only"):
+            await bot.receive(f"Bearer {token}", make_activity("personal", "hi"))
+    assert microsoft.sent == []
