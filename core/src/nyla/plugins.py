@@ -62,6 +62,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("nyla.core_tools", "nyla.tools.core"),
     ("nyla.ai_tools", "nyla.tools.ai"),
     ("nyla.datasource_tools", "nyla.tools.datasources"),
+    ("nyla.feature_data_tools", "nyla.tools.feature_data"),
     ("nyla.methods", "nyla.actions.seed"),
     ("nyla.workflow_tools", "nyla.actions.workflow_tools"),
 )

@@ -222,7 +222,9 @@ async def test_parent_run_delegates_through_query_feature_instance(agent_kernel,
         return f"The data agent says: {tool_turns[-1].text}"
 
     kernel, _ = agent_kernel(script)
-    config = AgentConfig(model="scripted:model", initial_toolboxes=["trustee"], max_cost_chf=1.0)
+    config = AgentConfig(
+        model="scripted:model", initial_toolboxes=["featureData"], max_cost_chf=1.0
+    )
     context = RunContext(feature_instance_id=INSTANCE)
     events = [e async for e in kernel.agent.run("How much is in the bank?", config, context)]
     summary = events[-1].data

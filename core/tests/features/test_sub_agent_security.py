@@ -39,7 +39,7 @@ async def test_query_feature_instance_cannot_read_another_instance(
 
     provider = scripted(parent)
     kernel = make_kernel(provider, trustee, toolbox, db=seeded_kernel.db)
-    config = AgentConfig(model="scripted:model", initial_toolboxes=["trustee"])
+    config = AgentConfig(model="scripted:model", initial_toolboxes=["featureData"])
     events = [
         e async for e in kernel.agent.run("q", config, RunContext(feature_instance_id="fuzz"))
     ]
@@ -69,7 +69,7 @@ async def test_the_run_s_own_instance_stays_usable_by_id(seeded_kernel, scripted
 
     provider = scripted(parent)
     kernel = make_kernel(provider, trustee, toolbox, db=seeded_kernel.db)
-    config = AgentConfig(model="scripted:model", initial_toolboxes=["trustee"])
+    config = AgentConfig(model="scripted:model", initial_toolboxes=["featureData"])
     events = [
         e async for e in kernel.agent.run("q", config, RunContext(feature_instance_id=INSTANCE))
     ]
@@ -93,7 +93,7 @@ async def test_sub_agent_of_an_on_premises_run_never_reaches_a_cloud_model(
     on_prem = scripted(private, id="private-llm", on_premises=True, quality_rank=10)
     cloud_provider = scripted(cloud, id="cloud", quality_rank=90)
     kernel = make_kernel(on_prem, cloud_provider, trustee, toolbox, db=seeded_kernel.db)
-    config = AgentConfig(model="private-llm:model", initial_toolboxes=["trustee"])
+    config = AgentConfig(model="private-llm:model", initial_toolboxes=["featureData"])
     events = [
         e async for e in kernel.agent.run("q", config, RunContext(feature_instance_id=INSTANCE))
     ]

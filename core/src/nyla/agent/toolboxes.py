@@ -2,8 +2,9 @@
 
 Activation for a run: default toolboxes always; connection-dependent ones when the user has
 that connection (``RunContext.connections``); feature toolboxes when the run works in an
-instance of that feature (``RunContext.feature_code``); the graphical editor's toolboxes in a run of a feature
-that declares it; plus ``AgentConfig.initial_toolboxes``; plus whatever the agent requests
+instance of that feature (``RunContext.feature_code``; ``ANY_FEATURE`` ones in a run of any
+feature instance); the graphical editor's toolboxes in a run of a feature that declares it;
+plus ``AgentConfig.initial_toolboxes``; plus whatever the agent requests
 at run time. ``requestToolbox`` offers only the toolboxes not yet active, and
 the tools of a requested toolbox are visible from the next round on.
 """
@@ -17,7 +18,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, create_model
 
 from nyla.models.agent import AgentConfig, RunContext
-from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
+from nyla.models.tools import ANY_FEATURE, Tool, Toolbox, ToolContext, ToolResult
 
 REQUEST_TOOLBOX = "requestToolbox"
 
@@ -150,6 +151,7 @@ def initial_toolboxes(
     """Ids active at the start of a run, in registry order (``graphical_editor``: the run's
     feature declares the graphical editor, whose toolboxes come on)."""
     feature = context.feature_code
+    in_instance = feature is not None or context.feature_instance_id is not None
     connections = set(context.connections)
     wanted = set(config.initial_toolboxes)
     active = []
@@ -158,6 +160,7 @@ def initial_toolboxes(
             tb.default_active
             or any(service in connections for service in tb.connection_services)
             or (tb.feature_code is not None and tb.feature_code == feature)
+            or (tb.feature_code == ANY_FEATURE and in_instance)
             or (tb.graphical_editor and graphical_editor)
             or tb.id in wanted
         ):

@@ -1,8 +1,10 @@
 """The feature data sub-agent (seeds: ``runFeatureDataAgent``): the agent loop with the three
 table tools of one feature instance and the feature's schema prompt.
 
-It inherits what its parent has left — rounds, budget, ``require_neutralization`` (through the
-run context) and the placeholder session — and reports its repair telemetry
+It inherits what its parent has left — rounds, budget, identity, model restriction,
+``require_neutralization`` (through the run context) and the placeholder session; a feature
+whose data requires neutralisation (``Feature.requires_neutralization``) turns it on for the
+sub-agent whatever the parent does — and reports its repair telemetry
 (``validation_failures``, ``repair_attempts``, ``success_after_repair``) from the loop's
 ``AGENT_SUMMARY``.
 """
@@ -154,6 +156,9 @@ async def run_feature_data_agent(
     context = _instance_context(context, feature_instance_id, feature_code)
     instance = str(context.feature_instance_id)
     features.feature(feature_code)  # unknown feature -> ConfigurationError before any work
+    if _requires_neutralization(features, feature_code):
+        # the feature's data says so: whatever the parent run does, these calls are neutralised
+        context.require_neutralization = True
     await features.provider(feature_code)
     calls: list[RecordedCall] = []
 
@@ -195,6 +200,13 @@ async def run_feature_data_agent(
         elif event.type == EventType.AGENT_SUMMARY:
             summary = dict(event.data)
     return _agent_result(answer, summary, calls, collected)
+
+
+def _requires_neutralization(features: FeatureTables, code: str) -> bool:
+    check = getattr(features, "requires_neutralization", None)
+    if check is not None:
+        return bool(check(code))
+    return bool(getattr(features.feature(code), "requires_neutralization", False))
 
 
 def _instance_context(

@@ -83,6 +83,19 @@ class FeatureService:
             raise ConfigurationError(f"unknown feature {code!r} (features: {known}){hint}")
         return features[code]
 
+    async def feature_of_instance(self, instance_id: str, feature_code: str | None) -> str:
+        """The feature with an ontology whose instance ``instance_id`` is (see
+        :mod:`nyla.features.instances`)."""
+        from nyla.features.instances import feature_of_instance
+
+        return await feature_of_instance(self, instance_id, feature_code)
+
+    def requires_neutralization(self, code: str) -> bool:
+        """Whether the feature's data must be neutralised before any model sees it."""
+        from nyla.features.instances import requires_neutralization
+
+        return requires_neutralization(self, code)
+
     def ontology(self, code: str, *, use_ontology: bool = True) -> OntologyDescriptor | None:
         """The feature's ontology, or ``None`` (disabled, absent, or broken: a broken
         ``get_agent_ontology`` is logged and treated as absent)."""

@@ -11,7 +11,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from nyla.access.permissions import KNOWLEDGE
 from nyla.commands.output import (
     emit_json,
     json_line,
@@ -42,10 +41,7 @@ def _context_options(fn: Any) -> Any:
     fn = click.option("--instance", "instance", default=None, help="Feature instance id.")(fn)
     fn = click.option("--mandate", "mandate", default=None, help="Mandate id.")(fn)
     fn = user_option(fn)
-    fn = click.option(
-        "--model", default=None, help="Embedding model id (default: the AI service's choice)."
-    )(fn)
-    return fn
+    return click.option("--model", default=None, help="Embedding model id (default: AI's).")(fn)
 
 
 def _kernel(model: str | None) -> Any:
@@ -99,7 +95,7 @@ def index_command(
         kernel = _kernel(model)
         try:
             ctx = _context(user, mandate, instance)
-            await kernel.service_access.check_run(ctx, KNOWLEDGE)
+            await kernel.service_access.check_run(ctx, "service.knowledge")
             return await _index_with_progress(kernel, paths, ctx, scope, neutralize, sink)
         finally:
             await kernel.aclose()
@@ -243,7 +239,8 @@ def search_command(
     async def go() -> Any:
         kernel = _kernel(model)
         try:
-            await kernel.service_access.check_run(_context(user, mandate, instance), KNOWLEDGE)
+            ctx = _context(user, mandate, instance)
+            await kernel.service_access.check_run(ctx, "service.knowledge")
             result = await kernel.knowledge.search(
                 SearchQuery(
                     text=query,

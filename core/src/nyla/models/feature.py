@@ -62,6 +62,11 @@ class Feature(Protocol):
     ``graphical_editor = True`` declares that the feature's instances are worked on in the
     graphical workflow editor; a run in such an instance then gets every toolbox marked
     ``graphical_editor`` (the ``workflow`` toolbox) switched on from its start.
+
+    A feature that declares an ontology (``get_agent_ontology``) gets a data agent behind the
+    kernel's ``queryFeatureInstance``. Optional too: a class attribute
+    ``requires_neutralization = True`` says the feature's data holds personal data; its data
+    agent's model calls are then neutralised whatever the run that asked does.
     """
 
     code: str

@@ -307,9 +307,12 @@ class DataAgentAnswer(Protocol):
 
 class ToolFeatures(Protocol):
     """The installed business features and their data agent (a sub-agent over the feature's
-    tables that inherits the caller's limits, placeholders and model)."""
+    tables that inherits the caller's limits, placeholders and model); ``feature_of_instance``
+    names the feature (with an ontology) an instance belongs to, or raises ``NylaError``."""
 
     def codes(self) -> list[str]: ...
+
+    async def feature_of_instance(self, instance_id: str, feature_code: str | None) -> str: ...
 
     async def run_data_agent(
         self,

@@ -197,12 +197,17 @@ class Tool(BaseModel):
         )
 
 
+#: ``Toolbox.feature_code`` of a toolbox that is on in a run of any feature instance
+ANY_FEATURE = "*"
+
+
 class Toolbox(BaseModel):
     """A group of tools the agent gets together (seeds: Toolbox Registry).
 
     ``default_active`` toolboxes are always on; ``requires_connection`` ones are on when the
     user has a connection to that service (or, for a list, to any of them: the e-mail
-    toolbox works with Outlook and Gmail alike); ``feature_code`` ones belong to a feature.
+    toolbox works with Outlook and Gmail alike); ``feature_code`` ones belong to a feature
+    (:data:`ANY_FEATURE`: to whichever feature instance the run works in).
     Any inactive toolbox can be requested at run time through ``requestToolbox``.
     """
 

@@ -13,7 +13,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from nyla.sdk import AiCallRequest, Message, OperationType, Role, ToolContext, ToolResult
 from nyla.sdk.actions import Action, ActionParams, FeatureInstanceId, FileId, Method
-from nyla_toolbox_trustee.tool import FEATURE_CODE
+
+#: the feature whose instances the method works on
+FEATURE_CODE = "trustee"
 
 #: characters of one file's text the model gets at most
 FILE_TEXT_LIMIT = 20_000
