@@ -56,6 +56,7 @@ class ChannelAuth:
         self.http = http
         self.clock = clock
         self._keys: dict[str, dict[str, Any]] = {}
+        self._parsed: dict[str, Any] = {}  # kid -> the public key, parsed once
         self._fetched_at: float | None = None
         self._lock = asyncio.Lock()
 
@@ -72,7 +73,9 @@ class ChannelAuth:
         endorsements = jwk.get("endorsements")
         if not isinstance(endorsements, list) or activity.channel_id not in endorsements:
             raise AuthError(f"the signing key is not endorsed for {activity.channel_id!r}")
-        claims = _decode(token, jwk, app_id, self.settings.clock_skew_s)
+        claims = _decode(
+            token, self._public_key(header["kid"], jwk), app_id, self.settings.clock_skew_s
+        )
         service_url = claims.get("serviceurl", claims.get("serviceUrl"))
         if not isinstance(service_url, str) or _norm(service_url) != _norm(activity.service_url):
             raise AuthError("the token's serviceurl does not match the activity's serviceUrl")
@@ -91,6 +94,15 @@ class ChannelAuth:
             raise AuthError(f"unknown signing key {kid!r}")
         return key
 
+    def _public_key(self, kid: str, jwk: dict[str, Any]) -> Any:
+        key = self._parsed.get(kid)
+        if key is None:
+            try:
+                key = self._parsed[kid] = RSAAlgorithm.from_jwk(json.dumps(jwk))
+            except (jwt.PyJWTError, ValueError, KeyError) as exc:
+                raise AuthError(f"the signing key {kid!r} is not an RSA key: {exc}") from exc
+        return key
+
     async def _fetch(self, now: float) -> None:
         try:
             metadata = await self._json(self.settings.openid_url)
@@ -103,6 +115,7 @@ class ChannelAuth:
         if not isinstance(keys, list):
             raise AuthError("the channel's key set holds no keys")
         self._keys = {k["kid"]: k for k in keys if isinstance(k, dict) and "kid" in k}
+        self._parsed = {}
         self._fetched_at = now
 
     async def _json(self, url: str) -> dict[str, Any]:
@@ -133,12 +146,11 @@ def _header(token: str) -> dict[str, Any]:
     return header
 
 
-def _decode(token: str, jwk: dict[str, Any], app_id: str, leeway: int) -> dict[str, Any]:
+def _decode(token: str, key: Any, app_id: str, leeway: int) -> dict[str, Any]:
     try:
-        key = RSAAlgorithm.from_jwk(json.dumps(jwk))
         return jwt.decode(
             token,
-            key=key,  # type: ignore[arg-type]
+            key=key,
             algorithms=["RS256"],
             audience=app_id,
             issuer=ISSUER,
