@@ -75,3 +75,33 @@ async def test_the_action_tool_comes_on_in_trustee_runs_as_a_write(db, make_kern
     assert tools["trustee_extractFromFiles"].read_only is False
     plain = {t.name for t in kernel.agent.toolbox_session(AgentConfig(), RunContext()).tools}
     assert "trustee_extractFromFiles" not in plain
+
+
+async def test_the_candidates_come_back_into_the_conversation(db, make_kernel, provider):
+    """The input by its docItem reference, the output bound as a chat document (round 1,
+    task 1, action 1 outside an agent run) that a next step can take by reference."""
+    kernel = make_kernel(provider, nyla_toolbox_trustee, db=db)
+    run = RunContext(user_id="u1", mandate_id="m1", feature_instance_id="fi-1", workflow_id="c1")
+    receipt = await kernel.files.save("receipt.txt", b"2.3.2026 Office chairs 480.50 CHF", run)
+    conversation = await kernel.files.workflows.load("c1", run)
+    await kernel.files.workflows.add_turn(
+        conversation, role="user", status="prompt", text="Book this.", run_id="r", files=[receipt]
+    )
+    [attached] = conversation.documents()
+    result = await kernel.run_action(
+        "trustee",
+        "extractFromFiles",
+        {"fileIds": [f"docItem:{attached.id}"]},
+        run,
+        workflow_id="c1",
+    )
+    assert result.success, result.error
+    [document] = result.data["documents"]
+    assert document["fileId"] == result.data["fileId"]
+    assert (document["roundNumber"], document["taskNumber"], document["actionNumber"]) == (1, 1, 1)
+    assert document["documentRef"] in result.content
+    stored = (await kernel.files.workflows.load("c1", run)).documents()
+    assert [d.file_name for d in stored] == ["receipt.txt", "trustee-booking-candidates.json"]
+    assert json.loads(await kernel.files.read_text(result.data["fileId"], run))[
+        "sourceFileIds"
+    ] == [receipt.id]

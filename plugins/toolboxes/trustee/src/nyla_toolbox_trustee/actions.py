@@ -12,7 +12,14 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from nyla.sdk import AiCallRequest, Message, OperationType, Role, ToolContext, ToolResult
-from nyla.sdk.actions import Action, ActionParams, FeatureInstanceId, FileId, Method
+from nyla.sdk.actions import (
+    Action,
+    ActionParams,
+    ActionResult,
+    DocumentList,
+    FeatureInstanceId,
+    Method,
+)
 
 #: the feature whose instances the method works on
 FEATURE_CODE = "trustee"
@@ -31,7 +38,10 @@ SYSTEM = (
 class ExtractFromFilesParams(ActionParams):
     """Parameters of ``trustee.extractFromFiles``."""
 
-    file_ids: list[FileId] = Field(min_length=1, description="The documents to read.")
+    file_ids: DocumentList = Field(
+        min_length=1,
+        description="The documents to read: file ids, file references or docItem references.",
+    )
     feature_instance_id: FeatureInstanceId | None = Field(
         None, description="The trustee instance; defaults to the run's."
     )
@@ -65,8 +75,11 @@ def parse_candidates(answer: str) -> tuple[list[BookingCandidate], int]:
     return kept, (len(items) if isinstance(items, list) else 0) - len(kept)
 
 
-async def extract_from_files(params: ExtractFromFilesParams, ctx: ToolContext) -> ToolResult:
-    """Read the files, ask the model for booking candidates, save them as a JSON file."""
+async def extract_from_files(
+    params: ExtractFromFilesParams, ctx: ToolContext
+) -> ActionResult | ToolResult:
+    """Read the files, ask the model for booking candidates, save them as a JSON file (the
+    action's document: it comes back into the conversation as a chat document)."""
     instance = params.feature_instance_id or ctx.run.feature_instance_id
     if not instance:
         return ToolResult.fail(
@@ -108,10 +121,11 @@ async def extract_from_files(params: ExtractFromFilesParams, ctx: ToolContext) -
         tags=["trustee", "booking-candidates"],
         dedupe=False,
     )
-    return ToolResult.ok(
-        f"{len(candidates)} booking candidates from {len(params.file_ids)} files saved as "
+    return ActionResult(
+        text=f"{len(candidates)} booking candidates from {len(params.file_ids)} files saved as "
         f"file {saved.id}" + (f" ({dropped} malformed left out)" if dropped else ""),
         data={**payload, "fileId": saved.id, "dropped": dropped},
+        documents=[saved.id],
     )
 
 
