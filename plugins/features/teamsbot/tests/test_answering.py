@@ -98,6 +98,7 @@ async def test_the_fast_path_escalates_and_the_reason_becomes_the_agents_task(
     # the run is the kernel's own, with the seed's configuration and no action tools
     tools = {t.name for t in agent[0].tools}
     assert "readFile" in tools and not any("_" in name for name in tools)
+    assert "queryFeatureInstance" not in tools  # no feature toolbox: the bot brings no tools
     assert (AGENT_CONFIG.max_rounds, AGENT_CONFIG.max_cost_chf) == (5, 0.10)
     assert AGENT_CONFIG.initial_toolboxes == ["core", "web"]
     assert AGENT_CONFIG.exclude_action_tools is True

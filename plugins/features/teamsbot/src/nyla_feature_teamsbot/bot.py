@@ -234,13 +234,13 @@ class TeamsBot:
         return [b for b in blocks if b]
 
     def run_context(self, binding: Binding, conversation_id: str) -> RunContext:
-        """Whose run: the binding's user in its mandate, the binding as feature instance,
-        the workflow ``teamsbot:{conversationId}`` (round memory per chat or meeting)."""
+        """Whose run: the binding's user in its mandate, in the workflow
+        ``teamsbot:{conversationId}`` (round memory per chat or meeting). No feature instance:
+        that would switch the feature data toolbox on, and the bot brings no tools of its
+        own (and one chat must not read another's transcript through it)."""
         return RunContext(
             user_id=binding.user_id,
             mandate_id=binding.mandate_id,
-            feature_instance_id=binding.id,
-            feature_code=FEATURE_CODE,
             workflow_id=workflow_id(conversation_id),
         )
 

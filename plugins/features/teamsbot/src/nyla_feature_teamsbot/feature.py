@@ -55,6 +55,9 @@ class TeamsBotFeature:
 
     code = FEATURE_CODE
     label = "Teams bot"
+    #: the transcript names people and quotes what they said: a data agent reading it is
+    #: neutralised whatever its parent run does
+    requires_neutralization = True
 
     def __init__(self) -> None:
         self._provider = TranscriptProvider()
