@@ -89,7 +89,7 @@ async def test_the_policy_hook_denies_a_rest_call_with_403(client, token_for):
 
 
 async def test_documents_bind_to_the_callers_conversation_only(client, token_for, state, plugins):
-    from nyla.models.agent import RunContext
+    from nyla.sdk import RunContext
 
     alice, bob = await token_for("alice"), await token_for("bob")
     store = state.kernel.files.workflows
