@@ -157,8 +157,7 @@ class AgentRuntime:
                 replace(
                     spec,
                     tools=session.tools,
-                    system_prompt=spec.system_prompt
-                    or await self._system_prompt(config, context, session),
+                    system_prompt=await self._run_prompt(spec, session, knowledge=knowledge),
                     history=spec.history
                     or (history_messages(workflow, run_id) if workflow is not None else None),
                     run_id=run_id,
@@ -182,6 +181,20 @@ class AgentRuntime:
                     await flush()
         finally:
             self._cancels.pop(run_id, None)
+
+    async def _run_prompt(
+        self, spec: RunSpec, session: ToolboxSession, *, knowledge: bool
+    ) -> str | None:
+        """The run's system prompt: the caller's (else the base prompt with the data-source
+        block), with the metadata of the files the prompt attaches or references (once, before
+        the loop starts; see :mod:`nyla.agent.file_briefing`)."""
+        from nyla.agent.conversation import DEFAULT_SYSTEM_PROMPT
+        from nyla.agent.file_briefing import file_briefing, with_briefing
+
+        config, context = spec.config, spec.context
+        base = spec.system_prompt or await self._system_prompt(config, context, session)
+        block = await file_briefing(self.services, spec.prompt, context, knowledge=knowledge)
+        return with_briefing(base, config.system_prompt or DEFAULT_SYSTEM_PROMPT, block)
 
     async def _system_prompt(
         self, config: AgentConfig, context: RunContext, session: ToolboxSession
