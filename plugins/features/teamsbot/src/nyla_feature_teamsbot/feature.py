@@ -4,18 +4,21 @@ kernel's services."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from nyla.sdk import BenchmarkQuestion, FeatureTable, OntologyDescriptor
-from nyla_feature_teamsbot.answering import Agent, Ai
-from nyla_feature_teamsbot.auth import ChannelAuth
-from nyla_feature_teamsbot.bot import FEATURE_CODE, Access, TeamsBot
-from nyla_feature_teamsbot.connector import BotConnector
-from nyla_feature_teamsbot.settings import TeamsSettings
-from nyla_feature_teamsbot.store import TeamsStore
-from nyla_feature_teamsbot.tables import DATA_TABLES, TRANSCRIPT
+from nyla_feature_teamsbot.transcript import TRANSCRIPT
+
+if TYPE_CHECKING:  # the bot, its store and its HTTP client load when a host opens the bot
+    import httpx
+
+    from nyla_feature_teamsbot.answering import Agent, Ai
+    from nyla_feature_teamsbot.bot import Access, TeamsBot
+    from nyla_feature_teamsbot.settings import TeamsSettings
+    from nyla_feature_teamsbot.store import TeamsStore
+
+#: the feature's code (the bot module says the same)
+FEATURE_CODE = "teamsbot"
 
 DOMAIN_HINTS = """The Teams bot's transcript: teamsbot_messages holds every message of the
 Microsoft Teams chats, channel threads and meeting chats the bot serves, one row each.
@@ -32,6 +35,8 @@ class TranscriptProvider:
 
     def bind(self, db: Any) -> None:
         """Use ``db`` (a :class:`nyla.host.Database`)."""
+        from nyla_feature_teamsbot.store import TeamsStore
+
         self.store = TeamsStore(db)
 
     async def ensure_tables(self) -> None:
@@ -41,6 +46,8 @@ class TranscriptProvider:
 
     def sqlalchemy_tables(self) -> dict[str, Any]:
         """The data tables by the name the data agent sees."""
+        from nyla_feature_teamsbot.tables import DATA_TABLES
+
         return dict(DATA_TABLES)
 
     async def data_version(self, feature_instance_id: str) -> str:
@@ -97,6 +104,14 @@ class TeamsBotFeature:
         test's fake at the wire; the network otherwise); ``access(user, mandate,
         permission)`` asks the kernel's service access before the bot answers (a user
         without ``service.agent`` gets no model call). Close it with ``aclose``."""
+        import httpx
+
+        from nyla_feature_teamsbot.auth import ChannelAuth
+        from nyla_feature_teamsbot.bot import TeamsBot
+        from nyla_feature_teamsbot.connector import BotConnector
+        from nyla_feature_teamsbot.settings import TeamsSettings
+        from nyla_feature_teamsbot.store import TeamsStore
+
         settings = settings or TeamsSettings.from_config()
         http = httpx.AsyncClient(transport=transport, timeout=settings.timeout_s)
         return TeamsBot(

@@ -19,8 +19,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from nyla.sdk import FeatureField, FeatureTable
-
 METADATA = MetaData()
 
 bindings = Table(
@@ -78,27 +76,3 @@ directives = Table(
 
 #: the tables the feature data agent may read, by the name it sees
 DATA_TABLES = {"teamsbot_messages": messages}
-
-TRANSCRIPT = FeatureTable(
-    name="teamsbot_messages",
-    description="What was said in the Teams chats, channels and meeting chats the bot serves: "
-    "one row per message, to the bot (direction 'in') or from it ('out').",
-    fields=[
-        FeatureField(
-            name="conversation_id",
-            type="string",
-            description="Teams conversation id",
-            nullable=False,
-        ),
-        FeatureField(name="direction", type="string", description="'in' or 'out'", nullable=False),
-        FeatureField(
-            name="source",
-            type="string",
-            description="'user', 'fastPath', 'agent' or 'director'",
-            nullable=False,
-        ),
-        FeatureField(name="sender_name", type="string", description="who wrote it"),
-        FeatureField(name="text", type="string", description="the message", nullable=False),
-        FeatureField(name="sent_at", type="datetime", description="when", nullable=False),
-    ],
-)
