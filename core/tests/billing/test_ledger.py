@@ -176,3 +176,54 @@ async def test_a_refused_run_ends_structured_not_crashed(kernel, provider):
     trace = await kernel.agent.trace(summary.data["runId"])
     assert trace.error.startswith("spending refused: mandate 'm1' may not spend")
     assert provider.requests == []
+
+
+class CountingDatabase:
+    """The database as billing and model access see it, counting their transactions."""
+
+    def __init__(self, db) -> None:
+        self.db, self.sessions = db, 0
+
+    def session(self):
+        self.sessions += 1
+        return self.db.session()
+
+
+async def test_billing_adds_no_database_round_trip_per_round(make_kernel, scripted, db):
+    """Under a monthly limit, a 12-round run makes as many billing and model access
+    transactions as a 2-round one: the policies and rules read once, one hold, and the
+    ledger rows written with the run's end. A call in the run's context after its end (the
+    round memory) is billed on its own, marked ``afterRun``, not in the run's rows."""
+
+    def script(request, index):
+        turns = sum(m.role is Role.TOOL for m in request.messages)
+        return [("requestToolbox", {"toolboxId": f"none{turns}"})] if turns < rounds - 1 else "ok"
+
+    counts = []
+    for rounds in (2, 12):
+        kernel = make_kernel(scripted(script, embed_fn=vectors), db=db)
+        await kernel.billing.update_policy("mandate", "m1", monthly_limit_chf=100.0)
+        billing_db = kernel.billing.db = CountingDatabase(db)
+        access_db = kernel.model_access.db = CountingDatabase(db)
+        context = RunContext(user_id="alice", mandate_id="m1")
+        config = AgentConfig(stream=False, max_rounds=rounds, max_cost_chf=10.0)
+        events = [e async for e in kernel.agent.run("go", config, context)]
+        assert events[-1].data["status"] == "completed"
+        assert events[-1].data["rounds"] == rounds
+        counts.append((billing_db.sessions, access_db.sessions))
+        rows = await kernel.billing.run_entries(events[-1].data["runId"])
+        assert len([r for r in rows if r.operation == "agent"]) == rounds
+        trace = await kernel.agent.trace(events[-1].data["runId"])
+        assert sum(r.cost_chf for r in rows) == pytest.approx(trace.cost_chf)
+        await kernel.billing.flush()
+        async with db.session() as s:
+            from sqlalchemy import select
+
+            from nyla.billing.tables import LedgerEntry
+
+            loose = (await s.scalars(select(LedgerEntry).where(LedgerEntry.run_id.is_(None)))).all()
+        assert trace.run_id in {r.detail.get("afterRun") for r in loose}
+    assert counts[0] == counts[1], counts
+    # the policies, the run's hold, its rows with the hold's release, and the hold of the
+    # round memory's embedding made after the run (a call of its own)
+    assert counts[0][0] <= 4

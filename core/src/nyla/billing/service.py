@@ -87,6 +87,9 @@ class BillingService:
         self._loaded_at = -1e18
         self._grants: dict[str, Grant] = {}
         self._runs: dict[str, Pending] = {}
+        #: runs already closed (newest last, bounded): a call made in their context after
+        #: the end (the round memory written after the trace) is billed as a call of its own
+        self._closed: dict[str, None] = {}
         self._loose = Pending()
 
     # ---- policies -----------------------------------------------------------------------
@@ -151,7 +154,7 @@ class BillingService:
                 rule = f"{policy.kind} {policy.subject!r} may not spend"
                 raise SpendingRefused(f"spending refused: {rule} ({operation})", rule=rule)
         need = float(estimate_chf or 0.0)
-        run_id = getattr(context, "run_id", None)
+        run_id = self._open_run(context)
         if run_id is None:
             await self.flush()  # written rows release their holds before a new one is taken
             hold_id = uuid.uuid4().hex
@@ -178,7 +181,10 @@ class BillingService:
     def record(self, context: Any, charge: Charge, hold_id: str | None = None) -> None:
         """Note ``charge`` for the ledger (written with its run's end, or in the next batch)."""
         user_id, mandate_id = _subject(context)
-        run_id = getattr(context, "run_id", None)
+        run_id = self._open_run(context)
+        detail = charge.detail
+        if run_id is None and getattr(context, "run_id", None) is not None:
+            detail = {**detail, "afterRun": context.run_id}  # not in the run's reported cost
         row = {
             "at": datetime.now(UTC),
             "user_id": user_id,
@@ -191,7 +197,7 @@ class BillingService:
             "input_tokens": charge.input_tokens,
             "output_tokens": charge.output_tokens,
             "cost_chf": charge.cost_chf,
-            "detail": charge.detail,
+            "detail": detail,
         }
         if run_id is not None:
             pending = self._runs.get(run_id)
@@ -213,10 +219,18 @@ class BillingService:
         number of rows written."""
         pending = self._runs.pop(run_id, None) or Pending()
         grant = self._grants.pop(run_id, None)
+        self._closed[run_id] = None
+        if len(self._closed) > 10_000:
+            del self._closed[next(iter(self._closed))]
         if grant is not None:
             pending.holds.append(grant.hold_id)
         await self._write(pending)
         return len(pending.rows)
+
+    def _open_run(self, context: Any) -> str | None:
+        """The run ``context`` is billed to, ``None`` outside a run or after its end."""
+        run_id = getattr(context, "run_id", None)
+        return None if run_id is None or run_id in self._closed else run_id
 
     async def _flush_due(self) -> None:
         loose = self._loose
