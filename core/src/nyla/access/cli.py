@@ -111,7 +111,8 @@ revoke = _set_command(
 def clear(permission: str, user_id: str | None, mandate_id: str | None, role: str | None) -> None:
     """Remove a rule on PERMISSION: the next broader rule or the default decides again."""
     kind, subject = _subject(user_id, mandate_id, role)
-    removed = _change(_permission(permission), kind, subject, None)
+    permission = _permission(permission)
+    removed = _change(permission, kind, subject, None)
     click.echo(f"{'removed' if removed else 'no'} rule on {permission} for {kind} {subject}")
 
 
