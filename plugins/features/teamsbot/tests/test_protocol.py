@@ -30,7 +30,7 @@ def model(scripted):
 
     def script(request, index):
         system = request.messages[0].content or ""
-        last = request.messages[-1].content or ""
+        last = (request.messages[-1].content or "").rsplit("MESSAGE:\n", 1)[-1]
         if "Reply with one JSON object" in system:
             if "research" in last:
                 return '{"needsAgent": true, "agentReason": "Research: ' + last + '"}'

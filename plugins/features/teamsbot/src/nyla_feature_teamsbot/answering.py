@@ -39,6 +39,9 @@ AGENT_CONFIG = AgentConfig(
 FAST_PATH_BUDGET_CHF = 0.01
 FAST_PATH_TOKENS = 600
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_MARKER = re.compile(r"operator[\s_-]*directives", re.IGNORECASE)
+#: what the fast path's user message puts before the message to answer
+MESSAGE_HEAD = "MESSAGE:"
 
 FAST_PATH_PROMPT = """You are nyla, an assistant taking part in a Microsoft Teams {kind}.
 Answer the last message briefly and in the language it was written in, when you can do so from
@@ -62,6 +65,15 @@ class Agent(Protocol):
     def run(
         self, prompt: str, config: AgentConfig | None = None, context: RunContext | None = None
     ) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Context:
+    """What an answer sees besides the message: the operator-directives block and the
+    conversation's recent transcript (each ``""`` when there is none)."""
+
+    directives: str = ""
+    transcript: str = ""
 
 
 @dataclass(frozen=True)
@@ -96,27 +108,40 @@ def directives_block(directives: list[Directive]) -> str:
     )
 
 
+def quoted(text: str) -> str:
+    """A participant's words with the operator block's marker made harmless: nobody in a
+    chat can write a block that reads as the operator's."""
+    return _MARKER.sub("operator-directives (quoted)", text)
+
+
 def transcript_block(lines: list[Line]) -> str:
-    """The conversation's recent messages, oldest first."""
+    """The conversation's recent messages, oldest first (participants' words quoted)."""
     if not lines:
         return ""
     said = "\n".join(
         f"[{line.sent_at:%Y-%m-%d %H:%M}] "
-        f"{'nyla' if line.direction == 'out' else (line.sender_name or 'someone')}: {line.text}"
+        + (
+            f"nyla: {line.text}"
+            if line.direction == "out"
+            else f"{quoted(line.sender_name or 'someone')}: {quoted(line.text)}"
+        )
         for line in lines
     )
     return f"CONVERSATION (most recent last):\n{said}"
 
 
-async def fast_path(
-    ai: Ai, message: str, kind: str, context_blocks: list[str], run: RunContext
-) -> Decision:
+async def fast_path(ai: Ai, message: str, kind: str, context: Context, run: RunContext) -> Decision:
     """One cheap model call (operation ``speechTeams``; a general model when none serves
-    it): an answer, or ``needsAgent`` with a reason. Text that is no JSON is the answer."""
-    system = "\n\n".join([FAST_PATH_PROMPT.format(kind=_kind_words(kind)), *context_blocks])
+    it): an answer, or ``needsAgent`` with a reason. Text that is no JSON is the answer.
+    The operator's directives are in the system message; the participants' words (the
+    transcript and the message) in the user message."""
+    system = "\n\n".join(
+        b for b in (FAST_PATH_PROMPT.format(kind=_kind_words(kind)), context.directives) if b
+    )
+    said = "\n\n".join(b for b in (context.transcript, f"{MESSAGE_HEAD}\n{quoted(message)}") if b)
     messages = [
-        Message(role=MessageRole.SYSTEM, content=system.strip()),
-        Message(role=MessageRole.USER, content=message),
+        Message(role=MessageRole.SYSTEM, content=system),
+        Message(role=MessageRole.USER, content=said),
     ]
     response = None
     for operation in (OperationType.SPEECH_TEAMS, OperationType.AGENT):
@@ -159,13 +184,16 @@ def parse_decision(text: str, message: str, cost_chf: float = 0.0) -> Decision:
     return Decision(answer, False, None, cost_chf)
 
 
-def agent_brief(task: str, origin: str, message: str | None, context_blocks: list[str]) -> str:
-    """The agent's prompt: the task, where it came from, the message that led to it and
-    the context blocks (directives, transcript)."""
+def agent_brief(task: str, origin: str, message: str | None, context: Context) -> str:
+    """The agent's prompt: the task, where it came from, the operator's directives, the
+    message that led to it and the transcript (participants' words quoted)."""
     parts = [f"TASK ({origin}): {task}"]
+    if context.directives:
+        parts.append(context.directives)
     if message and message.strip() != task.strip():
-        parts.append(f"The message in the chat: {message}")
-    parts.extend(b for b in context_blocks if b)
+        parts.append(f"The message in the chat: {quoted(message)}")
+    if context.transcript:
+        parts.append(context.transcript)
     parts.append("Write the answer the chat will see: plain, short, in the chat's language.")
     return "\n\n".join(parts)
 

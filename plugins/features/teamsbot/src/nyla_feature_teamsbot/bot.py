@@ -162,13 +162,13 @@ class TeamsBot:
         if not await self.allowed(binding):
             await self.deliver(conversation, NOT_ALLOWED, "refusal", reply_to=activity.id)
             return
-        blocks = await self.context_blocks(conversation, skip_last=True)
+        context = await self.context(conversation, skip_last=True)
         run = self.run_context(binding, conversation.id)
-        decision = await answering.fast_path(self.ai, text, conversation.kind, blocks, run)
+        decision = await answering.fast_path(self.ai, text, conversation.kind, context, run)
         if decision.needs_agent:
             self.stats["escalated"] += 1
             brief = answering.agent_brief(
-                decision.reason or text, "escalated from the fast path", text, blocks
+                decision.reason or text, "escalated from the fast path", text, context
             )
             reply, source = await self._agent_text(brief, run), "agent"
         else:
@@ -193,8 +193,8 @@ class TeamsBot:
 
     async def _direct(self, binding: Binding, conversation: Conversation, prompt: str) -> None:
         self.stats["director"] += 1
-        blocks = await self.context_blocks(conversation)
-        brief = answering.agent_brief(prompt, "director prompt from the operator", None, blocks)
+        context = await self.context(conversation)
+        brief = answering.agent_brief(prompt, "director prompt from the operator", None, context)
         text = await self._agent_text(brief, self.run_context(binding, conversation.id))
         await self.deliver(conversation, text, "director")
 
@@ -222,16 +222,17 @@ class TeamsBot:
         self.stats["notAllowed"] += 1
         return False
 
-    async def context_blocks(
+    async def context(
         self, conversation: Conversation, *, skip_last: bool = False
-    ) -> list[str]:
+    ) -> answering.Context:
         """The operator-directives block and the recent transcript of a conversation."""
         found = await self.store.directives([conversation.binding_id], conversation.id)
         lines = await self.store.recent(conversation.id)
         if skip_last and lines:
             lines = lines[:-1]
-        blocks = [answering.directives_block(found), answering.transcript_block(lines)]
-        return [b for b in blocks if b]
+        return answering.Context(
+            answering.directives_block(found), answering.transcript_block(lines)
+        )
 
     def run_context(self, binding: Binding, conversation_id: str) -> RunContext:
         """Whose run: the binding's user in its mandate, in the workflow
