@@ -108,3 +108,19 @@ async def test_asking_without_a_reranking_model_is_a_clear_error(kernel):
     await _index(kernel)
     with pytest.raises(ModelNotAvailableError, match="rerank"):
         await kernel.knowledge.search(SearchQuery(text="offsite", context=ctx(), k=2, rerank=True))
+
+
+async def test_with_only_the_setting_a_failing_reranker_leaves_the_order(rerank_kernel, reranker):
+    """The setting reranks every search, the agent's context too: when the reranker cannot
+    answer (here the configured model does not exist), the search goes on in its own order,
+    cut to k, and says it was not reranked; asked for on the search itself, it fails."""
+    await _index(rerank_kernel)
+    settings = rerank_kernel.knowledge.settings
+    settings.rerank, settings.rerank_model = True, "private-llm:no-such-reranker"
+    result = await rerank_kernel.knowledge.search(SearchQuery(text="offsite", context=ctx(), k=2))
+    assert result.reranked_by is None and len(result.hits) == 2
+    assert reranker.bodies == []
+    with pytest.raises(ModelNotAvailableError):
+        await rerank_kernel.knowledge.search(
+            SearchQuery(text="offsite", context=ctx(), k=2, rerank=True)
+        )

@@ -13,7 +13,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from nyla.db import Database
-from nyla.errors import InvalidQueryError
+from nyla.errors import InvalidQueryError, NylaError
 from nyla.knowledge.language import detect
 from nyla.knowledge.search import ScopedQuery, search
 from nyla.knowledge.search_text import parse_query
@@ -108,13 +108,20 @@ class Retrieval:
         from nyla.ai.rerank import RerankOperations
         from nyla.knowledge.reranking import reranked
 
-        return await reranked(
-            RerankOperations(self.ai),
-            query,
-            result,
-            candidates=self.settings.rerank_candidates,
-            model=self.settings.rerank_model,
-        )
+        try:
+            return await reranked(
+                RerankOperations(self.ai),
+                query,
+                result,
+                candidates=self.settings.rerank_candidates,
+                model=self.settings.rerank_model,
+            )
+        except NylaError as exc:
+            if query.rerank:  # asked for on this search: say why it could not be done
+                raise
+            # the store's setting: every search (the agent's context too) goes on unreranked
+            log.warning("search not reranked (the rerank setting is on): %s", exc)
+            return result.model_copy(update={"hits": result.hits[: query.k]})
 
     def _dimensions(self, model: str) -> int | None:
         """The dimension of ``model``'s vectors, when the AI service knows the model."""
