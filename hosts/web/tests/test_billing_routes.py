@@ -1,7 +1,7 @@
 """Governance routes for mandate admins: the billing report of their own mandate, limits,
 credit (a sysadmin's), and the mandate's model access — each enforced on the runs the host
-starts (a run over the limit ends budgetExceeded, one on a forbidden provider fails naming
-the rule)."""
+starts (a run over the limit ends budgetExceeded naming it; the page offers only the models
+the mandate's entry allows and a run naming another is refused)."""
 
 from __future__ import annotations
 
@@ -105,10 +105,17 @@ async def test_the_mandate_s_model_access_binds_its_runs(state, client, token_fo
         "/api/model-access", json={"mandateId": "m2", "providers": ["cloud"]}, headers=admin
     )
     assert other.status_code == 403
+    # the page offers only what the entry allows, and a run naming another model is refused
+    offered = (await client.get("/api/models", headers=alice)).json()["models"]
+    assert "cloud:model" not in {m["id"] for m in offered}
     body = {"prompt": "hi", "model": "cloud:model"}
-    run = (await client.post("/api/runs", json=body, headers=alice)).json()
+    refused = await client.post("/api/runs", json=body, headers=alice)
+    assert refused.status_code == 403 and "cloud:model" in refused.json()["detail"]
+    # another mandate is offered the cloud model; a run of alice's without a model stays inside
+    elsewhere = await client.get("/api/models", headers=await token_for("eve", mandate="m2"))
+    assert "cloud:model" in {m["id"] for m in elsewhere.json()["models"]}
+    run = (await client.post("/api/runs", json={"prompt": "hi"}, headers=alice)).json()
     await wait_run(state, run["runId"])
     shown = (await client.get(f"/api/runs/{run['runId']}", headers=alice)).json()
-    assert shown["trace"]["status"] == "error"
-    assert "mandate 'm1' (providers: scripted)" in shown["trace"]["error"]
+    assert shown["trace"]["status"] == "completed" and shown["trace"]["model"] == "scripted:model"
     assert cloud.requests == []

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import JSON, DateTime, String, func, select
 from sqlalchemy.orm import Mapped, mapped_column
@@ -131,6 +131,21 @@ class ModelAccess:
                 continue
             result = list(row.models) if result is None else [m for m in result if m in row.models]
         return result
+
+    async def effective(
+        self, user_id: str, mandate_id: str | None, specs: list[Any]
+    ) -> list[str] | None:
+        """The ids among ``specs`` that ``user_id`` in ``mandate_id`` may choose: on both
+        model lists (:meth:`allowed`) and of a provider both provider lists allow; ``None``:
+        every model."""
+        allowed = await self.allowed(user_id, mandate_id)
+        rule = await self.rule(user_id, mandate_id)
+        providers = None if rule is None else rule.providers
+        if providers is None:
+            return allowed
+        return [
+            s.id for s in specs if s.provider in providers and (allowed is None or s.id in allowed)
+        ]
 
     async def set(self, kind: Kind, subject: str, models: list[str]) -> AllowEntry:
         """Replace the entry of a user or mandate (an empty list removes the restriction)."""

@@ -37,6 +37,7 @@ def allow(
     the providers named with --provider; with --all (and nothing else) every model and
     provider again. Ids are checked against the installed models and providers. The AI
     service enforces the entry on every call (sub-agents, embeddings and summaries too)."""
+    from nyla.ai.access import AllowEntry
     from nyla.kernel import Kernel
 
     if (user_id is None) == (mandate_id is None):
@@ -57,13 +58,12 @@ def allow(
     async def go() -> Any:
         try:
             access = kernel.model_access
-            entry = None
             if model_ids or allow_all:
-                entry = await access.set(kind, subject, list(model_ids))
+                await access.set(kind, subject, list(model_ids))
             if providers or allow_all:
-                entry = await access.set_providers(kind, subject, list(providers))
+                await access.set_providers(kind, subject, list(providers))
             found = [e for e in await access.entries() if (e.kind, e.subject) == (kind, subject)]
-            return found[0] if found else entry.model_copy(update={"models": [], "providers": []})
+            return found[0] if found else AllowEntry(kind=kind, subject=subject, models=[])
         finally:
             await kernel.aclose()
 
@@ -94,7 +94,8 @@ def allowed(user_id: str | None, mandate_id: str | None, as_json: bool) -> None:
     async def go() -> Any:
         try:
             if user_id is not None:
-                return await kernel.model_access.allowed(user_id, mandate_id)
+                specs = kernel.plugins.models()
+                return await kernel.model_access.effective(user_id, mandate_id, specs)
             entries = await kernel.model_access.entries()
             return [
                 e

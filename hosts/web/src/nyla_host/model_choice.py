@@ -44,8 +44,10 @@ async def model_choice(state: HostState, identity: Identity) -> ModelChoice:
     """The caller's models: every offered model on their allow-list, and the default (the
     host's default model when allowed, else the one the selector picks for an agent run)."""
     kernel = state.kernel
-    allowed = await kernel.model_access.allowed(identity.user_id, identity.mandate_id)
-    specs = [s for s in kernel.plugins.models() if allowed is None or s.id in allowed]
+    offered = kernel.plugins.models()
+    # the model lists and the provider lists of the caller's mandate and user
+    allowed = await kernel.model_access.effective(identity.user_id, identity.mandate_id, offered)
+    specs = [s for s in offered if allowed is None or s.id in allowed]
     host_default = state.settings.default_model
     if allowed is not None and host_default not in allowed:
         host_default = None
