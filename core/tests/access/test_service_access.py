@@ -128,3 +128,36 @@ def test_access_cli_grants_revokes_and_the_knowledge_cli_refuses(db, monkeypatch
     assert bad.exit_code == 2 and "unknown permission" in bad.output
     both = invoke_cli(["access", "grant", "agent", "--user", "bob", "--mandate", "m"])
     assert both.exit_code == 2 and "exactly one" in both.output
+
+
+def test_connector_sync_and_run_commands_refuse_without_the_service(db, monkeypatch):
+    _cli_env(db, monkeypatch)
+    invoke_cli(["access", "revoke", "connector.localfs", "--user", "eve"])
+    invoke_cli(["access", "revoke", "knowledge", "--user", "eve"])
+    added = invoke_cli(["connections", "add", "localfs", "--user", "eve", "--label", "x"])
+    assert added.exit_code == 1 and "service.connector.localfs" in added.output
+    listed = invoke_cli(["connections", "list", "--user", "eve", "--json"])
+    assert json.loads(listed.output) == []  # nothing was stored
+    synced = invoke_cli(["sync", "run", "ds-none", "--user", "eve"])
+    assert synced.exit_code == 1 and "service.knowledge" in synced.output
+
+
+def test_nyla_run_refuses_a_user_without_the_agent(db, monkeypatch):
+    from nyla.plugins import PluginHost
+    from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+
+    _cli_env(db, monkeypatch)
+    provider = ScriptedProvider(lambda request, index: "hello back")
+    monkeypatch.setattr(
+        PluginHost,
+        "discover",
+        classmethod(lambda cls, **kw: cls.from_plugins([ScriptedPlugin(provider)], builtins=True)),
+    )
+    invoke_cli(["access", "revoke", "agent", "--user", "eve"])
+    ran = invoke_cli(["run", "--user", "eve", "--model", "scripted:model", "hello"])
+    assert ran.exit_code == 1, ran.output
+    assert "ServiceAccessDenied" in ran.output and "service.agent" in ran.output
+    assert provider.requests == []  # refused before any model call
+    invoke_cli(["access", "grant", "agent", "--user", "eve"])
+    again = invoke_cli(["run", "--user", "eve", "--model", "scripted:model", "hello"])
+    assert again.exit_code == 0 and "hello back" in again.output

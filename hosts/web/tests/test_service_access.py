@@ -1,8 +1,8 @@
 """Service access on the host: a sysadmin (or a mandate admin for their mandate) grants and
 revokes through /api/access/rules; a caller without the service gets a 403 whose JSON names
 the permission — starting a run (service.agent), searching the knowledge store
-(service.knowledge), adding a connection (service.connector.<name>); /api/access/me shows
-what the caller may use."""
+(service.knowledge; through the MCP server a tool error naming it), adding a connection
+(service.connector.<name>); /api/access/me shows what the caller may use."""
 
 from __future__ import annotations
 
@@ -79,3 +79,20 @@ async def test_grant_and_revoke_reach_every_route(state, client, token_for):
     started = await client.post("/api/runs", json={"prompt": "hi"}, headers=alice)
     assert started.status_code == 202, started.text
     await wait_run(state, started.json()["runId"])
+
+
+async def test_the_mcp_server_refuses_knowledge_search_without_the_service(state):
+    from mcp import Client
+
+    from nyla_host.mcp_server import build_server, identify
+
+    token, _ = await state.tokens.create("carl", role="user", mandate_id="m3")
+    server = build_server(state.kernel, await identify(state.tokens, token))
+    await state.kernel.service_access.set("mandate", "m3", "service.knowledge", False)
+    async with Client(server) as client:
+        refused = await client.call_tool("searchKnowledge", {"query": "anything"})
+    assert refused.is_error and "service.knowledge" in refused.content[0].text
+    await state.kernel.service_access.set("user", "carl", "service.knowledge", True)
+    async with Client(server) as client:
+        allowed = await client.call_tool("searchKnowledge", {"query": "anything"})
+    assert not allowed.is_error, allowed.content[0].text

@@ -82,11 +82,13 @@ def add_connection(
     """Connect SERVICE (see `nyla plugins list` for installed connectors): the settings are
     checked against the connector's, and the connection is saved only when its root can be
     listed."""
+    from nyla.access.permissions import Subject, connector_permission
     from nyla.models.datasource import TokenGrant
 
     async def main() -> Any:
         kernel = _kernel()
         try:
+            await kernel.service_access.check(Subject(user), connector_permission(service))
             grant = None
             if token_stdin:
                 grant = TokenGrant(access_token=sys.stdin.readline().strip())
@@ -203,13 +205,15 @@ async def _data_source(kernel: Kernel, target: str, path: str, user: str) -> str
 @json_option
 def sync_run(target: str, path: str, max_items: int | None, user: str, as_json: bool) -> None:
     """Sync TARGET (a data source id, or a connection id with --path) now."""
+    from nyla.access.permissions import Subject
     from nyla.walkers.progress import progress_bar
 
     limits = {"max_items": max_items} if max_items else None
 
     async def main() -> Any:
         kernel = _kernel()
-        try:
+        try:  # a sync fills the knowledge store: the user must be allowed to use it
+            await kernel.service_access.check(Subject(user), "service.knowledge")
             ds_id = await _data_source(kernel, target, path, user)
             await kernel.jobs.store.recover_interrupted()
             with progress_bar(enabled=not as_json) as on_progress:

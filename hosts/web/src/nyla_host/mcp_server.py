@@ -16,7 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 from nyla import RunContext, SearchFilters, SearchQuery
-from nyla.host import list_data_sources
+from nyla.host import ServiceAccessDenied, list_data_sources
 from nyla_host.identity import Identity
 from nyla_host.tokens import TokenStore
 
@@ -59,6 +59,10 @@ async def _search(
     """The hits of the caller's own knowledge search as JSON, text and file name neutralised."""
     if not query.strip():
         raise ToolError("query is empty")
+    try:  # the knowledge store is a service the caller may have lost (nyla.access)
+        await kernel.service_access.check_run(context, "service.knowledge")
+    except ServiceAccessDenied as exc:
+        raise ToolError(str(exc)) from None
     wanted = max(1, min(k, MAX_HITS))
     found = await kernel.knowledge.search(
         SearchQuery(text=query, context=context, k=wanted, filters=filters)
@@ -101,7 +105,9 @@ def build_server(kernel: Any, identity: Identity) -> MCPServer:
     server = MCPServer(
         "nyla", instructions="Search the knowledge and data sources of one nyla user."
     )
-    context = RunContext(user_id=identity.user_id, mandate_id=identity.mandate_id)
+    context = RunContext(
+        user_id=identity.user_id, mandate_id=identity.mandate_id, role=identity.role.value
+    )
     read_only = ToolAnnotations(read_only_hint=True)
 
     @server.tool(name="searchKnowledge", annotations=read_only)
