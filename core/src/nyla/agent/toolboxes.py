@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from nyla.models.agent import AgentConfig, RunContext
 from nyla.models.tools import ANY_FEATURE, Tool, Toolbox, ToolContext, ToolResult
@@ -37,8 +38,32 @@ def request_toolbox_tool(inactive_ids: list[str], session: ToolboxSession | None
     Schema ``{toolboxId: enum[inactive ids], reason: string}``. The handler activates the
     toolbox in the run's :class:`ToolboxSession` (``session``, or ``ctx.toolboxes``).
     """
-    ids = sorted(inactive_ids)
-    id_type: Any = Literal[tuple(ids)] if ids else str  # type: ignore[valid-type]
+    ids = tuple(sorted(inactive_ids))
+    args_model, schema = _request_arguments(ids)
+
+    async def handler(args: Any, ctx: ToolContext) -> ToolResult:
+        target = session or ctx.toolboxes
+        if target is None:
+            return ToolResult.fail("toolboxes cannot be requested in this run", "NOT_AVAILABLE")
+        return target.request(args.toolbox_id, args.reason)
+
+    listing = ", ".join(ids) if ids else "none (every toolbox is already active)"
+    return Tool(
+        name=REQUEST_TOOLBOX,
+        description="Activate an inactive toolbox when the task needs tools you do not have "
+        f"yet. Its tools are available from the next round on. Inactive toolboxes: {listing}.",
+        parameters=schema,
+        args_model=args_model,
+        handler=handler,
+        read_only=False,
+    )
+
+
+@lru_cache(maxsize=64)
+def _request_arguments(ids: tuple[str, ...]) -> tuple[type[BaseModel], dict[str, Any]]:
+    """The arguments model of ``requestToolbox`` offering ``ids`` and its JSON schema, made
+    once per set of ids (a model and its schema cost about 1 ms of CPU, every run)."""
+    id_type: Any = Literal[ids] if ids else str  # type: ignore[valid-type]
     args_model = create_model(
         "RequestToolboxArgs",
         __config__=ConfigDict(extra="forbid", populate_by_name=True),
@@ -48,29 +73,15 @@ def request_toolbox_tool(inactive_ids: list[str], session: ToolboxSession | None
         ),
         reason=(str, Field(description="Why the task needs this toolbox.")),
     )
-
-    async def handler(args: Any, ctx: ToolContext) -> ToolResult:
-        target = session or ctx.toolboxes
-        if target is None:
-            return ToolResult.fail("toolboxes cannot be requested in this run", "NOT_AVAILABLE")
-        return target.request(args.toolbox_id, args.reason)
-
-    listing = ", ".join(ids) if ids else "none (every toolbox is already active)"
-    tool = Tool.from_model(
-        REQUEST_TOOLBOX,
-        "Activate an inactive toolbox when the task needs tools you do not have yet. Its "
-        f"tools are available from the next round on. Inactive toolboxes: {listing}.",
-        args_model,
-        handler,
-        read_only=False,
-    )
+    schema = args_model.model_json_schema(by_alias=True)
+    schema.pop("title", None)
     if ids:  # pydantic writes a one-value Literal as "const"; the seeds promise an enum
-        tool.parameters["properties"]["toolboxId"] = {
+        schema["properties"]["toolboxId"] = {
             "type": "string",
-            "enum": ids,
+            "enum": list(ids),
             "description": "Id of the inactive toolbox to activate.",
         }
-    return tool
+    return args_model, schema
 
 
 class ToolboxSession:
