@@ -169,20 +169,22 @@ async def insert_rounds(session: AsyncSession, rows: Sequence[dict[str, Any]]) -
     the COPY sends it in pgvector's binary form (as the chunks go in)."""
     if not rows:
         return
-    await session.execute(text("SET LOCAL synchronous_commit = off"))
     pg = await driver_connection(session)
     statement = (
         f"COPY {RoundMemory.__tablename__} ({', '.join(ROUND_COPY_COLUMNS)})"
         " FROM STDIN (FORMAT BINARY)"
     )
-    async with pg.cursor() as cur, cur.copy(statement) as cp:
-        cp.set_types(ROUND_COPY_TYPES)
-        for row in rows:
-            vector = row["embedding"]
-            await cp.write_row(
-                [row[c] for c in ROUND_COPY_COLUMNS[:-1]]
-                + [None if vector is None else vector_binary(vector)]
-            )
+    async with pg.cursor() as cur:
+        # on the driver, in the session's transaction (SQLAlchemy's text() cost ~0.3 ms)
+        await cur.execute("SET LOCAL synchronous_commit = off")
+        async with cur.copy(statement) as cp:
+            cp.set_types(ROUND_COPY_TYPES)
+            for row in rows:
+                vector = row["embedding"]
+                await cp.write_row(
+                    [row[c] for c in ROUND_COPY_COLUMNS[:-1]]
+                    + [None if vector is None else vector_binary(vector)]
+                )
 
 
 async def known_files(session: AsyncSession, context: RunContext, limit: int = 50) -> list[str]:
