@@ -33,6 +33,10 @@ generator. The goal (issue 32): nyla's requests/s ≥ 0.7× the bare app's at 50
     .venv/bin/python bench/host.py [--clients 50 200] [--seconds 6] [--rounds 3]
         [--scenario me runs sse] [--json results.json | --json -]
 
+``--scale-out`` measures something else (``bench/host_scale.py``): one ``nyla serve`` beside
+two hosts and two workers (``NYLA_JOBS=procrastinate``), 200 clients streaming runs, runs/s,
+TTFE p50/p95 and events lost.
+
 It uses its own schema in the embedded PostgreSQL (dropped afterwards). Never in the tests.
 """
 
@@ -533,6 +537,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
+    if "--scale-out" in sys.argv[1:]:
+        from host_scale import main as scale_out
+
+        scale_out([a for a in sys.argv[1:] if a != "--scale-out"])
+        return
     cpus = sorted(os.sched_getaffinity(0))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[50, 200])
