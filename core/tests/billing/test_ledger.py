@@ -227,3 +227,14 @@ async def test_billing_adds_no_database_round_trip_per_round(make_kernel, script
     # the policies, the run's hold, its rows with the hold's release, and the hold of the
     # round memory's embedding made after the run (a call of its own)
     assert counts[0][0] <= 4
+
+
+async def test_require_credit_makes_every_mandate_prepaid(make_kernel, provider, db):
+    kernel = make_kernel(
+        provider, db=db, builtins=False, settings={"billing": {"require_credit": True}}
+    )
+    with pytest.raises(SpendingRefused, match="mandate 'm7': prepaid credit"):
+        await kernel.ai.call(ask(RunContext(user_id="alice", mandate_id="m7")))
+    await kernel.billing.add_credit("m7", 1.0)
+    await kernel.ai.call(ask(RunContext(user_id="alice", mandate_id="m7")))
+    await kernel.ai.call(ask(RunContext(user_id="alice")))  # no mandate: nothing to draw on
