@@ -200,9 +200,9 @@ class Retrieval:
         if hybrid:
             known = self._languages(model)
             if known and detect(query.text) not in known:
-                # the model's vectors of a text in a language it was not trained on carry
-                # little meaning: the full-text ranking leads (tuned on
-                # bench/retrieval/ndcg/tuning.tsv, see docs/knowledge.md)
+                # the model's vectors of a text in a language it was not trained on (or
+                # too short to tell) carry little meaning: the full-text ranking leads
+                # (tuned on bench/retrieval/ndcg/tuning.tsv, see docs/knowledge.md)
                 vector_weight = self.settings.foreign_vector_weight
         plan = ScopedQuery(
             keys=readable_keys(query.context, query.scopes),

@@ -49,7 +49,8 @@ class KnowledgeSettings(BaseModel):
     #: full-text ranking: ``bm25`` or the earlier ``ts_rank`` (see ``search_text``)
     text_rank: Literal["bm25", "ts_rank"] = "bm25"
     #: weight of the vector ranking in the fusion when the query's language is not one
-    #: the embedding model was trained on (``ModelCapabilities.languages``; 1 otherwise)
+    #: the embedding model was trained on (``ModelCapabilities.languages``), or cannot be
+    #: told; 1 otherwise
     foreign_vector_weight: float = Field(default=0.05, ge=0.0, le=1.0)
     #: reorder the best hits with a reranking model through the AI service (off: it costs
     #: a model call per search); ``rerank_model``: which one (default: the AI service's
