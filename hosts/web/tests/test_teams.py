@@ -172,6 +172,8 @@ async def test_the_panel_directs_the_bot_within_the_callers_bindings(
     # the user the bot runs as may operate it; a plain user of the mandate may not
     service = await token_for("teams-service", role="user", mandate="m1")
     assert len((await client.get("/api/teams/conversations", headers=service)).json()) == 1
+    plain = (await client.get("/api/teams/status", headers=service)).json()
+    assert "sinceStart" not in plain and "lastError" not in plain and "counts" not in plain
     bob = await token_for("bob", role="user", mandate="m1")
     assert (await client.get("/api/teams/conversations", headers=bob)).json() == []
 

@@ -89,8 +89,9 @@ async def test_the_fast_path_escalates_and_the_reason_becomes_the_agents_task(
     brief = text_of(agent[0])
     assert "TASK (escalated from the fast path): Find the opening hours online" in brief
     assert "can you research when the Zurich office opens?" in brief
-    # the agent's answer, not the fast path's, goes back to the meeting chat
-    [sent] = microsoft.sent
+    # "typing" while the agent works, then its answer (not the fast path's) in the meeting
+    typing, sent = microsoft.sent
+    assert typing["body"]["type"] == "typing" and typing["conversation"] == MEETING_ID
     assert sent["body"]["text"].startswith("agent answer")
     assert sent["replyTo"] == body["id"]
     lines = await bot.store.recent(MEETING_ID)

@@ -136,6 +136,9 @@ async def status(request: Request, who: Identity = Depends(need_user)) -> dict[s
     data["bindings"] = [b.to_wire() for b in await _bindings(bot, who)]
     if not who.is_sysadmin:
         data.pop("counts", None)  # the counts span every tenant
+    if not who.is_mandate_admin:  # what failed may be another tenant's
+        for key in ("sinceStart", "lastError", "lastRefusal", "pending"):
+            data.pop(key, None)
     return data
 
 

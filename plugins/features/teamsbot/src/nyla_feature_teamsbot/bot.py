@@ -22,7 +22,7 @@ from nyla.sdk import RunContext
 from nyla_feature_teamsbot import answering
 from nyla_feature_teamsbot.activity import Activity, message_activity, workflow_id
 from nyla_feature_teamsbot.auth import AuthError, ChannelAuth
-from nyla_feature_teamsbot.connector import BotConnector
+from nyla_feature_teamsbot.connector import BotConnector, DeliveryError
 from nyla_feature_teamsbot.settings import TeamsSettings
 from nyla_feature_teamsbot.store import Binding, Conversation, Directive, TeamsStore
 
@@ -167,6 +167,7 @@ class TeamsBot:
         decision = await answering.fast_path(self.ai, text, conversation.kind, context, run)
         if decision.needs_agent:
             self.stats["escalated"] += 1
+            await self.typing(conversation)
             brief = answering.agent_brief(
                 decision.reason or text, "escalated from the fast path", text, context
             )
@@ -260,6 +261,17 @@ class TeamsBot:
         self.stats["delivered"] += 1
         await self.store.record_outgoing(conversation, text, source, sent)
         return sent
+
+    async def typing(self, conversation: Conversation) -> None:
+        """Show "nyla is typing" in the chat while the agent works (a failure only logged:
+        the answer matters, the indicator does not)."""
+        activity = {"type": "typing", "conversation": {"id": conversation.id}}
+        if conversation.bot:
+            activity["from"] = conversation.bot
+        try:
+            await self.connector.send(conversation.service_url, conversation.id, activity)
+        except DeliveryError as exc:
+            log.info("typing indicator not sent: %s", exc)
 
     async def _agent_text(self, brief: str, run: RunContext) -> str:
         outcome = await answering.run_agent(self.agent, brief, run)
