@@ -188,13 +188,19 @@ class Tally:
     def __init__(self) -> None:
         self.ttfe: list[float] = []
         self.runs = self.failed = self.lost = self.events = 0
+        #: why runs failed: a status code, an end status, an exception's name
+        self.reasons: dict[str, int] = {}
+
+    def fail(self, reason: str) -> None:
+        self.failed += 1
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
 
 
 async def one_run(http: httpx.AsyncClient, start: str, stream: str, tally: Tally) -> None:
     began = time.perf_counter()
     response = await http.post(f"{start}/api/runs", json={"prompt": "hello from the benchmark"})
     if response.status_code != 202:
-        tally.failed += 1
+        tally.fail(f"POST {response.status_code}")
         return
     run_id = response.json()["runId"]
     seqs: list[int] = []
@@ -218,7 +224,7 @@ async def one_run(http: httpx.AsyncClient, start: str, stream: str, tally: Tally
     tally.lost += len(set(expected) - set(seqs)) + (len(seqs) - len(set(seqs)))
     tally.events += len(seqs)
     if end is None or end.get("status") != "completed":
-        tally.failed += 1
+        tally.fail(f"ended {(end or {}).get('status')}")
     else:
         tally.runs += 1
 
@@ -236,8 +242,8 @@ async def load(setup: Setup, clients: int, seconds: float) -> dict[str, Any]:
             while time.perf_counter() < stop_at:
                 try:
                     await one_run(http, start, stream, tally)
-                except httpx.HTTPError:
-                    tally.failed += 1
+                except httpx.HTTPError as exc:
+                    tally.fail(type(exc).__name__)
 
         began = time.perf_counter()
         await asyncio.gather(*(client(i) for i in range(clients)))
@@ -248,6 +254,7 @@ async def load(setup: Setup, clients: int, seconds: float) -> dict[str, Any]:
         "runsPerS": tally.runs / took,
         "runs": tally.runs,
         "failed": tally.failed,
+        "failedBecause": tally.reasons,
         "ttfeP50Ms": pct(tally.ttfe, 0.5),
         "ttfeP95Ms": pct(tally.ttfe, 0.95),
         "eventsLost": tally.lost,
@@ -276,6 +283,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     f"round {round_ + 1} {kind:9s}: {result['runsPerS']:.2f} runs/s, "
                     f"TTFE p50 {result['ttfeP50Ms']:.0f} ms p95 {result['ttfeP95Ms']:.0f} ms, "
                     f"lost {result['eventsLost']}, failed {result['failed']} "
+                    f"{result['failedBecause'] or ''} "
                     f"(load {result['loadavg'][0]:.1f})",
                     file=sys.stderr,
                 )

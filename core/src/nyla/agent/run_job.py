@@ -20,16 +20,19 @@ RUN_JOB_KIND = "run"
 
 def add_run_task(queue: ProcrastinateRunner, runs: Callable[[], DurableRuns]) -> None:
     """Register the run task on ``queue`` (``runs`` gives the kernel's
-    :class:`DurableRuns`, built when the first run arrives), and the sweep of dead workers'
-    runs among the recoveries a worker runs at its start."""
+    :class:`DurableRuns`, built when the first run arrives), and the sweep of dead holders'
+    runs among the recoveries a worker runs at its start (it then sweeps every few
+    seconds)."""
 
     async def work(handle: Any, args: dict[str, Any]) -> str | None:
         durable = runs()
         durable.sweeper.start()  # a worker ends the runs of dead holders too
         return await durable.drive(str(args["runId"]))
 
-    async def recover() -> None:
-        await runs().sweep()
+    async def recover() -> None:  # at the worker's start, then every few seconds
+        durable = runs()
+        await durable.sweep()
+        durable.sweeper.start()
 
     queue.tasks[RUN_TASK] = work
     queue.recoveries.append(recover)
