@@ -81,6 +81,8 @@ class Microsoft:
         self.unlisted = SigningKey("key-unlisted")
         self.unendorsed = SigningKey("key-skype", endorsements=("skype",))
         self.sent: list[dict[str, Any]] = []
+        #: answers the Bot Connector gives before it takes a message (429, 503, ...)
+        self.refusals: list[httpx.Response] = []
         self.token_requests: list[dict[str, str]] = []
         self.key_fetches = 0
         self.access_token = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.bot-token." + uuid.uuid4().hex
@@ -125,6 +127,8 @@ class Microsoft:
         return httpx.Response(404, json={"error": {"code": "NotFound", "message": url}})
 
     def _post_activity(self, request: httpx.Request) -> httpx.Response:
+        if self.refusals:
+            return self.refusals.pop(0)
         if request.headers.get("authorization") != f"Bearer {self.access_token}":
             return httpx.Response(401, json={"message": "Authorization has been denied"})
         rest = request.url.raw_path.decode().split("/v3/conversations/", 1)[1]

@@ -263,3 +263,31 @@ async def test_a_token_signed_with_hs256_or_none_is_refused(bot, microsoft):
         with pytest.raises(AuthError, match="RS256 only"):
             await bot.receive(f"Bearer {token}", make_activity("personal", "hi"))
     assert microsoft.sent == []
+
+
+async def test_a_throttled_message_is_sent_again_after_retry_after(bot, microsoft):
+    import httpx
+
+    from nyla_feature_teamsbot.connector import DeliveryError
+
+    pauses: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+
+    bot.connector.sleep = sleep
+    microsoft.refusals = [httpx.Response(429, headers={"Retry-After": "2"})]
+    await bot.receive(microsoft.header(), make_activity("personal", "hello"))
+    await bot.drain()
+    assert pauses == [2.0] and len(microsoft.sent) == 1
+
+    microsoft.refusals = [httpx.Response(503)] * 3
+    conversation = await bot.store.conversation(microsoft.sent[0]["conversation"])
+    with pytest.raises(DeliveryError, match="503"):
+        await bot.deliver(conversation, "again", "director")
+    assert pauses == [2.0, 1.0, 2.0]
+
+    microsoft.refusals = [httpx.Response(401)]
+    await bot.deliver(conversation, "after a revoked token", "director")
+    assert len(microsoft.token_requests) == 2
+    assert microsoft.sent[-1]["body"]["text"] == "after a revoked token"
