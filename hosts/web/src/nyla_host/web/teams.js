@@ -132,7 +132,7 @@ async function bind(event) {
   } catch (error) {
     return report(error);
   }
-  $("#teams-tenant").value = "";
+  for (const field of ["#teams-tenant", "#teams-runas", "#teams-mandate"]) $(field).value = "";
   loadTeams();
 }
 
