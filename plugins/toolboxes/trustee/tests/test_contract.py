@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import nyla_toolbox_trustee
-from nyla.host import PluginHost
 
 
-def test_the_plugin_contributes_the_method_and_leaves_the_query_tool_to_the_kernel():
-    host = PluginHost.from_plugins([nyla_toolbox_trustee], builtins=True)
+def test_the_plugin_contributes_the_method_and_leaves_the_query_tool_to_the_kernel(make_host):
+    host = make_host(nyla_toolbox_trustee, builtins=True)
     assert "trustee" in host.methods
     owners = [tb.id for tb in host.toolboxes.values() for t in tb.tools]
     tools = [t.name for tb in host.toolboxes.values() for t in tb.tools]
