@@ -4,6 +4,7 @@ way a token can fail is refused before anything is recorded or run."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -291,3 +292,45 @@ async def test_a_throttled_message_is_sent_again_after_retry_after(bot, microsof
     await bot.deliver(conversation, "after a revoked token", "director")
     assert len(microsoft.token_requests) == 2
     assert microsoft.sent[-1]["body"]["text"] == "after a revoked token"
+
+
+class GatedAi:
+    """The AI service's port, holding every call until the test opens the gate."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.two_in = asyncio.Event()
+        self.third_in = asyncio.Event()
+        self.active = self.most = self.calls = 0
+
+    async def call(self, request):
+        from nyla.sdk import AiCallResponse
+
+        self.active += 1
+        self.calls += 1
+        self.most = max(self.most, self.active)
+        if self.active >= 2:
+            self.two_in.set()
+        if self.calls >= 3 and not self.gate.is_set():
+            self.third_in.set()
+        await self.gate.wait()
+        self.active -= 1
+        return AiCallResponse(content='{"needsAgent": false, "answer": "ok"}')
+
+
+async def test_a_busy_chat_is_answered_a_few_at_a_time(bot, microsoft, monkeypatch):
+    from nyla_feature_teamsbot import bot as bot_module
+
+    monkeypatch.setattr(bot_module, "MAX_CONCURRENT_ANSWERS", 2)
+    gated = GatedAi()
+    busy = bot_module.TeamsBot(bot.store, gated, bot.agent, bot.auth, bot.connector, bot.settings)
+    for i in range(5):
+        await busy.receive(microsoft.header(), make_activity("groupChat", f"question {i}"))
+    await asyncio.wait_for(gated.two_in.wait(), 30)
+    # a third call while two are held would break the cap (it never comes when the cap holds;
+    # without one it comes as soon as its database work is done)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(gated.third_in.wait(), 1.0)
+    gated.gate.set()
+    await busy.drain()
+    assert gated.most == 2 and gated.calls == 5 and len(microsoft.sent) == 5

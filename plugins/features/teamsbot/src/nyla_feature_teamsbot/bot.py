@@ -44,6 +44,9 @@ MAX_DIRECTIVES = 50
 #: the longest text one message carries (Teams takes about 28 KB per message)
 MAX_MESSAGE_CHARS = 20_000
 CUT_NOTE = "\n\n… (cut: the answer was longer than one Teams message holds)"
+#: answers worked on at once in one process (more wait their turn: a busy meeting must not
+#: start dozens of agent runs together)
+MAX_CONCURRENT_ANSWERS = 8
 
 
 #: asks the kernel's service access whether (user, mandate) may use a permission
@@ -108,6 +111,7 @@ class TeamsBot:
         self.last_error: str | None = None
         self.last_refusal: str | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(MAX_CONCURRENT_ANSWERS)
 
     #: who may see a binding's conversations and direct its bot (see :func:`may_operate`)
     may_operate = staticmethod(may_operate)
@@ -291,11 +295,14 @@ class TeamsBot:
 
     async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
         try:
-            await work
+            async with self._slots:
+                await work
         except Exception as exc:  # an answer that fails must not take the bot down
             self.stats["failed"] += 1
             self.last_error = f"{type(exc).__name__}: {exc}"
             log.warning("Teams answer failed: %s", self.last_error)
+        finally:
+            work.close()  # cancelled before its turn: the coroutine was never started
 
     async def drain(self) -> None:
         """Wait until every scheduled answer is delivered (or failed)."""
