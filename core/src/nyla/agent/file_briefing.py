@@ -7,7 +7,8 @@ Referenced files are the file ids (and ``docItem:`` references to chat documents
 prompt — the host names attached files there by id. Each is looked up with the run's scope:
 a file the run may not read is left out, as if it did not exist. The structure summary is the
 knowledge store's (its index of the file, when the run may use the store), else the file's
-own extraction for a file up to :data:`EXTRACT_LIMIT_BYTES`. Computed once per run; the block
+own extraction for a file up to :data:`EXTRACT_LIMIT_BYTES` (:data:`EXTRACT_TOTAL_BYTES` for
+all of them). Computed once per run; the block
 is bounded (:data:`MAX_FILES` lines, then a count of the rest, each line cut). The names go
 to the model through the AI service like every other text, so a run that neutralises sees
 them neutralised.
@@ -34,6 +35,8 @@ MAX_IDS = 50
 MAX_LINE_CHARS = 240
 #: files larger than this get no structure summary unless the knowledge store has one
 EXTRACT_LIMIT_BYTES = 2 * 1024 * 1024
+#: bytes of the listed files' contents read for their summaries at most, together
+EXTRACT_TOTAL_BYTES = 8 * 1024 * 1024
 HEADING = "## Files in this request"
 _ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 
@@ -77,33 +80,26 @@ def briefing_block(lines: list[str], total: int) -> str:
 
 
 async def _files(services: AgentServices, ids: list[str], context: RunContext) -> list[FileItem]:
-    """The readable files among ``ids`` (a chat document's id stands for its file)."""
-    found: dict[str, FileItem] = {}
-    unresolved: list[str] = []
-    for file_id in ids:
-        item = await services.files.get(file_id, context)
-        if item is None:
-            unresolved.append(file_id)
-        elif item.id not in found:
-            found[item.id] = item
-    for file_id in await _document_files(services, unresolved):
-        item = await services.files.get(file_id, context)
-        if item is not None and item.id not in found:
-            found[item.id] = item
-    return list(found.values())
+    """The files among ``ids`` the run may read (a chat document's id stands for its file),
+    in the order the prompt names them; one query, the contents not loaded."""
+    from sqlalchemy import or_, select
+    from sqlalchemy.orm import defer
 
+    from nyla.files.scope import readable
+    from nyla.files.store import to_item
+    from nyla.files.tables import DocumentRow, FileRow
 
-async def _document_files(services: AgentServices, ids: list[str]) -> list[str]:
-    """The file ids of the chat documents among ``ids`` (scope is checked on the file)."""
-    if not ids:
-        return []
-    from sqlalchemy import select
-
-    from nyla.files.tables import DocumentRow
-
+    documents = select(DocumentRow.file_id).where(DocumentRow.id.in_(ids))
+    statement = (
+        select(FileRow)
+        .options(defer(FileRow.content))
+        .where(or_(FileRow.id.in_(ids), FileRow.id.in_(documents)), readable(FileRow, context))
+    )
     async with services.db.read_session() as s:
-        rows = await s.scalars(select(DocumentRow.file_id).where(DocumentRow.id.in_(ids)))
-        return [str(r) for r in rows if r]
+        rows = (await s.scalars(statement)).all()
+    order = {file_id: n for n, file_id in enumerate(ids)}
+    items = [to_item(row) for row in rows]
+    return sorted(items, key=lambda item: (order.get(item.id, len(order)), item.name))
 
 
 async def _indexed_summaries(services: AgentServices, ids: list[str]) -> dict[str, str]:
@@ -121,20 +117,57 @@ async def _indexed_summaries(services: AgentServices, ids: list[str]) -> dict[st
         return {str(file_id): str(summary or "") for file_id, summary in rows}
 
 
-async def _extracted_summary(services: AgentServices, item: FileItem, context: RunContext) -> str:
-    """The file's own structure summary (its extraction), '' when it cannot be read."""
-    from nyla.cpu import off_loop
-    from nyla.knowledge.extract import detect_kind, extract
+def _extractable(items: list[FileItem], indexed: dict[str, str]) -> list[FileItem]:
+    """The files without an index summary whose own extraction is worth it: a known kind,
+    each up to :data:`EXTRACT_LIMIT_BYTES`, together up to :data:`EXTRACT_TOTAL_BYTES`."""
+    from nyla.knowledge.extract import detect_kind
 
-    if item.size > EXTRACT_LIMIT_BYTES or detect_kind(item.name, item.mime_type) is None:
-        return ""
-    try:
-        content = await services.files.read_bytes(item.id, context)
-        document = await off_loop(len(content), extract, item.name, content, item.mime_type)
-    except Exception as exc:  # an unreadable file is still named, without a summary
-        log.info("no structure summary for %s: %s", item.id, exc)
-        return ""
-    return document.summary
+    chosen, total = [], 0
+    for item in items:
+        if indexed.get(item.id) or item.size > EXTRACT_LIMIT_BYTES:
+            continue
+        if detect_kind(item.name, item.mime_type) is None:
+            continue
+        if total + item.size > EXTRACT_TOTAL_BYTES:
+            break
+        chosen.append(item)
+        total += item.size
+    return chosen
+
+
+async def _extracted_summaries(
+    services: AgentServices, items: list[FileItem], context: RunContext
+) -> dict[str, str]:
+    """The files' own structure summaries (their extraction; one read for all contents,
+    the parsing off the event loop); a file that cannot be read is left out."""
+    if not items:
+        return {}
+    from sqlalchemy import select
+
+    from nyla.cpu import off_loop
+    from nyla.files.scope import readable
+    from nyla.files.tables import FileRow
+    from nyla.knowledge.extract import extract
+
+    statement = select(FileRow.id, FileRow.content).where(
+        FileRow.id.in_([i.id for i in items]), readable(FileRow, context)
+    )
+    async with services.db.read_session() as s:
+        contents = {
+            str(file_id): bytes(content or b"") for file_id, content in await s.execute(statement)
+        }
+    summaries = {}
+    for item in items:
+        content = contents.get(item.id)
+        if content is None:
+            continue
+        try:
+            document = await off_loop(len(content), extract, item.name, content, item.mime_type)
+        except Exception as exc:  # an unreadable file is still named, without a summary
+            log.info("no structure summary for %s: %s", item.id, exc)
+            continue
+        summaries[item.id] = document.summary
+    return summaries
 
 
 async def file_briefing(
@@ -152,10 +185,9 @@ async def file_briefing(
             return None
         shown = items[:MAX_FILES]
         indexed = await _indexed_summaries(services, [i.id for i in shown]) if knowledge else {}
-        lines = []
-        for item in shown:
-            summary = indexed.get(item.id) or await _extracted_summary(services, item, context)
-            lines.append(file_line(item, summary))
+        extracted = await _extracted_summaries(services, _extractable(shown, indexed), context)
+        summaries = {**extracted, **{k: v for k, v in indexed.items() if v}}
+        lines = [file_line(item, summaries.get(item.id, "")) for item in shown]
     except Exception as exc:  # the files are still readable by id: the run goes on
         log.warning("no file briefing: %s", exc)
         return None
