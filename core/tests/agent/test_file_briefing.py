@@ -95,3 +95,36 @@ async def test_a_prompt_without_ids_adds_nothing(kernel):
     assert HEADING not in system_text(provider.requests[0])
     many = " ".join(f"00000000-0000-4000-8000-{i:012}" for i in range(80))
     assert len(referenced_ids(many)) == 50
+
+
+async def test_the_knowledge_store_s_summary_is_used_unless_the_run_may_not_use_it(
+    make_kernel, scripted, db
+):
+    from sqlalchemy import update
+
+    from nyla.tables.knowledge import FileContentIndex
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [[1.0] + [0.0] * 63 for _ in texts]
+
+    provider = scripted(lambda request, index: "noted", embed_fn=embed)
+    kernel = make_kernel(provider, db=db, settings={"ai": {"neutralize": False}})
+    alice = RunContext(user_id="alice")
+    report = await kernel.files.save("report.md", REPORT, alice)
+    done = await kernel.knowledge.indexing.index_file(report, REPORT, context=alice)
+    assert done.status == "indexed", done
+    async with db.session() as s:  # a summary only the index has, to see which one is used
+        await s.execute(
+            update(FileContentIndex)
+            .where(FileContentIndex.file_id == report.id)
+            .values(object_summary="from the index")
+        )
+    config = AgentConfig(model="scripted:model", max_rounds=1)
+    [e async for e in kernel.agent.run(f"Read {report.id}", config, alice)]
+    assert "report.md" in system_text(provider.requests[-1])
+    assert "from the index" in system_text(provider.requests[-1])
+    await kernel.service_access.set("user", "alice", "service.knowledge", False)
+    denied = await kernel.agent.user_context(alice)
+    [e async for e in kernel.agent.run(f"Read {report.id}", config, denied)]
+    system = system_text(provider.requests[-1])
+    assert "from the index" not in system and "Quarterly report" in system
