@@ -53,6 +53,8 @@ async def test_grant_and_revoke_reach_every_route(state, client, token_for):
     assert (await client.put("/api/access/rules", json=other, headers=m1_admin)).status_code == 403
     search = await client.get("/api/knowledge/search", params={"q": "x"}, headers=alice)
     assert search.status_code == 403 and search.json()["permission"] == "service.knowledge"
+    sync = await client.post("/api/datasources/ds-any/sync", headers=alice)
+    assert sync.status_code == 403 and sync.json()["permission"] == "service.knowledge"
     listed = (await client.get("/api/access/rules", headers=m1_admin)).json()["rules"]
     assert listed == [
         {"kind": "mandate", "subject": "m1", "permission": "service.knowledge", "allowed": False}

@@ -16,6 +16,7 @@ from nyla.sdk import WireModel
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.routes.connections import owned_connection
+from nyla_host.service_access import KNOWLEDGE, need_service
 from nyla_host.state import host
 
 router = APIRouter(prefix="/api/datasources", tags=["datasources"])
@@ -123,11 +124,11 @@ async def data_source(
 
 @router.post("/{data_source_id}/sync", status_code=202)
 async def sync_now(
-    data_source_id: str, request: Request, identity: Identity = Depends(need_user)
+    data_source_id: str, request: Request, identity: Identity = Depends(need_service(KNOWLEDGE))
 ) -> dict[str, Any]:
     """Sync now, within the limits as stored: ``{jobId}`` of the job started, or of the one
     already queued or running. 409 while indexing is off for it (or its connection's
-    consent)."""
+    consent); 403 without ``service.knowledge`` (a sync fills the knowledge store)."""
     source = await visible_source(request, data_source_id, identity)
     kernel = host(request).kernel
     if not source.rag_index_effective:
