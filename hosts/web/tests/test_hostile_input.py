@@ -22,6 +22,7 @@ OWNED_ROUTES = [
     ("GET", "/api/datasources/{}"),
     ("GET", "/api/datasources/{}/cost-estimate"),
     ("POST", "/api/runs/{}/cancel"),
+    ("POST", "/api/runs/{}/resume"),
 ]
 
 

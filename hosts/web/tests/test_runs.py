@@ -263,3 +263,71 @@ async def test_another_process_follows_a_run_from_the_database(state, client, to
     replayed = [e async for e in state.runs.events(run["runId"], 0, keepalive=30)]
     assert [e["seq"] for e in followed] == list(range(1, len(followed) + 1))
     assert followed == replayed and followed[-1]["type"] == "AGENT_SUMMARY"
+
+
+async def test_an_interrupted_run_is_resumed_only_with_its_unfinished_writes_confirmed(
+    state, client, token_for, provider
+):
+    import subprocess
+    import sys
+
+    from nyla.host import StoredRunEvent
+
+    gate = asyncio.Event()
+    original = provider.chat
+
+    async def slow_chat(request):
+        await gate.wait()
+        return await original(request)
+
+    provider.chat = slow_chat
+    headers = await token_for("alice")
+    run = await start(client, headers, prompt="book the room")
+    async for item in state.runs.events(run["runId"], 0, keepalive=30):
+        if item and item["type"] == "STATUS" and item["data"].get("status") == "round":
+            break  # the run waits for its model
+    too_early = await client.post(f"/api/runs/{run['runId']}/resume", headers=headers)
+    assert too_early.status_code == 409 and "running" in too_early.json()["detail"]
+    # its process dies while a writing call was under way: a dead holder, a call without result
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    async with state.kernel.db.session() as s:
+        row = await s.get(HostRunRow, run["runId"])
+        row.worker = f"{row.worker.rpartition(':')[0]}:{gone}"
+        payload = {
+            "seq": row.last_seq + 1,
+            "type": "TOOL_CALL",
+            "round": 1,
+            "data": {"callId": "c9", "toolName": "bookRoom", "readOnly": False},
+        }
+        s.add(
+            StoredRunEvent(
+                run_id=run["runId"], seq=row.last_seq + 1, type="TOOL_CALL", payload=payload
+            )
+        )
+    assert await state.kernel.runs.sweep() == 1
+    gate.set()
+    await wait_run(state, run["runId"])  # the task finds its run taken and stops
+    shown = (await client.get(f"/api/runs/{run['runId']}", headers=headers)).json()
+    assert shown["status"] == "interrupted" and "bookRoom (call c9)" in shown["error"]
+    unconfirmed = await client.post(f"/api/runs/{run['runId']}/resume", headers=headers)
+    assert unconfirmed.status_code == 409
+    assert unconfirmed.json()["detail"]["unfinishedWrites"][0]["toolName"] == "bookRoom"
+    other = await token_for("bob")
+    stranger = await client.post(f"/api/runs/{run['runId']}/resume", headers=other)
+    assert stranger.status_code == 404
+    resumed = await client.post(
+        f"/api/runs/{run['runId']}/resume", json={"confirmWrites": True}, headers=headers
+    )
+    assert resumed.status_code == 202, resumed.text
+    again = resumed.json()
+    assert again["resumedFrom"] == run["runId"] and again["runId"] != run["runId"]
+    await wait_run(state, again["runId"])
+    body = (await client.get(again["eventsUrl"], headers=headers)).text
+    assert "AGENT_SUMMARY" in body
+    conversation = await state.kernel.files.workflows.workflow_of_run(again["runId"])
+    assert conversation == run["conversationId"]

@@ -75,6 +75,12 @@ WITH upd AS (
 )
 SELECT pg_notify(%s, run_id) FROM upd
 """
+_INTERRUPTION = """
+SELECT r.status, r.spec, (
+  SELECT payload FROM host_run_events e
+  WHERE e.run_id = r.run_id AND e.type = 'ERROR' ORDER BY e.seq DESC LIMIT 1
+) FROM host_runs r WHERE r.run_id = %s
+"""
 _READ = """
 SELECT r.status, e.payload FROM host_runs r
 LEFT JOIN LATERAL (
@@ -226,16 +232,20 @@ class DurableRuns:
         self, run_id: str, spec: dict[str, Any], journal: RunJournal, outcome: _Outcome
     ) -> None:
         prompt, config, context = loaded_spec(spec)
+        run = self.agent.run(prompt, config, context, run_id=run_id)
         try:
-            async for event in self.agent.run(prompt, config, context, run_id=run_id):
-                if event.type is EventType.FINAL:
-                    outcome.final_text = event.text
-                    outcome.status = str(event.data.get("status") or outcome.status)
-                    outcome.citations = list(event.data.get("citations") or [])
-                elif event.type is EventType.AGENT_SUMMARY:
-                    outcome.status = str(event.data.get("status") or outcome.status)
-                    outcome.cost_chf = float(event.data.get("costChf") or 0.0)
-                journal.add(event)
+            try:
+                async for event in run:
+                    if event.type is EventType.FINAL:
+                        outcome.final_text = event.text
+                        outcome.status = str(event.data.get("status") or outcome.status)
+                        outcome.citations = list(event.data.get("citations") or [])
+                    elif event.type is EventType.AGENT_SUMMARY:
+                        outcome.status = str(event.data.get("status") or outcome.status)
+                        outcome.cost_chf = float(event.data.get("costChf") or 0.0)
+                    journal.add(event)
+            finally:
+                await run.aclose()  # a run taken away stops here, not when collected
         except RunLost:
             log.warning("run %s was taken from this process; stopped", run_id)
             outcome.status = None
@@ -302,6 +312,20 @@ class DurableRuns:
 
     def _cancel_here(self, run_id: str) -> None:
         self.agent.cancel(run_id)
+
+    async def interruption(
+        self, run_id: str
+    ) -> tuple[str, AgentConfig, RunContext, list[dict[str, Any]]] | None:
+        """What an ``interrupted`` run ran with (prompt, config, context) and the writes it
+        left unfinished (its closing ERROR event's ``unfinishedWrites``), to run it again
+        with the user's consent; ``None`` for a run that did not end ``interrupted``."""
+        rows = await self.db.read_driver(lambda conn: conn.rows(_INTERRUPTION, (run_id,)))
+        if not rows or rows[0][0] != INTERRUPTED or not rows[0][1]:
+            return None
+        _, spec, last = rows[0]
+        prompt, config, context = loaded_spec(spec)
+        writes = list(((last or {}).get("data") or {}).get("unfinishedWrites") or [])
+        return prompt, config, context, writes
 
     # ---- read ---------------------------------------------------------------------------
 

@@ -108,6 +108,23 @@ class RunNotFound(LookupError):
     """No such run for this caller."""
 
 
+class RunNotResumable(ValueError):
+    """Only an ``interrupted`` run (of a conversation) can be run again."""
+
+
+class UnfinishedWrites(ValueError):
+    """The interrupted run started writes that may or may not have taken effect: running it
+    again needs the caller's consent (``confirmWrites``)."""
+
+    def __init__(self, writes: list[dict[str, Any]]) -> None:
+        names = ", ".join(f"{w.get('toolName')} (call {w.get('callId')})" for w in writes)
+        super().__init__(
+            f"the interrupted run started writes that may or may not have taken effect: "
+            f"{names}; check them, then resume with confirmWrites"
+        )
+        self.writes = writes
+
+
 class RunManager:
     """Starts, streams, cancels and recovers the host's agent runs over the kernel's durable
     runs (``kernel.runs``). ``poll_interval`` is accepted for older callers and unused: a
@@ -130,6 +147,7 @@ class RunManager:
         timezone: str,
         conversation_id: str,
         files: list[Any] | None = None,
+        agent_text: str | None = None,
     ) -> HostRunRow:
         """Record a run, store its prompt in the conversation and start it (here, or on a
         worker with ``NYLA_JOBS=procrastinate``); returns its row. ``files`` (the
@@ -152,7 +170,11 @@ class RunManager:
             workflow, role="user", status="prompt", text=prompt, run_id=run_id, files=files
         )
         row = await runs.create(
-            agent_prompt(prompt, files or []), config, context, shown_prompt=prompt, run_id=run_id
+            agent_text or agent_prompt(prompt, files or []),
+            config,
+            context,
+            shown_prompt=prompt,
+            run_id=run_id,
         )
         if runs.queued:
             await runs.launch(row)
@@ -164,6 +186,30 @@ class RunManager:
             live.task.add_done_callback(live.ended)
             live.task.add_done_callback(lambda _t: self._live.pop(row.run_id, None))
         return row
+
+    async def resume(self, run_id: str, identity: Identity, *, confirm_writes: bool) -> HostRunRow:
+        """Run an ``interrupted`` run of the caller again, as a new run in its conversation
+        (the agent sees the earlier prompt and the interruption there) with the same config;
+        the caller's account applies as it is now. Refused (:class:`UnfinishedWrites`) while
+        it left writes unfinished and the caller did not confirm them."""
+        row = await self.get(run_id, identity)
+        found = await self.kernel.runs.interruption(run_id)
+        if found is None or not found[2].workflow_id:
+            raise RunNotResumable(
+                f"run {run_id} is {row.status}: only an interrupted run of a conversation can "
+                "be resumed"
+            )
+        prompt, config, context, writes = found
+        if writes and not confirm_writes:
+            raise UnfinishedWrites(writes)
+        return await self.start(
+            row.prompt,
+            identity,
+            config=config,
+            timezone=row.timezone,
+            conversation_id=str(context.workflow_id),
+            agent_text=prompt,
+        )
 
     async def cancel(self, run_id: str, identity: Identity) -> bool:
         """Cancel a queued or running run of the caller (a sysadmin may cancel any), held by

@@ -1,4 +1,5 @@
-"""Agent runs: start (detached from the connection), list, show, stream (SSE), cancel."""
+"""Agent runs: start (detached from the connection), list, show, stream (SSE), cancel, resume
+an interrupted one."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from nyla_host.identity import Identity
 from nyla_host.model_choice import model_choice
 from nyla_host.routes.catalog import run_context
 from nyla_host.routes.files import callers_files
-from nyla_host.runs import RunNotFound, run_dict
+from nyla_host.runs import RunNotFound, RunNotResumable, UnfinishedWrites, run_dict
 from nyla_host.service_access import AGENT, need_service
 from nyla_host.sse import InvalidEventId, last_event_id, sse_response
 from nyla_host.state import host
@@ -149,3 +150,36 @@ async def cancel_run(
     await _visible(request, run_id, identity)
     cancelled = await host(request).runs.cancel(run_id, identity)
     return {"runId": run_id, "cancelled": cancelled}
+
+
+class ResumeRequest(WireModel):
+    """``POST /api/runs/{id}/resume``: ``confirmWrites`` after the caller checked the writes
+    the interrupted run left unfinished."""
+
+    confirm_writes: bool = False
+
+
+@router.post("/{run_id}/resume", status_code=202)
+async def resume_run(
+    run_id: str,
+    request: Request,
+    body: ResumeRequest | None = None,
+    identity: Identity = Depends(need_user),
+) -> dict[str, Any]:
+    """Run an ``interrupted`` run again, as a new run in its conversation. 409 for a run
+    that was not interrupted, and for one that left writes unfinished unless
+    ``confirmWrites`` (the answer lists them in ``unfinishedWrites``)."""
+    runs = host(request).runs
+    try:
+        row = await runs.resume(run_id, identity, confirm_writes=bool(body and body.confirm_writes))
+    except RunNotFound:
+        raise HTTPException(404, f"no run {run_id}") from None
+    except UnfinishedWrites as exc:
+        detail = {"message": str(exc), "unfinishedWrites": exc.writes}
+        raise HTTPException(409, detail) from None
+    except RunNotResumable as exc:
+        raise HTTPException(409, str(exc)) from None
+    data = _with_local_times(row)
+    data["eventsUrl"] = f"/api/runs/{row.run_id}/events"
+    data["resumedFrom"] = run_id
+    return data
