@@ -2,7 +2,8 @@
 database before anyone streams it.
 
 Events queue while a write is in flight and go together in the next one, so a run waits for
-no write (the loop only appends) and a burst costs one write. A write is one statement on an
+no write (the loop only appends) and a burst costs one write; writes of one run are at least
+:data:`MIN_GAP_S` apart (a streamed answer costs at most 40 writes a second). A write is one statement on an
 autocommit driver connection (one round trip): a data-modifying ``WITH`` that advances the
 run's ``last_seq`` and heartbeat, inserts the batch and ``pg_notify``-s the run's channel;
 PostgreSQL delivers the notification when the statement commits, so a listener woken by it
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,9 @@ log = logging.getLogger(__name__)
 
 #: attempts at writing one batch before the journal gives up (the run then fails)
 WRITE_ATTEMPTS = 3
+#: seconds at least between two writes of one run: a model streaming a token every few
+#: milliseconds costs at most 40 writes a second (the first event of a burst goes at once)
+MIN_GAP_S = 0.025
 
 _WRITE = """
 WITH upd AS (
@@ -79,6 +84,7 @@ class RunJournal:
         self._seq = self._written = last_seq
         self._pending: list[dict[str, Any]] = []
         self._writer: asyncio.Task[None] | None = None
+        self._last_write = float("-inf")
         self.error: BaseException | None = None
 
     @property
@@ -121,8 +127,12 @@ class RunJournal:
     async def _write_pending(self) -> None:
         try:
             while self._pending:
+                wait = self._last_write + MIN_GAP_S - time.monotonic()
+                if wait > 0:  # events that come meanwhile join this batch
+                    await asyncio.sleep(wait)
                 batch, self._pending = self._pending, []
                 await self._commit(batch, None)
+                self._last_write = time.monotonic()
         except BaseException as exc:
             self.error = exc
             if not isinstance(exc, Exception):
