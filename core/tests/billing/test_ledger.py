@@ -238,3 +238,35 @@ async def test_require_credit_makes_every_mandate_prepaid(make_kernel, provider,
     await kernel.billing.add_credit("m7", 1.0)
     await kernel.ai.call(ask(RunContext(user_id="alice", mandate_id="m7")))
     await kernel.ai.call(ask(RunContext(user_id="alice")))  # no mandate: nothing to draw on
+
+
+async def test_calls_of_one_run_at_once_cannot_both_pass_what_it_holds(make_kernel, db):
+    """A second call of a run while its first is still with the model (two tools of a round,
+    say), under a limit that fits one call's estimate: what the first was admitted with is
+    set aside in the run's hold, so the second is refused."""
+    from nyla.ai.scripted import ScriptedProvider
+
+    started, release = asyncio.Event(), asyncio.Event()
+
+    class Slow(ScriptedProvider):
+        async def chat(self, request):
+            started.set()
+            await release.wait()
+            return await super().chat(request)
+
+    provider = Slow(lambda r, i: "ok", price_input=PRICE, price_output=PRICE)
+    kernel = make_kernel(provider, db=db, builtins=False)
+    await kernel.billing.update_policy("mandate", "m1", monthly_limit_chf=0.15)
+    run = RunContext(user_id="alice", mandate_id="m1", run_id="run-at-once")
+    first = asyncio.ensure_future(kernel.ai.call(ask(run)))
+    await asyncio.wait_for(started.wait(), 10)
+    try:  # (bounded: a second call let through would wait for the model with the first)
+        with pytest.raises(SpendingRefused, match="monthly limit 0"):
+            await asyncio.wait_for(kernel.ai.call(ask(run)), 10)
+    finally:
+        release.set()
+    await asyncio.wait_for(first, 10)
+    assert len(provider.requests) == 1
+    await kernel.billing.close_run("run-at-once")
+    report = await kernel.billing.report(mandate_id="m1", snapshot=False)
+    assert 0 < report.calls_chf <= 0.15 and report.held_chf == 0.0

@@ -250,6 +250,7 @@ class AiPipeline:
             return
         estimate = estimate_cost_chf(route.chain[0], route.input_tokens, route.max_output)
         route.hold = await self.spending.admit(context, route.operation, estimate, route.budget)
+        route.admitted_chf = estimate or 0.0
 
     def close_run(self, run_id: str) -> Awaitable[int] | None:
         """The run ``run_id`` ended: what writes its ledger rows and releases its hold
@@ -402,6 +403,7 @@ class AiPipeline:
                 usage.input_tokens,
                 usage.output_tokens,
                 {"priceUnknown": True} if cost is None else {},
+                route.admitted_chf,
             )
             self.spending.record(context, charge, route.hold)
             route.hold = None

@@ -60,6 +60,8 @@ class Route:
     operation: str = ""
     #: the hold billing's preflight took for a call outside a run (released with its row)
     hold: str | None = None
+    #: the estimate billing admitted the call with (CHF)
+    admitted_chf: float = 0.0
 
     def models(self) -> Iterator[tuple[ModelSpec, float | None]]:
         """The chain with the budget preflight applied, as ``(spec, estimated cost)``: the

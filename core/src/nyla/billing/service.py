@@ -162,14 +162,14 @@ class BillingService:
             await self._hold(request, policies, prepaid)
             return hold_id
         grant = self._grants.get(run_id)
-        if grant is not None and grant.amount - grant.used >= need:
-            return None
         if grant is None:
             grant = self._grants[run_id] = Grant(f"run:{run_id}")
-        short = need - (grant.amount - grant.used)  # what the hold must grow by at least
-        want = max(short, budget_chf if budget_chf is not None else self.hold_chf)
-        request = HoldRequest(grant.hold_id, user_id, mandate_id, short, want, 3600.0)
-        grant.amount += await self._hold(request, policies, prepaid)
+        if grant.amount - grant.used < need:
+            short = need - (grant.amount - grant.used)  # what the hold must grow by at least
+            want = max(short, budget_chf if budget_chf is not None else self.hold_chf)
+            request = HoldRequest(grant.hold_id, user_id, mandate_id, short, want, 3600.0)
+            grant.amount += await self._hold(request, policies, prepaid)
+        grant.used += need  # set aside for this call until its cost is known (calls at once)
         return None
 
     async def _hold(
@@ -205,7 +205,7 @@ class BillingService:
                 pending = self._runs[run_id] = Pending()
             grant = self._grants.get(run_id)
             if grant is not None:
-                grant.used += charge.cost_chf
+                grant.used += charge.cost_chf - charge.estimated_chf
         else:
             pending = self._loose
             if not pending.rows:

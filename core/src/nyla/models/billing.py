@@ -19,6 +19,8 @@ class Charge:
     input_tokens: int = 0
     output_tokens: int = 0
     detail: dict[str, Any] = field(default_factory=dict)
+    #: the estimate the preflight admitted the operation with
+    estimated_chf: float = 0.0
 
 
 PolicyKind = Literal["user", "mandate"]
