@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, text
+from sqlalchemy.dialects.postgresql import insert
 
 from nyla.billing.tables import CreditEntry, LedgerEntry, SpendingHold
 from nyla.errors import SpendingRefused
@@ -66,49 +67,45 @@ def _hold_column(kind: str) -> Any:
     return SpendingHold.mandate_id if kind == "mandate" else SpendingHold.user_id
 
 
-async def _spent(session: Any, kind: str, subject: str, since: datetime | None) -> float:
-    query = select(func.coalesce(func.sum(LedgerEntry.cost_chf), 0.0)).where(
-        _column(kind) == subject
-    )
-    if since is not None:
-        query = query.where(LedgerEntry.at >= since)
-    return float(await session.scalar(query))
-
-
-async def _held(session: Any, kind: str, subject: str, now: datetime) -> float:
-    query = select(func.coalesce(func.sum(SpendingHold.amount_chf), 0.0)).where(
-        _hold_column(kind) == subject, SpendingHold.expires_at > now
-    )
-    return float(await session.scalar(query))
+def _sum(column: Any, *where: Any) -> Any:
+    return select(func.coalesce(func.sum(column), 0.0)).where(*where).scalar_subquery()
 
 
 async def room_of(
     session: Any, policy: SpendingPolicy, now: datetime, *, prepaid: bool
 ) -> list[Room]:
-    """What ``policy``'s subject may still spend under each of its rules."""
+    """What ``policy``'s subject may still spend under each of its rules (one statement)."""
     kind, subject = policy.kind, policy.subject
-    held = await _held(session, kind, subject, now)
+    mine = _column(kind) == subject
+    sums = [
+        _sum(SpendingHold.amount_chf, _hold_column(kind) == subject, SpendingHold.expires_at > now)
+    ]
+    limited = policy.monthly_limit_chf is not None
+    if limited:
+        sums.append(_sum(LedgerEntry.cost_chf, mine, LedgerEntry.at >= month_start(now)))
+    prepaid = prepaid and kind == "mandate"
+    if prepaid:
+        sums.append(_sum(CreditEntry.amount_chf, CreditEntry.mandate_id == subject))
+        sums.append(_sum(LedgerEntry.cost_chf, mine))
+    values = [float(v) for v in (await session.execute(select(*sums))).one()]
+    held, rest = values[0], values[1:]
     rooms: list[Room] = []
-    if policy.monthly_limit_chf is not None:
-        spent = await _spent(session, kind, subject, month_start(now))
+    if limited:
+        spent, rest = rest[0], rest[1:]
+        limit = float(policy.monthly_limit_chf or 0.0)
         rooms.append(
             Room(
-                policy.monthly_limit_chf - spent - held,
-                f"{kind} {subject!r}: monthly limit {policy.monthly_limit_chf:.2f} CHF "
+                limit - spent - held,
+                f"{kind} {subject!r}: monthly limit {limit:.2f} CHF "
                 f"(spent {spent:.4f}, held {held:.4f})",
             )
         )
-    if prepaid and kind == "mandate":
-        credit = await session.scalar(
-            select(func.coalesce(func.sum(CreditEntry.amount_chf), 0.0)).where(
-                CreditEntry.mandate_id == subject
-            )
-        )
-        spent = await _spent(session, kind, subject, None)
+    if prepaid:
+        credit, spent = rest
         rooms.append(
             Room(
-                float(credit) - spent - held,
-                f"mandate {subject!r}: prepaid credit {float(credit):.4f} CHF "
+                credit - spent - held,
+                f"mandate {subject!r}: prepaid credit {credit:.4f} CHF "
                 f"(spent {spent:.4f}, held {held:.4f})",
             )
         )
@@ -150,18 +147,20 @@ async def take_hold(
         )
     amount = min(request.want, tightest.chf)
     expires = now + timedelta(seconds=request.ttl_s)
-    hold = await session.get(SpendingHold, request.hold_id)
-    if hold is None:
-        session.add(
-            SpendingHold(
-                id=request.hold_id,
-                user_id=request.user_id,
-                mandate_id=request.mandate_id,
-                amount_chf=amount,
-                expires_at=expires,
-            )
+    upsert = insert(SpendingHold).values(
+        id=request.hold_id,
+        user_id=request.user_id,
+        mandate_id=request.mandate_id,
+        amount_chf=amount,
+        expires_at=expires,
+    )
+    await session.execute(
+        upsert.on_conflict_do_update(
+            index_elements=[SpendingHold.id],
+            set_={
+                "amount_chf": SpendingHold.amount_chf + upsert.excluded.amount_chf,
+                "expires_at": upsert.excluded.expires_at,
+            },
         )
-    else:
-        hold.amount_chf += amount
-        hold.expires_at = expires
+    )
     return amount
