@@ -14,7 +14,8 @@ CPU per round of this process, the database server's transactions per run seen b
 model access (counted), the ratio on/off, and the load average at start and end.
 
 Usage: ``env -u NYLA_LOCAL_EMBEDDINGS NYLA_HOME=/tmp/nyla-bench .venv/bin/python
-bench/governance.py [--rounds 40] [--repeat 5]``. Never in the tests.
+bench/governance.py [--rounds 40] [--repeat 5] [--plain]`` (``--plain``: the mandate has
+no policy and no access entry, the common case). Never in the tests.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ async def one_run(kernel: Kernel, rounds: int) -> float:
     return spent / rounds
 
 
-async def main(rounds: int, repeat: int) -> None:
+async def main(rounds: int, repeat: int, plain: bool) -> None:
     url = os.environ.get("NYLA_DATABASE_URL")
     db = (
         Database(url, schema=f"bench_gov_{uuid.uuid4().hex[:8]}")
@@ -98,9 +99,10 @@ async def main(rounds: int, repeat: int) -> None:
     )
     await db.ensure_ready()
     try:
-        setup = kernel_for(db, rounds, True)
-        await setup.billing.update_policy("mandate", "m1", monthly_limit_chf=1000.0)
-        await setup.model_access.set_providers("mandate", "m1", ["scripted"])
+        if not plain:
+            setup = kernel_for(db, rounds, True)
+            await setup.billing.update_policy("mandate", "m1", monthly_limit_chf=1000.0)
+            await setup.model_access.set_providers("mandate", "m1", ["scripted"])
         kernels = {"on": kernel_for(db, rounds, True), "off": kernel_for(db, rounds, False)}
         counters = {}
         for name in ("on",):
@@ -121,6 +123,8 @@ async def main(rounds: int, repeat: int) -> None:
             counters["on"][1].sessions - before["on"][1],
         )
         on, off = statistics.median(cpu["on"]), statistics.median(cpu["off"])
+        what = "no policy, no access entry" if plain else "a monthly limit and a provider list"
+        print(f"mandate with {what}")
         print(f"rounds {rounds}, repeat {repeat}, load {load:.2f} -> {os.getloadavg()[0]:.2f}")
         print(
             f"CPU per round: governance on {on * 1000:.3f} ms, off {off * 1000:.3f} ms, "
@@ -143,5 +147,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--plain", action="store_true", help="the mandate has no policy")
     args = parser.parse_args()
-    asyncio.run(main(args.rounds, args.repeat))
+    asyncio.run(main(args.rounds, args.repeat, args.plain))
