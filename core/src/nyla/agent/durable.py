@@ -166,7 +166,7 @@ class DurableRuns:
             started_at=datetime.now(UTC),
             spec=stored_spec(prompt, config, context),
             worker=None if self.queued else self.worker,
-            heartbeat_at=None if self.queued else datetime.now(UTC),
+            heartbeat_at=None,  # set by the database clock with the first write
             last_seq=0,
             cost_chf=0.0,
             final_text="",

@@ -93,16 +93,18 @@ class RunSweeper:
         async with self.db.session() as s:
             rows = (
                 await s.execute(
-                    select(StoredRun.run_id, StoredRun.worker, StoredRun.heartbeat_at).where(
-                        StoredRun.status == "running"
-                    )
+                    select(
+                        StoredRun.run_id,
+                        StoredRun.worker,
+                        # the database's clock, which every holder's heartbeat was set by
+                        StoredRun.heartbeat_at < func.now() - timedelta(seconds=STALE_S),
+                    ).where(StoredRun.status == "running")
                 )
             ).all()
-        cutoff = datetime.now(UTC) - timedelta(seconds=STALE_S)
         dead = [
             (run_id, worker)
-            for run_id, worker, beat in rows
-            if not worker_alive(worker) or (beat is not None and beat < cutoff)
+            for run_id, worker, silent in rows
+            if not worker_alive(worker) or bool(silent)
         ]
         ended = 0
         for run_id, worker in dead:
