@@ -2,7 +2,9 @@
 still spend, and set spending aside (a hold) — so two runs spending at once cannot both pass
 a limit only one of them fits.
 
-The locks are PostgreSQL transaction advisory locks, one per subject (mandate, then user:
+It runs on the driver's connection (psycopg), three or four statements in all: SQLAlchemy's
+session and statement building cost more CPU than the statements. The locks are PostgreSQL
+transaction advisory locks, one per subject (mandate, then user:
 always that order, so two transactions never wait on each other in a circle). What a subject
 may still spend is the least of: its monthly limit minus this month's ledger rows minus the
 live holds; for a prepaid mandate, its credit minus every ledger row minus the live holds.
@@ -14,9 +16,6 @@ import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-
-from sqlalchemy import func, select, text
-from sqlalchemy.dialects.postgresql import insert
 
 from nyla.billing.tables import CreditEntry, LedgerEntry, SpendingHold
 from nyla.errors import SpendingRefused
@@ -59,35 +58,45 @@ class Room:
     rule: str
 
 
-def _column(kind: str) -> Any:
-    return LedgerEntry.mandate_id if kind == "mandate" else LedgerEntry.user_id
+def _subject_column(kind: str) -> str:
+    return "mandate_id" if kind == "mandate" else "user_id"
 
 
-def _hold_column(kind: str) -> Any:
-    return SpendingHold.mandate_id if kind == "mandate" else SpendingHold.user_id
+async def _scalars(cur: Any, sql: str, params: list[Any]) -> list[float]:
+    await cur.execute(sql, params)
+    row = await cur.fetchone()
+    return [float(v) for v in row]
 
 
-def _sum(column: Any, *where: Any) -> Any:
-    return select(func.coalesce(func.sum(column), 0.0)).where(*where).scalar_subquery()
-
-
-async def room_of(
-    session: Any, policy: SpendingPolicy, now: datetime, *, prepaid: bool
-) -> list[Room]:
-    """What ``policy``'s subject may still spend under each of its rules (one statement)."""
+async def room_of(cur: Any, policy: SpendingPolicy, now: datetime, *, prepaid: bool) -> list[Room]:
+    """What ``policy``'s subject may still spend under each of its rules (one statement on
+    the driver's cursor ``cur``)."""
     kind, subject = policy.kind, policy.subject
-    mine = _column(kind) == subject
-    sums = [
-        _sum(SpendingHold.amount_chf, _hold_column(kind) == subject, SpendingHold.expires_at > now)
+    column = _subject_column(kind)
+    parts = [
+        f"(SELECT coalesce(sum(amount_chf), 0) FROM {SpendingHold.__tablename__}"
+        f" WHERE {column} = %s AND expires_at > %s)"
     ]
+    params: list[Any] = [subject, now]
     limited = policy.monthly_limit_chf is not None
     if limited:
-        sums.append(_sum(LedgerEntry.cost_chf, mine, LedgerEntry.at >= month_start(now)))
+        parts.append(
+            f"(SELECT coalesce(sum(cost_chf), 0) FROM {LedgerEntry.__tablename__}"
+            f" WHERE {column} = %s AND at >= %s)"
+        )
+        params += [subject, month_start(now)]
     prepaid = prepaid and kind == "mandate"
     if prepaid:
-        sums.append(_sum(CreditEntry.amount_chf, CreditEntry.mandate_id == subject))
-        sums.append(_sum(LedgerEntry.cost_chf, mine))
-    values = [float(v) for v in (await session.execute(select(*sums))).one()]
+        parts.append(
+            f"(SELECT coalesce(sum(amount_chf), 0) FROM {CreditEntry.__tablename__}"
+            " WHERE mandate_id = %s)"
+        )
+        parts.append(
+            f"(SELECT coalesce(sum(cost_chf), 0) FROM {LedgerEntry.__tablename__}"
+            f" WHERE {column} = %s)"
+        )
+        params += [subject, subject]
+    values = await _scalars(cur, "SELECT " + ", ".join(parts), params)
     held, rest = values[0], values[1:]
     rooms: list[Room] = []
     if limited:
@@ -112,30 +121,36 @@ async def room_of(
     return rooms
 
 
-async def lock_subjects(session: Any, policies: list[SpendingPolicy]) -> None:
+async def lock_subjects(cur: Any, policies: list[SpendingPolicy]) -> None:
     """Take the advisory lock of each subject (mandates first), held until commit."""
     order = sorted(policies, key=lambda p: (p.kind != "mandate", p.subject))
     for policy in order:
-        await session.execute(
-            text("SELECT pg_advisory_xact_lock(hashtext(:key))"),
-            {"key": f"nyla.billing:{policy.kind}:{policy.subject}"},
-        )
+        key = f"nyla.billing:{policy.kind}:{policy.subject}"
+        await cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (key,))
+
+
+_UPSERT_HOLD = (
+    f"INSERT INTO {SpendingHold.__tablename__} (id, user_id, mandate_id, amount_chf, expires_at)"
+    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET"
+    f" amount_chf = {SpendingHold.__tablename__}.amount_chf + EXCLUDED.amount_chf,"
+    " expires_at = EXCLUDED.expires_at"
+)
 
 
 async def take_hold(
-    session: Any,
+    cur: Any,
     request: HoldRequest,
     policies: list[SpendingPolicy],
     prepaid: set[str],
 ) -> float:
     """Set aside up to ``request.want`` (at least ``request.need``) under ``policies``, in
-    the caller's transaction; the amount set aside. Raises :class:`SpendingRefused` naming
-    the tightest rule when ``need`` does not fit."""
+    the transaction of the driver's cursor ``cur``; the amount set aside. Raises
+    :class:`SpendingRefused` naming the tightest rule when ``need`` does not fit."""
     now = datetime.now(UTC)
-    await lock_subjects(session, policies)
+    await lock_subjects(cur, policies)
     tightest = Room(math.inf, "")
     for policy in policies:
-        for room in await room_of(session, policy, now, prepaid=policy.subject in prepaid):
+        for room in await room_of(cur, policy, now, prepaid=policy.subject in prepaid):
             if room.chf < tightest.chf:
                 tightest = room
     if tightest.chf < request.need:
@@ -147,20 +162,7 @@ async def take_hold(
         )
     amount = min(request.want, tightest.chf)
     expires = now + timedelta(seconds=request.ttl_s)
-    upsert = insert(SpendingHold).values(
-        id=request.hold_id,
-        user_id=request.user_id,
-        mandate_id=request.mandate_id,
-        amount_chf=amount,
-        expires_at=expires,
-    )
-    await session.execute(
-        upsert.on_conflict_do_update(
-            index_elements=[SpendingHold.id],
-            set_={
-                "amount_chf": SpendingHold.amount_chf + upsert.excluded.amount_chf,
-                "expires_at": upsert.excluded.expires_at,
-            },
-        )
+    await cur.execute(
+        _UPSERT_HOLD, (request.hold_id, request.user_id, request.mandate_id, amount, expires)
     )
     return amount

@@ -25,13 +25,48 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from psycopg.types.json import Json
+from sqlalchemy import select
 
 from nyla.billing.holds import HoldRequest, take_hold
 from nyla.billing.tables import LedgerEntry, SpendingHold, SpendingPolicyRow
 from nyla.config import config_value
 from nyla.errors import SpendingRefused
 from nyla.models.billing import BillingReport, Charge, SpendingPolicy, StorageLine
+
+#: the ledger's columns in the order a pending row is copied, and their types
+ROW_COLUMNS = (
+    "at",
+    "user_id",
+    "mandate_id",
+    "run_id",
+    "workflow_id",
+    "kind",
+    "operation",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost_chf",
+    "detail",
+)
+ROW_TYPES = [
+    "timestamptz",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "int4",
+    "int4",
+    "float8",
+    "json",
+]
+_COPY_ROWS = (
+    f"COPY {LedgerEntry.__tablename__} ({', '.join(ROW_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+)
+_RELEASE = f"DELETE FROM {SpendingHold.__tablename__} WHERE id = ANY(%s)"
 
 
 @dataclass(slots=True)
@@ -175,8 +210,11 @@ class BillingService:
     async def _hold(
         self, request: HoldRequest, policies: list[SpendingPolicy], prepaid: set[str]
     ) -> float:
-        async with self.db.session() as s:
-            return await take_hold(s, request, policies, prepaid)
+        await self.db.ensure_ready()
+        async with self.db.engine.begin() as conn:
+            raw = await conn.get_raw_connection()
+            async with raw.driver_connection.cursor() as cur:
+                return await take_hold(cur, request, policies, prepaid)
 
     def record(self, context: Any, charge: Charge, hold_id: str | None = None) -> None:
         """Note ``charge`` for the ledger (written with its run's end, or in the next batch)."""
@@ -250,13 +288,24 @@ class BillingService:
                 await self._write(pending)
 
     async def _write(self, pending: Pending) -> None:
+        """The rows in one binary COPY and the holds released, in one transaction on the
+        driver's connection (SQLAlchemy's statement building cost about 3 ms of CPU for a
+        run's rows, a COPY a fraction of it)."""
         if not pending.rows and not pending.holds:
             return
-        async with self.db.session() as s:
-            if pending.rows:
-                await s.execute(insert(LedgerEntry), pending.rows)
-            if pending.holds:
-                await s.execute(delete(SpendingHold).where(SpendingHold.id.in_(pending.holds)))
+        await self.db.ensure_ready()
+        async with self.db.engine.begin() as conn:
+            raw = await conn.get_raw_connection()
+            async with raw.driver_connection.cursor() as cur:
+                if pending.rows:
+                    async with cur.copy(_COPY_ROWS) as copy:
+                        copy.set_types(ROW_TYPES)
+                        for row in pending.rows:
+                            values = [row[c] for c in ROW_COLUMNS]
+                            values[-1] = Json(values[-1])
+                            await copy.write_row(values)
+                if pending.holds:
+                    await cur.execute(_RELEASE, (pending.holds,))
 
     # ---- policies and credit (the admin's) ----------------------------------------------
 
