@@ -18,6 +18,7 @@ import asyncio
 import functools
 import json
 import logging
+import operator
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -223,6 +224,7 @@ class ToolRegistry:
         database: Database | None = None,
     ) -> None:
         self._tools: dict[str, Tool] = {}
+        self._given: list[Tool] = []
         self._definitions: list[ToolDefinition] | None = None
         self.before_call, self.database = before_call, database
         self.default_timeout_s = default_timeout_s
@@ -232,8 +234,10 @@ class ToolRegistry:
     def refresh(self, tools: Iterable[Tool]) -> None:
         """Replace the tool set (after ``requestToolbox`` activated more)."""
         tools = list(tools)
-        if [id(t) for t in tools] == [id(t) for t in self._tools.values()]:
-            return
+        given = self._given
+        if len(tools) == len(given) and all(map(operator.is_, tools, given)):
+            return  # the same tools as last round (asked every round: one pass in C)
+        self._given = tools
         self._tools = {t.name: t for t in tools}
         self._definitions = None
 
