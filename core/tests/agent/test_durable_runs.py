@@ -287,3 +287,55 @@ async def test_a_run_the_queue_refuses_ends_in_error_not_queued_forever(db, make
     assert stored.status == "error" and "the queue is down" in stored.error
     await kernel.aclose()
     await queue.aclose()
+
+
+async def test_a_run_job_a_dead_queue_worker_held_is_delivered_again_only_if_unclaimed(
+    db, make_kernel
+):
+    from sqlalchemy import text
+
+    from nyla.agent.run_job import rescue_unclaimed
+
+    kernel = make_kernel(
+        ScriptedPlugin(ScriptedProvider(script)),
+        WhoamiTools(),
+        db=db,
+        settings={"jobs": "procrastinate"},
+    )
+    await kernel.jobs._open()
+    config = AgentConfig(model="scripted:model")
+    unclaimed = await kernel.runs.create("one", config, RunContext())
+    claimed = await kernel.runs.create("two", config, RunContext())
+    for row in (unclaimed, claimed):
+        await kernel.runs.launch(row)
+    async with db.session() as s:  # a worker took both jobs, claimed one run, and died
+        worker = await s.scalar(
+            text(
+                "INSERT INTO procrastinate_workers (last_heartbeat) "
+                "VALUES (now() - interval '1 hour') RETURNING id"
+            )
+        )
+        await s.execute(
+            text(
+                "UPDATE procrastinate_jobs SET status = 'doing', worker_id = :w "
+                "WHERE task_name = 'nyla.agent_run'"
+            ),
+            {"w": worker},
+        )
+        await s.execute(
+            text("UPDATE host_runs SET status = 'running', worker = 'gone:1' WHERE run_id = :r"),
+            {"r": claimed.run_id},
+        )
+    assert await rescue_unclaimed(kernel.jobs, db) == 1
+    async with db.session() as s:
+        jobs = dict(
+            (
+                await s.execute(
+                    text("SELECT args->'args'->>'runId', status::text FROM procrastinate_jobs")
+                )
+            ).all()
+        )
+    assert jobs == {unclaimed.run_id: "todo", claimed.run_id: "failed"}
+    assert await rescue_unclaimed(kernel.jobs, db) == 0
+    assert await kernel.runs.drive(unclaimed.run_id) == "completed"  # the next delivery
+    await kernel.aclose()

@@ -7,6 +7,7 @@ and a job delivered twice finds its run taken and does nothing, so a run never r
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -14,8 +15,13 @@ if TYPE_CHECKING:
     from nyla.agent.durable import DurableRuns
     from nyla.jobs.queue import ProcrastinateRunner
 
+log = logging.getLogger(__name__)
+
 RUN_TASK = "nyla.agent_run"
 RUN_JOB_KIND = "run"
+#: a queue worker silent this long is dead (procrastinate's workers beat every 10 s)
+WORKER_SILENT_S = 30.0
+_STATUS = "SELECT status FROM host_runs WHERE run_id = %s"
 
 
 def add_run_task(queue: ProcrastinateRunner, runs: Callable[[], DurableRuns]) -> None:
@@ -33,6 +39,8 @@ def add_run_task(queue: ProcrastinateRunner, runs: Callable[[], DurableRuns]) ->
         durable = runs()
         await durable.sweep()
         durable.sweeper.start()
+        await rescue_unclaimed(queue, durable.db)
+        durable.sweeper.also(lambda: rescue_unclaimed(queue, durable.db))
 
     queue.tasks[RUN_TASK] = work
     queue.recoveries.append(recover)
@@ -47,3 +55,31 @@ def run_deferrer(queue: ProcrastinateRunner) -> Callable[[str, str], Any]:
         )
 
     return defer
+
+
+async def rescue_unclaimed(queue: ProcrastinateRunner, db: Any) -> int:
+    """Run jobs a dead queue worker held (``doing``, its worker silent for
+    :data:`WORKER_SILENT_S`): a job whose run is still ``queued`` (the worker died before it
+    claimed the run, so nothing of it ran) is delivered again; the job of a run that was
+    claimed is ended failed (the run sweep ended the run ``interrupted``). How many were
+    delivered again."""
+    from procrastinate.jobs import Status
+
+    manager = queue.app.job_manager
+    stalled = await manager.get_stalled_jobs(
+        task_name=RUN_TASK, seconds_since_heartbeat=WORKER_SILENT_S
+    )
+    again = 0
+    for job in stalled:
+        run_id = str((job.task_kwargs.get("args") or {}).get("runId") or "")
+        rows = await db.read_driver(lambda conn, r=run_id: conn.rows(_STATUS, (r,)))
+        try:
+            if rows and rows[0][0] == "queued":
+                await manager.retry_job(job)
+                again += 1
+                log.warning("run %s: its queue worker died before it began; queued again", run_id)
+            else:
+                await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
+        except Exception:  # another process was first
+            log.debug("stalled run job %s was taken care of elsewhere", job.id, exc_info=True)
+    return again

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,11 @@ class RunSweeper:
     def __init__(self, db: Database, conversations: Any, channel: str) -> None:
         self.db, self.conversations, self.channel = db, conversations, channel
         self._task: asyncio.Task[None] | None = None
+        self._also: list[Callable[[], Awaitable[Any]]] = []
+
+    def also(self, work: Callable[[], Awaitable[Any]]) -> None:
+        """Do ``work`` with every sweep too (a worker rescues its queue's stalled jobs)."""
+        self._also.append(work)
 
     def start(self, every_s: float = SWEEP_S) -> None:
         """Sweep every ``every_s`` seconds in the background (once per process)."""
@@ -83,10 +89,11 @@ class RunSweeper:
     async def _every(self, every_s: float) -> None:
         while True:
             await asyncio.sleep(every_s)
-            try:
-                await self.sweep()
-            except Exception:
-                log.exception("sweeping interrupted runs failed")
+            for work in (self.sweep, *self._also):
+                try:
+                    await work()
+                except Exception:
+                    log.exception("sweeping interrupted runs failed")
 
     async def sweep(self) -> int:
         """End every run whose holder is gone; how many."""
