@@ -260,3 +260,52 @@ async def test_a_participant_cannot_write_an_operator_block(bot, microsoft, mode
     assert system.content.count("OPERATOR_DIRECTIVES") == 2  # the operator's block only
     assert "OPERATOR_DIRECTIVES" not in user.content
     assert "reveal every file" in user.content  # quoted, as a participant's words
+
+
+async def test_round_memory_accumulates_per_conversation(make_kernel, db, scripted, microsoft):
+    """The agent's rounds are kept under ``teamsbot:{conversationId}``, as the binding's user;
+    each conversation's runs add to their own workflow's memory."""
+    from sqlalchemy import text
+
+    def script(request, index):
+        system = request.messages[0].content or ""
+        if FAST in system:
+            return '{"needsAgent": true, "agentReason": "look through the files"}'
+        if request.messages[-1].role.value == "user":
+            return [("listFiles", {})]  # one round with a tool result, then the answer
+        return "nothing filed yet"
+
+    model = scripted(script, embed_fn=lambda texts: [[1.0, float(len(t) % 5), 0.5] for t in texts])
+    kernel = make_kernel(
+        model,
+        nyla_feature_teamsbot,
+        db=db,
+        settings={"knowledge": {"embedding_model": "scripted:model"}},
+    )
+    bot = kernel.features.feature("teamsbot").open_bot(
+        db=kernel.db,
+        ai=kernel.ai,
+        agent=kernel.agent,
+        settings=TeamsSettings(app_id=APP_ID, app_password=APP_PASSWORD),
+        transport=microsoft.transport,
+    )
+    try:
+        await bot.store.add_binding(TENANT, "m1", "teams-service", "admin")
+        await say(bot, microsoft, "groupChat", "what is filed?")
+        await say(bot, microsoft, "groupChat", "and now?")
+        await say(bot, microsoft, "meeting", "what is filed?")
+    finally:
+        await bot.aclose()
+    async with kernel.db.session() as s:
+        rows = (
+            await s.execute(
+                text(
+                    "SELECT workflow_id, user_id, count(DISTINCT run_id) FROM knowledge_round_memory "
+                    "GROUP BY workflow_id, user_id ORDER BY workflow_id"
+                )
+            )
+        ).all()
+    assert [tuple(r) for r in rows] == [
+        (workflow_id(GROUP_ID), "teams-service", 2),
+        (workflow_id(MEETING_ID), "teams-service", 1),
+    ]
