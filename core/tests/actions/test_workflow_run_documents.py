@@ -6,6 +6,7 @@ nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,9 @@ async def test_a_run_outside_a_conversation_binds_nothing(make_kernel, db):
     bare = RunContext(user_id="alice", mandate_id="m1")
     wf = await kernel.workflows.create("One", bare)
     await kernel.workflows.add_node(wf.id, "runs", "step", {"label": "a", "save": True}, bare)
-    run = await kernel.workflow_runs.wait((await kernel.workflow_runs.start(wf.id, bare)).id, bare)
+    run = await asyncio.wait_for(
+        kernel.workflow_runs.wait((await kernel.workflow_runs.start(wf.id, bare)).id, bare), 120
+    )
     assert run.status == "done" and run.conversation_id is None
     listed = run.nodes[0].output.data["documents"]
     assert listed[0]["documentRef"] is None and listed[0]["fileId"]

@@ -5,6 +5,7 @@ and another user's run are repairable errors."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -111,8 +112,8 @@ async def test_a_workflow_that_cannot_run_and_anothers_run_are_repairable(
     await kernel.workflows.add_node(empty_ok.id, "context", "neutralizeData", {"text": "x"}, ALICE)
     other = await kernel.workflows.create("Bob's", bob)
     await kernel.workflows.add_node(other.id, "context", "neutralizeData", {"text": "y"}, bob)
-    theirs = await kernel.workflow_runs.wait(
-        (await kernel.workflow_runs.start(other.id, bob)).id, bob
+    theirs = await asyncio.wait_for(
+        kernel.workflow_runs.wait((await kernel.workflow_runs.start(other.id, bob)).id, bob), 120
     )
     events = await run_events(
         kernel.agent.run("Run them.", AgentConfig(initial_toolboxes=["workflow"]), ALICE)
@@ -124,4 +125,4 @@ async def test_a_workflow_that_cannot_run_and_anothers_run_are_repairable(
     assert queued["success"] is True
     (mine,) = await kernel.workflow_runs.list_for(ALICE)
     assert mine.workflow_id == empty_ok.id
-    assert (await kernel.workflow_runs.wait(mine.id, ALICE)).status == "done"
+    assert (await asyncio.wait_for(kernel.workflow_runs.wait(mine.id, ALICE), 120)).status == "done"

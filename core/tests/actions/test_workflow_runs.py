@@ -53,7 +53,7 @@ async def test_a_run_executes_every_node_in_order_feeding_outputs(kernel, probe)
     wf = await chain(kernel, {"label": "a"}, {"label": "b"}, {"label": "c"})
     started = await kernel.workflow_runs.start(wf, ALICE, QUICK)
     assert started.status in ("queued", "running") and started.job_id
-    run = await kernel.workflow_runs.wait(started.id, ALICE)
+    run = await asyncio.wait_for(kernel.workflow_runs.wait(started.id, ALICE), 120)
     assert run.status == "done", run
     assert probe.calls == ["a", "b", "c"]
     assert [(n.node_id, n.status, n.attempts) for n in run.nodes] == [
@@ -86,8 +86,9 @@ async def test_a_run_executes_every_node_in_order_feeding_outputs(kernel, probe)
 
 async def test_a_failing_node_is_retried_then_fails_the_run(kernel, probe):
     wf = await chain(kernel, {"label": "a", "failTimes": 1}, {"label": "b", "failTimes": 5})
-    run = await kernel.workflow_runs.wait(
-        (await kernel.workflow_runs.start(wf, ALICE, QUICK)).id, ALICE
+    run = await asyncio.wait_for(
+        kernel.workflow_runs.wait((await kernel.workflow_runs.start(wf, ALICE, QUICK)).id, ALICE),
+        120,
     )
     assert run.status == "failed" and "node 'n2' failed" in run.error
     assert probe.calls == ["a", "a", "b", "b"]
@@ -101,8 +102,9 @@ async def test_a_failing_node_is_retried_then_fails_the_run(kernel, probe):
 async def test_downstream_nodes_are_skipped_after_a_failure(kernel, probe):
     wf = await chain(kernel, {"label": "a", "failTimes": 9}, {"label": "b"})
     options = RunOptions(max_attempts=1, retry_delay_s=0)
-    run = await kernel.workflow_runs.wait(
-        (await kernel.workflow_runs.start(wf, ALICE, options)).id, ALICE
+    run = await asyncio.wait_for(
+        kernel.workflow_runs.wait((await kernel.workflow_runs.start(wf, ALICE, options)).id, ALICE),
+        120,
     )
     assert [n.status for n in run.nodes] == ["failed", "skipped"] and probe.calls == ["a"]
 
@@ -112,8 +114,9 @@ async def test_a_node_past_its_deadline_times_out(kernel, probe, tmp_path):
     (tmp_path / "block").touch()  # the node waits until the file goes: it never does here
     wf = await chain(kernel, {"label": "slow", "block": True})
     options = RunOptions(max_attempts=2, node_timeout_s=0.2, retry_delay_s=0)
-    run = await kernel.workflow_runs.wait(
-        (await kernel.workflow_runs.start(wf, ALICE, options)).id, ALICE
+    run = await asyncio.wait_for(
+        kernel.workflow_runs.wait((await kernel.workflow_runs.start(wf, ALICE, options)).id, ALICE),
+        120,
     )
     node = run.nodes[0]
     assert (node.status, node.error_code, node.attempts) == ("failed", "TIMEOUT", 2)
@@ -130,7 +133,7 @@ async def test_cancel_stops_the_node_under_way_and_the_rest(kernel, probe, tmp_p
     with pytest.raises(WorkflowRunNotFoundError):
         await kernel.workflow_runs.cancel(run.id, BOB)
     assert await kernel.workflow_runs.cancel(run.id, ALICE) is True
-    ended = await kernel.workflow_runs.wait(run.id, ALICE)
+    ended = await asyncio.wait_for(kernel.workflow_runs.wait(run.id, ALICE), 120)
     for _ in range(200):  # the stopped attempt records its end after the run's
         ended = await kernel.workflow_runs.get(run.id, ALICE)
         if ended.nodes[1].error_code == "CANCELLED":
@@ -148,8 +151,9 @@ async def test_the_budget_is_the_runs_and_stops_it(kernel, probe):
         kernel, {"label": "a", "charge": 0.6}, {"label": "b", "charge": 0.6}, {"label": "c"}
     )
     options = RunOptions(max_cost_chf=1.0, retry_delay_s=0, model="scripted-model")
-    run = await kernel.workflow_runs.wait(
-        (await kernel.workflow_runs.start(wf, ALICE, options)).id, ALICE
+    run = await asyncio.wait_for(
+        kernel.workflow_runs.wait((await kernel.workflow_runs.start(wf, ALICE, options)).id, ALICE),
+        120,
     )
     assert run.status == "failed" and "budget" in run.error
     assert run.cost_chf == pytest.approx(1.2)
@@ -169,8 +173,9 @@ async def test_a_workflow_with_problems_does_not_start(kernel):
 
 async def test_another_users_run_is_not_found(kernel):
     wf = await chain(kernel, {"label": "a"})
-    run = await kernel.workflow_runs.wait(
-        (await kernel.workflow_runs.start(wf, ALICE, QUICK)).id, ALICE
+    run = await asyncio.wait_for(
+        kernel.workflow_runs.wait((await kernel.workflow_runs.start(wf, ALICE, QUICK)).id, ALICE),
+        120,
     )
     with pytest.raises(WorkflowRunNotFoundError):
         await kernel.workflow_runs.get(run.id, BOB)
@@ -178,3 +183,39 @@ async def test_another_users_run_is_not_found(kernel):
         await kernel.workflow_runs.events(run.id, BOB)
     assert await kernel.workflow_runs.list_for(BOB) == []
     assert [r.id for r in await kernel.workflow_runs.list_for(ALICE, workflow_id=wf)] == [run.id]
+
+
+async def test_a_run_on_a_silent_far_worker_goes_on_after_the_zombie_killer(kernel, probe, db):
+    """A run held by a worker on another host is left alone while its job beats; once the
+    zombie killer ends the silent job, the recoveries pick the run up here."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import update
+
+    from nyla.actions.runs import run_order
+    from nyla.jobs.tables import Job
+    from nyla.tables.workflow_runs import WorkflowRunRow
+
+    wf_id = await chain(kernel, {"label": "a"}, {"label": "b"})
+    graph = await kernel.workflows.get(wf_id, ALICE)
+    runs = kernel.workflow_runs
+    run = await runs.store.create("far-run", graph, run_order(graph), ALICE, QUICK)
+    far = "far-host.example:4242"
+    job_id = await kernel.jobs.store.start("workflow", user_id="alice", worker=far)
+    async with db.session() as s:
+        await s.execute(
+            update(WorkflowRunRow)
+            .where(WorkflowRunRow.id == run.id)
+            .values(status="running", worker=far, job_id=job_id)
+        )
+    assert await runs.resume_interrupted() == [], "a beating far worker's run was taken"
+    async with db.session() as s:
+        await s.execute(
+            update(Job)
+            .where(Job.id == job_id)
+            .values(heartbeat_at=datetime.now(UTC) - timedelta(hours=1))
+        )
+    assert await kernel.jobs._kill_zombies() == 1
+    ended = await asyncio.wait_for(runs.wait(run.id, ALICE), 120)
+    assert ended.status == "done" and probe.calls == ["a", "b"]
+    assert ended.job_id != job_id and ended.resumes == 0

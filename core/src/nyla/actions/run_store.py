@@ -182,6 +182,15 @@ class RunStore:
                 update(WorkflowRunRow).where(WorkflowRunRow.id == run_id).values(job_id=job_id)
             )
 
+    async def requeue(self, run_id: str) -> None:
+        """An open run whose worker is gone waits for a new one (any worker may claim it)."""
+        async with self.db.session() as s:
+            await s.execute(
+                update(WorkflowRunRow)
+                .where(WorkflowRunRow.id == run_id, WorkflowRunRow.status.in_(OPEN))
+                .values(status="queued", worker=None)
+            )
+
     async def claim(self, run_id: str, worker: str) -> bool | None:
         """Mark an open run running on ``worker``; ``None`` when it ended (nothing to do),
         else whether it was picked up again (some node started before)."""

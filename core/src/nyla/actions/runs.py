@@ -255,6 +255,7 @@ class WorkflowRunService:
                 await self._jobs.store.finish(job.id, error="interrupted: its worker ended")
                 if isinstance(self._jobs, ProcrastinateRunner):
                     await self._jobs.end_stale(job.id)
+            await self.store.requeue(row.id)
             await self._launch(row.id, RunContext.model_validate(row.context))
             resumed.append(row.id)
         if resumed:

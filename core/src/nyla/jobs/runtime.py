@@ -150,11 +150,7 @@ class JobRunner:
         """Recover interrupted jobs, run the registered recoveries, and start the heartbeat and
         zombie loops; returns how many jobs were recovered."""
         recovered = await self.store.recover_interrupted()
-        for recover in self.recoveries:
-            try:
-                await recover()
-            except Exception:  # one service's recovery must not keep the others from booting
-                log.exception("a recovery at start failed")
+        await self._recover()
         if not self._loops:
             self._loops = [
                 asyncio.create_task(self._every(self.heartbeat_s, self._beat)),
@@ -174,7 +170,18 @@ class JobRunner:
         await self.store.heartbeat([j for j, t in self._tasks.items() if not t.done()])
 
     async def _kill_zombies(self) -> int:
-        return await self.store.kill_zombies(self.zombie_after_s)
+        killed = await self.store.kill_zombies(self.zombie_after_s)
+        if killed:  # a zombie's work (a workflow run on a hung or far worker) goes on too
+            await self._recover()
+        return killed
+
+    async def _recover(self) -> None:
+        """Run the registered recoveries, each on its own."""
+        for recover in self.recoveries:
+            try:
+                await recover()
+            except Exception:  # one service's recovery must not keep the others from booting
+                log.exception("a recovery failed")
 
     async def submit(self, kind: str, fn: JobFn, **fields: Any) -> str:
         """Start ``fn(handle)`` as a background job; returns the job id at once."""
