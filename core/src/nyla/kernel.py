@@ -177,6 +177,7 @@ class Kernel:
             self.jobs,
             lambda: tool_services(self.agent.services),
             prepare=self.agent.user_context,
+            bus=self.runs.bus,  # the process's one listener wakes run followers
         )
 
     async def _resume_workflow_runs(self) -> None:

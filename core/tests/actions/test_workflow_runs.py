@@ -219,3 +219,23 @@ async def test_a_run_on_a_silent_far_worker_goes_on_after_the_zombie_killer(kern
     ended = await asyncio.wait_for(runs.wait(run.id, ALICE), 120)
     assert ended.status == "done" and probe.calls == ["a", "b"]
     assert ended.job_id != job_id and ended.resumes == 0
+
+
+async def test_a_stored_event_wakes_the_followers_of_its_run(kernel):
+    """Each event is announced on the run bus at commit: a follower wakes at once instead of
+    waiting for its next read."""
+    runs = kernel.workflow_runs
+    bus = kernel.runs.bus
+    assert await bus.wait_connected(30)
+    wf = await chain(kernel, {"label": "a"})
+    graph = await kernel.workflows.get(wf, ALICE)
+    with bus.subscribe("woken-run") as wake:
+        await runs.store.create("woken-run", graph, ["n1"], ALICE, QUICK)
+        await asyncio.wait_for(wake.wait(), 30)
+        wake.clear()
+        assert await runs.store.finish("woken-run", "cancelled", "test")
+        await asyncio.wait_for(wake.wait(), 30)
+    assert [e.type for e in await runs.store.events("woken-run")] == [
+        "RUN_QUEUED",
+        "RUN_CANCELLED",
+    ]

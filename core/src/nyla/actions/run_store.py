@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from nyla.jobs.store import worker_alive
 from nyla.models.workflow_runs import (
@@ -79,8 +79,10 @@ def _run(row: WorkflowRunRow, nodes: list[NodeRunRow]) -> WorkflowRun:
 class RunStore:
     """Runs, node states and events of workflow runs."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, notify: str | None = None) -> None:
         self.db = db
+        #: the channel each event is announced on (``run_id:seq``, delivered at commit)
+        self.notify = notify
 
     async def create(
         self,
@@ -329,3 +331,5 @@ class RunStore:
                 data=data or {}, at=_now(),
             )
         )  # fmt: skip
+        if self.notify is not None:
+            await s.execute(select(func.pg_notify(self.notify, f"{run_id}:{row.last_seq}")))

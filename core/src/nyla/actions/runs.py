@@ -7,8 +7,10 @@ node after the last finished one (:class:`~nyla.actions.run_engine.RunEngine`)."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from nyla.actions.catalog import ActionCatalog
     from nyla.actions.executor import ActionExecutor
     from nyla.actions.workflows import WorkflowService
+    from nyla.agent.run_bus import RunBus
     from nyla.db import Database
     from nyla.jobs.runtime import JobHandle, JobRunner
     from nyla.jobs.tables import Job
@@ -80,7 +83,9 @@ def run_order(graph: WorkflowGraph) -> list[str]:
 class WorkflowRunService:
     """Runs of stored workflows: built on the database, the workflow graphs, the action
     catalog and executor, the job runner, the services an action gets (a callable) and
-    ``prepare`` (the caller's context completed with their account's model allow-list)."""
+    ``prepare`` (the caller's context completed with their account's model allow-list);
+    ``bus`` (the process's ``LISTEN``/``NOTIFY`` listener) wakes a follower when a run's
+    events commit, else followers poll every ``poll_s``."""
 
     def __init__(
         self,
@@ -92,13 +97,15 @@ class WorkflowRunService:
         services: Callable[[], ToolServices],
         *,
         prepare: Callable[[RunContext], Awaitable[RunContext]] | None = None,
+        bus: RunBus | None = None,
         poll_s: float = 0.25,
     ) -> None:
         self._db, self._workflows, self._catalog = db, workflows, catalog
         self._jobs = jobs
         self._prepare = prepare
         self.poll_s = poll_s
-        self.store = RunStore(db)
+        self._bus = bus
+        self.store = RunStore(db, notify=bus.events_channel if bus is not None else None)
         self.engine = RunEngine(self.store, catalog, executor, services)
 
     # ---- starting ---------------------------------------------------------------------
@@ -206,23 +213,42 @@ class WorkflowRunService:
         """The run's events after ``after`` as they are stored, until it ended (whichever
         process runs it); ``None`` after ``keepalive`` seconds without one."""
         await self.get(run_id, context)
-        idle = 0.0
-        while True:
-            status = await self.store.status(run_id)  # first: an end is stored with its event
-            events = await self.store.events(run_id, after)
-            for event in events:
-                yield event
-                after = event.seq
-            if status in ENDED and not events:
-                return
-            if events:
-                idle = 0.0
-                continue
-            await asyncio.sleep(self.poll_s)
-            idle += self.poll_s
-            if keepalive is not None and idle >= keepalive:
-                idle = 0.0
-                yield None
+        with contextlib.ExitStack() as stack:
+            wake = stack.enter_context(self._bus.subscribe(run_id)) if self._bus else None
+            idle = 0.0
+            while True:
+                if wake is not None:
+                    wake.clear()  # before reading: a commit after the read wakes the wait
+                status = await self.store.status(run_id)  # first: an end comes with its event
+                events = await self.store.events(run_id, after)
+                for event in events:
+                    yield event
+                    after = event.seq
+                if status in ENDED and not events:
+                    return
+                if events:
+                    idle = 0.0
+                    continue
+                idle += await self._idle(wake, keepalive, idle)
+                if keepalive is not None and idle >= keepalive:
+                    idle = 0.0
+                    yield None
+
+    async def _idle(
+        self, wake: asyncio.Event | None, keepalive: float | None, idle: float
+    ) -> float:
+        """Wait for the run's next commit (a wake-up of the bus, or the poll interval);
+        returns the seconds waited."""
+        wait = self.poll_s if wake is None or self._bus is None else self._bus.poll_interval()
+        if keepalive is not None:
+            wait = min(wait, max(keepalive - idle, 0.0))
+        if wake is None:
+            await asyncio.sleep(wait)
+            return wait
+        started = time.monotonic()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), wait)
+        return time.monotonic() - started
 
     async def wait(self, run_id: str, context: RunContext) -> WorkflowRun:
         """The run once it ended."""
