@@ -145,10 +145,25 @@ async def test_two_spenders_at_once_cannot_both_pass_a_limit_only_one_fits(db, m
     assert report.held_chf == 0.0
 
 
-async def test_two_runs_at_once_under_a_limit_that_fits_one(kernel, provider):
+async def test_two_runs_at_once_under_a_limit_that_fits_one(make_kernel, db):
     """End to end: two agent runs with a budget of 6 CHF each (a round's estimate is over
-    1 CHF at these prices) start together under a mandate limit of 7 CHF; one runs, the
-    other ends budgetExceeded with the rule named, and the ledger stays within the limit."""
+    1 CHF at these prices) under a mandate limit of 7 CHF; the second starts while the first
+    is with the model: its round is refused and it ends budgetExceeded with the rule named
+    (its short progress report still fits what is left), the first completes, and the ledger
+    stays within the limit."""
+    from nyla.ai.scripted import ScriptedProvider
+
+    started, release = asyncio.Event(), asyncio.Event()
+
+    class Held(ScriptedProvider):
+        async def chat(self, request):
+            if not started.is_set():  # the first run's first call waits for the second run
+                started.set()
+                await release.wait()
+            return await super().chat(request)
+
+    provider = Held(lambda r, i: "ok", price_input=PRICE, price_output=PRICE)
+    kernel = make_kernel(provider, db=db, builtins=False)
     await kernel.billing.update_policy("mandate", "m1", monthly_limit_chf=7.0)
     config = AgentConfig(max_cost_chf=6.0, stream=False, max_rounds=2)
 
@@ -156,11 +171,16 @@ async def test_two_runs_at_once_under_a_limit_that_fits_one(kernel, provider):
         context = RunContext(user_id=user, mandate_id="m1")
         return [e async for e in kernel.agent.run("hi", config, context)]
 
-    results = await asyncio.gather(run("a"), run("b"))
-    statuses = sorted(events[-1].data["status"] for events in results)
-    assert statuses == ["budgetExceeded", "completed"]
-    refused = next(e for e in results if e[-1].data["status"] == "budgetExceeded")
-    trace = await kernel.agent.trace(refused[-1].data["runId"])
+    first = asyncio.ensure_future(run("a"))
+    try:
+        await asyncio.wait_for(started.wait(), 30)
+        second = await asyncio.wait_for(run("b"), 30)
+    finally:
+        release.set()
+    first_events = await asyncio.wait_for(first, 30)
+    assert first_events[-1].data["status"] == "completed"
+    assert second[-1].data["status"] == "budgetExceeded"
+    trace = await kernel.agent.trace(second[-1].data["runId"])
     assert "spending refused: mandate 'm1': monthly limit 7.00 CHF" in trace.error
     report = await kernel.billing.report(mandate_id="m1")
     assert 0 < report.calls_chf <= 7.0
@@ -285,3 +305,24 @@ async def test_calls_of_one_run_at_once_cannot_both_pass_what_it_holds(make_kern
     await kernel.billing.close_run("run-at-once")
     report = await kernel.billing.report(mandate_id="m1", snapshot=False)
     assert 0 < report.calls_chf <= 0.15 and report.held_chf == 0.0
+
+
+async def test_a_failed_write_keeps_the_rows_for_the_next_batch(db):
+    """The database refuses the run's write (here: its tables are not there yet for a moment):
+    the rows wait and the next flush writes them."""
+    from nyla.models.billing import Charge
+
+    billing = BillingService(db)
+    run = RunContext(user_id="alice", mandate_id="m1", run_id="run-retry")
+    billing.record(run, Charge("agent", "x:model", 0.5, 10, 5))
+    async with db.session() as s:
+        from sqlalchemy import text
+
+        await s.execute(text("ALTER TABLE billing_ledger RENAME TO billing_ledger_away"))
+    with pytest.raises(Exception, match="billing_ledger"):
+        await billing.close_run("run-retry")
+    async with db.session() as s:
+        await s.execute(text("ALTER TABLE billing_ledger_away RENAME TO billing_ledger"))
+    await billing.flush()
+    rows = await billing.run_entries("run-retry")
+    assert [(r.operation, r.cost_chf) for r in rows] == [("agent", 0.5)]

@@ -25,48 +25,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from psycopg.types.json import Json
 from sqlalchemy import select
 
 from nyla.billing.holds import HoldRequest, take_hold
-from nyla.billing.tables import LedgerEntry, SpendingHold, SpendingPolicyRow
+from nyla.billing.ledger import write_rows
+from nyla.billing.tables import LedgerEntry, SpendingPolicyRow
 from nyla.config import config_value
 from nyla.errors import SpendingRefused
 from nyla.models.billing import BillingReport, Charge, SpendingPolicy, StorageLine
-
-#: the ledger's columns in the order a pending row is copied, and their types
-ROW_COLUMNS = (
-    "at",
-    "user_id",
-    "mandate_id",
-    "run_id",
-    "workflow_id",
-    "kind",
-    "operation",
-    "model",
-    "input_tokens",
-    "output_tokens",
-    "cost_chf",
-    "detail",
-)
-ROW_TYPES = [
-    "timestamptz",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "int4",
-    "int4",
-    "float8",
-    "json",
-]
-_COPY_ROWS = (
-    f"COPY {LedgerEntry.__tablename__} ({', '.join(ROW_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
-)
-_RELEASE = f"DELETE FROM {SpendingHold.__tablename__} WHERE id = ANY(%s)"
 
 
 @dataclass(slots=True)
@@ -290,22 +256,19 @@ class BillingService:
     async def _write(self, pending: Pending) -> None:
         """The rows in one binary COPY and the holds released, in one transaction on the
         driver's connection (SQLAlchemy's statement building cost about 3 ms of CPU for a
-        run's rows, a COPY a fraction of it)."""
+        run's rows, a COPY a fraction of it). When that fails the rows wait with the next
+        batch (the error is raised: the caller logs it), so a failed write loses nothing
+        the process still holds."""
         if not pending.rows and not pending.holds:
             return
-        await self.db.ensure_ready()
-        async with self.db.engine.begin() as conn:
-            raw = await conn.get_raw_connection()
-            async with raw.driver_connection.cursor() as cur:
-                if pending.rows:
-                    async with cur.copy(_COPY_ROWS) as copy:
-                        copy.set_types(ROW_TYPES)
-                        for row in pending.rows:
-                            values = [row[c] for c in ROW_COLUMNS]
-                            values[-1] = Json(values[-1])
-                            await copy.write_row(values)
-                if pending.holds:
-                    await cur.execute(_RELEASE, (pending.holds,))
+        try:
+            await write_rows(self.db, pending.rows, pending.holds)
+        except BaseException:
+            if not self._loose.rows:
+                self._loose.since = time.monotonic()
+            self._loose.rows.extend(pending.rows)
+            self._loose.holds.extend(pending.holds)
+            raise
 
     # ---- policies and credit (the admin's) ----------------------------------------------
 
