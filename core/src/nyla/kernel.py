@@ -361,6 +361,11 @@ class Kernel:
         if "jobs" in self.__dict__:
             await self.jobs.aclose()
         if "billing" in self.__dict__:  # rows of calls not yet written
-            await self.billing.flush(runs=True)
+            try:
+                await self.billing.flush(runs=True)
+            except Exception as exc:  # the database is gone: say so, still release the rest
+                import logging
+
+                logging.getLogger(__name__).error("ledger rows not written at close: %s", exc)
         if "db" in self.__dict__:
             await self.db.dispose()
