@@ -154,3 +154,49 @@ async def test_a_killed_worker_leaves_the_run_to_the_next(embedded_pg, tmp_path)
         await kernel.aclose()
         await db.drop_schema()
         await db.dispose()
+
+
+async def test_a_cancel_reaches_the_worker_running_the_node(embedded_pg, tmp_path) -> None:
+    """Cancelled from another process, the run stops in the worker: the node under way is
+    stopped and the node after it never runs; the worker goes on serving."""
+    schema = f"wc_{uuid.uuid4().hex[:8]}"
+    env = {
+        "NYLA_DATABASE_URL": embedded_pg,
+        "NYLA_DATABASE_SCHEMA": schema,
+        "NYLA_USER": "rita",
+        "NYLA_HOME": str(tmp_path / "home"),
+        "NYLA_CONFIG": str(tmp_path / "none.toml"),
+        "NYLA_JOBS": "procrastinate",
+    }
+    db = open_database(embedded_pg, schema)
+    kernel = plugin_kernel(RunsProbe(), db=db, builtins=True, settings={"jobs": "procrastinate"})
+    try:
+        wf = await three_steps(kernel)
+        (tmp_path / "block").touch()  # never removed: only the cancel ends the node
+        started = await kernel.workflow_runs.start(wf, RITA)
+        worker = child(tmp_path, env, "worker", "--concurrency", "1")
+        try:
+            await until_node_runs(kernel, "n2")
+            assert await kernel.workflow_runs.cancel(started.id, RITA) is True
+            # one run at a time in this worker: a next run ends only if the node was stopped
+            after = await kernel.workflows.create("After", RITA)
+            await kernel.workflows.add_node(after.id, "runs", "step", {"label": "after"}, RITA)
+            then = await kernel.workflow_runs.start(after.id, RITA)
+            done = await asyncio.wait_for(kernel.workflow_runs.wait(then.id, RITA), 240)
+            assert done.status == "done" and worker.poll() is None
+            run = await kernel.workflow_runs.get(started.id, RITA)
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            worker.wait(timeout=60)
+        assert run.status == "cancelled"
+        assert [(n.status, n.error_code) for n in run.nodes] == [
+            ("done", None),
+            ("cancelled", "CANCELLED"),
+            ("cancelled", None),
+        ]
+        assert (tmp_path / "calls.log").read_text().split() == ["a", "wait", "after"]
+        assert (await kernel.jobs.store.get(started.job_id)).status == "cancelled"
+    finally:
+        await kernel.aclose()
+        await db.drop_schema()
+        await db.dispose()

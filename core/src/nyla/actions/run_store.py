@@ -276,18 +276,26 @@ class RunStore:
 
     async def finish(self, run_id: str, status: str, error: str | None = None) -> bool:
         """End an open run (``done``, ``failed``, ``cancelled``); nodes that did not run are
-        marked ``skipped`` (``cancelled`` when the run was). False when it had ended."""
+        marked ``skipped`` (``cancelled`` when the run was), the node under way ``cancelled``
+        (or ``failed`` with the run's error). False when it had ended."""
         async with self.db.session() as s:
             row = await s.get(WorkflowRunRow, run_id, with_for_update=True)
             if row is None or row.status not in OPEN:
                 return False
             row.status, row.error, row.finished_at = status, error, _now()
-            left = "cancelled" if status == "cancelled" else "skipped"
-            await s.execute(
-                update(NodeRunRow)
-                .where(NodeRunRow.run_id == run_id, NodeRunRow.status.in_(("pending", "running")))
-                .values(status=left, finished_at=_now())
-            )
+            cancelled = status == "cancelled"
+            stopped = {"status": "cancelled", "error": "cancelled", "error_code": "CANCELLED"}
+            if not cancelled:  # a run that failed outside its nodes: the node under way too
+                stopped = {"status": "failed", "error": error, "error_code": "RUN_FAILED"}
+            for was, values in (
+                ("running", stopped),
+                ("pending", {"status": "cancelled" if cancelled else "skipped"}),
+            ):
+                await s.execute(
+                    update(NodeRunRow)
+                    .where(NodeRunRow.run_id == run_id, NodeRunRow.status == was)
+                    .values(finished_at=_now(), **values)
+                )
             text = error or status
             data = {"status": status, "costChf": row.cost_chf}
             await self._event(s, run_id, f"RUN_{status.upper()}", None, text, data, locked=row)
