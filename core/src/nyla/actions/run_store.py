@@ -284,7 +284,11 @@ class RunStore:
                 return False
             row.status, row.error, row.finished_at = status, error, _now()
             cancelled = status == "cancelled"
-            stopped = {"status": "cancelled", "error": "cancelled", "error_code": "CANCELLED"}
+            stopped: dict[str, str | None] = {
+                "status": "cancelled",
+                "error": "cancelled",
+                "error_code": "CANCELLED",
+            }
             if not cancelled:  # a run that failed outside its nodes: the node under way too
                 stopped = {"status": "failed", "error": error, "error_code": "RUN_FAILED"}
             for was, values in (
