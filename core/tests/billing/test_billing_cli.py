@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -82,3 +83,28 @@ def test_usage_errors_are_clear(url):
     assert both.exit_code == 2 and "exactly one" in both.output
     zero = invoke_cli(["billing", "credit", "add", "--mandate", "m1", "0"])
     assert zero.exit_code == 2 and "must not be 0" in zero.output
+
+
+def test_a_one_off_call_is_billed_to_the_cli_s_identity(make_kernel, scripted, monkeypatch):
+    """``nyla ai ask`` acts as the CLI's user (``NYLA_USER``) in ``--mandate``: its ledger row
+    is written when the command ends (the kernel is closed), not left in memory."""
+    monkeypatch.setenv("NYLA_USER", "carol")
+    kernel = make_kernel(scripted(lambda r, i: "hello", price_input=50.0), builtins=False)
+    monkeypatch.setattr("nyla.ai.cli._kernel", lambda: kernel)
+    result = invoke_cli(["ai", "ask", "hi", "--mandate", "m9", "--json"])
+    assert result.exit_code == 0, result.output
+    cost = json.loads(result.output)["costChf"]
+
+    async def report() -> Any:
+        try:
+            # another billing service (another process): only what was written
+            return await BillingService(kernel.db).report(mandate_id="m9", snapshot=False)
+        finally:
+            await kernel.db.drop_schema()
+            await kernel.db.dispose()
+
+    written = asyncio.run(report())
+    assert [(x.user_id, x.operation, x.calls) for x in written.lines] == [
+        ("carol", "dataAnalyse", 1)
+    ]
+    assert written.calls_chf == pytest.approx(cost) and cost > 0

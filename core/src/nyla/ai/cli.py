@@ -51,6 +51,7 @@ def _fail(exc: Exception) -> click.ClickException:
     default=None,
     help="Structured output: answer JSON following this JSON schema file.",
 )
+@click.option("--mandate", "mandate_id", default=None, help="The mandate the call is made in.")
 @json_option
 def ask(
     prompt: str,
@@ -62,6 +63,7 @@ def ask(
     stop: tuple[str, ...],
     json_object: bool,
     schema: str | None,
+    mandate_id: str | None,
     as_json: bool,
 ) -> None:
     """Send PROMPT to a model once and show the answer with model, tokens and cost (CHF).
@@ -70,6 +72,8 @@ def ask(
     structured output; another model is refused before anything is sent.
     """
     from nyla.errors import NylaError
+    from nyla.identity import default_user
+    from nyla.models.agent import RunContext
     from nyla.models.ai import AiCallRequest, Message, OperationType, Role
 
     try:
@@ -88,6 +92,8 @@ def ask(
             max_cost_chf=max_cost,
             stop=list(stop),
             response_format=_response_format(json_object, schema),
+            # the CLI's identity: its model access applies and the call is billed to it
+            context=RunContext(user_id=default_user(), mandate_id=mandate_id),
         )
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
@@ -110,8 +116,14 @@ def ask(
         with Console(stderr=True).status("asking the model..."):
             return await kernel.ai.call(request)
 
+    async def go_and_close() -> Any:
+        try:
+            return await go()
+        finally:
+            await kernel.aclose()  # the call's ledger row is written
+
     try:
-        response = run_async(go())
+        response = run_async(go_and_close())
     except NylaError as exc:
         raise _fail(exc) from exc
     if as_json:
