@@ -84,6 +84,10 @@ async def shutdown(state: HostState) -> None:
             await close()
     await state.kernel.sync.scheduler.aclose()
     await state.kernel.jobs.aclose()
+    try:  # the ledger rows of calls not yet written (billing writes them in batches)
+        await state.kernel.billing.flush(runs=True)
+    except Exception as exc:
+        log.error("ledger rows not written at shutdown: %s", exc)
 
 
 def mount(app: FastAPI, state: HostState, *, security_headers: bool = True) -> None:
