@@ -126,6 +126,10 @@ def workflows_run(
         run = await kernel.workflow_runs.start(workflow_id, context, options)
         if not as_json:
             click.echo(f"run {run.id} of workflow {workflow_id} started")
+            if kernel.jobs_backend == "procrastinate":
+                click.echo(
+                    "queued for a nyla worker (NYLA_JOBS=procrastinate); Ctrl-C stops watching"
+                )
         ended = await _follow(kernel, run.id, context, as_json)
         return ended, await kernel.workflow_runs.events(run.id, context)
 
