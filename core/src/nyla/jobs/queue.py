@@ -29,6 +29,8 @@ from nyla.jobs.runtime import JobHandle, JobRunner
 from nyla.jobs.store import JobStore, this_worker
 
 if TYPE_CHECKING:
+    import procrastinate
+
     from nyla.db import Database
     from nyla.jobs.ports import QueuedSync
 
@@ -137,7 +139,7 @@ class ProcrastinateRunner:
 
         return app
 
-    def _register(self, app: Any, name: str) -> None:
+    def _register(self, app: procrastinate.App, name: str) -> None:
         """The procrastinate task ``name``: its registered body as a nyla job (no retries
         by the queue: a task retries what it may itself)."""
 
