@@ -102,8 +102,9 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         # Every nyla error (refused permission, unreachable database, unknown model ...) and
-        # every database failure is the user's to read: one line and exit code 1, not a
-        # traceback (NYLA_DEBUG=1 or --debug shows it). Under --json the error is JSON too.
+        # every database failure is the user's to read: one line and exit code 1 (3 for a
+        # refused service permission, so a script can tell it apart), not a traceback
+        # (NYLA_DEBUG=1 or --debug shows it). Under --json the error is JSON too.
         as_json = "--json" in ctx.args  # read before click consumes the arguments
         try:
             return super().invoke(ctx)
@@ -116,10 +117,13 @@ class LazyGroup(click.Group):
             message = user_error(exc)
             if message is None or debug_enabled():
                 raise
+            code = exit_code_of(exc)
             if as_json:
                 _json_error(message[0], message[1])
-                ctx.exit(1)
-            raise click.ClickException(f"{message[0]}: {message[1]}") from exc
+                ctx.exit(code)
+            error = click.ClickException(f"{message[0]}: {message[1]}")
+            error.exit_code = code
+            raise error from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, LAZY_COMMANDS[name][1]) for name in sorted(LAZY_COMMANDS)]
@@ -154,6 +158,21 @@ def debug_enabled() -> bool:
     import os
 
     return os.environ.get("NYLA_DEBUG", "").lower() in ("1", "true", "yes")
+
+
+#: the exit code of a refused service permission (``ServiceAccessDenied``); other errors exit 1
+EXIT_ACCESS_DENIED = 3
+
+
+def exit_code_of(exc: BaseException) -> int:
+    """The exit code of an error :func:`user_error` reads: :data:`EXIT_ACCESS_DENIED` for a
+    refused service permission, else 1."""
+    if "nyla.access.permissions" in sys.modules:
+        from nyla.access.permissions import ServiceAccessDenied
+
+        if isinstance(exc, ServiceAccessDenied):
+            return EXIT_ACCESS_DENIED
+    return 1
 
 
 def user_error(exc: BaseException) -> tuple[str, str] | None:
@@ -211,6 +230,9 @@ def cli() -> None:
 
     Agents with toolboxes, one AI service with budgets and neutralization, and a knowledge
     store on PostgreSQL + pgvector. Every inspector command takes --json.
+
+    Exit codes: 0 done, 1 an error (one line; --debug shows the traceback), 2 a usage error,
+    3 refused: the user lacks a service permission (see `nyla access list`).
     """
 
 

@@ -1,7 +1,7 @@
 """Service access through the kernel: rules stored and read back, a run refused without
 ``service.agent`` (the check the CLI and the host share), a tool refused in a run with a
 structured ``PERMISSION_DENIED`` naming the permission (its handler never runs), and the
-``nyla access`` commands with a refused ``nyla knowledge search`` (exit code 1)."""
+``nyla access`` commands with a refused ``nyla knowledge search`` (exit code 3, other errors 1)."""
 
 from __future__ import annotations
 
@@ -111,8 +111,12 @@ def test_access_cli_grants_revokes_and_the_knowledge_cli_refuses(db, monkeypatch
         "allowed": False,
     }
     refused = invoke_cli(["knowledge", "search", "invoices", "--user", "bob"])
-    assert refused.exit_code == 1
+    assert refused.exit_code == 3
     assert "ServiceAccessDenied" in refused.output and KNOWLEDGE in refused.output
+    as_json = invoke_cli(["knowledge", "search", "invoices", "--user", "bob", "--json"])
+    assert as_json.exit_code == 3
+    assert json.loads(as_json.output)["error"]["type"] == "ServiceAccessDenied"
+    assert "3 refused" in invoke_cli(["--help"]).output  # the exit code is documented
     shown = json.loads(invoke_cli(["access", "list", "--user", "bob", "--json"]).output)
     effective = {e["permission"]: e["allowed"] for e in shown["effective"]}
     assert effective[KNOWLEDGE] is False and effective[AGENT] is True
@@ -135,11 +139,14 @@ def test_connector_sync_and_run_commands_refuse_without_the_service(db, monkeypa
     invoke_cli(["access", "revoke", "connector.localfs", "--user", "eve"])
     invoke_cli(["access", "revoke", "knowledge", "--user", "eve"])
     added = invoke_cli(["connections", "add", "localfs", "--user", "eve", "--label", "x"])
-    assert added.exit_code == 1 and "service.connector.localfs" in added.output
+    assert added.exit_code == 3 and "service.connector.localfs" in added.output
     listed = invoke_cli(["connections", "list", "--user", "eve", "--json"])
     assert json.loads(listed.output) == []  # nothing was stored
     synced = invoke_cli(["sync", "run", "ds-none", "--user", "eve"])
-    assert synced.exit_code == 1 and "service.knowledge" in synced.output
+    assert synced.exit_code == 3 and "service.knowledge" in synced.output
+    invoke_cli(["access", "grant", "knowledge", "--user", "eve"])
+    missing = invoke_cli(["sync", "run", "ds-none", "--user", "eve"])
+    assert missing.exit_code == 1, missing.output  # any other error stays 1
 
 
 def test_nyla_run_refuses_a_user_without_the_agent(db, monkeypatch):
@@ -155,7 +162,7 @@ def test_nyla_run_refuses_a_user_without_the_agent(db, monkeypatch):
     )
     invoke_cli(["access", "revoke", "agent", "--user", "eve"])
     ran = invoke_cli(["run", "--user", "eve", "--model", "scripted:model", "hello"])
-    assert ran.exit_code == 1, ran.output
+    assert ran.exit_code == 3, ran.output
     assert "ServiceAccessDenied" in ran.output and "service.agent" in ran.output
     assert provider.requests == []  # refused before any model call
     invoke_cli(["access", "grant", "agent", "--user", "eve"])

@@ -129,7 +129,7 @@ class Rule:
 
 class ServiceAccessDenied(PermissionDeniedError):
     """A subject may not use a service; ``permission`` names it (the host answers 403 with
-    it, the CLI exits 1 with it, a tool call fails with ``PERMISSION_DENIED``)."""
+    it, the CLI exits 3 with it, a tool call fails with ``PERMISSION_DENIED``)."""
 
     def __init__(self, permission: str, subject: Subject) -> None:
         self.permission = permission
