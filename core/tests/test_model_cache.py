@@ -66,7 +66,9 @@ def test_a_provider_can_opt_out_and_a_failure_is_not_kept() -> None:
 
 async def test_model_calls_do_not_rebuild_the_specs() -> None:
     provider = CountingProvider()
-    kernel = Kernel(plugins=PluginHost.from_plugins([ScriptedPlugin(provider)]))
+    # no database here: governance (model access, billing) would read the default one
+    plugins = PluginHost.from_plugins([ScriptedPlugin(provider)])
+    kernel = Kernel(plugins=plugins, settings={"governance": False})
     base = provider.listed
     request = AiCallRequest(
         operation=OperationType.AGENT, messages=[Message(role=Role.USER, content="hi")]
