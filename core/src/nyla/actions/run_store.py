@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 
 from nyla.jobs.store import worker_alive
 from nyla.models.workflow_runs import (
@@ -151,10 +151,27 @@ class RunStore:
             return await s.get(WorkflowRunRow, run_id)
 
     async def list_runs(
-        self, user_id: str, *, workflow_id: str | None = None, limit: int = 50
+        self,
+        user_id: str,
+        *,
+        mandate_id: str | None = None,
+        feature_instance_id: str | None = None,
+        workflow_id: str | None = None,
+        limit: int = 50,
     ) -> list[WorkflowRun]:
-        """The user's runs (of one workflow), newest first."""
-        query = select(WorkflowRunRow).where(WorkflowRunRow.user_id == user_id)
+        """The user's runs (of one workflow), newest first: those of ``mandate_id`` or of
+        none, and when ``feature_instance_id`` is given those of that instance or of none —
+        filtered in the query, before ``limit``."""
+        mandate = WorkflowRunRow.mandate_id
+        query = select(WorkflowRunRow).where(
+            WorkflowRunRow.user_id == user_id,
+            mandate.is_(None)
+            if mandate_id is None
+            else or_(mandate.is_(None), mandate == mandate_id),
+        )
+        if feature_instance_id is not None:
+            instance = WorkflowRunRow.feature_instance_id
+            query = query.where(or_(instance.is_(None), instance == feature_instance_id))
         if workflow_id is not None:
             query = query.where(WorkflowRunRow.workflow_id == workflow_id)
         query = query.order_by(WorkflowRunRow.created_at.desc()).limit(limit)

@@ -189,16 +189,13 @@ class WorkflowRunService:
         """The runs ``context`` may see (of one workflow), newest first."""
         if workflow_id is not None:
             await self._workflows.get(workflow_id, context)
-        runs = await self.store.list_runs(context.user_id, workflow_id=workflow_id, limit=limit)
-        return [
-            r
-            for r in runs
-            if r.mandate_id in (None, context.mandate_id)
-            and (
-                context.feature_instance_id is None
-                or r.feature_instance_id in (None, context.feature_instance_id)
-            )
-        ]
+        return await self.store.list_runs(
+            context.user_id,
+            mandate_id=context.mandate_id,
+            feature_instance_id=context.feature_instance_id,
+            workflow_id=workflow_id,
+            limit=limit,
+        )
 
     async def events(
         self, run_id: str, context: RunContext, after: int = 0
