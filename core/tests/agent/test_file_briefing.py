@@ -128,3 +128,33 @@ async def test_the_knowledge_store_s_summary_is_used_unless_the_run_may_not_use_
     [e async for e in kernel.agent.run(f"Read {report.id}", config, denied)]
     system = system_text(provider.requests[-1])
     assert "from the index" not in system and "Quarterly report" in system
+
+
+async def test_a_doc_item_reference_names_the_chat_document_s_file(kernel):
+    """``docItem:<id>`` names a chat document; the block lists the file it stands for (once,
+    also when the prompt names the file too), and another user's document not at all."""
+    from nyla.files.bridge import attach_file_as_chat_document
+
+    kernel, provider = kernel
+    alice = RunContext(user_id="alice", workflow_id="wf-alice")
+    report = await kernel.files.save("report.md", REPORT, alice)
+    workflow = await kernel.files.workflows.load("wf-alice", alice)
+    doc_id = await attach_file_as_chat_document(kernel.files.workflows, workflow, report)
+    assert doc_id is not None and doc_id != report.id
+    bob = RunContext(user_id="bob", workflow_id="wf-bob")
+    secret = await kernel.files.save("bob-plan.md", b"# Plan", bob)
+    bob_workflow = await kernel.files.workflows.load("wf-bob", bob)
+    bob_doc = await attach_file_as_chat_document(kernel.files.workflows, bob_workflow, secret)
+    assert bob_doc is not None
+    config = AgentConfig(model="scripted:model", max_rounds=1)
+    prompt = f"Summarise docItem:{doc_id} and docItem:{bob_doc}"
+    events = [e async for e in kernel.agent.run(prompt, config, alice)]
+    assert events[-1].data["status"] == "completed"
+    system = system_text(provider.requests[-1])
+    line = next(x for x in system.splitlines() if x.startswith("- report.md"))
+    assert report.id in line and "text/markdown" in line and "Quarterly report" in line
+    assert "bob-plan" not in system and secret.id not in system
+    # the document and its file named together are one line
+    both = f"Compare docItem:{doc_id} with {report.id}"
+    [e async for e in kernel.agent.run(both, config, alice)]
+    assert system_text(provider.requests[-1]).count("- report.md") == 1
