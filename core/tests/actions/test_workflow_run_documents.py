@@ -73,7 +73,9 @@ async def test_the_runs_documents_appear_in_the_conversation_numbered(
     run = (await kernel.workflow_runs.list_for(ALICE))[0]
     assert (run.status, run.conversation_id) == ("done", "conv-1")
     assert (run.round_number, run.task_number) == (3, 2)
-    assert run.nodes[1].inputs["text"].startswith("a()")
+    # a node hands on its own text; its documents go separately, in its output's data
+    assert run.nodes[0].output.text == "a()" and run.nodes[1].inputs["text"] == "a()"
+    assert run.nodes[2].inputs["text"] == "b(a())"
     chat = await kernel.files.workflows.load("conv-1", ALICE)
     documents = [d for m in chat.messages for d in m.documents]
     assert [(d.file_name, d.round_number, d.task_number, d.action_number) for d in documents] == [
@@ -81,8 +83,14 @@ async def test_the_runs_documents_appear_in_the_conversation_numbered(
         ("b.txt", 3, 2, 2),
     ]
     texts = [await kernel.files.read_text(d.file_id, ALICE) for d in documents]
-    assert texts[0] == "a()" and texts[1].startswith("b(a()")
-    assert run.nodes[0].output.data["documents"][0]["fileId"] == documents[0].file_id
+    assert texts == ["a()", "b(a())"]
+    for node, document in zip(run.nodes, documents, strict=False):
+        (listed,) = node.output.data["documents"]
+        assert (listed["fileId"], listed["documentRef"]) == (
+            document.file_id,
+            f"docItem:{document.id}",
+        )
+        assert listed["actionNumber"] == document.action_number
 
 
 async def test_a_run_outside_a_conversation_binds_nothing(make_kernel, db):

@@ -288,12 +288,19 @@ def document_wire(document: ChatDocument) -> dict[str, Any]:
 
 
 async def bridge_result(
-    ctx: ToolContext, result: ToolResult, files: Sequence[FileItem | str], *, label: str
+    ctx: ToolContext,
+    result: ToolResult,
+    files: Sequence[FileItem | str],
+    *,
+    label: str,
+    refs_in_text: bool = True,
 ) -> ToolResult:
     """``result`` with ``files`` bound to the run's workflow (:func:`bind_documents`): each
-    document's ``docItem`` reference and file id appended to its text, and listed under
-    ``data["documents"]`` (``data`` becomes an object when it was none). Without a workflow
-    the files are listed by file id only."""
+    document listed under ``data["documents"]`` (``data`` becomes an object when it was
+    none) and — for a model reading the text, ``refs_in_text`` — its ``docItem`` reference
+    and file id appended to the text. A workflow node keeps its text clean (it flows to the
+    next node) and hands its documents on in ``data`` only. Without a workflow the files
+    are listed by file id only."""
     documents = await bind_documents(ctx, files, label=label, message=result.content[:500])
     if documents:
         listed = [document_wire(d) for d in documents]
@@ -305,6 +312,8 @@ async def bridge_result(
     if not listed:
         return result
     text = "\n".join([result.content or "done", "documents:", *lines])
+    if not refs_in_text:
+        text = result.content
     data = result.data
     if data is None:
         data = {"documents": listed}

@@ -143,13 +143,15 @@ class ActionExecutor:
         ctx: ToolContext,
         *,
         policy_checked: bool = False,
+        refs_in_text: bool = True,
     ) -> ToolResult:
         """Run one action call, whichever way it comes (agent, workflow, REST): validate it,
         check its owned ids against ``ctx.run`` and the right to change the chat workflow its
         documents go to (``ctx.workflow``), refuse it when the budget
         (``ctx.remaining_budget_chf``) is spent, ask the policy hook (unless the caller did:
         ``policy_checked``), run the handler under its deadline, bind the files it produced
-        to the workflow (:mod:`nyla.actions.bridge`). Every failure is a result."""
+        to the workflow (:mod:`nyla.actions.bridge`; their references appended to the text
+        unless ``refs_in_text`` is off, as a workflow node's is). Every failure is a result."""
         try:
             params = self.validate(method, action, arguments, ctx.workflow)
         except ActionArgumentError as exc:
@@ -167,7 +169,10 @@ class ActionExecutor:
         if not documents or not result.success:
             return result
         try:
-            return await bridge_result(ctx, result, documents, label=f"action:{method}.{action}")
+            label = f"action:{method}.{action}"
+            return await bridge_result(
+                ctx, result, documents, label=label, refs_in_text=refs_in_text
+            )
         except LookupError as exc:
             return ToolResult.fail(f"{name}: a result document {exc}", "ACTION_FAILED")
 

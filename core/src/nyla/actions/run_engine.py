@@ -43,9 +43,9 @@ CANCELLED = "cancelled"
 
 
 def feed(output: NodeOutput | None, kind: str) -> Any:
-    """The value a node's output hands a connected parameter: its text, its data, or the
-    file id(s) it produced (its result documents, else what its data names: ``fileId``,
-    ``fileIds``)."""
+    """The value a node's output hands a connected parameter: its text (the action's own,
+    without its documents' references), its data, or the file id(s) it produced (its result
+    documents, else what its data names: ``fileId``, ``fileIds``)."""
     if output is None:
         return None
     if kind == "json":
@@ -209,7 +209,7 @@ class RunEngine:
             action_number=node_run.position + 1,
             workflow=run.chat,
         )
-        call = self.executor.run(node.method, node.action, dict(inputs), ctx)
+        call = self.executor.run(node.method, node.action, dict(inputs), ctx, refs_in_text=False)
         task = asyncio.ensure_future(asyncio.wait_for(call, options.node_timeout_s))
         try:
             while True:
