@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from nyla import RunContext
 from nyla.sdk import ToolContext, hookimpl
 from nyla.sdk.actions import Action, ActionParams, ActionResult, Method
 
@@ -108,13 +107,22 @@ async def test_a_host_run_builds_runs_and_binds_the_documents(
     (wf_run,) = (await client.get(base, headers=alice)).json()["runs"]
     assert wf_run["status"] == "done" and wf_run["conversationId"] == run["conversationId"]
     assert (wf_run["roundNumber"], wf_run["taskNumber"]) == (3, 2)
-    context = RunContext(user_id="alice", mandate_id="m1", workflow_id=run["conversationId"])
-    chat = await state.kernel.files.workflows.load(run["conversationId"], context)
-    documents = [d for m in chat.messages for d in m.documents]
-    assert [(d.file_name, d.round_number, d.task_number, d.action_number) for d in documents] == [
-        ("a.txt", 3, 2, 1),
-        ("b.txt", 3, 2, 2),
+    conversation = await client.get(f"/api/conversations/{run['conversationId']}", headers=alice)
+    assert conversation.status_code == 200, conversation.text
+    documents = conversation.json()["documents"]
+    numbered = [
+        (d["name"], d["roundNumber"], d["taskNumber"], d["actionNumber"], d["runId"])
+        for d in documents
     ]
+    assert numbered == [("a.txt", 3, 2, 1, wf_run["id"]), ("b.txt", 3, 2, 2, wf_run["id"])]
+    for d in documents:
+        assert d["documentRef"] == f"docItem:{d['documentId']}" and d["mimeType"] == "text/plain"
+        assert d["label"].startswith("action:notes.write:")
+        opened = await client.get(f"/api/files/{d['fileId']}/content", headers=alice)
+        assert opened.status_code == 200 and opened.text.startswith(d["name"][0] + "(")
     nodes = (await client.get(f"{base}/{wf_run['id']}", headers=alice)).json()["nodes"]
     refs = [d["documentRef"] for n in nodes for d in n["output"]["data"].get("documents", [])]
-    assert refs == [f"docItem:{d.id}" for d in documents]
+    assert refs == [d["documentRef"] for d in documents]
+    bob = await token_for("bob")
+    hidden = await client.get(f"/api/conversations/{run['conversationId']}", headers=bob)
+    assert hidden.status_code == 404

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from nyla.agent.authorize import Owned, authorize
 from nyla.files.docrefs import ACCEPTED_SHAPES
-from nyla.models.chat import ChatDocument, ChatMessage, ChatWorkflow
+from nyla.models.chat import DOC_ITEM, ChatDocument, ChatMessage, ChatWorkflow
 from nyla.models.files import FileItem
 from nyla.models.tools import ToolContext, ToolResult
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from nyla.db import Database
     from nyla.models.agent import RunContext
 
-DOC_ITEM, DOC_LIST = "docItem:", "docList:"
+DOC_LIST = "docList:"
 
 
 class DocumentListError(ValueError):
@@ -274,17 +274,7 @@ async def _item(ctx: ToolContext, file: FileItem | str) -> FileItem:
 
 def document_wire(document: ChatDocument) -> dict[str, Any]:
     """A bound document as a result's ``data.documents`` shows it (camelCase)."""
-    return {
-        "documentId": document.id,
-        "documentRef": f"{DOC_ITEM}{document.id}",
-        "fileId": document.file_id,
-        "name": document.file_name,
-        "mimeType": document.mime_type,
-        "size": document.size,
-        "roundNumber": document.round_number,
-        "taskNumber": document.task_number,
-        "actionNumber": document.action_number,
-    }
+    return document.to_wire()
 
 
 async def bridge_result(

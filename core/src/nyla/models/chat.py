@@ -11,6 +11,9 @@ from pydantic import BaseModel, Field
 
 from nyla.models.agent import RunContext
 
+#: how a step names one chat document (``docItem:<id>``)
+DOC_ITEM = "docItem:"
+
 
 class ChatDocument(BaseModel):
     """A workflow's reference to a stored file."""
@@ -24,6 +27,22 @@ class ChatDocument(BaseModel):
     round_number: int = 0
     task_number: int = 0
     action_number: int = 0
+
+    def to_wire(self) -> dict[str, Any]:
+        """camelCase, as results and the conversation view show it: its ``docItem``
+        reference, file and the round, task and action that made it."""
+        return {
+            "documentId": self.id,
+            "documentRef": f"{DOC_ITEM}{self.id}",
+            "messageId": self.message_id,
+            "fileId": self.file_id,
+            "name": self.file_name,
+            "mimeType": self.mime_type,
+            "size": self.size,
+            "roundNumber": self.round_number,
+            "taskNumber": self.task_number,
+            "actionNumber": self.action_number,
+        }
 
 
 class ChatMessage(BaseModel):

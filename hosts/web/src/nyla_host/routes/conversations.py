@@ -66,7 +66,10 @@ async def show_conversation(
     conversation_id: str, request: Request, identity: Identity = Depends(need_user)
 ) -> dict[str, Any]:
     """A conversation with its messages (attached files, citations with links that open
-    their source), the files attached to it and its runs."""
+    their source), the files attached to it, its runs, and every document bound to it
+    (``documents``: those of its steps too — an action's or workflow node's result — each
+    with its ``docItem`` reference, message, the run that bound it and its round, task and
+    action numbers)."""
     conversation = await _owned(request, conversation_id, identity)
     state = host(request)
     context = run_context(identity).model_copy(update={"workflow_id": conversation_id})
@@ -102,10 +105,16 @@ async def show_conversation(
             )
         ).all()
     status = dict(rows)
+    documents = [
+        {**d.to_wire(), "runId": m.run_id, "label": m.documents_label}
+        for m in workflow.messages
+        for d in m.documents
+    ]
     return {
         **conversation.to_wire(),
         "messages": messages,
         "files": list(files.values()),
+        "documents": documents,
         "runs": [{"runId": r, "status": status[r]} for r in run_ids if r in status],
     }
 
