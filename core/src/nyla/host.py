@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         WorkflowRunNotFoundError as WorkflowRunNotFoundError,
     )
     from nyla.actions.workflows import WorkflowNotFoundError as WorkflowNotFoundError
+    from nyla.agent.connection_tools import ConnectionTools as ConnectionTools
     from nyla.agent.loop import run_agent_loop as run_agent_loop
     from nyla.agent.spec import RunSpec as RunSpec
     from nyla.agent.runtime import AgentRuntime as AgentRuntime
@@ -105,6 +106,8 @@ _EXPORTS: dict[str, str] = {
     # the agent loop entry and what it runs (kernel.agent.run builds the spec)
     "run_agent_loop": "nyla.agent.loop",
     "RunSpec": "nyla.agent.spec",
+    # a user's connection toolboxes called outside a run, through a run's gate (MCP server)
+    "ConnectionTools": "nyla.agent.connection_tools",
     # the feature data agent and its parts
     "run_feature_data_agent": "nyla.features.data_agent",
     "FeatureAgentResult": "nyla.features.data_agent",

@@ -3,8 +3,11 @@ nyla API token is in ``NYLA_TOKEN`` (no token, or a revoked or unknown one: noth
 served — denied by default); :mod:`nyla_host.routes.mcp` serves the same server over
 streamable HTTP. It offers ``searchKnowledge``: the knowledge search with the caller's own
 scoping (what ``GET /api/knowledge/search`` would answer them); ``listDataSources``: the
-caller's data sources; ``searchDataSource``: the search narrowed to one of them. Every text
-is neutralised before it leaves, since it goes to another agent's model."""
+caller's data sources; ``searchDataSource``: the search narrowed to one of them; and the
+tools of the caller's connection toolboxes (e-mail, SharePoint, Jira, ClickUp, ... for the
+connections they have and may use), listed and called through the gate of an agent run
+(:class:`nyla.host.ConnectionTools`). Every text is neutralised before it leaves, since it
+goes to another agent's model."""
 
 from __future__ import annotations
 
@@ -13,10 +16,11 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import Tool as McpTool
 
 from nyla import RunContext, SearchFilters, SearchQuery
-from nyla.host import ServiceAccessDenied, list_data_sources
+from nyla.host import ConnectionTools, ServiceAccessDenied, list_data_sources
 from nyla_host.identity import Identity
 from nyla_host.tokens import TokenStore
 
@@ -100,13 +104,50 @@ async def _list_sources(kernel: Any, context: RunContext) -> str:
     return json.dumps(listed, ensure_ascii=False)
 
 
+class NylaServer(MCPServer):
+    """nyla's MCP server of one user: its own tools, then their connection tools, read
+    afresh on each listing and call (a connection added or access revoked counts at once)."""
+
+    def __init__(self, kernel: Any, context: RunContext, **kw: Any) -> None:
+        super().__init__("nyla", **kw)
+        self.kernel, self.context = kernel, context
+
+    async def list_tools(self) -> list[McpTool]:
+        own = await super().list_tools()
+        connected = await ConnectionTools.open(self.kernel.agent, self.context)
+        return own + [
+            McpTool(
+                name=tool.name,
+                description=tool.description,
+                input_schema=tool.parameters,
+                annotations=ToolAnnotations(read_only_hint=tool.read_only),
+            )
+            for tool in connected.tools
+        ]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self._tool_manager.get_tool(name) is not None:
+            return await super().call_tool(name, arguments, context)
+        connected = await ConnectionTools.open(self.kernel.agent, self.context)
+        if connected.get(name) is None:  # never a hint whether another user has it
+            raise ToolError(f"Unknown tool: {name}")
+        result = await connected.call(name, arguments)
+        text = _Gate(self.kernel, connected.context)(connected.text(result))
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], is_error=not result.success
+        )
+
+
 def build_server(kernel: Any, identity: Identity) -> MCPServer:
     """The MCP server of ``identity``: its tools see only what that user may read."""
-    server = MCPServer(
-        "nyla", instructions="Search the knowledge and data sources of one nyla user."
-    )
     context = RunContext(
         user_id=identity.user_id, mandate_id=identity.mandate_id, role=identity.role.value
+    )
+    server = NylaServer(
+        kernel,
+        context,
+        instructions="Search the knowledge and data sources of one nyla user and use the "
+        "tools of their connected services.",
     )
     read_only = ToolAnnotations(read_only_hint=True)
 
