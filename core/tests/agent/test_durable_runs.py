@@ -339,3 +339,62 @@ async def test_a_run_job_a_dead_queue_worker_held_is_delivered_again_only_if_unc
     assert await rescue_unclaimed(kernel.jobs, db) == 0
     assert await kernel.runs.drive(unclaimed.run_id) == "completed"  # the next delivery
     await kernel.aclose()
+
+
+async def test_a_write_is_recorded_before_its_handler_runs_so_a_crash_there_is_reported(
+    db, make_kernel, monkeypatch
+):
+    """The holder dies while a writing tool runs and before the TOOL_CALL event is stored
+    (the journal is held): the interruption still names the call, and only the write."""
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def note(args: NoArgs, ctx) -> str:
+        entered.set()
+        await release.wait()
+        return "noted"
+
+    class NoteTools:
+        @hookimpl
+        def nyla_toolboxes(self):
+            tools = [
+                Tool.from_model("whoami", "Who runs this.", NoArgs, whoami, read_only=True),
+                Tool.from_model("note", "Write a note.", NoArgs, note, read_only=False),
+            ]
+            return [Toolbox(id="notes", tools=tools, default_active=True)]
+
+    def two_calls(request, index):
+        if not any(m.role is Role.TOOL for m in request.messages):
+            return [
+                ToolCall(id="c1", name="whoami", arguments="{}"),
+                ToolCall(id="c2", name="note", arguments="{}"),
+            ]
+        return "done"
+
+    original = RunJournal._commit
+
+    async def held(self, batch, end):
+        if any(e["type"] in ("TOOL_CALL", "TOOL_RESULT") for e in batch):
+            await release.wait()  # the call's events are not stored before the "crash"
+        await original(self, batch, end)
+
+    monkeypatch.setattr(RunJournal, "_commit", held)
+    holder = make_kernel(ScriptedPlugin(ScriptedProvider(two_calls)), NoteTools(), db=db)
+    other = kernel_with(make_kernel, db, ScriptedProvider(script))
+    row = await holder.runs.create("note it", AgentConfig(model="scripted:model"), RunContext())
+    driving = asyncio.create_task(holder.runs.drive(row.run_id))
+    await asyncio.wait_for(entered.wait(), 30)
+    async with db.session() as s:  # the holder is killed here: its process is gone
+        stored = await s.get(StoredRun, row.run_id)
+        assert stored.started_writes == [{"callId": "c2", "toolName": "note", "round": 1}]
+        stored.worker = dead_worker()
+    assert await other.runs.sweep() == 1
+    payloads = await events_of(db, row.run_id)
+    assert not [p for p in payloads if p["type"] == "TOOL_CALL"], "the gap was not open"
+    last = payloads[-1]
+    assert last["type"] == "ERROR" and last["data"]["status"] == "interrupted"
+    assert last["data"]["unfinishedWrites"] == [{"callId": "c2", "toolName": "note", "round": 1}]
+    assert "note (call c2)" in last["text"]
+    release.set()
+    assert await asyncio.wait_for(driving, 30) is None, "the run was taken from its holder"
+    await holder.aclose()
+    await other.aclose()

@@ -15,6 +15,10 @@ The batches are pipelined so that the kernel's own work overlaps with the tools'
   results are built and handed out, so recording them (trace, conversation, events) overlaps
   with the next batch.
 
+A writing call's handler starts only after the gate of :data:`~nyla.agent.write_gate.
+BEFORE_WRITE` (when one is set: a durable run records the call's start); read-only calls
+pass none.
+
 The order the caller sees is unchanged: batch after batch, results in call order, and a write
 never starts before every call before it has finished.
 """
@@ -22,12 +26,14 @@ never starts before every call before it has finished.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from nyla.agent.guard import ToolRun, await_tool_runs, run_is_cancelled, safe_result
+from nyla.agent.write_gate import BEFORE_WRITE, BeforeWrite
 from nyla.models.ai import ToolCall
 from nyla.models.tools import Tool, ToolContext, ToolResult
 
@@ -118,13 +124,17 @@ class BatchRunner:
             pending.append(item)
         return pending
 
-    def start(self, pending: list[_Pending]) -> list[_Pending]:
-        """Start the handlers of the checked calls that passed (each in its own task)."""
+    def start(self, pending: list[_Pending], gate: BeforeWrite | None = None) -> list[_Pending]:
+        """Start the handlers of the checked calls that passed (each in its own task); a
+        writing call's handler after ``gate(call, ctx)``."""
         for item in pending:
             if item.tool is not None:
                 timeout = item.tool.timeout_s or self.default_timeout_s
                 tool = item.tool
-                item.run = ToolRun(tool.handler, item.args, item.ctx, timeout, tool.name)
+                before = None
+                if gate is not None and not item.read_only:
+                    before = functools.partial(gate, item.call, item.ctx)
+                item.run = ToolRun(tool.handler, item.args, item.ctx, timeout, tool.name, before)
         return pending
 
     async def finish(
@@ -177,17 +187,18 @@ class BatchRunner:
         batches = plan_batches(calls, self.is_read_only)
         if not batches:
             return
+        gate = BEFORE_WRITE.get()
         current: list[_Pending] = []
         started: list[list[_Pending]] = []  # batches the gate of the one before started
         try:
             # the first call starts as soon as it has passed; the rest of its batch is
             # checked while it runs (its handler begins at the first wait)
             first, rest = batches[0][:1], batches[0][1:]
-            current = self.start(await wait(self.checked(first, ctx_for)))
+            current = self.start(await wait(self.checked(first, ctx_for)), gate)
             if rest:
                 if current[0].run is not None:
                     await asyncio.sleep(0)
-                current += self.start(await wait(self.checked(rest, ctx_for)))
+                current += self.start(await wait(self.checked(rest, ctx_for)), gate)
             if any(item.run for item in current):
                 await asyncio.sleep(0)  # let the started handlers begin their work
             if announce:
@@ -198,7 +209,7 @@ class BatchRunner:
                     following = await wait(self.checked(batches[index + 1], ctx_for))
 
                     def then(batch: list[_Pending] = following) -> None:
-                        started.append(self.start(batch))
+                        started.append(self.start(batch, gate))
 
                 results = await wait(self.finish(current, then))
                 current = started[-1] if then is not None else []

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import time
@@ -30,13 +31,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from psycopg.types.json import Jsonb
+
 from nyla.agent import events
 from nyla.agent.journal import RunJournal, RunLost
 from nyla.agent.run_bus import RunBus
 from nyla.agent.run_sweep import RunSweeper, answer_in_conversation
 from nyla.agent.run_tables import StoredRun
+from nyla.agent.write_gate import BEFORE_WRITE
 from nyla.jobs.store import this_worker
 from nyla.models.agent import AgentConfig, AgentEvent, EventType, RunContext
+from nyla.models.ai import ToolCall
 
 if TYPE_CHECKING:
     from nyla.agent.runtime import AgentRuntime
@@ -74,6 +79,10 @@ WITH upd AS (
   RETURNING run_id
 )
 SELECT pg_notify(%s, run_id) FROM upd
+"""
+_STARTED_WRITE = """
+UPDATE host_runs SET started_writes = coalesce(started_writes, '[]'::jsonb) || %s
+WHERE run_id = %s AND worker = %s AND status = 'running' RETURNING run_id
 """
 _INTERRUPTION = """
 SELECT r.status, r.spec, (
@@ -232,6 +241,7 @@ class DurableRuns:
         self, run_id: str, spec: dict[str, Any], journal: RunJournal, outcome: _Outcome
     ) -> None:
         prompt, config, context = loaded_spec(spec)
+        gate = BEFORE_WRITE.set(functools.partial(self._write_starts, run_id))
         run = self.agent.run(prompt, config, context, run_id=run_id)
         try:
             try:
@@ -246,6 +256,7 @@ class DurableRuns:
                     journal.add(event)
             finally:
                 await run.aclose()  # a run taken away stops here, not when collected
+                BEFORE_WRITE.reset(gate)
         except RunLost:
             log.warning("run %s was taken from this process; stopped", run_id)
             outcome.status = None
@@ -257,6 +268,18 @@ class DurableRuns:
             outcome.status, outcome.error = "error", f"{type(exc).__name__}: {exc}"
             with contextlib.suppress(Exception):
                 journal.add(AgentEvent(type=EventType.ERROR, text=outcome.error))
+
+    async def _write_starts(self, run_id: str, call: ToolCall, ctx: Any) -> None:
+        """Record that run ``run_id`` starts the writing ``call`` (one statement, before its
+        handler runs): a crash from here on lists it among the run's unfinished writes. A
+        sub-agent's own calls are not the run's (the call that started it is)."""
+        if getattr(ctx, "run_id", run_id) != run_id:
+            return
+        entry = {"callId": call.id, "toolName": call.name, "round": getattr(ctx, "round", 0)}
+        params = (Jsonb([entry]), run_id, self.worker)
+        rows = await self.db.read_driver(lambda conn: conn.rows(_STARTED_WRITE, params))
+        if not rows:
+            raise RunLost(f"run {run_id} is no longer held by {self.worker}; {call.name} not run")
 
     async def _end(
         self, run_id: str, spec: dict[str, Any], journal: RunJournal, outcome: _Outcome

@@ -109,7 +109,13 @@ class ToolRun:
     __slots__ = ("deadline", "finished", "gate", "started", "task", "timeout", "watched")
 
     def __init__(
-        self, handler: Callable[..., Any], args: Any, ctx: Any, timeout: float, name: str = "tool"
+        self,
+        handler: Callable[..., Any],
+        args: Any,
+        ctx: Any,
+        timeout: float,
+        name: str = "tool",
+        before: Callable[[], Any] | None = None,
     ) -> None:
         on_loop = False
         if not _is_async(handler):
@@ -124,15 +130,25 @@ class ToolRun:
         self.finished: float | None = None
         #: the batch gate counting this run down (told by :meth:`_ended`)
         self.gate: _BatchGate | None = None
-        self.task = asyncio.get_running_loop().create_task(self._contained(work))
+        self.task = asyncio.get_running_loop().create_task(self._contained(work, before))
         self.task.add_done_callback(self._done)
         self.watched = watch(self.task, name, handler) if on_loop else None
 
-    async def _contained(self, work: Any) -> Any:
+    async def _contained(self, work: Any, before: Callable[[], Any] | None = None) -> Any:
         """Await ``work`` inside the tool's task so that exceptions the event loop would
         re-raise (``KeyboardInterrupt``, ``SystemExit``) or that mean "stop" elsewhere stay
-        the tool's; the end is reported from inside the task (see :meth:`_ended`)."""
+        the tool's; the end is reported from inside the task (see :meth:`_ended`).
+        ``before()`` is awaited first (a writing call's durable start): if it raises, the
+        handler never runs."""
         try:
+            if before is not None:
+                try:
+                    await before()
+                except BaseException:
+                    close = getattr(work, "close", None)
+                    if close is not None:  # the handler's coroutine, never started
+                        close()
+                    raise
             return await work
         except (GeneratorExit, KeyboardInterrupt, SystemExit) as exc:
             raise RuntimeError(f"the tool raised {type(exc).__name__}") from None

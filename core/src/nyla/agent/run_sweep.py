@@ -4,8 +4,9 @@ Every process that holds runs (a host in its default mode, a ``nyla worker``) sw
 :data:`SWEEP_S`, and a host at start: a ``running`` run whose holder (``host:pid``) is a
 process of this machine that no longer exists, or whose heartbeat is older than
 :data:`STALE_S` (a holder on another machine), is marked ``interrupted``. The run's stream
-ends with an ERROR event that names every call of a writing tool whose TOOL_CALL was recorded
-without its TOOL_RESULT (``unfinishedWrites``): such a call may or may not have taken
+ends with an ERROR event that names every call of a writing tool that started without a
+TOOL_RESULT (``unfinishedWrites``; the holder records a writing call in the run's row before
+its handler runs, :mod:`nyla.agent.write_gate`): such a call may or may not have taken
 effect, and the user decides. Nothing is re-run automatically, so no write runs twice."""
 
 from __future__ import annotations
@@ -37,12 +38,16 @@ STALE_S = float(os.environ.get("NYLA_RUN_STALE_S") or 60.0)
 MESSAGE = "interrupted: the process running it stopped during the run; nothing was run again"
 
 
-def unfinished_writes(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The calls of writing tools that started (TOOL_CALL) without a TOOL_RESULT."""
+def unfinished_writes(
+    payloads: list[dict[str, Any]], started: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The calls of writing tools that started without a TOOL_RESULT: those the run's row
+    recorded before their handlers ran (``started``), then any other TOOL_CALL event's."""
     finished = {
         (p.get("data") or {}).get("callId") for p in payloads if p.get("type") == "TOOL_RESULT"
     }
-    open_calls = []
+    open_calls = [dict(w) for w in started or () if w.get("callId") not in finished]
+    finished |= {w.get("callId") for w in open_calls}
     for p in payloads:
         data = p.get("data") or {}
         if p.get("type") != "TOOL_CALL" or data.get("readOnly", False):
@@ -151,7 +156,7 @@ class RunSweeper:
                 )
             )
             last = max(int(last or 0), row.last_seq or 0)
-            writes = unfinished_writes(payloads)
+            writes = unfinished_writes(payloads, row.started_writes)
             message = interruption_text(writes)
             event = {"seq": last + 1, "runId": run_id, "type": "ERROR", "round": 0, "text": message}
             event["data"] = {"status": INTERRUPTED, "unfinishedWrites": writes}

@@ -23,7 +23,9 @@ class StoredRun(Base):
     ended (``completed``, ``cancelled``, ``error``, ``interrupted``, ...). ``spec`` holds
     everything a worker needs to run it as the starter would have (prompt, config, context);
     ``worker`` (``host:pid``) and ``heartbeat_at`` tell a live holder from a dead one;
-    ``cancel_requested_at`` is set by a cancel from any process."""
+    ``cancel_requested_at`` is set by a cancel from any process; ``started_writes`` lists the
+    writing tool calls the holder started (``callId``, ``toolName``, ``round``), each recorded
+    before its handler ran."""
 
     __tablename__ = "host_runs"
 
@@ -45,6 +47,7 @@ class StoredRun(Base):
     cancel_requested_at: Mapped[datetime | None] = mapped_column(
         DateTime(timezone=True), nullable=True
     )
+    started_writes: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB, nullable=True)
 
 
 class StoredRunEvent(Base):
