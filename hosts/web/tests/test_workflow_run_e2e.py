@@ -126,3 +126,54 @@ async def test_a_host_run_builds_runs_and_binds_the_documents(
     bob = await token_for("bob")
     hidden = await client.get(f"/api/conversations/{run['conversationId']}", headers=bob)
     assert hidden.status_code == 404
+
+
+async def test_a_run_started_from_the_editor_binds_to_the_named_conversation(client, token_for):
+    alice, bob = await token_for("alice"), await token_for("bob")
+    conv = (await client.post("/api/conversations", json={"title": "Notes"}, headers=alice)).json()
+    wf = (await client.post("/api/automation2/workflows", json={"name": "E"}, headers=alice)).json()
+    node = {"method": "notes", "action": "write"}
+    graph = {
+        "name": "E",
+        "nodes": [
+            {**node, "id": "x", "parameters": {"label": "x", "save": True}},
+            {**node, "id": "y", "parameters": {"label": "y", "save": True}},
+        ],
+        "connections": [{"fromNode": "x", "toNode": "y", "toParameter": "text"}],
+    }
+    base = f"/api/automation2/workflows/{wf['id']}/runs"
+    assert (await client.put(f"/api/automation2/workflows/{wf['id']}", json=graph,
+                             headers=alice)).status_code == 200  # fmt: skip
+    bobs = await client.post(
+        f"/api/automation2/workflows/{wf['id']}/runs", json={"conversationId": conv["id"]},
+        headers=bob,
+    )  # fmt: skip
+    assert bobs.status_code == 404  # not his workflow
+    bob_wf = (
+        await client.post("/api/automation2/workflows", json={"name": "B"}, headers=bob)
+    ).json()
+    await client.put(f"/api/automation2/workflows/{bob_wf['id']}", json=graph, headers=bob)
+    refused = await client.post(
+        f"/api/automation2/workflows/{bob_wf['id']}/runs", json={"conversationId": conv["id"]},
+        headers=bob,
+    )  # fmt: skip
+    assert refused.status_code == 403 and "may change" in refused.json()["detail"]
+    bob_runs = await client.get(f"/api/automation2/workflows/{bob_wf['id']}/runs", headers=bob)
+    assert bob_runs.json()["runs"] == []  # nothing stored for the refused start
+    started = await client.post(
+        base, json={"conversationId": conv["id"], "maxAttempts": 1}, headers=alice
+    )
+    assert started.status_code == 202, started.text
+    run = started.json()
+    assert run["conversationId"] == conv["id"] and run["options"]["maxAttempts"] == 1
+    await client.get(run["eventsUrl"], headers=alice)  # streams until the run ended
+    shown = (await client.get(f"{base}/{run['id']}", headers=alice)).json()
+    assert shown["status"] == "done", shown
+    documents = (await client.get(f"/api/conversations/{conv['id']}", headers=alice)).json()[
+        "documents"
+    ]
+    assert [
+        (d["name"], d["roundNumber"], d["taskNumber"], d["actionNumber"], d["runId"])
+        for d in documents
+    ] == [("x.txt", 1, 1, 1, run["id"]), ("y.txt", 1, 1, 2, run["id"])]
+    assert shown["nodes"][1]["inputs"]["text"] == "x()"

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from nyla.actions.bridge import WorkflowBindingError, check_can_change
 from nyla.actions.graph import validate_graph
 from nyla.actions.run_engine import RunEngine
 from nyla.actions.run_store import RunStore
@@ -122,8 +123,14 @@ class WorkflowRunService:
         """Start a run of the workflow as ``context``'s user (as a job); the workflow must
         validate (:class:`WorkflowNotRunnableError` else). Its nodes' documents go to the
         conversation ``context.workflow_id`` (when set), numbered ``round_number``,
-        ``task_number`` (the agent call that started it) and the node's place."""
+        ``task_number`` (the agent call that started it) and the node's place; a
+        conversation the caller may not change is refused before anything is stored
+        (:class:`~nyla.actions.bridge.WorkflowBindingError`, a ``PermissionError``)."""
         graph = await self._workflows.get(workflow_id, context)
+        if context.workflow_id is not None:
+            refusal = await check_can_change(context.workflow_id, context, self._db)
+            if refusal is not None:
+                raise WorkflowBindingError(refusal)
         problems = validate_graph(self._catalog, graph)
         if problems:
             raise WorkflowNotRunnableError(workflow_id, problems)

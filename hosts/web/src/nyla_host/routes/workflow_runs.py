@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Header, HTTPException, Request
+from pydantic import Field
 
 from nyla.host import (
     RunOptions,
@@ -43,21 +44,37 @@ def _with_urls(run: Any) -> dict[str, Any]:
     return {**run.to_wire(), "eventsUrl": f"{base}/events", "cancelUrl": f"{base}/cancel"}
 
 
+class StartRun(RunOptions):
+    """``POST .../runs``: the run's options, and the caller's conversation its nodes'
+    documents are bound to (``conversationId``)."""
+
+    conversation_id: str | None = Field(default=None, min_length=1, max_length=128)
+
+
 @router.post("/{workflow_id}/runs", status_code=202)
 async def start_run(
     workflow_id: str,
     request: Request,
-    options: RunOptions | None = Body(default=None),
+    body: StartRun | None = Body(default=None),
     identity: Identity = Depends(need_user),
 ) -> dict[str, Any]:
     """Start a run of the caller's workflow (optional body: ``maxAttempts``,
-    ``nodeTimeoutS``, ``retryDelayS``, ``maxCostChf``, ``model``); it goes on when the client
-    disconnects. 404 for a workflow that is not theirs, 422 naming the problems of one that
-    cannot run."""
+    ``nodeTimeoutS``, ``retryDelayS``, ``maxCostChf``, ``model``, and ``conversationId``:
+    the caller's conversation the nodes' documents are bound to, numbered round 1, task 1
+    and the node's place); it goes on when the client disconnects. 404 for a workflow that
+    is not theirs, 403 for a conversation they may not change, 422 naming the problems of
+    one that cannot run."""
+    body = body or StartRun()
+    options = RunOptions.model_validate(body.model_dump(exclude={"conversation_id"}))
+    context = run_context(identity)
+    if body.conversation_id is not None:
+        context = context.model_copy(update={"workflow_id": body.conversation_id})
     try:
-        run = await _runs(request).start(workflow_id, run_context(identity), options)
+        run = await _runs(request).start(workflow_id, context, options)
     except WorkflowNotFoundError as exc:
         raise HTTPException(404, exc.args[0]) from None
+    except PermissionError as exc:  # the conversation is not one the caller may change
+        raise HTTPException(403, str(exc)) from None
     except WorkflowNotRunnableError as exc:
         problems = [p.to_wire() for p in exc.problems]
         raise HTTPException(422, {"message": str(exc), "problems": problems}) from None
