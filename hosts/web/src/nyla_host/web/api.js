@@ -6,7 +6,7 @@ export const TZ = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 export const MB = 1024 * 1024;
 export const GB = 1024 * MB;
 
-export const state = { me: null, connectors: [], connections: [], models: [], defaultModel: null };
+export const state = { me: null, connectors: [], connections: [], models: [], defaultModel: null, permissions: [] };
 
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -39,7 +39,19 @@ export class ApiError extends Error {
   }
 }
 
+/** What a service permission lets a person do, in words (`service.agent` → "run the agent"). */
+export function permissionText(permission) {
+  const known = { "service.agent": "run the agent", "service.knowledge": "use the knowledge store", "service.connector": "use connectors" };
+  if (known[permission]) return known[permission];
+  if (permission.startsWith("service.connector.")) return `use the ${serviceLabel(permission.slice(18))} connector`;
+  return permission;
+}
+
 function detailOf(data, fallback) {
+  if (data && data.error === "ServiceAccessDenied" && data.permission) {
+    // a refused service, in plain words (the server's detail names the command an admin runs)
+    return `You may not ${permissionText(data.permission)}: you have not been given access to this (${data.permission}). Ask an administrator to grant it on the Access page.`;
+  }
   const detail = data && data.detail;
   if (Array.isArray(detail)) return detail.map((d) => `${(d.loc || []).slice(1).join(".")}: ${d.msg}`).join("; ");
   return (typeof detail === "string" && detail) || fallback;

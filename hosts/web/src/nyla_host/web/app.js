@@ -1,7 +1,8 @@
 // nyla's web page: plain JavaScript modules, no build step, no third-party assets. This one
 // signs in and routes: #chat[/<conversationId>], #sources[?connected=…|?oauthError=…],
-// #files, #inventory, #teams.
+// #files, #inventory, #teams, #access.
 
+import { loadAccess, wireAccess } from "./access.js";
 import { $, api, state, whenUnauthorized } from "./api.js";
 import { resetChat, showChat, wireChat } from "./chat.js";
 import { loadConnectors, readReturn, wireConnect } from "./connect.js";
@@ -10,7 +11,7 @@ import { loadInventory, pollJobs, stopJobs, wireInventory } from "./inventory.js
 import { loadSources, wireSources } from "./sources.js";
 import { loadTeams, wireTeams } from "./teams.js";
 
-const VIEWS = ["chat", "sources", "files", "inventory", "teams"];
+const VIEWS = ["chat", "sources", "files", "inventory", "teams", "access"];
 
 async function signIn(token) {
   localStorage.setItem("nyla.token", token);
@@ -61,6 +62,7 @@ async function route() {
   if (view === "files") loadFiles();
   if (view === "inventory") loadInventory();
   if (view === "teams") loadTeams().catch((error) => { $("#teams-error").textContent = error.message; });
+  if (view === "access") loadAccess().catch((error) => { $("#access-error").textContent = error.message; });
 }
 
 whenUnauthorized(signOut);
@@ -69,6 +71,7 @@ wireConnect();
 wireSources();
 wireInventory();
 wireTeams();
+wireAccess();
 $("#signin-form").addEventListener("submit", (e) => { e.preventDefault(); signIn($("#token").value.trim()); });
 $("#signout").addEventListener("click", signOut);
 // the skip link moves the focus, not the address (the hash names the view)
