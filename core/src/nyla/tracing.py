@@ -133,6 +133,8 @@ class ModelCall:
     finish_reason: str | None
     prompt: str | None = None
     answer: str | None = None
+    #: the GenAI operation: ``chat`` or ``embeddings``
+    kind: str = "chat"
 
 
 _model_call_listener: ContextVar[Callable[[ModelCall], None] | None] = ContextVar(
@@ -153,3 +155,56 @@ def listening(listener: Callable[[ModelCall], None]) -> Iterator[None]:
         yield
     finally:
         _model_call_listener.reset(token)
+
+
+def model_call_attributes(call: ModelCall) -> dict[str, Any]:
+    """The GenAI semantic conventions' attributes of ``call`` and nyla's (``None`` left out)."""
+    attributes = {
+        "gen_ai.operation.name": call.kind,
+        "gen_ai.request.model": call.model,
+        "gen_ai.response.model": call.model,
+        "gen_ai.provider.name": call.provider,
+        "gen_ai.system": call.provider,
+        "gen_ai.usage.input_tokens": call.input_tokens,
+        "gen_ai.usage.output_tokens": call.output_tokens if call.kind == "chat" else None,
+        "gen_ai.response.finish_reasons": [call.finish_reason] if call.finish_reason else None,
+        "nyla.cost_chf": call.cost_chf,
+        "nyla.operation": call.operation,
+        "nyla.input.neutralized": call.prompt,
+        "nyla.output.neutralized": call.answer,
+    }
+    return {k: v for k, v in attributes.items() if v is not None}
+
+
+def model_call_span(tracer: Any, call: ModelCall, context: Any = None) -> None:
+    """A finished ``<kind> <model>`` span of ``call`` under ``context`` (``None``: the
+    current span, if any), timed back from now by the call's duration."""
+    import time
+
+    end = time.time_ns()
+    start = end - int((call.duration_ms or 0.0) * 1_000_000)
+    span = tracer.start_span(
+        f"{call.kind} {call.model}",
+        context=context,
+        attributes=model_call_attributes(call),
+        start_time=start,
+    )
+    span.end(end_time=end)
+
+
+def tracing_model_calls() -> bool:
+    """Whether a finished model call is traced: a traced run listens, or tracing is on (a
+    call outside runs, e.g. ``nyla ai ask``, a summary or indexing's embeddings)."""
+    return model_call_listener() is not None or tracer_provider() is not None
+
+
+def report_model_call(call: ModelCall) -> None:
+    """Hand ``call`` to the traced run it was made in; outside one, its own span under the
+    current span (a sync's or a job's, or none)."""
+    listener = model_call_listener()
+    if listener is not None:
+        listener(call)
+        return
+    provider = tracer_provider()
+    if provider is not None:
+        model_call_span(provider.get_tracer("nyla.ai"), call)

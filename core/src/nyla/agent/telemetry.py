@@ -12,7 +12,6 @@ and ``opentelemetry`` is never imported."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -94,28 +93,8 @@ class _RunSpans:
 
     def _model_call(self, call: tracing.ModelCall) -> None:
         """A ``chat <model>`` span under the current round, timed by the call's duration."""
-        end = time.time_ns()
-        start = end - int((call.duration_ms or 0.0) * 1_000_000)
         context = self.trace.set_span_in_context(self.round or self.run)
-        attributes = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.request.model": call.model,
-            "gen_ai.response.model": call.model,
-            "gen_ai.provider.name": call.provider,
-            "gen_ai.system": call.provider,
-            "gen_ai.usage.input_tokens": call.input_tokens,
-            "gen_ai.usage.output_tokens": call.output_tokens,
-            "gen_ai.response.finish_reasons": [call.finish_reason] if call.finish_reason else None,
-            "nyla.cost_chf": call.cost_chf,
-            "nyla.operation": call.operation,
-            "nyla.input.neutralized": call.prompt,
-            "nyla.output.neutralized": call.answer,
-        }
-        clean = {k: v for k, v in attributes.items() if v is not None}
-        span = self.tracer.start_span(
-            f"chat {call.model}", context=context, attributes=clean, start_time=start
-        )
-        span.end(end_time=end)
+        tracing.model_call_span(self.tracer, call, context)
 
     def _take(self, event: AgentEvent) -> None:
         data = event.data

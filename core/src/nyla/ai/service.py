@@ -37,7 +37,7 @@ from nyla.ai.route import (
 )
 from nyla.ai.timeouts import bounded_stream
 from nyla.ai.tokens import REQUEST_OVERHEAD, count_text_tokens, count_tokens, count_tool_tokens
-from nyla.ai.traced import report_call
+from nyla.ai.traced import report_call, report_embedding
 from nyla.cpu import off_loop
 from nyla.errors import ProviderError
 from nyla.models.ai import (
@@ -346,6 +346,7 @@ class AiService(AiPipeline):
         if usage.total_tokens == 0:
             usage = Usage(input_tokens=input_tokens)
         cost, _unknown = self._settle(context, spec, usage, route)
+        report_embedding(OperationType.EMBEDDING.value, route, spec, usage, cost)
         return EmbeddingResponse(
             vectors=vectors, model=spec.id, dimensions=dims, usage=usage, cost_chf=cost
         )

@@ -1,14 +1,15 @@
-"""The AI service's side of tracing: each finished chat call goes to the traced run it was
-made in (:func:`nyla.tracing.listening`), which puts a ``chat <model>`` span under its round.
-Nothing is built when no run listens."""
+"""The AI service's side of tracing: each finished chat call and embedding goes to the traced
+run it was made in (:func:`nyla.tracing.listening`), which puts a ``chat <model>`` span under
+its round; outside a run (``nyla ai ask``, summaries, indexing's embeddings) it becomes a span
+of its own under the current one, when tracing is on. Nothing is built when it is off."""
 
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING
 
-from nyla.models.ai import AiCallRequest, AiCallResponse, ChatResponse, ModelSpec
-from nyla.tracing import ModelCall, capture_content, model_call_listener
+from nyla.models.ai import AiCallRequest, AiCallResponse, ChatResponse, ModelSpec, Usage
+from nyla.tracing import ModelCall, capture_content, report_model_call, tracing_model_calls
 
 if TYPE_CHECKING:
     from nyla.ai.route import Route
@@ -21,9 +22,8 @@ def report_call(
     request: AiCallRequest, route: Route, spec: ModelSpec, raw: ChatResponse, out: AiCallResponse
 ) -> None:
     """Hand the finished call ``out`` of ``spec`` (``raw``: the provider's answer, still
-    neutralised) to the listening run, if any."""
-    listener = model_call_listener()
-    if listener is None:
+    neutralised) to the listening run, else to a span of its own (when tracing is on)."""
+    if not tracing_model_calls():
         return
     prompt = answer = None
     # text only when the operator asked for it and every neutralizer ran over it cleanly
@@ -31,7 +31,7 @@ def report_call(
         texts = (f"{m.role}: {route.gate.apply(m.text, route.session)}" for m in request.messages)
         prompt = "\n".join(texts)[-CONTENT_CHARS:]
         answer = raw.content[:CONTENT_CHARS]
-    listener(
+    report_model_call(
         ModelCall(
             operation=str(getattr(request.operation, "value", request.operation)),
             model=spec.id,
@@ -46,5 +46,27 @@ def report_call(
             finish_reason=out.finish_reason,
             prompt=prompt,
             answer=answer,
+        )
+    )
+
+
+def report_embedding(
+    operation: str, route: Route, spec: ModelSpec, usage: Usage, cost_chf: float | None
+) -> None:
+    """Hand a finished embedding of ``spec`` (all its batches) on as an ``embeddings <model>``
+    call, as :func:`report_call` does; no text is ever captured."""
+    if not tracing_model_calls():
+        return
+    report_model_call(
+        ModelCall(
+            operation=operation,
+            model=spec.id,
+            provider=spec.provider,
+            input_tokens=usage.input_tokens,
+            output_tokens=0,
+            cost_chf=cost_chf,
+            duration_ms=(time.time_ns() - route.started_ns) / 1e6,
+            finish_reason=None,
+            kind="embeddings",
         )
     )
