@@ -308,6 +308,9 @@ async def test_a_run_job_a_dead_queue_worker_held_is_delivered_again_only_if_unc
     claimed = await kernel.runs.create("two", config, RunContext())
     for row in (unclaimed, claimed):
         await kernel.runs.launch(row)
+    async with db.session() as s:  # the run's row is its record: no nyla job row besides
+        assert await s.scalar(text("SELECT count(*) FROM jobs")) == 0
+        assert await s.scalar(text("SELECT count(*) FROM procrastinate_jobs")) == 2
     async with db.session() as s:  # a worker took both jobs, claimed one run, and died
         worker = await s.scalar(
             text(

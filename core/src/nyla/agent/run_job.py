@@ -1,6 +1,6 @@
 """Runs as jobs of the procrastinate queue (``NYLA_JOBS=procrastinate``): the registered
-task ``nyla.agent_run`` (on the job queue's ``jobs`` queue, as a nyla job of kind ``run``)
-whose one argument is the run's id; the worker drives the stored run
+task ``nyla.agent_run`` (on the job queue's ``jobs`` queue; no nyla job row: the run's own
+row records its state) whose one argument is the run's id; the worker drives the stored run
 (:meth:`nyla.agent.durable.DurableRuns.drive`) with the spec stored with it. The queue does
 not retry it: a run whose worker died is marked ``interrupted`` (:mod:`nyla.agent.run_sweep`),
 and a job delivered twice finds its run taken and does nothing, so a run never runs twice."""
@@ -50,8 +50,10 @@ def run_deferrer(queue: ProcrastinateRunner) -> Callable[[str, str], Any]:
     """``defer(run_id, user_id)``: queue a stored run for a worker."""
 
     async def defer(run_id: str, user_id: str) -> str:
+        # no nyla job row: the run's own row says all (status, holder, heartbeat), and
+        # rescue_unclaimed looks after the queue job of a dead worker
         return await queue.defer_task(
-            RUN_TASK, {"runId": run_id}, kind=RUN_JOB_KIND, user_id=user_id
+            RUN_TASK, {"runId": run_id}, kind=RUN_JOB_KIND, record=False, user_id=user_id
         )
 
     return defer

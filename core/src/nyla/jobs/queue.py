@@ -144,7 +144,7 @@ class ProcrastinateRunner:
         by the queue: a task retries what it may itself)."""
 
         @app.task(name=name, queue=TASKS_QUEUE, pass_context=True)
-        async def task(context: Any, job_id: str, args: dict[str, Any]) -> Any:
+        async def task(context: Any, job_id: str | None, args: dict[str, Any]) -> Any:
             return await self._work_task(context, name, job_id, args)
 
     async def _open(self) -> None:
@@ -193,11 +193,19 @@ class ProcrastinateRunner:
         *,
         kind: str,
         lock: str | None = None,
+        record: bool = True,
         **fields: Any,
     ) -> str:
         """Queue the registered task ``name`` with ``args`` as a nyla job of ``kind``
-        (``lock``: at most one job holding it runs at a time); returns the nyla job id."""
+        (``lock``: at most one job holding it runs at a time); returns the nyla job id.
+        Without ``record`` no nyla job row is kept (the task records its own state, as a
+        durable agent run does in its run's row): the procrastinate job's id is returned."""
         await self._open()
+        if not record:
+            task = self.app.tasks[name]
+            if lock is not None:
+                task = task.configure(lock=lock)
+            return str(await task.defer_async(job_id=None, args=args))
         job_id = await self.store.start(kind, status="queued", **fields)
         await self.store.set_details(job_id, {"queue": "procrastinate"})
         task = self.app.tasks[name]
@@ -207,9 +215,13 @@ class ProcrastinateRunner:
         await self.store.set_details(job_id, {"procrastinateJobId": pq_id})
         return job_id
 
-    async def _work_task(self, context: Any, name: str, job_id: str, args: dict[str, Any]) -> Any:
+    async def _work_task(
+        self, context: Any, name: str, job_id: str | None, args: dict[str, Any]
+    ) -> Any:
         """A registered task's body in a worker, as a nyla job: marked this worker's, beating,
-        finished with its outcome."""
+        finished with its outcome (a task deferred without a job row just runs)."""
+        if job_id is None:
+            return await self.tasks[name](QueueHandle(self.store, "", context), args)
         handle = QueueHandle(self.store, job_id, context)
         beat = asyncio.create_task(self._beat(job_id))
         attributes = {
