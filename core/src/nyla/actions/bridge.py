@@ -196,6 +196,13 @@ async def open_workflow(
 # ---- out: result documents into the conversation --------------------------------------------
 
 
+def node_message_id(run_id: str, node_id: str) -> str:
+    """The id of the message that binds the documents of node ``node_id`` of workflow run
+    ``run_id``: the same on every attempt, so a node run again after a crash replaces its
+    documents instead of binding them a second time."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"nyla:workflow-run/{run_id}/node/{node_id}"))
+
+
 def step_context(
     ctx: ToolContext,
     *,
@@ -224,17 +231,20 @@ async def bind_documents(
     *,
     label: str,
     message: str = "",
+    message_id: str | None = None,
 ) -> list[ChatDocument]:
     """Bind ``files`` (stored files, or their ids) to ``ctx.workflow`` as chat documents in
     one new ChatMessage (status ``step``, documents label ``<label>:<message id>``), each
     numbered ``ctx.round``, ``ctx.task_number``, ``ctx.action_number``. Nothing without a
     workflow or files; a file id the run cannot read raises ``LookupError``. The caller has
-    checked the right to change the workflow (:func:`check_can_change`)."""
+    checked the right to change the workflow (:func:`check_can_change`). ``message_id``
+    (:func:`node_message_id` for a workflow node) makes the bind idempotent: bound again
+    under the same id, the message and its documents replace those bound before."""
     workflow = ctx.workflow
     if workflow is None or not files:
         return []
     items = [await _item(ctx, f) for f in files]
-    message_id = str(uuid.uuid4())
+    message_id = message_id or str(uuid.uuid4())
     documents = [
         ChatDocument(
             id=str(uuid.uuid4()),
@@ -284,14 +294,17 @@ async def bridge_result(
     *,
     label: str,
     refs_in_text: bool = True,
+    message_id: str | None = None,
 ) -> ToolResult:
     """``result`` with ``files`` bound to the run's workflow (:func:`bind_documents`): each
     document listed under ``data["documents"]`` (``data`` becomes an object when it was
     none) and — for a model reading the text, ``refs_in_text`` — its ``docItem`` reference
     and file id appended to the text. A workflow node keeps its text clean (it flows to the
     next node) and hands its documents on in ``data`` only. Without a workflow the files
-    are listed by file id only."""
-    documents = await bind_documents(ctx, files, label=label, message=result.content[:500])
+    are listed by file id only; ``message_id`` as for :func:`bind_documents`."""
+    documents = await bind_documents(
+        ctx, files, label=label, message=result.content[:500], message_id=message_id
+    )
     if documents:
         listed = [document_wire(d) for d in documents]
         lines = [f"  documentList ref: {DOC_ITEM}{d.id} (file id: {d.file_id})" for d in documents]

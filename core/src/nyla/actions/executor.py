@@ -144,6 +144,7 @@ class ActionExecutor:
         *,
         policy_checked: bool = False,
         refs_in_text: bool = True,
+        message_id: str | None = None,
     ) -> ToolResult:
         """Run one action call, whichever way it comes (agent, workflow, REST): validate it,
         check its owned ids against ``ctx.run`` and the right to change the chat workflow its
@@ -151,7 +152,8 @@ class ActionExecutor:
         (``ctx.remaining_budget_chf``) is spent, ask the policy hook (unless the caller did:
         ``policy_checked``), run the handler under its deadline, bind the files it produced
         to the workflow (:mod:`nyla.actions.bridge`; their references appended to the text
-        unless ``refs_in_text`` is off, as a workflow node's is). Every failure is a result."""
+        unless ``refs_in_text`` is off, as a workflow node's is; bound under ``message_id``
+        when given, replacing what was bound under it before). Every failure is a result."""
         try:
             params = self.validate(method, action, arguments, ctx.workflow)
         except ActionArgumentError as exc:
@@ -171,7 +173,12 @@ class ActionExecutor:
         try:
             label = f"action:{method}.{action}"
             return await bridge_result(
-                ctx, result, documents, label=label, refs_in_text=refs_in_text
+                ctx,
+                result,
+                documents,
+                label=label,
+                refs_in_text=refs_in_text,
+                message_id=message_id,
             )
         except LookupError as exc:
             return ToolResult.fail(f"{name}: a result document {exc}", "ACTION_FAILED")

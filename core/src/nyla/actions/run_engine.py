@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from nyla.actions.bridge import node_message_id
 from nyla.models.agent import RunContext
 from nyla.models.tools import ToolContext, ToolResult
 from nyla.models.workflow_runs import NodeOutput, NodeRun, RunOptions
@@ -209,7 +210,14 @@ class RunEngine:
             action_number=node_run.position + 1,
             workflow=run.chat,
         )
-        call = self.executor.run(node.method, node.action, dict(inputs), ctx, refs_in_text=False)
+        call = self.executor.run(
+            node.method,
+            node.action,
+            dict(inputs),
+            ctx,
+            refs_in_text=False,
+            message_id=node_message_id(run.id, node.id),  # run again: replaced, not doubled
+        )
         task = asyncio.ensure_future(asyncio.wait_for(call, options.node_timeout_s))
         try:
             while True:

@@ -13,7 +13,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 
 from nyla.errors import FileAccessError
 from nyla.files.conversations import Conversations
@@ -97,8 +97,19 @@ class WorkflowStore(Conversations):
         self, workflow: ChatWorkflow, message: ChatMessage, *, touch: bool = False
     ) -> ChatMessage:
         """Persist a message and its documents, then append it to ``workflow.messages``;
-        ``touch`` makes the workflow the most recently active (in the same transaction)."""
+        ``touch`` makes the workflow the most recently active (in the same transaction).
+        A message of ``workflow`` stored before with the same id is replaced, documents and
+        all, in its place: a step bound again under its id (a workflow node run again after
+        its worker died between binding and being recorded done) is not bound twice."""
         async with self.db.session() as s:
+            before = await s.scalar(
+                select(MessageRow.seq).where(
+                    MessageRow.id == message.id, MessageRow.workflow_id == workflow.id
+                )
+            )
+            if before is not None:
+                await s.execute(delete(DocumentRow).where(DocumentRow.message_id == message.id))
+                await s.execute(delete(MessageRow).where(MessageRow.id == message.id))
             if touch:
                 await s.execute(
                     update(WorkflowRow)
@@ -114,7 +125,7 @@ class WorkflowStore(Conversations):
                 MessageRow(
                     id=message.id,
                     workflow_id=workflow.id,
-                    seq=int(seq or 0) + 1,
+                    seq=before if before is not None else int(seq or 0) + 1,
                     role=message.role,
                     status=message.status,
                     message=message.message,
@@ -140,7 +151,11 @@ class WorkflowStore(Conversations):
                 )
                 for d in message.documents
             )
-        workflow.messages.append(message)
+        held = [i for i, m in enumerate(workflow.messages) if m.id == message.id]
+        if held:
+            workflow.messages[held[0]] = message
+        else:
+            workflow.messages.append(message)
         return message
 
 
