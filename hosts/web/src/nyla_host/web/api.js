@@ -33,9 +33,10 @@ export function headers(extra = {}) {
 
 /** An API error: the server's human `detail` as the message, the status beside it. */
 export class ApiError extends Error {
-  constructor(message, status) {
+  constructor(message, status, data = null) {
     super(message);
     this.status = status;
+    this.data = data; // the answer's body (a 409 of a resume lists the unfinished writes)
   }
 }
 
@@ -54,6 +55,7 @@ function detailOf(data, fallback) {
   }
   const detail = data && data.detail;
   if (Array.isArray(detail)) return detail.map((d) => `${(d.loc || []).slice(1).join(".")}: ${d.msg}`).join("; ");
+  if (detail && typeof detail.message === "string") return detail.message;
   return (typeof detail === "string" && detail) || fallback;
 }
 
@@ -66,7 +68,7 @@ async function send(path, init) {
   const response = await fetch(path, init);
   if (response.status === 401 && state.me) onUnauthorized();
   const data = response.headers.get("content-type")?.includes("json") ? await response.json() : null;
-  if (!response.ok) throw new ApiError(detailOf(data, `${response.status} ${response.statusText}`), response.status);
+  if (!response.ok) throw new ApiError(detailOf(data, `${response.status} ${response.statusText}`), response.status, data);
   return data;
 }
 

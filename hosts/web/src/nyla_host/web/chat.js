@@ -43,7 +43,10 @@ function renderConversation(conversation) {
   $("#conversation-title").textContent = conversation.title || "Untitled conversation";
   const answered = new Set();
   const asked = new Set();
+  const interrupted = new Set((conversation.runs || []).filter((r) => r.status === "interrupted").map((r) => r.runId));
+  let last = null;
   for (const message of conversation.messages || []) {
+    last = null; // only the conversation's last answer offers to run again
     if (message.role === "user") {
       $("#transcript").append(userBubble(message.content, message.files || []));
       if (message.runId) asked.add(message.runId);
@@ -52,8 +55,10 @@ function renderConversation(conversation) {
       if (message.status === "error") bubble.append(el("div", { class: "run-error", role: "alert" }, message.content));
       else showAnswer(bubble, message.content, message.citations || []);
       if (message.runId) answered.add(message.runId);
+      last = { bubble, runId: message.runId };
     }
   }
+  if (last && interrupted.has(last.runId)) offerResume(last.bubble, last.runId);
   const running = (conversation.runs || []).find((r) => ["running", "queued", "pending"].includes(r.status) && !answered.has(r.runId));
   if (running) resume(running.runId, asked.has(running.runId));
   else $("#transcript").lastElementChild?.scrollIntoView({ block: "end" });
@@ -186,7 +191,42 @@ function renderEvent(bubble, event) {
     bubble.querySelector(".summary").textContent = `${data.status} · CHF ${Number(data.costChf).toFixed(4)} · ${data.rounds} round(s) · ${model ? model.label || model.id : data.model || ""}`;
   } else if (event.type === "ERROR") {
     bubble.append(el("div", { class: "run-error", role: "alert" }, event.text));
+    if (data.status === "interrupted") offerResume(bubble, event.runId || bubble.dataset.run);
   }
+}
+
+// ---- an interrupted run: run it again, its unfinished writes confirmed first ------------
+
+function offerResume(bubble, runId) {
+  if (!runId || bubble.querySelector(".resume")) return;
+  const box = el("div", { class: "resume", "data-run": runId });
+  box.append(el("button", { type: "button", class: "resume-run", onclick: () => resumeRun(box, runId, false) }, "Run it again"));
+  bubble.append(box);
+}
+
+async function resumeRun(box, runId, confirmWrites) {
+  if (chat.run) return;
+  for (const button of box.querySelectorAll("button")) button.disabled = true;
+  $("#chat-error").textContent = "";
+  try {
+    const run = await api(`/api/runs/${encodeURIComponent(runId)}/resume`, { method: "POST", body: { confirmWrites } });
+    box.remove();
+    if (run.prompt) $("#transcript").append(userBubble(run.prompt, []));
+    follow(run.runId, assistantBubble(run.runId));
+  } catch (error) {
+    const writes = error.status === 409 && !confirmWrites ? error.data?.detail?.unfinishedWrites : null;
+    if (writes && writes.length) return askAboutWrites(box, runId, writes);
+    for (const button of box.querySelectorAll("button")) button.disabled = false;
+    $("#chat-error").textContent = error.message;
+  }
+}
+
+function askAboutWrites(box, runId, writes) {
+  box.replaceChildren(
+    el("p", {}, "Before it stopped, the run started these changes. Each may or may not have been made: check them first, so nothing is done twice."),
+    el("ul", { class: "unfinished-writes" }, writes.map((w) => el("li", {}, el("strong", {}, w.toolName), ` (call ${w.callId}, round ${w.round})`))),
+    el("button", { type: "button", class: "primary confirm-writes", onclick: () => resumeRun(box, runId, true) }, "I checked them: run it again"));
+  box.querySelector(".confirm-writes").focus();
 }
 
 function parseFrames(buffer, onMessage) {
