@@ -116,3 +116,32 @@ async def test_an_unreadable_server_file_costs_only_its_users_toolboxes(store, d
     await add_server(store, "ada", demo)
     (store.root / "bob.json").write_text("{not json")
     assert [t.id for t in mcp_toolboxes(store)] == ["mcp:demo"]
+
+
+async def test_a_mandates_server_serves_its_users_and_no_other_mandates(
+    store, demo, server_log, make_kernel, db
+):
+    from nyla_toolbox_mcp.cli import add_server
+
+    await add_server(store.mandates(), "m1", demo)  # what ``nyla mcp add --mandate m1`` does
+    assert (store.root / "mandates" / "m1.json").exists()
+    assert store.users() == []  # no user has it as their own
+    listed = invoke_cli(["mcp", "list", "--mandate", "m1", "--json"])
+    assert [s["name"] for s in json.loads(listed.output)] == ["demo"]
+    (toolbox,) = mcp_toolboxes(store)
+    note = next(t for t in toolbox.tools if t.name == "mcpDemo_note")
+    args = note.args_model.model_validate({"text": "from a mandate user"})
+    other = await note.handler(args, ToolContext(run=RunContext(user_id="eve", mandate_id="m2")))
+    assert not other.success and other.error_details.code == "NOT_AVAILABLE"
+    assert not server_log.exists()  # never started for another mandate's user
+    from nyla.testing import tool_context
+
+    as_bob = tool_context(make_kernel(db=db, builtins=False), user="bob", mandate="m1")
+    done = await note.handler(args, as_bob)
+    assert done.success, done.error
+    assert server_log.read_text() == "from a mandate user\n"
+    assert invoke_cli(["mcp", "remove", "demo", "--mandate", "m1"]).exit_code == 0
+    gone = await note.handler(args, as_bob)
+    assert not gone.success and gone.error_details.code == "NOT_AVAILABLE"
+    missing = invoke_cli(["mcp", "remove", "demo", "--mandate", "m1"])
+    assert missing.exit_code != 0 and "for mandate 'm1'" in missing.output

@@ -19,18 +19,20 @@ __all__ = ["mcp_toolboxes", "nyla_cli_commands", "nyla_toolboxes"]
 
 
 def mcp_toolboxes(store: ServerStore | None = None) -> list[Toolbox]:
-    """One toolbox per configured server name (from the first user that has it; a call runs
-    on the run user's own server of that name, and is refused for a user without one)."""
+    """One toolbox per configured server name (from the first user, then mandate, that has
+    it; a call runs on the run user's own server of that name, else their mandate's, and is
+    refused for a user with neither)."""
     store = store or ServerStore()
     seen: dict[str, Toolbox] = {}
-    for user_id in store.users():
-        try:
-            servers = store.servers(user_id)
-        except Exception as exc:  # one unreadable file must not take the others' toolboxes
-            log.warning("MCP servers of %s not loaded: %s: %s", user_id, type(exc).__name__, exc)
-            continue
-        for server in servers:
-            seen.setdefault(server.name, server_toolbox(server, store))
+    for owners in (store, store.mandates()):
+        for owner in owners.users():
+            try:
+                servers = owners.servers(owner)
+            except Exception as exc:  # one unreadable file must not take the others' toolboxes
+                log.warning("MCP servers of %s not loaded: %s: %s", owner, type(exc).__name__, exc)
+                continue
+            for server in servers:
+                seen.setdefault(server.name, server_toolbox(server, store))
     return list(seen.values())
 
 

@@ -1,5 +1,6 @@
-"""``nyla mcp add/list/remove``: a user's MCP servers. ``add`` connects once, lists the
-tools and keeps those whose schema is valid (the others are shown with the reason)."""
+"""``nyla mcp add/list/remove``: a user's MCP servers, or with ``--mandate`` those of a
+mandate (for all its users). ``add`` connects once, lists the tools and keeps those whose
+schema is valid (the others are shown with the reason)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,22 @@ _user = click.option(
 )
 
 
+_mandate = click.option(
+    "--mandate",
+    "mandate_id",
+    default=None,
+    help="a mandate's servers, for all its users (instead of one user's)",
+)
+
+
+def _owner(user_id: str, mandate_id: str | None) -> tuple[ServerStore, str, str]:
+    """The store, owner and its description for ``--user``/``--mandate``."""
+    store = ServerStore()
+    if mandate_id:
+        return store.mandates(), mandate_id, f"mandate {mandate_id!r}"
+    return store, user_id, f"user {user_id!r}"
+
+
 @click.group("mcp")
 def mcp_group() -> None:
     """MCP servers as toolboxes (client) and nyla as an MCP server."""
@@ -74,6 +91,7 @@ def mcp_group() -> None:
 @click.option("--timeout", "timeout_s", type=float, default=30.0, show_default=True)
 @click.option("--start-timeout", "start_timeout_s", type=float, default=60.0, show_default=True)
 @_user
+@_mandate
 @click.option("--json", "as_json", is_flag=True)
 def add(
     name: str,
@@ -85,6 +103,7 @@ def add(
     timeout_s: float,
     start_timeout_s: float,
     user_id: str,
+    mandate_id: str | None,
     as_json: bool,
 ) -> None:
     """Add (or replace) the MCP server NAME; it becomes the toolbox mcp:NAME."""
@@ -105,7 +124,8 @@ def add(
     except ValidationError as exc:
         raise click.UsageError("; ".join(e["msg"] for e in exc.errors())) from exc
     try:
-        stored = anyio.run(add_server, ServerStore(), user_id, server)
+        store, owner, _ = _owner(user_id, mandate_id)
+        stored = anyio.run(add_server, store, owner, server)
     except Exception as exc:
         raise click.ClickException(
             f"could not list the tools of {name!r}: {type(exc).__name__}: {exc}"
@@ -117,10 +137,12 @@ def add(
 
 @mcp_group.command("list")
 @_user
+@_mandate
 @click.option("--json", "as_json", is_flag=True)
-def list_servers(user_id: str, as_json: bool) -> None:
-    """The user's MCP servers."""
-    servers = ServerStore().servers(user_id)
+def list_servers(user_id: str, mandate_id: str | None, as_json: bool) -> None:
+    """The user's (or the mandate's) MCP servers."""
+    store, owner, _ = _owner(user_id, mandate_id)
+    servers = store.servers(owner)
     text = "\n".join(
         f"{s.toolbox_id}\t{s.transport}\t{s.command or s.url}\t{len(s.tools)} tools"
         for s in servers
@@ -131,9 +153,11 @@ def list_servers(user_id: str, as_json: bool) -> None:
 @mcp_group.command("remove")
 @click.argument("name")
 @_user
+@_mandate
 @click.option("--json", "as_json", is_flag=True)
-def remove(name: str, user_id: str, as_json: bool) -> None:
+def remove(name: str, user_id: str, mandate_id: str | None, as_json: bool) -> None:
     """Remove the MCP server NAME."""
-    if not ServerStore().remove(user_id, name):
-        raise click.ClickException(f"no MCP server {name!r} for user {user_id!r}")
+    store, owner, whose = _owner(user_id, mandate_id)
+    if not store.remove(owner, name):
+        raise click.ClickException(f"no MCP server {name!r} for {whose}")
     _echo({"removed": name}, as_json, f"removed {name}")

@@ -1,7 +1,8 @@
-"""The MCP servers a user configured: how to reach each (a stdio command or a streamable
-HTTP URL) and the tool listing taken when it was added, kept in one JSON file per user
-under nyla's config directory, mode 0600, with the values of headers and env (tokens, API
-keys) sealed by the keys that seal connection tokens."""
+"""The MCP servers a user configured, and those a mandate admin configured for every user of
+the mandate: how to reach each (a stdio command or a streamable HTTP URL) and the tool
+listing taken when it was added, kept in one JSON file per user (and per mandate, under
+``mandates/``) in nyla's config directory, mode 0600, with the values of headers and env
+(tokens, API keys) sealed by the keys that seal connection tokens."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from nyla.sdk import TokenCipher, config_path, config_value
+from nyla.sdk import config_path, config_value
+
+if TYPE_CHECKING:
+    from nyla.sdk import TokenCipher
 
 #: a server name: it becomes the toolbox id ``mcp:<name>`` and a prefix of tool names
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -93,16 +97,33 @@ def store_dir() -> Path:
 
 
 class ServerStore:
-    """The servers of each user, one JSON file per user."""
+    """The servers of each user, one JSON file per user; :meth:`mandates` is the store of
+    the mandates' servers (one file per mandate)."""
 
     def __init__(self, root: Path | None = None, cipher: TokenCipher | None = None) -> None:
         self.root = root or store_dir()
         self._cipher = cipher
 
+    def mandates(self) -> ServerStore:
+        """The servers each mandate's admin configured for all its users."""
+        return ServerStore(self.root / "mandates", self._cipher)
+
+    def resolve(self, user_id: str, mandate_id: str | None, name: str) -> McpServer | None:
+        """The server ``name`` a run of ``user_id`` in ``mandate_id`` calls: the user's own,
+        else their mandate's; ``None`` when neither has one."""
+        own = self.get(user_id, name) if user_id else None
+        if own is None and mandate_id:
+            own = self.mandates().get(mandate_id, name)
+        return own
+
     @property
     def cipher(self) -> TokenCipher:
         """The configured keys' cipher, made on first use (a store only listed needs none)."""
         if self._cipher is None:
+            # imported here: the cipher's cryptography is ~6 MiB that every nyla command
+            # (indexing too) paid at plugin discovery, needed only when a server is read
+            from nyla.sdk import TokenCipher
+
             self._cipher = TokenCipher.from_config()
         return self._cipher
 

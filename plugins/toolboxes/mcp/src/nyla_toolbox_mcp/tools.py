@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict
 
 from nyla.sdk import Tool, Toolbox, ToolContext, ToolResult
 from nyla_toolbox_mcp.errors import ServerTimeout
 from nyla_toolbox_mcp.servers import ListedTool, McpServer, ServerStore
+
+if TYPE_CHECKING:
+    # imported where a schema is checked: jsonschema and its referencing/rpds are ~3 MiB
+    # every nyla command paid at plugin discovery, with no MCP server configured too
+    import jsonschema
 
 #: the most text of one answer that reaches the model
 MAX_RESULT_CHARS = 50_000
@@ -36,6 +40,8 @@ def accept(listed: Any) -> ListedTool | str:
         return "its name has no letter or digit"
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return "its input schema is not a JSON Schema of type object"
+    import jsonschema
+
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as exc:
@@ -119,7 +125,10 @@ def _invalid(problem: jsonschema.ValidationError) -> ToolResult:
 
 
 def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
-    """One listed tool as a nyla tool; a call runs on the run user's own server of that name."""
+    """One listed tool as a nyla tool; a call runs on the run user's own server of that name,
+    else on their mandate's."""
+
+    import jsonschema
 
     validator = jsonschema.Draft202012Validator(listed.input_schema)
 
@@ -128,7 +137,7 @@ def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
         problem = next(validator.iter_errors(arguments), None)
         if problem is not None:
             return _invalid(problem)
-        own = store.get(ctx.run.user_id or "", server.name)
+        own = store.resolve(ctx.run.user_id or "", ctx.run.mandate_id, server.name)
         if own is None or listed.name not in {t.name for t in own.tools}:
             return ToolResult.fail(
                 f"no MCP server {server.name!r} with tool {listed.name!r} for this user",
