@@ -339,6 +339,7 @@ class Kernel:
             self.jobs,
             defer=defer,
             settings=self.settings,
+            access=self.service_access,
         )
 
     def derived_key(self, purpose: str) -> bytes:

@@ -72,6 +72,16 @@ class ServiceAccess:
         may use ``permission``."""
         (await self.grants(subject)).check(permission)
 
+    async def check_all(
+        self, user_id: str, mandate_id: str | None, permissions: Iterable[str]
+    ) -> None:
+        """:meth:`check` of each permission (one read) for a user acting in a mandate without
+        a role — work done on a user's behalf in the background, such as a scheduled sync
+        (only user and mandate rules apply to it, as to the local CLI)."""
+        grants = await self.grants(Subject(user_id, mandate_id))
+        for permission in permissions:
+            grants.check(permission)
+
     async def check_run(self, context: RunContext, permission: str) -> None:
         """:meth:`check` for the subject of a run's context."""
         await self.check(subject_of(context), permission)

@@ -87,6 +87,15 @@ class SyncJobs(Protocol):
 DeferSync = Callable[..., Awaitable[str]]
 
 
+class SyncAccess(Protocol):
+    """The kernel's service access (``kernel.service_access``) as a sync asks it whether the
+    source's owner may still use the knowledge store and the source's connector."""
+
+    async def check_all(
+        self, user_id: str, mandate_id: str | None, permissions: list[str]
+    ) -> None: ...
+
+
 class SyncPort(Protocol):
     """The sync service as its scheduler uses it (it builds the scheduler): a sync started."""
 

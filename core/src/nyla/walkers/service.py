@@ -14,20 +14,27 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
+from nyla.access.permissions import KNOWLEDGE, connector
 from nyla.errors import NotFoundError, PermissionDeniedError
 from nyla.jobs.store import shown_status
 from nyla.jobs.tables import Job
 from nyla.knowledge.cost import Held
 from nyla.models.datasource import WalkResult
 from nyla.models.knowledge import PurgeResult
-from nyla.tables.knowledge import DataSource, FileContentIndex
+from nyla.tables.knowledge import DataSource, FileContentIndex, UserConnection
 from nyla.tables.sync import SyncState
 from nyla.walkers.schedule import ResyncScheduler
 from nyla.walkers.survey import survey
 
 if TYPE_CHECKING:
     from nyla.db import Database
-    from nyla.walkers.ports import DeferSync, IndexSwitch, SourceConnections, SyncJobs
+    from nyla.walkers.ports import (
+        DeferSync,
+        IndexSwitch,
+        SourceConnections,
+        SyncAccess,
+        SyncJobs,
+    )
     from nyla.walkers.runner import WalkerRunner
 
 #: items the first sync after switching indexing on takes (a quick first answer)
@@ -39,7 +46,9 @@ class SyncService:
     """Sync jobs of data sources: ``runner`` syncs one, as a job of ``jobs`` (with
     ``defer``: deferred to procrastinate's queue instead); ``consent`` switches a source's
     indexing, ``connections`` opens it for a survey; the rows live in ``db``. ``settings``
-    are the kernel's (``resync_interval``)."""
+    are the kernel's (``resync_interval``). With ``access`` every sync job first asks
+    whether the source's owner may still use the knowledge store and its connector
+    (:meth:`owner_may_sync`)."""
 
     def __init__(
         self,
@@ -51,8 +60,10 @@ class SyncService:
         *,
         defer: DeferSync | None = None,
         settings: Mapping[str, Any] | None = None,
+        access: SyncAccess | None = None,
     ) -> None:
         self.db = db
+        self.access = access
         self.runner = runner
         self.connections = connections
         self.consent = consent
@@ -77,6 +88,25 @@ class SyncService:
         if user_id is not None and ds.user_id != user_id:
             raise PermissionDeniedError(f"no data source {ds_id} for this user")
         return ds
+
+    async def owner_may_sync(self, ds_id: str) -> None:
+        """Raise ``ServiceAccessDenied`` (the job ends ``error`` with it, naming the
+        permission) unless the source's owner, in its mandate, may use ``service.knowledge``
+        and ``service.connector.<service>``: a revoke stops every later sync of it, the
+        scheduled ones included, before the vendor is asked for anything."""
+        if self.access is None:
+            return
+        async with self.db.read_session() as s:
+            row = (
+                await s.execute(
+                    select(DataSource.user_id, DataSource.mandate_id, UserConnection.service)
+                    .join(UserConnection, UserConnection.id == DataSource.connection_id)
+                    .where(DataSource.id == ds_id)
+                )
+            ).one_or_none()
+        if row is not None:  # a source gone is the runner's NotFoundError
+            user_id, mandate_id, service = row
+            await self.access.check_all(user_id, mandate_id, [KNOWLEDGE, connector(service)])
 
     async def _job_fields(self, ds_id: str, user_id: str | None) -> dict[str, Any]:
         ds = await self._source(ds_id, user_id)
@@ -104,6 +134,7 @@ class SyncService:
         fields = await self._job_fields(ds_id, user_id)
 
         async def job(handle: Any) -> WalkResult:
+            await self.owner_may_sync(ds_id)
             handle = with_callback(handle, on_progress)
             result = await self.runner.sync(ds_id, handle, limits=limits, reconcile=reconcile)
             await handle.details(result=result.model_dump(mode="json", exclude={"skipped"}))
@@ -140,7 +171,9 @@ class SyncService:
     ) -> WalkResult:
         """The body of a sync job, on either backend: the first slice when asked for, then
         the source within its limits as stored when that pass begins (the caller's
-        ``limits`` only narrow them). The last pass's result goes into the job's details."""
+        ``limits`` only narrow them). The last pass's result goes into the job's details.
+        Refused (:meth:`owner_may_sync`) before anything when the owner lost the service."""
+        await self.owner_may_sync(ds_id)
         if first_slice is not None:
             capped = {**(limits or {}), "max_items": first_slice}
             first = await self.runner.sync(ds_id, _Pass(handle, "first items"), limits=capped)
