@@ -21,11 +21,6 @@ if TYPE_CHECKING:
     # every nyla command paid at plugin discovery, with no MCP server configured too
     import jsonschema
 
-if TYPE_CHECKING:
-    # imported where a schema is checked: jsonschema and its referencing/rpds are ~3 MiB
-    # every nyla command paid at plugin discovery, with no MCP server configured too
-    import jsonschema
-
 #: the most text of one answer that reaches the model
 MAX_RESULT_CHARS = 50_000
 
@@ -45,8 +40,6 @@ def accept(listed: Any) -> ListedTool | str:
         return "its name has no letter or digit"
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return "its input schema is not a JSON Schema of type object"
-    import jsonschema
-
     import jsonschema
 
     try:
@@ -134,8 +127,6 @@ def _invalid(problem: jsonschema.ValidationError) -> ToolResult:
 def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
     """One listed tool as a nyla tool; a call runs on the run user's own server of that name,
     else on their mandate's."""
-
-    import jsonschema
 
     import jsonschema
 
