@@ -401,3 +401,83 @@ async def test_a_write_is_recorded_before_its_handler_runs_so_a_crash_there_is_r
     assert await asyncio.wait_for(driving, 30) is None, "the run was taken from its holder"
     await holder.aclose()
     await other.aclose()
+
+
+async def test_an_interrupted_run_resumed_goes_on_after_its_completed_rounds(
+    db, make_kernel, monkeypatch
+):
+    """Round 1 (a read) completed, round 2's write was under way when the holder died: run
+    again, the run starts with round 1's messages, calls the read no more and plays round 2
+    again (the write the person confirmed); its rounds are counted on."""
+    calls: list[str] = []
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def look(args: NoArgs, ctx) -> str:
+        calls.append("look")
+        return "the room is free"
+
+    async def book(args: NoArgs, ctx) -> str:
+        calls.append("book")
+        if len(calls) == 2:  # the first time: the holder dies while it books
+            entered.set()
+            await release.wait()
+        return "booked"
+
+    class RoomTools:
+        @hookimpl
+        def nyla_toolboxes(self):
+            tools = [
+                Tool.from_model("look", "Is the room free?", NoArgs, look, read_only=True),
+                Tool.from_model("book", "Book the room.", NoArgs, book, read_only=False),
+            ]
+            return [Toolbox(id="rooms", tools=tools, default_active=True)]
+
+    requests = []
+
+    def rooms(request, index):
+        requests.append(request)
+        answered = {m.tool_call_id for m in request.messages if m.role is Role.TOOL}
+        if "r1" not in answered:
+            return [ToolCall(id="r1", name="look", arguments="{}")]
+        if "r2" not in answered:
+            return [ToolCall(id="r2", name="book", arguments="{}")]
+        return "booked it"
+
+    def kernel():
+        return make_kernel(ScriptedPlugin(ScriptedProvider(rooms)), RoomTools(), db=db)
+
+    holder, other = kernel(), kernel()
+    config = AgentConfig(model="scripted:model", max_rounds=5)
+    row = await holder.runs.create("book the room", config, RunContext(user_id="u1"))
+    driving = asyncio.create_task(holder.runs.drive(row.run_id))
+    await asyncio.wait_for(entered.wait(), 30)
+
+    async def round_one_stored() -> None:  # the journal writes round 1's result meanwhile
+        while not any(p["type"] == "TOOL_RESULT" for p in await events_of(db, row.run_id)):
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(round_one_stored(), 30)
+    async with db.session() as s:
+        (await s.get(StoredRun, row.run_id)).worker = dead_worker()
+    assert await other.runs.sweep() == 1
+    release.set()
+    assert await asyncio.wait_for(driving, 30) is None
+    prompt, config_again, context, writes, rounds = await other.runs.interruption(row.run_id)
+    assert [w["callId"] for w in writes] == ["r2"]
+    assert [(m.role, m.tool_call_id) for m in rounds] == [(Role.ASSISTANT, None), (Role.TOOL, "r1")]
+    assert rounds[0].tool_calls[0].name == "look" and rounds[1].text == "the room is free"
+    requests.clear()
+    again = await other.runs.create(prompt, config_again, context, continued=rounds)
+    assert await other.runs.drive(again.run_id) == "completed"
+    assert calls == ["look", "book", "book"], "the completed read ran once, the write again"
+    first = requests[0].messages
+    assert [m.tool_call_id for m in first if m.role is Role.TOOL] == ["r1"]
+    payloads = await events_of(db, again.run_id)
+    played = [
+        p["round"] for p in payloads if p["type"] == "STATUS" and p["data"].get("status") == "round"
+    ]
+    assert played[0] == 2, "round 1 was the interrupted run's"
+    summary = payloads[-1]
+    assert summary["type"] == "AGENT_SUMMARY" and summary["data"]["rounds"] == 3
+    await holder.aclose()
+    await other.aclose()

@@ -122,6 +122,7 @@ class ConversationManager:
         prompt: str,
         *,
         history: list[Message] | None = None,
+        continued: list[Message] | None = None,
         count_tokens: TokenCounter = estimate_tokens,
     ) -> None:
         self.messages: list[Message] = [
@@ -131,6 +132,7 @@ class ConversationManager:
         ]
         #: the system prompt, the history and the task: never summarized
         self.head = len(self.messages)
+        self.messages += continued or []  # an interrupted run's rounds: as if played here
         self.count_tokens = count_tokens
         self.summaries = 0
         self._knowledge = ""

@@ -36,12 +36,13 @@ from psycopg.types.json import Jsonb
 from nyla.agent import events
 from nyla.agent.journal import RunJournal, RunLost
 from nyla.agent.run_bus import RunBus
+from nyla.agent.run_rounds import completed_rounds, loaded_messages, stored_messages
 from nyla.agent.run_sweep import RunSweeper, answer_in_conversation
 from nyla.agent.run_tables import StoredRun
 from nyla.agent.write_gate import BEFORE_WRITE
 from nyla.jobs.store import this_worker
 from nyla.models.agent import AgentConfig, AgentEvent, EventType, RunContext
-from nyla.models.ai import ToolCall
+from nyla.models.ai import Message, ToolCall
 
 if TYPE_CHECKING:
     from nyla.agent.runtime import AgentRuntime
@@ -163,8 +164,13 @@ class DurableRuns:
         *,
         shown_prompt: str | None = None,
         run_id: str | None = None,
+        continued: list[Message] | None = None,
     ) -> StoredRun:
-        """Record a run: ``queued`` for a worker, or ``running`` held by this process."""
+        """Record a run: ``queued`` for a worker, or ``running`` held by this process
+        (``continued``: the completed rounds of the interrupted run it resumes)."""
+        spec = stored_spec(prompt, config, context)
+        if continued:
+            spec["continued"] = stored_messages(continued)
         row = StoredRun(
             run_id=run_id or uuid.uuid4().hex,
             user_id=context.user_id,
@@ -173,7 +179,7 @@ class DurableRuns:
             prompt=shown_prompt if shown_prompt is not None else prompt,
             timezone=context.timezone,
             started_at=datetime.now(UTC),
-            spec=stored_spec(prompt, config, context),
+            spec=spec,
             worker=None if self.queued else self.worker,
             heartbeat_at=None,  # set by the database clock with the first write
             last_seq=0,
@@ -242,7 +248,8 @@ class DurableRuns:
     ) -> None:
         prompt, config, context = loaded_spec(spec)
         gate = BEFORE_WRITE.set(functools.partial(self._write_starts, run_id))
-        run = self.agent.run(prompt, config, context, run_id=run_id)
+        continued = loaded_messages(spec) or None
+        run = self.agent.run(prompt, config, context, run_id=run_id, continued=continued)
         try:
             try:
                 async for event in run:
@@ -338,17 +345,18 @@ class DurableRuns:
 
     async def interruption(
         self, run_id: str
-    ) -> tuple[str, AgentConfig, RunContext, list[dict[str, Any]]] | None:
-        """What an ``interrupted`` run ran with (prompt, config, context) and the writes it
-        left unfinished (its closing ERROR event's ``unfinishedWrites``), to run it again
-        with the user's consent; ``None`` for a run that did not end ``interrupted``."""
+    ) -> tuple[str, AgentConfig, RunContext, list[dict[str, Any]], list[Message]] | None:
+        """What an ``interrupted`` run ran with (prompt, config, context), the writes it
+        left unfinished (its closing ERROR event's ``unfinishedWrites``) and the rounds it
+        completed (:mod:`nyla.agent.run_rounds`), to run it again from there with the
+        user's consent; ``None`` for a run that did not end ``interrupted``."""
         rows = await self.db.read_driver(lambda conn: conn.rows(_INTERRUPTION, (run_id,)))
         if not rows or rows[0][0] != INTERRUPTED or not rows[0][1]:
             return None
         _, spec, last = rows[0]
         prompt, config, context = loaded_spec(spec)
         writes = list(((last or {}).get("data") or {}).get("unfinishedWrites") or [])
-        return prompt, config, context, writes
+        return prompt, config, context, writes, await completed_rounds(self.db, run_id, spec)
 
     # ---- read ---------------------------------------------------------------------------
 

@@ -77,6 +77,7 @@ class AgentRun:
             build_system_prompt(spec.system_prompt or config.system_prompt, self.context.timezone),
             prompt,
             history=spec.history,
+            continued=spec.continued,
             count_tokens=_token_counter(self.ai, lambda: trace.model or config.model),
         )
         self.registry = ToolRegistry(
@@ -85,7 +86,8 @@ class AgentRun:
             default_timeout_s=config.tool_timeout_s,
             database=services.db,
         )
-        self.round = 0
+        #: rounds played (an interrupted run's completed ones count: its limits hold)
+        self.round = sum(1 for m in spec.continued or () if m.role is Role.ASSISTANT)
         self.spent = 0.0
         self.input_tokens = self.output_tokens = 0
         self.last_text = ""

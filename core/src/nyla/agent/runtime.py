@@ -19,6 +19,7 @@ from nyla.agent.tool_services import tool_services
 from nyla.agent.toolboxes import ToolboxSession, open_session
 from nyla.files.conversations import history_messages
 from nyla.models.agent import AgentConfig, AgentEvent, AgentTrace, EventType, RunContext
+from nyla.models.ai import Message
 from nyla.models.feature import declares_graphical_editor
 from nyla.models.tools import Tool
 
@@ -122,11 +123,19 @@ class AgentRuntime:
         context: RunContext | None = None,
         *,
         run_id: str | None = None,
+        continued: list[Message] | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run the agent on ``prompt``; yields STATUS (first: ``started`` with the run id),
         CHUNK, TOOL_CALL, TOOL_RESULT, ERROR, then FINAL and AGENT_SUMMARY (see
-        :meth:`execute`)."""
-        spec = RunSpec(prompt, config or AgentConfig(), context or RunContext(), run_id=run_id)
+        :meth:`execute`). ``continued``: the completed rounds of an interrupted run of
+        ``prompt``, to go on from (see :class:`RunSpec`)."""
+        spec = RunSpec(
+            prompt,
+            config or AgentConfig(),
+            context or RunContext(),
+            run_id=run_id,
+            continued=continued,
+        )
         return traced(spec, self.execute(spec))
 
     def loop(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:

@@ -54,6 +54,7 @@ class RunSpec:
     and ``round_recorder`` is called after each round; failures of either are logged and the
     run goes on. ``cancel`` set by the caller ends the run with status ``cancelled``.
     ``neutralization`` shares a placeholder session (a sub-agent passes its parent's).
+    ``continued`` resumes an interrupted run after its completed rounds.
     """
 
     prompt: str
@@ -71,3 +72,6 @@ class RunSpec:
     round_recorder: RoundRecorder | None = None
     cancel: asyncio.Event | None = None
     neutralization: Any = None
+    #: the rounds an interrupted run completed (its model turns and their tool results),
+    #: after ``prompt``: a resumed run goes on from there, its rounds counted on
+    continued: list[Message] | None = None

@@ -148,6 +148,7 @@ class RunManager:
         conversation_id: str,
         files: list[Any] | None = None,
         agent_text: str | None = None,
+        continued: list[Any] | None = None,
     ) -> HostRunRow:
         """Record a run, store its prompt in the conversation and start it (here, or on a
         worker with ``NYLA_JOBS=procrastinate``); returns its row. ``files`` (the
@@ -175,6 +176,7 @@ class RunManager:
             context,
             shown_prompt=prompt,
             run_id=run_id,
+            continued=continued,
         )
         if runs.queued:
             await runs.launch(row)
@@ -189,7 +191,8 @@ class RunManager:
 
     async def resume(self, run_id: str, identity: Identity, *, confirm_writes: bool) -> HostRunRow:
         """Run an ``interrupted`` run of the caller again, as a new run in its conversation
-        (the agent sees the earlier prompt and the interruption there) with the same config;
+        (the agent sees the earlier prompt and the interruption there) with the same config,
+        going on after the rounds it completed (their tools are not called again);
         the caller's account applies as it is now. Refused (:class:`UnfinishedWrites`) while
         it left writes unfinished and the caller did not confirm them."""
         row = await self.get(run_id, identity)
@@ -199,7 +202,7 @@ class RunManager:
                 f"run {run_id} is {row.status}: only an interrupted run of a conversation can "
                 "be resumed"
             )
-        prompt, config, context, writes = found
+        prompt, config, context, writes, rounds = found
         if writes and not confirm_writes:
             raise UnfinishedWrites(writes)
         return await self.start(
@@ -209,6 +212,7 @@ class RunManager:
             timezone=row.timezone,
             conversation_id=str(context.workflow_id),
             agent_text=prompt,
+            continued=rounds,
         )
 
     async def cancel(self, run_id: str, identity: Identity) -> bool:
