@@ -111,6 +111,20 @@ def test_ask_the_data_agent_offline(runner):
     expected = next(q for q in TrusteeFeature().benchmark_questions() if q.question == question)
     assert f"{expected.expected_numbers[0]:.2f}" in data["answer"]
     assert data["status"] == "completed" and len(data["calls"]) == 2
+    # asked as a user who may not run the agent: refused before any model call, exit code 3
+    revoked = runner.invoke(cli, ["access", "revoke", "agent", "--user", "eve"])
+    assert revoked.exit_code == 0, revoked.output
+    as_eve = ["feature", "ask", "trustee", question, "--instance", "ask-acme", "--user", "eve"]
+    refused = runner.invoke(cli, [*as_eve, "--model", "eval:reference-replay"])
+    assert refused.exit_code == 3, refused.output
+    assert "ServiceAccessDenied" in refused.output and "service.agent" in refused.output
+    # a user whose mandate lost it is refused; the same user in another mandate is not
+    runner.invoke(cli, ["access", "revoke", "agent", "--mandate", "m-off"])
+    as_ann = ["feature", "ask", "trustee", question, "--instance", "ask-acme", "--user", "ann"]
+    off = runner.invoke(cli, [*as_ann, "--mandate", "m-off", "--model", "eval:reference-replay"])
+    assert off.exit_code == 3, off.output
+    on = runner.invoke(cli, [*as_ann, "--mandate", "m-on", "--model", "eval:reference-replay"])
+    assert on.exit_code == 0, on.output
 
 
 def test_an_eval_recorded_once_is_rescored_offline(runner, tmp_path):

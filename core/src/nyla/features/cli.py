@@ -140,6 +140,8 @@ def prompt(code: str, legacy: bool) -> None:
     show_default=True,
 )
 @click.option("--max-rounds", default=12, show_default=True)
+@click.option("--user", "user_id", default=None, help="Ask as this user (default: $NYLA_USER).")
+@click.option("--mandate", "mandate_id", default=None, help="The mandate the user asks in.")
 @json_option
 def ask(
     code: str,
@@ -148,12 +150,17 @@ def ask(
     model: str | None,
     mode: str,
     max_rounds: int,
+    user_id: str | None,
+    mandate_id: str | None,
     as_json: bool,
 ) -> None:
-    """Ask the feature data agent a QUESTION about one instance."""
+    """Ask the feature data agent a QUESTION about one instance, as a user who may run the
+    agent (service.agent; refused with exit code 3 otherwise)."""
+    from nyla.access.permissions import ServiceAccessDenied
     from nyla.errors import NylaError
     from nyla.eval.harness import MODES
-    from nyla.models.agent import AgentConfig
+    from nyla.identity import default_user
+    from nyla.models.agent import AgentConfig, RunContext
 
     validate, use_ontology = MODES[mode]
 
@@ -164,9 +171,17 @@ def ask(
 
             install_policies(kernel.plugins, kernel.features.feature(code).benchmark_questions())
         try:
+            # the CLI's identity, prepared as every run is (service access, model access)
+            asker = RunContext(
+                user_id=user_id or default_user(),
+                mandate_id=mandate_id,
+                feature_instance_id=instance_id,
+            )
+            context = await kernel.agent.user_context(asker)
             return await kernel.features.run_data_agent(
                 code,
                 question,
+                context=context,
                 feature_instance_id=instance_id,
                 model=model,
                 config=AgentConfig(max_rounds=max_rounds),
@@ -178,6 +193,8 @@ def ask(
 
     try:
         result = run_async(go())
+    except ServiceAccessDenied:
+        raise  # the nyla command answers it: exit code 3, naming the permission
     except NylaError as exc:
         raise _fail(exc) from exc
     if as_json:
