@@ -55,12 +55,14 @@ class FakeOllama(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Iterator[str]:
+def server(monkeypatch: pytest.MonkeyPatch, tmp_path, cli_database: str) -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeOllama)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     monkeypatch.setenv("NYLA_CONFIG", str(tmp_path / "none.toml"))
+    # the command bills the call and reads the caller's model access: the test's database
+    monkeypatch.setenv("NYLA_DATABASE_URL", cli_database)
     monkeypatch.setenv("NYLA_PRIVATE_LLM_BASE_URL", url)
     monkeypatch.setenv("NYLA_PRIVATE_LLM_MODELS", "llama3.1:8b")
     reload_config()
