@@ -229,6 +229,12 @@ class ToolAi(Protocol):
 
     async def call(self, request: AiCallRequest) -> AiCallResponse: ...
 
+    def record_cost(
+        self, cost_chf: float, *, context: Any, operation: str, source: str, detail: Any = None
+    ) -> None:
+        """Book a price a tool's vendor reported (e.g. an MCP server's) in the ledger."""
+        ...
+
     @property
     def speech(self) -> ToolSpeech: ...
 

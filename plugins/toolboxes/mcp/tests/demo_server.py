@@ -1,6 +1,7 @@
 """A small MCP server for the tests (run as a stdio process): a read-only lookup that
 answers with personal data, a write tool that logs what it received to ``MCP_TEST_LOG``,
-a tool that hangs, one that kills the process and one that floods."""
+a tool that hangs, one that kills the process, one that floods and one that reports its
+price."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 server = MCPServer("demo")
 
@@ -45,6 +46,15 @@ def crash() -> str:
 def flood() -> str:
     """A huge answer."""
     return "x" * 300_000
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def quote(amount: float, currency: str = "CHF") -> CallToolResult:
+    """A priced lookup: reports its price in the result's _meta as nyla's convention says."""
+    return CallToolResult(
+        content=[TextContent(type="text", text="quoted")],
+        _meta={"dev.nyla/cost": {"amount": amount, "currency": currency}},
+    )
 
 
 if __name__ == "__main__":

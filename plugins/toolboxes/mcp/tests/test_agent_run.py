@@ -37,6 +37,7 @@ async def test_a_scripted_run_uses_the_mcp_servers_tools_behind_the_gate(
         "hang": True,
         "crash": False,
         "flood": True,
+        "quote": True,
     }
     seen: list[str] = []
 

@@ -33,7 +33,7 @@ def test_nyla_mcp_add_list_remove(store, server_log):
     assert added.exit_code == 0, added.output
     body = json.loads(added.output)
     assert body["toolbox"] == "mcp:demo"
-    assert sorted(body["tools"]) == ["crash", "flood", "hang", "lookup", "note"]
+    assert sorted(body["tools"]) == ["crash", "flood", "hang", "lookup", "note", "quote"]
     assert body["env"] == ["MCP_TEST_LOG"]  # names only: values may be secrets
     assert str(server_log) not in added.output
     assert oct(os.stat(store.root / "ada.json").st_mode & 0o777) == "0o600"

@@ -7,6 +7,8 @@ failure of the server — hanging, crashing, lying, flooding — a structured to
 from __future__ import annotations
 
 import json
+import logging
+import math
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,14 @@ if TYPE_CHECKING:
 
 #: the most text of one answer that reaches the model
 MAX_RESULT_CHARS = 50_000
+#: the ``_meta`` key of a tool result under which a server reports the call's price
+#: (MCP defines no cost field; ``_meta`` keys take a reverse-DNS prefix): ``{"amount":
+#: 0.02, "currency": "CHF"}``
+COST_KEY = "dev.nyla/cost"
+#: the most one call may report (CHF); a larger price is taken for a lie and not booked
+MAX_REPORTED_CHF = 100.0
+
+log = logging.getLogger(__name__)
 
 
 class McpArgs(BaseModel):
@@ -98,6 +108,44 @@ def render(result: Any) -> str:
     return "\n".join(parts)
 
 
+def reported_cost(result: Any) -> float | None:
+    """The price in CHF the server reported in the result's ``_meta`` (:data:`COST_KEY`);
+    ``None`` when it reported none, or one nyla cannot take (another currency, not a
+    finite number from 0 to :data:`MAX_REPORTED_CHF`)."""
+    meta = getattr(result, "meta", None)
+    cost = meta.get(COST_KEY) if isinstance(meta, dict) else None
+    if cost is None:
+        return None
+    amount = cost.get("amount") if isinstance(cost, dict) else None
+    currency = str(cost.get("currency", "CHF")).upper() if isinstance(cost, dict) else None
+    if (
+        currency != "CHF"
+        or isinstance(amount, bool)
+        or not isinstance(amount, int | float)
+        or not math.isfinite(amount)
+        or not 0 <= amount <= MAX_REPORTED_CHF
+    ):
+        log.warning("an MCP server reported a cost nyla cannot book: %.200r", cost)
+        return None
+    return float(amount)
+
+
+def _book(server: McpServer, listed: ListedTool, result: Any, ctx: ToolContext) -> None:
+    """Book the price the server reported: in the ledger (through the AI service) and on
+    the run's budget."""
+    cost = reported_cost(result)
+    if not cost:
+        return
+    ctx.services.ai.record_cost(
+        cost,
+        context=ctx.run,
+        operation="mcpTool",
+        source=f"mcp:{server.name}",
+        detail={"tool": listed.name},
+    )
+    ctx.charge(cost)
+
+
 def _failure(server: McpServer, exc: BaseException) -> ToolResult:
     if isinstance(exc, ServerTimeout):
         what = "start" if exc.phase == "start" else "answer"
@@ -150,6 +198,7 @@ def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
             text = render(result)
         except Exception as exc:
             return _failure(own, exc)
+        _book(own, listed, result, ctx)
         if len(text) > MAX_RESULT_CHARS:
             text = text[:MAX_RESULT_CHARS] + f"\n[truncated: {len(text)} characters in all]"
         text = _neutral(text, ctx)
