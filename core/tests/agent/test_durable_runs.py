@@ -481,3 +481,40 @@ async def test_an_interrupted_run_resumed_goes_on_after_its_completed_rounds(
     assert summary["type"] == "AGENT_SUMMARY" and summary["data"]["rounds"] == 3
     await holder.aclose()
     await other.aclose()
+
+
+async def test_a_run_its_own_process_stops_names_the_write_under_way(db, make_kernel):
+    """A server stopping (its run's task cancelled) while a writing tool runs: the run ends
+    interrupted naming the write, so running it again asks the person first."""
+    entered = asyncio.Event()
+
+    async def note(args: NoArgs, ctx) -> str:
+        entered.set()
+        await asyncio.Event().wait()  # until the process stops it
+        return "noted"
+
+    class NoteTools:
+        @hookimpl
+        def nyla_toolboxes(self):
+            tool = Tool.from_model("note", "Write a note.", NoArgs, note, read_only=False)
+            return [Toolbox(id="notes", tools=[tool], default_active=True)]
+
+    def one_note(request, index):
+        if not any(m.role is Role.TOOL for m in request.messages):
+            return [ToolCall(id="n1", name="note", arguments="{}")]
+        return "done"
+
+    kernel = make_kernel(ScriptedPlugin(ScriptedProvider(one_note)), NoteTools(), db=db)
+    row = await kernel.runs.create("note it", AgentConfig(model="scripted:model"), RunContext())
+    driving = asyncio.create_task(kernel.runs.drive(row.run_id))
+    await asyncio.wait_for(entered.wait(), 30)
+    driving.cancel()  # the server stops
+    assert await driving == "interrupted"
+    async with db.session() as s:
+        assert (await s.get(StoredRun, row.run_id)).status == "interrupted"
+    last = (await events_of(db, row.run_id))[-1]
+    assert last["type"] == "ERROR" and "note (call n1)" in last["text"]
+    assert last["data"]["unfinishedWrites"] == [{"callId": "n1", "toolName": "note", "round": 1}]
+    *_, writes, rounds = await kernel.runs.interruption(row.run_id)
+    assert [w["callId"] for w in writes] == ["n1"] and rounds == []
+    await kernel.aclose()

@@ -37,7 +37,7 @@ from nyla.agent import events
 from nyla.agent.journal import RunJournal, RunLost
 from nyla.agent.run_bus import RunBus
 from nyla.agent.run_rounds import completed_rounds, loaded_messages, stored_messages
-from nyla.agent.run_sweep import RunSweeper, answer_in_conversation
+from nyla.agent.run_sweep import RunSweeper, answer_in_conversation, unfinished_writes
 from nyla.agent.run_tables import StoredRun
 from nyla.agent.write_gate import BEFORE_WRITE
 from nyla.jobs.store import this_worker
@@ -85,6 +85,12 @@ _STARTED_WRITE = """
 UPDATE host_runs SET started_writes = coalesce(started_writes, '[]'::jsonb) || %s
 WHERE run_id = %s AND worker = %s AND status = 'running' RETURNING run_id
 """
+_OPEN_WRITES = """
+SELECT r.started_writes, (
+  SELECT jsonb_agg(e.payload ORDER BY e.seq) FROM host_run_events e
+  WHERE e.run_id = r.run_id AND e.type IN ('TOOL_CALL', 'TOOL_RESULT')
+) FROM host_runs r WHERE r.run_id = %s
+"""
 _INTERRUPTION = """
 SELECT r.status, r.spec, (
   SELECT payload FROM host_run_events e
@@ -110,6 +116,8 @@ class _Outcome:
     cost_chf: float = 0.0
     error: str | None = None
     citations: list[dict[str, Any]] = field(default_factory=list)
+    #: this process stopped the run (it ends ``interrupted``)
+    stopped: bool = False
 
 
 def stored_spec(prompt: str, config: AgentConfig, context: RunContext) -> dict[str, Any]:
@@ -269,7 +277,7 @@ class DurableRuns:
             outcome.status = None
         except asyncio.CancelledError:  # this process stops: the run ends here, recorded
             outcome.status, outcome.error = INTERRUPTED, "the server stopped during the run"
-            journal.add(AgentEvent(type=EventType.ERROR, text=outcome.error))
+            outcome.stopped = True  # its closing ERROR names its unfinished writes (_end)
         except Exception as exc:  # the run fails, the process goes on
             log.exception("run %s failed", run_id)
             outcome.status, outcome.error = "error", f"{type(exc).__name__}: {exc}"
@@ -294,6 +302,8 @@ class DurableRuns:
         """The answer into the conversation, then the row's end with the last events."""
         if outcome.status is None or isinstance(journal.error, RunLost):
             return
+        if outcome.stopped:
+            await self._stopped(run_id, journal, outcome)
         _, _, context = loaded_spec(spec)
         await answer_in_conversation(
             self.conversations,
@@ -313,6 +323,27 @@ class DurableRuns:
             )
         except Exception:
             log.exception("recording the end of run %s failed", run_id)
+
+    async def _stopped(self, run_id: str, journal: RunJournal, outcome: _Outcome) -> None:
+        """The closing ERROR of a run this process stops, naming the writing calls it
+        started without a result (as the sweep does for a dead holder's runs)."""
+        writes: list[dict[str, Any]] = []
+        try:
+            await journal.flush()
+            rows = await self.db.read_driver(lambda conn: conn.rows(_OPEN_WRITES, (run_id,)))
+            if rows:
+                writes = unfinished_writes(list(rows[0][1] or []), rows[0][0])
+        except Exception:
+            log.exception("reading the unfinished writes of run %s failed", run_id)
+        if writes:
+            names = ", ".join(f"{w['toolName']} (call {w['callId']})" for w in writes)
+            outcome.error = (
+                f"{outcome.error}; these writing tool calls started and may or may not have "
+                f"taken effect, check before asking again: {names}"
+            )
+        data = {"status": INTERRUPTED, "unfinishedWrites": writes}
+        with contextlib.suppress(Exception):  # (a journal that failed: the end still goes in)
+            journal.add(AgentEvent(type=EventType.ERROR, text=outcome.error or "", data=data))
 
     async def _beat(self, run_id: str) -> None:
         """Liveness of the run and a look for a cancel flag (the safety net of the cancel
