@@ -4,6 +4,7 @@ another user's run is a clear error."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -112,3 +113,41 @@ def test_a_failed_run_exits_1_and_bad_ids_are_clear_errors(stored, monkeypatch):
     monkeypatch.setenv("NYLA_USER", "otto")
     theirs = invoke_cli(["workflows", "run", bad])
     assert theirs.exit_code == 1 and "not found" in theirs.output
+
+
+def test_run_binds_its_documents_to_the_named_conversation(stored, cli_database):
+    *_, probe = stored
+
+    async def saving() -> str:
+        kernel = plugin_kernel(probe, db=Database(cli_database), builtins=True)
+        try:
+            wf = await kernel.workflows.create("Saving", RITA)
+            await kernel.workflows.add_node(
+                wf.id, "runs", "step", {"label": "s", "save": True}, RITA
+            )
+            bob = RunContext(user_id="bob")
+            await kernel.files.workflows.create_conversation(bob, "Bob's", workflow_id="bobs-chat")
+            return wf.id
+        finally:
+            await kernel.aclose()
+
+    wf_id = asyncio.run(saving())
+    done = invoke_cli(["workflows", "run", wf_id, "--conversation", "ritas-chat", "--json"])
+    assert done.exit_code == 0, done.output
+    run = json.loads(done.output)
+    assert run["conversationId"] == "ritas-chat"
+    (listed,) = run["nodes"][0]["output"]["data"]["documents"]
+    assert (listed["roundNumber"], listed["taskNumber"], listed["actionNumber"]) == (1, 1, 1)
+
+    async def conversation() -> list:
+        kernel = plugin_kernel(probe, db=Database(cli_database), builtins=True)
+        try:
+            rita = RunContext(user_id="rita", workflow_id="ritas-chat")
+            return (await kernel.files.workflows.load("ritas-chat", rita)).documents()
+        finally:
+            await kernel.aclose()
+
+    (document,) = asyncio.run(conversation())
+    assert (document.file_name, listed["documentRef"]) == ("s.txt", f"docItem:{document.id}")
+    refused = invoke_cli(["workflows", "run", wf_id, "--conversation", "bobs-chat"])
+    assert refused.exit_code == 1 and "may change" in refused.output

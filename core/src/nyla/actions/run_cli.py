@@ -43,6 +43,8 @@ def _on_kernel(work: Any) -> Any:
         raise click.ClickException(f"{exc.args[0]} (nyla workflows list shows yours)") from None
     except WorkflowNotRunnableError as exc:
         raise click.ClickException(str(exc)) from None
+    except PermissionError as exc:  # a conversation the user may not change
+        raise click.ClickException(str(exc)) from None
 
 
 def _progress(event: Any) -> str:
@@ -101,6 +103,12 @@ def _exit_code(run: Any) -> None:
 @click.option("--node-timeout", type=click.FloatRange(0, 3600, min_open=True), default=None)
 @click.option("--max-cost", "max_cost_chf", type=click.FloatRange(0), default=None, help="CHF.")
 @click.option("--model", default=None, help="The model the run's AI actions use.")
+@click.option(
+    "--conversation",
+    "conversation_id",
+    default=None,
+    help="The user's conversation the nodes' documents are bound to.",
+)
 @json_option
 def workflows_run(
     workflow_id: str,
@@ -109,12 +117,15 @@ def workflows_run(
     node_timeout: float | None,
     max_cost_chf: float | None,
     model: str | None,
+    conversation_id: str | None,
     as_json: bool,
 ) -> None:
     """Run a workflow node by node and show its progress; exit 1 unless it ends done."""
     from nyla.models.workflow_runs import RunOptions
 
     context = _context(user_id)
+    if conversation_id is not None:
+        context = context.model_copy(update={"workflow_id": conversation_id})
     options = RunOptions(
         max_attempts=max_attempts,
         node_timeout_s=node_timeout,
