@@ -124,9 +124,7 @@ async def test_ledger_rows_add_up_to_each_run_s_reported_cost(scripted, make_ker
     for prompt in ("summaries please", "tool please", "delegate please", "plain"):
         before = len(provider.requests)
         context = RunContext(user_id="alice", mandate_id="m1", workflow_id=None)
-        events = [
-            e async for e in kernel.agent.run(prompt, AgentConfig(stream=False), context)
-        ]
+        events = [e async for e in kernel.agent.run(prompt, AgentConfig(stream=False), context)]
         summary = events[-1].data
         assert summary["status"] == "completed", summary
         run_id = summary["runId"]
