@@ -201,11 +201,16 @@ class Kernel:
         user, through the executor with the services a tool gets, under a budget (the
         smaller of ``max_cost_chf`` and :meth:`action_budget_chf`) and the policy hook, as
         an agent's call runs. ``workflow_id``: the caller's chat workflow its result
-        documents are bound to (refused when the caller may not change it)."""
+        documents are bound to (refused when the caller may not change it). An action is
+        one of the agent's tools run directly: it needs ``service.agent``, as a workflow run
+        does, and what the tool needs in a run (``nyla.access``)."""
         from nyla.actions.bridge import WorkflowBindingError, open_workflow
         from nyla.agent.tool_services import tool_services
         from nyla.models.tools import ToolContext
 
+        # the caller's account as a run's: service.agent (ServiceAccessDenied without it),
+        # the services they may not use (the executor refuses actions needing one), models
+        context = await self.agent.user_context(context)
         cap = self.action_budget_chf()
         budget = cap if max_cost_chf is None else min(max_cost_chf, cap)
         workflow = None

@@ -41,6 +41,13 @@ async def test_grant_and_revoke_reach_every_route(state, client, token_for):
         headers=alice,
     )
     assert openai.status_code == 403 and "service.agent" in openai.text
+    # one action run directly is one of the agent's tools: refused before it runs
+    catalog = (await client.get("/api/automation2/catalog", headers=alice)).json()
+    method = next(m for m in catalog["methods"] if m["actions"])
+    path = f"/api/automation2/actions/{method['name']}/{method['actions'][0]['action']}"
+    action = await client.post(path, json={}, headers=alice)
+    assert action.status_code == 403, action.text
+    assert action.json()["permission"] == "service.agent"
     assert _allowed((await client.get("/api/access/me", headers=alice)).json()) == {
         **_allowed(me),
         "service.agent": False,

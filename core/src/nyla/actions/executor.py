@@ -162,6 +162,12 @@ class ActionExecutor:
         assert found is not None  # validate() refused unknown actions
         name = tool_name(method, action)
         refusal = await self._refusal(name, params, ctx)
+        if refusal is None and not policy_checked and ctx.run.denied_services:
+            # outside an agent run (REST, a workflow run's node) the registry did not ask
+            # service access for this call: the one check it uses (nyla.access.run)
+            from nyla.access.run import tool_refusal
+
+            refusal = await tool_refusal(self.tool(method, action), params, ctx, self._db)
         if refusal is None and not policy_checked:
             raw = dict(arguments) if isinstance(arguments, Mapping) else {}
             refusal = await check_policy(self._before_call, self.tool(method, action), raw, ctx)
