@@ -410,20 +410,19 @@ class AiPipeline:
             route.hold = None
         return (0.0, True) if cost is None else (cost, False)
 
-    def record_cost(
-        self, cost_chf: float, *, context: Any, operation: str, source: str, detail: Any = None
-    ) -> None:
+    def record_cost(self, cost_chf: float, **where: Any) -> None:
         """Book a cost reported from outside the AI service (an MCP server's price for a tool
-        call) as a model call's is booked: in the totals and, with billing, in the ledger
-        (``source`` in the model column). ``ValueError`` for a negative or non-finite cost."""
+        call) as a model call's is booked: in the totals and, with billing, in the ledger.
+        ``where``: ``context`` (whose), ``operation``, ``source`` (in the model column) and
+        ``detail``. ``ValueError`` for a negative or non-finite cost."""
         if not math.isfinite(cost_chf) or cost_chf < 0:
             raise ValueError(f"a cost must be a finite amount of 0 or more, not {cost_chf!r}")
+        context = where.get("context")
         self._record(context, Usage(), cost_chf)
         if self.spending is not None:
-            charge = Charge(
-                operation, source, cost_chf, detail={"reported": True, **(detail or {})}
-            )
-            self.spending.record(context, charge)
+            detail = {"reported": True, **(where.get("detail") or {})}
+            operation, source = str(where["operation"]), str(where["source"])
+            self.spending.record(context, Charge(operation, source, cost_chf, detail=detail))
 
     def _record(self, context: Any, usage: Usage, cost: float) -> None:
         run_id = getattr(context, "workflow_id", None)

@@ -223,17 +223,12 @@ class ToolSpeech(Protocol):
 
 
 class ToolAi(Protocol):
-    """The AI service: a model call with pricing, budget and neutralization, the
-    neutralization gate on its own, a web search and image generation (``on_cost`` gets
-    their price)."""
+    """The AI service: a priced, budgeted, neutralised model call, the neutralization gate,
+    web search and images (``on_cost`` gets their price), booking a vendor's price."""
 
     async def call(self, request: AiCallRequest) -> AiCallResponse: ...
 
-    def record_cost(
-        self, cost_chf: float, *, context: Any, operation: str, source: str, detail: Any = None
-    ) -> None:
-        """Book a price a tool's vendor reported (e.g. an MCP server's) in the ledger."""
-        ...
+    def record_cost(self, cost_chf: float, **where: Any) -> None: ...  # a vendor's price
 
     @property
     def speech(self) -> ToolSpeech: ...
