@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from nyla.models.datasource import ConnectorAdapter, Walker
     from nyla.models.feature import Feature
     from nyla.models.neutralize import Neutralizer
+    from nyla.models.settings_sections import SettingsSection
     from nyla.models.tools import Tool, Toolbox, ToolContext, ToolResult
 
 PROJECT_NAME = "nyla"
@@ -230,6 +231,30 @@ def nyla_methods() -> list[Method]:
     Consumed by: the action catalog (``nyla actions list``, ``GET /api/automation2/catalog``)
     and the agent, which gets every action as a tool ``{method}_{action}`` unless
     ``AgentConfig.exclude_action_tools``; every call goes through the one action executor.
+    """
+
+
+@hookspec
+def nyla_settings_sections() -> list[SettingsSection]:
+    """Settings sections this plugin contributes (e.g. the MCP servers of a user or a mandate).
+
+    Arguments: none.
+
+    Returns: a list of :class:`~nyla.models.settings_sections.SettingsSection`, each listing,
+    adding and removing the entries of one owner (a user, or a mandate for all its users).
+    The ``id`` must be unique.
+
+    Results: not ``firstresult``; every plugin's list is collected, the first section of an
+    id wins.
+
+    Sync or async: the hook is sync; the section's methods are ``async``.
+
+    Called: by a host when its settings are read or changed (``/api/settings/sections`` on
+    ``nyla serve``), which checks first that the caller may: their own entries as a user,
+    a mandate's as its admin (listing a mandate's: any of its users).
+
+    Bad answers: a plugin whose implementation raises, or answers something that is not a
+    list of ``SettingsSection``, contributes no section (logged); the others stay.
     """
 
 

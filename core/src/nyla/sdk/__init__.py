@@ -115,6 +115,7 @@ from nyla.models.ontology import (
     PatternStep,
     Relation,
 )
+from nyla.models.settings_sections import SettingsScope, SettingsSection
 from nyla.models.speech import SpeechAudio, Transcript
 from nyla.models.tool_services import (
     ConnectionSession,
@@ -268,6 +269,8 @@ __all__ = [
     "SearchQuery",
     "SearchResult",
     "ServiceUnavailableError",
+    "SettingsScope",
+    "SettingsSection",
     "SpeechAudio",
     "StreamAssembler",
     "StreamDelta",

@@ -22,6 +22,7 @@ def api_router() -> APIRouter:
         rag,
         runs,
         session,
+        settings_sections,
         source_policy,
         teams,
     )
@@ -31,6 +32,7 @@ def api_router() -> APIRouter:
     router = APIRouter()
     modules = (session, runs, conversations, catalog, files, connections, datasources, rag, access)
     extra = (source_policy, connection_items, automation, billing, openai_compat, mcp, teams)
+    extra += (settings_sections,)
     for module in (*modules, *extra):
         router.routes.extend(module.router.routes)
     return router

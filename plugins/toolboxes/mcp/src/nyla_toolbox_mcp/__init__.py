@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from nyla.sdk import Toolbox, hookimpl
+from nyla.sdk import SettingsSection, Toolbox, hookimpl
 from nyla_toolbox_mcp.servers import ServerStore
 from nyla_toolbox_mcp.tools import server_toolbox
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["mcp_toolboxes", "nyla_cli_commands", "nyla_toolboxes"]
+__all__ = ["mcp_toolboxes", "nyla_cli_commands", "nyla_settings_sections", "nyla_toolboxes"]
 
 
 def mcp_toolboxes(store: ServerStore | None = None) -> list[Toolbox]:
@@ -40,6 +40,14 @@ def mcp_toolboxes(store: ServerStore | None = None) -> list[Toolbox]:
 def nyla_toolboxes() -> list[Toolbox]:
     """The configured MCP servers' toolboxes."""
     return mcp_toolboxes()
+
+
+@hookimpl
+def nyla_settings_sections() -> list[SettingsSection]:
+    """The MCP servers as a section of the host's settings (a user's, a mandate's)."""
+    from nyla_toolbox_mcp.settings import McpSettings
+
+    return [McpSettings()]
 
 
 @hookimpl
