@@ -69,28 +69,69 @@ def _load() -> tuple[Any, Any]:
         return _model
 
 
-def _read_table(path: Path) -> Any:
-    """The embedding table of a safetensors file, mapped read-only from the file and kept as
-    shipped, float16 (:func:`embed_texts` sums in float32, which gives the same bits as
-    summing a float32 copy). Mapped, not read: only the pages of tokens a process embeds
-    become resident (indexing 10,000 notes touches a fraction of the 32,000 rows; a read
-    table was 16 MiB of every indexing run's peak), and they are the page cache's, shared
-    by every nyla process on the machine. The format: an 8-byte little-endian header size,
-    a JSON header naming each tensor's dtype, shape and byte range, then the data."""
-    import json
+class RowTable:
+    """The float16 embedding table of a safetensors file, each row read from the file the
+    first time a token needs it, into an anonymous mapping of the table's size: only the
+    pages of rows written become resident. Indexing 10,000 notes uses about 550 of the
+    32,000 tokens; a table read whole was 16 MiB of every indexing run's peak, and a table
+    mapped from the file was too after a few thousand notes (the kernel maps the file's
+    neighbouring pages with each one read). Kept as shipped, float16: :func:`embed_texts`
+    sums in float32, which gives the same bits as summing a float32 copy."""
 
-    import numpy as np
+    def __init__(self, path: Path) -> None:
+        import json
+        import mmap
 
-    with path.open("rb") as f:
-        size = int.from_bytes(f.read(8), "little")
-        entry = json.loads(f.read(size))["embedding.weight"]
-    if entry["dtype"] != "F16":
-        raise ValueError(f"{path.name}: embedding.weight is {entry['dtype']}, not F16")
-    begin, end = entry["data_offsets"]
-    shape = tuple(entry["shape"])
-    if (end - begin) != 2 * shape[0] * shape[1]:
-        raise ValueError(f"{path.name}: embedding.weight's bytes do not fit its shape {shape}")
-    return np.memmap(path, dtype="<f2", mode="r", offset=8 + size + begin, shape=shape)
+        import numpy as np
+
+        with path.open("rb") as f:
+            size = int.from_bytes(f.read(8), "little")
+            entry = json.loads(f.read(size))["embedding.weight"]
+        if entry["dtype"] != "F16":
+            raise ValueError(f"{path.name}: embedding.weight is {entry['dtype']}, not F16")
+        begin, end = entry["data_offsets"]
+        rows, dims = entry["shape"]
+        if end - begin != 2 * rows * dims or path.stat().st_size < 8 + size + end:
+            raise ValueError(f"{path.name}: embedding.weight's bytes do not fit {rows}x{dims}")
+        self.path = path
+        self.shape = (rows, dims)
+        self.dtype = np.dtype("<f2")
+        self._start = 8 + size + begin
+        self._buffer = mmap.mmap(-1, end - begin)  # zero pages until a row is written
+        self._rows = np.frombuffer(self._buffer, dtype=self.dtype).reshape(self.shape)
+        self._read = np.zeros(rows, dtype=bool)
+        self._lock = threading.Lock()
+
+    def take(self, ids: Any) -> Any:
+        """The rows of token ``ids`` (an int array), read from the file where not yet."""
+        missing = ids[~self._read[ids]]
+        if missing.size:
+            self._fill(missing)
+        return self._rows[ids]
+
+    def full(self) -> Any:
+        """The whole table (every row read)."""
+        import numpy as np
+
+        return self.take(np.arange(self.shape[0]))
+
+    def _fill(self, ids: Any) -> None:
+        import numpy as np
+
+        width = self.shape[1] * self.dtype.itemsize
+        with self._lock, self.path.open("rb", buffering=0) as f:
+            for token in np.unique(ids).tolist():
+                if self._read[token]:
+                    continue  # another thread read it meanwhile
+                f.seek(self._start + token * width)
+                if f.readinto(memoryview(self._rows[token]).cast("B")) != width:
+                    raise ValueError(f"{self.path.name}: row {token} is cut short")
+                self._read[token] = True
+
+
+def _read_table(path: Path) -> RowTable:
+    """The embedding table of the safetensors file ``path`` (rows read on first use)."""
+    return RowTable(path)
 
 
 def embed_texts(texts: list[str]) -> list[list[float]]:
@@ -105,7 +146,8 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
         encodings = tokenizer.encode_batch(texts[start : start + BATCH], add_special_tokens=False)
         for row, encoding in enumerate(encodings, start):
             if encoding.ids:
-                out[row] = table[encoding.ids].sum(axis=0, dtype=np.float32)
+                ids = np.asarray(encoding.ids, dtype=np.intp)
+                out[row] = table.take(ids).sum(axis=0, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     out /= np.where(norms == 0, 1.0, norms)
     return out.tolist()  # type: ignore[no-any-return]
