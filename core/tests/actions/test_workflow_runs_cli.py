@@ -151,3 +151,14 @@ def test_run_binds_its_documents_to_the_named_conversation(stored, cli_database)
     assert (document.file_name, listed["documentRef"]) == ("s.txt", f"docItem:{document.id}")
     refused = invoke_cli(["workflows", "run", wf_id, "--conversation", "bobs-chat"])
     assert refused.exit_code == 1 and "may change" in refused.output
+
+
+def test_a_user_without_the_agent_is_refused_with_exit_code_3(stored):
+    good, *_ = stored
+    revoked = invoke_cli(["access", "revoke", "agent", "--user", "rita"])
+    assert revoked.exit_code == 0, revoked.output
+    refused = invoke_cli(["workflows", "run", good])
+    assert refused.exit_code == 3, refused.output
+    assert "ServiceAccessDenied" in refused.output and "service.agent" in refused.output
+    listed = json.loads(invoke_cli(["workflows", "runs", "--json"]).output)
+    assert listed == {"runs": []}  # nothing was stored
