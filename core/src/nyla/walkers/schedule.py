@@ -185,8 +185,10 @@ class ResyncScheduler:
         async with _tick_lock(self.db) as mine:
             if not mine:
                 return started
+            plan = await self.plan()
+            # after the plan: a source that never ran is due from the plan's "now"
             moment = now or datetime.now(UTC)
-            for source in await self.plan():
+            for source in plan:
                 if not source.due(moment):
                     continue
                 try:
