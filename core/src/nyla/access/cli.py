@@ -15,7 +15,10 @@ if TYPE_CHECKING:
 
 @click.group("access")
 def access() -> None:
-    """Who may use the agent, the knowledge store and each connector."""
+    """Who may use the agent, the knowledge store and each connector.
+
+    A command refused for a missing permission exits with code 3 (other errors 1) and names
+    the permission."""
 
 
 def _who(fn: Any) -> Any:
