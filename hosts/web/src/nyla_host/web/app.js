@@ -1,17 +1,18 @@
 // nyla's web page: plain JavaScript modules, no build step, no third-party assets. This one
 // signs in and routes: #chat[/<conversationId>], #sources[?connected=…|?oauthError=…],
-// #files, #inventory, #teams, #access.
+// #files, #inventory, #teams, #access, #mcp.
 
 import { loadAccess, wireAccess } from "./access.js";
 import { $, api, state, whenUnauthorized } from "./api.js";
 import { resetChat, showChat, wireChat } from "./chat.js";
 import { loadConnectors, readReturn, wireConnect } from "./connect.js";
+import { loadMcp, wireMcp } from "./mcp.js";
 import { loadFiles } from "./files.js";
 import { loadInventory, pollJobs, stopJobs, wireInventory } from "./inventory.js";
 import { loadSources, wireSources } from "./sources.js";
 import { loadTeams, wireTeams } from "./teams.js";
 
-const VIEWS = ["chat", "sources", "files", "inventory", "teams", "access"];
+const VIEWS = ["chat", "sources", "files", "inventory", "teams", "access", "mcp"];
 
 async function signIn(token) {
   localStorage.setItem("nyla.token", token);
@@ -63,6 +64,7 @@ async function route() {
   if (view === "inventory") loadInventory();
   if (view === "teams") loadTeams().catch((error) => { $("#teams-error").textContent = error.message; });
   if (view === "access") loadAccess().catch((error) => { $("#access-error").textContent = error.message; });
+  if (view === "mcp") loadMcp().catch((error) => { $("#mcp-error").textContent = error.message; });
 }
 
 whenUnauthorized(signOut);
@@ -72,6 +74,7 @@ wireSources();
 wireInventory();
 wireTeams();
 wireAccess();
+wireMcp();
 $("#signin-form").addEventListener("submit", (e) => { e.preventDefault(); signIn($("#token").value.trim()); });
 $("#signout").addEventListener("click", signOut);
 // the skip link moves the focus, not the address (the hash names the view)
