@@ -121,15 +121,20 @@ class LazyGroup(click.Group):
             if as_json:
                 _json_error(message[0], message[1])
                 ctx.exit(code)
-            error = click.ClickException(f"{message[0]}: {message[1]}")
-            error.exit_code = code
-            raise error from exc
+            kind = _AccessRefused if code == EXIT_ACCESS_DENIED else click.ClickException
+            raise kind(f"{message[0]}: {message[1]}") from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, LAZY_COMMANDS[name][1]) for name in sorted(LAZY_COMMANDS)]
         rows += self._plugin_command_rows()  # what plugins add, as `llm --help` lists them
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+class _AccessRefused(click.ClickException):
+    """A refused service permission, in one line: exits :data:`EXIT_ACCESS_DENIED`."""
+
+    exit_code = 3
 
 
 def _strict() -> bool:
