@@ -32,7 +32,6 @@ def api_router() -> APIRouter:
     router = APIRouter()
     modules = (session, runs, conversations, catalog, files, connections, datasources, rag, access)
     extra = (source_policy, connection_items, automation, billing, openai_compat, mcp, teams)
-    extra += (settings_sections,)
-    for module in (*modules, *extra):
+    for module in (*modules, *extra, settings_sections):
         router.routes.extend(module.router.routes)
     return router
