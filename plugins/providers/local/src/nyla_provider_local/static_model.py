@@ -143,7 +143,13 @@ def embed_texts(texts: list[str]) -> list[list[float]]:
     out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
     # a few texts at a time: the gathered token rows stay small enough for the CPU cache
     for start in range(0, len(texts), BATCH):
-        encodings = tokenizer.encode_batch(texts[start : start + BATCH], add_special_tokens=False)
+        # one text at a time on this (worker) thread: encode_batch hands a batch to the
+        # tokenizer's own thread pool, whose threads each get a malloc arena (~3 MiB more
+        # peak when indexing 10,000 notes, measured) for the same CPU time
+        encodings = [
+            tokenizer.encode(text, add_special_tokens=False)
+            for text in texts[start : start + BATCH]
+        ]
         for row, encoding in enumerate(encodings, start):
             if encoding.ids:
                 ids = np.asarray(encoding.ids, dtype=np.intp)
