@@ -11,6 +11,7 @@ from nyla.models.ai import Provider
 from nyla.models.datasource import ConnectorAdapter, Walker
 from nyla.models.feature import Feature
 from nyla.models.neutralize import Neutralizer
+from nyla.models.settings_sections import SettingsSection
 from nyla.models.tools import Toolbox
 from nyla.plugin_answers import CONTRIBUTIONS, PROVIDERS
 from nyla.plugins import PluginHost
@@ -38,6 +39,7 @@ def test_item_types_are_read_from_the_return_annotations() -> None:
         "features": Feature,
         "neutralizers": Neutralizer,
         "methods": Method,
+        "settings_sections": SettingsSection,
     }
 
 

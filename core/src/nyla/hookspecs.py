@@ -241,20 +241,12 @@ def nyla_settings_sections() -> list[SettingsSection]:
     Arguments: none.
 
     Returns: a list of :class:`~nyla.models.settings_sections.SettingsSection`, each listing,
-    adding and removing the entries of one owner (a user, or a mandate for all its users).
-    The ``id`` must be unique.
-
-    Results: not ``firstresult``; every plugin's list is collected, the first section of an
-    id wins.
-
-    Sync or async: the hook is sync; the section's methods are ``async``.
-
-    Called: by a host when its settings are read or changed (``/api/settings/sections`` on
-    ``nyla serve``), which checks first that the caller may: their own entries as a user,
-    a mandate's as its admin (listing a mandate's: any of its users).
-
-    Bad answers: a plugin whose implementation raises, or answers something that is not a
-    list of ``SettingsSection``, contributes no section (logged); the others stay.
+    adding and removing the entries of one owner (a user, or a mandate for all its users);
+    its methods are ``async``. The ``id`` must be unique.
+    {rules}
+    Consumed by: a host's settings (``/api/settings/sections`` on ``nyla serve``, the page's
+    MCP servers tab), which checks first that the caller may: their own entries as a user, a
+    mandate's as its admin (listing a mandate's: any of its users).
     """
 
 
@@ -268,6 +260,7 @@ def _with_rules() -> None:
         nyla_features,
         nyla_neutralizers,
         nyla_methods,
+        nyla_settings_sections,
     ):
         spec.__doc__ = (spec.__doc__ or "").replace("{rules}", _CONTRIBUTION_RULES)
 

@@ -70,6 +70,7 @@ WALKERS = Contribution(hookspecs.nyla_walkers, "id", "walker")
 FEATURES = Contribution(hookspecs.nyla_features, "code", "feature")
 NEUTRALIZERS = Contribution(hookspecs.nyla_neutralizers, "id", "neutralizer")
 METHODS = Contribution(hookspecs.nyla_methods, "name", "method")
+SETTINGS_SECTIONS = Contribution(hookspecs.nyla_settings_sections, "id", "settings section")
 
 #: the contribution hooks, in the order they are called
 CONTRIBUTIONS: tuple[Contribution[Any], ...] = (
@@ -80,6 +81,7 @@ CONTRIBUTIONS: tuple[Contribution[Any], ...] = (
     FEATURES,
     NEUTRALIZERS,
     METHODS,
+    SETTINGS_SECTIONS,
 )
 
 #: kind -> its contribution

@@ -30,6 +30,7 @@ from nyla.plugin_answers import (
     METHODS,
     NEUTRALIZERS,
     PROVIDERS,
+    SETTINGS_SECTIONS,
     SINGULAR,
     TOOLBOXES,
     WALKERS,
@@ -114,6 +115,7 @@ class PluginHost:
         self.features = FEATURES.registry()
         self.neutralizers = NEUTRALIZERS.registry()
         self.methods = METHODS.registry()
+        self.settings_sections = SETTINGS_SECTIONS.registry()
         self._owners: dict[tuple[str, str], str] = {}
         self._model_cache = ModelCache()
 
@@ -405,25 +407,6 @@ class PluginHost:
             except Exception as exc:  # a broken plugin command never breaks the CLI
                 errors.append((name, f"{type(exc).__name__}: {exc}"))
         return errors
-
-    def settings_sections(self) -> dict[str, Any]:
-        """The plugins' settings sections by id (``nyla_settings_sections``; a plugin that
-        raises or answers something else contributes none, the first of an id wins)."""
-        from nyla.models.settings_sections import SettingsSection
-
-        sections: dict[str, Any] = {}
-        for impl in self.pm.hook.nyla_settings_sections.get_hookimpls():
-            try:
-                answer = impl.function()
-            except Exception as exc:  # one broken plugin never hides the others' sections
-                log.warning(
-                    "settings sections of %s: %s: %s", impl.plugin_name, type(exc).__name__, exc
-                )
-                continue
-            for section in answer if isinstance(answer, list) else []:
-                if isinstance(section, SettingsSection) and section.id:
-                    sections.setdefault(section.id, section)
-        return sections
 
     def owner_of(self, kind: str, key: str) -> str | None:
         """Name of the plugin that contributed ``key`` of ``kind`` (``tools``, ``toolboxes``...)."""

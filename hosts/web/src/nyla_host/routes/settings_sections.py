@@ -23,7 +23,7 @@ Scope = Literal["user", "mandate"]
 
 
 def _section(request: Request, section_id: str) -> Any:
-    section = host(request).kernel.plugins.settings_sections().get(section_id)
+    section = host(request).kernel.plugins.settings_sections.get(section_id)
     if section is None:
         raise HTTPException(404, f"no settings section {section_id!r}")
     return section
@@ -45,7 +45,7 @@ async def list_sections(
     request: Request, identity: Identity = Depends(need_user)
 ) -> list[dict[str, str]]:
     """The settings sections the plugins contribute."""
-    sections = host(request).kernel.plugins.settings_sections().values()
+    sections = host(request).kernel.plugins.settings_sections.values()
     return [{"id": s.id, "label": s.label} for s in sections]
 
 
