@@ -23,11 +23,12 @@ MODEL_DELAY = 0.01
 
 
 async def sign_in(page, url: str, token: str) -> None:
-    if page.url.startswith(url):  # someone is signed in: sign out first, as a person does
-        async with page.expect_navigation():
-            await page.click("#signout")
-    else:
-        await page.goto(url + "/")
+    """Sign in on a freshly loaded page (the one signed in before is signed out: its token
+    removed, as the Sign out button does; a new address, so the load is a whole one and the
+    page's script is wired before the token is typed)."""
+    if page.url.startswith(url):
+        await page.evaluate("localStorage.clear()")
+    await page.goto(f"{url}/?as={token[-6:]}")
     await page.wait_for_selector("#view-signin:not([hidden])")
     await page.fill("#token", token)
     await page.keyboard.press("Enter")
