@@ -116,11 +116,10 @@ class RowTable:
         return self.take(np.arange(self.shape[0]))
 
     def _fill(self, ids: Any) -> None:
-        import numpy as np
-
         width = self.shape[1] * self.dtype.itemsize
         with self._lock, self.path.open("rb", buffering=0) as f:
-            for token in np.unique(ids).tolist():
+            # dict.fromkeys, not np.unique: that imports numpy.ma (~1 MiB) on first use
+            for token in dict.fromkeys(ids.tolist()):
                 if self._read[token]:
                     continue  # another thread read it meanwhile
                 f.seek(self._start + token * width)
