@@ -21,58 +21,15 @@ the passages (a provider's own count replaces the estimate when it reports one).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
-from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
-from nyla.ai.route import Route
+from nyla.ai.neutralize import NeutralizationSession
+from nyla.ai.pipeline_steps import PipelineSteps
 from nyla.ai.tokens import count_text_tokens
 from nyla.cpu import off_loop
 from nyla.errors import ProviderError
-from nyla.models.ai import ModelSpec, OperationType, RerankResponse, Usage
-
-T = TypeVar("T")
-
-
-class RerankPipeline(Protocol):
-    """What reranking uses of the AI service's pipeline."""
-
-    def _gate(self, context: Any) -> NeutralizationGate: ...
-
-    def _route(
-        self,
-        operation: OperationType,
-        context: Any,
-        *,
-        input_tokens: int,
-        session: NeutralizationSession,
-        gate: NeutralizationGate,
-        model: str | None = None,
-        max_output: int | None = None,
-        budget: float | None = None,
-        needs_tools: bool = False,
-        needs: tuple[str, ...] = (),
-        fallback: bool = True,
-        sized: bool = True,
-        what: str = "model",
-    ) -> Route: ...
-
-    async def _answer(
-        self,
-        route: Route,
-        attempt: Callable[[ModelSpec, Any], Awaitable[T]],
-        *,
-        expect: type,
-        capability: tuple[str, str] | None = None,
-    ) -> tuple[ModelSpec, float | None, T]: ...
-
-    def _settle(
-        self, context: Any, spec: ModelSpec, usage: Usage, route: Route | None = None
-    ) -> tuple[float, bool]: ...
-
-    async def _govern(self, context: Any) -> None: ...
-
-    async def _admit(self, context: Any, route: Route) -> None: ...
+from nyla.models.ai import OperationType, RerankResponse, Usage
 
 
 def rerank_tokens(query: str, documents: Sequence[str]) -> int:
@@ -84,7 +41,7 @@ def rerank_tokens(query: str, documents: Sequence[str]) -> int:
 class RerankOperations:
     """``rerank``: passages ordered by a reranking model, over the AI service's pipeline."""
 
-    def __init__(self, pipeline: RerankPipeline) -> None:
+    def __init__(self, pipeline: PipelineSteps) -> None:
         self._ai = pipeline
 
     async def rerank(

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import io
 import wave
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any
 
+from nyla.ai.pipeline_steps import PipelineSteps
 from nyla.ai.pricing import call_cost_chf
 from nyla.ai.route import Route
 from nyla.cpu import off_loop
@@ -27,36 +28,9 @@ from nyla.errors import BudgetExceeded, ModelNotAvailableError, NeutralizationEr
 from nyla.models.ai import ModelSpec, OperationType, Usage
 from nyla.models.speech import SpeechAudio, Transcript
 
-T = TypeVar("T")
-
 #: bytes per second of audio assumed before a compressed file is heard (128 kbit/s)
 COMPRESSED_BYTES_PER_S = 16_000
 AUDIO_FORMATS = {"mp3": "audio/mpeg", "wav": "audio/wav", "opus": "audio/ogg", "flac": "audio/flac"}
-
-
-class SpeechPipeline(Protocol):
-    """What speech uses of the AI service's pipeline."""
-
-    def _text_route(
-        self, operation: OperationType, text: str, context: Any, **kw: Any
-    ) -> tuple[Route, str]: ...
-
-    async def _answer(
-        self,
-        route: Route,
-        attempt: Callable[[ModelSpec, Any], Awaitable[T]],
-        *,
-        expect: type,
-        capability: tuple[str, str] | None = None,
-    ) -> tuple[ModelSpec, float | None, T]: ...
-
-    def _settle(
-        self, context: Any, spec: ModelSpec, usage: Usage, route: Route | None = None
-    ) -> tuple[float, bool]: ...
-
-    async def _govern(self, context: Any) -> None: ...
-
-    async def _admit(self, context: Any, route: Route) -> None: ...
 
 
 def audio_seconds(content: bytes, mime_type: str) -> float:
@@ -114,7 +88,7 @@ def _fit(
 class SpeechOperations:
     """``ai.speech``: text to speech and speech to text over the AI service's pipeline."""
 
-    def __init__(self, pipeline: SpeechPipeline) -> None:
+    def __init__(self, pipeline: PipelineSteps) -> None:
         self._ai = pipeline
 
     async def text_to_speech(
