@@ -302,6 +302,14 @@ class DurableRuns:
         """The answer into the conversation, then the row's end with the last events."""
         if outcome.status is None or isinstance(journal.error, RunLost):
             return
+        try:  # a run taken from this process meanwhile shows here, before its answer is kept
+            await journal.flush()
+        except RunLost:
+            log.warning("run %s was taken from this process before its end; left", run_id)
+            outcome.status = None
+            return
+        except Exception:
+            log.exception("writing the last events of run %s failed", run_id)
         if outcome.stopped:
             await self._stopped(run_id, journal, outcome)
         _, _, context = loaded_spec(spec)
@@ -321,6 +329,9 @@ class DurableRuns:
                 cost_chf=outcome.cost_chf,
                 error=outcome.error,
             )
+        except RunLost:
+            log.warning("run %s was taken from this process at its end", run_id)
+            outcome.status = None
         except Exception:
             log.exception("recording the end of run %s failed", run_id)
 
