@@ -52,9 +52,10 @@ def nyla_settings_sections() -> list[SettingsSection]:
 
 @hookimpl
 def nyla_cli_commands(cli: click.Group) -> None:
-    """``nyla mcp add/list/remove`` (into the ``mcp`` group the host may have added)."""
+    """``nyla mcp add/list/remove/login/logout`` (into the ``mcp`` group the host may have added)."""
     import click
 
+    from nyla_toolbox_mcp import cli_oauth  # noqa: F401  (adds login/logout to the group)
     from nyla_toolbox_mcp.cli import mcp_group
 
     group = cli.commands.get("mcp")

@@ -12,18 +12,35 @@ import click
 from pydantic import ValidationError
 
 from nyla.sdk import config_value
-from nyla_toolbox_mcp.servers import ListedTool, McpServer, ServerStore
+from nyla_toolbox_mcp.servers import ListedTool, McpServer, OAuthSettings, ServerStore
 from nyla_toolbox_mcp.tools import accept, tool_name
 
 
-async def add_server(store: ServerStore, user_id: str, server: McpServer) -> McpServer:
-    """List ``server``'s tools, keep the valid ones, store it for ``user_id``."""
+async def _listing(server: McpServer, signer: str | None, store: ServerStore) -> list[Any] | None:
+    """The server's tools; for an OAuth server as ``signer`` (``None`` when nobody has
+    signed in yet: the listing waits for the first sign-in)."""
     from nyla_toolbox_mcp.client import list_tools  # the MCP SDK loads when a server is added
 
+    if server.oauth is None:
+        return await list_tools(server)
+    from nyla_toolbox_mcp.oauth_session import authorized
+
+    grant = store.grants.get(signer, server.name) if signer else None
+    if signer is None or grant is None or grant.server_url != server.url:
+        return None
+    return await authorized(store.grants, signer, server, lambda auth: list_tools(server, auth))
+
+
+async def add_server(
+    store: ServerStore, user_id: str, server: McpServer, signer: str | None = None
+) -> McpServer:
+    """List ``server``'s tools, keep the valid ones, store it for ``user_id`` (the owner).
+    An OAuth server is listed as the user ``signer`` who signed in to it, and stored
+    without tools until someone has."""
     tools: list[ListedTool] = []
     refused: dict[str, str] = {}
     names: set[str] = set()
-    for listed in await list_tools(server):
+    for listed in await _listing(server, signer, store) or []:
         found = accept(listed)
         name = tool_name(server.name, listed.name)
         if isinstance(found, str):
@@ -88,6 +105,11 @@ def mcp_group() -> None:
 @click.option("--env", "env", multiple=True, help="stdio: KEY=VALUE (repeatable)")
 @click.option("--url", help="streamable HTTP: the endpoint URL")
 @click.option("--header", "headers", multiple=True, help="HTTP: 'Name: value' (repeatable)")
+@click.option("--oauth", is_flag=True, help="HTTP: each user signs in with OAuth")
+@click.option("--client-id", help="OAuth: a client registered at the authorization server")
+@click.option("--client-secret", help="OAuth: that client's secret (sealed at rest)")
+@click.option("--scope", "oauth_scope", help="OAuth: the scopes to ask for")
+@click.option("--login/--no-login", default=True, help="OAuth: sign in now (default)")
 @click.option("--timeout", "timeout_s", type=float, default=30.0, show_default=True)
 @click.option("--start-timeout", "start_timeout_s", type=float, default=60.0, show_default=True)
 @_user
@@ -100,15 +122,24 @@ def add(
     env: tuple[str, ...],
     url: str | None,
     headers: tuple[str, ...],
+    oauth: bool,
+    client_id: str | None,
+    client_secret: str | None,
+    oauth_scope: str | None,
+    login: bool,
     timeout_s: float,
     start_timeout_s: float,
     user_id: str,
     mandate_id: str | None,
     as_json: bool,
 ) -> None:
-    """Add (or replace) the MCP server NAME; it becomes the toolbox mcp:NAME."""
+    """Add (or replace) the MCP server NAME; it becomes the toolbox mcp:NAME. With --oauth
+    the user signs in first (a browser window, or the printed URL), then its tools are
+    listed."""
     if bool(command) == bool(url):
         raise click.UsageError("give either --command (stdio) or --url (streamable HTTP)")
+    if not oauth and (client_id or client_secret or oauth_scope):
+        raise click.UsageError("--client-id, --client-secret and --scope go with --oauth")
     try:
         server = McpServer(
             name=name,
@@ -118,6 +149,9 @@ def add(
             env=_pairs(env, "env"),
             url=url,
             headers=_pairs(headers, "header"),
+            oauth=OAuthSettings(client_id=client_id, client_secret=client_secret, scope=oauth_scope)
+            if oauth
+            else None,
             timeout_s=timeout_s,
             start_timeout_s=start_timeout_s,
         )
@@ -130,6 +164,10 @@ def add(
         raise click.ClickException(
             f"could not list the tools of {name!r}: {type(exc).__name__}: {exc}"
         ) from exc
+    if stored.oauth is not None and login:
+        from nyla_toolbox_mcp.cli_oauth import login_now
+
+        stored = login_now(ServerStore(), "mandate" if mandate_id else "user", owner, name, user_id)
     lines = [f"{stored.toolbox_id}: {len(stored.tools)} tools"]
     lines += [f"  refused {t}: {why}" for t, why in stored.refused.items()]
     _echo(stored.public(), as_json, "\n".join(lines))
@@ -142,12 +180,24 @@ def add(
 def list_servers(user_id: str, mandate_id: str | None, as_json: bool) -> None:
     """The user's (or the mandate's) MCP servers."""
     store, owner, _ = _owner(user_id, mandate_id)
+    from nyla_toolbox_mcp.signin import state_of
+
     servers = store.servers(owner)
+    shown = [{**s.public(), "signIn": state_of(store, user_id, s)} for s in servers]
     text = "\n".join(
-        f"{s.toolbox_id}\t{s.transport}\t{s.command or s.url}\t{len(s.tools)} tools"
-        for s in servers
+        f"{s['toolbox']}\t{s['transport']}\t{s['command'] or s['url']}\t{len(s['tools'])} tools"
+        + _sign_in_text(s["signIn"])
+        for s in shown
     )
-    _echo([s.public() for s in servers], as_json, text or "no MCP servers")
+    _echo(shown, as_json, text or "no MCP servers")
+
+
+def _sign_in_text(state: dict[str, Any] | None) -> str:
+    if state is None:
+        return ""
+    if not state["signedIn"]:
+        return "\tOAuth: not signed in"
+    return "\tOAuth: signed in" + (" (expired)" if state["expired"] else "")
 
 
 @mcp_group.command("remove")
@@ -158,6 +208,12 @@ def list_servers(user_id: str, mandate_id: str | None, as_json: bool) -> None:
 def remove(name: str, user_id: str, mandate_id: str | None, as_json: bool) -> None:
     """Remove the MCP server NAME."""
     store, owner, whose = _owner(user_id, mandate_id)
-    if not store.remove(owner, name):
+    server = store.get(owner, name)
+    if server is None or not store.remove(owner, name):
         raise click.ClickException(f"no MCP server {name!r} for {whose}")
-    _echo({"removed": name}, as_json, f"removed {name}")
+    signed_out = 0
+    if server.oauth is not None:
+        from nyla_toolbox_mcp.cli_oauth import sign_out_all
+
+        signed_out = sign_out_all(store, server, None if mandate_id else owner)
+    _echo({"removed": name, "signedOut": signed_out}, as_json, f"removed {name}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
@@ -17,12 +17,18 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from nyla_toolbox_mcp.errors import ServerTimeout
 from nyla_toolbox_mcp.servers import McpServer
 
+if TYPE_CHECKING:
+    import httpx2
+
 T = TypeVar("T")
 
 
 @asynccontextmanager
-async def open_session(server: McpServer) -> AsyncIterator[ClientSession]:
-    """An initialised session with ``server`` (closed, and a stdio process stopped, on exit)."""
+async def open_session(
+    server: McpServer, auth: httpx2.Auth | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialised session with ``server`` (closed, and a stdio process stopped, on exit);
+    ``auth`` signs an HTTP server's requests (OAuth)."""
     if server.transport == "stdio":
         params = StdioServerParameters(
             command=server.command or "", args=server.args, env=server.env or None
@@ -35,7 +41,7 @@ async def open_session(server: McpServer) -> AsyncIterator[ClientSession]:
                 await session.initialize()
                 yield session
         return
-    client = create_mcp_http_client(headers=server.headers)
+    client = create_mcp_http_client(headers=server.headers, auth=auth)
     async with (
         client,
         streamable_http_client(server.url or "", http_client=client) as (read, write),
@@ -45,19 +51,23 @@ async def open_session(server: McpServer) -> AsyncIterator[ClientSession]:
         yield session
 
 
-async def _bounded(server: McpServer, work: Callable[[ClientSession], Awaitable[T]]) -> T:
+async def _bounded(
+    server: McpServer,
+    work: Callable[[ClientSession], Awaitable[T]],
+    auth: httpx2.Auth | None = None,
+) -> T:
     """``work(session)`` on a new session: starting it bound by ``server.start_timeout_s``,
     the work by ``server.timeout_s`` (a slow start on a busy machine is not a hung tool)."""
     phase, seconds = "start", server.start_timeout_s
     with anyio.CancelScope(deadline=anyio.current_time() + seconds) as scope:
-        async with open_session(server) as session:
+        async with open_session(server, auth) as session:
             phase, seconds = "call", server.timeout_s
             scope.deadline = anyio.current_time() + seconds
             return await work(session)
     raise ServerTimeout(phase, seconds)
 
 
-async def list_tools(server: McpServer) -> list[Any]:
+async def list_tools(server: McpServer, auth: httpx2.Auth | None = None) -> list[Any]:
     """Every tool the server lists (all pages)."""
 
     async def listing(session: ClientSession) -> list[Any]:
@@ -71,10 +81,12 @@ async def list_tools(server: McpServer) -> list[Any]:
             if not cursor:
                 return tools
 
-    return await _bounded(server, listing)
+    return await _bounded(server, listing, auth)
 
 
-async def call_tool(server: McpServer, name: str, arguments: dict[str, Any]) -> Any:
+async def call_tool(
+    server: McpServer, name: str, arguments: dict[str, Any], auth: httpx2.Auth | None = None
+) -> Any:
     """The server's ``CallToolResult`` for ``name(arguments)`` (:class:`ServerTimeout` past
     a bound)."""
-    return await _bounded(server, lambda session: session.call_tool(name, arguments))
+    return await _bounded(server, lambda session: session.call_tool(name, arguments), auth)

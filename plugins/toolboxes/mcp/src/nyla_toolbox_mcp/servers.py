@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from nyla.sdk import config_path, config_value
+from nyla_toolbox_mcp.grants import GrantStore
 
 if TYPE_CHECKING:
     from nyla.sdk import TokenCipher
@@ -34,9 +35,20 @@ class ListedTool(BaseModel):
     read_only: bool = False
 
 
+class OAuthSettings(BaseModel):
+    """How nyla signs in to an HTTP server with OAuth: a client the operator registered at
+    the authorization server (``client_id``, ``client_secret``), else one registered
+    dynamically at sign-in; ``scope`` asks for scopes other than the server's own."""
+
+    client_id: str | None = Field(default=None, max_length=512)
+    client_secret: str | None = Field(default=None, max_length=2048)
+    scope: str | None = Field(default=None, max_length=1024)
+
+
 class McpServer(BaseModel):
     """One configured MCP server: ``stdio`` (``command`` + ``args`` + ``env``) or ``http``
-    (``url`` + ``headers``), the bound on each call, and its accepted tools."""
+    (``url`` + ``headers``, and ``oauth`` when each user signs in to it), the bound on each
+    call, and its accepted tools."""
 
     name: str
     transport: Literal["stdio", "http"]
@@ -45,6 +57,7 @@ class McpServer(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    oauth: OAuthSettings | None = None
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=600)
     start_timeout_s: float = Field(default=DEFAULT_START_TIMEOUT_S, gt=0, le=600)
     tools: list[ListedTool] = Field(default_factory=list)
@@ -65,6 +78,10 @@ class McpServer(BaseModel):
             raise ValueError("a stdio server needs a command")
         if self.transport == "http" and not (self.url or "").startswith(("http://", "https://")):
             raise ValueError("an http server needs an http(s) URL")
+        if self.oauth is not None and self.transport != "http":
+            raise ValueError("OAuth is for http servers only")
+        if self.oauth and self.oauth.client_secret and not self.oauth.client_id:
+            raise ValueError("a client secret needs its client id")
         return self
 
     @property
@@ -83,6 +100,9 @@ class McpServer(BaseModel):
             "url": self.url,
             "headers": sorted(self.headers),
             "env": sorted(self.env),
+            "oauth": None
+            if self.oauth is None
+            else {"clientId": self.oauth.client_id, "scope": self.oauth.scope},
             "timeoutS": self.timeout_s,
             "startTimeoutS": self.start_timeout_s,
             "tools": [t.name for t in self.tools],
@@ -100,13 +120,25 @@ class ServerStore:
     """The servers of each user, one JSON file per user; :meth:`mandates` is the store of
     the mandates' servers (one file per mandate)."""
 
-    def __init__(self, root: Path | None = None, cipher: TokenCipher | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | None = None,
+        cipher: TokenCipher | None = None,
+        *,
+        top: Path | None = None,
+    ) -> None:
         self.root = root or store_dir()
+        self._top = top or self.root
         self._cipher = cipher
 
     def mandates(self) -> ServerStore:
         """The servers each mandate's admin configured for all its users."""
-        return ServerStore(self.root / "mandates", self._cipher)
+        return ServerStore(self._top / "mandates", self._cipher, top=self._top)
+
+    @property
+    def grants(self) -> GrantStore:
+        """The OAuth sign-ins of every user (one store beside the users' and mandates')."""
+        return GrantStore(self._top / "oauth", lambda: self.cipher)
 
     def resolve(self, user_id: str, mandate_id: str | None, name: str) -> McpServer | None:
         """The server ``name`` a run of ``user_id`` in ``mandate_id`` calls: the user's own,
@@ -131,6 +163,11 @@ class ServerStore:
         change = self.cipher.encrypt if seal else self.cipher.decrypt
         return {k: change(v) for k, v in values.items()}
 
+    def _sealed_oauth(self, oauth: OAuthSettings | None) -> OAuthSettings | None:
+        if oauth is None or not oauth.client_secret:
+            return oauth
+        return oauth.model_copy(update={"client_secret": self.cipher.encrypt(oauth.client_secret)})
+
     def _file(self, user_id: str) -> Path:
         safe = re.sub(r"[^A-Za-z0-9_.@-]", "_", user_id)
         return self.root / f"{safe}.json"
@@ -151,6 +188,8 @@ class ServerStore:
             server = McpServer.model_validate(raw)
             server.env = self._sealed(server.env, seal=False)
             server.headers = self._sealed(server.headers, seal=False)
+            if server.oauth and server.oauth.client_secret:
+                server.oauth.client_secret = self.cipher.decrypt(server.oauth.client_secret)
             servers.append(server)
         return sorted(servers, key=lambda s: s.name)
 
@@ -183,6 +222,7 @@ class ServerStore:
                     update={
                         "env": self._sealed(s.env, seal=True),
                         "headers": self._sealed(s.headers, seal=True),
+                        "oauth": self._sealed_oauth(s.oauth),
                     }
                 ).model_dump(mode="json")
                 for s in servers

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from nyla.sdk import Tool, Toolbox, ToolContext, ToolResult
-from nyla_toolbox_mcp.errors import ServerTimeout
+from nyla_toolbox_mcp.errors import ServerTimeout, SignInRequired
 from nyla_toolbox_mcp.servers import ListedTool, McpServer, ServerStore
 
 if TYPE_CHECKING:
@@ -147,6 +147,13 @@ def _book(server: McpServer, listed: ListedTool, result: Any, ctx: ToolContext) 
 
 
 def _failure(server: McpServer, exc: BaseException) -> ToolResult:
+    if isinstance(exc, SignInRequired):
+        return ToolResult.fail(
+            f"the MCP server {server.name!r} needs a sign-in ({exc.why})",
+            "SIGN_IN_REQUIRED",
+            suggestion=f"tell the user to sign in: `nyla mcp login {server.name}`, or Sign in "
+            "on the MCP servers tab; continue without this tool meanwhile",
+        )
     if isinstance(exc, ServerTimeout):
         what = "start" if exc.phase == "start" else "answer"
         return ToolResult.fail(
@@ -172,6 +179,22 @@ def _invalid(problem: jsonschema.ValidationError) -> ToolResult:
     )
 
 
+async def _call(
+    server: McpServer, store: ServerStore, name: str, arguments: dict[str, Any], ctx: ToolContext
+) -> Any:
+    """Call ``name`` on ``server``; an OAuth server as the run's user (their sign-in)."""
+    from nyla_toolbox_mcp.client import call_tool  # the MCP SDK loads on the first call
+
+    if server.oauth is None:
+        return await call_tool(server, name, arguments)
+    from nyla_toolbox_mcp.oauth_session import authorized
+
+    user_id = ctx.run.user_id or ""
+    return await authorized(
+        store.grants, user_id, server, lambda auth: call_tool(server, name, arguments, auth)
+    )
+
+
 def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
     """One listed tool as a nyla tool; a call runs on the run user's own server of that name,
     else on their mandate's."""
@@ -191,10 +214,8 @@ def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
                 f"no MCP server {server.name!r} with tool {listed.name!r} for this user",
                 "NOT_AVAILABLE",
             )
-        from nyla_toolbox_mcp.client import call_tool  # the MCP SDK loads on the first call
-
         try:
-            result = await call_tool(own, listed.name, _neutral(arguments, ctx))
+            result = await _call(own, store, listed.name, _neutral(arguments, ctx), ctx)
             text = render(result)
         except Exception as exc:
             return _failure(own, exc)
