@@ -111,7 +111,9 @@ async def test_no_wrong_or_revoked_token_is_refused(served, make_kernel):
                 headers["Authorization"] = f"Bearer {credential}"
             response = await http.post("/mcp", json=hello, headers=headers)
             assert response.status_code == 401, (credential, response.text)
-            assert response.headers["www-authenticate"] == "Bearer"
+            # where an MCP client finds the authorization server (RFC 9728)
+            challenge = response.headers["www-authenticate"]
+            assert challenge.startswith(f'Bearer resource_metadata="{served.url}/.well-known/')
         # the same request with a valid token is answered: the refusal was the credential
         headers = {**accept, "Authorization": f"Bearer {tokens['alice']}"}
         response = await http.post("/mcp", json=hello, headers=headers)

@@ -100,19 +100,25 @@ async def seed(state, client, alice: dict[str, str]) -> dict[str, str]:
 
 
 def check(case: Any, response: httpx.Response) -> None:
-    """No 5xx; errors are JSON with a ``detail`` (under ``/v1/`` OpenAI's ``error.message``);
+    """No 5xx; errors are JSON with a ``detail`` (under ``/v1/`` OpenAI's ``error.message``,
+    under ``/oauth/`` RFC 6749's ``error``);
     a redirect goes to the page; a stream of events ends with ``end`` (``[DONE]`` under
     ``/v1/``); anything else but a download is JSON."""
     where = f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}"
     assert response.status_code < 500, where
     kind = response.headers.get("content-type", "")
     openai = case.formatted_path.startswith("/v1/")  # OpenAI's shapes, for its clients
+    oauth = case.formatted_path.startswith("/oauth/")  # RFC 6749's shapes, for OAuth clients
     if response.status_code >= 400:
         assert kind.startswith("application/json"), where
         body = response.json()
-        assert body["error"]["message"] if openai else body["detail"], where
+        if oauth:
+            assert isinstance(body["error"], str) and body["error"], where
+        else:
+            assert body["error"]["message"] if openai else body["detail"], where
     elif 300 <= response.status_code < 400:  # the sign-in callback sends the browser home
-        assert response.headers["location"].startswith("/#sources?"), where
+        # (the authorization endpoint sends it to a registered client, or to the consent page)
+        assert oauth or response.headers["location"].startswith("/#sources?"), where
     elif kind.startswith("text/event-stream"):
         assert ("data: [DONE]" if openai else "event: end\n") in response.text, where
     elif not response.headers.get("content-disposition", "").startswith("attachment"):

@@ -25,7 +25,10 @@ AuthHook = Callable[[Request], "Identity | Awaitable[Identity | None] | None"]
 #: Routes reachable without identity: health, the sign-in page with its assets, the
 #: OAuth callbacks the connectors' providers redirect the browser to, signed download
 #: links (their signature is the credential) and the Teams bot's messaging endpoint (the Bot
-#: Connector service's JWT is its credential, checked by the bot on every activity).
+#: Connector service's JWT is its credential, checked by the bot on every activity), and the
+#: OAuth authorization server of the MCP endpoint (its metadata, registration, authorization,
+#: token and revocation endpoints check their own credentials; the consent page's script
+#: calls the API as the signed-in person).
 PUBLIC_PATHS: frozenset[str] = frozenset(
     {
         "/healthz",
@@ -35,6 +38,14 @@ PUBLIC_PATHS: frozenset[str] = frozenset(
         "/api/files/{file_id}/download",
         "/api/connections/{connection_id}/items/download",
         "/api/teams/messages",
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+        "/oauth/register",
+        "/oauth/authorize",
+        "/oauth/token",
+        "/oauth/revoke",
+        "/oauth/consent",
     }
 )
 

@@ -26,9 +26,14 @@ class ApiTokenRow(Base):
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: where the token is good (the MCP endpoint's URL for an OAuth access token); NULL: the API
+    audience: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 #: the runs and their events moved into the kernel (durable runs, ``kernel.runs``): same
 #: tables, kept under the names the host's code and tests use
 HostRunRow = StoredRun
 HostRunEventRow = StoredRunEvent
+
+# the OAuth authorization server's tables join the same metadata
+import nyla_host.oauth.tables  # noqa: E402, F401

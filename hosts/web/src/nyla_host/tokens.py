@@ -5,7 +5,12 @@ Every request carries its token, so a store keeps what it verified for :data:`CA
 seconds (never beyond the token's expiry) instead of reading the row each time: a
 revocation through the same store takes effect at once, one made elsewhere (``nyla tokens
 revoke``, another server process) within that bound. The secret is still checked against
-the cached hash on every request."""
+the cached hash on every request.
+
+A token may carry an *audience*: then it is good only where that audience is asked for
+(:meth:`TokenStore.verify` with ``audience``), never on the rest of the API. The OAuth
+authorization server (:mod:`nyla_host.oauth`) issues its access tokens that way, bound to
+the MCP endpoint's URL."""
 
 from __future__ import annotations
 
@@ -33,8 +38,8 @@ CACHE_SIZE = 4096
 #: a token's last use is written when the stored one is older than this
 LAST_USED_GRAIN = timedelta(minutes=1)
 _TOKEN_ROW = (
-    "SELECT secret_hash, user_id, mandate_id, role, name, revoked_at, expires_at, last_used_at "
-    "FROM host_api_tokens WHERE id = %s"
+    "SELECT secret_hash, user_id, mandate_id, role, name, revoked_at, expires_at, last_used_at, "
+    "audience FROM host_api_tokens WHERE id = %s"
 )
 
 
@@ -65,6 +70,8 @@ class TokenInfo:
     expires_at: datetime | None
     last_used_at: datetime | None
     revoked_at: datetime | None
+    #: where the token is good (``None``: the whole API), e.g. the MCP endpoint's URL
+    audience: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """camelCase JSON for ``--json`` output."""
@@ -82,6 +89,7 @@ class TokenInfo:
             "expiresAt": iso(self.expires_at),
             "lastUsedAt": iso(self.last_used_at),
             "revokedAt": iso(self.revoked_at),
+            "audience": self.audience,
         }
 
 
@@ -96,6 +104,7 @@ def _info(row: ApiTokenRow) -> TokenInfo:
         expires_at=row.expires_at,
         last_used_at=row.last_used_at,
         revoked_at=row.revoked_at,
+        audience=row.audience,
     )
 
 
@@ -109,6 +118,7 @@ class _Verified:
     identity: Identity
     #: ``clock()`` reading until which the entry holds
     until: float
+    audience: str | None = None
 
 
 class TokenStore:
@@ -139,8 +149,10 @@ class TokenStore:
         mandate_id: str | None = None,
         name: str = "",
         expires_in_days: float | None = None,
+        audience: str | None = None,
     ) -> tuple[str, TokenInfo]:
-        """A new token for ``user_id``; returns the token (shown once) and its record."""
+        """A new token for ``user_id``; returns the token (shown once) and its record. With
+        ``audience`` the token is good only where :meth:`verify` is asked for it."""
         if not user_id.strip():
             raise ValueError("a token needs a user id")
         role = role if isinstance(role, Role) else Role.parse(role)
@@ -159,13 +171,16 @@ class TokenStore:
             role=role.value,
             expires_at=expires,
             created_at=datetime.now(UTC),
+            audience=audience,
         )
         async with self.db.session() as s:
             s.add(row)
         return f"{PREFIX}{token_id}_{secret}", _info(row)
 
-    async def verify(self, token: str) -> Identity | None:
-        """The identity of a valid, unrevoked, unexpired token; ``None`` otherwise."""
+    async def verify(self, token: str, *, audience: str | None = None) -> Identity | None:
+        """The identity of a valid, unrevoked, unexpired token; ``None`` otherwise. A token
+        bound to an audience is valid only when ``audience`` names it (an unbound token is
+        valid everywhere)."""
         parts = split_token(token)
         if parts is None:
             return None
@@ -175,6 +190,8 @@ class TokenStore:
         if hit is None or hit.until <= self.clock():
             hit = await self._reread(token_id, digest)
         if hit is None or not hmac.compare_digest(hit.secret_hash, digest):
+            return None
+        if hit.audience is not None and hit.audience != audience:
             return None
         return hit.identity
 
@@ -197,7 +214,9 @@ class TokenStore:
         rows = await self.db.read_driver(lambda conn: conn.rows(_TOKEN_ROW, (token_id,)))
         if not rows:
             return None
-        secret_hash, user_id, mandate_id, role, name, revoked_at, expires_at, last_used = rows[0]
+        secret_hash, user_id, mandate_id, role, name, revoked_at, expires_at, last_used, aud = rows[
+            0
+        ]
         now = datetime.now(UTC)
         if revoked_at is not None or (expires_at and expires_at <= now):
             return None
@@ -214,7 +233,7 @@ class TokenStore:
         ttl = self.cache_ttl_s
         if expires_at is not None:
             ttl = min(ttl, (expires_at - now).total_seconds())
-        entry = _Verified(secret_hash, identity, self.clock() + ttl)
+        entry = _Verified(secret_hash, identity, self.clock() + ttl, aud)
         if ttl > 0 and generation == self._generation:
             while len(self._verified) >= CACHE_SIZE:
                 del self._verified[next(iter(self._verified))]
@@ -246,6 +265,25 @@ class TokenStore:
             await s.execute(text("SELECT pg_notify(:c, :k)"), {"c": channel, "k": key})
         self.forget(key)
         return bool(result.rowcount)
+
+    async def reissue(self, token_id: str, *, expires_in_s: float) -> str | None:
+        """A new secret (and expiry) for an active token, which keeps its id, name and place in
+        the list; the old secret stops working at once, on every host. ``None`` when the token
+        is revoked or unknown. (An OAuth refresh rotates its access token this way.)"""
+        from nyla.host import channel_name
+
+        secret = secrets.token_urlsafe(32)
+        expires = datetime.now(UTC) + timedelta(seconds=expires_in_s)
+        async with self.db.session() as s:
+            result = await s.execute(
+                update(ApiTokenRow)
+                .where(ApiTokenRow.id == token_id, ApiTokenRow.revoked_at.is_(None))
+                .values(secret_hash=_hash(secret), expires_at=expires)
+            )
+            channel = channel_name(self.db, REVOKED_CHANNEL)
+            await s.execute(text("SELECT pg_notify(:c, :k)"), {"c": channel, "k": token_id})
+        self.forget(token_id)
+        return f"{PREFIX}{token_id}_{secret}" if result.rowcount else None
 
     def forget(self, token_id: str) -> None:
         """Drop a token from this store's cache (revoked here or on another host: the

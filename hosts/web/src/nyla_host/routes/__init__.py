@@ -7,6 +7,7 @@ from fastapi import APIRouter
 
 def api_router() -> APIRouter:
     """Every API route of the host (the page and its assets are added by ``create_app``)."""
+    from nyla_host.oauth import routes as oauth
     from nyla_host.routes import (
         access,
         automation,
@@ -31,7 +32,7 @@ def api_router() -> APIRouter:
     # (included routers are opaque in FastAPI's route table), which the deny-by-default test does
     router = APIRouter()
     modules = (session, runs, conversations, catalog, files, connections, datasources, rag, access)
-    extra = (source_policy, connection_items, automation, billing, openai_compat, mcp, teams)
+    extra = (source_policy, connection_items, automation, billing, openai_compat, mcp, oauth, teams)
     for module in (*modules, *extra, settings_sections):
         router.routes.extend(module.router.routes)
     return router

@@ -1,7 +1,9 @@
 """nyla as an MCP server over streamable HTTP at ``/mcp`` on ``nyla serve``: the server of
 ``nyla mcp serve`` (:func:`nyla_host.mcp_server.build_server`), behind the host's own
-authentication (``need_user``: API tokens, then OIDC and the host app's hooks), denied by
-default like every route. Each request is served by the server built for its caller (kept
+authentication (the host app's hooks, API tokens, OIDC) or an OAuth access token nyla issued
+for this endpoint (:mod:`nyla_host.oauth`), denied by default like every route. A refusal is
+a 401 whose ``WWW-Authenticate`` names the protected-resource metadata (RFC 9728), where an
+MCP client finds nyla's authorization server. Each request is served by the server built for its caller (kept
 for the next of their requests), so a tool can only ever see that caller's data; the
 transport is stateless (a session id would be a second credential) and answers JSON, so
 there is no stream to GET and no session to DELETE (405)."""
@@ -11,11 +13,12 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from starlette.types import Receive, Scope, Send
 
-from nyla_host.auth import need_user
-from nyla_host.identity import Identity
+from nyla_host.auth import bearer
+from nyla_host.identity import Identity, Role
+from nyla_host.oauth.urls import resource_metadata_url, resource_url
 from nyla_host.state import host
 
 router = APIRouter(tags=["mcp"])
@@ -68,8 +71,32 @@ class _Served(Response):
             await manager.handle_request(scope, receive, send)
 
 
+async def mcp_caller(request: Request) -> Identity:
+    """The caller of ``/mcp``: whoever the host's authenticators accept, else the holder of
+    an access token bound to this endpoint; 401 naming the resource metadata otherwise."""
+    state = host(request)
+    identity = await state.auth.identify(request)
+    credential = bearer(request)
+    if identity is None and credential is not None:
+        identity = await state.tokens.verify(credential, audience=resource_url(request))
+    if identity is None:
+        challenge = f'Bearer resource_metadata="{resource_metadata_url(request)}"'
+        if credential is not None:
+            challenge += ', error="invalid_token"'
+        raise HTTPException(
+            401,
+            "sign in: a valid API token, bearer JWT or OAuth access token is required",
+            headers={"WWW-Authenticate": challenge},
+        )
+    return identity
+
+
+# every identity is a user; the deny-by-default test reads the role a route declares
+mcp_caller.nyla_role = Role.USER  # type: ignore[attr-defined]
+
+
 @router.post("/mcp", include_in_schema=False)
-async def mcp_endpoint(request: Request, identity: Identity = Depends(need_user)) -> Response:
+async def mcp_endpoint(request: Request, identity: Identity = Depends(mcp_caller)) -> Response:
     """The MCP streamable-HTTP endpoint, as the authenticated caller."""
     state = host(request)
     # the SDK loads on the first MCP request, not when the host starts
