@@ -207,7 +207,8 @@ def list_tokens(include_revoked: bool, as_json: bool) -> None:
 
     table = Table(title="API tokens", header_style="bold")
     table.add_column("id", no_wrap=True, min_width=12)
-    for column in ("name", "user", "mandate", "role", "created", "last used", "revoked"):
+    columns = ("name", "user", "mandate", "role", "good for", "created", "last used", "revoked")
+    for column in columns:
         table.add_column(column)
     for row in rows:
         table.add_row(
@@ -216,6 +217,7 @@ def list_tokens(include_revoked: bool, as_json: bool) -> None:
             row["userId"],
             row["mandateId"] or "-",
             row["role"],
+            row["audience"] or "the API",  # an OAuth access token: the MCP endpoint only
             short(row["createdAt"]),
             short(row["lastUsedAt"]),
             short(row["revokedAt"]),
