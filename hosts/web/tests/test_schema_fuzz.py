@@ -118,7 +118,7 @@ def check(case: Any, response: httpx.Response) -> None:
             assert body["error"]["message"] if openai else body["detail"], where
     elif 300 <= response.status_code < 400:  # the sign-in callback sends the browser home
         # (the authorization endpoint sends it to a registered client, or to the consent page)
-        assert oauth or response.headers["location"].startswith("/#sources?"), where
+        assert oauth or response.headers["location"].startswith(("/#sources?", "/#mcp?")), where
     elif kind.startswith("text/event-stream"):
         assert ("data: [DONE]" if openai else "event: end\n") in response.text, where
     elif not response.headers.get("content-disposition", "").startswith("attachment"):

@@ -35,6 +35,7 @@ PUBLIC_PATHS: frozenset[str] = frozenset(
         "/",
         "/static/{path:path}",
         "/api/connections/oauth/{service}/callback",
+        "/api/settings/sections/{section_id}/sign-in/callback",
         "/api/files/{file_id}/download",
         "/api/connections/{connection_id}/items/download",
         "/api/teams/messages",

@@ -19,6 +19,7 @@ def api_router() -> APIRouter:
         datasources,
         files,
         mcp,
+        mcp_oauth_client,
         openai_compat,
         rag,
         runs,
@@ -33,6 +34,6 @@ def api_router() -> APIRouter:
     router = APIRouter()
     modules = (session, runs, conversations, catalog, files, connections, datasources, rag, access)
     extra = (source_policy, connection_items, automation, billing, openai_compat, mcp, oauth, teams)
-    for module in (*modules, *extra, settings_sections):
+    for module in (*modules, *extra, mcp_oauth_client, settings_sections):
         router.routes.extend(module.router.routes)
     return router

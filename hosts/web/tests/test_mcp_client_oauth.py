@@ -1,0 +1,141 @@
+"""Signing in to an OAuth MCP server from the host (the MCP servers section's sign-in routes):
+the test server (``plugins/toolboxes/mcp/tests/oauth_server.py``, a real process that is its
+own authorization server and approves at once) is added by alice, who begins the sign-in,
+"follows" the authorization redirect back to the host's public callback, and is signed in:
+the server's tools are listed, her tokens are sealed at rest. A replayed or forged state is
+refused, bob sees none of it, signing out revokes. A mandate's server: the admin's sign-in
+lists its tools, a user of the mandate signs in as themselves."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from nyla.sdk import TokenCipher
+
+SERVER = Path(__file__).parents[3] / "plugins/toolboxes/mcp/tests/oauth_server.py"
+BASE = "/api/settings/sections/mcp"
+
+
+@pytest.fixture(scope="module")
+def oauth_base() -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                httpx.get(f"{base}/test/state", timeout=2).raise_for_status()
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the OAuth test server did not start") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture
+def kernel(db, make_kernel, provider, memory_plugin, tmp_path, monkeypatch):
+    import nyla_toolbox_mcp
+
+    monkeypatch.setenv("NYLA_MCP_DIR", str(tmp_path / "mcp"))
+    monkeypatch.setenv("NYLA_SECRET_KEY", TokenCipher.generate_key())
+    settings = {"knowledge": {"embedding_model": "scripted:model"}, "data_dir": tmp_path}
+    return make_kernel(provider, memory_plugin, nyla_toolbox_mcp, db=db, settings=settings)
+
+
+async def _approve(client, url: str) -> httpx.Response:
+    """The browser at the authorization server (which approves), then back at the host."""
+    async with httpx.AsyncClient(timeout=20) as browser:
+        approved = await browser.get(url)
+    assert approved.status_code == 302, approved.text
+    back = urlsplit(approved.headers["location"])
+    assert back.path == f"{BASE}/sign-in/callback"
+    return await client.get(f"{back.path}?{back.query}")  # public: no credential
+
+
+async def test_a_user_signs_in_from_the_host_and_out_again(
+    client, token_for, oauth_base, tmp_path
+):
+    alice, bob = await token_for("alice", "user", "m1"), await token_for("bob", "user", "m2")
+    body = {"name": "secure", "url": f"{oauth_base}/mcp", "oauth": True}
+    added = await client.post(f"{BASE}/user", json=body, headers=alice)
+    assert added.status_code == 201, added.text
+    assert added.json()["tools"] == [] and added.json()["oauth"] == {
+        "clientId": None,
+        "scope": None,
+    }
+    states = await client.get(f"{BASE}/user/sign-in", headers=alice)
+    assert states.json() == {"secure": {"signedIn": False}}
+    assert (await client.post(f"{BASE}/user/secure/sign-in")).status_code == 401
+
+    begun = await client.post(f"{BASE}/user/secure/sign-in", headers=alice)
+    assert begun.status_code == 200, begun.text
+    url = begun.json()["authorizationUrl"]
+    query = parse_qs(urlsplit(url).query)
+    assert query["redirect_uri"] == [f"http://host.test{BASE}/sign-in/callback"]
+    assert query["code_challenge_method"] == ["S256"] and query["resource"]
+
+    back = await _approve(client, url)
+    assert back.status_code == 303 and back.headers["location"] == "/#mcp?signedIn=secure"
+    listed = (await client.get(f"{BASE}/user", headers=alice)).json()
+    assert listed[0]["tools"] == ["whoami"]  # listed at the owner's first sign-in
+    state = (await client.get(f"{BASE}/user/sign-in", headers=alice)).json()["secure"]
+    assert state["signedIn"] is True and state["expired"] is False
+    assert (await client.get(f"{BASE}/user/sign-in", headers=bob)).json() == {}
+
+    for path in (tmp_path / "mcp" / "oauth").rglob("*.json"):
+        assert "at-" not in path.read_text() and "rt-" not in path.read_text()
+
+    replayed = await client.get(back.request.url.raw_path.decode())
+    assert "signInError=" in replayed.headers["location"]  # the state was taken once
+    forged = await client.get(f"{BASE}/sign-in/callback?state=forged&code=x")
+    assert forged.status_code == 303 and "signInError=" in forged.headers["location"]
+
+    assert (await client.delete(f"{BASE}/user/secure/sign-in", headers=bob)).status_code == 404
+    out = await client.delete(f"{BASE}/user/secure/sign-in", headers=alice)
+    assert out.json() == {"name": "secure", "signedOut": True, "revoked": True}
+    state = (await client.get(f"{BASE}/user/sign-in", headers=alice)).json()
+    assert state == {"secure": {"signedIn": False}}
+
+
+async def test_a_mandates_oauth_server(client, token_for, oauth_base):
+    admin = await token_for("mia", "mandateAdmin", "m1")
+    alice = await token_for("alice", "user", "m1")
+    body = {"name": "crm", "url": f"{oauth_base}/mcp", "oauth": {"scope": "tools"}}
+    assert (await client.post(f"{BASE}/mandate", json=body, headers=admin)).status_code == 201
+
+    begun = await client.post(f"{BASE}/mandate/crm/sign-in", headers=alice)
+    back = await _approve(client, begun.json()["authorizationUrl"])
+    assert back.headers["location"] == "/#mcp?signedIn=crm"
+    crm = (await client.get(f"{BASE}/mandate", headers=alice)).json()[0]
+    assert crm["tools"] == []  # a user's sign-in does not change the mandate's entry
+
+    begun = await client.post(f"{BASE}/mandate/crm/sign-in", headers=admin)
+    assert parse_qs(urlsplit(begun.json()["authorizationUrl"]).query)["scope"] == ["tools"]
+    await _approve(client, begun.json()["authorizationUrl"])
+    crm = (await client.get(f"{BASE}/mandate", headers=alice)).json()[0]
+    assert crm["tools"] == ["whoami"]  # the admin's does
+    mine = (await client.get(f"{BASE}/mandate/sign-in", headers=alice)).json()
+    assert mine["crm"]["signedIn"] is True
+
+    refused = await client.post(f"{BASE}/user/nothere/sign-in", headers=alice)
+    assert refused.status_code == 400 and "no MCP server 'nothere'" in refused.text
