@@ -228,7 +228,7 @@ class Flow:
             "resource": f"{self.url}/mcp",
             **extra,
         }
-        return f"/oauth/authorize?{urlencode(params)}"
+        return f"/oauth/authorize?{urlencode({k: v for k, v in params.items() if v})}"
 
     async def code(self, person: str, **extra: str) -> tuple[str, str]:
         """A code approved by ``person`` and its PKCE verifier."""
@@ -281,8 +281,9 @@ async def test_what_the_authorization_server_refuses(served):
         back = parse_qs(urlsplit(start.headers["location"]).query)
         assert back["error"] == ["invalid_target"] and back["state"] == ["s-123"]
         # no PKCE, or plain PKCE: refused
-        for pkce in ({"code_challenge_method": "plain"},):
+        for pkce in ({"code_challenge_method": "plain"}, {"code_challenge": ""}):
             start = await http.get(flow.authorization_url("x" * 43, **pkce))
+            assert start.status_code == 302, start.text
             assert parse_qs(urlsplit(start.headers["location"]).query)["error"] == [
                 "invalid_request"
             ]

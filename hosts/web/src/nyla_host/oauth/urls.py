@@ -1,6 +1,6 @@
-"""The authorization server's addresses, from the request's base URL (behind a proxy,
-``nyla serve --proxy-headers``), so the issuer, the endpoints and the resource name what the
-client reached."""
+"""The authorization server's addresses, from the request's base URL (behind a reverse proxy:
+the original ``Host`` and ``X-Forwarded-Proto``), so the issuer, the endpoints and the
+resource name what the client reached."""
 
 from __future__ import annotations
 
