@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import FileResponse, JSONResponse
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from nyla.host import has_unstorable_chars
 from nyla_host.auth import need_user
@@ -243,7 +243,8 @@ class ConsentDecision(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    approve: bool
+    #: a JSON boolean only ("yes" or 1 is no answer)
+    approve: StrictBool
 
 
 @router.get("/api/oauth/requests/{request_id}")
