@@ -1,6 +1,6 @@
 // nyla's web page: plain JavaScript modules, no build step, no third-party assets. This one
 // signs in and routes: #chat[/<conversationId>], #sources[?connected=…|?oauthError=…],
-// #files, #inventory, #teams, #access, #mcp.
+// #files, #inventory, #teams, #access, #mcp[?signedIn=…|?signInError=…].
 
 import { loadAccess, wireAccess } from "./access.js";
 import { $, api, state, whenUnauthorized } from "./api.js";
@@ -64,7 +64,7 @@ async function route() {
   if (view === "inventory") loadInventory();
   if (view === "teams") loadTeams().catch((error) => { $("#teams-error").textContent = error.message; });
   if (view === "access") loadAccess().catch((error) => { $("#access-error").textContent = error.message; });
-  if (view === "mcp") loadMcp().catch((error) => { $("#mcp-error").textContent = error.message; });
+  if (view === "mcp") loadMcp({ query }).catch((error) => { $("#mcp-error").textContent = error.message; });
 }
 
 whenUnauthorized(signOut);
