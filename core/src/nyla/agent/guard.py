@@ -161,6 +161,8 @@ class ToolRun:
         # that much sooner. The done callback covers a task cancelled before it started.
         if self.finished is None:
             self.finished = time.monotonic()
+            if self.watched is not None:
+                self.watched.release()
             gate, self.gate = self.gate, None  # no cycle left for the collector
             if gate is not None:
                 # (a closed loop, when a task is destroyed at shutdown, cannot schedule)

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,8 @@ class _Watched:
     key: object
     blocking: Blocking | None = None
     on_block: list[object] = field(default_factory=list)
+    #: releases the watch (set by :meth:`LoopWatchdog.add`)
+    release: Callable[[], object] = lambda: None
 
 
 #: tool handlers seen blocking the loop (by identity), for :mod:`nyla.agent.isolation`
@@ -82,6 +85,8 @@ _watchdogs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopWatchdog] =
     weakref.WeakKeyDictionary()
 )
 _lock = threading.Lock()
+#: the watchdog asked for last and its loop (weakly): a run's tool calls share one loop
+_last: tuple[weakref.ref[asyncio.AbstractEventLoop], LoopWatchdog] | None = None
 
 
 def has_blocked(handler: object) -> bool:
@@ -106,18 +111,26 @@ def forget_blockers() -> None:
 
 
 def watch(task: asyncio.Task[object], tool: str, handler: object) -> _Watched | None:
-    """Watch ``task`` (running ``tool``'s ``handler``) until it ends; ``None`` when the
+    """Watch ``task`` (running ``tool``'s ``handler``) until it ends or the answer's
+    ``release()`` is called (the caller calls it as the task's work ends); ``None`` when the
     watchdog is off. Read ``.blocking`` of the answer once the task has ended."""
+    global _last
     loop = task.get_loop()
-    dog = _watchdogs.get(loop)
-    if dog is None or not dog.alive():
-        limit = block_limit_s()  # read once per loop: this runs for every tool call
-        if limit <= 0:
-            return None
-        with _lock:
-            dog = _watchdogs.get(loop)
-            if dog is None or not dog.alive():
-                dog = _watchdogs[loop] = LoopWatchdog(loop, limit)
+    last = _last
+    if last is not None and last[0]() is loop and not last[1].stopped:
+        dog = last[1]
+    else:
+        found = _watchdogs.get(loop)
+        if found is None or found.stopped:
+            limit = block_limit_s()  # read once per loop: this runs for every tool call
+            if limit <= 0:
+                return None
+            with _lock:
+                found = _watchdogs.get(loop)
+                if found is None or found.stopped:
+                    found = _watchdogs[loop] = LoopWatchdog(loop, limit)
+        dog = found
+        _last = (weakref.ref(loop), dog)
     watched = _Watched(tool, handler)
     dog.add(task, watched)
     return watched
@@ -133,32 +146,45 @@ class LoopWatchdog:
         self.loop_thread = threading.get_ident()
         self.tasks: dict[asyncio.Task[object], _Watched] = {}
         self.wake = threading.Event()
+        #: True while the thread waits for a first task (only then does :meth:`add` wake it)
+        self.idle = False
+        #: True once the thread has ended (its loop closed)
+        self.stopped = False
         self.beats = 0
-        self.thread = threading.Thread(target=self._watch, name="nyla-loop-watchdog", daemon=True)
+        self.thread = threading.Thread(target=self._run, name="nyla-loop-watchdog", daemon=True)
         self.thread.start()
 
     def alive(self) -> bool:
         """Whether the watching thread still runs."""
-        return self.thread.is_alive()
+        return not self.stopped and self.thread.is_alive()
 
     def add(self, task: asyncio.Task[object], watched: _Watched) -> None:
-        """Watch ``task`` until it is done (called on the loop's thread)."""
-        self.tasks[task] = watched
-        task.add_done_callback(self._discard)
-        self.wake.set()
-
-    def _discard(self, task: asyncio.Task[object]) -> None:
-        self.tasks.pop(task, None)
+        """Watch ``task`` until ``watched.release()`` is called (on the loop's thread; the
+        caller releases it as the task's work ends, which saves the task a done callback)."""
+        tasks = self.tasks
+        tasks[task] = watched
+        watched.release = lambda: tasks.pop(task, None)
+        if self.idle:  # (an Event.set per call takes a lock; the thread rarely waits)
+            self.wake.set()
 
     def _beat(self) -> None:
         self.beats += 1
+
+    def _run(self) -> None:
+        try:
+            self._watch()
+        finally:
+            self.stopped = True
 
     def _watch(self) -> None:
         while not self.loop.is_closed():
             idle_s = max(_INTERVAL_S, self.limit_s * _IDLE_SHARE)
             if not self.tasks:
                 self.wake.clear()
-                if not self.wake.wait(timeout=5.0) and self.loop.is_closed():
+                self.idle = True  # before looking again: a task added from here wakes it
+                woke = bool(self.tasks) or self.wake.wait(timeout=5.0)
+                self.idle = False
+                if not woke and self.loop.is_closed():
                     return
                 continue
             if self._waiting_for_io():

@@ -310,7 +310,8 @@ class AgentRun:
     def tool_context(self, call: ToolCall) -> ToolContext:
         """What the handler of ``call`` gets: the run's context, services, limits and session."""
         spec = self.spec
-        return ToolContext(
+        # (constructed, not validated: every value is the run's own, of the field's type)
+        return ToolContext.model_construct(
             run=self.context,
             services=spec.services,
             run_id=self.run_id,

@@ -127,14 +127,16 @@ async def build_agent_context(
     used: list[SearchHit] | None = None,
     vectors: PromptVectors | None = None,
     costs: list[float] | None = None,
+    spec: ModelSpec | None = None,
 ) -> str:
     """The formatted RAG block for ``prompt`` (empty string when there is nothing or when
     embedding or the database fails). The knowledge hits the block quotes are appended to
     ``used`` (what an answer cites). ``vectors`` keeps the prompt's vector for the next
     call of the same run (same context): the agent asks with the same prompt every round.
-    The cost of embedding the prompt goes to ``costs`` (the run is charged with it)."""
+    The cost of embedding the prompt goes to ``costs`` (the run is charged with it).
+    ``spec``: the embedding model already chosen for ``context`` (else chosen here)."""
     try:
-        spec = service.embedding_spec(context)
+        spec = spec or service.embedding_spec(context)
         known = vectors.get((spec.id, prompt)) if vectors is not None else None
         if known is None:
             response = await service.ai.embed([prompt], context=context, model=spec.id)
@@ -251,6 +253,7 @@ class AgentContextBuilder:
         self.vectors: PromptVectors = {}
         self._last: tuple[tuple[str, str, str], RunContext, str] | None = None
         self._costs: list[float] = []
+        self._spec: tuple[RunContext, ModelSpec] | None = None
 
     def take_cost(self) -> float:
         """What the builds since the last call cost (the prompt's embedding), for the run
@@ -264,7 +267,11 @@ class AgentContextBuilder:
         position = await wal_position(self.service.db)
         if position is None:
             return await self._build(prompt, context)
-        key = (prompt, self.service.embedding_spec(context).id, position)
+        try:
+            spec = self._embedding_spec(context)
+        except Exception:  # no embedding model: the build says so (and returns nothing)
+            return await self._build(prompt, context)
+        key = (prompt, spec.id, position)
         last = self._last
         if last is not None and last[0] == key and last[1] is context:
             return last[2]
@@ -272,9 +279,29 @@ class AgentContextBuilder:
         self._last = (key, context, block) if block else None
         return block
 
+    def _embedding_spec(self, context: RunContext) -> ModelSpec:
+        """The embedding model of ``context``, chosen once per run (the run passes the same
+        context every round; choosing it is a pass over the model registry)."""
+        held = self._spec
+        if held is not None and held[0] is context:
+            return held[1]
+        spec = self.service.embedding_spec(context)
+        self._spec = (context, spec)
+        return spec
+
     async def _build(self, prompt: str, context: RunContext) -> str:
+        try:
+            spec: ModelSpec | None = self._embedding_spec(context)
+        except Exception:  # reported by build_agent_context, which chooses again
+            spec = None
         return await build_agent_context(
-            self.service, prompt, context, used=self.used, vectors=self.vectors, costs=self._costs
+            self.service,
+            prompt,
+            context,
+            used=self.used,
+            vectors=self.vectors,
+            costs=self._costs,
+            spec=spec,
         )
 
 
