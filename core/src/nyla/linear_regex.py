@@ -21,7 +21,7 @@ adversarial inputs of growing size (``core/tests/test_linear_patterns.py``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -56,9 +56,40 @@ class LinearPattern:
         never runs it)."""
         return re2.compile(self.source, _options(self.ignore_case))
 
+    @cached_property
+    def _groups(self) -> dict[str, int]:
+        # (RE2's ``groupindex`` builds a new dict on every read: ~10 µs, and the detectors
+        # ask for their groups on every text they scan)
+        return {name: int(number) for name, number in self.regex.groupindex.items()}
+
     def group(self, name: str) -> int:
         """The number of the named group ``name``."""
-        return int(self.regex.groupindex[name])
+        return self._groups[name]
+
+    @cached_property
+    def search_spans(self) -> Callable[[bytes, int], list[tuple[int, int]] | None]:
+        """``search_spans(data, pos)``: the byte spans of every group of the first match in
+        ``data`` from ``pos`` (``(-1, -1)`` for a group that did not take part), ``None``
+        without one. The automaton is asked directly where google-re2 allows it: its
+        ``search`` wraps each call in a generator and a match object (about half of a
+        short text's scan)."""
+        regex = self.regex
+        raw = getattr(getattr(regex, "_regexp", None), "Match", None)
+        anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+        if raw is None or anchor is None:  # another google-re2: its public search
+            groups = range(regex.groups + 1)
+
+            def public(data: bytes, pos: int) -> list[tuple[int, int]] | None:
+                match = regex.search(data, pos)
+                return None if match is None else [match.span(i) for i in groups]
+
+            return public
+
+        def direct(data: bytes, pos: int) -> list[tuple[int, int]] | None:
+            spans: list[tuple[int, int]] = raw(anchor, data, pos, len(data))
+            return None if spans[0][0] < 0 else spans
+
+        return direct
 
 
 #: every pattern compiled through :func:`compile_linear`, by name
@@ -95,14 +126,13 @@ class Scan:
     def matches(self, pattern: LinearPattern, group: int = 0) -> Iterator[list[tuple[int, int]]]:
         """Character spans of all groups of every match (``(-1, -1)`` for a group that did
         not take part); searching resumes where ``group`` ended."""
-        data, regex = self.data, pattern.regex
+        data, search = self.data, pattern.search_spans
         to_char = _Offsets(data, self.ascii)
         pos, end = 0, len(data)
         while pos <= end:
-            match = regex.search(data, pos)
-            if match is None:
+            spans = search(data, pos)
+            if spans is None:
                 return
-            spans = [match.span(i) for i in range(regex.groups + 1)]
             stop = spans[group][1] if spans[group][1] >= 0 else spans[0][1]
             yield [to_char.pair(s) for s in spans]
             pos = stop if stop > pos else pos + 1
