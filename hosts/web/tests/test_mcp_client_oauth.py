@@ -25,8 +25,9 @@ SERVER = Path(__file__).parents[3] / "plugins/toolboxes/mcp/tests/oauth_server.p
 BASE = "/api/settings/sections/mcp"
 
 
-@pytest.fixture(scope="module")
-def oauth_base() -> Iterator[str]:
+@pytest.fixture(scope="module", name="oauth_base")
+def oauth_base_fixture() -> Iterator[str]:
+    """The OAuth test server on 127.0.0.1 at a free port: its base URL."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -72,9 +73,7 @@ async def _approve(client, url: str) -> httpx.Response:
     return await client.get(f"{back.path}?{back.query}")  # public: no credential
 
 
-async def test_a_user_signs_in_from_the_host_and_out_again(
-    client, token_for, oauth_base, tmp_path
-):
+async def test_a_user_signs_in_from_the_host_and_out_again(client, token_for, oauth_base, tmp_path):
     alice, bob = await token_for("alice", "user", "m1"), await token_for("bob", "user", "m2")
     body = {"name": "secure", "url": f"{oauth_base}/mcp", "oauth": True}
     added = await client.post(f"{BASE}/user", json=body, headers=alice)
@@ -139,3 +138,34 @@ async def test_a_mandates_oauth_server(client, token_for, oauth_base):
 
     refused = await client.post(f"{BASE}/user/nothere/sign-in", headers=alice)
     assert refused.status_code == 400 and "no MCP server 'nothere'" in refused.text
+
+
+async def test_a_configured_client_and_removing_the_server_signs_out(
+    client, token_for, oauth_base, tmp_path
+):
+    alice = await token_for("alice", "user", "m1")
+    callback = f"http://host.test{BASE}/sign-in/callback"
+    async with httpx.AsyncClient(timeout=20) as http:  # the operator registers nyla once
+        registered = await http.post(
+            f"{oauth_base}/register",
+            json={"redirect_uris": [callback], "client_name": "nyla (operator)"},
+        )
+    client_id, secret = registered.json()["client_id"], registered.json()["client_secret"]
+    oauth = {"clientId": client_id, "clientSecret": secret}
+    body = {"name": "crm", "url": f"{oauth_base}/mcp", "oauth": oauth}
+    added = await client.post(f"{BASE}/user", json=body, headers=alice)
+    assert added.status_code == 201 and secret not in added.text
+    assert secret not in (tmp_path / "mcp" / "alice.json").read_text()  # sealed at rest
+
+    begun = await client.post(f"{BASE}/user/crm/sign-in", headers=alice)
+    assert parse_qs(urlsplit(begun.json()["authorizationUrl"]).query)["client_id"] == [client_id]
+    back = await _approve(client, begun.json()["authorizationUrl"])
+    assert back.headers["location"] == "/#mcp?signedIn=crm"
+    assert (await client.get(f"{BASE}/user", headers=alice)).json()[0]["tools"] == ["whoami"]
+
+    async with httpx.AsyncClient(timeout=20) as http:
+        live_before = len((await http.get(f"{oauth_base}/test/state")).json()["live"])
+        assert (await client.delete(f"{BASE}/user/crm", headers=alice)).status_code == 200
+        live_after = len((await http.get(f"{oauth_base}/test/state")).json()["live"])
+    assert live_after == live_before - 2  # the access and the refresh token revoked
+    assert (await client.get(f"{BASE}/user/sign-in", headers=alice)).json() == {}

@@ -12,7 +12,7 @@ from pathlib import Path
 from nyla_host.tokens import TokenStore
 
 from .browsing import MARKS, holds, page_fixture, served_fixture, shot, watch  # noqa: F401
-from .test_mcp_client_oauth import oauth_base  # noqa: F401  (the OAuth test server)
+from .test_mcp_client_oauth import oauth_base_fixture  # noqa: F401  (the OAuth test server)
 
 pytestmark = MARKS
 

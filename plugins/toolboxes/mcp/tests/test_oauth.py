@@ -198,3 +198,14 @@ def test_oauth_settings_are_checked_and_the_secret_sealed(store):
     assert store.get("ada", "x").oauth.client_secret == "sup3rsecret"
     shown = json.dumps(store.get("ada", "x").public())
     assert "sup3rsecret" not in shown and '"clientId": "nyla-app"' in shown
+
+
+async def test_an_expired_sign_in_that_cannot_be_refreshed_needs_a_new_one(store, oauth_base):
+    await add_server(store, "ada", secure(oauth_base))
+    server = await login_flow(store, "user", "ada", "secure", "ada", show=browser())
+    grant = store.grants.get("ada", "secure")
+    spent = dict(grant.tokens, refresh_token="rt-spent")  # e.g. used by a copy elsewhere
+    store.grants.put("ada", "secure", grant.model_copy(update={"tokens": spent, "expires_at": 1}))
+    with pytest.raises(SignInRequired, match="expired and was not renewed"):
+        await _whoami(store, server)
+    assert state_of(store, "ada", server)["expired"] is True

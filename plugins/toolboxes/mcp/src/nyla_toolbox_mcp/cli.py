@@ -215,5 +215,5 @@ def remove(name: str, user_id: str, mandate_id: str | None, as_json: bool) -> No
     if server.oauth is not None:
         from nyla_toolbox_mcp.cli_oauth import sign_out_all
 
-        signed_out = sign_out_all(store, server, None if mandate_id else owner)
+        signed_out = sign_out_all(server, None if mandate_id else owner)
     _echo({"removed": name, "signedOut": signed_out}, as_json, f"removed {name}")

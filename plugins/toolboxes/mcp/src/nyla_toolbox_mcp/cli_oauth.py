@@ -17,7 +17,14 @@ import click
 from nyla_toolbox_mcp.cli import _echo, _mandate, _owner, _user, mcp_group
 from nyla_toolbox_mcp.errors import OAuthError
 from nyla_toolbox_mcp.servers import McpServer, ServerStore
-from nyla_toolbox_mcp.signin import Scope, complete, oauth_server, sign_out, start
+from nyla_toolbox_mcp.signin import (
+    Scope,
+    complete,
+    oauth_server,
+    sign_out,
+    sign_out_everyone,
+    start,
+)
 
 #: how long ``login`` waits for the browser to come back
 LOGIN_TIMEOUT_S = 300.0
@@ -98,22 +105,10 @@ def login_now(
         ) from None
 
 
-def sign_out_all(store: ServerStore, server: McpServer, user_id: str | None) -> int:
-    """Sign out of ``server`` (just removed): ``user_id``, or every user (a mandate's
-    server) whose sign-in is to its URL; how many were signed out."""
-    users = [user_id] if user_id else store.grants.holders(server.name)
-
-    async def run() -> int:
-        done = 0
-        for user in users:
-            grant = store.grants.get(user, server.name)
-            own = store.get(user, server.name) if user_id is None else None
-            if grant is None or grant.server_url != server.url or own is not None:
-                continue  # not a sign-in to this server (a user's own of the name stays)
-            done += (await sign_out(store, user, server.name))["signedOut"]
-        return done
-
-    return anyio.run(run)
+def sign_out_all(server: McpServer, user_id: str | None) -> int:
+    """:func:`~nyla_toolbox_mcp.signin.sign_out_everyone` from a command (the users' and
+    mandates' store as a whole: a user's own server of the name keeps its sign-in)."""
+    return anyio.run(sign_out_everyone, ServerStore(), server, user_id)
 
 
 @mcp_group.command("login")

@@ -83,7 +83,16 @@ class McpSettings(SettingsSection):
         return stored.public()
 
     async def remove(self, scope: SettingsScope, owner: str, name: str) -> bool:
-        return self._owners(scope).remove(owner, name)
+        owners = self._owners(scope)
+        server = owners.get(owner, name)
+        if server is None or not owners.remove(owner, name):
+            return False
+        if server.oauth is not None:  # its sign-ins go with it (revoked where offered)
+            from nyla_toolbox_mcp.signin import sign_out_everyone
+
+            store = self._store or ServerStore()
+            await sign_out_everyone(store, server, owner if scope == "user" else None)
+        return True
 
     async def sign_in_states(
         self, scope: SettingsScope, owner: str, user_id: str

@@ -110,6 +110,21 @@ async def sign_out(store: ServerStore, user_id: str, name: str) -> dict[str, boo
     return {"signedOut": True, "revoked": revoked}
 
 
+async def sign_out_everyone(store: ServerStore, server: McpServer, user_id: str | None) -> int:
+    """Sign out of ``server``, just removed: ``user_id`` (their own server), or every user
+    (a mandate's server) whose sign-in is to its URL, unless they have an own server of
+    that name; how many were signed out."""
+    users = [user_id] if user_id else store.grants.holders(server.name)
+    done = 0
+    for user in users:
+        grant = store.grants.get(user, server.name)
+        own = store.get(user, server.name) if user_id is None else None
+        if grant is None or grant.server_url != server.url or own is not None:
+            continue
+        done += (await sign_out(store, user, server.name))["signedOut"]
+    return done
+
+
 def state_of(store: ServerStore, user_id: str, server: McpServer) -> dict[str, Any] | None:
     """What a listing shows of ``user_id``'s sign-in to ``server`` (``None`` for a server
     without OAuth): signed in or not, and whether the token has expired (a call renews it
