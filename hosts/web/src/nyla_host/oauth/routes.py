@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool
 from nyla.host import has_unstorable_chars
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
+from nyla_host.oauth import grant_routes
 from nyla_host.oauth.store import OAuthStore
 from nyla_host.oauth.terms import CODE_TTL_S, SCOPE, same_resource
 from nyla_host.oauth.urls import issuer, resource_url
@@ -301,3 +302,7 @@ async def decide(
         answer["error"] = "access_denied"
         answer["error_description"] = "the person denied the request"
     return {"redirect": construct_redirect_uri(params["redirectUri"], **answer)}
+
+
+# a person's own grants: the whole server is one router
+router.routes.extend(grant_routes.router.routes)

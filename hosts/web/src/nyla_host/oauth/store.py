@@ -234,3 +234,28 @@ class OAuthStore:
         )
         async with self.db.session() as s:
             return (await s.execute(query)).first() is not None
+
+    async def grants_of(self, user_id: str) -> list[dict[str, Any]]:
+        """A person's grants whose access token is not revoked, newest first, with the
+        client's name and the token's last use."""
+        query = (
+            select(OAuthGrantRow, OAuthClientRow.client_name, ApiTokenRow.last_used_at)
+            .join(ApiTokenRow, ApiTokenRow.id == OAuthGrantRow.token_id)
+            .join(OAuthClientRow, OAuthClientRow.client_id == OAuthGrantRow.client_id)
+            .where(OAuthGrantRow.user_id == user_id, ApiTokenRow.revoked_at.is_(None))
+            .order_by(OAuthGrantRow.created_at.desc())
+        )
+        async with self.db.session() as s:
+            rows = (await s.execute(query)).all()
+        return [
+            {
+                "id": grant.token_id,
+                "clientId": grant.client_id,
+                "clientName": name or grant.client_id,
+                "resource": grant.resource,
+                "scopes": list(grant.scopes),
+                "createdAt": grant.created_at.isoformat(),
+                "lastUsedAt": last_used.isoformat() if last_used else None,
+            }
+            for grant, name, last_used in rows
+        ]

@@ -3,7 +3,7 @@ client, a pending authorization request and an approved code. Generated text (NU
 control characters, long values, any Unicode a client can encode) in every field of the
 authorization, token, revocation and registration requests and of the consent decision: no
 5xx, every error JSON in its shape, and nothing granted by it — the real code still works
-afterwards, once."""
+afterwards, once. And a person's own grants: listed, revoked by them alone."""
 
 from __future__ import annotations
 
@@ -115,3 +115,56 @@ async def test_generated_oauth_requests_get_no_5xx_and_grant_nothing(client, tok
     issued = await client.post("/oauth/token", data=form)
     assert issued.status_code == 200, issued.text
     assert (await client.post("/oauth/token", data=form)).status_code == 400
+
+
+async def _grant(client, person: dict[str, str]) -> dict[str, Any]:
+    """A client registered, allowed by ``person`` and its code exchanged: the token answer."""
+    registered = await client.post(
+        "/oauth/register", json={"client_name": "desk", "redirect_uris": [REDIRECT]}
+    )
+    client_id = registered.json()["client_id"]
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": challenge.decode().rstrip("="),
+    }
+    start = await client.get("/oauth/authorize", params=query)
+    request_id = parse_qs(urlsplit(start.headers["location"]).query)["request"][0]
+    path = f"/api/oauth/requests/{request_id}"
+    decided = await client.post(path, json={"approve": True}, headers=person)
+    code = parse_qs(urlsplit(decided.json()["redirect"]).query)["code"][0]
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT}
+    form |= {"client_id": client_id, "code_verifier": verifier}
+    issued = await client.post("/oauth/token", data=form)
+    assert issued.status_code == 200, issued.text
+    return issued.json()
+
+
+async def test_a_person_lists_and_revokes_their_own_grants(client, token_for):
+    alice, bob = await token_for("alice"), await token_for("bob")
+    grant = await _grant(client, alice)
+    mcp = {
+        "Authorization": f"Bearer {grant['access_token']}",
+        "Accept": "application/json, text/event-stream",
+    }
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert (await client.post("/mcp", json=ping, headers=mcp)).status_code == 200
+    listed = (await client.get("/api/oauth/grants", headers=alice)).json()
+    grant_id = grant["access_token"].split("_")[1]
+    assert [(g["id"], g["clientName"]) for g in listed] == [(grant_id, "desk")]
+    assert (await client.get("/api/oauth/grants", headers=bob)).json() == []
+    # the access token itself cannot list or revoke (it is good for /mcp only)
+    assert (await client.get("/api/oauth/grants", headers=mcp)).status_code == 401
+    assert (await client.delete(f"/api/oauth/grants/{grant_id}", headers=bob)).status_code == 404
+    assert (await client.post("/mcp", json=ping, headers=mcp)).status_code == 200
+    assert (await client.delete(f"/api/oauth/grants/{grant_id}", headers=alice)).status_code == 204
+    assert (await client.post("/mcp", json=ping, headers=mcp)).status_code == 401
+    assert (await client.get("/api/oauth/grants", headers=alice)).json() == []
+    refresh = {"grant_type": "refresh_token", "refresh_token": grant["refresh_token"]}
+    refused = await client.post(
+        "/oauth/token", data={**refresh, "client_id": listed[0]["clientId"]}
+    )
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
