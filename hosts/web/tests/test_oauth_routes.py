@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -168,3 +169,45 @@ async def test_a_person_lists_and_revokes_their_own_grants(client, token_for):
         "/oauth/token", data={**refresh, "client_id": listed[0]["clientId"]}
     )
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+
+
+async def test_a_code_is_refused_for_another_redirect_uri_and_once_expired(
+    state, client, token_for
+):
+    from sqlalchemy import update
+
+    from nyla_host.oauth.store import digest
+    from nyla_host.oauth.tables import OAuthCodeRow
+
+    alice = await token_for("alice")
+    registered = await client.post(
+        "/oauth/register", json={"client_name": "desk", "redirect_uris": [REDIRECT, f"{REDIRECT}2"]}
+    )
+    client_id = registered.json()["client_id"]
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": challenge.decode().rstrip("="),
+    }
+    start = await client.get("/oauth/authorize", params=query)
+    request_id = parse_qs(urlsplit(start.headers["location"]).query)["request"][0]
+    decided = await client.post(
+        f"/api/oauth/requests/{request_id}", json={"approve": True}, headers=alice
+    )
+    code = parse_qs(urlsplit(decided.json()["redirect"]).query)["code"][0]
+    form = {"grant_type": "authorization_code", "code": code, "client_id": client_id}
+    form["code_verifier"] = verifier
+    # the client's other registered redirect URI is not the one the code was sent to
+    other = await client.post("/oauth/token", data={**form, "redirect_uri": f"{REDIRECT}2"})
+    assert other.status_code == 400 and other.json()["error"] == "invalid_request", other.text
+    async with state.kernel.db.session() as s:
+        await s.execute(
+            update(OAuthCodeRow)
+            .where(OAuthCodeRow.code_hash == digest(code))
+            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    expired = await client.post("/oauth/token", data={**form, "redirect_uri": REDIRECT})
+    assert expired.status_code == 400 and expired.json()["error"] == "invalid_grant", expired.text
