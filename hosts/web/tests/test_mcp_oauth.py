@@ -188,7 +188,8 @@ async def test_the_401_names_the_metadata_and_the_metadata_names_nyla(served):
         refused = await http.post("/mcp", json=HELLO, headers=ACCEPT)
         assert refused.status_code == 401
         where = f"{served.url}/.well-known/oauth-protected-resource/mcp"
-        assert refused.headers["www-authenticate"] == f'Bearer resource_metadata="{where}"'
+        challenge = f'Bearer resource_metadata="{where}", scope="mcp"'
+        assert refused.headers["www-authenticate"] == challenge
         for path in (
             "/.well-known/oauth-protected-resource/mcp",
             "/.well-known/oauth-protected-resource",

@@ -18,6 +18,7 @@ from starlette.types import Receive, Scope, Send
 
 from nyla_host.auth import bearer
 from nyla_host.identity import Identity, Role
+from nyla_host.oauth.terms import SCOPE
 from nyla_host.oauth.urls import resource_metadata_url, resource_url
 from nyla_host.state import host
 
@@ -80,7 +81,8 @@ async def mcp_caller(request: Request) -> Identity:
     if identity is None and credential is not None:
         identity = await state.tokens.verify(credential, audience=resource_url(request))
     if identity is None:
-        challenge = f'Bearer resource_metadata="{resource_metadata_url(request)}"'
+        # the scope to ask for rides along (the 2025-11-25 specification's SHOULD)
+        challenge = f'Bearer resource_metadata="{resource_metadata_url(request)}", scope="{SCOPE}"'
         if credential is not None:
             challenge += ', error="invalid_token"'
         raise HTTPException(
