@@ -21,7 +21,8 @@ import statistics
 import psycopg
 from rag import CACHE, db_uri, read_f32, start_server
 
-from nyla.knowledge.search import _ranking_sql, _scope_where
+from nyla.knowledge.search import _scope_where
+from nyla.knowledge.search_sql import ranking_sql as _ranking_sql
 from nyla.knowledge.vectors import vector_literal
 
 MODEL = "bench:all-minilm-l6-v2"

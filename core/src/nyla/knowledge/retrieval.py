@@ -71,6 +71,7 @@ class Retrieval:
         self.embedding_spec = embedding_spec
         self.indexes = indexes
         self._text_search_ready = False
+        self._file_rows_checked = False
         # a model's dimension, looked up once: asking the AI service for the model's spec
         # cost about 12 µs of every search (measured)
         self._dims: dict[str, int | None] = {}
@@ -195,6 +196,9 @@ class Retrieval:
     ) -> SearchResult:
         if not self._text_search_ready:
             await self.ensure_text_search()
+        if self.settings.file_rows_cache and not self._file_rows_checked:
+            self._file_rows_checked = True
+            await self.indexes.files.ensure_trigger(self.db)
         hybrid = self.settings.hybrid if query.hybrid is None else query.hybrid
         vector_weight = 1.0
         if hybrid:

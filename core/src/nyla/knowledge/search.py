@@ -26,23 +26,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nyla.knowledge.file_rows import FileRows
 from nyla.knowledge.search_driver import (
     Executor,
     OwnerKeys,
     QueryVector,
     ReadConnection,
+    adapt,
     driver_rows,
     driver_sql,
 )
 from nyla.knowledge.search_driver import info as _info
 from nyla.knowledge.search_driver import rows as _rows
 from nyla.knowledge.search_hits import (
-    CHUNK_COLUMNS,
-    FILE_OF_RANKED,
     HIT_COLUMNS,
-    RANKED_HIT_COLUMNS,
     hit,
     merged,
+    ranked_hits,
     rescored,
     result,
 )
@@ -56,15 +56,15 @@ from nyla.knowledge.search_plan import (
     prefer_exact,
     table_rows,
 )
+from nyla.knowledge.search_sql import ranking_sql, with_keys
 from nyla.knowledge.search_text import text_ranks
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.vector_index import SCOPE_INDEX_KEY, VectorIndexes
 from nyla.knowledge.vectors import (
+    CHUNK_ID_BITS,
     FILE_NO_OF,
-    IN_FILE,
     SCOPE_INDEX,
     hnsw_index_name,
-    index_expr,
     sql_literal,
     vector_expr,
 )
@@ -140,10 +140,18 @@ async def vector_ranks(
     settings: KnowledgeSettings,
     ef_search: int | None = None,
     scoped: bool = False,
+    files: FileRows | None = None,
 ) -> list[SearchHit]:
     """The ``limit`` nearest readable chunks of ``model`` (``where`` selects it), nearest
-    first, with their details (one round trip for the ranking and the rows)."""
-    sql = _ranking_sql(file_where, where, int(dims), int(limit), exact, scoped)
+    first, with their details: one round trip for the ranking and the rows, or with
+    ``files`` (enabled, on the driver path) the chunks ranked alone and their files'
+    details from ``files`` (a second round trip only for files it does not hold)."""
+    lean = files is not None and files.enabled and (scoped or not exact)
+    if lean and isinstance(session, ReadConnection):
+        await files.listen(session)  # type: ignore[union-attr]
+    else:
+        lean = False
+    sql = ranking_sql(file_where, where, int(dims), int(limit), exact, scoped, lean)
     bound = {**params, "q": QueryVector(vector)}
     setup = None
     if not exact:
@@ -154,90 +162,24 @@ async def vector_ranks(
         # PostgreSQL planned it again on every execution (0.25 ms of a 1 % scope's 0.6 ms
         # on the server); with the keys in its text it is planned once per connection and
         # scope (measured: 0.60 -> 0.37 ms server CPU at 1 % of 10k, 1.40 -> 1.24 at 10 %)
-        rows = await driver_rows(session, _with_keys(sql, tuple(params["keys"])), bound)
+        rows = await driver_rows(session, with_keys(sql, tuple(params["keys"])), bound)
     elif setup is None:
         rows = await _rows(session, sql, bound)
     elif isinstance(session, ReadConnection):
-        # the settings and the ranking in one round trip
+        # the settings and the ranking in one round trip (the first statement of a new
+        # connection when the counts are known already: its parameters adapted first)
+        adapt(session)
         rows = await session.rows_after(driver_sql(setup[0]), setup[1], driver_sql(sql), bound)
     else:
         await _rows(session, setup[0], setup[1])
         rows = await _rows(session, sql, bound)
     if setup is not None:
         (await _info(session))["nyla_hnsw_settings"] = setup[2]
+    if lean:
+        numbers = {r[0] >> CHUNK_ID_BITS for r in rows}
+        details = await files.details(session, numbers)  # type: ignore[union-attr,arg-type]
+        return ranked_hits(rows, details, model, resort=not exact)
     return [hit(r, model) for r in rows]
-
-
-@functools.lru_cache(maxsize=256)
-def _ranking_sql(
-    file_where: str, where: str, dims: int, limit: int, exact: bool, scoped: bool = False
-) -> str:
-    """The ranking statement (built once per filter shape, model, size and path: its text
-    holds no per-query value, so it is also prepared once per connection). The limit is a
-    literal: a prepared statement's generic plan then knows it is small. ``scoped``: the
-    exact path may read the scope's chunks through the scope btree."""
-    expr = f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({dims}))"
-    if exact and scoped:
-        # The scope's chunks by the btree on (owner key, model), ranked exactly ("+ 0"
-        # keeps it off any vector index), carrying their columns, so only the k rows'
-        # files are joined. Measured on 10k one-chunk files, 1 % scope: 0.48 ms against
-        # 0.92 ms through the files' ranges; 10 %: 1.7 ms against 9.0 ms (load 6).
-        inner = (
-            f"SELECT {CHUNK_COLUMNS}, {expr} AS distance FROM knowledge_chunk c "
-            f"WHERE {where} ORDER BY ({expr}) + 0 LIMIT {limit}"
-        )
-        return (
-            f"SELECT {RANKED_HIT_COLUMNS}, n.distance FROM ({inner}) n "
-            f"JOIN knowledge_file_index f ON {FILE_OF_RANKED} ORDER BY n.distance"
-        )
-    if exact:
-        # The scope's files (btree on the file index), then each file's chunks by its
-        # primary-key range, ranked exactly. LATERAL + OFFSET 0 keeps the per-file range
-        # scans: as a plain join the planner, not knowing how few chunks a range holds,
-        # prefers one sequential scan of the whole chunk table (measured 32 ms vs 1 ms for
-        # 1,000 of 100,000 chunks). "+ 0" keeps it off the HNSW index.
-        inner = (
-            "SELECT x.id, x.distance FROM knowledge_file_index f CROSS JOIN LATERAL ("
-            f"SELECT c.id, {expr} AS distance FROM knowledge_chunk c "
-            f"WHERE {IN_FILE} AND {where} OFFSET 0) x "
-            f"WHERE {file_where} ORDER BY x.distance + 0 LIMIT {limit}"
-        )
-        return (
-            f"WITH nearest AS MATERIALIZED ({inner}) "
-            f"SELECT {HIT_COLUMNS}, n.distance FROM nearest n "
-            "JOIN knowledge_chunk c ON c.id = n.id "
-            f"JOIN knowledge_file_index f ON f.file_no = {FILE_NO_OF} ORDER BY n.distance"
-        )
-    # The index orders by half precision; the reported distance is the exact one. The
-    # ranking carries the chunk's columns (the index scan has read its row already), so
-    # only the file is joined, on the limit's rows: no second visit of each chunk. A
-    # subquery with a LIMIT is never merged into the outer query, so the plan stays an
-    # index scan under the limit whatever the join (as a MATERIALIZED CTE would keep it,
-    # without copying the rows into a tuple store first).
-    order = f"{index_expr(dims, 'c.embedding')} <=> CAST(:q AS halfvec({dims}))"
-    inner = (
-        f"SELECT {CHUNK_COLUMNS}, {expr} AS distance FROM knowledge_chunk c WHERE {where} "
-        f"ORDER BY {order} LIMIT {limit}"
-    )
-    # relaxed_order may return rows slightly out of order (and half precision may swap
-    # near ties): the outer query sorts by the exact distance
-    return (
-        f"SELECT {RANKED_HIT_COLUMNS}, n.distance FROM ({inner}) n "
-        f"JOIN knowledge_file_index f ON {FILE_OF_RANKED} ORDER BY n.distance"
-    )
-
-
-@functools.lru_cache(maxsize=256)
-def _with_keys(sql: str, keys: tuple[str, ...]) -> str:
-    """``sql`` for the driver with the owner keys as a ``text[]`` literal in place of the
-    ``:keys`` parameter (substituted after the bind conversion: a key's own ``:`` or
-    ``%`` is never read as a parameter)."""
-    quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in keys)
-    array = "{" + ",".join(f'"{key}"' for key in quoted) + "}"
-    # an E'' literal reads its backslashes the same whatever standard_conforming_strings
-    # the server runs with, so no key can end the literal early
-    literal = "E'" + array.replace("\\", "\\\\").replace("'", "''") + "'"
-    return driver_sql(sql).replace("%(keys)s", literal.replace("%", "%%") + "::text[]")
 
 
 async def _hnsw_settings_change(
@@ -327,6 +269,7 @@ async def search(
             exact=exact,
             scoped=scoped,
             settings=settings,
+            files=indexes.files if settings.file_rows_cache else None,
             ef_search=(
                 effective_ef_search(settings.ef_search, total, candidates)
                 if settings.adaptive_ef_search

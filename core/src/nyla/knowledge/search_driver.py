@@ -83,11 +83,17 @@ async def rows(executor: Executor, sql: str, params: dict[str, Any]) -> list[Any
 async def driver_rows(conn: ReadConnection, sql: str, params: dict[str, Any]) -> list[Any]:
     """The rows of ``sql``, written for the driver already (``%(name)s`` binds), prepared
     on first use on ``conn``."""
+    adapt(conn)
+    return await conn.rows(sql, params)
+
+
+def adapt(conn: ReadConnection) -> None:
+    """Make ``conn`` send :class:`QueryVector` and :class:`OwnerKeys` parameters (once per
+    connection; every statement of the driver path with such a parameter calls it first)."""
     if "vector_dumper" not in conn.info:
         conn.register_dumper(QueryVector, _QueryVectorDumper)
         conn.register_dumper(OwnerKeys, _OwnerKeysDumper)
         conn.info["vector_dumper"] = True
-    return await conn.rows(sql, params)
 
 
 def _plain(value: Any) -> Any:

@@ -8,7 +8,8 @@ hit's model is the search's."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from nyla.knowledge.vectors import CHUNK_ID_BITS
@@ -38,9 +39,11 @@ FILE_OF_RANKED = f"f.file_no = (n.id >> {CHUNK_ID_BITS})"
 
 _SCOPES = {s.value: s for s in Scope}
 _FIELDS = frozenset(SearchHit.model_fields)
+_FIELDS_SET = set(_FIELDS)
 _RESULT_FIELDS = frozenset(SearchResult.model_fields)
 _new = object.__new__
 _set = object.__setattr__
+_distance = itemgetter(5)
 
 
 def hit(row: Sequence[Any], model: str, score: float | None = None) -> SearchHit:
@@ -55,24 +58,63 @@ def hit(row: Sequence[Any], model: str, score: float | None = None) -> SearchHit
     distance = row[-1]
     if distance is not None:
         distance = float(distance)
-    values = {
-        "chunk_id": chunk,
-        "file_id": file_id,
-        "file_name": name,
-        "seq": seq,
-        "text": body,
-        "context_ref": ref,
-        "content_type": content_type,
-        "scope": _SCOPES.get(scope) or Scope(scope),
-        "distance": distance,
-        "score": (1.0 - (distance or 0.0)) if score is None else score,
-        "embedding_model": model,
-        "file_hash": file_hash,
-        "source_path": source_path,
-        "connection_id": connection_id,
-        "web_url": web_url,
-        "also_in": [],
-    }
+    return _made(
+        {
+            "chunk_id": chunk,
+            "file_id": file_id,
+            "file_name": name,
+            "seq": seq,
+            "text": body,
+            "context_ref": ref,
+            "content_type": content_type,
+            "scope": _SCOPES.get(scope) or Scope(scope),
+            "distance": distance,
+            "score": (1.0 - (distance or 0.0)) if score is None else score,
+            "embedding_model": model,
+            "file_hash": file_hash,
+            "source_path": source_path,
+            "connection_id": connection_id,
+            "web_url": web_url,
+            "also_in": [],
+        }
+    )
+
+
+def ranked_hits(
+    rows: list[Any], files: Mapping[int, Sequence[Any]], model: str, *, resort: bool
+) -> list[SearchHit]:
+    """The hits of a lean ranking's rows (:data:`CHUNK_COLUMNS` + distance) with their
+    files' details from ``files`` (by file number: file id, name, content hash, source
+    path, connection id, web address), nearest first (``resort``: the rows came in the
+    index's order). A row whose file is missing (deleted since the ranking) is left out."""
+    if resort:
+        rows.sort(key=_distance)
+    hits = []
+    mask = (1 << CHUNK_ID_BITS) - 1
+    scopes, fields, new, put = _SCOPES, _FIELDS_SET, _new, _set
+    for chunk, body, ref, content_type, owner, distance in rows:
+        file = files.get(chunk >> CHUNK_ID_BITS)
+        if file is None:
+            continue
+        scope = owner.partition(":")[0]
+        # the object as _made builds it, inlined: this loop is most of a search's Python
+        made = new(SearchHit)
+        put(made, "__dict__", {
+            "chunk_id": chunk, "file_id": file[0], "file_name": file[1], "seq": chunk & mask,
+            "text": body, "context_ref": ref, "content_type": content_type,
+            "scope": scopes.get(scope) or Scope(scope), "distance": distance,
+            "score": 1.0 - distance, "embedding_model": model, "file_hash": file[2],
+            "source_path": file[3], "connection_id": file[4], "web_url": file[5],
+            "also_in": [],
+        })  # fmt: skip
+        put(made, "__pydantic_fields_set__", fields.copy())
+        put(made, "__pydantic_extra__", None)
+        put(made, "__pydantic_private__", None)
+        hits.append(made)
+    return hits
+
+
+def _made(values: dict[str, Any]) -> SearchHit:
     # what BaseModel.model_construct sets, without its per-field default handling
     made = _new(SearchHit)
     _set(made, "__dict__", values)

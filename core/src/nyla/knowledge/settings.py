@@ -43,6 +43,10 @@ class KnowledgeSettings(BaseModel):
     #: grow ef_search with the table and the filter (``search.effective_ef_search``)
     adaptive_ef_search: bool = True
     max_scan_tuples: int = Field(default=20_000, ge=1000)
+    #: keep the hits' file details in the process between searches, kept fresh by
+    #: LISTEN/NOTIFY (``knowledge.file_rows``); off where notifications do not reach the
+    #: connection (a transaction-pooling proxy such as PgBouncer in transaction mode)
+    file_rows_cache: bool = True
     hybrid: bool = True
     hybrid_candidates: int = Field(default=40, ge=1)
     rrf_k: int = 60

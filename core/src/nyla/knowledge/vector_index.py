@@ -8,6 +8,7 @@ import logging
 from sqlalchemy import text
 
 from nyla.db import Database
+from nyla.knowledge.file_rows import FileRows
 from nyla.knowledge.search_plan import EstimateCache
 from nyla.knowledge.vectors import (
     MAX_INDEXED_DIMS,
@@ -26,12 +27,14 @@ class VectorIndexes:
     """Builds each embedding model's HNSW index (and the chunks' scope btree) once,
     refreshes the planner statistics, and holds what searches learn of them (``built``:
     HNSW indexes known to exist; ``estimates``: candidate counts and whether the scope
-    btree exists, cleared when the statistics change)."""
+    btree exists, cleared when the statistics change; ``files``: the hits' file details,
+    see :mod:`nyla.knowledge.file_rows`)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self.built: set[tuple[str, int]] = set()
         self.estimates = EstimateCache()
+        self.files = FileRows()
         self._unindexable: set[tuple[str, int]] = set()  # beyond MAX_INDEXED_DIMS
 
     async def ensure_vector_index(self, model: str, dims: int) -> None:
