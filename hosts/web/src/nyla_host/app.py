@@ -21,13 +21,11 @@ import nyla_host.tables  # noqa: F401  (the host's tables join the kernel's meta
 from nyla import NylaError
 from nyla_host.auth import Authenticator, AuthHook
 from nyla_host.errors import database_busy, internal_error, nyla_error
-from nyla_host.input_guard import InputGuardMiddleware
 from nyla_host.oidc import OidcSettings, OidcVerifier
+from nyla_host.request_gate import RequestGate
 from nyla_host.routes import api_router
 from nyla_host.runs import RunManager
-from nyla_host.security_headers import SecurityHeadersMiddleware
 from nyla_host.state import HostSettings, HostState
-from nyla_host.timezone import TimezoneMiddleware
 from nyla_host.tokens import REVOKED_CHANNEL, TokenStore
 
 if TYPE_CHECKING:
@@ -91,16 +89,19 @@ async def shutdown(state: HostState) -> None:
 
 
 def mount(app: FastAPI, state: HostState, *, security_headers: bool = True) -> None:
-    """Add nyla's API routes, error mapping and timezone middleware to a host app's FastAPI
-    app (its own lifespan must call :func:`startup` and :func:`shutdown`). With
-    ``security_headers`` every response of the app gets nyla's strict Content-Security-Policy
-    and framing headers (where a route sets none itself); a host app serving pages of its own
-    with inline script passes ``False`` and sets its own."""
+    """Add nyla's API routes, error mapping and middleware (:mod:`nyla_host.request_gate`:
+    hostile input, the body limit, the request's timezone) to a host app's FastAPI app (its
+    own lifespan must call :func:`startup` and :func:`shutdown`). With ``security_headers``
+    every response of the app gets nyla's strict Content-Security-Policy and framing headers
+    (where a route sets none itself); a host app serving pages of its own with inline script
+    passes ``False`` and sets its own."""
     app.state.nyla = state
-    app.add_middleware(TimezoneMiddleware)
-    app.add_middleware(InputGuardMiddleware)
-    if security_headers:
-        app.add_middleware(SecurityHeadersMiddleware)
+    # uploads are refused above the limit before they are read (1 MiB for the multipart frame)
+    app.add_middleware(
+        RequestGate,
+        max_body_bytes=lambda: state.settings.max_upload_bytes + 2**20,
+        security_headers=security_headers,
+    )
     app.router.routes.extend(api_router().routes)
     app.add_exception_handler(NylaError, nyla_error)
     app.add_exception_handler(PoolTimeoutError, database_busy)
@@ -125,8 +126,7 @@ def create_app(
         finally:
             await shutdown(state)
 
-    # the body limit refuses oversized uploads before they are read (1 MiB for multipart)
-    app = bare_app(lifespan=lifespan, max_body_size=state.settings.max_upload_bytes + 2**20)
+    app = bare_app(lifespan=lifespan)
     mount(app, state)
     add_page(app)
     return app

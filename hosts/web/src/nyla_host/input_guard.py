@@ -3,8 +3,8 @@
 PostgreSQL text cannot hold a NUL byte, UTF-8 cannot hold a lone surrogate, and JSON has no
 NaN or infinity. A request that carries one of them in its path, its query string or its
 body would otherwise reach a route, then the database or the JSON encoder, and end as a 500
-with nothing for the caller to act on. This pure ASGI middleware checks all three before any
-route runs: every body, whatever its ``Content-Type`` says (FastAPI reads a body without one
+with nothing for the caller to act on. :func:`guarded` checks all three before any route
+runs (the host's middleware, :mod:`nyla_host.request_gate`, calls it): every body, whatever its ``Content-Type`` says (FastAPI reads a body without one
 as JSON), except multipart uploads, whose files are bytes; a path (where the ids are) may hold
 no control character either. Responses pass through untouched (SSE streams are never
 buffered).
@@ -19,12 +19,15 @@ import unicodedata
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from nyla.host import has_unstorable_chars
 
 #: a JSON body nested deeper than this is refused (Python's parser would recurse out)
 MAX_JSON_DEPTH = 64
+#: JSON bodies larger than this are refused (413)
+MAX_JSON_BYTES = 8 * 2**20
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 #: printable ASCII without ``%``: a path or query string of only these decodes to itself,
 #: which holds no NUL, surrogate or control character (nearly every request: no decoding)
 _PLAIN = re.compile(rb"[\x21-\x24\x26-\x7e]*")
@@ -38,28 +41,20 @@ class InputError(ValueError):
         self.status = status
 
 
-class InputGuardMiddleware:
-    """Refuses requests whose path, query string or body cannot be stored or encoded."""
-
-    def __init__(self, app: ASGIApp, *, max_json_bytes: int = 8 * 2**20) -> None:
-        self.app = app
-        self.max_json_bytes = max_json_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        try:
-            check_url(scope.get("raw_path") or scope["path"].encode(), scope.get("query_string"))
-            if not _is_multipart(scope) and scope["method"] in {"POST", "PUT", "PATCH", "DELETE"}:
-                body = await _read_body(receive, self.max_json_bytes)
-                if body.strip():
-                    check_json(body)
-                receive = _replay(body, receive)
-        except InputError as exc:
-            await _refuse(send, exc.status, str(exc), openai=scope["path"].startswith("/v1/"))
-            return
-        await self.app(scope, receive, send)
+async def guarded(
+    scope: Scope, receive: Receive, *, multipart: bool, max_json_bytes: int
+) -> Receive:
+    """The request's ``receive`` once its path, query string and body (read here, up to
+    ``max_json_bytes``, then replayed; multipart uploads are not read) were checked; raises
+    :class:`InputError` for what cannot be stored or encoded (the caller answers it with
+    :func:`refuse`)."""
+    check_url(scope.get("raw_path") or scope["path"].encode(), scope.get("query_string"))
+    if multipart or scope["method"] not in _BODY_METHODS:
+        return receive
+    body = await read_body(receive, max_json_bytes)
+    if body.strip():
+        check_json(body)
+    return replay(body, receive)
 
 
 def check_url(raw_path: bytes, query: bytes | None) -> None:
@@ -148,14 +143,8 @@ def _check_strings(value: Any) -> None:
             stack.extend(item)
 
 
-def _is_multipart(scope: Scope) -> bool:
-    for name, value in scope.get("headers") or []:
-        if name == b"content-type":
-            return value.split(b";", 1)[0].strip().lower() == b"multipart/form-data"
-    return False
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes:
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """The whole body; :class:`InputError` (413) once it grows past ``limit`` bytes."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -172,7 +161,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _replay(body: bytes, original: Receive) -> Receive:
+def replay(body: bytes, original: Receive) -> Receive:
     """The body once, then the client's own messages (its disconnect, when it comes)."""
     sent = False
 
@@ -186,7 +175,8 @@ def _replay(body: bytes, original: Receive) -> Receive:
     return receive
 
 
-async def _refuse(send: Send, status: int, detail: str, *, openai: bool = False) -> None:
+async def refuse(send: Send, status: int, detail: str, *, openai: bool = False) -> None:
+    """Answer a refused request with ``status`` and ``detail``."""
     # under /v1/ the OpenAI-compatible endpoint's clients read OpenAI's error shape
     shape: dict[str, object] = (
         {"error": {"message": detail, "type": "invalid_request_error", "param": None, "code": None}}

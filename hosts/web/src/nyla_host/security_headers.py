@@ -4,7 +4,7 @@ it, and no URL of it (ids in paths) goes out as a referrer."""
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message
 
 #: the page loads /static/app.js and /static/app.css and talks to its own origin; inline
 #: script and style attributes are refused (app.js sets styles through the CSSOM)
@@ -31,24 +31,11 @@ SECURITY_HEADERS: dict[str, str] = {
 _ENCODED = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in SECURITY_HEADERS.items()]
 
 
-class SecurityHeadersMiddleware:
-    """Adds :data:`SECURITY_HEADERS` to every HTTP response that does not set them itself
-    (pure ASGI: streams pass through unbuffered)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers") or [])
-                present = {name.lower() for name, _ in headers}
-                headers += [(k, v) for k, v in _ENCODED if k not in present]
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+def with_security_headers(message: Message) -> Message:
+    """A response's start message with :data:`SECURITY_HEADERS` added where the response
+    does not set them itself (the host's middleware, :mod:`nyla_host.request_gate`, passes
+    every response start through here)."""
+    headers = list(message.get("headers") or [])
+    present = {name.lower() for name, _ in headers}
+    headers += [(k, v) for k, v in _ENCODED if k not in present]
+    return {**message, "headers": headers}

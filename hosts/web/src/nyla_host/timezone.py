@@ -1,5 +1,6 @@
 """The request's timezone (seeds: ``X-User-Timezone`` → context variable → the prompt's date
-block). The middleware stores the header's IANA name in a context variable; invalid or missing
+block). The host's middleware (:mod:`nyla_host.request_gate`) stores the header's IANA name in
+a context variable; invalid or missing
 means UTC, never the server's zone, and never an error: a header that is no zone is ignored,
 so no route (``/healthz`` least of all) can fail on it. Storage stays UTC; only user-visible
 times use it."""
@@ -9,11 +10,9 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, available_timezones
-
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 HEADER = "x-user-timezone"
@@ -64,19 +63,12 @@ def local_iso(value: datetime | None) -> str | None:
     return value.astimezone(ZoneInfo(request_timezone())).isoformat()
 
 
-class TimezoneMiddleware:
-    """Pure ASGI middleware (no buffering, so SSE streams pass through untouched)."""
+def enter_request_timezone(raw: bytes | None) -> Token[str]:
+    """Make the ``X-User-Timezone`` header's value (validated; UTC without one) the current
+    request's timezone; :func:`leave_request_timezone` with the token when it ends."""
+    return _request_timezone.set(valid_timezone(raw.decode("latin-1") if raw else None))
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        raw = dict(scope.get("headers") or []).get(HEADER.encode())
-        token = _request_timezone.set(valid_timezone(raw.decode("latin-1") if raw else None))
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            _request_timezone.reset(token)
+def leave_request_timezone(token: Token[str]) -> None:
+    """End what :func:`enter_request_timezone` began."""
+    _request_timezone.reset(token)

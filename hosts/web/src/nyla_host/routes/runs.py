@@ -4,6 +4,7 @@ an interrupted one."""
 from __future__ import annotations
 
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from pydantic import Field
@@ -46,9 +47,15 @@ async def _visible(request: Request, run_id: str, identity: Identity) -> Any:
         raise HTTPException(404, f"no run {run_id}") from None
 
 
-def _with_local_times(row: Any) -> dict[str, Any]:
+def _with_local_times(row: Any, zone: ZoneInfo | None = None) -> dict[str, Any]:
+    """The run's wire form with its start in the request's timezone (``zone``, when the
+    caller has it at hand: a list asks once, not per run)."""
     data = run_dict(row)
-    data["startedAtLocal"] = local_iso(row.started_at)
+    if zone is None:
+        data["startedAtLocal"] = local_iso(row.started_at)
+    else:
+        started = row.started_at
+        data["startedAtLocal"] = started.astimezone(zone).isoformat() if started else None
     return data
 
 
@@ -103,7 +110,8 @@ async def _conversation(request: Request, body: RunRequest, identity: Identity) 
 async def list_runs(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
     """The caller's latest runs."""
     rows = await host(request).runs.list(identity)
-    return {"runs": [_with_local_times(r) for r in rows]}
+    zone = ZoneInfo(request_timezone())
+    return {"runs": [_with_local_times(r, zone) for r in rows]}
 
 
 @router.get("/{run_id}")
