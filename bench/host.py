@@ -13,8 +13,10 @@ The reference (``bench/host_bare.py``, imports no nyla) serves the same routes o
 PostgreSQL schema and tables, with the same driver (psycopg 3, async) written directly, and
 the same verified-token cache as nyla (its TTL is read from ``nyla_host.tokens``; 0 = a token
 query every request, on both sides). Scenarios, at every ``--clients`` level (default 50 and
-200), each in ``--rounds`` rounds (default 3), the servers alternating (nyla first in odd
-rounds, bare first in even ones):
+200), each in ``--rounds`` rounds (default 3), the servers alternating in each round as
+A B B A (nyla first in odd rounds, bare first in even ones: every side is measured as often
+early as late, so a machine whose other load rises or falls during a round does not favour
+either):
 
 - ``me``: ``GET /api/me`` with a bearer API token (the auth check, a light JSON answer);
 - ``runs``: ``GET /api/runs``, the caller's 50 latest runs (auth + one query of 50 rows);
@@ -25,12 +27,12 @@ rounds, bare first in even ones):
   event (TTFE) runs from sending the POST to the first ``data:`` line.
 
 A window: the clients start over ``--ramp`` seconds (default 1), start requests for
-``--seconds`` (default 6) and finish the ones in flight; requests/s = completed requests / time
+``--seconds`` (default 4) and finish the ones in flight; requests/s = completed requests / time
 from the first start to the last response. CPU seconds (user + system, from /proc through
 psutil) over the same time: the server process, its PostgreSQL backends and the load
 generator. The goal (issue 32): nyla's requests/s ≥ 0.7× the bare app's at 50 and 200 clients.
 
-    .venv/bin/python bench/host.py [--clients 50 200] [--seconds 6] [--rounds 3]
+    .venv/bin/python bench/host.py [--clients 50 200] [--seconds 4] [--rounds 3]
         [--scenario me runs sse] [--json results.json | --json -]
 
 ``--scale-out`` measures something else (``bench/host_scale.py``): one ``nyla serve`` beside
@@ -185,7 +187,7 @@ class CpuMeter:
 def window(side: dict[str, Any], scenario: str, clients: int, args: argparse.Namespace) -> dict:
     """Run the load generator once; the window lasts from its start to the last response
     (the requests in flight at the end included)."""
-    start_at = time.monotonic() + 2.0
+    start_at = time.monotonic() + 1.5
     job = {
         "host": "127.0.0.1",
         "port": side["port"],
@@ -216,6 +218,17 @@ def window(side: dict[str, Any], scenario: str, clients: int, args: argparse.Nam
     return {**part, "wall": part["last"] - start_at, "cpu": cpu}
 
 
+def by_round(windows: list[dict]) -> list[float]:
+    """Requests/s of each round (its windows pooled: completed requests / their time)."""
+    rounds: dict[int, list[dict]] = {}
+    for w in windows:
+        rounds.setdefault(w["round"], []).append(w)
+    return [
+        sum(len(w["latencies"]) for w in ws) / sum(w["wall"] for w in ws)
+        for _, ws in sorted(rounds.items())
+    ]
+
+
 def summarise(side: str, scenario: str, clients: int, windows: list[dict]) -> dict:
     """One side's figures over every round of a scenario at one client count."""
     lat = [x for w in windows for x in w["latencies"]]
@@ -231,7 +244,7 @@ def summarise(side: str, scenario: str, clients: int, windows: list[dict]) -> di
         "completed": done,
         "wallSeconds": wall,
         "perSecond": done / wall,
-        "perSecondByRound": [len(w["latencies"]) / w["wall"] for w in windows],
+        "perSecondByRound": by_round(windows),
         "p50Ms": pct(lat, 0.5),
         "p95Ms": pct(lat, 0.95),
         "ttfeP50Ms": pct(ttfe, 0.5) if ttfe else None,
@@ -261,7 +274,7 @@ def ratios(summaries: dict[tuple[int, str, str], dict]) -> list[dict[str, Any]]:
                 "clients": clients,
                 "scenario": scenario,
                 "perSecond": ratio(n["perSecond"], b["perSecond"]),
-                # each round's pair ran back to back: the spread says how much the machine's
+                # each round's windows ran A B B A: the spread says how much the machine's
                 # other load moved the ratio
                 "perSecondByRound": [
                     ratio(x, y)
@@ -350,7 +363,11 @@ def capture_events(base: str, token: str) -> list[dict[str, Any]]:
     return events
 
 
-def warm_up(side: dict[str, Any], times: int = 10) -> None:
+def warm_up(side: dict[str, Any], args: argparse.Namespace, times: int = 10) -> None:
+    """A few runs one after the other, then each read scenario at the highest client count
+    for a second through the load generator: both servers' connection pools are as full as
+    the windows will need (the bare app opens its 10 at start; nyla's pools grow on demand,
+    and a window would otherwise pay for the connections they open)."""
     import httpx
 
     headers = {**HEADERS, "Authorization": f"Bearer {side['token']}"}
@@ -363,6 +380,23 @@ def warm_up(side: dict[str, Any], times: int = 10) -> None:
             with http.stream("GET", run.raise_for_status().json()["eventsUrl"]) as stream:
                 for _line in stream.iter_lines():
                     pass
+    for scenario in ("me", "runs"):
+        start_at = time.monotonic() + 0.5
+        job = {
+            "host": "127.0.0.1",
+            "port": side["port"],
+            "headers": HEADERS,
+            "token": side["token"],
+            "user": USER,
+            "expectRuns": SEEDED_RUNS,
+            "scenario": scenario,
+            "clients": max(args.clients),
+            "startAt": start_at,
+            "ramp": 0.2,
+            "end": start_at + 1.0,
+        }
+        argv = [sys.executable, str(HERE / "host_load.py"), json.dumps(job)]
+        subprocess.run(argv, stdout=subprocess.DEVNULL, check=True, timeout=300)
 
 
 def token_cache_seconds() -> float:
@@ -395,7 +429,7 @@ def report(result: dict[str, Any]) -> None:
         f"keep-alive, one process pinned to CPU {load['clientCpu']}; servers pinned to CPU "
         f"{load['serverCpu']}, PostgreSQL unpinned) starting over {load['rampSeconds']:g} s, "
         f"requests started for {load['seconds']:g} s per window, {load['rounds']} rounds "
-        f"alternating nyla / bare; verified-token cache {load['tokenCacheSeconds']:g} s on "
+        f"as A B B A nyla / bare; verified-token cache {load['tokenCacheSeconds']:g} s on "
         f"both sides; SSE: {load['eventsPerRun']} events per run"
     )
     table = Table(title="nyla serve vs a bare FastAPI app with the same database work")
@@ -447,15 +481,16 @@ def report(result: dict[str, Any]) -> None:
 
 
 def measure(args: argparse.Namespace, sides: dict[str, dict[str, Any]]) -> dict:
-    """Every round: each client count and scenario on both servers, the order alternating."""
+    """Every round: each client count and scenario on both servers, A B B A."""
     keys = [(n, c, s) for n in args.clients for c in args.scenario for s in SIDES]
     windows: dict[tuple[int, str, str], list[dict]] = {k: [] for k in keys}
     for r in range(args.rounds):
         for clients in args.clients:
             for scenario in args.scenario:
-                for side in SIDES if r % 2 == 0 else SIDES[::-1]:
+                first = SIDES if r % 2 == 0 else SIDES[::-1]
+                for side in (*first, *first[::-1]):
                     w = window(sides[side], scenario, clients, args)
-                    w["load"] = os.getloadavg()[0]
+                    w["load"], w["round"] = os.getloadavg()[0], r
                     windows[clients, scenario, side].append(w)
                     print(
                         f"round {r + 1} {clients:>3} {scenario:>4} {side:>4}: "
@@ -465,7 +500,7 @@ def measure(args: argparse.Namespace, sides: dict[str, dict[str, Any]]) -> dict:
                         file=sys.stderr,
                         flush=True,
                     )
-                    time.sleep(1.0)
+                    time.sleep(0.5)
     return {k: summarise(k[2], k[1], k[0], v) for k, v in windows.items()}
 
 
@@ -506,7 +541,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             sides["nyla"]["pg"], sides["bare"]["pg"] = pg_nyla, pg_bare
             for side in sides.values():
                 side["token"] = token
-                warm_up(side)
+                warm_up(side, args)
             summaries = measure(args, sides)
     finally:
         for proc in procs:
@@ -545,7 +580,7 @@ def main() -> None:
     cpus = sorted(os.sched_getaffinity(0))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[50, 200])
-    parser.add_argument("--seconds", type=float, default=6.0, help="measured seconds per window")
+    parser.add_argument("--seconds", type=float, default=4.0, help="measured seconds per window")
     parser.add_argument("--ramp", type=float, default=1.0, help="seconds to start all clients")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(

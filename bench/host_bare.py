@@ -16,8 +16,10 @@ uvicorn settings as ``nyla serve`` (and its ``gc.freeze()`` of the start-up heap
 - ``GET /api/runs/{id}/events``: checks the run is the caller's (a row read), streams the
   events with nyla's SSE framing, reads the final status for the ``end`` message.
 
-Connections come from a fixed pool of :data:`POOL_SIZE` (nyla's engine may hold as many:
-SQLAlchemy's default 5 + 10 overflow), autocommit, opened at start-up.
+Connections come from a fixed pool of :data:`POOL_SIZE`, autocommit, opened at start-up: as
+many as nyla's driver read pool (``nyla.read_pool``, 10), from which nyla reads the token,
+the run list and a run's row (its SQLAlchemy engine, 5 + 10 overflow, serves the writes of a
+run).
 
     python bench/host_bare.py PORT SPEC.json
 """
@@ -41,7 +43,7 @@ from zoneinfo import ZoneInfo, available_timezones
 
 from pydantic import BaseModel, Field
 
-POOL_SIZE = 15
+POOL_SIZE = 10
 ZONES = frozenset(available_timezones())
 RUN_COLUMNS = (
     "run_id, user_id, mandate_id, status, prompt, final_text, cost_chf, last_seq, timezone, "
