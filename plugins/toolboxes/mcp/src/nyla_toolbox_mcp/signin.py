@@ -19,6 +19,14 @@ log = logging.getLogger(__name__)
 Scope = Literal["user", "mandate"]
 
 
+def _kind(exc: BaseException) -> str:
+    """What is logged of a failure: its kind, and nyla's own reason (never a library's
+    message, which may hold a request's content)."""
+    from nyla_toolbox_mcp.errors import SignInRequired
+
+    return str(exc) if isinstance(exc, OAuthError | SignInRequired) else type(exc).__name__
+
+
 def owners(store: ServerStore, scope: Scope) -> ServerStore:
     """The store of a user's own servers, or of the mandates'."""
     return store.mandates() if scope == "mandate" else store
@@ -88,7 +96,10 @@ async def complete(
     if pending.relist:
         from nyla_toolbox_mcp.cli import add_server
 
-        await add_server(owners(store, pending.scope), pending.owner, server, pending.user_id)
+        try:
+            await add_server(owners(store, pending.scope), pending.owner, server, pending.user_id)
+        except Exception as exc:  # signed in all the same; the listing waits for the next
+            log.warning("listing MCP server %s after a sign-in failed: %s", server.name, _kind(exc))
     return pending
 
 
