@@ -209,3 +209,13 @@ async def test_an_expired_sign_in_that_cannot_be_refreshed_needs_a_new_one(store
     with pytest.raises(SignInRequired, match="expired and was not renewed"):
         await _whoami(store, server)
     assert state_of(store, "ada", server)["expired"] is True
+
+
+async def test_the_first_sign_in_gives_a_running_processs_toolbox_its_tools(store, oauth_base):
+    from nyla_toolbox_mcp import mcp_toolboxes
+
+    await add_server(store, "ada", secure(oauth_base))
+    (toolbox,) = mcp_toolboxes(store)  # what a host offers from its start
+    assert toolbox.id == "mcp:secure" and toolbox.tools == []
+    await login_flow(store, "user", "ada", "secure", "ada", show=browser())
+    assert [t.name for t in toolbox.tools] == ["mcpSecure_whoami"]  # no restart needed

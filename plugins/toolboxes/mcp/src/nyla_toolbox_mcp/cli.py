@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from nyla.sdk import config_value
 from nyla_toolbox_mcp.servers import ListedTool, McpServer, OAuthSettings, ServerStore
-from nyla_toolbox_mcp.tools import accept, tool_name
+from nyla_toolbox_mcp.tools import accept, relisted, tool_name
 
 
 async def _listing(server: McpServer, signer: str | None, store: ServerStore) -> list[Any] | None:
@@ -52,6 +52,7 @@ async def add_server(
             tools.append(found)
     stored = server.model_copy(update={"tools": tools, "refused": refused})
     store.put(user_id, stored)
+    relisted(stored, store)
     return stored
 
 
