@@ -156,6 +156,9 @@ async def test_a_person_lists_and_revokes_their_own_grants(client, token_for):
     listed = (await client.get("/api/oauth/grants", headers=alice)).json()
     grant_id = grant["access_token"].split("_")[1]
     assert [(g["id"], g["clientName"]) for g in listed] == [(grant_id, "desk")]
+    assert listed[0]["redirectHosts"] == ["127.0.0.1:40111"]
+    ends = datetime.fromisoformat(listed[0]["expiresAt"]) - datetime.now(UTC)
+    assert timedelta(days=29) < ends <= timedelta(days=30)  # the refresh token's life
     assert (await client.get("/api/oauth/grants", headers=bob)).json() == []
     # the access token itself cannot list or revoke (it is good for /mcp only)
     assert (await client.get("/api/oauth/grants", headers=mcp)).status_code == 401

@@ -9,6 +9,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import delete, func, select, update
 
@@ -237,9 +238,15 @@ class OAuthStore:
 
     async def grants_of(self, user_id: str) -> list[dict[str, Any]]:
         """A person's grants whose access token is not revoked, newest first, with the
-        client's name and the token's last use."""
+        client's name and redirect hosts, the token's last use and when the grant ends
+        unless the client refreshes it (its refresh token's expiry)."""
         query = (
-            select(OAuthGrantRow, OAuthClientRow.client_name, ApiTokenRow.last_used_at)
+            select(
+                OAuthGrantRow,
+                OAuthClientRow.client_name,
+                OAuthClientRow.info,
+                ApiTokenRow.last_used_at,
+            )
             .join(ApiTokenRow, ApiTokenRow.id == OAuthGrantRow.token_id)
             .join(OAuthClientRow, OAuthClientRow.client_id == OAuthGrantRow.client_id)
             .where(OAuthGrantRow.user_id == user_id, ApiTokenRow.revoked_at.is_(None))
@@ -256,6 +263,14 @@ class OAuthStore:
                 "scopes": list(grant.scopes),
                 "createdAt": grant.created_at.isoformat(),
                 "lastUsedAt": last_used.isoformat() if last_used else None,
+                "expiresAt": grant.refresh_expires_at.isoformat(),
+                "redirectHosts": _hosts(info),
             }
-            for grant, name, last_used in rows
+            for grant, name, info, last_used in rows
         ]
+
+
+def _hosts(info: dict[str, Any]) -> list[str]:
+    """The distinct hosts (with port) of a client's registered redirect URIs, in order."""
+    hosts = (urlsplit(str(uri)).netloc for uri in info.get("redirect_uris") or [])
+    return list(dict.fromkeys(host for host in hosts if host))
