@@ -3,8 +3,10 @@
 // removed; only an organisation admin changes the organisation's (the server decides).
 // A server that signs in with OAuth offers "Sign in": the browser goes to its
 // authorization server and comes back to #mcp?signedIn=<name> (or ?signInError=<text>).
+// Below them, the apps the person connected to nyla's own MCP endpoint (apps.js).
 
 import { $, api, el, state } from "./api.js";
+import { loadApps, reportApps } from "./apps.js";
 
 const BASE = "/api/settings/sections/mcp";
 
@@ -45,6 +47,7 @@ export async function loadMcp({ keepNotice = false, query = "" } = {}) {
   $("#mcp-error").textContent = "";
   if (!keepNotice) $("#mcp-done").textContent = "";
   if (query) readReturn(query);
+  loadApps({ keepNotice }).catch(reportApps);  // its own list: a servers' failure leaves it
   const admin = state.me.role !== "user";
   const mine = await api(`${BASE}/user`);
   const mySignIns = await api(`${BASE}/user/sign-in`);
