@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,8 @@ from nyla.files.conversations import history_messages
 from nyla.models.agent import AgentConfig, AgentEvent, AgentTrace, EventType, RunContext
 from nyla.models.ai import Message
 from nyla.models.feature import declares_graphical_editor
-from nyla.models.tools import Tool
+from nyla.models.run_toolboxes import RunToolboxes
+from nyla.models.tools import Tool, Toolbox
 
 if TYPE_CHECKING:
     from nyla.agent.ports import AgentServices
@@ -44,6 +45,7 @@ class AgentRuntime:
     def __init__(self, services: AgentServices) -> None:
         self.services = services
         self._cancels: dict[str, asyncio.Event] = {}
+        self._bound: set[int] = set()
 
     @property
     def running(self) -> list[str]:
@@ -99,12 +101,46 @@ class AgentRuntime:
             services.update(getattr(toolbox, "connection_services", ()) or ())
         return await run_denials(access, context, services)
 
+    async def run_toolboxes(self, context: RunContext) -> dict[str, Toolbox]:
+        """The toolboxes the plugins' :class:`~nyla.models.run_toolboxes.RunToolboxes`
+        resolve for a run of ``context`` (each bound to the kernel's database first); a
+        source that fails or is slow is logged and left out."""
+        found: dict[str, Toolbox] = {}
+        for source in self.services.plugins.toolboxes.values():
+            if not isinstance(source, RunToolboxes):
+                continue
+            try:
+                if id(source) not in self._bound:
+                    source.bind(self.services.db)
+                    self._bound.add(id(source))
+                async with asyncio.timeout(source.resolve_timeout_s):
+                    resolved = await source.for_run(context)
+            except Exception as exc:  # a plugin's storage must not stop the run
+                log.warning("toolboxes of %s left out of this run: %r", source.id, exc)
+                continue
+            for toolbox in resolved:
+                found.setdefault(toolbox.id, toolbox)
+        return found
+
     def toolbox_session(
-        self, config: AgentConfig, context: RunContext, *, extra_tools: Iterable[Tool] = ()
+        self,
+        config: AgentConfig,
+        context: RunContext,
+        *,
+        extra_tools: Iterable[Tool] = (),
+        run_toolboxes: Mapping[str, Toolbox] | None = None,
     ) -> ToolboxSession:
         """The toolboxes a run with this config and context starts with (the graphical
-        editor's too when the run's feature declares it)."""
-        toolboxes = self.services.plugins.toolboxes
+        editor's too when the run's feature declares it); ``run_toolboxes``: those
+        :meth:`run_toolboxes` resolved for it."""
+        toolboxes = {
+            **(run_toolboxes or {}),
+            **{
+                k: v
+                for k, v in self.services.plugins.toolboxes.items()
+                if not isinstance(v, RunToolboxes)
+            },
+        }
         if self.services.actions is not None:
             toolboxes = {**toolboxes, **self.services.actions()}
         feature = self.services.plugins.features.get(context.feature_code or "")
@@ -152,7 +188,12 @@ class AgentRuntime:
         cancel = asyncio.Event()
         self._cancels[run_id] = cancel
         try:
-            session = self.toolbox_session(config, context, extra_tools=spec.tools)
+            session = self.toolbox_session(
+                config,
+                context,
+                extra_tools=spec.tools,
+                run_toolboxes=await self.run_toolboxes(context),
+            )
             # the first event before any database work: a client sees the run start at once
             yield events.status(
                 0, "started", runId=run_id, toolboxes=list(session.active), model=config.model
