@@ -136,3 +136,16 @@ async def test_the_change_trigger_is_made_once(kernel):
             )
         ).scalar_one()
     assert count == 1
+
+
+async def test_a_connection_that_cannot_listen_joins_the_file_rows(kernel, monkeypatch):
+    from nyla.knowledge import file_rows
+
+    seeded = await _seed(kernel, READERS, per_reader=6)
+    _use_path(kernel, "hnsw")
+    query = _query(seeded["m1 passage 4"][1])
+    monkeypatch.setattr(file_rows, "CHANNEL", "no such-channel")  # LISTEN fails on it
+    result = await kernel.knowledge.search(query)
+    assert not kernel.knowledge.indexes.files.enabled
+    assert result.hits[0].text == "m1 passage 4"
+    assert all(h.file_name == f"{h.file_id}.txt" for h in result.hits)

@@ -26,6 +26,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+import psycopg
 from psycopg import Notify
 from sqlalchemy import text
 
@@ -119,14 +120,22 @@ class FileRows:
                 self._keep(read)  # type: ignore[arg-type]
         return found
 
-    async def listen(self, conn: ReadConnection) -> None:
-        """Make ``conn`` listen for changed file rows (once per connection)."""
+    async def listen(self, conn: ReadConnection) -> bool:
+        """Make ``conn`` listen for changed file rows (once per connection). False, and
+        no rows held from then on, where the server refuses (a standby in recovery)."""
         if self._mark in conn.info:
-            return
-        await conn.driver.execute(f"LISTEN {CHANNEL}")
+            return True
+        try:
+            await conn.driver.execute(f"LISTEN {CHANNEL}")
+        except psycopg.Error as exc:
+            log.warning("file details are read with every search (LISTEN failed): %s", exc)
+            self.enabled = False
+            self.invalidate()
+            return False
         conn.driver.add_notify_handler(self.invalidate)
         conn.info[self._mark] = True
         self.invalidate()
+        return True
 
     def _keep(self, read: dict[int, FileDetails]) -> None:
         rows = self._rows

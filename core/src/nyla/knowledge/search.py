@@ -146,11 +146,13 @@ async def vector_ranks(
     first, with their details: one round trip for the ranking and the rows, or with
     ``files`` (enabled, on the driver path) the chunks ranked alone and their files'
     details from ``files`` (a second round trip only for files it does not hold)."""
-    lean = files is not None and files.enabled and (scoped or not exact)
-    if lean and isinstance(session, ReadConnection):
-        await files.listen(session)  # type: ignore[union-attr]
-    else:
-        lean = False
+    lean = (
+        files is not None
+        and files.enabled
+        and (scoped or not exact)
+        and isinstance(session, ReadConnection)
+        and await files.listen(session)
+    )
     sql = ranking_sql(file_where, where, int(dims), int(limit), exact, scoped, lean)
     bound = {**params, "q": QueryVector(vector)}
     setup = None
