@@ -62,5 +62,6 @@ def test_chunk_texts_are_counted_without_entering_the_token_memo():
     _count_short.cache_clear()
     chunks = chunk_objects([ContentObject(text="alpha beta gamma", context_ref="text")], 300, 40)
     assert [c.text for c in chunks] == ["alpha beta gamma"] and chunks[0].token_count == 3
-    # the three words (short, recurring units) are memoized; the chunk's own text is not
-    assert _count_short.cache_info().currsize == 3
+    # neither the chunk's text nor its words enter the memo (a bulk load would fill it with
+    # its words and texts and hold them); each unit is priced from its class
+    assert _count_short.cache_info().currsize == 0

@@ -111,3 +111,33 @@ def test_property_budget_and_coverage(words, max_tokens, data):
         if overlap == 0:
             assert a2 >= b1
     assert text[spans[-1][1] :].strip() == ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="abzÄäöüßÀÿ 09٣.,;-–€\n\t漢字한αβ", max_size=80))
+def test_unit_costs_add_up_to_the_counter_of_the_whole_text(text):
+    # the chunker prices each unit from its class (letters, digits, anything else): the text
+    # fits one piece at exactly the counter's total, and not at one token less
+    total = count_text_tokens(text.strip())
+    units = len(_tokens(text))
+    if not text.strip():
+        return
+    assert len(split_spans(text, max_tokens=total, overlap=0)) == 1
+    if units > 1 and total > 1:
+        assert len(split_spans(text, max_tokens=total - 1, overlap=0)) > 1
+
+
+def test_chunking_leaves_the_token_memo_alone():
+    from nyla.ai import tokens
+
+    info = tokens._count_short.cache_info
+    before = info()
+    words = " ".join(f"Wort{i} {i * 7919}" for i in range(400))
+    pieces = split_text(words, max_tokens=50, overlap=5)
+    assert len(pieces) > 10
+    after = info()
+    assert (after.hits, after.misses, after.currsize) == (
+        before.hits,
+        before.misses,
+        before.currsize,
+    )

@@ -61,15 +61,27 @@ def _count_short(text: str) -> int:
     return _count_text(text)
 
 
+def word_tokens(length: int) -> int:
+    """Tokens of one run of ``length`` Latin letters: a short word is one token, a long one
+    splits roughly every 4 characters."""
+    return max(1, round(length / 4.2))
+
+
+def digit_tokens(length: int) -> int:
+    """Tokens of one run of ``length`` digits (BPE vocabularies hold numbers in groups of at
+    most 3). Every other character that is not a space (a CJK character, a symbol) is one
+    token."""
+    return (length + 2) // 3
+
+
 def _count_text(text: str) -> int:
     if not text:
         return 0
     tokens = 0
     for word in _WORD.findall(text):
-        # short words are one token; long ones split roughly every 4 characters
-        tokens += max(1, round(len(word) / 4.2))
+        tokens += word_tokens(len(word))
     for digits in _DIGITS.findall(text):
-        tokens += (len(digits) + 2) // 3  # BPE vocabularies hold numbers in groups of <= 3
+        tokens += digit_tokens(len(digits))
     tokens += len(_CJK.findall(text))
     tokens += len(_SYMBOL.findall(text))
     return max(1, tokens)

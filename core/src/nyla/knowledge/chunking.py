@@ -13,15 +13,18 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from nyla.ai.tokens import count_text_tokens, count_text_tokens_once
+from nyla.ai.tokens import count_text_tokens_once, digit_tokens, word_tokens
 from nyla.knowledge.language import detect_all
 from nyla.models.knowledge import ContentObject
 
 DEFAULT_CHUNK_TOKENS = 300
 DEFAULT_OVERLAP_TOKENS = 40
 
+#: a unit: a run of Latin letters (group 1), a run of digits (group 2), one CJK character or
+#: one other character that is not a space; the counter's classes, so the units' costs add up
+#: to :func:`~nyla.ai.tokens.count_text_tokens` of the whole text
 _UNIT = re.compile(
-    r"[A-Za-zÀ-ÖØ-öø-ÿ]+|\d+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|\S"
+    r"([A-Za-zÀ-ÖØ-öø-ÿ]+)|(\d+)|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|\S"
 )
 _SENTENCE_END = {".", "!", "?", ";", ":"}
 
@@ -66,10 +69,17 @@ def split_spans(
         raise ValueError("max_tokens must be at least 1")
     if not 0 <= overlap < max_tokens:
         raise ValueError("overlap must be at least 0 and smaller than max_tokens")
-    units = [(m.start(), m.end()) for m in _UNIT.finditer(text)]
+    units: list[tuple[int, int]] = []
+    # each unit's cost from its class, not by counting its text: the counter's memo would
+    # fill with the words of a bulk load (and hold them) for no gain
+    costs: list[int] = []
+    for m in _UNIT.finditer(text):
+        lo, hi = m.span()
+        units.append((lo, hi))
+        kind = m.lastindex
+        costs.append(word_tokens(hi - lo) if kind == 1 else digit_tokens(hi - lo) if kind else 1)
     if not units:
         return []
-    costs = [count_text_tokens(text[s:e]) for s, e in units]
     pieces: list[tuple[int, int]] = []
     start = prev_end = 0
     n = len(units)

@@ -89,7 +89,7 @@ def index_command(
     as_json: bool,
 ) -> None:
     """Index files and directories (txt, md, html, pdf, docx, csv, json)."""
-    from nyla.knowledge.ingest import expand_paths
+    from nyla.knowledge.local_paths import iter_paths
 
     async def go(sink: _JsonResults | None) -> list[Any]:
         kernel = _kernel(model)
@@ -100,7 +100,7 @@ def index_command(
         finally:
             await kernel.aclose()
 
-    if not expand_paths(paths):
+    if next(iter_paths(paths), None) is None:
         raise click.ClickException(
             f"no files found under {', '.join(paths)} (indexable: txt, md, html, pdf, docx, "
             "csv, json; hidden entries are skipped)"
@@ -177,17 +177,16 @@ async def _index_with_progress(
     sink: _JsonResults | None,
 ) -> list[Any]:
     """``index_paths`` under a progress bar (files, chunks, MB/s) on stderr; with a ``sink``
-    (``--json``) each result goes to it instead of the returned list."""
-    from nyla.knowledge.ingest import expand_paths
-
-    total = len(expand_paths(paths))
+    (``--json``) each result goes to it instead of the returned list. The bar's total is the
+    one ``index_paths`` counts (its files are walked once more as they are indexed, never
+    held)."""
     counters = {"chunks": 0, "bytes": 0}
     started = time.perf_counter()
     detail = "files · {task.fields[chunks]} chunks · {task.fields[rate]} MB/s"
     with progress_bar("indexing", detail, quiet=sink is not None) as bar:
-        task = bar.add_task("index", total=total, chunks=0, rate="0.00")
+        task = bar.add_task("index", total=None, chunks=0, rate="0.00")
 
-        def on_file(result: Any, done: int, _total: int) -> None:
+        def on_file(result: Any, done: int, total: int) -> None:
             if sink is not None:
                 sink.add(result)
             counters["chunks"] += result.chunks
@@ -196,6 +195,7 @@ async def _index_with_progress(
             bar.update(
                 task,
                 completed=done,
+                total=total,
                 chunks=counters["chunks"],
                 rate=_mb(counters["bytes"] / elapsed),
             )

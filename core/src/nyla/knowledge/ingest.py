@@ -19,6 +19,7 @@ from nyla.knowledge.batch_writer import BatchWriter
 from nyla.knowledge.consent import NotFoundError
 from nyla.knowledge.extract import MIME_BY_KIND, detect_kind
 from nyla.knowledge.indexing import Indexer, Memo
+from nyla.knowledge.local_paths import count_paths, iter_paths
 from nyla.knowledge.policy import effective_policy, normalize_path
 from nyla.knowledge.precomputed import PrecomputedEmbeddings
 from nyla.knowledge.settings import KnowledgeSettings
@@ -171,17 +172,19 @@ class Ingestion:
         FileItems owned by the context's user/mandate/feature instance. Recorded as a job.
         This is what ``nyla knowledge index`` calls; ``embeddings`` and ``keep_results`` as
         in :meth:`index_files`."""
-        # names, not Path objects, wait for their turn: a quarter of the memory per file
-        files = [os.fsdecode(p) for p in expand_paths(paths)]
+        # the files are found as they are indexed (a first walk only counts them): a run's
+        # memory does not grow with its files (see nyla.knowledge.local_paths)
+        roots = list(paths)
+        total = count_paths(roots)
         items = (
             (file_item_for_path(p, context=context, scope=scope, neutralize=neutralize), p)
-            for p in map(Path, files)
+            for p in iter_paths(roots)
         )
         return await self.index_files(
             items,
             context=context,
             progress=progress,
-            total=len(files),
+            total=total,
             job_kind="index",
             embeddings=embeddings,
             keep_results=keep_results,
@@ -343,25 +346,6 @@ class _BatchJob:
         if self.job_id:
             await self.jobs.progress(self.job_id, *self._done)
             await self.jobs.finish(self.job_id, error=error)
-
-
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files under ``paths`` (directories recursively, hidden entries and unsupported types
-    skipped), sorted."""
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                rel = child.relative_to(path).parts
-                hidden = any(p.startswith(".") for p in rel)
-                if child.is_file() and not hidden and detect_kind(child.name) is not None:
-                    out.append(child)
-        elif path.is_file():
-            out.append(path)
-        else:
-            raise FileNotFoundError(f"no such file or directory: {path}")
-    return out
 
 
 def _read(file: FileItem, content: bytes | Path) -> bytes | IndexResult:

@@ -31,10 +31,10 @@ from nyla.knowledge.ingest import (
     ANALYZE_AFTER_ROWS,
     Ingestion,
     ProgressFn,
-    expand_paths,
     file_item_for_path,
 )
 from nyla.knowledge.inventory import inventory
+from nyla.knowledge.local_paths import expand_paths
 from nyla.knowledge.remembering import Memory, RoundBuffer
 from nyla.knowledge.retrieval import Retrieval
 from nyla.knowledge.section_reader import SectionReader

@@ -43,7 +43,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from nyla.ai.retry import RetryPolicy
-from nyla.ai.tokens import count_message_tokens, count_text_tokens, count_tokens, count_tool_tokens
+from nyla.ai.tokens import (
+    count_message_tokens,
+    count_text_tokens,
+    count_text_tokens_once,
+    count_tokens,
+    count_tool_tokens,
+)
 from nyla.config import config_path, config_value, missing_reason
 from nyla.config import reload as reload_config
 from nyla.connections.errors import UnsafePathError
@@ -313,6 +319,7 @@ __all__ = [
     "connection_field",
     "count_message_tokens",
     "count_text_tokens",
+    "count_text_tokens_once",
     "count_tokens",
     "count_tool_tokens",
     "download_name",

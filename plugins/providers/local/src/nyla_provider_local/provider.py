@@ -17,7 +17,7 @@ from nyla.sdk import (
     Usage,
     WebSearchHit,
     config_value,
-    count_text_tokens,
+    count_text_tokens_once,
 )
 from nyla_provider_local import hashing, minilm, static_model
 
@@ -146,7 +146,8 @@ class LocalProvider:
     async def embed(self, model: str, texts: list[str]) -> EmbeddingResponse:
         """Embed ``texts`` with one of the local models (big batches in a worker thread)."""
         name = model.split(":", 1)[1] if model.startswith(PROVIDER_ID + ":") else model
-        usage = Usage(input_tokens=sum(count_text_tokens(t) for t in texts))
+        # counted once: the memoized counter would keep a bulk load's chunk texts alive
+        usage = Usage(input_tokens=sum(count_text_tokens_once(t) for t in texts))
         threaded = {minilm.MODEL_NAME: minilm, static_model.MODEL_NAME: static_model}
         if name in threaded:
             module = threaded[name]
