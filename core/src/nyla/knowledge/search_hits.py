@@ -134,6 +134,8 @@ def merged(hits: Sequence[SearchHit], k: int) -> list[SearchHit]:
     """The first ``k`` of ``hits`` with the same file indexed from several places (same
     bytes, same chunk position) as one hit: the best-ranked, the others in its
     ``also_in``."""
+    if len({(h.file_hash, h.seq) for h in hits}) == len(hits):
+        return list(hits[:k])  # no two alike (the common case): nothing to merge
     kept: list[SearchHit] = []
     first: dict[tuple[str, int], SearchHit] = {}
     for found in hits:
