@@ -114,6 +114,42 @@ async def open_mcp_tab(page) -> None:
     await page.wait_for_selector("#view-mcp:not([hidden])")
 
 
+async def allow_on_the_consent_page(page, app: App) -> None:
+    """The person, signed in on the page, allows ``app`` on the consent page in her browser;
+    the browser comes back to the app's loopback address, whose code the app exchanges."""
+    returned: list[str] = []
+
+    async def listener(route) -> None:
+        returned.append(route.request.url)
+        await route.fulfill(status=200, content_type="text/html", body="<p>back</p>")
+
+    await page.route(f"{app.redirect}**", listener)
+    await page.goto(app.authorization_url())
+    await page.wait_for_selector("#consent-ask:not([hidden])")
+    assert await page.text_content("#consent-client") == app.name
+    await page.click("#consent-approve")
+    await page.wait_for_url(lambda url: url.startswith(app.redirect))
+    await app.exchange(returned[-1])
+
+
+async def both_listed(page, desk: App) -> None:
+    """Both apps listed, newest first; the hostile name is text and ran nothing; Desk Agent,
+    used once, has its redirect host and a last use, the other none yet."""
+    await page.wait_for_selector("#apps-table tbody tr:nth-child(2)")
+    assert await page.is_hidden("#apps-empty")
+    names = await page.eval_on_selector_all(
+        "#apps-table .app-name", "ns => ns.map(n => n.textContent)"
+    )
+    assert names == [HOSTILE, "Desk Agent"]
+    assert await page.query_selector("#apps-table img, #apps-table script") is None
+    assert await page.evaluate("window.pwned === undefined")
+    desk_id = desk.tokens["access_token"].split("_")[1]
+    desk_row = await page.text_content(f"#apps-table tr[data-grant='{desk_id}']")
+    assert urlsplit(desk.redirect).netloc in desk_row and "Not yet" not in desk_row
+    evil_row = await page.text_content("#apps-table tbody tr:first-child")
+    assert "Not yet" in evil_row and "Expired" not in evil_row
+
+
 async def test_a_person_sees_and_revokes_the_apps_she_connected(served, page):
     server, alice = served
     db = server.database()
@@ -134,40 +170,13 @@ async def test_a_person_sees_and_revokes_the_apps_she_connected(served, page):
         desk, evil = App(http, server.url, "Desk Agent"), App(http, server.url, HOSTILE)
         await desk.register()
         await evil.register()
-        # Desk Agent through the consent page in her browser (she is signed in there)
-        returned: list[str] = []
-
-        async def listener(route) -> None:
-            returned.append(route.request.url)
-            await route.fulfill(status=200, content_type="text/html", body="<p>back</p>")
-
-        await page.route(f"{desk.redirect}**", listener)
-        await page.goto(desk.authorization_url())
-        await page.wait_for_selector("#consent-ask:not([hidden])")
-        assert await page.text_content("#consent-client") == "Desk Agent"
-        await page.click("#consent-approve")
-        await page.wait_for_url(lambda url: url.startswith(desk.redirect))
-        await desk.exchange(returned[-1])
+        await allow_on_the_consent_page(page, desk)
         assert await desk.mcp_status() == 200  # used once: "last used" has a time
         # the hostile one as the consent page's script would allow it
         await evil.exchange(await allow_over_http(evil, alice))
 
-        # both listed, newest first; the hostile name is text and ran nothing
         await page.goto(f"{server.url}/#mcp")
-        await page.wait_for_selector("#apps-table tbody tr:nth-child(2)")
-        assert await page.is_hidden("#apps-empty")
-        names = await page.eval_on_selector_all(
-            "#apps-table .app-name", "ns => ns.map(n => n.textContent)"
-        )
-        assert names == [HOSTILE, "Desk Agent"]
-        assert await page.query_selector("#apps-table img, #apps-table script") is None
-        assert await page.evaluate("window.pwned === undefined")
-        desk_row = await page.text_content(
-            f"#apps-table tr[data-grant='{desk.tokens['access_token'].split('_')[1]}']"
-        )
-        assert urlsplit(desk.redirect).netloc in desk_row and "Not yet" not in desk_row
-        evil_row = await page.text_content("#apps-table tbody tr:first-child")
-        assert "Not yet" in evil_row and "Expired" not in evil_row
+        await both_listed(page, desk)
 
         # Bob sees none of Alice's apps
         await sign_in(page, server.url, bob)
