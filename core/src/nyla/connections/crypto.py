@@ -13,8 +13,6 @@ import hmac
 from pathlib import Path
 from typing import Protocol
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-
 from nyla.connections.keys import KEY_FILE_SETTING, KEY_SETTING, load_keys
 from nyla.errors import ConfigurationError
 
@@ -31,6 +29,10 @@ class TokenCipher:
     """Encrypts and decrypts token strings with the configured Fernet keys."""
 
     def __init__(self, keys: list[str | bytes]) -> None:
+        # imported when tokens are sealed or read, not with the connections: a command that
+        # needs none (a local folder's sync) is spared the library (~10 MiB resident)
+        from cryptography.fernet import Fernet, MultiFernet
+
         if not keys:
             raise ConfigurationError(f"no encryption key: set {KEY_SETTING}")
         try:
@@ -53,6 +55,8 @@ class TokenCipher:
     @staticmethod
     def generate_key() -> str:
         """A new random key (for ``NYLA_SECRET_KEY``)."""
+        from cryptography.fernet import Fernet
+
         return Fernet.generate_key().decode()
 
     def derive_key(self, purpose: str) -> bytes:
@@ -66,6 +70,8 @@ class TokenCipher:
 
     def decrypt(self, value: str) -> str:
         """The plain text of a stored token; a clear error when the key does not fit."""
+        from cryptography.fernet import InvalidToken
+
         try:
             return self._fernet.decrypt(value.encode("ascii")).decode("utf-8")
         except InvalidToken as exc:

@@ -29,8 +29,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.fernet import Fernet
-
 from nyla.config import config_path, config_value
 from nyla.errors import ConfigurationError
 
@@ -68,6 +66,8 @@ def legacy_key_file(data_dir: Path | None = None) -> Path:
 def parse_keys(text: str, origin: str) -> list[bytes]:
     """The Fernet keys in ``text`` (commas or whitespace between them); a clear error that
     names ``origin`` (never the key) when one is not a key."""
+    from cryptography.fernet import Fernet  # with the keys, not with the connections
+
     parts = [p for p in re.split(r"[\s,]+", text) if p]
     if not parts:
         raise ConfigurationError(f"{origin} holds no encryption key; {MAKE_ONE}")
@@ -122,6 +122,8 @@ def _own_key_files(data_dir: Path | None) -> KeySource:
     if old.exists() and not _same_file(old, new):
         _adopt(old, new)
     if not new.exists():
+        from cryptography.fernet import Fernet
+
         try:
             _publish(new, Fernet.generate_key() + b"\n")
         except OSError as exc:
