@@ -110,3 +110,12 @@ async def test_a_row_added_through_one_kernel_is_a_toolbox_of_the_next_run_of_an
     bob = await second.agent.run_toolboxes(RunContext(user_id="bob"))
     assert bob == {}  # another user's rows are not his toolboxes
     assert "storage down" in caplog.text  # the failing source is logged, the runs went on
+
+
+def test_a_command_accepts_the_ids_a_run_toolboxes_entry_may_answer(db):
+    from nyla.agent.cli import _may_have
+
+    registry = _kernel(db, lambda request, index: "done").plugins.toolboxes
+    assert _may_have(registry, "notes:alpha")  # resolved when the run starts
+    assert not _may_have(registry, "notes")  # the entry itself is no toolbox
+    assert not _may_have(registry, "other:alpha")

@@ -73,7 +73,18 @@ async def _approve(client, url: str) -> httpx.Response:
     return await client.get(f"{back.path}?{back.query}")  # public: no credential
 
 
-async def test_a_user_signs_in_from_the_host_and_out_again(client, token_for, oauth_base, tmp_path):
+async def _rows(db) -> str:
+    """Every row of the MCP client's tables, as text (each prefixed by its table)."""
+    from sqlalchemy import text
+
+    found = []
+    async with db.session() as s:
+        for table in ("mcp_servers", "mcp_grants", "mcp_pending_sign_ins"):
+            found += [f"{table} {row}" for row in await s.execute(text(f"SELECT * FROM {table}"))]
+    return "\n".join(found)
+
+
+async def test_a_user_signs_in_from_the_host_and_out_again(client, token_for, oauth_base, db):
     alice, bob = await token_for("alice", "user", "m1"), await token_for("bob", "user", "m2")
     body = {"name": "secure", "url": f"{oauth_base}/mcp", "oauth": True}
     added = await client.post(f"{BASE}/user", json=body, headers=alice)
@@ -101,8 +112,8 @@ async def test_a_user_signs_in_from_the_host_and_out_again(client, token_for, oa
     assert state["signedIn"] is True and state["expired"] is False
     assert (await client.get(f"{BASE}/user/sign-in", headers=bob)).json() == {}
 
-    for path in (tmp_path / "mcp" / "oauth").rglob("*.json"):
-        assert "at-" not in path.read_text() and "rt-" not in path.read_text()
+    at_rest = await _rows(db)  # sealed: no token readable at rest
+    assert "mcp_grants" in at_rest and "access_token" not in at_rest
 
     replayed = await client.get(back.request.url.raw_path.decode())
     assert "signInError=" in replayed.headers["location"]  # the state was taken once
@@ -141,7 +152,7 @@ async def test_a_mandates_oauth_server(client, token_for, oauth_base):
 
 
 async def test_a_configured_client_and_removing_the_server_signs_out(
-    client, token_for, oauth_base, tmp_path
+    client, token_for, oauth_base, db
 ):
     alice = await token_for("alice", "user", "m1")
     callback = f"http://host.test{BASE}/sign-in/callback"
@@ -155,7 +166,7 @@ async def test_a_configured_client_and_removing_the_server_signs_out(
     body = {"name": "crm", "url": f"{oauth_base}/mcp", "oauth": oauth}
     added = await client.post(f"{BASE}/user", json=body, headers=alice)
     assert added.status_code == 201 and secret not in added.text
-    assert secret not in (tmp_path / "mcp" / "alice.json").read_text()  # sealed at rest
+    assert secret not in await _rows(db)  # sealed at rest
 
     begun = await client.post(f"{BASE}/user/crm/sign-in", headers=alice)
     assert parse_qs(urlsplit(begun.json()["authorizationUrl"]).query)["client_id"] == [client_id]

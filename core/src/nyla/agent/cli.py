@@ -61,6 +61,16 @@ def check_model(kernel: Kernel, model: str | None) -> None:
         raise click.ClickException(NO_MODEL_HELP.format(config=_config_path()))
 
 
+def _may_have(registry: dict[str, Any], toolbox_id: str) -> bool:
+    """Whether a run may get toolbox ``toolbox_id``: a registered one, or one a plugin's
+    ``RunToolboxes`` resolves when the run starts (an MCP server's ``mcp:<name>``)."""
+    from nyla.models.run_toolboxes import RunToolboxes
+
+    if toolbox_id in registry and not isinstance(registry[toolbox_id], RunToolboxes):
+        return True
+    return any(isinstance(s, RunToolboxes) and s.may_answer(toolbox_id) for s in registry.values())
+
+
 def _timezone() -> str:
     explicit = os.environ.get("NYLA_TIMEZONE") or os.environ.get("TZ")
     if explicit:
@@ -200,7 +210,7 @@ def run(
         check_replay_model(tape, model)
     else:
         check_model(kernel, model)
-    unknown = [t for t in toolboxes if t not in kernel.plugins.toolboxes]
+    unknown = [t for t in toolboxes if not _may_have(kernel.plugins.toolboxes, t)]
     if unknown:
         known = ", ".join(sorted(kernel.plugins.toolboxes))
         hint = kernel.plugins.failure_hint("toolboxes")

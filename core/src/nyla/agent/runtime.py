@@ -194,7 +194,8 @@ class AgentRuntime:
                 extra_tools=spec.tools,
                 run_toolboxes=await self.run_toolboxes(context),
             )
-            # the first event before any database work: a client sees the run start at once
+            # the first event before any other database work (a RunToolboxes plugin's
+            # query is the one before it): a client sees the run start at once
             yield events.status(
                 0, "started", runId=run_id, toolboxes=list(session.active), model=config.model
             )

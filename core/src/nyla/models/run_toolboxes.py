@@ -24,6 +24,11 @@ class RunToolboxes(Toolbox):
     #: the longest a run waits for :meth:`for_run` before it starts without these toolboxes
     resolve_timeout_s: float = 10.0
 
+    def may_answer(self, toolbox_id: str) -> bool:
+        """Whether a run may get a toolbox of this id from here (``<id>:<name>``): what a
+        command checks a requested id against before the run resolves it."""
+        return toolbox_id.startswith(f"{self.id}:")
+
     def bind(self, db: Any) -> None:
         """Keep ``db`` (the kernel's database) for :meth:`for_run`."""
         raise NotImplementedError(f"{type(self).__name__} must implement bind(db)")

@@ -28,7 +28,7 @@ CALLS = [
 
 
 async def test_a_scripted_run_uses_the_mcp_servers_tools_behind_the_gate(
-    db, run_events, store, demo, server_log
+    run_events, store, demo, server_log
 ):
     stored = await add_server(store, "ada", demo)
     assert {t.name: t.read_only for t in stored.tools} == {
@@ -51,7 +51,7 @@ async def test_a_scripted_run_uses_the_mcp_servers_tools_behind_the_gate(
         return "done"
 
     provider = ScriptedProvider(script, id="scripted", model="m")
-    kernel = plugin_kernel(nyla_toolbox_mcp, provider, db=db, builtins=True)
+    kernel = plugin_kernel(nyla_toolbox_mcp, provider, db=store.db, builtins=True)
     context = RunContext(user_id="ada", workflow_id="wf-mcp", require_neutralization=True)
     config = AgentConfig(model="scripted:m", max_rounds=12, max_cost_chf=1.0)
     with anyio.fail_after(400):

@@ -44,9 +44,7 @@ def test_only_a_sane_price_in_chf_is_taken(meta, expected):
     assert reported_cost(SimpleNamespace(meta=meta)) == expected
 
 
-async def test_a_reported_price_is_booked_in_the_ledger_and_the_runs_cost(
-    db, run_events, store, demo
-):
+async def test_a_reported_price_is_booked_in_the_ledger_and_the_runs_cost(run_events, store, demo):
     await add_server(store, "ada", demo)
 
     def script(request, index):
@@ -58,7 +56,7 @@ async def test_a_reported_price_is_booked_in_the_ledger_and_the_runs_cost(
         return "done"
 
     provider = ScriptedProvider(script, id="scripted", model="m")
-    kernel = plugin_kernel(nyla_toolbox_mcp, provider, db=db, builtins=True)
+    kernel = plugin_kernel(nyla_toolbox_mcp, provider, db=store.db, builtins=True)
     context = RunContext(user_id="ada", mandate_id="m1")
     config = AgentConfig(model="scripted:m", max_rounds=6, max_cost_chf=5.0)
     with anyio.fail_after(300):

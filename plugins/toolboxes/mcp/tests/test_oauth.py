@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import httpx
 import pytest
+from sqlalchemy import text
 
 from nyla_toolbox_mcp.cli import add_server
 from nyla_toolbox_mcp.cli_oauth import login_flow
@@ -58,6 +59,15 @@ async def _whoami(store, server, user="ada"):
     return result.content[0].text
 
 
+async def _rows(store) -> list[str]:
+    """Every row of the plugin's tables as text."""
+    async with store.db.session() as s:
+        found = []
+        for table in ("mcp_servers", "mcp_grants", "mcp_pending_sign_ins"):
+            found += [str(r) for r in await s.execute(text(f"SELECT * FROM {table}"))]
+        return found
+
+
 async def _server_state(base: str) -> dict:
     async with httpx.AsyncClient(timeout=10) as http:
         return (await http.get(f"{base}/test/state")).json()
@@ -66,7 +76,7 @@ async def _server_state(base: str) -> dict:
 async def test_sign_in_call_refresh_and_sign_out(store, oauth_base):
     stored = await add_server(store, "ada", secure(oauth_base))
     assert stored.tools == []  # nobody signed in yet: listed at the first sign-in
-    assert state_of(store, "ada", stored) == {"signedIn": False}
+    assert await state_of(store, "ada", stored) == {"signedIn": False}
     seen: list[str] = []
     server = await login_flow(store, "user", "ada", "secure", "ada", show=browser(seen=seen))
     assert [t.name for t in server.tools] == ["whoami"]
@@ -75,20 +85,19 @@ async def test_sign_in_call_refresh_and_sign_out(store, oauth_base):
     assert query["resource"] == [f"{oauth_base}/mcp"]  # RFC 8707
     assert query["redirect_uri"][0].startswith("http://127.0.0.1:")
     assert (await _server_state(oauth_base))["clients"] >= 1  # registered dynamically
-    grant = store.grants.get("ada", "secure")
+    grant = await store.grants.get("ada", "secure")
     access, refresh = grant.tokens["access_token"], grant.refresh_token
-    for path in store.grants.root.rglob("*.json"):  # sealed: no token readable at rest
-        text = path.read_text()
-        assert access not in text and refresh not in text and "at-" not in text, path
-        assert oct(path.stat().st_mode & 0o777) == "0o600"
+    for row in await _rows(store):  # sealed: no token readable at rest
+        assert access not in row and refresh not in row and "access_token" not in row
     assert await _whoami(store, server) == "you are ada, signed in with OAuth"
 
     # the access token expires (at the server, and as nyla knows it): refreshed, rotated
     async with httpx.AsyncClient(timeout=10) as http:
         await http.post(f"{oauth_base}/test/expire")
-    store.grants.put("ada", "secure", grant.model_copy(update={"expires_at": 1.0}))
+    await store.grants.put("ada", "secure", grant.model_copy(update={"expires_at": 1.0}))
     assert await _whoami(store, server) == "you are ada, signed in with OAuth"
-    renewed = store.grants.get("ada", "secure")
+    renewed = await store.grants.get("ada", "secure")
+    assert len(await _rows(store)) == 2  # the server and the one sign-in
     assert renewed.tokens["access_token"] != access and renewed.refresh_token != refresh
     assert not renewed.expired()
     assert (await _server_state(oauth_base))["refreshed"] == 1
@@ -99,12 +108,12 @@ async def test_sign_in_call_refresh_and_sign_out(store, oauth_base):
     assert await _whoami(store, server) == "you are ada, signed in with OAuth"
     assert (await _server_state(oauth_base))["refreshed"] == 2
 
-    last = store.grants.get("ada", "secure")
+    last = await store.grants.get("ada", "secure")
     done = await sign_out(store, "ada", "secure")
     assert done == {"signedOut": True, "revoked": True}
     live = (await _server_state(oauth_base))["live"]
     assert last.tokens["access_token"] not in live and last.refresh_token not in live
-    assert store.grants.get("ada", "secure") is None
+    assert await store.grants.get("ada", "secure") is None
     with pytest.raises(SignInRequired):
         await _whoami(store, server)
 
@@ -120,7 +129,7 @@ async def test_a_wrong_or_reused_state_is_refused(store, oauth_base):
 
     with pytest.raises(OAuthError, match="state does not match"):
         await login_flow(store, "user", "ada", "secure", "ada", show=browser(forge))
-    assert store.grants.get("ada", "secure") is None
+    assert await store.grants.get("ada", "secure") is None
 
     # the callback route's view: a state nobody began, one taken twice, another user's
     with pytest.raises(OAuthError, match="unknown, used or expired"):
@@ -152,9 +161,9 @@ async def test_a_token_for_another_resource_is_refused(store, oauth_base):
 
     signed_in = await login_flow(store, "user", "ada", "secure", "ada", show=browser(elsewhere))
     assert signed_in.tools == []  # the server refused to list its tools with that token
-    grant = store.grants.get("ada", "secure")
+    grant = await store.grants.get("ada", "secure")
     assert grant is not None  # tokens were issued, but for ``other``
-    server = store.get("ada", "secure")
+    server = await store.get("ada", "secure")
     with pytest.raises(SignInRequired, match="refused"):
         await _whoami(store, server)
 
@@ -180,7 +189,7 @@ async def test_resource_metadata_naming_another_resource_is_refused(store):
             await discover(http, server)
 
 
-def test_oauth_settings_are_checked_and_the_secret_sealed(store):
+async def test_oauth_settings_are_checked_and_the_secret_sealed(store):
     with pytest.raises(ValueError, match="http servers only"):
         McpServer(name="x", transport="stdio", command="x", oauth=OAuthSettings())
     with pytest.raises(ValueError, match="needs its client id"):
@@ -193,29 +202,68 @@ def test_oauth_settings_are_checked_and_the_secret_sealed(store):
         url="https://x/mcp",
         oauth=OAuthSettings(client_id="nyla-app", client_secret="sup3rsecret", scope="read"),
     )
-    store.put("ada", server)
-    assert "sup3rsecret" not in (store.root / "ada.json").read_text()
-    assert store.get("ada", "x").oauth.client_secret == "sup3rsecret"
-    shown = json.dumps(store.get("ada", "x").public())
+    await store.put("ada", server)
+    assert "sup3rsecret" not in json.dumps(await _rows(store))
+    assert (await store.get("ada", "x")).oauth.client_secret == "sup3rsecret"
+    shown = json.dumps((await store.get("ada", "x")).public())
     assert "sup3rsecret" not in shown and '"clientId": "nyla-app"' in shown
 
 
 async def test_an_expired_sign_in_that_cannot_be_refreshed_needs_a_new_one(store, oauth_base):
     await add_server(store, "ada", secure(oauth_base))
     server = await login_flow(store, "user", "ada", "secure", "ada", show=browser())
-    grant = store.grants.get("ada", "secure")
+    grant = await store.grants.get("ada", "secure")
     spent = dict(grant.tokens, refresh_token="rt-spent")  # e.g. used by a copy elsewhere
-    store.grants.put("ada", "secure", grant.model_copy(update={"tokens": spent, "expires_at": 1}))
+    await store.grants.put(
+        "ada", "secure", grant.model_copy(update={"tokens": spent, "expires_at": 1})
+    )
     with pytest.raises(SignInRequired, match="expired and was not renewed"):
         await _whoami(store, server)
-    assert state_of(store, "ada", server)["expired"] is True
+    assert (await state_of(store, "ada", server))["expired"] is True
 
 
-async def test_the_first_sign_in_gives_a_running_processs_toolbox_its_tools(store, oauth_base):
-    from nyla_toolbox_mcp import mcp_toolboxes
+async def test_a_server_signed_in_through_one_store_has_its_tools_in_anothers_next_run(
+    store, oauth_base
+):
+    from nyla.sdk import RunContext
+    from nyla_toolbox_mcp.cli import opened
+    from nyla_toolbox_mcp.run_toolboxes import McpToolboxes
+
+    other = McpToolboxes(id="mcp")  # what a second process (nyla worker) registers
+    async with opened() as elsewhere:
+        other.use(elsewhere)
+        ada = RunContext(user_id="ada")
+        assert await other.for_run(ada) == []
+        await add_server(store, "ada", secure(oauth_base))
+        (toolbox,) = await other.for_run(ada)  # added: a toolbox of the next run there
+        assert toolbox.id == "mcp:secure" and toolbox.tools == []
+        await login_flow(store, "user", "ada", "secure", "ada", show=browser())
+        (toolbox,) = await other.for_run(ada)  # signed in: listed, no restart needed
+        assert [t.name for t in toolbox.tools] == ["mcpSecure_whoami"]
+        assert await other.for_run(RunContext(user_id="bob")) == []
+
+
+async def test_two_processes_refreshing_one_sign_in_at_once_rotate_it_once(store, oauth_base):
+    import anyio
+
+    from nyla_toolbox_mcp.cli import opened
+    from nyla_toolbox_mcp.oauth_session import usable_grant
 
     await add_server(store, "ada", secure(oauth_base))
-    (toolbox,) = mcp_toolboxes(store)  # what a host offers from its start
-    assert toolbox.id == "mcp:secure" and toolbox.tools == []
-    await login_flow(store, "user", "ada", "secure", "ada", show=browser())
-    assert [t.name for t in toolbox.tools] == ["mcpSecure_whoami"]  # no restart needed
+    server = await login_flow(store, "user", "ada", "secure", "ada", show=browser())
+    grant = await store.grants.get("ada", "secure")
+    await store.grants.put("ada", "secure", grant.model_copy(update={"expires_at": 1.0}))
+    before = (await _server_state(oauth_base))["refreshed"]
+    got: list[str] = []
+
+    async def refresh_in(store_of_a_process) -> None:
+        fresh = await usable_grant(store_of_a_process.grants, "ada", server)
+        got.append(fresh.tokens["access_token"])
+
+    # two engines (two processes' pools), each refreshing at once
+    async with opened() as first, opened() as second, anyio.create_task_group() as tg:
+        tg.start_soon(refresh_in, first)
+        tg.start_soon(refresh_in, second)
+    assert (await _server_state(oauth_base))["refreshed"] == before + 1  # one rotation
+    assert len(got) == 2 and got[0] == got[1] != grant.tokens["access_token"]
+    assert await _whoami(store, server) == "you are ada, signed in with OAuth"

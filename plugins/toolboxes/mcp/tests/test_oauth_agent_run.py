@@ -45,16 +45,16 @@ async def _run(db, run_events, seen: list[str]):
 
 
 async def test_a_run_calls_an_oauth_server_and_tells_how_to_sign_in_without_one(
-    db, run_events, store, oauth_base, caplog
+    run_events, store, oauth_base, caplog
 ):
     caplog.set_level(logging.DEBUG)
     await add_server(store, "ada", secure(oauth_base))
     await login_flow(store, "user", "ada", "secure", "ada", show=browser())
-    grant = store.grants.get("ada", "secure")
+    grant = await store.grants.get("ada", "secure")
     secrets = [grant.tokens["access_token"], grant.refresh_token]
 
     seen: list[str] = []
-    events = await _run(db, run_events, seen)
+    events = await _run(store.db, run_events, seen)
     results = [e.data for e in events if e.type == "TOOL_RESULT"]
     assert [(r["toolName"], r["success"]) for r in results] == [
         ("requestToolbox", True),
@@ -64,7 +64,7 @@ async def test_a_run_calls_an_oauth_server_and_tells_how_to_sign_in_without_one(
     assert next(e for e in events if e.type == "FINAL").text == "done"
 
     await sign_out(store, "ada", "secure")
-    events = await _run(db, run_events, seen)
+    events = await _run(store.db, run_events, seen)
     results = [e.data for e in events if e.type == "TOOL_RESULT"]
     failed = results[1]
     assert failed["toolName"] == "mcpSecure_whoami" and failed["success"] is False

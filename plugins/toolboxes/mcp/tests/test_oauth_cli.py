@@ -13,6 +13,8 @@ import httpx
 
 from nyla.testing import invoke_cli
 
+from .conftest import in_loop
+
 NYLA = [sys.executable, "-c", "from nyla.cli import main; main()"]
 
 
@@ -61,26 +63,29 @@ def test_oauth_options_need_oauth_and_a_stdio_server_cannot_have_it(store):
     assert done.exit_code != 0 and "go with --oauth" in done.output
     done = invoke_cli(["mcp", "add", "x", "--command", "true", "--oauth"])
     assert done.exit_code != 0 and "http servers only" in done.output
-    assert store.servers("local") == []
+    assert in_loop(lambda store: store.servers("local")) == []
 
 
 def test_removing_a_mandates_oauth_server_signs_its_users_out(store, oauth_base):
-    import anyio
-
     from nyla_toolbox_mcp.cli import add_server
     from nyla_toolbox_mcp.cli_oauth import login_flow
 
     from .test_oauth import browser, secure
 
-    async def sign_in_both() -> None:
+    async def sign_in_both(store) -> None:
         await add_server(store.mandates(), "m1", secure(oauth_base))
         for user in ("ada", "bob"):
             await login_flow(store, "mandate", "m1", "secure", user, show=browser())
 
-    anyio.run(sign_in_both)
-    tokens = [store.grants.get(u, "secure").tokens["access_token"] for u in ("ada", "bob")]
+    async def tokens_of_both(store) -> list[str | None]:
+        grants = [await store.grants.get(u, "secure") for u in ("ada", "bob")]
+        return [g.tokens["access_token"] if g else None for g in grants]
+
+    in_loop(sign_in_both)
+    tokens = in_loop(tokens_of_both)
+    assert all(tokens)
     done = invoke_cli(["mcp", "remove", "secure", "--mandate", "m1", "--json"])
     assert json.loads(done.output) == {"removed": "secure", "signedOut": 2}
-    assert store.grants.get("ada", "secure") is None and store.grants.get("bob", "secure") is None
+    assert in_loop(tokens_of_both) == [None, None]
     live = httpx.get(f"{oauth_base}/test/state", timeout=10).json()["live"]
     assert not set(tokens) & set(live)  # revoked at the authorization server

@@ -23,7 +23,7 @@ from fastapi.responses import RedirectResponse
 
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
-from nyla_host.state import host
+from nyla_host.routes.settings_sections import section_of
 
 router = APIRouter(prefix="/api/settings/sections", tags=["settings"])
 
@@ -50,7 +50,7 @@ class SignInSection(Protocol):
 
 
 def _section(request: Request, section_id: str) -> SignInSection:
-    section = host(request).kernel.plugins.settings_sections.get(section_id)
+    section = section_of(request, section_id)
     if not isinstance(section, SignInSection):
         raise HTTPException(404, f"no settings section {section_id!r} with sign-in")
     return section
@@ -128,7 +128,7 @@ async def sign_in_callback(
     """Where the authorization server sends the browser back (public; the one-time
     ``state`` proves who began it): the tokens are stored for that user, and the browser
     goes back to the page's tab of the section (303) with the outcome."""
-    section = host(request).kernel.plugins.settings_sections.get(section_id)
+    section = section_of(request, section_id)
     if not isinstance(section, SignInSection):
         return RedirectResponse(f"/#mcp?{urlencode({'signInError': 'no such section'})}", 303)
     try:

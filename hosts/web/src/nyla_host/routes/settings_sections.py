@@ -22,8 +22,19 @@ router = APIRouter(prefix="/api/settings/sections", tags=["settings"])
 Scope = Literal["user", "mandate"]
 
 
+def section_of(request: Request, section_id: str) -> Any:
+    """The section ``section_id`` (``None`` when no plugin has it), bound to the kernel's
+    database when it keeps its entries there (``bind(db)``, as a feature's data provider)."""
+    kernel = host(request).kernel
+    section = kernel.plugins.settings_sections.get(section_id)
+    bind = getattr(section, "bind", None)
+    if bind is not None:
+        bind(kernel.db)
+    return section
+
+
 def _section(request: Request, section_id: str) -> Any:
-    section = host(request).kernel.plugins.settings_sections.get(section_id)
+    section = section_of(request, section_id)
     if section is None:
         raise HTTPException(404, f"no settings section {section_id!r}")
     return section

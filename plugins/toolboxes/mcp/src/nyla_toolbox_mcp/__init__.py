@@ -3,43 +3,31 @@
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
-from nyla.sdk import SettingsSection, Toolbox, hookimpl
+from nyla.sdk import RunContext, SettingsSection, Toolbox, hookimpl
 from nyla_toolbox_mcp.servers import ServerStore
 from nyla_toolbox_mcp.tools import server_toolbox
 
 if TYPE_CHECKING:
     import click
 
-log = logging.getLogger(__name__)
-
 __all__ = ["mcp_toolboxes", "nyla_cli_commands", "nyla_settings_sections", "nyla_toolboxes"]
 
 
-def mcp_toolboxes(store: ServerStore | None = None) -> list[Toolbox]:
-    """One toolbox per configured server name (from the first user, then mandate, that has
-    it; a call runs on the run user's own server of that name, else their mandate's, and is
-    refused for a user with neither)."""
-    store = store or ServerStore()
-    seen: dict[str, Toolbox] = {}
-    for owners in (store, store.mandates()):
-        for owner in owners.users():
-            try:
-                servers = owners.servers(owner)
-            except Exception as exc:  # one unreadable file must not take the others' toolboxes
-                log.warning("MCP servers of %s not loaded: %s: %s", owner, type(exc).__name__, exc)
-                continue
-            for server in servers:
-                seen.setdefault(server.name, server_toolbox(server, store))
-    return list(seen.values())
+async def mcp_toolboxes(store: ServerStore, context: RunContext) -> list[Toolbox]:
+    """The toolboxes a run of ``context`` gets from the servers in ``store`` (one per name:
+    the run user's own server, else their mandate's; a call checks again which it runs on)."""
+    servers = await store.for_run(context.user_id or "", context.mandate_id)
+    return [server_toolbox(server, store) for server in servers]
 
 
 @hookimpl
 def nyla_toolboxes() -> list[Toolbox]:
-    """The configured MCP servers' toolboxes."""
-    return mcp_toolboxes()
+    """The MCP servers' toolboxes, resolved when each run starts (see :mod:`.run_toolboxes`)."""
+    from nyla_toolbox_mcp.run_toolboxes import McpToolboxes
+
+    return [McpToolboxes(id="mcp", label="MCP servers")]
 
 
 @hookimpl

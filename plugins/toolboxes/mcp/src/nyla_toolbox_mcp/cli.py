@@ -4,8 +4,10 @@ schema is valid (the others are shown with the reason)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import anyio
 import click
@@ -13,7 +15,9 @@ from pydantic import ValidationError
 
 from nyla.sdk import config_value
 from nyla_toolbox_mcp.servers import ListedTool, McpServer, OAuthSettings, ServerStore
-from nyla_toolbox_mcp.tools import accept, relisted, tool_name
+from nyla_toolbox_mcp.tools import accept, tool_name
+
+T = TypeVar("T")
 
 
 async def _listing(server: McpServer, signer: str | None, store: ServerStore) -> list[Any] | None:
@@ -25,7 +29,7 @@ async def _listing(server: McpServer, signer: str | None, store: ServerStore) ->
         return await list_tools(server)
     from nyla_toolbox_mcp.oauth_session import authorized
 
-    grant = store.grants.get(signer, server.name) if signer else None
+    grant = await store.grants.get(signer, server.name) if signer else None
     if signer is None or grant is None or grant.server_url != server.url:
         return None
     return await authorized(store.grants, signer, server, lambda auth: list_tools(server, auth))
@@ -51,8 +55,7 @@ async def add_server(
             names.add(name)
             tools.append(found)
     stored = server.model_copy(update={"tools": tools, "refused": refused})
-    store.put(user_id, stored)
-    relisted(stored, store)
+    await store.put(user_id, stored)
     return stored
 
 
@@ -86,12 +89,35 @@ _mandate = click.option(
 )
 
 
-def _owner(user_id: str, mandate_id: str | None) -> tuple[ServerStore, str, str]:
+def _owner(
+    store: ServerStore, user_id: str, mandate_id: str | None
+) -> tuple[ServerStore, str, str]:
     """The store, owner and its description for ``--user``/``--mandate``."""
-    store = ServerStore()
     if mandate_id:
         return store.mandates(), mandate_id, f"mandate {mandate_id!r}"
     return store, user_id, f"user {user_id!r}"
+
+
+@contextlib.asynccontextmanager
+async def opened() -> AsyncIterator[ServerStore]:
+    """The users' servers in the database this configuration's ``nyla`` commands use."""
+    from nyla.sdk.database import open_database
+
+    db = open_database()
+    try:
+        yield ServerStore(db)
+    finally:
+        await db.dispose()
+
+
+def with_store(work: Callable[[ServerStore], Awaitable[T]]) -> T:
+    """``work(store)`` in one event loop, over :func:`opened` (a command's one database)."""
+
+    async def main() -> T:
+        async with opened() as store:
+            return await work(store)
+
+    return anyio.run(main)
 
 
 @click.group("mcp")
@@ -159,8 +185,10 @@ def add(
     except ValidationError as exc:
         raise click.UsageError("; ".join(e["msg"] for e in exc.errors())) from exc
     try:
-        store, owner, _ = _owner(user_id, mandate_id)
-        stored = anyio.run(add_server, store, owner, server)
+        owner = mandate_id or user_id
+        stored = with_store(
+            lambda store: add_server(_owner(store, user_id, mandate_id)[0], owner, server)
+        )
     except Exception as exc:
         raise click.ClickException(
             f"could not list the tools of {name!r}: {type(exc).__name__}: {exc}"
@@ -168,7 +196,7 @@ def add(
     if stored.oauth is not None and login:
         from nyla_toolbox_mcp.cli_oauth import login_now
 
-        stored = login_now(ServerStore(), "mandate" if mandate_id else "user", owner, name, user_id)
+        stored = login_now("mandate" if mandate_id else "user", owner, name, user_id)
     lines = [f"{stored.toolbox_id}: {len(stored.tools)} tools"]
     lines += [f"  refused {t}: {why}" for t, why in stored.refused.items()]
     _echo(stored.public(), as_json, "\n".join(lines))
@@ -180,11 +208,14 @@ def add(
 @click.option("--json", "as_json", is_flag=True)
 def list_servers(user_id: str, mandate_id: str | None, as_json: bool) -> None:
     """The user's (or the mandate's) MCP servers."""
-    store, owner, _ = _owner(user_id, mandate_id)
     from nyla_toolbox_mcp.signin import state_of
 
-    servers = store.servers(owner)
-    shown = [{**s.public(), "signIn": state_of(store, user_id, s)} for s in servers]
+    async def listing(store: ServerStore) -> list[dict[str, Any]]:
+        owners, owner, _ = _owner(store, user_id, mandate_id)
+        servers = await owners.servers(owner)
+        return [{**s.public(), "signIn": await state_of(store, user_id, s)} for s in servers]
+
+    shown = with_store(listing)
     text = "\n".join(
         f"{s['toolbox']}\t{s['transport']}\t{s['command'] or s['url']}\t{len(s['tools'])} tools"
         + _sign_in_text(s["signIn"])
@@ -208,13 +239,19 @@ def _sign_in_text(state: dict[str, Any] | None) -> str:
 @click.option("--json", "as_json", is_flag=True)
 def remove(name: str, user_id: str, mandate_id: str | None, as_json: bool) -> None:
     """Remove the MCP server NAME."""
-    store, owner, whose = _owner(user_id, mandate_id)
-    server = store.get(owner, name)
-    if server is None or not store.remove(owner, name):
-        raise click.ClickException(f"no MCP server {name!r} for {whose}")
-    signed_out = 0
-    if server.oauth is not None:
-        from nyla_toolbox_mcp.cli_oauth import sign_out_all
+    from nyla_toolbox_mcp.signin import sign_out_everyone
 
-        signed_out = sign_out_all(server, None if mandate_id else owner)
+    async def removing(store: ServerStore) -> int | None:
+        owners, owner, _ = _owner(store, user_id, mandate_id)
+        server = await owners.get(owner, name)
+        if server is None or not await owners.remove(owner, name):
+            return None
+        if server.oauth is None:
+            return 0
+        return await sign_out_everyone(store, server, None if mandate_id else owner)
+
+    signed_out = with_store(removing)
+    if signed_out is None:
+        whose = f"mandate {mandate_id!r}" if mandate_id else f"user {user_id!r}"
+        raise click.ClickException(f"no MCP server {name!r} for {whose}")
     _echo({"removed": name, "signedOut": signed_out}, as_json, f"removed {name}")

@@ -11,20 +11,12 @@ import webbrowser
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
 import click
 
-from nyla_toolbox_mcp.cli import _echo, _mandate, _owner, _user, mcp_group
+from nyla_toolbox_mcp.cli import _echo, _mandate, _user, mcp_group, with_store
 from nyla_toolbox_mcp.errors import OAuthError
 from nyla_toolbox_mcp.servers import McpServer, ServerStore
-from nyla_toolbox_mcp.signin import (
-    Scope,
-    complete,
-    oauth_server,
-    sign_out,
-    sign_out_everyone,
-    start,
-)
+from nyla_toolbox_mcp.signin import Scope, complete, oauth_server, sign_out, start
 
 #: how long ``login`` waits for the browser to come back
 LOGIN_TIMEOUT_S = 300.0
@@ -68,10 +60,12 @@ async def login_flow(
         try:
             answer = await loopback.wait(timeout_s)
         except TimeoutError:
-            store.grants.take_pending(pending.state)  # the sign-in is over: nobody may finish it
+            await store.grants.take_pending(
+                pending.state
+            )  # the sign-in is over: nobody may finish it
             raise OAuthError(f"no sign-in within {timeout_s:g} s") from None
     if answer.get("state") != pending.state:
-        store.grants.take_pending(pending.state)
+        await store.grants.take_pending(pending.state)
         raise OAuthError("the callback's state does not match this sign-in: refused")
     await complete(
         store,
@@ -81,13 +75,10 @@ async def login_flow(
         iss=answer.get("iss"),
         user_id=user_id,
     )
-    server = oauth_server(store, scope, owner, name)
-    return server
+    return await oauth_server(store, scope, owner, name)
 
 
-def login_now(
-    store: ServerStore, scope: Scope, owner: str, name: str, user_id: str, browser: bool = True
-) -> McpServer:
+def login_now(scope: Scope, owner: str, name: str, user_id: str, browser: bool = True) -> McpServer:
     """:func:`login_flow` from a command: the URL printed, a browser opened if one exists."""
 
     def show(url: str) -> None:
@@ -96,19 +87,13 @@ def login_now(
             webbrowser.open(url)
 
     try:
-        return anyio.run(lambda: login_flow(store, scope, owner, name, user_id, show=show))
+        return with_store(lambda store: login_flow(store, scope, owner, name, user_id, show=show))
     except (OAuthError, ValueError) as exc:
         raise click.ClickException(f"not signed in to {name!r}: {exc}") from None
     except Exception as exc:
         raise click.ClickException(
             f"not signed in to {name!r}: {type(exc).__name__}: {exc}"
         ) from None
-
-
-def sign_out_all(server: McpServer, user_id: str | None) -> int:
-    """:func:`~nyla_toolbox_mcp.signin.sign_out_everyone` from a command (the users' and
-    mandates' store as a whole: a user's own server of the name keeps its sign-in)."""
-    return anyio.run(sign_out_everyone, ServerStore(), server, user_id)
 
 
 @mcp_group.command("login")
@@ -120,9 +105,8 @@ def sign_out_all(server: McpServer, user_id: str | None) -> int:
 def login(name: str, browser: bool, user_id: str, mandate_id: str | None, as_json: bool) -> None:
     """Sign in to the OAuth MCP server NAME (the user's own, or with --mandate the
     mandate's) and list its tools again."""
-    _, owner, _ = _owner(user_id, mandate_id)
     scope: Scope = "mandate" if mandate_id else "user"
-    server = login_now(ServerStore(), scope, owner, name, user_id, browser)
+    server = login_now(scope, mandate_id or user_id, name, user_id, browser)
     body: dict[str, Any] = {**server.public(), "signedIn": True}
     _echo(body, as_json, f"signed in to {name}: {len(server.tools)} tools")
 
@@ -134,7 +118,7 @@ def login(name: str, browser: bool, user_id: str, mandate_id: str | None, as_jso
 def logout(name: str, user_id: str, as_json: bool) -> None:
     """Sign out of the MCP server NAME: its tokens are revoked where the server offers it,
     and forgotten."""
-    done = anyio.run(sign_out, ServerStore(), user_id, name)
+    done = with_store(lambda store: sign_out(store, user_id, name))
     if not done["signedOut"]:
         raise click.ClickException(f"{user_id!r} is not signed in to {name!r}")
     text = "signed out" + (" (tokens revoked)" if done["revoked"] else "")

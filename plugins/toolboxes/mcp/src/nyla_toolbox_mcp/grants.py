@@ -1,25 +1,26 @@
 """The OAuth sign-ins to MCP servers: per user and server the tokens, the client nyla is
 registered as and what was discovered of the authorization server (a *grant*), and the
-sign-ins under way (a *pending* one, found by its ``state``, taken once, expiring). Every
-file holds one ciphertext sealed with the keys that seal connection tokens, mode 0600, so
-nothing of a token is readable at rest. A refresh runs under the grant's lock (an exclusive
-``flock``), so two calls of one user never spend the same refresh token."""
+sign-ins under way (a *pending* one, found by a hash of its ``state``, taken once,
+expiring), as rows of the kernel's PostgreSQL: every row holds one ciphertext sealed with
+the keys that seal connection tokens, so nothing of a token is readable at rest. A refresh
+runs under the grant row's lock (``SELECT ... FOR UPDATE``), so two calls of one user — in
+one process or on two machines — never spend the same refresh token."""
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
-import json
-import os
-import re
 import time
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-import anyio
 from pydantic import BaseModel, Field
+from sqlalchemy import delete, select, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from nyla_toolbox_mcp.tables import grants as grants_table
+from nyla_toolbox_mcp.tables import pending as pending_table
 
 if TYPE_CHECKING:
     from nyla.sdk import TokenCipher
@@ -80,113 +81,139 @@ class Pending(BaseModel):
     expires_at: float = Field(default_factory=lambda: time.time() + PENDING_TTL_S)
 
 
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.@-]", "_", text)
+def state_hash(state: str) -> str:
+    """The key of a pending sign-in: not even the key holds its state."""
+    return hashlib.sha256(state.encode()).hexdigest()
+
+
+class LockedGrant:
+    """A grant held under its row lock (:meth:`GrantStore.lock`): :attr:`grant` as read
+    under the lock, :meth:`save` writing the refreshed one before the lock is released."""
+
+    def __init__(self, session: Any, store: GrantStore, user_id: str, server: str) -> None:
+        self._session, self._store = session, store
+        self.user_id, self.server = user_id, server
+        self.grant: Grant | None = None
+
+    async def save(self, grant: Grant) -> None:
+        """Keep ``grant`` (in the locked transaction)."""
+        await self._session.execute(self._store.upsert(self.user_id, self.server, grant))
+        self.grant = grant
 
 
 class GrantStore:
-    """Grants in ``<root>/<user>/<server>.json``, pending sign-ins in ``<root>/pending/``
-    (named by a hash of their state, so not even the file names hold one)."""
+    """Grants in ``mcp_grants`` (one row per user and server name), pending sign-ins in
+    ``mcp_pending_sign_ins`` (by a hash of their state), in the kernel's database ``db``."""
 
-    def __init__(self, root: Path, cipher: Callable[[], TokenCipher]) -> None:
-        self.root = root
+    def __init__(
+        self,
+        db: Any,
+        cipher: Callable[[], TokenCipher],
+        *,
+        ready: Callable[[], Awaitable[None]],
+    ) -> None:
+        self.db = db
         self._cipher = cipher
+        self._ready = ready
 
-    def _file(self, user_id: str, server: str) -> Path:
-        return self.root / "users" / _safe(user_id) / f"{_safe(server)}.json"
+    def _seal(self, model: BaseModel) -> str:
+        return self._cipher().encrypt(model.model_dump_json())
 
-    def _pending_file(self, state: str) -> Path:
-        return self.root / "pending" / f"{hashlib.sha256(state.encode()).hexdigest()}.json"
+    def _open(self, sealed: str | None) -> Grant | None:
+        return None if sealed is None else Grant.model_validate_json(self._cipher().decrypt(sealed))
 
-    def _write(self, path: Path, model: BaseModel) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        sealed = self._cipher().encrypt(model.model_dump_json())
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump({"sealed": sealed}, out)
-        tmp.replace(path)
+    def upsert(self, user_id: str, server: str, grant: Grant) -> Any:
+        """The statement that stores (or replaces) the user's grant for ``server``."""
+        row = {"user_id": user_id, "server": server, "sealed": self._seal(grant)}
+        upsert = pg_insert(grants_table).values(**row)
+        return upsert.on_conflict_do_update(
+            index_elements=["user_id", "server"],
+            set_={"sealed": upsert.excluded.sealed, "updated_at": datetime.now(UTC)},
+        )
 
-    def _read(self, path: Path) -> str | None:
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        return self._cipher().decrypt(raw["sealed"])
+    def _where(self, user_id: str, server: str) -> Any:
+        return (grants_table.c.user_id == user_id) & (grants_table.c.server == server)
 
-    def get(self, user_id: str, server: str) -> Grant | None:
+    async def get(self, user_id: str, server: str) -> Grant | None:
         """The user's grant for ``server`` (by name), or ``None``."""
-        text = self._read(self._file(user_id, server))
-        return None if text is None else Grant.model_validate_json(text)
+        await self._ready()
+        query = select(grants_table.c.sealed).where(self._where(user_id, server))
+        async with self.db.session() as s:
+            return self._open((await s.execute(query)).scalar())
 
-    def put(self, user_id: str, server: str, grant: Grant) -> None:
+    async def put(self, user_id: str, server: str, grant: Grant) -> None:
         """Store (or replace) the user's grant for ``server``."""
-        self._write(self._file(user_id, server), grant)
+        await self._ready()
+        async with self.db.session() as s:
+            await s.execute(self.upsert(user_id, server, grant))
 
-    def delete(self, user_id: str, server: str) -> Grant | None:
+    async def delete(self, user_id: str, server: str) -> Grant | None:
         """Forget the user's grant for ``server``; the one there was."""
-        grant = self.get(user_id, server)
-        self._file(user_id, server).unlink(missing_ok=True)
-        return grant
+        await self._ready()
+        gone = (
+            delete(grants_table)
+            .where(self._where(user_id, server))
+            .returning(grants_table.c.sealed)
+        )
+        async with self.db.session() as s:
+            return self._open((await s.execute(gone)).scalar())
 
-    def holders(self, server: str) -> list[str]:
-        """The users (by their file's name) with a grant for a server named ``server``."""
-        folder = self.root / "users"
-        if not folder.is_dir():
-            return []
-        name = f"{_safe(server)}.json"
-        return sorted(p.name for p in folder.iterdir() if (p / name).exists())
+    async def holders(self, server: str) -> list[str]:
+        """The users with a grant for a server named ``server``."""
+        await self._ready()
+        query = (
+            select(grants_table.c.user_id)
+            .where(grants_table.c.server == server)
+            .order_by(grants_table.c.user_id)
+        )
+        async with self.db.session() as s:
+            return list((await s.execute(query)).scalars())
 
-    def add_pending(self, pending: Pending) -> None:
+    async def add_pending(self, pending: Pending) -> None:
         """Keep a sign-in under way until its callback (or its expiry)."""
-        self._sweep()
-        self._write(self._pending_file(pending.state), pending)
+        await self._ready()
+        row = {
+            "state_hash": state_hash(pending.state),
+            "sealed": self._seal(pending),
+            "expires_at": datetime.fromtimestamp(pending.expires_at, UTC),
+        }
+        async with self.db.session() as s:
+            await s.execute(delete(pending_table).where(pending_table.c.expires_at < _now()))
+            await s.execute(pg_insert(pending_table).values(**row))
 
-    def take_pending(self, state: str) -> Pending | None:
-        """The sign-in of ``state``, taken once (a second take finds nothing); ``None`` when
-        there is none or it expired."""
-        path = self._pending_file(state)
-        taken = path.with_suffix(f".taken.{os.getpid()}.{time.monotonic_ns()}")
-        try:
-            path.rename(taken)  # atomic: of two callbacks with one state only one gets it
-        except FileNotFoundError:
+    async def take_pending(self, state: str) -> Pending | None:
+        """The sign-in of ``state``, taken once (a second take finds nothing, in any
+        process); ``None`` when there is none or it expired."""
+        await self._ready()
+        taken = (
+            delete(pending_table)
+            .where(pending_table.c.state_hash == state_hash(state))
+            .returning(pending_table.c.sealed)
+        )
+        async with self.db.session() as s:
+            sealed = (await s.execute(taken)).scalar()
+        if sealed is None:
             return None
-        try:
-            text = self._read(taken)
-        finally:
-            taken.unlink(missing_ok=True)
-        pending = None if text is None else Pending.model_validate_json(text)
-        if pending is None or pending.state != state or pending.expires_at < time.time():
+        pending = Pending.model_validate_json(self._cipher().decrypt(sealed))
+        if pending.state != state or pending.expires_at < time.time():
             return None
         return pending
 
-    def _sweep(self) -> None:
-        """Remove pending sign-ins past their expiry (by file age: they are sealed)."""
-        folder = self.root / "pending"
-        if not folder.is_dir():
-            return
-        cutoff = time.time() - PENDING_TTL_S
-        for path in folder.iterdir():
-            with contextlib.suppress(OSError):
-                if path.stat().st_mtime < cutoff:
-                    path.unlink()
-
     @contextlib.asynccontextmanager
-    async def lock(self, user_id: str, server: str) -> AsyncIterator[None]:
-        """Hold the grant's lock (other processes too) while refreshing it."""
-        path = self._file(user_id, server).with_suffix(".lock")
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            deadline = time.monotonic() + LOCK_TIMEOUT_S
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise TimeoutError("another call is refreshing this sign-in") from None
-                    await anyio.sleep(0.05)
-            yield
-        finally:
-            os.close(fd)  # closing the descriptor releases the lock
+    async def lock(self, user_id: str, server: str) -> AsyncIterator[LockedGrant]:
+        """Hold the grant's row lock (other processes and machines wait) while refreshing
+        it: the grant as read under the lock, saved through :meth:`LockedGrant.save`."""
+        await self._ready()
+        async with self.db.session() as s:
+            # bounded: a call waits at most this long for another's refresh
+            await s.execute(text(f"SET LOCAL lock_timeout = '{int(LOCK_TIMEOUT_S * 1000)}ms'"))
+            query = (
+                select(grants_table.c.sealed).where(self._where(user_id, server)).with_for_update()
+            )
+            locked = LockedGrant(s, self, user_id, server)
+            locked.grant = self._open((await s.execute(query)).scalar())
+            yield locked
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

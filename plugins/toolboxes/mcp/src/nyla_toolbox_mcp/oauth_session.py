@@ -44,7 +44,7 @@ class _GrantStorage:
         self.grant = self.grant.model_copy(
             update={"tokens": dumped, "expires_at": calculate_token_expiry(tokens.expires_in)}
         )
-        self.grants.put(self.user_id, self.server, self.grant)
+        await self.grants.put(self.user_id, self.server, self.grant)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         return OAuthClientInformationFull.model_validate(self.grant.client)
@@ -96,13 +96,13 @@ async def usable_grant(
     """The user's grant for ``server``, refreshed when it has (nearly) expired or when its
     access token is ``stale`` (the server refused it); :class:`SignInRequired` when there
     is none for this server's URL or it cannot be refreshed."""
-    grant = grants.get(user_id, server.name)
+    grant = await grants.get(user_id, server.name)
     if grant is None or grant.server_url != server.url:
         raise SignInRequired(server.name)
     if stale is None and not grant.expired():
         return grant
-    async with grants.lock(user_id, server.name):
-        grant = grants.get(user_id, server.name)  # another call may have refreshed it
+    async with grants.lock(user_id, server.name) as locked:
+        grant = locked.grant  # another call (another process) may have refreshed it
         if grant is None or grant.server_url != server.url:
             raise SignInRequired(server.name)
         fresh = grant.tokens.get("access_token") != stale if stale else not grant.expired()
@@ -113,7 +113,7 @@ async def usable_grant(
                 grant = await refresh(http, grant)
         except OAuthError:
             raise SignInRequired(server.name, "the sign-in expired and was not renewed") from None
-        grants.put(user_id, server.name, grant)
+        await locked.save(grant)
         return grant
 
 

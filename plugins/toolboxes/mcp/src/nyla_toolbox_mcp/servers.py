@@ -1,21 +1,23 @@
 """The MCP servers a user configured, and those a mandate admin configured for every user of
 the mandate: how to reach each (a stdio command or a streamable HTTP URL) and the tool
-listing taken when it was added, kept in one JSON file per user (and per mandate, under
-``mandates/``) in nyla's config directory, mode 0600, with the values of headers and env
-(tokens, API keys) sealed by the keys that seal connection tokens."""
+listing taken when it was added, kept as rows of the kernel's PostgreSQL (``mcp_servers``,
+one per owner and name), so every process and machine on that database sees them, with the
+values of headers and env (tokens, API keys) and a client secret sealed by the keys that
+seal connection tokens."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
+from sqlalchemy import and_, delete, or_, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from nyla.sdk import config_path, config_value
 from nyla_toolbox_mcp.grants import GrantStore
+from nyla_toolbox_mcp.tables import servers as servers_table
 
 if TYPE_CHECKING:
     from nyla.sdk import TokenCipher
@@ -111,42 +113,45 @@ class McpServer(BaseModel):
 
 
 def store_dir() -> Path:
-    """Where the per-user server files are (``NYLA_MCP_DIR`` or next to the config file)."""
+    """Where the server files of an earlier nyla are (``NYLA_MCP_DIR`` or next to the config
+    file): imported into the database once (see :mod:`nyla_toolbox_mcp.file_import`)."""
     explicit = config_value("NYLA_MCP_DIR")
     return Path(explicit) if explicit else config_path().parent / "mcp"
 
 
+Scope = Literal["user", "mandate"]
+
+
 class ServerStore:
-    """The servers of each user, one JSON file per user; :meth:`mandates` is the store of
-    the mandates' servers (one file per mandate)."""
+    """The servers of each user in the kernel's database (``db``, a ``nyla.host.Database``);
+    :meth:`mandates` is the store of the mandates' servers. The plugin's tables are created
+    and the files of an earlier nyla imported on first use."""
 
     def __init__(
         self,
-        root: Path | None = None,
+        db: Any,
         cipher: TokenCipher | None = None,
         *,
-        top: Path | None = None,
+        scope: Scope = "user",
+        import_from: Path | None = None,
     ) -> None:
-        self.root = root or store_dir()
-        self._top = top or self.root
+        self.db = db
+        self.scope: Scope = scope
         self._cipher = cipher
+        self._import_from = import_from
 
     def mandates(self) -> ServerStore:
         """The servers each mandate's admin configured for all its users."""
-        return ServerStore(self._top / "mandates", self._cipher, top=self._top)
+        return self.of("mandate")
+
+    def of(self, scope: Scope) -> ServerStore:
+        """The servers of ``scope`` (a user's own, or a mandate's), on the same database."""
+        return ServerStore(self.db, self._cipher, scope=scope, import_from=self._import_from)
 
     @property
     def grants(self) -> GrantStore:
         """The OAuth sign-ins of every user (one store beside the users' and mandates')."""
-        return GrantStore(self._top / "oauth", lambda: self.cipher)
-
-    def resolve(self, user_id: str, mandate_id: str | None, name: str) -> McpServer | None:
-        """The server ``name`` a run of ``user_id`` in ``mandate_id`` calls: the user's own,
-        else their mandate's; ``None`` when neither has one."""
-        own = self.get(user_id, name) if user_id else None
-        if own is None and mandate_id:
-            own = self.mandates().get(mandate_id, name)
-        return own
+        return GrantStore(self.db, lambda: self.cipher, ready=self.ready)
 
     @property
     def cipher(self) -> TokenCipher:
@@ -159,73 +164,143 @@ class ServerStore:
             self._cipher = TokenCipher.from_config()
         return self._cipher
 
-    def _sealed(self, values: dict[str, str], seal: bool) -> dict[str, str]:
-        change = self.cipher.encrypt if seal else self.cipher.decrypt
-        return {k: change(v) for k, v in values.items()}
+    async def ready(self) -> None:
+        """The plugin's tables exist and an earlier nyla's files are imported (once)."""
+        from nyla_toolbox_mcp.file_import import ensure_ready
 
-    def _sealed_oauth(self, oauth: OAuthSettings | None) -> OAuthSettings | None:
-        if oauth is None or not oauth.client_secret:
-            return oauth
-        return oauth.model_copy(update={"client_secret": self.cipher.encrypt(oauth.client_secret)})
+        await ensure_ready(self.db, self._import_from or store_dir(), lambda: self.cipher)
 
-    def _file(self, user_id: str) -> Path:
-        safe = re.sub(r"[^A-Za-z0-9_.@-]", "_", user_id)
-        return self.root / f"{safe}.json"
+    def seal(self, server: McpServer) -> dict[str, Any]:
+        """``server`` as its row keeps it: header and env values and a client secret sealed."""
+        return seal_server(server, self.cipher)
 
-    def users(self) -> list[str]:
-        """Every user with a server file."""
-        if not self.root.is_dir():
+    def open(self, config: dict[str, Any]) -> McpServer:
+        """The server a row keeps, its sealed values opened."""
+        return open_server(config, self.cipher)
+
+    async def resolve(self, user_id: str, mandate_id: str | None, name: str) -> McpServer | None:
+        """The server ``name`` a run of ``user_id`` in ``mandate_id`` calls: the user's own,
+        else their mandate's; ``None`` when neither has one."""
+        found = await self.for_run(user_id, mandate_id, name)
+        return found[0] if found else None
+
+    async def for_run(
+        self, user_id: str, mandate_id: str | None, name: str | None = None
+    ) -> list[McpServer]:
+        """The servers a run of ``user_id`` in ``mandate_id`` may call (of ``name`` only,
+        when given), one per name: the user's own, else the mandate's (one query)."""
+        rows = await self.run_rows(user_id, mandate_id, name)
+        return [self.open(row.config) for row in rows]
+
+    async def run_rows(
+        self, user_id: str, mandate_id: str | None, name: str | None = None
+    ) -> list[Any]:
+        """The rows (sealed) of :meth:`for_run`, by name, with ``owner_scope``, ``owner_id``
+        and ``updated_at``: what a caller keeps built things by."""
+        c = servers_table.c
+        owners = [and_(c.owner_scope == "mandate", c.owner_id == mandate_id)] if mandate_id else []
+        if user_id:
+            owners.insert(0, and_(c.owner_scope == "user", c.owner_id == user_id))
+        if not owners:
             return []
-        return sorted(p.stem for p in self.root.glob("*.json"))
+        query = select(c.owner_scope, c.owner_id, c.name, c.updated_at, c.config).where(
+            or_(*owners)
+        )
+        if name is not None:
+            query = query.where(c.name == name)
+        await self.ready()
+        async with self.db.read_session() as s:  # one statement: no transaction needed
+            rows = (await s.execute(query)).all()
+        chosen: dict[str, Any] = {}
+        for row in sorted(rows, key=lambda r: r.owner_scope != "user"):  # the user's first
+            chosen.setdefault(row.name, row)
+        return [chosen[n] for n in sorted(chosen)]
 
-    def servers(self, user_id: str) -> list[McpServer]:
-        """The user's servers, by name."""
-        path = self._file(user_id)
-        if not path.exists():
-            return []
-        servers = []
-        for raw in json.loads(path.read_text(encoding="utf-8")):
-            server = McpServer.model_validate(raw)
-            server.env = self._sealed(server.env, seal=False)
-            server.headers = self._sealed(server.headers, seal=False)
-            if server.oauth and server.oauth.client_secret:
-                server.oauth.client_secret = self.cipher.decrypt(server.oauth.client_secret)
-            servers.append(server)
-        return sorted(servers, key=lambda s: s.name)
+    async def users(self) -> list[str]:
+        """Every owner (of this store's scope) with a server."""
+        await self.ready()
+        query = (
+            select(servers_table.c.owner_id)
+            .where(servers_table.c.owner_scope == self.scope)
+            .distinct()
+            .order_by(servers_table.c.owner_id)
+        )
+        async with self.db.session() as s:
+            return list((await s.execute(query)).scalars())
 
-    def get(self, user_id: str, name: str) -> McpServer | None:
-        """The user's server ``name``, or ``None``."""
-        return next((s for s in self.servers(user_id) if s.name == name), None)
+    async def servers(self, owner: str) -> list[McpServer]:
+        """The owner's servers, by name."""
+        await self.ready()
+        query = (
+            select(servers_table.c.config)
+            .where(servers_table.c.owner_scope == self.scope, servers_table.c.owner_id == owner)
+            .order_by(servers_table.c.name)
+        )
+        async with self.db.session() as s:
+            rows = list((await s.execute(query)).scalars())
+        return [self.open(config) for config in rows]
 
-    def put(self, user_id: str, server: McpServer) -> None:
+    async def get(self, owner: str, name: str) -> McpServer | None:
+        """The owner's server ``name``, or ``None``."""
+        await self.ready()
+        query = select(servers_table.c.config).where(
+            servers_table.c.owner_scope == self.scope,
+            servers_table.c.owner_id == owner,
+            servers_table.c.name == name,
+        )
+        async with self.db.session() as s:
+            config = (await s.execute(query)).scalar()
+        return None if config is None else self.open(config)
+
+    async def put(self, owner: str, server: McpServer) -> None:
         """Add or replace ``server``."""
-        servers = [s for s in self.servers(user_id) if s.name != server.name] + [server]
-        self._write(user_id, servers)
+        await self.ready()
+        row = {
+            "owner_scope": self.scope,
+            "owner_id": owner,
+            "name": server.name,
+            "config": self.seal(server),
+        }
+        upsert = pg_insert(servers_table).values(**row)
+        upsert = upsert.on_conflict_do_update(
+            index_elements=["owner_scope", "owner_id", "name"],
+            set_={"config": upsert.excluded.config, "updated_at": upsert.excluded.updated_at},
+        )
+        async with self.db.session() as s:
+            await s.execute(upsert)
 
-    def remove(self, user_id: str, name: str) -> bool:
+    async def remove(self, owner: str, name: str) -> bool:
         """Remove server ``name``; whether it existed."""
-        servers = self.servers(user_id)
-        kept = [s for s in servers if s.name != name]
-        if len(kept) == len(servers):
-            return False
-        self._write(user_id, kept)
-        return True
+        await self.ready()
+        gone = delete(servers_table).where(
+            servers_table.c.owner_scope == self.scope,
+            servers_table.c.owner_id == owner,
+            servers_table.c.name == name,
+        )
+        async with self.db.session() as s:
+            return bool((await s.execute(gone)).rowcount)
 
-    def _write(self, user_id: str, servers: list[McpServer]) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        path = self._file(user_id)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            sealed = [
-                s.model_copy(
-                    update={
-                        "env": self._sealed(s.env, seal=True),
-                        "headers": self._sealed(s.headers, seal=True),
-                        "oauth": self._sealed_oauth(s.oauth),
-                    }
-                ).model_dump(mode="json")
-                for s in servers
-            ]
-            json.dump(sealed, out, indent=1)
-        tmp.replace(path)
+
+def seal_server(server: McpServer, cipher: TokenCipher) -> dict[str, Any]:
+    """``server`` as JSON with its header and env values and a client secret sealed."""
+    oauth = server.oauth
+    if oauth is not None and oauth.client_secret:
+        oauth = oauth.model_copy(update={"client_secret": cipher.encrypt(oauth.client_secret)})
+    sealed = server.model_copy(
+        update={
+            "env": {k: cipher.encrypt(v) for k, v in server.env.items()},
+            "headers": {k: cipher.encrypt(v) for k, v in server.headers.items()},
+            "oauth": oauth,
+        }
+    )
+    return sealed.model_dump(mode="json")
+
+
+def open_server(config: dict[str, Any], cipher: TokenCipher) -> McpServer:
+    """The server of sealed JSON (a row's, or an earlier nyla's file's), its values opened."""
+    server = McpServer.model_validate(config)
+    server.env = {k: cipher.decrypt(v) for k, v in server.env.items()}
+    server.headers = {k: cipher.decrypt(v) for k, v in server.headers.items()}
+    if server.oauth and server.oauth.client_secret:
+        server.oauth.client_secret = cipher.decrypt(server.oauth.client_secret)
+    return server

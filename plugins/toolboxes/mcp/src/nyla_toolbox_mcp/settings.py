@@ -51,12 +51,23 @@ class McpSettings(SettingsSection):
     def __init__(self, store: ServerStore | None = None) -> None:
         self._store = store
 
+    def bind(self, db: Any) -> None:
+        """Keep the servers in the kernel's database ``db`` (the host binds its kernel's)."""
+        if self._store is None or self._store.db is not db:
+            self._store = ServerStore(db)
+
+    @property
+    def store(self) -> ServerStore:
+        """The users' servers (of the bound database)."""
+        if self._store is None:
+            raise RuntimeError("the MCP settings section is not bound to a database")
+        return self._store
+
     def _owners(self, scope: SettingsScope) -> ServerStore:
-        store = self._store or ServerStore()
-        return store.mandates() if scope == "mandate" else store
+        return self.store.of(scope)
 
     async def entries(self, scope: SettingsScope, owner: str) -> list[dict[str, Any]]:
-        return [s.public() for s in self._owners(scope).servers(owner)]
+        return [s.public() for s in await self._owners(scope).servers(owner)]
 
     async def add(self, scope: SettingsScope, owner: str, body: dict[str, Any]) -> dict[str, Any]:
         from nyla_toolbox_mcp.cli import add_server
@@ -84,14 +95,13 @@ class McpSettings(SettingsSection):
 
     async def remove(self, scope: SettingsScope, owner: str, name: str) -> bool:
         owners = self._owners(scope)
-        server = owners.get(owner, name)
-        if server is None or not owners.remove(owner, name):
+        server = await owners.get(owner, name)
+        if server is None or not await owners.remove(owner, name):
             return False
         if server.oauth is not None:  # its sign-ins go with it (revoked where offered)
             from nyla_toolbox_mcp.signin import sign_out_everyone
 
-            store = self._store or ServerStore()
-            await sign_out_everyone(store, server, owner if scope == "user" else None)
+            await sign_out_everyone(self.store, server, owner if scope == "user" else None)
         return True
 
     async def sign_in_states(
@@ -100,9 +110,11 @@ class McpSettings(SettingsSection):
         """``user_id``'s sign-in to each OAuth server of the owner, by server name."""
         from nyla_toolbox_mcp.signin import state_of
 
-        store = self._store or ServerStore()
-        found = ((s.name, state_of(store, user_id, s)) for s in self._owners(scope).servers(owner))
-        return {name: state for name, state in found if state is not None}
+        found = {
+            s.name: await state_of(self.store, user_id, s)
+            for s in await self._owners(scope).servers(owner)
+        }
+        return {name: state for name, state in found.items() if state is not None}
 
     async def begin_sign_in(
         self,
@@ -120,7 +132,7 @@ class McpSettings(SettingsSection):
 
         try:
             url, _ = await start(
-                self._store or ServerStore(),
+                self.store,
                 user_id=user_id,
                 scope=scope,
                 owner=owner,
@@ -142,9 +154,7 @@ class McpSettings(SettingsSection):
         from nyla_toolbox_mcp.signin import complete
 
         try:
-            done = await complete(
-                self._store or ServerStore(), state=state, code=code, error=error, iss=iss
-            )
+            done = await complete(self.store, state=state, code=code, error=error, iss=iss)
         except Exception as exc:
             raise ValueError(_reason(exc)) from None
         return {"name": done.server, "scope": done.scope}
@@ -153,7 +163,7 @@ class McpSettings(SettingsSection):
         """Sign ``user_id`` out of the server ``name`` (its tokens revoked where offered)."""
         from nyla_toolbox_mcp.signin import sign_out
 
-        return await sign_out(self._store or ServerStore(), user_id, name)
+        return await sign_out(self.store, user_id, name)
 
 
 def _reason(exc: BaseException) -> str:

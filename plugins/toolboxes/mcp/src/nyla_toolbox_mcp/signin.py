@@ -29,12 +29,12 @@ def _kind(exc: BaseException) -> str:
 
 def owners(store: ServerStore, scope: Scope) -> ServerStore:
     """The store of a user's own servers, or of the mandates'."""
-    return store.mandates() if scope == "mandate" else store
+    return store.of(scope)
 
 
-def oauth_server(store: ServerStore, scope: Scope, owner: str, name: str) -> McpServer:
+async def oauth_server(store: ServerStore, scope: Scope, owner: str, name: str) -> McpServer:
     """The OAuth server ``name`` of ``owner`` (``ValueError`` when there is none)."""
-    server = owners(store, scope).get(owner, name)
+    server = await owners(store, scope).get(owner, name)
     if server is None:
         raise ValueError(f"no MCP server {name!r}")
     if server.oauth is None:
@@ -56,11 +56,11 @@ async def start(
     URL and the sign-in kept until its callback."""
     from nyla_toolbox_mcp.oauth_flow import begin, http_client
 
-    server = oauth_server(store, scope, owner, name)
+    server = await oauth_server(store, scope, owner, name)
     who = {"user_id": user_id, "scope": scope, "owner": owner, "relist": relist}
     async with http_client() as http:
         url, pending = await begin(http, server, redirect_uri, who)
-    store.grants.add_pending(pending)
+    await store.grants.add_pending(pending)
     return url, pending
 
 
@@ -78,7 +78,7 @@ async def complete(
     it, and the server's tools are listed again when its owner signed in."""
     from nyla_toolbox_mcp.oauth_flow import finish, http_client
 
-    pending = store.grants.take_pending(state) if state else None
+    pending = await store.grants.take_pending(state) if state else None
     if pending is None:
         raise OAuthError("this sign-in is unknown, used or expired: start it again")
     if user_id is not None and pending.user_id != user_id:
@@ -87,12 +87,12 @@ async def complete(
         raise OAuthError(f"the authorization server did not sign you in: {error[:200]}")
     if not code:
         raise OAuthError("the authorization server sent no code")
-    server = owners(store, pending.scope).get(pending.owner, pending.server)
+    server = await owners(store, pending.scope).get(pending.owner, pending.server)
     if server is None or server.url != pending.server_url or server.oauth is None:
         raise OAuthError(f"the MCP server {pending.server!r} changed during the sign-in")
     async with http_client() as http:
         grant = await finish(http, pending, code, iss)
-    store.grants.put(pending.user_id, pending.server, grant)
+    await store.grants.put(pending.user_id, pending.server, grant)
     if pending.relist:
         from nyla_toolbox_mcp.cli import add_server
 
@@ -109,7 +109,7 @@ async def sign_out(store: ServerStore, user_id: str, name: str) -> dict[str, boo
     forgotten all the same)."""
     from nyla_toolbox_mcp.oauth_flow import http_client, revoke
 
-    grant = store.grants.delete(user_id, name)
+    grant = await store.grants.delete(user_id, name)
     if grant is None:
         return {"signedOut": False, "revoked": False}
     revoked = False
@@ -125,25 +125,25 @@ async def sign_out_everyone(store: ServerStore, server: McpServer, user_id: str 
     """Sign out of ``server``, just removed: ``user_id`` (their own server), or every user
     (a mandate's server) whose sign-in is to its URL, unless they have an own server of
     that name; how many were signed out."""
-    users = [user_id] if user_id else store.grants.holders(server.name)
+    users = [user_id] if user_id else await store.grants.holders(server.name)
     done = 0
     for user in users:
-        grant = store.grants.get(user, server.name)
-        own = store.get(user, server.name) if user_id is None else None
+        grant = await store.grants.get(user, server.name)
+        own = await store.of("user").get(user, server.name) if user_id is None else None
         if grant is None or grant.server_url != server.url or own is not None:
             continue
         done += (await sign_out(store, user, server.name))["signedOut"]
     return done
 
 
-def state_of(store: ServerStore, user_id: str, server: McpServer) -> dict[str, Any] | None:
+async def state_of(store: ServerStore, user_id: str, server: McpServer) -> dict[str, Any] | None:
     """What a listing shows of ``user_id``'s sign-in to ``server`` (``None`` for a server
     without OAuth): signed in or not, and whether the token has expired (a call renews it
     when it can)."""
     if server.oauth is None:
         return None
     try:
-        grant = store.grants.get(user_id, server.name)
+        grant = await store.grants.get(user_id, server.name)
     except Exception:  # a key that no longer opens it: as good as signed out
         grant = None
     if grant is None or grant.server_url != server.url:

@@ -208,7 +208,10 @@ def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
         problem = next(validator.iter_errors(arguments), None)
         if problem is not None:
             return _invalid(problem)
-        own = store.resolve(ctx.run.user_id or "", ctx.run.mandate_id, server.name)
+        try:
+            own = await store.resolve(ctx.run.user_id or "", ctx.run.mandate_id, server.name)
+        except Exception as exc:  # the database is down: this tool, not the run
+            return _failure(server, exc)
         if own is None or listed.name not in {t.name for t in own.tools}:
             return ToolResult.fail(
                 f"no MCP server {server.name!r} with tool {listed.name!r} for this user",
@@ -240,27 +243,11 @@ def mcp_tool(server: McpServer, listed: ListedTool, store: ServerStore) -> Tool:
     )
 
 
-#: the toolboxes this process offers, by id: a server listed again (an OAuth server at its
-#: owner's first sign-in) updates its toolbox in place, so a running host's next run has
-#: the tools without a restart (a run reads a toolbox's tools when it builds its list)
-LIVE: dict[str, Toolbox] = {}
-
-
 def server_toolbox(server: McpServer, store: ServerStore) -> Toolbox:
     """The toolbox ``mcp:<name>`` of ``server``'s accepted tools."""
-    toolbox = Toolbox(
+    return Toolbox(
         id=server.toolbox_id,
         label=f"MCP: {server.name}",
         description=f"Tools of the MCP server {server.name!r}.",
         tools=[mcp_tool(server, t, store) for t in server.tools],
     )
-    LIVE[toolbox.id] = toolbox
-    return toolbox
-
-
-def relisted(server: McpServer, store: ServerStore) -> None:
-    """``server`` was listed again: its toolbox, if this process offers it, takes the new
-    tools (a new server's toolbox still needs the process to start again)."""
-    toolbox = LIVE.get(server.toolbox_id)
-    if toolbox is not None:
-        toolbox.tools[:] = [mcp_tool(server, t, store) for t in server.tools]
