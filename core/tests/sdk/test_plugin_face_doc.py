@@ -16,7 +16,17 @@ import nyla.sdk
 DOC = Path(__file__).resolve().parents[3] / "docs" / "writing-a-plugin.md"
 SECTION = "## The face: what `nyla.sdk` offers"
 #: the submodules a plugin imports on its own
-SUBMODULES = ("actions", "connectors", "documents", "egress", "text", "toolboxes", "task_toolbox")
+SUBMODULES = (
+    "actions",
+    "connectors",
+    "database",
+    "documents",
+    "egress",
+    "run_toolboxes",
+    "text",
+    "toolboxes",
+    "task_toolbox",
+)
 
 
 def documented() -> list[str]:

@@ -1,10 +1,10 @@
 """The kernel's PostgreSQL for a plugin that keeps rows of its own
-(``from nyla.sdk.database import open_database``).
+(``from nyla.sdk.database import configured_database``).
 
 Inside a kernel a plugin is handed the kernel's database (a feature's data provider and a
 :class:`~nyla.sdk.run_toolboxes.RunToolboxes` through ``bind(db)``); a plugin's own command
 (``nyla_cli_commands``) opens the database every ``nyla`` command of this configuration
-uses with :func:`open_database`. Either is a ``nyla.host.Database``: ``engine`` (an async
+uses with :func:`configured_database`. Either is a ``nyla.host.Database``: ``engine`` (an async
 SQLAlchemy engine), ``schema`` (create your tables there, as the kernel does), ``session()``
 (one transaction) and ``ensure_ready()``; keep your tables on your own ``MetaData``."""
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["open_database"]
+__all__ = ["configured_database"]
 
 
-def open_database() -> Any:
+def configured_database() -> Any:
     """The configured database (``NYLA_DATABASE_URL``, else the embedded server; the schema
     of ``NYLA_DATABASE_SCHEMA``), connected on first use; ``await db.dispose()`` when done."""
     from nyla.db import Database

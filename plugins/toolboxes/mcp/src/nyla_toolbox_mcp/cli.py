@@ -101,9 +101,9 @@ def _owner(
 @contextlib.asynccontextmanager
 async def opened() -> AsyncIterator[ServerStore]:
     """The users' servers in the database this configuration's ``nyla`` commands use."""
-    from nyla.sdk.database import open_database
+    from nyla.sdk.database import configured_database
 
-    db = open_database()
+    db = configured_database()
     try:
         yield ServerStore(db)
     finally:
