@@ -101,7 +101,10 @@ def nyla_toolboxes() -> list[Toolbox]:
     Returns: a list of :class:`~nyla.models.tools.Toolbox` (id, tools, ``default_active``,
     ``requires_connection``, ``feature_code``). Toolbox ids and tool names are unique across
     all plugins and the built-ins (``core``, ``ai``, ``readFile`` ...); every tool's
-    ``parameters`` must be a valid JSON schema of an object.
+    ``parameters`` must be a valid JSON schema of an object. A
+    :class:`~nyla.models.run_toolboxes.RunToolboxes` among them (``nyla.sdk.run_toolboxes``)
+    stands for toolboxes resolved when each run starts, from the plugin's rows in the
+    kernel's database (bound with ``bind(db)``); it is never offered itself.
     {rules}
     A tool a model API would reject (an invalid name, a schema that is not a valid JSON schema
     of an object) is left out with a warning on the plugin; the rest of the plugin stays.
