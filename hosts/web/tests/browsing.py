@@ -103,3 +103,20 @@ def watch(page) -> list[str]:
     page.on("console", lambda m: refused.append(m.text) if "Security Policy" in m.text else 0)
     page.on("pageerror", lambda e: refused.append(str(e)))
     return refused
+
+
+async def sign_in(page, url: str, token: str) -> None:
+    """Sign in as the token's person; whoever is signed in signs out first with the page's
+    own button, which reloads the page (waited for, so its script is wired before the token
+    is typed). Clearing the storage under a live page instead races its polling: a 401
+    there signs out and reloads, aborting a navigation of the test."""
+    if await page.is_visible("#signout"):
+        # the reload's load event (its history.replaceState is a navigation too)
+        async with page.expect_event("load"):
+            await page.click("#signout")
+    else:
+        await page.goto(url)
+    await page.wait_for_selector("#view-signin:not([hidden])")
+    await page.fill("#token", token)
+    await page.keyboard.press("Enter")
+    await page.wait_for_selector("#view-chat:not([hidden])")

@@ -14,25 +14,20 @@ from pathlib import Path
 
 from nyla_host.tokens import TokenStore
 
-from .browsing import MARKS, holds, page_fixture, served_fixture, shot, watch  # noqa: F401
+from .browsing import (  # noqa: F401
+    MARKS,
+    holds,
+    page_fixture,
+    served_fixture,
+    shot,
+    sign_in,
+    watch,
+)
 
 pytestmark = MARKS
 
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
 MODEL_DELAY = 0.01
-
-
-async def sign_in(page, url: str, token: str) -> None:
-    """Sign in on a freshly loaded page (the one signed in before is signed out: its token
-    removed, as the Sign out button does; a new address, so the load is a whole one and the
-    page's script is wired before the token is typed)."""
-    if page.url.startswith(url):
-        await page.evaluate("localStorage.clear()")
-    await page.goto(f"{url}/?as={token[-6:]}")
-    await page.wait_for_selector("#view-signin:not([hidden])")
-    await page.fill("#token", token)
-    await page.keyboard.press("Enter")
-    await page.wait_for_selector("#view-chat:not([hidden])")
 
 
 async def ask(page, prompt: str) -> None:

@@ -21,7 +21,15 @@ import httpx
 
 from nyla_host.tokens import TokenStore
 
-from .browsing import MARKS, holds, page_fixture, served_fixture, shot, watch  # noqa: F401
+from .browsing import (  # noqa: F401
+    MARKS,
+    holds,
+    page_fixture,
+    served_fixture,
+    shot,
+    sign_in,
+    watch,
+)
 from .served import free_port
 
 pytestmark = MARKS
@@ -96,23 +104,6 @@ async def allow_over_http(app: App, person: str) -> str:
     )
     assert decided.status_code == 200, decided.text
     return decided.json()["redirect"]
-
-
-async def sign_in(page, url: str, token: str) -> None:
-    """Sign in as the token's person; whoever is signed in signs out first with the page's
-    own button, which reloads the page (waited for, so its script is wired before the token
-    is typed). Clearing the storage under a live page instead races its polling: a 401
-    there signs out and reloads, aborting a navigation of the test."""
-    if await page.is_visible("#signout"):
-        # the reload's load event (its history.replaceState is a navigation too)
-        async with page.expect_event("load"):
-            await page.click("#signout")
-    else:
-        await page.goto(url)
-    await page.wait_for_selector("#view-signin:not([hidden])")
-    await page.fill("#token", token)
-    await page.keyboard.press("Enter")
-    await page.wait_for_selector("#view-chat:not([hidden])")
 
 
 async def open_mcp_tab(page) -> None:

@@ -11,7 +11,15 @@ from pathlib import Path
 
 from nyla_host.tokens import TokenStore
 
-from .browsing import MARKS, holds, page_fixture, served_fixture, shot, watch  # noqa: F401
+from .browsing import (  # noqa: F401
+    MARKS,
+    holds,
+    page_fixture,
+    served_fixture,
+    shot,
+    sign_in,
+    watch,
+)
 
 pytestmark = MARKS
 
@@ -19,19 +27,6 @@ SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
 MODEL_DELAY = 0.01
 SERVED_ENV = {"NYLA_MCP_DIR": tempfile.mkdtemp(prefix="nyla-mcp-journey-")}
 DEMO = Path(__file__).parents[3] / "plugins/toolboxes/mcp/tests/demo_server.py"
-
-
-async def sign_in(page, url: str, token: str) -> None:
-    """Sign in as the token's person on a freshly loaded page (whoever was signed in before
-    is signed out: the token removed, as Sign out does; a new address, so the page loads
-    whole and its script is wired before the token is typed)."""
-    if page.url.startswith(url):
-        await page.evaluate("localStorage.clear()")
-    await page.goto(f"{url}/?as={token[-6:]}")
-    await page.wait_for_selector("#view-signin:not([hidden])")
-    await page.fill("#token", token)
-    await page.keyboard.press("Enter")
-    await page.wait_for_selector("#view-chat:not([hidden])")
 
 
 async def _add(page, name: str, scope: str | None = None) -> None:
