@@ -1,7 +1,7 @@
 """The servers and sign-ins are rows of the kernel's PostgreSQL: a server added by another
 process is in the next run of a kernel that was running before (and of a second kernel),
-without a restart; the files of an earlier nyla are imported once, their values still
-sealed."""
+without a restart; the files of an earlier nyla are imported once per database, their
+values still sealed, and left as they are."""
 
 from __future__ import annotations
 
@@ -92,10 +92,12 @@ async def test_an_earlier_nylas_files_are_imported_once(store, demo, tmp_path):
     assert server.env == demo.env  # opened with the same keys
     assert [s.name for s in await store.mandates().servers("m1")] == ["crm"]
     assert (await store.grants.get("ada", "secure")).tokens["access_token"] == "at-imported"
-    assert sorted(p.name for p in folder.rglob("*.imported")) == [
-        "ada.json.imported", "m1.json.imported", "secure.json.imported",
-    ]  # fmt: skip
-    assert (folder / "bob.json").exists()
+    assert sorted(p.name for p in folder.rglob("*.json")) == [
+        "ada.json",
+        "bob.json",
+        "m1.json",
+        "secure.json",
+    ]  # fmt: skip  (left as they are: the database records what it imported)
     async with store.db.session() as s:
         rows = json.dumps([str(r) for r in await s.execute(text("SELECT * FROM mcp_grants"))])
         rows += json.dumps([str(r) for r in await s.execute(text("SELECT * FROM mcp_servers"))])
@@ -105,6 +107,7 @@ async def test_an_earlier_nylas_files_are_imported_once(store, demo, tmp_path):
 
     assert await import_files(store.db, folder, lambda: cipher) == 0  # once: nothing is left
     older = demo.model_copy(update={"timeout_s": 7})  # a file found later: the row is kept
-    (folder / "ada.json").write_text(json.dumps([seal_server(older, cipher)]))
+    (folder / "eve.json").write_text(json.dumps([seal_server(older, cipher)]))
+    await store.put("eve", demo)
     assert await import_files(store.db, folder, lambda: cipher) == 0
-    assert (await store.get("ada", "demo")).timeout_s == demo.timeout_s
+    assert (await store.get("eve", "demo")).timeout_s == demo.timeout_s

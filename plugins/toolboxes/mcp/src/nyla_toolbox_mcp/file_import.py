@@ -1,14 +1,15 @@
 """The plugin's tables made ready, and the files an earlier nyla kept imported once: the
 server files of ``NYLA_MCP_DIR`` (one per user, and per mandate under ``mandates/``) and
 the sealed sign-ins under ``oauth/users/<user>/<server>.json`` become rows as they are
-(their values stay sealed with the same keys); an imported file is renamed
-``<name>.json.imported``, so the import runs once and nobody loses a configured server. A
-row that exists already (another process imported it, or it was changed since) is kept."""
+(their values stay sealed with the same keys), so nobody loses a configured server. The
+database records each file it imported (``mcp_imported_files``, by path, in the same
+transaction as its rows), so a file is imported once per database and left as it is (a
+test's database never moves a person's files). A row that exists already (another process
+imported it, or it was changed since) is kept."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import weakref
@@ -16,10 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from nyla_toolbox_mcp.tables import METADATA
+from nyla_toolbox_mcp.tables import METADATA, imported_files
 from nyla_toolbox_mcp.tables import grants as grants_table
 from nyla_toolbox_mcp.tables import servers as servers_table
 
@@ -89,7 +90,8 @@ async def import_files(db: Any, folder: Path, cipher: Callable[[], TokenCipher])
     from nyla_toolbox_mcp.servers import open_server
 
     added = 0
-    for scope, owner, path in _files(folder):
+    done = await _imported(db)
+    for scope, owner, path in (f for f in _files(folder) if str(f[2].resolve()) not in done):
         try:
             configs = json.loads(path.read_text(encoding="utf-8"))
             for config in configs:
@@ -101,9 +103,8 @@ async def import_files(db: Any, folder: Path, cipher: Callable[[], TokenCipher])
         except Exception as exc:
             log.warning("MCP server file %s not imported: %s", path.name, type(exc).__name__)
             continue
-        added += await _insert(db, servers_table, rows)
-        _done(path)
-    for user, server, path in _grant_files(folder):
+        added += await _insert(db, servers_table, rows, path)
+    for user, server, path in (f for f in _grant_files(folder) if str(f[2].resolve()) not in done):
         try:
             sealed = json.loads(path.read_text(encoding="utf-8"))["sealed"]
             cipher().decrypt(sealed)
@@ -111,22 +112,26 @@ async def import_files(db: Any, folder: Path, cipher: Callable[[], TokenCipher])
             log.warning("MCP sign-in file of %s not imported: %s", server, type(exc).__name__)
             continue
         row = {"user_id": user, "server": server, "sealed": sealed}
-        added += await _insert(db, grants_table, [row])
-        _done(path)
+        added += await _insert(db, grants_table, [row], path)
     if added:
         log.info("imported %d MCP servers and sign-ins from %s", added, folder)
     return added
 
 
-async def _insert(db: Any, table: Any, rows: list[dict[str, Any]]) -> int:
-    if not rows:
-        return 0
-    key = next(iter(table.primary_key.columns))
-    statement = pg_insert(table).values(rows).on_conflict_do_nothing().returning(key)
+async def _imported(db: Any) -> set[str]:
+    """The paths of the files this database imported already."""
     async with db.session() as s:
-        return len((await s.execute(statement)).all())
+        return set((await s.execute(select(imported_files.c.path))).scalars())
 
 
-def _done(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):  # another process imported it meanwhile
-        path.rename(path.with_name(path.name + ".imported"))
+async def _insert(db: Any, table: Any, rows: list[dict[str, Any]], path: Path) -> int:
+    """Add ``rows`` (keeping rows that exist) and record ``path`` as imported, at once."""
+    key = next(iter(table.primary_key.columns))
+    done = pg_insert(imported_files).values(path=str(path.resolve())).on_conflict_do_nothing()
+    added = 0
+    async with db.session() as s:
+        if rows:
+            statement = pg_insert(table).values(rows).on_conflict_do_nothing().returning(key)
+            added = len((await s.execute(statement)).all())
+        await s.execute(done)
+    return added

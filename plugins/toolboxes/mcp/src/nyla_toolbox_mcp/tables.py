@@ -41,3 +41,11 @@ pending = Table(
     Column("sealed", Text, nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
 )
+
+#: the files of an earlier nyla this database imported (by absolute path): each once
+imported_files = Table(
+    "mcp_imported_files",
+    METADATA,
+    Column("path", Text, primary_key=True),
+    Column("imported_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+)
