@@ -68,6 +68,27 @@ async def test_a_users_own_servers_and_a_mandates_servers(client, token_for, tmp
     assert (await client.get(f"{BASE}/user", headers=alice)).json() == []
 
 
+async def test_the_catalog_lists_the_callers_servers_as_toolboxes(client, token_for):
+    """``/api/toolboxes`` answers each caller's MCP servers (their own and their mandate's)
+    as the toolboxes their runs get, never the plugin's placeholder, nor another's server."""
+    alice = await token_for("alice", "user", "m1")
+    admin = await token_for("mia", "mandateAdmin", "m1")
+    eve = await token_for("eve", "user", "m2")
+    assert (await client.post(f"{BASE}/user", json=_demo("mine"), headers=alice)).is_success
+    assert (await client.post(f"{BASE}/mandate", json=_demo("crm"), headers=admin)).is_success
+
+    async def toolboxes(headers: dict) -> dict:
+        listed = (await client.get("/api/toolboxes", headers=headers)).json()["toolboxes"]
+        return {t["id"]: t for t in listed}
+
+    own = await toolboxes(alice)
+    assert "mcp" not in own
+    assert sorted(t.split("_", 1)[-1] for t in own["mcp:mine"]["tools"]) == TOOLS
+    assert "mcp:crm" in own and "core" in own
+    assert {"mcp:crm"} == {k for k in await toolboxes(admin) if k.startswith("mcp")}
+    assert not {k for k in await toolboxes(eve) if k.startswith("mcp")}
+
+
 @pytest.mark.parametrize(
     "body, reason",
     [

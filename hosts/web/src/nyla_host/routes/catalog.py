@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from nyla import RunContext, SearchQuery
 from nyla.sdk import config_value
 from nyla.sdk.connectors import describe_connector
+from nyla.sdk.run_toolboxes import RunToolboxes
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.model_choice import model_choice
@@ -43,8 +44,15 @@ async def models(request: Request, identity: Identity = Depends(need_user)) -> d
 
 @router.get("/toolboxes")
 async def toolboxes(request: Request, identity: Identity = Depends(need_user)) -> dict[str, Any]:
-    """Every toolbox with its tools and when it is active."""
-    registry = host(request).kernel.plugins.toolboxes
+    """Every toolbox the caller's runs may get, with its tools and when it is active: the
+    installed ones and those a plugin resolves for the caller when a run starts (their MCP
+    servers), in place of the plugin's placeholder entry."""
+    kernel = host(request).kernel
+    resolved = await kernel.agent.run_toolboxes(run_context(identity))
+    registry = {
+        **resolved,
+        **{k: v for k, v in kernel.plugins.toolboxes.items() if not isinstance(v, RunToolboxes)},
+    }
     return {
         "toolboxes": [
             {
