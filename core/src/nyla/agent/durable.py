@@ -300,7 +300,9 @@ class DurableRuns:
         self, run_id: str, spec: dict[str, Any], journal: RunJournal, outcome: _Outcome
     ) -> None:
         """The answer into the conversation, then the row's end with the last events."""
-        if outcome.status is None or isinstance(journal.error, RunLost):
+        if isinstance(journal.error, RunLost):  # taken while its last events were written
+            outcome.status = None
+        if outcome.status is None:
             return
         try:  # a run taken from this process meanwhile shows here, before its answer is kept
             await journal.flush()
