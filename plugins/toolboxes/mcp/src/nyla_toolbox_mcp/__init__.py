@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nyla.sdk import RunContext, SettingsSection, Toolbox, hookimpl
-from nyla_toolbox_mcp.servers import ServerStore
-from nyla_toolbox_mcp.tools import server_toolbox
 
 if TYPE_CHECKING:
     import click
+
+    from nyla_toolbox_mcp.servers import ServerStore
 
 __all__ = ["mcp_toolboxes", "nyla_cli_commands", "nyla_settings_sections", "nyla_toolboxes"]
 
@@ -18,6 +18,9 @@ __all__ = ["mcp_toolboxes", "nyla_cli_commands", "nyla_settings_sections", "nyla
 async def mcp_toolboxes(store: ServerStore, context: RunContext) -> list[Toolbox]:
     """The toolboxes a run of ``context`` gets from the servers in ``store`` (one per name:
     the run user's own server, else their mandate's; a call checks again which it runs on)."""
+    # here, not at the top: discovering plugins (``nyla --help``) imports no database layer
+    from nyla_toolbox_mcp.tools import server_toolbox
+
     servers = await store.for_run(context.user_id or "", context.mandate_id)
     return [server_toolbox(server, store) for server in servers]
 

@@ -7,14 +7,16 @@ serve`` runs, is so in the next run without a restart."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import PrivateAttr
 
 from nyla.sdk import RunContext, Toolbox
 from nyla.sdk.run_toolboxes import RunToolboxes
-from nyla_toolbox_mcp.servers import ServerStore
-from nyla_toolbox_mcp.tools import server_toolbox
+
+if TYPE_CHECKING:
+    # imported when bound, not at discovery: ``nyla --help`` imports no database layer
+    from nyla_toolbox_mcp.servers import ServerStore
 
 #: toolboxes built (their tools' schema validators) and kept by their server's configuration
 CACHED = 256
@@ -29,6 +31,8 @@ class McpToolboxes(RunToolboxes):
 
     def bind(self, db: Any) -> None:
         """Read the servers from the kernel's database ``db``."""
+        from nyla_toolbox_mcp.servers import ServerStore
+
         self.use(ServerStore(db))
 
     def use(self, store: ServerStore) -> None:
@@ -49,6 +53,8 @@ class McpToolboxes(RunToolboxes):
         key = (row.owner_scope, row.owner_id, row.name, row.updated_at)
         toolbox = self._built.get(key)
         if toolbox is None:
+            from nyla_toolbox_mcp.tools import server_toolbox
+
             server = self._store.open(row.config)
             toolbox = self._built[key] = server_toolbox(server, self._store)
             while len(self._built) > CACHED:

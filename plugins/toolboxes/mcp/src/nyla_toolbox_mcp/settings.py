@@ -8,12 +8,15 @@ methods the host's sign-in routes look for): the callback comes back to the host
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from nyla.sdk import SettingsScope, SettingsSection
-from nyla_toolbox_mcp.servers import McpServer, ServerStore
+
+if TYPE_CHECKING:
+    # imported when used, not at discovery: ``nyla --help`` imports no database layer
+    from nyla_toolbox_mcp.servers import ServerStore
 
 #: the fields of an entry a host may send (the listing is taken from the server)
 FIELDS = {
@@ -53,6 +56,8 @@ class McpSettings(SettingsSection):
 
     def bind(self, db: Any) -> None:
         """Keep the servers in the kernel's database ``db`` (the host binds its kernel's)."""
+        from nyla_toolbox_mcp.servers import ServerStore
+
         if self._store is None or self._store.db is not db:
             self._store = ServerStore(db)
 
@@ -71,6 +76,7 @@ class McpSettings(SettingsSection):
 
     async def add(self, scope: SettingsScope, owner: str, body: dict[str, Any]) -> dict[str, Any]:
         from nyla_toolbox_mcp.cli import add_server
+        from nyla_toolbox_mcp.servers import McpServer
 
         unknown = sorted(set(body) - set(FIELDS))
         if unknown:
