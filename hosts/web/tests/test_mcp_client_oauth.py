@@ -8,10 +8,7 @@ lists its tools, a user of the mandate signs in as themselves."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -20,6 +17,7 @@ import httpx
 import pytest
 
 from nyla.sdk import TokenCipher
+from nyla.testing.processes import http_server_process
 
 SERVER = Path(__file__).parents[3] / "plugins/toolboxes/mcp/tests/oauth_server.py"
 BASE = "/api/settings/sections/mcp"
@@ -28,29 +26,8 @@ BASE = "/api/settings/sections/mcp"
 @pytest.fixture(scope="module", name="oauth_base")
 def oauth_base_fixture() -> Iterator[str]:
     """The OAuth test server on 127.0.0.1 at a free port: its base URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                httpx.get(f"{base}/test/state", timeout=2).raise_for_status()
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("the OAuth test server did not start") from None
-                time.sleep(0.2)
+    with http_server_process([sys.executable, str(SERVER)], ready_path="/test/state") as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.fixture

@@ -4,20 +4,17 @@ process)."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import anyio
-import httpx
 import pytest
 import pytest_asyncio
 
 from nyla.sdk import TokenCipher
+from nyla.testing.processes import http_server_process
 from nyla_toolbox_mcp.cli import opened
 from nyla_toolbox_mcp.servers import McpServer, ServerStore
 
@@ -73,26 +70,5 @@ def demo(server_log) -> McpServer:
 def oauth_base() -> Iterator[str]:
     """A running ``oauth_server.py`` (MCP over HTTP and its own authorization server) on
     127.0.0.1 at a free port: its base URL (the MCP endpoint is ``/mcp``)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, str(OAUTH_SERVER), str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                httpx.get(f"{base}/test/state", timeout=2).raise_for_status()
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("the OAuth test server did not start") from None
-                time.sleep(0.2)
+    with http_server_process([sys.executable, str(OAUTH_SERVER)], ready_path="/test/state") as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
