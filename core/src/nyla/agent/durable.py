@@ -9,9 +9,8 @@ database by any process.
   (the job ``nyla.agent_run``, :mod:`nyla.agent.run_job`). Either way the run is driven from
   the stored row by :meth:`DurableRuns.drive`, so both run it alike.
 - **Events**: numbered per run, written by the run's :class:`RunJournal` before anyone sees
-  them; :meth:`DurableRuns.follow` reads them from the tables, woken by ``NOTIFY``
-  (:mod:`nyla.agent.run_bus`), so any process streams any run and ``Last-Event-ID`` resumes
-  anywhere.
+  them; :meth:`DurableRuns.follow` reads them, woken by ``NOTIFY`` (:mod:`nyla.agent.run_bus`),
+  so any process streams any run and ``Last-Event-ID`` resumes anywhere.
 - **Cancel**: :meth:`DurableRuns.cancel` flags the row and notifies; the holder stops it.
 - **A holder that dies**: :mod:`nyla.agent.run_sweep` marks its runs ``interrupted``; a run
   is never run twice (see ``docs/host.md``, "Running more than one").
@@ -300,9 +299,8 @@ class DurableRuns:
         self, run_id: str, spec: dict[str, Any], journal: RunJournal, outcome: _Outcome
     ) -> None:
         """The answer into the conversation, then the row's end with the last events."""
-        if isinstance(journal.error, RunLost):  # taken while its last events were written
-            outcome.status = None
-        if outcome.status is None:
+        if outcome.status is None or isinstance(journal.error, RunLost):
+            outcome.status = None  # taken from here (maybe while its last events were written)
             return
         try:  # a run taken from this process meanwhile shows here, before its answer is kept
             await journal.flush()
