@@ -7,15 +7,16 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
 import click
-from pydantic import ValidationError
 
 from nyla.sdk import config_value
-from nyla_toolbox_mcp.servers import ListedTool, McpServer, OAuthSettings, ServerStore
-from nyla_toolbox_mcp.tools import accept, tool_name
+
+if TYPE_CHECKING:
+    # the store (and SQLAlchemy under it) loads when a command runs, not when ``nyla --help``
+    # registers the commands (see tests/test_lazy_sdk.py)
+    from nyla_toolbox_mcp.servers import ListedTool, McpServer, ServerStore
 
 T = TypeVar("T")
 
@@ -41,6 +42,8 @@ async def add_server(
     """List ``server``'s tools, keep the valid ones, store it for ``user_id`` (the owner).
     An OAuth server is listed as the user ``signer`` who signed in to it, and stored
     without tools until someone has."""
+    from nyla_toolbox_mcp.tools import accept, tool_name
+
     tools: list[ListedTool] = []
     refused: dict[str, str] = {}
     names: set[str] = set()
@@ -102,6 +105,7 @@ def _owner(
 async def opened() -> AsyncIterator[ServerStore]:
     """The users' servers in the database this configuration's ``nyla`` commands use."""
     from nyla.sdk.database import configured_database
+    from nyla_toolbox_mcp.servers import ServerStore
 
     db = configured_database()
     try:
@@ -116,6 +120,8 @@ def with_store(work: Callable[[ServerStore], Awaitable[T]]) -> T:
     async def main() -> T:
         async with opened() as store:
             return await work(store)
+
+    import anyio
 
     return anyio.run(main)
 
@@ -167,6 +173,10 @@ def add(
         raise click.UsageError("give either --command (stdio) or --url (streamable HTTP)")
     if not oauth and (client_id or client_secret or oauth_scope):
         raise click.UsageError("--client-id, --client-secret and --scope go with --oauth")
+    from pydantic import ValidationError
+
+    from nyla_toolbox_mcp.servers import McpServer, OAuthSettings
+
     try:
         server = McpServer(
             name=name,

@@ -9,14 +9,17 @@ import os
 import sys
 import webbrowser
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from nyla_toolbox_mcp.cli import _echo, _mandate, _user, mcp_group, with_store
 from nyla_toolbox_mcp.errors import OAuthError
-from nyla_toolbox_mcp.servers import McpServer, ServerStore
-from nyla_toolbox_mcp.signin import Scope, complete, oauth_server, sign_out, start
+
+if TYPE_CHECKING:
+    # the store loads when a command runs, not when the commands are registered
+    from nyla_toolbox_mcp.servers import McpServer, ServerStore
+    from nyla_toolbox_mcp.signin import Scope
 
 #: how long ``login`` waits for the browser to come back
 LOGIN_TIMEOUT_S = 300.0
@@ -43,6 +46,7 @@ async def login_flow(
     person where to go; the tools are listed again when the user owns the server (or an
     operator signs in for a mandate). The server as stored afterwards."""
     from nyla_toolbox_mcp.loopback import Loopback
+    from nyla_toolbox_mcp.signin import complete, oauth_server, start
 
     async with Loopback() as loopback:
         url, pending = await start(
@@ -118,6 +122,8 @@ def login(name: str, browser: bool, user_id: str, mandate_id: str | None, as_jso
 def logout(name: str, user_id: str, as_json: bool) -> None:
     """Sign out of the MCP server NAME: its tokens are revoked where the server offers it,
     and forgotten."""
+    from nyla_toolbox_mcp.signin import sign_out
+
     done = with_store(lambda store: sign_out(store, user_id, name))
     if not done["signedOut"]:
         raise click.ClickException(f"{user_id!r} is not signed in to {name!r}")
