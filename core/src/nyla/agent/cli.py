@@ -1,6 +1,6 @@
 """``nyla run`` (run the agent on a prompt, streaming its events; ``--detach`` queues it for a
 worker) and ``nyla runs list|show`` (the persisted traces), ``nyla runs follow`` (a durable
-run's events)."""
+run's events), ``nyla runs resume`` (an interrupted durable run again)."""
 
 from __future__ import annotations
 
@@ -373,31 +373,53 @@ def runs_follow(run_id: str, after: int, as_json: bool) -> None:
     """Print RUN_ID's events as they are stored, until it ends: a run of any process (a
     server, a worker, nyla run --detach). Exits 1 when it ended in error, cancelled or
     interrupted."""
+    from nyla.agent.runs_cli import print_events
     from nyla.kernel import Kernel
-    from nyla.models.agent import AgentEvent
 
     kernel = Kernel()
-    printer = _Printer()
 
     async def go() -> Any:
         try:
             status, _ = await kernel.runs.read(run_id, after)
             if status is None:
                 raise click.ClickException(f"no run {run_id!r}")
-            async for item in kernel.runs.follow(run_id, after, keepalive=3600):
-                if item is None:
-                    continue
-                if as_json:
-                    click.echo(json_line(item))
-                else:
-                    printer(AgentEvent.model_validate(item))
-            status, _ = await kernel.runs.read(run_id, 2**31 - 1)
-            return status
+            return await print_events(kernel, run_id, after, as_json=as_json, printer=_Printer())
         finally:
             await kernel.aclose()
 
     status = run_async(go())
     if not as_json:
         click.echo(f"run {run_id}: {status}", err=True)
+    if status in ("error", "cancelled", "interrupted"):
+        sys.exit(1)
+
+
+@runs.command("resume")
+@click.argument("run_id")
+@click.option(
+    "--confirm-writes",
+    is_flag=True,
+    help="Resume although it started writes that may or may not have taken effect.",
+)
+@click.option("--user", "user_id", default=None, help="Whose run (default: $NYLA_USER or local).")
+@click.option("--json", "as_json", is_flag=True, help="Print the events as JSON lines.")
+def runs_resume(run_id: str, confirm_writes: bool, user_id: str | None, as_json: bool) -> None:
+    """Run the interrupted run RUN_ID again, as a new run in its conversation that goes on
+    after the rounds it completed, and print its events. Exits 1 when it ends in error,
+    cancelled or interrupted."""
+    from nyla.agent.runs_cli import resume_run
+    from nyla.identity import default_user
+    from nyla.kernel import Kernel
+
+    new_id, status = resume_run(
+        Kernel(),
+        run_id,
+        user_id=user_id or default_user(),
+        confirm_writes=confirm_writes,
+        as_json=as_json,
+        printer=_Printer(),
+    )
+    if not as_json:
+        click.echo(f"run {new_id}: {status}", err=True)
     if status in ("error", "cancelled", "interrupted"):
         sys.exit(1)
