@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         get_data_source as get_data_source,
         list_data_sources as list_data_sources,
     )
+    from nyla.models.chat import ChatWorkflow as ChatWorkflow
     from nyla.models.workflow_runs import RunOptions as RunOptions
     from nyla.models.workflows import (
         WorkflowConnection as WorkflowConnection,
@@ -117,6 +118,7 @@ _EXPORTS: dict[str, str] = {
     "coerce_document_reference_list": "nyla.files.docrefs",
     "attach_file_as_chat_document": "nyla.files.bridge",
     "format_tool_file_result": "nyla.files.bridge",
+    "ChatWorkflow": "nyla.models.chat",
     # lookups of the knowledge store
     "DataSourceView": "nyla.knowledge.sources",
     "list_data_sources": "nyla.knowledge.sources",

@@ -36,6 +36,7 @@ from nyla.agent import events
 from nyla.agent.journal import RunJournal, RunLost
 from nyla.agent.run_bus import RunBus
 from nyla.agent.run_rounds import completed_rounds, loaded_messages, stored_messages
+from nyla.agent.run_spec import loaded_spec, stored_spec
 from nyla.agent.run_sweep import RunSweeper, answer_in_conversation, unfinished_writes
 from nyla.agent.run_tables import StoredRun
 from nyla.agent.write_gate import BEFORE_WRITE
@@ -119,24 +120,6 @@ class _Outcome:
     stopped: bool = False
 
 
-def stored_spec(prompt: str, config: AgentConfig, context: RunContext) -> dict[str, Any]:
-    """What a run needs to run anywhere as it would here (JSON)."""
-    return {
-        "prompt": prompt,
-        "config": config.model_dump(mode="json"),
-        "context": context.model_dump(mode="json"),
-    }
-
-
-def loaded_spec(spec: dict[str, Any]) -> tuple[str, AgentConfig, RunContext]:
-    """The prompt, config and context :func:`stored_spec` stored."""
-    return (
-        str(spec["prompt"]),
-        AgentConfig.model_validate(spec["config"]),
-        RunContext.model_validate(spec["context"]),
-    )
-
-
 class DurableRuns:
     """Runs recorded in ``db``, driven by ``agent``; their answers go to the conversation
     store ``conversations`` (``files.workflows``); ``defer(run_id, user_id)`` queues a run
@@ -212,22 +195,32 @@ class DurableRuns:
                 await self.db.read_driver(lambda conn: conn.rows(_UNQUEUE, (error, row.run_id)))
                 raise
             return None
-        return asyncio.create_task(self.drive(row.run_id, on_commit=on_commit))
+        return asyncio.create_task(self.drive(row.run_id, on_commit=on_commit, created=row))
 
     # ---- drive --------------------------------------------------------------------------
 
     async def drive(
-        self, run_id: str, *, on_commit: Callable[[list[dict[str, Any]]], None] | None = None
+        self,
+        run_id: str,
+        *,
+        on_commit: Callable[[list[dict[str, Any]]], None] | None = None,
+        created: StoredRun | None = None,
     ) -> str | None:
         """Run a stored run to its end in this process; its status, or ``None`` when it
-        was not this process's to run (taken, ended, or not there)."""
-        rows = await self.db.read_driver(
-            lambda conn: conn.rows(_CLAIM, {"run": run_id, "worker": self.worker})
-        )
-        if not rows:
-            log.info("run %s is not waiting for a worker; left alone", run_id)
-            return None
-        spec, last_seq, cancel_requested = rows[0]
+        was not this process's to run (taken, ended, or not there). ``created``: the row
+        this process just recorded as its own (``running``), driven without claiming it
+        again, so its first event is its first statement (a cancel meanwhile is heard by
+        the first heartbeat)."""
+        if created is not None and created.spec and created.worker == self.worker:
+            spec, last_seq, cancel_requested = created.spec, created.last_seq, False
+        else:
+            rows = await self.db.read_driver(
+                lambda conn: conn.rows(_CLAIM, {"run": run_id, "worker": self.worker})
+            )
+            if not rows:
+                log.info("run %s is not waiting for a worker; left alone", run_id)
+                return None
+            spec, last_seq, cancel_requested = rows[0]
         self.bus.start()  # hear cancels from other processes
         journal = RunJournal(
             self.db,
@@ -267,7 +260,8 @@ class DurableRuns:
                     elif event.type is EventType.AGENT_SUMMARY:
                         outcome.status = str(event.data.get("status") or outcome.status)
                         outcome.cost_chf = float(event.data.get("costChf") or 0.0)
-                    journal.add(event)
+                    if journal.add(event)["seq"] == 1:
+                        await asyncio.sleep(0)  # its write goes out before the run's reads
             finally:
                 await run.aclose()  # a run taken away stops here, not when collected
                 BEFORE_WRITE.reset(gate)

@@ -68,16 +68,17 @@ class AgentRuntime:
         connections = await self.services.connections.list(user_id)
         return sorted({c.service for c in connections if c.status == "active"})
 
-    async def user_context(self, context: RunContext) -> RunContext:
+    async def user_context(self, context: RunContext, *, models_read: bool = False) -> RunContext:
         """``context`` with what the user's account says: the services of their active
         connections (their toolboxes come on), the models their allow-list permits (the
         selector then picks no other, for the run and everything it starts) and the services
         they may not use (``denied_services``; the tool registry refuses tools that need
         one). Raises :class:`~nyla.access.permissions.ServiceAccessDenied` when they may not
-        run the agent at all (``service.agent``)."""
+        run the agent at all (``service.agent``). ``models_read``: the caller read the
+        allow-list already (``context.allowed_models``, ``None`` for every model)."""
         denied = await self._denied_services(context)
         allowed = context.allowed_models
-        if allowed is None:
+        if allowed is None and not models_read:
             allowed = await self.services.model_access.allowed(context.user_id, context.mandate_id)
         connections = await self.connected_services(context.user_id)
         return context.model_copy(

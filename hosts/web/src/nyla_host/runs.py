@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nyla import AgentConfig, RunContext
+from nyla.host import ChatWorkflow
 from nyla_host.identity import Identity
 from nyla_host.links import PURPOSE, LinkSigner, with_urls
 from nyla_host.tables import HostRunRow
@@ -138,6 +139,29 @@ class RunManager:
 
     # ---- lifecycle --------------------------------------------------------------------
 
+    async def context(
+        self,
+        identity: Identity,
+        *,
+        timezone: str,
+        workflow_id: str | None = None,
+        allowed_models: list[str] | None = None,
+        models_read: bool = False,
+    ) -> RunContext:
+        """The context a run of ``identity`` gets from their account (``kernel.agent.
+        user_context``: service denials, raising ``ServiceAccessDenied`` without
+        ``service.agent``; connections; the model allow-list, unless ``models_read``: the
+        caller read it already, ``allowed_models``, ``None`` for every model)."""
+        context = RunContext(
+            user_id=identity.user_id,
+            mandate_id=identity.mandate_id,
+            role=identity.role.value,
+            timezone=timezone,
+            workflow_id=workflow_id,
+            allowed_models=allowed_models,
+        )
+        return await self.kernel.agent.user_context(context, models_read=models_read)
+
     async def start(
         self,
         prompt: str,
@@ -149,22 +173,28 @@ class RunManager:
         files: list[Any] | None = None,
         agent_text: str | None = None,
         continued: list[Any] | None = None,
+        context: RunContext | None = None,
+        new_conversation: bool = False,
     ) -> HostRunRow:
         """Record a run, store its prompt in the conversation and start it (here, or on a
         worker with ``NYLA_JOBS=procrastinate``); returns its row. ``files`` (the
-        caller's, checked) are attached to the prompt and named in what the agent reads."""
+        caller's, checked) are attached to the prompt and named in what the agent reads.
+        ``context``: the caller's, from :meth:`context` (read here without);
+        ``new_conversation``: the conversation was just created empty (not read again)."""
         runs = self.kernel.runs
-        context = await self.kernel.agent.user_context(
-            RunContext(
-                user_id=identity.user_id,
-                mandate_id=identity.mandate_id,
-                role=identity.role.value,
-                timezone=timezone,
-                workflow_id=conversation_id,
-            )
-        )
+        if context is None:
+            context = await self.context(identity, timezone=timezone)
+        context = context.model_copy(update={"workflow_id": conversation_id})
         workflows = self.kernel.files.workflows
-        workflow = await workflows.load(conversation_id, context)
+        if new_conversation:
+            workflow = ChatWorkflow(
+                id=conversation_id,
+                user_id=context.user_id,
+                mandate_id=context.mandate_id,
+                feature_instance_id=context.feature_instance_id,
+            )
+        else:
+            workflow = await workflows.load(conversation_id, context)
         run_id = uuid.uuid4().hex
         # the prompt first: a run recorded is a run that goes on (nothing may fail between)
         await workflows.add_turn(

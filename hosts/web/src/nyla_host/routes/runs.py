@@ -17,7 +17,6 @@ from nyla_host.model_choice import model_choice
 from nyla_host.routes.catalog import run_context
 from nyla_host.routes.files import callers_files
 from nyla_host.runs import RunNotFound, RunNotResumable, UnfinishedWrites, run_dict
-from nyla_host.service_access import AGENT, need_service
 from nyla_host.sse import InvalidEventId, last_event_id, sse_response
 from nyla_host.state import host
 from nyla_host.timezone import local_iso, request_timezone
@@ -61,15 +60,21 @@ def _with_local_times(row: Any, zone: ZoneInfo | None = None) -> dict[str, Any]:
 
 @router.post("", status_code=202)
 async def start_run(
-    body: RunRequest, request: Request, identity: Identity = Depends(need_service(AGENT))
+    body: RunRequest, request: Request, identity: Identity = Depends(need_user)
 ) -> dict[str, Any]:
     """Start a run in a conversation; it goes on when the client disconnects. Stream it from
     ``eventsUrl``. 403 for a model the caller may not use or without ``service.agent``
     (nothing stored), 404 for a conversation or file that is not theirs."""
     state = host(request)
-    model = (await model_choice(state, identity)).for_run(body.model or None)
+    choice = await model_choice(state, identity)
+    model = choice.for_run(body.model or None)
+    # the caller's account, read once: the service grants (403 without service.agent,
+    # before anything is stored) and the model allow-list the choice above already read
+    context = await state.runs.context(
+        identity, timezone=request_timezone(), allowed_models=choice.allowed, models_read=True
+    )
     files = await callers_files(request, identity, body.file_ids)
-    conversation_id = await _conversation(request, body, identity)
+    conversation_id, new = await _conversation(request, body, identity)
     config = AgentConfig(
         model=model,
         max_rounds=body.max_rounds,
@@ -80,9 +85,11 @@ async def start_run(
         body.prompt,
         identity,
         config=config,
-        timezone=request_timezone(),
+        timezone=context.timezone,
         conversation_id=conversation_id,
         files=files,
+        context=context,
+        new_conversation=new,
     )
     data = _with_local_times(row)
     data["eventsUrl"] = f"/api/runs/{row.run_id}/events"
@@ -90,20 +97,20 @@ async def start_run(
     return data
 
 
-async def _conversation(request: Request, body: RunRequest, identity: Identity) -> str:
+async def _conversation(request: Request, body: RunRequest, identity: Identity) -> tuple[str, bool]:
     """The id of the caller's conversation the run continues (404 for one that is not
-    theirs), or of a new one titled from the prompt."""
+    theirs), or of a new one titled from the prompt; and whether it is new."""
     workflows = host(request).kernel.files.workflows
     wanted = body.conversation_id or body.workflow_id
     if wanted is not None:
         if await workflows.conversation(wanted, identity.user_id) is not None:
-            return wanted
+            return wanted, False
         if body.conversation_id is not None or await workflows.exists(wanted):
             raise HTTPException(404, f"no conversation {wanted}")
     created = await workflows.create_conversation(
         run_context(identity), prompt=body.prompt, workflow_id=body.workflow_id
     )
-    return str(created.id)
+    return str(created.id), True
 
 
 @router.get("")
