@@ -400,10 +400,11 @@ def warm_up(side: dict[str, Any], args: argparse.Namespace, times: int = 10) -> 
 
 
 def token_cache_seconds() -> float:
-    """nyla's verified-token TTL (0 when it has no cache): the bare app gets the same."""
+    """nyla's verified-token TTL while it hears revocations (as ``nyla serve`` does; 0 when
+    it has no cache): the bare app gets the same."""
     from nyla_host import tokens
 
-    return float(getattr(tokens, "CACHE_TTL_S", 0.0))
+    return float(getattr(tokens, "HEARD_TTL_S", getattr(tokens, "CACHE_TTL_S", 0.0)))
 
 
 # ---- report, main -----------------------------------------------------------------------------

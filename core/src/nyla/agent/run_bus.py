@@ -65,6 +65,8 @@ class RunBus:
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.connected = asyncio.Event()
+        #: counts the listener's connections and losses (:meth:`listening`)
+        self._epoch = 0
 
     def start(self) -> None:
         """Listen (once per event loop)."""
@@ -113,6 +115,12 @@ class RunBus:
                 if not waiting:
                     del self._subscribers[run_id]
 
+    def listening(self) -> int | None:
+        """While the listener is connected, a number that stays the same until it loses
+        its connection (``None`` meanwhile): what a cache kept since then heard every
+        notification sent to it."""
+        return self._epoch if self.connected.is_set() else None
+
     def poll_interval(self) -> float:
         """How long a stream waits for a wake-up before it reads anyway."""
         return FALLBACK_POLL_S if self.connected.is_set() else DISCONNECTED_POLL_S
@@ -139,17 +147,23 @@ class RunBus:
                     await conn.execute(f'LISTEN "{self.cancel_channel}"')
                     for name in self._handlers:
                         await conn.execute(f'LISTEN "{name}"')
+                    self._epoch += 1
                     self.connected.set()
                     self._wake()  # what committed while no one listened
                     async for note in conn.notifies():
                         self._dispatch(note.channel, note.payload)
             except asyncio.CancelledError:
+                self._lost()
                 raise
             except Exception as exc:
                 log.warning("run listener lost its connection (%s); reconnecting", exc)
-            self.connected.clear()
+            self._lost()
             self._wake()
             await asyncio.sleep(RECONNECT_S)
+
+    def _lost(self) -> None:
+        self._epoch += 1
+        self.connected.clear()
 
     def _dispatch(self, channel: str, payload: str) -> None:
         handler = self._handlers.get(channel)

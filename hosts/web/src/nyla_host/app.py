@@ -61,7 +61,9 @@ async def startup(state: HostState) -> dict[str, int]:
     await state.kernel.db.ensure_ready()
     runs = await state.runs.recover_interrupted()
     # a token revoked through any host (or nyla tokens revoke) leaves this one's cache at once
-    state.kernel.runs.bus.listen(REVOKED_CHANNEL, state.tokens.forget)
+    bus = state.kernel.runs.bus
+    bus.listen(REVOKED_CHANNEL, state.tokens.forget)
+    state.tokens.heard = bus.listening  # verified tokens kept longer while it hears
     jobs = await state.kernel.jobs.start()
     if runs or jobs:
         log.warning("recovered after a restart: %d interrupted runs, %d jobs", runs, jobs)

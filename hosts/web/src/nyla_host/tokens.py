@@ -1,11 +1,15 @@
 """API tokens: ``nyla_<id>_<secret>``; the database keeps the id and the SHA-256 of the
 secret, never the secret. A token is shown once, when it is created.
 
-Every request carries its token, so a store keeps what it verified for :data:`CACHE_TTL_S`
-seconds (never beyond the token's expiry) instead of reading the row each time: a
-revocation through the same store takes effect at once, one made elsewhere (``nyla tokens
-revoke``, another server process) within that bound. The secret is still checked against
-the cached hash on every request.
+Every request carries its token, so a store keeps what it verified instead of reading the
+row each time (never beyond the token's expiry): a revocation through the same store takes
+effect at once. One made elsewhere (``nyla tokens revoke``, another server process) is
+heard at once through ``NOTIFY`` (:data:`REVOKED_CHANNEL`) by a host that listens: while
+its listener is connected, a verified token is kept :data:`HEARD_TTL_S` seconds, and every
+such entry is dropped the moment the listener loses its connection (a notification may be
+lost then). Without a listener an entry holds :data:`CACHE_TTL_S` seconds, the longest a
+revocation made elsewhere can take. The secret is still checked against the cached hash on
+every request.
 
 A token may carry an *audience*: then it is good only where that audience is asked for
 (:meth:`TokenStore.verify` with ``audience``), never on the rest of the API. The OAuth
@@ -33,6 +37,9 @@ PREFIX = "nyla_"
 #: seconds a verified token is trusted without reading its row again (the longest a
 #: revocation made by another process can take to reach this one)
 CACHE_TTL_S = 5.0
+#: seconds a verified token is trusted while revocations are heard at once (``NOTIFY``): the
+#: bound for one made without a notification (an ``UPDATE`` of the table by hand)
+HEARD_TTL_S = 60.0
 #: verified tokens kept at most (the oldest goes first)
 CACHE_SIZE = 4096
 #: a token's last use is written when the stored one is older than this
@@ -119,23 +126,29 @@ class _Verified:
     #: ``clock()`` reading until which the entry holds
     until: float
     audience: str | None = None
+    #: the revocation listener's connection it was kept under (``None``: none)
+    heard: int | None = None
 
 
 class TokenStore:
     """Create, verify, list and revoke API tokens in the kernel database. ``cache_ttl_s``
     bounds how long a verified token is trusted without its row (0: read it every time);
-    ``clock`` is the monotonic clock the bound is kept on."""
+    ``clock`` is the monotonic clock the bound is kept on. ``heard`` (set when the host
+    listens for revocations, :meth:`nyla.agent.run_bus.RunBus.listening`): the listener's
+    connection while it is connected, else ``None``; entries then hold ``heard_ttl_s``."""
 
     def __init__(
         self,
         db: Any,
         *,
         cache_ttl_s: float = CACHE_TTL_S,
+        heard_ttl_s: float = HEARD_TTL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.db = db
-        self.cache_ttl_s = cache_ttl_s
+        self.cache_ttl_s, self.heard_ttl_s = cache_ttl_s, heard_ttl_s
         self.clock = clock
+        self.heard: Callable[[], int | None] = lambda: None
         self._verified: dict[str, _Verified] = {}
         self._reading: dict[str, asyncio.Future[_Verified | None]] = {}
         #: counts this store's revocations: a read that saw one begin is not kept
@@ -187,13 +200,18 @@ class TokenStore:
         token_id, secret = parts
         digest = _hash(secret)
         hit = self._verified.get(token_id)
-        if hit is None or hit.until <= self.clock():
+        if hit is None or hit.until <= self.clock() or not self._still_heard(hit):
             hit = await self._reread(token_id, digest)
         if hit is None or not hmac.compare_digest(hit.secret_hash, digest):
             return None
         if hit.audience is not None and hit.audience != audience:
             return None
         return hit.identity
+
+    def _still_heard(self, hit: _Verified) -> bool:
+        """An entry kept while revocations were heard holds only while the same listener
+        connection still hears them."""
+        return hit.heard is None or hit.heard == self.heard()
 
     async def _reread(self, token_id: str, digest: str) -> _Verified | None:
         """The token's row, read once for all the requests that ask at the same time (when
@@ -209,7 +227,7 @@ class TokenStore:
         """A valid token's row as a cache entry (kept unless the cache is off or this store
         revoked the token while it was being read); its last use is written when the
         request that read it holds the right secret."""
-        generation = self._generation
+        generation, heard = self._generation, self.heard()
         self._verified.pop(token_id, None)
         rows = await self.db.read_driver(lambda conn: conn.rows(_TOKEN_ROW, (token_id,)))
         if not rows:
@@ -230,11 +248,11 @@ class TokenStore:
         identity = Identity(
             user_id=user_id, mandate_id=mandate_id, role=Role(role), via="token", name=name
         )
-        ttl = self.cache_ttl_s
+        ttl = self.cache_ttl_s if heard is None or self.cache_ttl_s <= 0 else self.heard_ttl_s
         if expires_at is not None:
             ttl = min(ttl, (expires_at - now).total_seconds())
-        entry = _Verified(secret_hash, identity, self.clock() + ttl, aud)
-        if ttl > 0 and generation == self._generation:
+        entry = _Verified(secret_hash, identity, self.clock() + ttl, aud, heard)
+        if ttl > 0 and generation == self._generation and heard == self.heard():
             while len(self._verified) >= CACHE_SIZE:
                 del self._verified[next(iter(self._verified))]
             self._verified[token_id] = entry
