@@ -30,9 +30,10 @@ Like for like:
 Scoped searches (1 % and 10 % of the rows readable) are held against the best plan
 PostgreSQL can be given for the same filter, each measured: an exact scan (a plain copy of
 the rows with a btree on the owner, ranked by distance: recall 1.0) and an iterative HNSW
-scan (``hnsw.iterative_scan = relaxed_order`` on nyla's index, the smallest swept
-``ef_search`` reaching recall@10 >= 0.95). nyla runs with its defaults: it chooses the path
-itself from the file index's counts and the table's statistics.
+scan (``hnsw.iterative_scan = relaxed_order`` on nyla's index) at rising ``ef_search``.
+nyla chooses its path itself from the file index's counts and the table's statistics. They
+are compared at equal recall (bench/retrieval_scoped.py): at the target recall 0.95 (each
+at the smallest ``ef_search`` reaching it) and at the recall nyla's defaults give.
 """
 
 from __future__ import annotations
@@ -285,7 +286,9 @@ async def main(n: int, queries: int, rounds: int, efs: tuple[int, ...], reuse: b
     await _cold(raw, nyla, knowledge, qvecs, efs[0], rounds)
     knowledge.settings.adaptive_ef_search = True
     knowledge.settings.ef_search = 100
-    await _scoped(raw, nyla, paths, qvecs, docs, qs, n, rounds, efs)
+    from retrieval_scoped import scoped
+
+    await scoped(raw, nyla, paths, knowledge, qvecs, docs, qs, n, rounds, efs)
     await conn.close()
     await kernel.aclose()
 
@@ -346,58 +349,9 @@ async def _pair(
     return t_raw, t_nyla, f_raw, f_nyla
 
 
-async def _scoped(
-    raw: Raw, nyla: Any, paths: list[str], qvecs: list[Any], docs: Any, qs: Any, n: int,
-    rounds: int, efs: Any,
-) -> None:  # fmt: skip
-    print("\n## Scoped: nyla (its own path choice) against each plan for the same filter")
-    print("| scope | raw plan | ef_search | recall raw / nyla | raw wall | nyla wall | wall ratio "
-          "| raw CPU | nyla CPU | CPU ratio | nyla path | load |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for label, (scopes, keys) in SCOPED.items():
-        readable = owner_rows(n, scopes)
-        exact = truth(docs, qs, readable)
-        rows = []
-        for ef in (None, *efs):  # None: the exact scan
-            fn = raw.exact if ef is None else raw.hnsw
-            if ef is not None:
-                await raw.set(ef, iterative=True)
-            await _pair(fn, nyla, qvecs, keys, scopes, 1)
-            before = load()
-            paths.clear()
-            t_raw, t_nyla, f_raw, f_nyla = await _pair(fn, nyla, qvecs, keys, scopes, rounds)
-            got = recall(f_raw, exact)
-            rows.append((ef, got, recall(f_nyla, exact), t_raw, t_nyla, set(paths), before))
-            if ef is not None and got >= TARGET:
-                break
-        fit = [r for r in rows if r[1] >= TARGET] or rows
-        # the best plan: least CPU (client + server) of those reaching the target recall
-        best = min(fit, key=lambda r: _total(r[3]))
-        if "hnsw" in rows[-1][5]:
-            # the same statement at the ef_search nyla chose for the filter: the cost of
-            # the statement apart from the cost of the recall that ef buys
-            from nyla.knowledge.search_plan import effective_ef_search
-
-            ef = effective_ef_search(100, n, len(readable))
-            await raw.set(ef, iterative=True)
-            await _pair(raw.hnsw, nyla, qvecs, keys, scopes, 1)
-            before = load()
-            t_raw, t_nyla, f_raw, f_nyla = await _pair(raw.hnsw, nyla, qvecs, keys, scopes, rounds)
-            rows.append((-ef, recall(f_raw, exact), recall(f_nyla, exact), t_raw, t_nyla,
-                         {"hnsw"}, before))  # fmt: skip
-        for ef, got, got_n, t_raw, t_nyla, used, before in rows:
-            rw, nw = t_raw.median()[0], t_nyla.median()[0]
-            plan = "exact scan" if ef is None else "iterative HNSW"
-            if ef is not None and ef < 0:
-                plan, ef = "iterative HNSW at nyla's ef", -ef
-            mark = " **best**" if ef == best[0] else ""
-            print(f"| {label} | {plan}{mark} | {ef or '-'} | {got:.3f} / {got_n:.3f} "
-                  f"| {rw:.3f} | {nw:.3f} | {nw / rw:.2f}x | {_cpu(t_raw)} | {_cpu(t_nyla)} "
-                  f"| {_total(t_nyla) / _total(t_raw):.2f}x | {'/'.join(sorted(used))} "
-                  f"| {before} -> {load()} |")  # fmt: skip
-
-
 if __name__ == "__main__":
+    # retrieval_scoped imports this module by name: the same one, with its BACKENDS
+    sys.modules.setdefault("retrieval_latency", sys.modules[__name__])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=100)

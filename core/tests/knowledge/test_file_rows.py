@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+from dataclasses import replace
 
 import pytest
 from sqlalchemy import text
 
 from nyla.knowledge.file_rows import TRIGGER
+from nyla.knowledge.vectors import CHUNK_ID_BITS
 from nyla.models.knowledge import SearchQuery
 from nyla.read_pool import ReadConnection
 
@@ -69,6 +71,30 @@ async def test_held_details_are_read_once_and_again_after_a_rename(kernel, detai
         for h in moved
     )
     assert all(h.file_name == f"{h.file_id}.txt" for h in after.hits if h.file_id != renamed)
+
+
+@pytest.mark.parametrize("path", ["exact", "hnsw"])
+async def test_a_search_reads_only_the_files_not_held(kernel, monkeypatch, path):
+    seeded = await _seed(kernel, READERS, per_reader=12)
+    _use_path(kernel, path)
+    asked: list[set[int]] = []
+    rows = ReadConnection.rows
+
+    async def recording(self, sql, params=None):
+        if "FROM knowledge_file_index WHERE file_no = ANY" in sql:
+            asked.append(set(params["nos"]))
+        return await rows(self, sql, params)
+
+    monkeypatch.setattr(ReadConnection, "rows", recording)
+    vector = seeded["m1 passage 4"][1]
+    narrow = await kernel.knowledge.search(replace(_query(vector), k=2))
+    wide = await kernel.knowledge.search(replace(_query(vector), k=12))
+    held = {h.chunk_id >> CHUNK_ID_BITS for h in narrow.hits}
+    every = {h.chunk_id >> CHUNK_ID_BITS for h in wide.hits}
+    assert len(wide.hits) == 12 and held < every
+    # the second search asks only for the files the first did not show
+    assert asked == [held, every - held]
+    assert [h.file_name for h in wide.hits] == [f"{h.file_id}.txt" for h in wide.hits]
 
 
 @pytest.mark.parametrize("path", ["exact", "hnsw"])

@@ -98,6 +98,14 @@ class FileRows:
             return
         self.enabled = True
 
+    def held(self, file_nos: Iterable[int]) -> dict[int, FileDetails] | None:
+        """The details of ``file_nos`` when every one is held, else ``None``."""
+        rows = self._rows
+        try:
+            return {no: rows[no] for no in file_nos}
+        except KeyError:
+            return None
+
     async def details(
         self, conn: ReadConnection, file_nos: Iterable[int]
     ) -> dict[int, FileDetails]:
@@ -119,6 +127,10 @@ class FileRows:
             if generation == self._generation:
                 self._keep(read)  # type: ignore[arg-type]
         return found
+
+    def listening(self, conn: ReadConnection) -> bool:
+        """Whether ``conn`` listens for changed file rows already (:meth:`listen`)."""
+        return self._mark in conn.info
 
     async def listen(self, conn: ReadConnection) -> bool:
         """Make ``conn`` listen for changed file rows (once per connection). False, and

@@ -146,52 +146,64 @@ async def vector_ranks(
     first, with their details: one round trip for the ranking and the rows, or with
     ``files`` (enabled, on the driver path) the chunks ranked alone and their files'
     details from ``files`` (a second round trip only for files it does not hold)."""
-    lean = (
-        files is not None
+    driver = session if isinstance(session, ReadConnection) else None
+    # the file details from ``files`` (None: joined in the ranking statement)
+    held = (
+        files
+        if files is not None
         and files.enabled
         and (scoped or not exact)
-        and isinstance(session, ReadConnection)
-        and await files.listen(session)
+        and driver is not None
+        and (files.listening(driver) or await files.listen(driver))
+        else None
     )
-    sql = ranking_sql(file_where, where, int(dims), int(limit), exact, scoped, lean)
+    sql = ranking_sql(file_where, where, int(dims), int(limit), exact, scoped, held is not None)
     bound = {**params, "q": QueryVector(vector)}
-    setup = None
+    setup = info = None
     if not exact:
-        setup = await _hnsw_settings_change(session, ef_search or settings.ef_search, settings)
-    if exact and isinstance(session, ReadConnection):
+        info = driver.info if driver is not None else await _info(session)
+        setup = _hnsw_settings_change(info, ef_search or settings.ef_search, settings)
+    if exact and driver is not None:
         # The scope's keys written into the exact ranking's text: prepared with the keys as
         # a parameter it gets no good generic plan (the scope's size is unknown), so
         # PostgreSQL planned it again on every execution (0.25 ms of a 1 % scope's 0.6 ms
         # on the server); with the keys in its text it is planned once per connection and
         # scope (measured: 0.60 -> 0.37 ms server CPU at 1 % of 10k, 1.40 -> 1.24 at 10 %)
-        rows = await driver_rows(session, with_keys(sql, tuple(params["keys"])), bound)
+        rows = await driver_rows(driver, with_keys(sql, tuple(params["keys"])), bound)
+    elif setup is None and driver is not None:
+        adapt(driver)
+        rows = await driver.rows(driver_sql(sql), bound)
     elif setup is None:
         rows = await _rows(session, sql, bound)
-    elif isinstance(session, ReadConnection):
+    elif driver is not None:
         # the settings and the ranking in one round trip (the first statement of a new
         # connection when the counts are known already: its parameters adapted first)
-        adapt(session)
-        rows = await session.rows_after(driver_sql(setup[0]), setup[1], driver_sql(sql), bound)
+        adapt(driver)
+        rows = await driver.rows_after(driver_sql(setup[0]), setup[1], driver_sql(sql), bound)
     else:
         await _rows(session, setup[0], setup[1])
         rows = await _rows(session, sql, bound)
-    if setup is not None:
-        (await _info(session))["nyla_hnsw_settings"] = setup[2]
-    if lean:
+    if setup is not None and info is not None:
+        info["nyla_hnsw_settings"] = setup[2]
+    if held is not None and driver is not None:
         numbers = {r[0] >> CHUNK_ID_BITS for r in rows}
-        details = await files.details(session, numbers)  # type: ignore[union-attr,arg-type]
+        # all held (the common case) without a coroutine; else read what is missing
+        details = held.held(numbers)
+        if details is None:
+            details = await held.details(driver, numbers)
         return ranked_hits(rows, details, model, resort=not exact)
     return [hit(r, model) for r in rows]
 
 
-async def _hnsw_settings_change(
-    session: Executor, ef_search: int, settings: KnowledgeSettings
+def _hnsw_settings_change(
+    info: dict[Any, Any], ef_search: int, settings: KnowledgeSettings
 ) -> tuple[str, dict[str, Any], tuple[int, int]] | None:
-    """The statement that sets the HNSW search settings on the pooled connection, or
-    ``None`` when they are set already: they only affect HNSW index scans, which only the
-    knowledge store runs, so they are set when they change, not in every query."""
+    """The statement that sets the HNSW search settings on the pooled connection whose
+    ``info`` is given, or ``None`` when they are set already: they only affect HNSW index
+    scans, which only the knowledge store runs, so they are set when they change, not in
+    every query."""
     wanted = (int(ef_search), int(settings.max_scan_tuples))
-    if (await _info(session)).get("nyla_hnsw_settings") == wanted:
+    if info.get("nyla_hnsw_settings") == wanted:
         return None
     return (
         "SELECT set_config('hnsw.ef_search', :ef, false), "
@@ -247,11 +259,14 @@ async def search(
     else:
         file_where, where, params = _where(model, query.filters)
         params["keys"] = OwnerKeys(query.keys)
-    (candidates, files, tokens), total = await _sizes(
-        session, file_where, where, params, indexes.estimates
-    )
+    sizes = _held_sizes(where, params, indexes.estimates)
+    if sizes is None:
+        sizes = await _sizes(session, file_where, where, params, indexes.estimates)
+    (candidates, files, tokens), total = sizes
     pool = max(k, settings.hybrid_candidates) if hybrid else k
-    scoped = await _has_scope_index(session, indexes)
+    scoped = indexes.estimates.get(SCOPE_INDEX_KEY)
+    if scoped is None:
+        scoped = await _has_scope_index(session, indexes)
     # through the scope btree an exact ranking reads the chunks alone, no file's range
     exact = prefer_exact(candidates, total, pool, settings, 0 if scoped else files)
     if not exact and (model, dims) not in indexes.built:
@@ -331,6 +346,23 @@ async def _index_exists(session: Executor, model: str, dims: int) -> bool:
     return bool(rows[0][0])
 
 
+def _sizes_key(where: str, params: dict[str, Any]) -> tuple[str, Any]:
+    # the keys of an unfiltered search as they are (a tuple hashes in well under a
+    # microsecond); a filtered one's parameters by their text
+    if len(params) == 1:
+        return (where, tuple(params["keys"]))
+    return (where, repr(sorted(params.items())))
+
+
+def _held_sizes(
+    where: str, params: dict[str, Any], estimates: EstimateCache
+) -> tuple[tuple[int, int, int], int] | None:
+    """What :func:`_sizes` answers, when ``estimates`` holds all of it (else ``None``)."""
+    counted = estimates.get(_sizes_key(where, params))
+    total = estimates.get(("total",))
+    return None if counted is None or total is None else (counted, total)
+
+
 async def _sizes(
     session: Executor,
     file_where: str,
@@ -340,13 +372,7 @@ async def _sizes(
 ) -> tuple[tuple[int, int, int], int]:
     """((readable filtered chunks, their files, their tokens), chunks in the table), from
     ``estimates`` when fresh."""
-    # the keys of an unfiltered search as they are (a tuple hashes in well under a
-    # microsecond); a filtered one's parameters by their text
-    cache_key = (
-        (where, tuple(params["keys"]))
-        if len(params) == 1
-        else (where, repr(sorted(params.items())))
-    )
+    cache_key = _sizes_key(where, params)
     counted = estimates.get(cache_key)
     if counted is None:
         counted = await count_candidates(session, file_where, params)

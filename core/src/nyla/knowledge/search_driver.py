@@ -55,8 +55,14 @@ class _OwnerKeysDumper(Dumper):
     oid = postgres.types["text"].array_oid
 
     def dump(self, obj: OwnerKeys) -> bytes:
-        quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in obj)
-        return ("{" + ",".join(f'"{key}"' for key in quoted) + "}").encode()
+        return _keys_literal(tuple(obj))
+
+
+@functools.lru_cache(maxsize=1024)
+def _keys_literal(keys: tuple[str, ...]) -> bytes:
+    """The ``text[]`` literal of ``keys`` (a caller's keys repeat from search to search)."""
+    quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in keys)
+    return ("{" + ",".join(f'"{key}"' for key in quoted) + "}").encode()
 
 
 class _QueryVectorDumper(Dumper):
