@@ -21,6 +21,7 @@ from nyla.host import has_unstorable_chars
 from nyla_host.auth import need_user
 from nyla_host.identity import Identity
 from nyla_host.oauth import grant_routes
+from nyla_host.oauth.cors import CorsRoute, add_preflights
 from nyla_host.oauth.store import OAuthStore
 from nyla_host.oauth.terms import CODE_TTL_S, SCOPE, same_resource
 from nyla_host.oauth.urls import issuer, resource_url
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from nyla_host.oauth.provider import NylaProvider
 
 router = APIRouter(tags=["oauth"])
+#: the endpoints a browser-based MCP client calls from its own origin (:mod:`.cors`)
+public = APIRouter(tags=["oauth"], route_class=CorsRoute)
 WEB_DIR = Path(__file__).parent.parent / "web"
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 #: what an approved client may do, as the consent page says it
@@ -89,8 +92,8 @@ async def _read_form(request: Request) -> dict[str, str] | JSONResponse:
     return fields
 
 
-@router.get("/.well-known/oauth-protected-resource")
-@router.get("/.well-known/oauth-protected-resource/mcp")
+@public.get("/.well-known/oauth-protected-resource")
+@public.get("/.well-known/oauth-protected-resource/mcp")
 async def protected_resource(request: Request) -> dict[str, Any]:
     """The MCP endpoint's protected-resource metadata (RFC 9728): nyla is its own
     authorization server."""
@@ -103,7 +106,7 @@ async def protected_resource(request: Request) -> dict[str, Any]:
     }
 
 
-@router.get("/.well-known/oauth-authorization-server")
+@public.get("/.well-known/oauth-authorization-server")
 async def server_metadata(request: Request) -> dict[str, Any]:
     """The authorization server's metadata (RFC 8414)."""
     base = issuer(request)
@@ -137,7 +140,7 @@ _REGISTRATION_BODY = {
 }
 
 
-@router.post(
+@public.post(
     "/oauth/register",
     status_code=201,
     openapi_extra={
@@ -185,7 +188,7 @@ async def authorize(
     return await AuthorizationHandler(_provider(request)).handle(request)
 
 
-@router.post(
+@public.post(
     "/oauth/token",
     openapi_extra=_form_body(
         "grant_type", "code", "redirect_uri", "client_id", "code_verifier", "refresh_token",
@@ -209,7 +212,7 @@ async def token(request: Request) -> Response:
     return await TokenHandler(provider, ClientAuthenticator(provider)).handle(request)
 
 
-@router.post(
+@public.post(
     "/oauth/revoke",
     openapi_extra=_form_body("token", "token_type_hint", "client_id", required=("token",)),
 )
@@ -304,5 +307,8 @@ async def decide(
     return {"redirect": construct_redirect_uri(params["redirectUri"], **answer)}
 
 
-# a person's own grants: the whole server is one router
+# the CORS endpoints with their preflights, and a person's own grants: the whole server is
+# one router
+add_preflights(public)
+router.routes.extend(public.routes)
 router.routes.extend(grant_routes.router.routes)
