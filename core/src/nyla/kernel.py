@@ -295,7 +295,10 @@ class Kernel:
 
     @cached_property
     def jobs(self) -> JobRunner | ProcrastinateRunner:
-        """The job runner (heartbeat, boot recovery, zombie killer, cancel)."""
+        """The job runner (heartbeat, boot recovery, zombie killer, cancel, periodic tasks:
+        the day's storage snapshot)."""
+        from nyla.billing.schedule import add_snapshot_schedule
+
         if self.jobs_backend == "procrastinate":
             from nyla.actions.runs import add_workflow_task
             from nyla.agent.run_job import add_run_task
@@ -305,10 +308,13 @@ class Kernel:
             add_run_task(queue, lambda: self.runs)  # agent runs on workers too
             add_workflow_task(queue, lambda: self.workflow_runs)  # and workflow runs
             queue.recoveries.append(self._resume_workflow_runs)
+            add_snapshot_schedule(queue, lambda: self.billing)
             return queue
         from nyla.jobs.runtime import JobRunner
 
-        return JobRunner(self.db, recoveries=[self._resume_workflow_runs])
+        runner = JobRunner(self.db, recoveries=[self._resume_workflow_runs])
+        add_snapshot_schedule(runner, lambda: self.billing)
+        return runner
 
     @cached_property
     def runs(self) -> DurableRuns:

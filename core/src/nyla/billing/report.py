@@ -68,10 +68,10 @@ async def call_lines(
 
 
 async def take_storage_snapshot(
-    session: Any, chf_per_gb: float, chf_per_1000_chunks: float
+    session: Any, chf_per_gb: float, chf_per_1000_chunks: float, now: datetime | None = None
 ) -> list[StorageLine]:
     """Measure what the knowledge store holds per user and mandate now, price it for a
-    month, and store the snapshot."""
+    month, and store the snapshot (taken at ``now``, default the present)."""
     t = FileContentIndex
     rows = (
         await session.execute(
@@ -80,7 +80,7 @@ async def take_storage_snapshot(
             )
         )
     ).all()
-    now = datetime.now(UTC)
+    now = now or datetime.now(UTC)
     values = [
         {
             "at": now,

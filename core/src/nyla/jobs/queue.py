@@ -12,7 +12,9 @@ defers the syncs that are due). The nyla job row (progress, heartbeat, result) i
 same as with the in-process runner, so status, inventory and the zombie killer see both alike.
 
 Other services register their own tasks (``tasks``: name -> ``await fn(handle, args)``, on
-the queue ``jobs``) and defer them with :meth:`ProcrastinateRunner.defer_task`; a worker
+the queue ``jobs``) and defer them with :meth:`ProcrastinateRunner.defer_task`, and their
+periodic tasks (``periodic``: name -> :class:`~nyla.jobs.runtime.Periodic`, run on its
+``cron`` by one worker, on the queue ``jobs``); a worker
 runs ``recoveries`` after its boot recovery (a workflow run a dead worker left goes on), as
 the in-process runner's ``start`` does.
 """
@@ -25,7 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from nyla import tracing
-from nyla.jobs.runtime import JobHandle, JobRunner
+from nyla.jobs.runtime import JobHandle, JobRunner, Periodic
 from nyla.jobs.store import JobStore, this_worker
 
 if TYPE_CHECKING:
@@ -86,6 +88,8 @@ class ProcrastinateRunner:
         self.db = db
         self.sync = sync
         self.tasks = dict(tasks or {})
+        #: name -> the periodic tasks services registered (each runs in one worker)
+        self.periodic: dict[str, Periodic] = {}
         self.local = JobRunner(db, recoveries=recoveries)
         #: what a worker runs after its boot recovery (the in-process runner's list: one)
         self.recoveries = self.local.recoveries
@@ -131,6 +135,8 @@ class ProcrastinateRunner:
 
         for name in self.tasks:
             self._register(app, name)
+        for name, periodic in self.periodic.items():
+            self._register_periodic(app, name, periodic)
 
         @app.periodic(cron=RESYNC_CRON, periodic_id=RESYNC_TASK)
         @app.task(name=RESYNC_TASK, queue=QUEUE, queueing_lock=RESYNC_TASK)
@@ -146,6 +152,14 @@ class ProcrastinateRunner:
         @app.task(name=name, queue=TASKS_QUEUE, pass_context=True)
         async def task(context: Any, job_id: str | None, args: dict[str, Any]) -> Any:
             return await self._work_task(context, name, job_id, args)
+
+    def _register_periodic(self, app: procrastinate.App, name: str, periodic: Periodic) -> None:
+        """The procrastinate periodic task ``name`` (one job per tick, whichever worker)."""
+
+        @app.periodic(cron=periodic.cron, periodic_id=name)
+        @app.task(name=name, queue=TASKS_QUEUE, queueing_lock=name)
+        async def tick(timestamp: int) -> Any:
+            return await periodic.fn()
 
     async def _open(self) -> None:
         await self.db.ensure_ready()

@@ -10,6 +10,9 @@
   log line at each item's start and the job's ``details.current`` (at most once a second).
 - **Progress and cancel**: :class:`JobHandle` writes progress and checks cancellation at most
   every 3 s (the cancel cache); cancel by job or by connection.
+- **Periodic tasks**: a service registers a :class:`Periodic` in ``runner.periodic``; the
+  runner's :meth:`JobRunner.start` runs it every ``every_s`` (``NYLA_JOBS=procrastinate``: the
+  queue's workers run it on its ``cron``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -121,6 +125,19 @@ async def item_timeout(name: str, phase: str, limit: float | None = None) -> Asy
 JobFn = Callable[[JobHandle], Awaitable[Any]]
 
 
+@dataclass(frozen=True)
+class Periodic:
+    """A task a service runs on a schedule: ``fn()`` every ``every_s`` seconds in the process
+    that started the in-process runner (the first time ``first_after_s`` after the start, so
+    a start costs nothing more), or on ``cron`` in one ``nyla worker`` with
+    ``NYLA_JOBS=procrastinate``. Every server runs it, so ``fn`` must be idempotent."""
+
+    every_s: float
+    cron: str
+    fn: Callable[[], Awaitable[Any]]
+    first_after_s: float = 60.0
+
+
 class JobRunner:
     """Runs jobs in this process (the embedded default; ``NYLA_JOBS=procrastinate`` runs the
     same jobs on worker processes)."""
@@ -142,6 +159,8 @@ class JobRunner:
         self.zombie_every_s = zombie_every_s
         self.zombie_after_s = zombie_after_s
         self.worker = this_worker()
+        #: name -> the periodic tasks services registered (:class:`Periodic`)
+        self.periodic: dict[str, Periodic] = {}
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._loops: list[asyncio.Task[Any]] = []
         self._beater: asyncio.Task[Any] | None = None
@@ -155,8 +174,18 @@ class JobRunner:
             self._loops = [
                 asyncio.create_task(self._every(self.heartbeat_s, self._beat)),
                 asyncio.create_task(self._every(self.zombie_every_s, self._kill_zombies)),
+                *(asyncio.create_task(self._periodically(p)) for p in self.periodic.values()),
             ]
         return recovered
+
+    async def _periodically(self, periodic: Periodic) -> None:
+        await asyncio.sleep(periodic.first_after_s)
+        while True:
+            try:
+                await periodic.fn()
+            except Exception:  # a failed run (database away) must not end the schedule
+                log.exception("a periodic task failed")
+            await asyncio.sleep(periodic.every_s)
 
     async def _every(self, seconds: float, fn: Callable[[], Awaitable[Any]]) -> None:
         while True:
