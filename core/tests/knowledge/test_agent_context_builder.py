@@ -77,7 +77,9 @@ async def test_without_memory_layers_the_block_is_built_again_only_after_a_write
     assert searches[0] > settled and "payroll-2.txt" in block
 
 
-async def test_with_a_workflow_or_without_a_wal_position_it_builds_every_time(kernel, monkeypatch):
+async def test_with_a_workflow_or_without_any_change_signal_it_builds_every_time(
+    kernel, monkeypatch
+):
     me = ctx("u1", "m1", workflow_id="wf")
     await kernel.knowledge.indexing.index_file(
         item("a", "payroll.txt"), b"Payroll runs on the 25th.", context=me
@@ -95,6 +97,7 @@ async def test_with_a_workflow_or_without_a_wal_position_it_builds_every_time(ke
         return None
 
     monkeypatch.setattr(module, "wal_position", no_position)
+    kernel.knowledge.settings.context_notify = False  # no change notifications either
     plain = ctx("u1", "m1")
     build = kernel.knowledge.agent_context_builder([])
     before = searches[0]

@@ -11,7 +11,7 @@ from sqlalchemy import func, select, text
 
 from nyla.agent.spec import RunSpec
 from nyla.knowledge.remembering import RoundBuffer
-from nyla.models.agent import AgentConfig, EventType
+from nyla.models.agent import AgentConfig, EventType, RoundToolResult
 from nyla.models.ai import ToolCall
 from nyla.models.tools import Tool
 from nyla.tables.knowledge import RoundMemory
@@ -100,3 +100,32 @@ async def test_a_failed_flush_is_logged_and_keeps_nothing(kernel, caplog):
     await buffer.flush()
     assert "round memory of 1 rounds not written" in caplog.text
     assert buffer.rounds == []
+
+
+async def test_a_recurring_summary_is_embedded_once_and_every_round_keeps_it(kernel, embedder):
+    me = ctx("u1", "m1")
+    buffer = kernel.knowledge.round_recorder(me)
+    polled = [RoundToolResult("poll", True, "still running")]
+    for n in (1, 2, 3):
+        await buffer(run_id="r", round=n, context=me, tool_results=polled)
+    await buffer(
+        run_id="r", round=4, context=me, tool_results=[RoundToolResult("poll", True, "done")]
+    )
+    embedder.texts.clear()
+    await buffer.flush()
+    assert len(embedder.texts) == 2  # the three equal rounds once, the last one
+    async with kernel.db.session() as s:
+        rows = (await s.execute(select(RoundMemory).order_by(RoundMemory.round))).scalars().all()
+    assert [r.round for r in rows] == [1, 2, 3, 4]
+    vectors = [list(r.embedding) for r in rows]
+    assert vectors[0] == vectors[1] == vectors[2] != vectors[3]
+
+
+async def test_a_round_held_past_the_hold_time_is_written_with_the_next(kernel):
+    me = ctx("u1", "m1")
+    held = RoundBuffer(kernel.knowledge.memory)
+    await held(run_id="r", round=1, context=me, tool_results=["x"])
+    assert await _rows(kernel) == 0  # held until the run ends
+    at_once = RoundBuffer(kernel.knowledge.memory, hold_s=0.0)
+    await at_once(run_id="s", round=1, context=me, tool_results=["y"])
+    assert await _rows(kernel) == 1 and at_once.rounds == []

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from nyla.db import Database
+    from nyla.knowledge.changes import KnowledgeChanges
     from nyla.knowledge.settings import KnowledgeSettings
     from nyla.models.ai import ModelSpec
     from nyla.models.knowledge import SearchHit, SearchResult
@@ -243,15 +244,23 @@ class AgentContextBuilder:
 
     For a context whose block reads no round or workflow memory (no workflow, no
     cross-workflow hints), the block depends on the prompt and the stored knowledge alone, so
-    it is built again only when the database changed since the last build — its WAL position
-    moved, whoever wrote, in whatever process — not every round. An empty block (nothing
-    found, or a failure) is never kept. Without a WAL position (a standby) it builds every
-    time, as it does for a context with a workflow."""
+    it is built again only when the knowledge changed since the last build, not every round:
+    ``changes`` (:class:`~nyla.knowledge.changes.KnowledgeChanges`) says so without a
+    database round trip while this process listens for changes; otherwise (not listening,
+    or ``changes`` is ``None``) the database's WAL position is read every round and any
+    write anywhere counts. An empty block (nothing found, or a failure) is never kept.
+    Without either (a standby that refuses to notify) it builds every time, as it does for a
+    context with a workflow."""
 
-    def __init__(self, service: ContextSource, used: list[SearchHit]) -> None:
-        self.service, self.used = service, used
+    def __init__(
+        self,
+        service: ContextSource,
+        used: list[SearchHit],
+        changes: KnowledgeChanges | None = None,
+    ) -> None:
+        self.service, self.used, self.changes = service, used, changes
         self.vectors: PromptVectors = {}
-        self._last: tuple[tuple[str, str, str], RunContext, str] | None = None
+        self._last: tuple[tuple[str, str, int | str], RunContext, str] | None = None
         self._costs: list[float] = []
         self._spec: tuple[RunContext, ModelSpec] | None = None
 
@@ -264,20 +273,33 @@ class AgentContextBuilder:
     async def __call__(self, prompt: str, context: RunContext) -> str:
         if context.workflow_id or self.service.settings.cross_workflow_hints:
             return await self._build(prompt, context)
-        position = await wal_position(self.service.db)
-        if position is None:
+        # read before the build: a change committed while it reads is seen next round
+        stamp = await self._stamp()
+        if stamp is None:
             return await self._build(prompt, context)
         try:
             spec = self._embedding_spec(context)
         except Exception:  # no embedding model: the build says so (and returns nothing)
             return await self._build(prompt, context)
-        key = (prompt, spec.id, position)
+        key = (prompt, spec.id, stamp)
         last = self._last
         if last is not None and last[0] == key and last[1] is context:
             return last[2]
         block = await self._build(prompt, context)
         self._last = (key, context, block) if block else None
         return block
+
+    async def _stamp(self) -> int | str | None:
+        """What tells a kept block from a stale one: the change generation while this
+        process listens, else the WAL position (``None``: neither is known)."""
+        changes = self.changes
+        if changes is not None:
+            stamp = changes.stamp()
+            if stamp is None:
+                stamp = await changes.start()
+            if stamp is not None:
+                return stamp
+        return await wal_position(self.service.db)
 
     def _embedding_spec(self, context: RunContext) -> ModelSpec:
         """The embedding model of ``context``, chosen once per run (the run passes the same

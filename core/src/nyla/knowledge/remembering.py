@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,16 +34,25 @@ class RoundRecord:
     decisions: Sequence[Any] = ()
 
 
+#: seconds a :class:`RoundBuffer` holds a round at most: a round recorded later than this
+#: after the oldest one held writes what is held first
+HOLD_S = 30.0
+
+
 class RoundBuffer:
     """A run's round recorder that holds the rounds until :meth:`flush` writes them at once
     (one embedding call, one insert). For a run whose context reads no round memory while it
     goes on (no workflow, no cross-workflow hints): writing each round on its own cost about
-    4 ms of CPU per round, more than the rest of the round. Nothing is written before the
-    flush, so a process that dies mid-run loses that run's round memory (it is optional)."""
+    4 ms of CPU per round, more than the rest of the round. A round is held at most about
+    :data:`HOLD_S` seconds (a long run writes what it holds when a round comes later than
+    that), so a process that dies mid-run loses at most that much of its round memory (it is
+    optional; the run's trace, written when it ends, is lost with it)."""
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: Memory, hold_s: float = HOLD_S) -> None:
         self.memory = memory
+        self.hold_s = hold_s
         self.rounds: list[RoundRecord] = []
+        self._since = 0.0
 
     async def __call__(
         self,
@@ -54,11 +64,15 @@ class RoundBuffer:
         tool_results: Sequence[RoundToolResult] = (),
         decisions: Sequence[Any] = (),
     ) -> None:
+        if not self.rounds:
+            self._since = time.monotonic()
         self.rounds.append(
             RoundRecord(
                 run_id, round, context, list(file_refs), list(tool_results), list(decisions)
             )
         )
+        if time.monotonic() - self._since >= self.hold_s:
+            await self.flush()
 
     async def flush(self) -> None:
         """Write the rounds held so far (a failure is logged: round memory is optional)."""
@@ -110,7 +124,8 @@ class Memory:
 
     async def record_rounds(self, rounds: Sequence[RoundRecord]) -> None:
         """Write the RoundMemory of several rounds: their summaries embedded in one call per
-        embedding model, the rows in one statement."""
+        embedding model (a summary that recurs, e.g. a tool polled with the same answer,
+        once), the rows in one statement."""
         if not rounds:
             return
         summaries = [memory.round_summary(r.file_refs, r.tool_results, r.decisions) for r in rounds]
@@ -123,10 +138,14 @@ class Memory:
             context = rounds[indexes[0]].context
             try:
                 spec = self.embedding_spec(context)
-                texts = [summaries[i] for i in indexes]
+                texts = list(dict.fromkeys(summaries[i] for i in indexes))
                 response = await self.ai.embed(texts, context=context, model=spec.id)
-                for i, vector in zip(indexes, response.vectors, strict=True):
-                    vectors[i] = (response.model, list(vector))
+                by_text = {
+                    t: (response.model, list(v))
+                    for t, v in zip(texts, response.vectors, strict=True)
+                }
+                for i in indexes:
+                    vectors[i] = by_text[summaries[i]]
             except Exception as exc:
                 level = (
                     logging.DEBUG if isinstance(exc, ModelNotAvailableError) else logging.WARNING

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from nyla.knowledge.changes import KnowledgeChanges
 from nyla.knowledge.governance import Governance
 from nyla.knowledge.indexing import Indexer
 from nyla.knowledge.ingest import (
@@ -96,6 +97,8 @@ class KnowledgeService:
         self.governance = Governance(db)
         self.sources = SourceSettings(db, self.embedding_spec)
         self.section_reader = SectionReader(db)
+        #: this process's news of changed knowledge (its own writes are counted from now)
+        self.changes = KnowledgeChanges.of(db)
 
     def embedding_spec(self, context: RunContext | None = None) -> ModelSpec:
         """The embedding model in use: ``knowledge.embedding_model`` (or
@@ -127,10 +130,11 @@ class KnowledgeService:
         """The context builder of one agent run (:class:`~nyla.knowledge.context.
         AgentContextBuilder`): :meth:`build_agent_context`, hits quoted going to ``used``,
         with the prompt embedded once and, for a run whose block reads no memory, built
-        again only when the database changed."""
+        again only when the knowledge changed (:mod:`nyla.knowledge.changes`)."""
         from nyla.knowledge.context import AgentContextBuilder
 
-        return AgentContextBuilder(self.retrieval, used)
+        changes = self.changes if self.settings.context_notify else None
+        return AgentContextBuilder(self.retrieval, used, changes)
 
     def round_recorder(self, context: RunContext) -> Callable[..., Awaitable[None]]:
         """The round recorder of one agent run: :meth:`record_round` when the run's context

@@ -63,6 +63,10 @@ class KnowledgeSettings(BaseModel):
     rerank_model: str | None = None
     rerank_candidates: int = Field(default=20, ge=1, le=200)
     context_k: int = 8
+    #: keep a run's context block until the knowledge changes, heard through LISTEN/NOTIFY
+    #: (``knowledge.changes``); off where notifications do not reach the connection
+    #: (PgBouncer in transaction mode): the WAL position is then read every round
+    context_notify: bool = True
     cross_workflow_hints: bool = False
     budgets: ContextBudgets = Field(default_factory=ContextBudgets)
 

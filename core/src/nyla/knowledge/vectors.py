@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, cast
 from sqlalchemy import CursorResult, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from nyla.knowledge.changes import mark_written
 from nyla.models.agent import RunContext
 from nyla.models.files import Scope
 
@@ -224,8 +225,11 @@ async def create_scope_index(session: AsyncSession) -> None:
 
 
 async def driver_connection(session: AsyncSession) -> Any:
-    """The psycopg ``AsyncConnection`` under a SQLAlchemy session (same transaction)."""
+    """The psycopg ``AsyncConnection`` under a SQLAlchemy session (same transaction), for
+    writes: the transaction counts as one that changed the knowledge
+    (:func:`~nyla.knowledge.changes.mark_written`)."""
     conn = await session.connection()
+    mark_written(conn)
     raw = await conn.get_raw_connection()
     return raw.driver_connection
 
