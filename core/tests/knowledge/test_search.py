@@ -397,7 +397,33 @@ def test_path_choice_follows_the_measured_crossover():
     assert not prefer_exact(10_000, 100_000, 10, settings)  # 10 % of 100k: HNSW
     assert prefer_exact(10_000, 1_000_000, 10, settings)  # 1 % of 1M: exact
     assert not prefer_exact(100_000, 1_000_000, 10, settings)  # 10 % of 1M: HNSW
-    assert prefer_exact(1_500, 1_500, 10, settings)  # small stores: always exact
+    # small stores: exact while ranking every chunk costs less than the index's scan
+    assert prefer_exact(400, 400, 10, settings)
+    assert not prefer_exact(1_500, 1_500, 10, settings)
+
+
+def test_path_choice_follows_the_ef_search_the_scan_would_need():
+    from nyla.knowledge.search import effective_ef_search, prefer_exact
+    from nyla.knowledge.settings import KnowledgeSettings
+
+    # 10 % of 10k: at the default ef_search (282 under that filter) the index's scan costs
+    # more than ranking the 1,000 chunks; at ef_search 10 (29 under it) it costs less
+    settings = KnowledgeSettings()
+    assert effective_ef_search(100, 10_000, 1_000) == 282
+    assert prefer_exact(1_000, 10_000, 10, settings)
+    assert not prefer_exact(1_000, 10_000, 10, settings.model_copy(update={"ef_search": 10}))
+    # the ef a search passes is the one that counts (adaptive or configured)
+    assert not prefer_exact(1_000, 10_000, 10, settings, ef_search=29)
+    assert prefer_exact(
+        1_000, 10_000, 10, settings.model_copy(update={"adaptive_ef_search": False}), ef_search=282
+    )
+    # no fixed size decides: the same 1,000 chunks rank on the index in a larger table's
+    # wider scope, exactly in a narrower one
+    assert prefer_exact(1_000, 100_000, 10, settings)
+    # exact_threshold still forces the exact path up to its cost
+    assert prefer_exact(
+        1_000, 10_000, 10, settings.model_copy(update={"ef_search": 10, "exact_threshold": 1_000})
+    )
 
 
 async def test_query_vectors_reach_pgvector_exactly(kernel):

@@ -267,8 +267,13 @@ async def search(
     scoped = indexes.estimates.get(SCOPE_INDEX_KEY)
     if scoped is None:
         scoped = await _has_scope_index(session, indexes)
+    ef_search = (
+        effective_ef_search(settings.ef_search, total, candidates)
+        if settings.adaptive_ef_search
+        else settings.ef_search
+    )
     # through the scope btree an exact ranking reads the chunks alone, no file's range
-    exact = prefer_exact(candidates, total, pool, settings, 0 if scoped else files)
+    exact = prefer_exact(candidates, total, pool, settings, 0 if scoped else files, ef_search)
     if not exact and (model, dims) not in indexes.built:
         exact = not await _index_exists(session, model, dims)
         if not exact:
@@ -287,11 +292,7 @@ async def search(
             scoped=scoped,
             settings=settings,
             files=indexes.files if settings.file_rows_cache else None,
-            ef_search=(
-                effective_ef_search(settings.ef_search, total, candidates)
-                if settings.adaptive_ef_search
-                else settings.ef_search
-            ),
+            ef_search=ef_search,
         )
     except BaseException:
         # a rolled-back transaction also rolls back the connection's HNSW settings (an

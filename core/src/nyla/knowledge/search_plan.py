@@ -55,6 +55,17 @@ async def table_rows(session: Executor) -> int:
 #: on HNSW in 4.8 ms; a 1 % scope exactly in 2-3 ms, on HNSW in 23-29 ms)
 FILE_PROBE_COST = 5.0
 
+#: An iterative HNSW scan's server CPU in the exact path's unit (one chunk ranked exactly,
+#: ~1.3 µs): a fixed part, a part per ``ef_search`` candidate, and a part for going on until
+#: k rows pass a filter, growing a little faster than the ``k * total / readable`` rows that
+#: takes. Fitted to bench/retrieval_latency.py's server CPU per search (2026-12-02, raw
+#: pgvector on nyla's index, 10k and 100k synthetic rows): exact 0.15 ms + 1.3 µs a row;
+#: unfiltered HNSW 0.35 ms + 6 µs per ef_search; a 10 % filter at ef 10 1.06 ms, a 1 %
+#: filter 9-17 ms (the iterative scan runs into max_scan_tuples).
+HNSW_BASE_COST = 150.0
+HNSW_EF_COST = 4.6
+HNSW_PASS_COST, HNSW_PASS_POWER = 2.15, 1.2
+
 
 def prefer_exact(
     candidates: int,
@@ -62,22 +73,31 @@ def prefer_exact(
     limit: int,
     settings: KnowledgeSettings,
     files: int = 0,
+    ef_search: int | None = None,
 ) -> bool:
-    """Exact ranking when it costs less than an iterative HNSW scan would.
+    """Exact ranking when it costs less than an iterative HNSW scan would, both estimated
+    from the statistics a search has (the readable chunks and files, the table's rows).
 
     Exact probes the ``files``' primary-key ranges (:data:`FILE_PROBE_COST` each) and
-    computes ``candidates`` distances; HNSW with iterative scans visits about
-    ``limit * total / candidates`` graph nodes, each costing several distance computations
-    (``exact_cost_factor`` squared). Exact wins while its cost is at most ``factor**2 *
-    limit * total / candidates``, and always at or below ``exact_threshold``. Measured (2
-    cores): 10k readable rows of 100k rank faster on HNSW, 10k of 1M faster exactly; a 10 %
-    scope of 10k one-chunk files faster on HNSW (1,000 probes), a 1 % one exactly.
+    computes ``candidates`` distances. HNSW's cost (:data:`HNSW_BASE_COST` and its peers)
+    grows with the ``ef_search`` it would run at (``ef_search``, by default the one
+    :func:`effective_ef_search` gives this table and filter) and with the rows an iterative
+    scan passes over until ``limit`` of them are readable; ``exact_cost_factor`` scales it
+    (4: as measured; 0: HNSW whenever there is an index). So a scope ranks exactly where an
+    HNSW scan at the ef it needs costs more: 10 % of 10k rows at the default ef (282 under
+    that filter), 1 % of 100k or 1M, not 10 % of 100k. ``exact_threshold`` (0 by default)
+    ranks every search exactly whose cost is at most that.
     """
     cost = candidates + FILE_PROBE_COST * files
     if cost <= settings.exact_threshold:
         return True
-    hnsw = settings.exact_cost_factor**2 * limit * max(total, candidates) / max(candidates, 1)
-    return cost <= hnsw
+    if ef_search is None:
+        ef_search = settings.ef_search
+        if settings.adaptive_ef_search:
+            ef_search = effective_ef_search(ef_search, total, candidates)
+    passed = limit * max(total, candidates) / max(candidates, 1)
+    hnsw = HNSW_BASE_COST + HNSW_EF_COST * ef_search + HNSW_PASS_COST * passed**HNSW_PASS_POWER
+    return cost <= (settings.exact_cost_factor / 4) ** 2 * hnsw
 
 
 async def count_candidates(

@@ -25,11 +25,12 @@ class ContextBudgets(BaseModel):
 class KnowledgeSettings(BaseModel):
     """Tunables of indexing and search.
 
-    ``exact_threshold``: a search whose readable, filtered chunks (counted from the file
-    index) are at most this many ranks them exactly (the scope's files, their chunks by
-    primary-key range, sorted by distance); above it, exact still wins while the chunks are
-    few compared with the table (``exact_cost_factor``, see ``search.prefer_exact``); above
-    that the HNSW index with iterative scans serves it.
+    A search ranks its readable, filtered chunks (counted from the file index) exactly
+    while that costs less than an iterative scan of the HNSW index at the ``ef_search`` it
+    would need (``search.prefer_exact``, a cost model measured on the server;
+    ``exact_cost_factor`` scales the HNSW side: 4 as measured, 0 never exact where an index
+    exists); ``exact_threshold`` ranks exactly whatever the model says while the exact cost
+    is at most that (0: the cost model alone decides).
     """
 
     embedding_model: str | None = None
@@ -37,7 +38,7 @@ class KnowledgeSettings(BaseModel):
     overlap_tokens: int = Field(default=DEFAULT_OVERLAP_TOKENS, ge=0)
     embed_batch: int = Field(default=64, ge=1)
     write_batch_rows: int = Field(default=5000, ge=1)
-    exact_threshold: int = Field(default=2_000, ge=0)
+    exact_threshold: int = Field(default=0, ge=0)
     exact_cost_factor: float = Field(default=4.0, ge=0)
     ef_search: int = Field(default=100, ge=10)
     #: grow ef_search with the table and the filter (``search.effective_ef_search``)
