@@ -120,7 +120,7 @@ DEFAULT_CONNECT_TIMEOUT_S = 10
 #: a pooled connection idle longer than this (seconds) is pinged before it is handed out
 PING_AFTER_IDLE_S = 2.0
 #: connections the engine keeps open, and how many more it opens (and closes again) at peaks
-POOL_SIZE, POOL_OVERFLOW = 10, 10
+POOL_SIZE, POOL_OVERFLOW = 20, 10
 _IDLE_SINCE = "nyla_idle_since"
 
 

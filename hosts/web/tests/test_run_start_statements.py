@@ -53,3 +53,22 @@ async def test_a_run_start_without_service_agent_reads_the_grants_once_and_store
     posted = rec.of(request)
     assert not [s for s in posted if s.sql.startswith("INSERT")]
     assert sum("FROM service_access " in " ".join(s.sql.split()) for s in posted) == 1
+
+
+async def test_a_stream_of_a_run_this_process_drives_is_checked_without_a_statement(state):
+    from nyla_host.identity import Identity, Role
+    from nyla_host.runs import RunNotFound, _LiveRun
+
+    alice = Identity(user_id="alice", mandate_id="m1", role=Role.USER)
+    bob = Identity(user_id="bob", mandate_id="m1", role=Role.USER)
+    with pytest.raises(RunNotFound):  # the read pool's first connection opened
+        await state.runs.check_visible("r0", alice)
+    state.runs._live["r1"] = _LiveRun(run_id="r1", user_id="alice")
+    with recording() as rec:
+        await state.runs.check_visible("r1", alice)
+        with pytest.raises(RunNotFound):
+            await state.runs.check_visible("r1", bob)
+    assert rec.statements == []
+    with recording() as rec, pytest.raises(RunNotFound):  # not driven here: read
+        await state.runs.check_visible("r2", alice)
+    assert rec.counts() == {"QUERY": 1}

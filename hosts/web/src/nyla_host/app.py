@@ -20,11 +20,12 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 import nyla_host.tables  # noqa: F401  (the host's tables join the kernel's metadata)
 from nyla import NylaError
 from nyla_host.auth import Authenticator, AuthHook
-from nyla_host.errors import database_busy, internal_error, nyla_error
+from nyla_host.errors import database_busy, internal_error, nyla_error, server_busy
 from nyla_host.oidc import OidcSettings, OidcVerifier
 from nyla_host.request_gate import RequestGate
 from nyla_host.routes import api_router
 from nyla_host.runs import RunManager
+from nyla_host.start_gate import ServerBusy
 from nyla_host.state import HostSettings, HostState
 from nyla_host.tokens import REVOKED_CHANNEL, TokenStore
 
@@ -107,6 +108,7 @@ def mount(app: FastAPI, state: HostState, *, security_headers: bool = True) -> N
     app.router.routes.extend(api_router().routes)
     app.add_exception_handler(NylaError, nyla_error)
     app.add_exception_handler(PoolTimeoutError, database_busy)
+    app.add_exception_handler(ServerBusy, server_busy)
     app.add_exception_handler(Exception, internal_error)
 
 

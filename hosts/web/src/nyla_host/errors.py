@@ -86,6 +86,18 @@ async def database_busy(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+async def server_busy(request: Request, exc: Exception) -> JSONResponse:
+    """Too many run starts are waiting already (:class:`nyla_host.start_gate.ServerBusy`): a
+    503 the client may retry after ``Retry-After`` seconds."""
+    log.warning("%s %s: %s", request.method, request.url.path, exc)
+    retry = getattr(exc, "retry_after_s", BUSY_RETRY_AFTER_S)
+    return JSONResponse(
+        {"detail": str(exc), "error": "ServerBusy"},
+        status_code=503,
+        headers={"Retry-After": str(retry)},
+    )
+
+
 async def internal_error(request: Request, exc: Exception) -> JSONResponse:
     """The last resort: a 500 with a correlation id, the traceback in the server log under
     it. Starlette answers this outside every middleware, so the security headers are set

@@ -32,6 +32,7 @@ from nyla import AgentConfig, RunContext
 from nyla.host import ChatWorkflow
 from nyla_host.identity import Identity
 from nyla_host.links import PURPOSE, LinkSigner, with_urls
+from nyla_host.start_gate import StartGate
 from nyla_host.tables import HostRunRow
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ class _LiveRun:
     """A run this process drives: its committed events, for this process's streams."""
 
     run_id: str
+    #: whose run it is (a stream of it is checked against this, without a read)
+    user_id: str = ""
     events: list[dict[str, Any]] = field(default_factory=list)
     done: bool = False
     #: set (and replaced) whenever events commit or the run ends
@@ -134,6 +137,8 @@ class RunManager:
     def __init__(self, kernel: Kernel, *, poll_interval: float | None = None) -> None:
         self.kernel = kernel
         self._live: dict[str, _LiveRun] = {}
+        #: run starts in arrival order, a few at a time (a full queue is a 503)
+        self.gate = StartGate()
         #: signs the download links of the files a run's answer cites
         self.links = LinkSigner(lambda: kernel.derived_key(PURPOSE))
 
@@ -211,7 +216,7 @@ class RunManager:
         if runs.queued:
             await runs.launch(row)
             return row
-        live = _LiveRun(run_id=row.run_id)
+        live = _LiveRun(run_id=row.run_id, user_id=row.user_id)
         self._live[row.run_id] = live
         live.task = await runs.launch(row, on_commit=live.committed)
         if live.task is not None:
@@ -278,6 +283,16 @@ class RunManager:
         if row is None or (row.user_id != identity.user_id and not identity.is_sysadmin):
             raise RunNotFound(run_id)
         return row
+
+    async def check_visible(self, run_id: str, identity: Identity) -> None:
+        """Raise :class:`RunNotFound` unless the caller may see the run: one this process
+        drives is checked from memory (a stream starts without a statement), else as
+        :meth:`get`."""
+        live = self._live.get(run_id)
+        if live is None:
+            await self.get(run_id, identity)
+        elif live.user_id != identity.user_id and not identity.is_sysadmin:
+            raise RunNotFound(run_id)
 
     async def _record(self, run_id: str) -> RunRecord | None:
         sql = f"{_SELECT_RUNS} WHERE run_id = %s"

@@ -64,8 +64,16 @@ async def start_run(
 ) -> dict[str, Any]:
     """Start a run in a conversation; it goes on when the client disconnects. Stream it from
     ``eventsUrl``. 403 for a model the caller may not use or without ``service.agent``
-    (nothing stored), 404 for a conversation or file that is not theirs."""
+    (nothing stored), 404 for a conversation or file that is not theirs; 503 with
+    ``Retry-After`` when too many starts are waiting already (:mod:`nyla_host.start_gate`)."""
     state = host(request)
+    async with state.runs.gate.turn():
+        return await _start(state, request, body, identity)
+
+
+async def _start(
+    state: Any, request: Request, body: RunRequest, identity: Identity
+) -> dict[str, Any]:
     choice = await model_choice(state, identity)
     model = choice.for_run(body.model or None)
     # the caller's account, read once: the service grants (403 without service.agent,
@@ -146,8 +154,11 @@ async def run_events(
         after = last_event_id(last_event_id_header, request.query_params.get("lastEventId"))
     except InvalidEventId as exc:
         raise HTTPException(400, str(exc)) from None
-    await _visible(request, run_id, identity)
     state = host(request)
+    try:
+        await state.runs.check_visible(run_id, identity)
+    except RunNotFound:
+        raise HTTPException(404, f"no run {run_id}") from None
     events = state.runs.events(run_id, after, keepalive=state.settings.ping_interval_s)
 
     async def end() -> dict[str, Any]:
@@ -186,7 +197,9 @@ async def resume_run(
     ``confirmWrites`` (the answer lists them in ``unfinishedWrites``)."""
     runs = host(request).runs
     try:
-        row = await runs.resume(run_id, identity, confirm_writes=bool(body and body.confirm_writes))
+        async with runs.gate.turn():
+            confirm = bool(body and body.confirm_writes)
+            row = await runs.resume(run_id, identity, confirm_writes=confirm)
     except RunNotFound:
         raise HTTPException(404, f"no run {run_id}") from None
     except UnfinishedWrites as exc:
