@@ -57,6 +57,11 @@ HEARTBEAT_S = float(os.environ.get("NYLA_RUN_HEARTBEAT_S") or 5.0)
 #: events one read returns at most (a stream reads again at once while there are more)
 READ_LIMIT = 500
 
+_INSERT = """
+INSERT INTO host_runs (run_id, user_id, mandate_id, status, prompt, timezone, started_at, worker,
+  spec, final_text, cost_chf, last_seq) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, '', 0, 0)
+ON CONFLICT (run_id) DO NOTHING RETURNING run_id
+"""
 _CLAIM = """
 UPDATE host_runs SET status = 'running', worker = %(worker)s, heartbeat_at = now()
 WHERE run_id = %(run)s AND (status = 'queued' OR (status = 'running' AND worker = %(worker)s))
@@ -176,8 +181,10 @@ class DurableRuns:
             cost_chf=0.0,
             final_text="",
         )
-        async with self.db.session() as s:
-            s.add(row)
+        # one autocommit statement, not a session's three (a retry finds the row there)
+        names = ("run_id", "user_id", "mandate_id", "status", "prompt", "timezone", "started_at")
+        params = [getattr(row, n) for n in (*names, "worker")] + [Jsonb(spec)]
+        await self.db.read_driver(lambda conn: conn.rows(_INSERT, params))
         return row
 
     async def launch(
@@ -208,9 +215,8 @@ class DurableRuns:
     ) -> str | None:
         """Run a stored run to its end in this process; its status, or ``None`` when it
         was not this process's to run (taken, ended, or not there). ``created``: the row
-        this process just recorded as its own (``running``), driven without claiming it
-        again, so its first event is its first statement (a cancel meanwhile is heard by
-        the first heartbeat)."""
+        this process just recorded as its own, driven without claiming it again (a cancel
+        meanwhile is heard by the first heartbeat)."""
         if created is not None and created.spec and created.worker == self.worker:
             spec, last_seq, cancel_requested = created.spec, created.last_seq, False
         else:
