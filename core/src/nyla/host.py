@@ -37,6 +37,12 @@ if TYPE_CHECKING:
     from nyla.agent.durable import DurableRuns as DurableRuns
     from nyla.agent.run_bus import channel_name as channel_name
     from nyla.agent.run_tables import StoredRun as StoredRun, StoredRunEvent as StoredRunEvent
+    from nyla.agent.run_resume import (
+        RunNotFound as RunNotFound,
+        RunNotResumable as RunNotResumable,
+        UnfinishedWrites as UnfinishedWrites,
+        resumption as resumption,
+    )
     from nyla.ai.neutralize import NeutralizationSession as NeutralizationSession
     from nyla.ai.service import AiService as AiService
     from nyla.config import config_value as config_value
@@ -104,6 +110,11 @@ _EXPORTS: dict[str, str] = {
     "channel_name": "nyla.agent.run_bus",
     "StoredRun": "nyla.agent.run_tables",
     "StoredRunEvent": "nyla.agent.run_tables",
+    # resuming an interrupted run (the web host's resume and `nyla runs resume` alike)
+    "resumption": "nyla.agent.run_resume",
+    "RunNotFound": "nyla.agent.run_resume",
+    "RunNotResumable": "nyla.agent.run_resume",
+    "UnfinishedWrites": "nyla.agent.run_resume",
     # the agent loop entry and what it runs (kernel.agent.run builds the spec)
     "run_agent_loop": "nyla.agent.loop",
     "RunSpec": "nyla.agent.spec",

@@ -29,7 +29,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nyla import AgentConfig, RunContext
-from nyla.host import ChatWorkflow
+from nyla.host import (
+    ChatWorkflow,
+    RunNotFound,
+    RunNotResumable,  # noqa: F401  (the routes answer it)
+    UnfinishedWrites,  # noqa: F401  (the routes answer it)
+    resumption,
+)
 from nyla_host.identity import Identity
 from nyla_host.links import PURPOSE, LinkSigner, with_urls
 from nyla_host.start_gate import StartGate
@@ -106,27 +112,6 @@ def run_dict(row: HostRunRow | RunRecord) -> dict[str, Any]:
         "startedAt": row.started_at.isoformat() if row.started_at else None,
         "finishedAt": row.finished_at.isoformat() if row.finished_at else None,
     }
-
-
-class RunNotFound(LookupError):
-    """No such run for this caller."""
-
-
-class RunNotResumable(ValueError):
-    """Only an ``interrupted`` run (of a conversation) can be run again."""
-
-
-class UnfinishedWrites(ValueError):
-    """The interrupted run started writes that may or may not have taken effect: running it
-    again needs the caller's consent (``confirmWrites``)."""
-
-    def __init__(self, writes: list[dict[str, Any]]) -> None:
-        names = ", ".join(f"{w.get('toolName')} (call {w.get('callId')})" for w in writes)
-        super().__init__(
-            f"the interrupted run started writes that may or may not have taken effect: "
-            f"{names}; check them, then resume with confirmWrites"
-        )
-        self.writes = writes
 
 
 class RunManager:
@@ -230,24 +215,21 @@ class RunManager:
         going on after the rounds it completed (their tools are not called again);
         the caller's account applies as it is now. Refused (:class:`UnfinishedWrites`) while
         it left writes unfinished and the caller did not confirm them."""
-        row = await self.get(run_id, identity)
-        found = await self.kernel.runs.interruption(run_id)
-        if found is None or not found[2].workflow_id:
-            raise RunNotResumable(
-                f"run {run_id} is {row.status}: only an interrupted run of a conversation can "
-                "be resumed"
-            )
-        prompt, config, context, writes, rounds = found
-        if writes and not confirm_writes:
-            raise UnfinishedWrites(writes)
+        again = await resumption(  # the checks `nyla runs resume` makes too
+            self.kernel.runs,
+            run_id,
+            user_id=identity.user_id,
+            any_user=identity.is_sysadmin,
+            confirm_writes=confirm_writes,
+        )
         return await self.start(
-            row.prompt,
+            again.shown_prompt,
             identity,
-            config=config,
-            timezone=row.timezone,
-            conversation_id=str(context.workflow_id),
-            agent_text=prompt,
-            continued=rounds,
+            config=again.config,
+            timezone=again.context.timezone,
+            conversation_id=again.conversation_id,
+            agent_text=again.agent_text,
+            continued=again.continued,
         )
 
     async def cancel(self, run_id: str, identity: Identity) -> bool:
