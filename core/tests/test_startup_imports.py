@@ -74,3 +74,13 @@ def test_with_the_plugin_cache_help_and_listing_load_no_plugin_machinery(tmp_pat
     assert "stevedore" in _loaded(["plugins", "list", "--json"], env)  # fills the cache
     assert _loaded(["plugins", "list", "--json"], env) == "[]"
     assert _loaded(["--help"], env) == "[]"
+
+
+def test_without_the_plugin_cache_help_imports_no_database_layer():
+    # the first command after an install imports every plugin to list their commands: a
+    # plugin's command must import its storage when it runs, not when it is registered
+    env = {**os.environ, "NYLA_PLUGIN_CACHE": "off"}
+    for name in ("NYLA_PLUGINS", "NYLA_DISABLE_PLUGINS", "NYLA_STRICT_PLUGINS"):
+        env.pop(name, None)
+    loaded = _loaded(["--help"], env)
+    assert "nyla.plugins" in loaded and "sqlalchemy" not in loaded, loaded
