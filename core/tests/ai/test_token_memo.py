@@ -4,11 +4,18 @@ when its run lets it go, and long texts are not memoized at all."""
 from __future__ import annotations
 
 import gc
+import random
 import weakref
 
 from nyla.ai import tokens
-from nyla.ai.tokens import MEMO_CHARS, count_text_tokens, message_tokens
-from nyla.models.ai import Message, Role
+from nyla.ai.tokens import (
+    MEMO_CHARS,
+    count_text_tokens,
+    count_tool_tokens,
+    message_tokens,
+    tool_tokens,
+)
+from nyla.models.ai import Message, Role, ToolDefinition
 
 
 def test_a_counted_message_is_not_kept_alive() -> None:
@@ -37,3 +44,36 @@ def test_long_texts_are_counted_but_not_memoized() -> None:
     short = "a short, memoized text"
     count_text_tokens(short)
     assert info().currsize in (size + 1, info().maxsize)
+
+
+def test_the_tool_list_memo_counts_each_list_as_it_is() -> None:
+    def tool(name: str, description: str) -> ToolDefinition:
+        schema = {"type": "object", "properties": {"x": {"type": "string"}}}
+        return ToolDefinition(name=name, description=description, parameters=schema)
+
+    a, b, c = tool("readFile", "Read a file."), tool("writeFile", "Write it."), tool("x", "y")
+    both = count_tool_tokens([a, b])
+    assert both == tool_tokens(a) + tool_tokens(b)
+    assert count_tool_tokens([a, b]) == both  # a new list of the same tools: the memo
+    # the same first tool with others after it (the memo's key): counted as it is
+    assert count_tool_tokens([a, b, c]) == both + tool_tokens(c)
+    assert count_tool_tokens([a]) == tool_tokens(a)
+    assert count_tool_tokens([]) == 0
+
+
+def _count_word_by_word(text: str) -> int:
+    """The counting rule as :func:`tokens.word_tokens` states it, one word at a time."""
+    if not text:
+        return 0
+    n = sum(tokens.word_tokens(len(w)) for w in tokens._WORD.findall(text))
+    n += sum(tokens.digit_tokens(len(d)) for d in tokens._DIGITS.findall(text))
+    return max(1, n + len(tokens._CJK.findall(text)) + len(tokens._SYMBOL.findall(text)))
+
+
+def test_counting_long_words_apart_counts_as_word_by_word() -> None:
+    rng = random.Random(32)
+    alphabet = "abcdefghijÄÖüßéàç0123456789 ,.;:!?-_/{}[]\"'\n\t漢字テスト한국어€$%"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200)))
+        text += " " + "x" * rng.randint(0, 40)  # a long word, sometimes
+        assert tokens._count_text(text) == _count_word_by_word(text), text

@@ -35,6 +35,11 @@ _INTERVAL_S = 0.02
 #: thread wakes a third as often while tools wait (each wake is CPU the process pays)
 _IDLE_SHARE = 0.25
 
+#: how long the thread keeps its pace after the last tool call ended before it waits for the
+#: next one: an agent run's tools come a model call apart, and waking a waiting thread costs
+#: the loop's thread an ``Event.set`` (a lock, a futex wake, a GIL hand-over) every round
+_LINGER_S = 1.0
+
 #: the code of the event loop's wait for I/O (``selectors.*.select``) and of its caller
 _SELECT_CODES = frozenset(
     cls.select.__code__
@@ -138,7 +143,8 @@ def watch(task: asyncio.Task[object], tool: str, handler: object) -> _Watched | 
 
 class LoopWatchdog:
     """One daemon thread watching one event loop for tool tasks that hold it (see the module
-    docstring). It sleeps while no tool call is in flight and ends with its loop."""
+    docstring). It waits for a tool call once none has been in flight for
+    :data:`_LINGER_S`, and ends with its loop."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, limit_s: float) -> None:
         self.loop = loop
@@ -177,9 +183,13 @@ class LoopWatchdog:
             self.stopped = True
 
     def _watch(self) -> None:
+        busy_at = time.monotonic()
         while not self.loop.is_closed():
             idle_s = max(_INTERVAL_S, self.limit_s * _IDLE_SHARE)
             if not self.tasks:
+                if time.monotonic() - busy_at < _LINGER_S:
+                    time.sleep(idle_s)  # a task added meanwhile is seen at the next look
+                    continue
                 self.wake.clear()
                 self.idle = True  # before looking again: a task added from here wakes it
                 woke = bool(self.tasks) or self.wake.wait(timeout=5.0)
@@ -187,6 +197,7 @@ class LoopWatchdog:
                 if not woke and self.loop.is_closed():
                     return
                 continue
+            busy_at = time.monotonic()
             if self._waiting_for_io():
                 time.sleep(idle_s)
                 continue

@@ -99,6 +99,8 @@ class AgentRun:
         self._unlogged: list[tuple[int, Dispatched]] = []
         #: the calls of the round being dispatched (a call's place numbers its documents)
         self._round_calls: list[ToolCall] = []
+        #: what every call's tool context shares (see :meth:`tool_context`)
+        self._tool_base: ToolContext | None = None
 
     def offered(self) -> list[Tool]:
         """The tools the model may call: a sub-agent (a run with a parent) never gets a
@@ -308,24 +310,34 @@ class AgentRun:
             self.ai.prepare_ahead(self.conversation.for_call(), self.session, self.context)
 
     def tool_context(self, call: ToolCall) -> ToolContext:
-        """What the handler of ``call`` gets: the run's context, services, limits and session."""
-        spec = self.spec
-        # (constructed, not validated: every value is the run's own, of the field's type)
-        return ToolContext.model_construct(
-            run=self.context,
-            services=spec.services,
-            run_id=self.run_id,
-            round=self.round,
-            task_number=next((i for i, c in enumerate(self._round_calls, 1) if c is call), 0),
-            action_number=1,
-            call_id=call.id,
-            remaining_rounds=max(0, self.config.max_rounds - self.round),
-            remaining_budget_chf=self.remaining_budget,
-            on_charge=self.charge,
-            neutralization=self.session,
-            model=self.config.model,
-            toolboxes=spec.toolboxes,
-            workflow=spec.workflow,
+        """What the handler of ``call`` gets: the run's context, services, limits and session
+        (a copy of the run's own context with the call's place, round and limits: building
+        one with its fourteen fields cost twice the copy, four times a round)."""
+        base = self._tool_base
+        if base is None:
+            spec = self.spec
+            # (constructed, not validated: every value is the run's own, of the field's type)
+            base = self._tool_base = ToolContext.model_construct(
+                run=self.context,
+                services=spec.services,
+                run_id=self.run_id,
+                action_number=1,
+                neutralization=self.session,
+                model=self.config.model,
+                toolboxes=spec.toolboxes,
+                workflow=spec.workflow,
+            )
+        return base.model_copy(
+            update={
+                "round": self.round,
+                "task_number": next(
+                    (i for i, c in enumerate(self._round_calls, 1) if c is call), 0
+                ),
+                "call_id": call.id,
+                "remaining_rounds": max(0, self.config.max_rounds - self.round),
+                "remaining_budget_chf": self.remaining_budget,
+                "on_charge": self.charge,  # (not in the base: the run would hold itself)
+            }
         )
 
     async def record(self, response: AiCallResponse, results: list[Dispatched]) -> None:

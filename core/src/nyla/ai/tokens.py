@@ -74,12 +74,20 @@ def digit_tokens(length: int) -> int:
     return (length + 2) // 3
 
 
+#: runs of letters that count more than one token (:func:`word_tokens` is 1 up to 6 letters):
+#: only these are looked at one by one
+_LONG_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{7,}")
+
+
 def _count_text(text: str) -> int:
     if not text:
         return 0
-    tokens = 0
-    for word in _WORD.findall(text):
-        tokens += word_tokens(len(word))
+    # every run of letters counts one token and a long one what it has more (a run is
+    # maximal, so a long run is exactly one match of the long pattern): a Python step per
+    # long word only, not per word
+    tokens = len(_WORD.findall(text))
+    for word in _LONG_WORD.findall(text):
+        tokens += word_tokens(len(word)) - 1
     for digits in _DIGITS.findall(text):
         tokens += digit_tokens(len(digits))
     tokens += len(_CJK.findall(text))
@@ -145,9 +153,25 @@ def tool_tokens(tool: ToolDefinition) -> int:
     return n
 
 
+#: id(first definition) -> (the definitions, their tokens): a run sends the same list every
+#: round, compared in one pass in C (identity first) instead of a look-up per tool
+_TOOL_SETS: dict[int, tuple[tuple[ToolDefinition, ...], int]] = {}
+_TOOL_SETS_MAX = 64
+
+
 def count_tool_tokens(tools: Iterable[ToolDefinition]) -> int:
     """Estimated tokens the tool definitions add to a prompt."""
-    return sum(tool_tokens(t) for t in tools)
+    key = tuple(tools)
+    if not key:
+        return 0
+    hit = _TOOL_SETS.get(id(key[0]))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    total = sum(tool_tokens(t) for t in key)
+    if len(_TOOL_SETS) >= _TOOL_SETS_MAX:
+        _TOOL_SETS.clear()
+    _TOOL_SETS[id(key[0])] = (key, total)
+    return total
 
 
 def count_tokens(text_or_messages: Any, model_id: str | None = None) -> int:
