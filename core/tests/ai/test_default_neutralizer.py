@@ -216,3 +216,44 @@ def test_random_uuids_are_never_neutralized() -> None:
     for _ in range(5000):
         text = f"file id: {uuid.UUID(int=rng.getrandbits(128), version=4)}"
         assert neutralizer.find(text) == [], text
+
+
+def _every_detector(text: str) -> list[tuple[str, int, int]]:
+    """What every detector finds, without the one search that skips the pattern detectors."""
+    from nyla.linear_regex import Scan
+
+    scan = Scan(text)
+    found = [f for detector in default_neutralizer._DETECTORS for f in detector(scan)]
+    ids = default_neutralizer._id_tokens(scan)
+    found = default_neutralizer._outside_ids(found, ids) if ids else found
+    return sorted((f.category, f.start, f.end) for f in found)
+
+
+@PROPERTY
+@given(
+    value=st.one_of(emails, ibans, cards, ahvs, st.sampled_from(SAMPLES + CLEAN)),
+    before=prose,
+    after=prose,
+)
+def test_the_search_for_any_match_never_hides_a_finding(
+    value: str, before: str, after: str
+) -> None:
+    text = f"{before} {value} {after}"
+    found = sorted((f.category, f.start, f.end) for f in DefaultNeutralizer().find(text))
+    assert found == _every_detector(text)
+
+
+@pytest.mark.parametrize("text", [*SAMPLES, *CLEAN, '{"round": 17}', "read ok", "Herr Anna Muster"])
+def test_the_search_for_any_match_skips_only_where_no_pattern_matches(text: str) -> None:
+    from nyla.linear_regex import Scan
+
+    scan = Scan(text)
+    any_match = default_neutralizer._ANY_MATCH.search_spans(scan.data, 0) is not None
+    pattern_found = any(
+        next(iter(pattern.search_spans(scan.data, 0) or []), None) is not None
+        for pattern, _ in default_neutralizer._MATCH_DETECTORS
+    )
+    assert any_match == pattern_found
+    assert sorted((f.category, f.start, f.end) for f in DefaultNeutralizer().find(text)) == (
+        _every_detector(text)
+    )

@@ -195,16 +195,29 @@ def _ipv4_findings(scan: Scan) -> Iterator[Finding]:
         yield Finding(start=start, end=end, category="IP", value=text[start:end])
 
 
+#: the detectors that find only where their own pattern matches (each searches the text from
+#: its start first and yields nothing when that search finds nothing), with their patterns
+_MATCH_DETECTORS: tuple[tuple[LinearPattern, Callable[[Scan], Iterator[Finding]]], ...] = (
+    (_EMAIL, _checked(_EMAIL, "EMAIL", lambda v: True)),
+    (_IBAN_START, _iban_findings),
+    (_AHV, _checked(_AHV, "AHV", ahv_valid)),
+    (_CARD, _checked(_CARD, "CARD", luhn_valid)),
+    (_PHONE_INTL, _checked(_PHONE_INTL, "PHONE", _phone_ok)),
+    (_PHONE_CH, _checked(_PHONE_CH, "PHONE", _phone_ok)),
+    (_IPV4, _ipv4_findings),
+    (_IPV6, _checked(_IPV6, "IP", _ipv6_ok)),
+)
 _DETECTORS: tuple[Callable[[Scan], Iterator[Finding]], ...] = (
-    _checked(_EMAIL, "EMAIL", lambda v: True),
-    _iban_findings,
-    _checked(_AHV, "AHV", ahv_valid),
-    _checked(_CARD, "CARD", luhn_valid),
-    _checked(_PHONE_INTL, "PHONE", _phone_ok),
-    _checked(_PHONE_CH, "PHONE", _phone_ok),
-    _ipv4_findings,
+    *(find for _, find in _MATCH_DETECTORS[:-1]),
     context_findings,
-    _checked(_IPV6, "IP", _ipv6_ok),
+    _MATCH_DETECTORS[-1][1],
+)
+#: where any of :data:`_MATCH_DETECTORS` ' patterns matches (their alternation, groups made
+#: plain): one search tells that none of them can find anything in a text, instead of eight
+#: (a round's new tool arguments and results are mostly such texts)
+_ANY_MATCH = compile_linear(
+    "neutralizer.any_match",
+    "|".join(f"(?:{p.source.replace('(?P<v>', '(?:')})" for p, _ in _MATCH_DETECTORS),
 )
 
 
@@ -252,9 +265,12 @@ class DefaultNeutralizer:
             return []
         scan = Scan(text)
         found: list[Finding] = []
-        for detector in _DETECTORS:
-            found.extend(detector(scan))
-        ids = _id_tokens(scan)
+        if _ANY_MATCH.search_spans(scan.data, 0) is None:
+            found.extend(context_findings(scan))  # none of the other detectors can find any
+        else:
+            for detector in _DETECTORS:
+                found.extend(detector(scan))
+        ids = _id_tokens(scan) if found else []
         if ids:
             found = _outside_ids(found, ids)
         found.sort(key=lambda f: (f.start, -(f.end - f.start)))
