@@ -202,7 +202,7 @@ async def answer_in_conversation(
         workflow_id = context.workflow_id or await conversations.workflow_of_run(run_id)
         if workflow_id is None:
             return
-        workflow = await conversations.load(workflow_id, context)
+        workflow = await conversations.for_turn(workflow_id, context)
         await conversations.add_turn(
             workflow,
             role="assistant",

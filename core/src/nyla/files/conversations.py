@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, or_, select
 
+from nyla.errors import FileAccessError
 from nyla.files.tables import DocumentRow, MessageRow, WorkflowRow
 from nyla.models.agent import RunContext
 from nyla.models.ai import Message, Role
@@ -216,6 +217,22 @@ class Conversations:
                 .limit(1)
             )
         return str(found) if found is not None else None
+
+    async def for_turn(self, workflow_id: str, context: RunContext) -> ChatWorkflow:
+        """The workflow a turn goes into, without its messages (:meth:`add_turn` needs its
+        id and round): one statement where ``load`` reads every message. Another user's,
+        or none, raises :class:`FileAccessError`."""
+        async with self.db.read_session() as s:
+            row = await s.get(WorkflowRow, workflow_id)
+        if row is None or row.user_id != context.user_id:
+            raise FileAccessError(f"workflow {workflow_id!r} not found")
+        return ChatWorkflow(
+            id=row.id,
+            user_id=row.user_id,
+            mandate_id=row.mandate_id,
+            feature_instance_id=row.feature_instance_id,
+            current_round=row.current_round,
+        )
 
     async def add_turn(
         self,
