@@ -194,6 +194,11 @@ async def build(n: int, docs: np.ndarray, texts: list[str], reuse: bool) -> tupl
     name = f"nyla_latency_{n}"
     with psycopg.connect(base, autocommit=True) as conn:
         kept = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+    if kept:
+        # complete only once the raw copy's btree, the build's last step, exists (a build
+        # stopped halfway, e.g. the hours a 1M build takes, is built again)
+        with psycopg.connect(db_uri(base, name), autocommit=True) as conn:
+            kept = conn.execute("SELECT to_regclass('raw_items_owner')").fetchone()[0]
     uri = db_uri(base, name) if reuse and kept else fresh_database(base, name)
     kernel = Kernel(
         plugins=PluginHost.from_plugins([], builtins=False), db=Database(to_sqlalchemy_url(uri))
