@@ -168,8 +168,8 @@ async def test_file_probes_count_only_until_the_scope_btree_exists(kernel):
     few = await _load(kernel, {"bob": 60}, chunks_per_file=20)
     settings = kernel.knowledge.settings
     settings.exact_threshold = 300
-    # HNSW's cost: (1.2 / 4)**2 * (150 + 4.6 * ef 385 + 2.15 * (k 10 * 1,200 rows / 60
-    # readable)**1.2) = 285 (search_plan.prefer_exact). Through the scope btree exact costs
+    # HNSW's cost: (1.2 / 4)**2 * (150 + 4.6 * ef 385 + 1.36 * (k 10 * 1,200 rows / 60
+    # readable)**1.3) = 293 (search_plan.prefer_exact). Through the scope btree exact costs
     # 60 for both (exact). Without it, ann's 60 + 5 * 60 probes = 360 (HNSW wins), bob's
     # 60 + 5 * 3 = 75 (under the threshold: exact)
     settings.exact_cost_factor = 1.2

@@ -61,10 +61,11 @@ FILE_PROBE_COST = 5.0
 #: takes. Fitted to bench/retrieval_latency.py's server CPU per search (2026-12-02, raw
 #: pgvector on nyla's index, 10k and 100k synthetic rows): exact 0.15 ms + 1.3 µs a row;
 #: unfiltered HNSW 0.35 ms + 6 µs per ef_search; a 10 % filter at ef 10 1.06 ms, a 1 %
-#: filter 9-17 ms (the iterative scan runs into max_scan_tuples).
+#: filter 9-17 ms at 10k-100k and 22-24 ms at 1M (the iterative scan runs into
+#: max_scan_tuples), where ranking the scope's 10k rows exactly takes 13 ms.
 HNSW_BASE_COST = 150.0
 HNSW_EF_COST = 4.6
-HNSW_PASS_COST, HNSW_PASS_POWER = 2.15, 1.2
+HNSW_PASS_COST, HNSW_PASS_POWER = 1.36, 1.3
 
 
 def prefer_exact(
