@@ -122,8 +122,10 @@ def _summary(summary: list[Any]) -> None:
     print("|---|---|---|---|---|---|")
     for label, best, at_default, swept in summary:
         nyla = next((r for r in swept if r.recall_nyla >= rl.TARGET), swept[-1])
+        short = "" if nyla.recall_nyla >= rl.TARGET else f"; no swept setting reaches {rl.TARGET}"
         print(f"| {label} | target recall {rl.TARGET} | {_plan(best)} ({best.recall_raw:.3f}) "
-              f"| ef_search {nyla.nyla_ef} ({nyla.recall_nyla:.3f}, {'/'.join(sorted(nyla.paths))}) "
+              f"| ef_search {nyla.nyla_ef} ({nyla.recall_nyla:.3f}, {'/'.join(sorted(nyla.paths))}"
+              f"{short}) "
               f"| **{nyla.ratio():.2f}x** | {_wall(nyla):.2f}x |")  # fmt: skip
         print(f"| {label} | nyla's defaults' recall | {_plan(at_default)} "
               f"({at_default.recall_raw:.3f}) | defaults ({at_default.recall_nyla:.3f}, "
