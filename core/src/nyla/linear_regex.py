@@ -21,7 +21,6 @@ adversarial inputs of growing size (``core/tests/test_linear_patterns.py``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -166,17 +165,6 @@ class _Offsets:
         if self.ascii or span[0] < 0:
             return span
         return self.of(span[0]), self.of(span[1])
-
-
-def any_of(name: str, patterns: tuple[LinearPattern, ...]) -> LinearPattern:
-    """One pattern that matches where any of ``patterns`` does (their alternation, each with
-    its own case rule, named groups made plain): one search tells whether any of them can
-    match a text at all. Registered under ``name`` like every other pattern."""
-    parts = []
-    for pattern in patterns:
-        plain = re.sub(r"\(\?P<\w+>", "(?:", pattern.source)
-        parts.append(f"(?i:{plain})" if pattern.ignore_case else f"(?:{plain})")
-    return compile_linear(name, "|".join(parts))
 
 
 def find_spans(pattern: LinearPattern, text: str, group: int = 0) -> list[tuple[int, int]]:

@@ -218,15 +218,6 @@ def test_random_uuids_are_never_neutralized() -> None:
         assert neutralizer.find(text) == [], text
 
 
-CONTEXTUAL = (
-    "Sehr geehrter Herr Hans Meier,",
-    "Kind regards,\nAnna Muster",
-    "Frau Dr. Erika Mustermann, geb. 12.03.1985, wohnt an der Bahnhofstrasse 12, 8001 Zürich.",
-    "Passport number: C01X00T47",
-    "(* 01.02.1990)",
-)
-
-
 def _every_detector(text: str) -> list[tuple[str, int, int]]:
     """What every detector finds, without the one search that skips the pattern detectors."""
     from nyla.linear_regex import Scan
@@ -240,7 +231,7 @@ def _every_detector(text: str) -> list[tuple[str, int, int]]:
 
 @PROPERTY
 @given(
-    value=st.one_of(emails, ibans, cards, ahvs, st.sampled_from(SAMPLES + CLEAN + CONTEXTUAL)),
+    value=st.one_of(emails, ibans, cards, ahvs, st.sampled_from(SAMPLES + CLEAN)),
     before=prose,
     after=prose,
 )
@@ -252,29 +243,17 @@ def test_the_search_for_any_match_never_hides_a_finding(
     assert found == _every_detector(text)
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        *SAMPLES,
-        *CLEAN,
-        '{"round": 17}',
-        "read ok",
-        "Herr Anna Muster",
-        "Kind regards,\nAnna Muster",
-        "geb. 12.03.1985",
-        "Passport number: C01X00T47",
-        "Bahnhofstrasse 12, 8001 Zürich",
-    ],
-)
+@pytest.mark.parametrize("text", [*SAMPLES, *CLEAN, '{"round": 17}', "read ok", "Herr Anna Muster"])
 def test_the_search_for_any_match_skips_only_where_no_pattern_matches(text: str) -> None:
-    from nyla.ai.pii_context import BIRTH_ID_ADDRESS_PATTERNS
     from nyla.linear_regex import Scan
 
     scan = Scan(text)
     any_match = default_neutralizer._ANY_MATCH.search_spans(scan.data, 0) is not None
-    patterns = [p for p, _ in default_neutralizer._MATCH_DETECTORS]
-    patterns += BIRTH_ID_ADDRESS_PATTERNS
-    assert any_match == any(p.search_spans(scan.data, 0) is not None for p in patterns)
+    pattern_found = any(
+        next(iter(pattern.search_spans(scan.data, 0) or []), None) is not None
+        for pattern, _ in default_neutralizer._MATCH_DETECTORS
+    )
+    assert any_match == pattern_found
     assert sorted((f.category, f.start, f.end) for f in DefaultNeutralizer().find(text)) == (
         _every_detector(text)
     )

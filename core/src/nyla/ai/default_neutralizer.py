@@ -14,10 +14,9 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterator
 
-from nyla.ai.pii_context import BIRTH_ID_ADDRESS_PATTERNS, context_findings
-from nyla.ai.pii_names import name_findings
+from nyla.ai.pii_context import context_findings
 from nyla.hookspecs import hookimpl
-from nyla.linear_regex import LinearPattern, Scan, any_of, compile_linear
+from nyla.linear_regex import LinearPattern, Scan, compile_linear
 from nyla.models.neutralize import Finding
 
 #: word characters as Python's ``\w`` has them (RE2's ``\w`` is ASCII only)
@@ -213,14 +212,12 @@ _DETECTORS: tuple[Callable[[Scan], Iterator[Finding]], ...] = (
     context_findings,
     _MATCH_DETECTORS[-1][1],
 )
-#: where any pattern of the detectors but the names' matches: each of them finds only where
-#: one of its patterns matches, searching from the text's start first, so one search tells
-#: that none of them can find anything, instead of about fifteen (a round's new tool
-#: arguments and results are mostly such texts); the names have their own gate (a capital).
-#: A detector that could find without a match of its listed patterns must not be added
-#: without changing this.
-_ANY_MATCH = any_of(
-    "neutralizer.any_match", (*(p for p, _ in _MATCH_DETECTORS), *BIRTH_ID_ADDRESS_PATTERNS)
+#: where any of :data:`_MATCH_DETECTORS` ' patterns matches (their alternation, groups made
+#: plain): one search tells that none of them can find anything in a text, instead of eight
+#: (a round's new tool arguments and results are mostly such texts)
+_ANY_MATCH = compile_linear(
+    "neutralizer.any_match",
+    "|".join(f"(?:{p.source.replace('(?P<v>', '(?:')})" for p, _ in _MATCH_DETECTORS),
 )
 
 
@@ -269,7 +266,7 @@ class DefaultNeutralizer:
         scan = Scan(text)
         found: list[Finding] = []
         if _ANY_MATCH.search_spans(scan.data, 0) is None:
-            found.extend(name_findings(scan))  # no other detector can find anything
+            found.extend(context_findings(scan))  # none of the other detectors can find any
         else:
             for detector in _DETECTORS:
                 found.extend(detector(scan))

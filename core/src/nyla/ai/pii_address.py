@@ -52,13 +52,9 @@ _LABELLED_TOWN = compile_linear(
 )
 
 
-#: the patterns :func:`address_findings` finds with (it finds nothing where none matches)
-ADDRESS_PATTERNS = (_ADDRESS, _LABELLED_TOWN)
-
-
 def address_findings(scan: Scan) -> Iterator[Finding]:
     """Street addresses, post boxes and labelled towns in the scanned text."""
-    for pattern in ADDRESS_PATTERNS:
+    for pattern in (_ADDRESS, _LABELLED_TOWN):
         group = pattern.group("v")
         for start, end in scan.spans(pattern, group):
             value = scan.text[start:end].rstrip(" ,.")

@@ -44,13 +44,9 @@ _DATE_BEFORE_LABEL = compile_linear(
 )
 
 
-#: the patterns :func:`birth_findings` finds with (it finds nothing where none matches)
-BIRTH_PATTERNS = (_BIRTH_DATE, _STARRED_DATE, _DATE_BEFORE_LABEL)
-
-
 def birth_findings(scan: Scan) -> Iterator[Finding]:
     """Dates of birth in the scanned text."""
-    for pattern in BIRTH_PATTERNS:
+    for pattern in (_BIRTH_DATE, _STARRED_DATE, _DATE_BEFORE_LABEL):
         group = pattern.group("v")
         for start, end in scan.spans(pattern, group):
             value = scan.text[start:end].rstrip(" ,.")

@@ -10,17 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nyla.ai.pii_address import ADDRESS_PATTERNS, address_findings
-from nyla.ai.pii_birth import BIRTH_PATTERNS, birth_findings
-from nyla.ai.pii_ids import ID_PATTERNS, id_findings
+from nyla.ai.pii_address import address_findings
+from nyla.ai.pii_birth import birth_findings
+from nyla.ai.pii_ids import id_findings
 from nyla.ai.pii_names import name_findings
 from nyla.linear_regex import Scan
 from nyla.models.neutralize import Finding
-
-#: every pattern the detectors of dates of birth, ID numbers and addresses find with: where
-#: none matches, they find nothing (the name patterns are kept apart: in one alternation with
-#: the others RE2's automaton outgrows its memory and falls back to its slower engine)
-BIRTH_ID_ADDRESS_PATTERNS = (*BIRTH_PATTERNS, *ID_PATTERNS, *ADDRESS_PATTERNS)
 
 
 def context_findings(scan: Scan | str) -> Iterator[Finding]:

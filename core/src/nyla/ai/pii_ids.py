@@ -61,10 +61,6 @@ def _document_number(value: str, gap: str) -> bool:
     return adjacent and 6 <= len(value) <= 12 and value == value.upper()
 
 
-#: the patterns :func:`id_findings` finds with (it finds nothing where none matches)
-ID_PATTERNS = (_ID_NUMBER,)
-
-
 def id_findings(scan: Scan) -> Iterator[Finding]:
     """Passport and identity-card numbers in the scanned text."""
     text, gap_group, group = scan.text, _ID_NUMBER.group("gap"), _ID_NUMBER.group("v")

@@ -195,16 +195,12 @@ def _role_single_ok(match: list[tuple[int, int]], text: str, pattern: LinearPatt
     return text[a:b].rstrip().endswith(":")
 
 
-#: the patterns :func:`name_findings` finds with (it finds nothing where none matches)
-NAME_PATTERNS = (_ROLE_NAME, _TITLED_NAME, _GREETING_NAME, _SIGNATURE, _NAME_BEFORE_BIRTH)
-
-
 def name_findings(scan: Scan) -> Iterator[Finding]:
     """Names after titles, roles, labels and greetings, and under closing formulas."""
     if _UPPER.search_spans(scan.data, 0) is None:
         return  # every name starts with a capital: one search instead of five
     text = scan.text
-    for pattern in NAME_PATTERNS:
+    for pattern in (_ROLE_NAME, _TITLED_NAME, _GREETING_NAME, _SIGNATURE, _NAME_BEFORE_BIRTH):
         group = pattern.group("v")
         for match in scan.matches(pattern, group):
             start, end = match[group]
