@@ -4,14 +4,14 @@ private-LLM provider pointed at a local OpenAI-compatible server (real HTTP on l
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from click.testing import CliRunner
 
 from nyla.cli import cli
+from nyla.testing.processes import http_server_thread
 
 
 def test_run_without_a_model_says_how_to_configure_one(monkeypatch, tmp_path):
@@ -74,13 +74,8 @@ class ChatCompletions(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def local_llm() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatCompletions)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
+    with http_server_thread(ChatCompletions) as base:
+        yield f"{base}/v1"
 
 
 def test_run_offline_against_a_local_openai_compatible_server(

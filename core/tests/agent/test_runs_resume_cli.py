@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from click.testing import CliRunner
 
 from nyla.cli import cli
+from nyla.testing.processes import http_server_thread
 
 
 class Answers(BaseHTTPRequestHandler):
@@ -36,13 +36,8 @@ class Answers(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def local_llm() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Answers)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
+    with http_server_thread(Answers) as base:
+        yield f"{base}/v1"
 
 
 async def _recorded(status: str, writes: list[dict] | None = None) -> str:

@@ -11,9 +11,8 @@ import base64
 import hashlib
 import json
 import secrets
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
@@ -24,6 +23,7 @@ from sqlalchemy import text
 
 from nyla import hookimpl
 from nyla.sdk.connectors import BaseConnector, Item, ItemPage, OAuthConfig
+from nyla.testing.processes import http_server_thread
 
 pytestmark = pytest.mark.db
 
@@ -112,15 +112,9 @@ def idp() -> Iterator[type[FakeAuthorizationServer]]:
         (FakeAuthorizationServer,),
         {"codes": {}, "access": set(), "refresh": set(), "token_requests": [], "deny": False},
     )
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    handler.base = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with http_server_thread(handler) as base:
+        handler.base = base  # type: ignore[attr-defined]
         yield handler
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

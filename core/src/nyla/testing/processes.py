@@ -1,13 +1,16 @@
-"""A test's HTTP server in a process of its own (a vendor's fake, an MCP server): started on
-127.0.0.1 at a free port, waited for until it answers, stopped at the end."""
+"""A test's HTTP server in a process of its own (a vendor's fake, an MCP server) or in a thread
+of the test's process: started on 127.0.0.1 at a free port, waited for until it answers
+(a process), stopped at the end."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
@@ -45,3 +48,18 @@ def http_server_process(
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def http_server_thread(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 at a free port from a daemon thread; yields the base URL
+    (``http://127.0.0.1:<port>``), and shuts the server down and closes its socket on exit."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -3,13 +3,14 @@ network behind an injected resolver, for the web toolbox's tests."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx
 import pytest
+
+from nyla.testing.processes import http_server_thread
 
 ARTICLE = b"""<!doctype html><html><head><meta charset="utf-8"><title>Swiss VAT 2026</title>
 <script>var tracking = "do not read me";</script><style>body{color:red}</style></head>
@@ -52,15 +53,8 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def site() -> Iterator[str]:
     """The base URL of the local test site (``http://127.0.0.1:<port>``)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_server_thread(_Handler) as base:
+        yield base
 
 
 #: what the fake network's names resolve to
