@@ -43,7 +43,12 @@ function readReturn(query) {
   history.replaceState(null, "", "#mcp");
 }
 
+// Each load's number: a load that answers after a later one (the tab opened, then a server
+// added before the first load came back) must not put back the list from before.
+let loads = 0;
+
 export async function loadMcp({ keepNotice = false, query = "" } = {}) {
+  const load = ++loads;
   $("#mcp-error").textContent = "";
   if (!keepNotice) $("#mcp-done").textContent = "";
   if (query) readReturn(query);
@@ -51,13 +56,16 @@ export async function loadMcp({ keepNotice = false, query = "" } = {}) {
   const admin = state.me.role !== "user";
   const mine = await api(`${BASE}/user`);
   const mySignIns = await api(`${BASE}/user/sign-in`);
-  fill("#mcp-mine tbody", mine.map((s) => row(s, "user", true, mySignIns)), "No servers of your own.");
   const org = state.me.mandateId ? await api(`${BASE}/mandate`) : [];
   const orgSignIns = state.me.mandateId ? await api(`${BASE}/mandate/sign-in`) : {};
+  if (load !== loads) return;
+  fill("#mcp-mine tbody", mine.map((s) => row(s, "user", true, mySignIns)), "No servers of your own.");
   fill("#mcp-org tbody", org.map((s) => row(s, "mandate", admin, orgSignIns)), "No servers of your organisation.");
   const scope = $("#mcp-scope");
+  const chosen = scope.value;
   scope.replaceChildren(el("option", { value: "user" }, "Only me"));
   if (admin && state.me.mandateId) scope.append(el("option", { value: "mandate" }, "Everyone in my organisation"));
+  if (chosen === "mandate" && scope.length > 1) scope.value = chosen;
 }
 
 async function add(event) {
