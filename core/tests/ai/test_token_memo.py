@@ -77,3 +77,17 @@ def test_counting_long_words_apart_counts_as_word_by_word() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200)))
         text += " " + "x" * rng.randint(0, 40)  # a long word, sometimes
         assert tokens._count_text(text) == _count_word_by_word(text), text
+
+
+def test_ascii_text_counts_as_word_by_word() -> None:
+    """ASCII text takes its own path (bytes.translate, no regex): the same counts, every
+    ASCII character among the inputs (the control characters \\s takes included)."""
+    rng = random.Random(33)
+    alphabet = "".join(chr(i) for i in range(128)) + "abcdefghij" * 4 + "0123" + " " * 8
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200)))
+        text += " " + "y" * rng.randint(0, 40)
+        assert text.isascii()
+        assert tokens._count_text(text) == _count_word_by_word(text), repr(text)
+    assert tokens._count_text("\x1c\x1d\x1e\x1f") == 1  # space to \\s: no token, at least 1
+    assert tokens._count_text('{"a": 12345}') == 1 + 2 + 5  # a; 123 45; {"":} symbols

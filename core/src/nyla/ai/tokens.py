@@ -79,9 +79,25 @@ def digit_tokens(length: int) -> int:
 _LONG_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{7,}")
 
 
+def _ascii_table(keep: str) -> bytes:
+    """A ``bytes.translate`` table that maps every byte outside ``keep`` to a space."""
+    return bytes(i if chr(i) in keep else 0x20 for i in range(256))
+
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_ASCII_DIGITS = "0123456789"
+#: the ASCII characters that are letters, digits or space to the patterns above (``\s`` of a
+#: ``str`` pattern takes \x1c-\x1f too): deleting them leaves the symbols
+_NOT_SYMBOL = bytes(i for i in range(128) if not _SYMBOL.match(chr(i)))
+_ONLY_LETTERS = _ascii_table(_LETTERS)
+_ONLY_DIGITS = _ascii_table(_ASCII_DIGITS)
+
+
 def _count_text(text: str) -> int:
     if not text:
         return 0
+    if text.isascii():
+        return _count_ascii(text.encode("ascii"))
     # every run of letters counts one token and a long one what it has more (a run is
     # maximal, so a long run is exactly one match of the long pattern): a Python step per
     # long word only, not per word
@@ -92,6 +108,21 @@ def _count_text(text: str) -> int:
         tokens += digit_tokens(len(digits))
     tokens += len(_CJK.findall(text))
     tokens += len(_SYMBOL.findall(text))
+    return max(1, tokens)
+
+
+def _count_ascii(raw: bytes) -> int:
+    """:func:`_count_text`'s rule on ASCII text (most of what an agent sends: JSON, code,
+    English), with ``bytes.translate`` and ``split`` instead of five regex scans; no CJK
+    there. About a quarter of the time, the same count (tested on random text)."""
+    words = raw.translate(_ONLY_LETTERS).split()
+    tokens = len(words)
+    for word in words:
+        if len(word) > 6:
+            tokens += word_tokens(len(word)) - 1
+    for digits in raw.translate(_ONLY_DIGITS).split():
+        tokens += digit_tokens(len(digits))
+    tokens += len(raw.translate(None, _NOT_SYMBOL))
     return max(1, tokens)
 
 

@@ -17,7 +17,6 @@ from nyla.sdk import (
     Usage,
     WebSearchHit,
     config_value,
-    count_text_tokens_once,
 )
 from nyla_provider_local import hashing, minilm, static_model
 
@@ -146,8 +145,6 @@ class LocalProvider:
     async def embed(self, model: str, texts: list[str]) -> EmbeddingResponse:
         """Embed ``texts`` with one of the local models (big batches in a worker thread)."""
         name = model.split(":", 1)[1] if model.startswith(PROVIDER_ID + ":") else model
-        # counted once: the memoized counter would keep a bulk load's chunk texts alive
-        usage = Usage(input_tokens=sum(count_text_tokens_once(t) for t in texts))
         threaded = {minilm.MODEL_NAME: minilm, static_model.MODEL_NAME: static_model}
         if name in threaded:
             module = threaded[name]
@@ -172,8 +169,11 @@ class LocalProvider:
                 vectors = hashing.embed_texts(texts, dims)
         else:
             raise ModelNotAvailableError(f"unknown local model {model!r}")
+        # no usage: nothing is metered here, and the AI service has already counted the
+        # texts it sends (it takes its own count when a provider reports none); counting
+        # them again was a quarter of embedding a round summary
         return EmbeddingResponse(
-            vectors=vectors, model=f"{PROVIDER_ID}:{name}", dimensions=dims, usage=usage
+            vectors=vectors, model=f"{PROVIDER_ID}:{name}", dimensions=dims, usage=Usage()
         )
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
