@@ -204,7 +204,8 @@ async def test_a_bulk_load_builds_the_scope_btree_again(kernel):
 
 
 async def test_changed_hnsw_settings_reach_the_connection_with_the_search(kernel):
-    mine = await _load(kernel, {"ann": 50}, chunks_per_file=5)
+    # a quarter of the rows ann's: the scan needs the iterative mode (test_iterative_scan.py)
+    mine = await _load(kernel, {"ann": 50, "bob": 150}, chunks_per_file=5)
     settings = kernel.knowledge.settings
     settings.exact_threshold, settings.exact_cost_factor = 0, 0.0
     settings.adaptive_ef_search = False

@@ -8,8 +8,10 @@ files the scope's btree finds): for a small scope the exact path reaches exactly
 files' chunks through their primary-key ranges and ranks them (recall 1.0, always a full
 k; its cost is one range probe per file plus one distance per chunk); for a large one the
 model's HNSW index answers with ``hnsw.iterative_scan = relaxed_order``, which keeps
-scanning the graph until k rows pass the filter (pgvector >= 0.8). The chunk table itself carries no secondary index (see
-:mod:`nyla.tables.knowledge`).
+scanning the graph until k rows pass the filter (pgvector >= 0.8), or without the iterative
+scan where the counts say (nearly) every row is readable (the filter stays; a search that
+gets too few rows runs again with it). The chunk table itself carries no secondary index
+(see :mod:`nyla.tables.knowledge`).
 
 The service runs searches on :meth:`nyla.db.Database.read_driver`: on the psycopg
 connection itself, every statement prepared once per connection (the ranking's text holds
@@ -53,6 +55,8 @@ from nyla.knowledge.search_plan import (
     EstimateCache,
     count_candidates,
     effective_ef_search,
+    hnsw_settings_change,
+    needs_iterative_scan,
     prefer_exact,
     table_rows,
 )
@@ -81,6 +85,7 @@ __all__ = [
     "count_candidates",
     "driver_sql",
     "effective_ef_search",
+    "needs_iterative_scan",
     "prefer_exact",
     "reciprocal_rank_fusion",
     "search",
@@ -141,11 +146,14 @@ async def vector_ranks(
     ef_search: int | None = None,
     scoped: bool = False,
     files: FileRows | None = None,
+    iterative: bool = True,
 ) -> list[SearchHit]:
     """The ``limit`` nearest readable chunks of ``model`` (``where`` selects it), nearest
     first, with their details: one round trip for the ranking and the rows, or with
     ``files`` (enabled, on the driver path) the chunks ranked alone and their files'
-    details from ``files`` (a second round trip only for files it does not hold)."""
+    details from ``files`` (a second round trip only for files it does not hold).
+    ``iterative=False``: an HNSW scan without pgvector's iterative scan (see
+    :func:`~nyla.knowledge.search_plan.needs_iterative_scan`)."""
     driver = session if isinstance(session, ReadConnection) else None
     # the file details from ``files`` (None: joined in the ranking statement)
     held = (
@@ -162,7 +170,7 @@ async def vector_ranks(
     setup = info = None
     if not exact:
         info = driver.info if driver is not None else await _info(session)
-        setup = _hnsw_settings_change(info, ef_search or settings.ef_search, settings)
+        setup = hnsw_settings_change(info, ef_search or settings.ef_search, settings, iterative)
     if exact and driver is not None:
         # The scope's keys written into the exact ranking's text: prepared with the keys as
         # a parameter it gets no good generic plan (the scope's size is unknown), so
@@ -193,25 +201,6 @@ async def vector_ranks(
             details = await held.details(driver, numbers)
         return ranked_hits(rows, details, model, resort=not exact)
     return [hit(r, model) for r in rows]
-
-
-def _hnsw_settings_change(
-    info: dict[Any, Any], ef_search: int, settings: KnowledgeSettings
-) -> tuple[str, dict[str, Any], tuple[int, int]] | None:
-    """The statement that sets the HNSW search settings on the pooled connection whose
-    ``info`` is given, or ``None`` when they are set already: they only affect HNSW index
-    scans, which only the knowledge store runs, so they are set when they change, not in
-    every query."""
-    wanted = (int(ef_search), int(settings.max_scan_tuples))
-    if info.get("nyla_hnsw_settings") == wanted:
-        return None
-    return (
-        "SELECT set_config('hnsw.ef_search', :ef, false), "
-        "set_config('hnsw.iterative_scan', 'relaxed_order', false), "
-        "set_config('hnsw.max_scan_tuples', :mst, false)",
-        {"ef": str(wanted[0]), "mst": str(wanted[1])},
-        wanted,
-    )
 
 
 def reciprocal_rank_fusion(
@@ -262,7 +251,7 @@ async def search(
     sizes = _held_sizes(where, params, indexes.estimates)
     if sizes is None:
         sizes = await _sizes(session, file_where, where, params, indexes.estimates)
-    (candidates, files, tokens), total = sizes
+    (candidates, files, _), total = sizes
     pool = max(k, settings.hybrid_candidates) if hybrid else k
     scoped = indexes.estimates.get(SCOPE_INDEX_KEY)
     if scoped is None:
@@ -278,22 +267,29 @@ async def search(
         exact = not await _index_exists(session, model, dims)
         if not exact:
             indexes.built.add((model, dims))
+    rank = functools.partial(
+        vector_ranks,
+        session,
+        file_where=file_where,
+        where=where,
+        params=params,
+        dims=dims,
+        vector=query.vector,
+        model=model,
+        limit=pool,
+        exact=exact,
+        scoped=scoped,
+        settings=settings,
+        files=indexes.files if settings.file_rows_cache else None,
+        ef_search=ef_search,
+    )
     try:
-        nearest = await vector_ranks(
-            session,
-            file_where=file_where,
-            where=where,
-            params=params,
-            dims=dims,
-            vector=query.vector,
-            model=model,
-            limit=pool,
-            exact=exact,
-            scoped=scoped,
-            settings=settings,
-            files=indexes.files if settings.file_rows_cache else None,
-            ef_search=ef_search,
-        )
+        iterative = exact or needs_iterative_scan(candidates, total, pool, ef_search)
+        nearest = await rank(iterative=iterative)
+        if not iterative and len(nearest) < min(pool, candidates):
+            # the filter passed fewer of the scan's rows than the counts said: the
+            # iterative scan goes on until enough pass
+            nearest = await rank(iterative=True)
     except BaseException:
         # a rolled-back transaction also rolls back the connection's HNSW settings (an
         # invalidated connection has no info left to clear: it will not be reused)
@@ -301,26 +297,45 @@ async def search(
             (await _info(session)).pop("nyla_hnsw_settings", None)
         raise
     if hybrid and query.text.strip():
-        keyword = await text_ranks(
-            session,
-            where=where,
-            params=params,
-            query=query.text,
-            limit=pool,
-            total=candidates,
-            avg_tokens=tokens / max(candidates, 1),
-            method=settings.text_rank,
-        )
-        fused = reciprocal_rank_fusion(
-            [[h.chunk_id for h in nearest], keyword], settings.rrf_k, (query.vector_weight, 1.0)
-        )
-        # twice k: room for the copies of a file indexed from two places, merged into one
-        ranked = await _ordered_hits(session, fused[: 2 * k], nearest, dims, query.vector, model)
-        hits = merged(ranked, k)
+        hits = await _fused(session, query, nearest, where, params, pool, sizes[0], settings)
     else:
         # each hit carries its score already (1 - distance)
         hits = merged(nearest, k)
     return result(hits, "exact" if exact else "hnsw", hybrid, candidates, model)
+
+
+async def _fused(
+    session: Executor,
+    query: ScopedQuery,
+    nearest: list[SearchHit],
+    where: str,
+    params: dict[str, Any],
+    pool: int,
+    counted: tuple[int, int, int],
+    settings: KnowledgeSettings,
+) -> list[SearchHit]:
+    """The hits of a hybrid search: the ``nearest`` chunks fused with the full-text ranking
+    of ``query``'s text (``counted``: the readable chunks, files and tokens)."""
+    candidates, _, tokens = counted
+    keyword = await text_ranks(
+        session,
+        where=where,
+        params=params,
+        query=query.text,
+        limit=pool,
+        total=candidates,
+        avg_tokens=tokens / max(candidates, 1),
+        method=settings.text_rank,
+    )
+    fused = reciprocal_rank_fusion(
+        [[h.chunk_id for h in nearest], keyword], settings.rrf_k, (query.vector_weight, 1.0)
+    )
+    # twice k: room for the copies of a file indexed from two places, merged into one
+    dims = len(query.vector)
+    ranked = await _ordered_hits(
+        session, fused[: 2 * query.k], nearest, dims, query.vector, query.model
+    )
+    return merged(ranked, query.k)
 
 
 async def _has_scope_index(session: Executor, indexes: VectorIndexes) -> bool:
