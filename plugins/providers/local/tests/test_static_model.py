@@ -101,13 +101,17 @@ def test_a_loaded_model_is_available_without_looking_for_its_files(monkeypatch) 
     assert "not installed" in str(static_model.missing_reason())
 
 
-def test_the_weights_stay_half_precision_and_embed_as_a_float32_copy_would() -> None:
+def test_the_weights_embed_as_a_float32_copy_of_the_files_would() -> None:
     import numpy as np
 
     tokenizer, table = static_model._load()
-    assert table.dtype == np.float16  # 16 MB at most, not 32
+    root = static_model.package_dir()
+    assert root is not None
+    raw = (root / static_model.WEIGHTS).read_bytes()
+    size = int.from_bytes(raw[:8], "little")
+    half = np.frombuffer(raw, dtype="<f2", offset=8 + size).reshape(table.shape)
     texts = list(DOCUMENTS.values())
-    wide = table.full().astype(np.float32)
+    wide = half.astype(np.float32)
     sums = np.stack([wide[tokenizer.encode(t, add_special_tokens=False).ids].sum(0) for t in texts])
     sums /= np.linalg.norm(sums, axis=1, keepdims=True)
     assert np.array_equal(np.asarray(static_model.embed_texts(texts), dtype=np.float32), sums)
@@ -119,12 +123,16 @@ def test_the_table_holds_only_the_rows_used_and_each_as_the_file_has_it() -> Non
     root = static_model.package_dir()
     assert root is not None
     table = static_model._read_table(root / static_model.WEIGHTS)
-    assert table.shape == (32000, 256) and table.dtype == np.float16
+    assert table.shape == (32000, 256) and table.stored == np.float16
     raw = (root / static_model.WEIGHTS).read_bytes()
     size = int.from_bytes(raw[:8], "little")
     whole = np.frombuffer(raw, dtype="<f2", offset=8 + size).reshape(table.shape)
     ids = np.array([5, 31999, 5, 1234], dtype=np.intp)
-    assert np.array_equal(table.take(ids), whole[ids])
+    taken = table.take(ids)
+    assert taken.dtype == np.float32  # widened exactly: each value is the file's
+    assert np.array_equal(taken, whole[ids]) and np.array_equal(
+        taken.astype(np.float16), whole[ids]
+    )
     assert int(table._read.sum()) == 3  # the rows asked for, nothing else
     untouched = table._rows[6:1234]
     assert not untouched.any()  # never read: still the mapping's zero pages
