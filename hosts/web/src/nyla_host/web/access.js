@@ -2,7 +2,7 @@
 // connector) and, for a system or organisation admin, the rules that decide it — list, grant,
 // revoke, remove (GET/PUT/DELETE /api/access/rules; the server decides who may change what).
 
-import { $, api, el, permissionText, state } from "./api.js";
+import { $, api, el, oneAtATime, permissionText, startLoad, state } from "./api.js";
 
 const KINDS = { user: "User", mandate: "Organisation", role: "Role" };
 const ROLES = { user: "users", mandateAdmin: "organisation admins", sysadmin: "system admins" };
@@ -10,7 +10,9 @@ const ROLES = { user: "users", mandateAdmin: "organisation admins", sysadmin: "s
 export async function loadAccess({ keepNotice = false } = {}) {
   $("#access-error").textContent = "";
   if (!keepNotice) $("#access-done").textContent = "";
+  const newest = startLoad("access");
   const me = await api("/api/access/me");
+  if (!newest()) return;
   state.permissions = me.permissions.map((p) => p.permission);
   $("#access-mine").replaceChildren(...me.permissions.map((p) => el("li", { "data-permission": p.permission, "data-allowed": String(p.allowed) },
     el("span", { class: p.allowed ? "yes" : "no" }, p.allowed ? "✓ " : "✗ "),
@@ -24,20 +26,20 @@ export async function loadAccess({ keepNotice = false } = {}) {
   const kinds = state.me.role === "sysadmin" ? Object.keys(KINDS) : ["mandate"];
   $("#access-kind").replaceChildren(...kinds.map((k) => el("option", { value: k }, KINDS[k])));
   if (state.me.role !== "sysadmin") $("#access-subject").value = state.me.mandateId || "";
-  await loadRules();
+  const { rules } = await api("/api/access/rules");
+  if (newest()) showRules(rules);
 }
 
-async function loadRules() {
-  const { rules } = await api("/api/access/rules");
+function showRules(rules) {
   const rows = rules.map((r) => el("tr", { "data-kind": r.kind, "data-subject": r.subject, "data-permission": r.permission },
     el("td", {}, `${KINDS[r.kind]} ${r.kind === "role" ? ROLES[r.subject] || r.subject : r.subject}`),
     el("td", {}, permissionText(r.permission), el("span", { class: "muted small" }, ` (${r.permission})`)),
     el("td", { class: r.allowed ? "yes" : "no" }, r.allowed ? "may" : "may not"),
-    el("td", {}, el("button", { type: "button", class: "link", onclick: () => removeRule(r) }, "Remove"))));
+    el("td", {}, el("button", { type: "button", class: "link", onclick: oneAtATime(() => removeRule(r)) }, "Remove"))));
   $("#access-rules tbody").replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { colspan: "4", class: "muted" }, "No rules: everyone may use every service."))]));
 }
 
-async function saveRule(event) {
+const saveRule = oneAtATime(async (event) => {
   event.preventDefault();
   const allowed = event.submitter?.value !== "revoke";
   const body = { kind: $("#access-kind").value, subject: $("#access-subject").value.trim(), permission: $("#access-permission").value, allowed };
@@ -49,7 +51,7 @@ async function saveRule(event) {
     return report(error);
   }
   loadAccess({ keepNotice: true }).catch(report);
-}
+});
 
 async function removeRule(rule) {
   const query = new URLSearchParams({ kind: rule.kind, subject: rule.subject, permission: rule.permission });

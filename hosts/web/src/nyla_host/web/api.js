@@ -96,6 +96,40 @@ export function fmtTime(iso) {
   return iso ? new Date(iso).toLocaleString(undefined, { timeZone: TZ, dateStyle: "medium", timeStyle: "short" }) : "–";
 }
 
+// ---- requests that overlap -----------------------------------------------------------------
+
+const newestLoads = new Map();
+
+/** Starts a load named `name` (a string for a view or a polling loop, or the element a load
+ * fills, where there are many) and returns its check: true
+ * while no later load of that name has started. A load paints its answer only while it is
+ * the newest, so a request that answers after a later one cannot put back what that one
+ * showed (the tab opened, then a row added before the first list came back). */
+export function startLoad(name) {
+  const number = (newestLoads.get(name) || 0) + 1;
+  newestLoads.set(name, number);
+  return () => newestLoads.get(name) === number;
+}
+
+/** `handler` (a listener of a form's submit or a button's click) one call at a time: an event
+ * that comes while the last call is still under way (a double click, Enter twice) is dropped
+ * instead of sending its request twice. */
+export function oneAtATime(handler) {
+  let running = false;
+  return async (event, ...rest) => {
+    if (running) {
+      event?.preventDefault?.(); // a dropped submit must not navigate either
+      return undefined;
+    }
+    running = true;
+    try {
+      return await handler(event, ...rest);
+    } finally {
+      running = false;
+    }
+  };
+}
+
 /** Ask before something that cannot be undone; resolves true when the person agreed. */
 export function confirmAction(text, okLabel = "OK") {
   const modal = $("#confirm-modal");

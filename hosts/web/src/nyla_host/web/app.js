@@ -3,7 +3,7 @@
 // #files, #inventory, #teams, #access, #mcp[?signedIn=…|?signInError=…].
 
 import { loadAccess, wireAccess } from "./access.js";
-import { $, api, state, whenUnauthorized } from "./api.js";
+import { $, api, oneAtATime, state, whenUnauthorized } from "./api.js";
 import { resetChat, showChat, wireChat } from "./chat.js";
 import { loadConnectors, readReturn, wireConnect } from "./connect.js";
 import { loadMcp, wireMcp } from "./mcp.js";
@@ -75,7 +75,7 @@ wireInventory();
 wireTeams();
 wireAccess();
 wireMcp();
-$("#signin-form").addEventListener("submit", (e) => { e.preventDefault(); signIn($("#token").value.trim()); });
+$("#signin-form").addEventListener("submit", oneAtATime((e) => { e.preventDefault(); return signIn($("#token").value.trim()); }));
 $("#signout").addEventListener("click", signOut);
 // the skip link moves the focus, not the address (the hash names the view)
 $(".skip").addEventListener("click", (e) => { e.preventDefault(); $("#main").focus(); });

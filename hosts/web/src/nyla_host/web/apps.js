@@ -2,7 +2,7 @@
 // nyla's own MCP endpoint through OAuth, each with a Revoke that cuts it off at once. Every
 // value shown is text (a client names itself at registration: its name is hostile input).
 
-import { $, api, confirmAction, el, fmtTime } from "./api.js";
+import { $, api, confirmAction, el, fmtTime, oneAtATime, startLoad } from "./api.js";
 
 /** The address a person gives an MCP client to connect it to nyla. */
 export function mcpUrl() {
@@ -22,7 +22,7 @@ function row(grant) {
     el("td", {}, fmtTime(grant.createdAt)),
     el("td", {}, grant.lastUsedAt ? fmtTime(grant.lastUsedAt) : "Not yet"),
     el("td", {}, expiry(grant.expiresAt)),
-    el("td", {}, el("button", { type: "button", class: "link", "data-action": "revoke", onclick: () => revoke(grant) }, "Revoke")));
+    el("td", {}, el("button", { type: "button", class: "link", "data-action": "revoke", onclick: oneAtATime(() => revoke(grant)) }, "Revoke")));
 }
 
 function empty() {
@@ -36,7 +36,9 @@ function empty() {
 export async function loadApps({ keepNotice = false } = {}) {
   $("#apps-error").textContent = "";
   if (!keepNotice) $("#apps-done").textContent = "";
+  const newest = startLoad("apps");
   const grants = await api("/api/oauth/grants");
+  if (!newest()) return;
   $("#apps-table tbody").replaceChildren(...grants.map(row));
   $("#apps-table").closest(".scroll-x").hidden = !grants.length;
   $("#apps-empty").replaceChildren(...(grants.length ? [] : empty()));

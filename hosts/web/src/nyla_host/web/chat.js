@@ -2,7 +2,7 @@
 // runs streamed over SSE through fetch (the token stays in a header) and resumed after the
 // last event seen, the model picker, attached files and the empty-chat welcome.
 
-import { $, api, el, fmtBytes, headers, serviceLabel, state, upload } from "./api.js";
+import { $, api, el, fmtBytes, headers, oneAtATime, serviceLabel, startLoad, state, upload } from "./api.js";
 import { conversationHref, loadConversations, markActive } from "./conversations.js";
 import { link, render as markdown } from "./markdown.js";
 
@@ -30,12 +30,13 @@ export async function showChat(id, { again = false } = {}) {
     return;
   }
   $("#welcome").hidden = true;
+  const newest = startLoad("conversation"); // opened again (a link to itself): the last answer
   try {
     const conversation = await api(`/api/conversations/${encodeURIComponent(id)}`);
-    if (chat.id !== id) return;
+    if (chat.id !== id || !newest()) return;
     renderConversation(conversation);
   } catch (error) {
-    if (chat.id === id) $("#chat-error").textContent = `This conversation could not be opened: ${error.message}`;
+    if (chat.id === id && newest()) $("#chat-error").textContent = `This conversation could not be opened: ${error.message}`;
   }
 }
 
@@ -110,11 +111,12 @@ async function showWelcome() {
   const box = $("#welcome");
   box.hidden = false;
   box.replaceChildren(el("h2", {}, "What can I help with?"), el("p", { class: "muted" }, "Loading your connections…"));
+  const newest = startLoad("welcome");
   const [{ connections }, { toolboxes }] = await Promise.all([
     api("/api/connections").catch(() => ({ connections: [] })),
     api("/api/toolboxes").catch(() => ({ toolboxes: [] })),
   ]);
-  if (box.hidden || chat.id) return;
+  if (box.hidden || chat.id || !newest()) return;
   const mine = new Set(connections.map((c) => c.service));
   const tools = toolboxes.filter((t) => t.defaultActive || (t.requiresConnection && mine.has(t.requiresConnection)));
   box.replaceChildren(
@@ -130,8 +132,10 @@ async function showWelcome() {
 // ---- models and attachments ------------------------------------------------------------
 
 async function loadModels() {
+  const newest = startLoad("models");
   try {
     const data = await api("/api/models");
+    if (!newest()) return;
     state.models = data.models.filter((m) => !m.operationTypes || m.operationTypes.includes("agent"));
     state.defaultModel = data.default || null;
   } catch (error) {
@@ -296,7 +300,8 @@ function setRunning(running) {
   $("#transcript").dataset.running = running ? "true" : "false";
 }
 
-async function sendPrompt(event) {
+// one at a time: a second Enter while the first prompt is being posted keeps its text
+const sendPrompt = oneAtATime(async (event) => {
   event.preventDefault();
   const prompt = $("#prompt").value.trim();
   if (!prompt || chat.run || chat.uploads) return;
@@ -329,7 +334,7 @@ async function sendPrompt(event) {
     chat.pending = files; // nothing is lost: the files stay attached for the next try
     renderChips();
   }
-}
+});
 
 export function wireChat() {
   $("#chat-form").addEventListener("submit", sendPrompt);

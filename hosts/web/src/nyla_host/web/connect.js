@@ -2,14 +2,16 @@
 // /api/connectors), OAuth sign-in started here and returning to #sources, token paste,
 // the server's reason shown beside the form when it refuses; and removing a connection.
 
-import { $, api, confirmAction, el, serviceLabel, state } from "./api.js";
+import { $, api, confirmAction, el, oneAtATime, serviceLabel, startLoad, state } from "./api.js";
 import { loadSources } from "./sources.js";
 
 const INPUT_TYPES = { folder: "text", url: "url", text: "text", secret: "password", number: "number", boolean: "checkbox" };
 const PLACEHOLDERS = { folder: "/home/me/Documents", url: "https://" };
 
 export async function loadConnectors() {
+  const newest = startLoad("connectors");
   const { connectors } = await api("/api/connectors");
+  if (!newest()) return;
   state.connectors = connectors;
   const select = $("#new-service");
   const chosen = select.value;
@@ -88,7 +90,7 @@ function formValues(connector) {
   return { settings, missing, token, label: $("#connect-label").value.trim() };
 }
 
-async function submitConnection(event) {
+const submitConnection = oneAtATime(async (event) => {
   event.preventDefault();
   const connector = state.connectors.find((c) => c.service === $("#new-service").value);
   if (!connector) return;
@@ -116,7 +118,7 @@ async function submitConnection(event) {
   } finally {
     if (button.isConnected) { button.disabled = false; button.textContent = caption; }
   }
-}
+});
 
 async function startOauth(connector, label, settings, adminConsent) {
   const body = { settings };

@@ -1,6 +1,6 @@
 // The conversation list in the chat's sidebar: reopen (a link to #chat/<id>), rename, delete.
 
-import { $, api, confirmAction, el, fmtTime } from "./api.js";
+import { $, api, confirmAction, el, fmtTime, oneAtATime, startLoad } from "./api.js";
 
 const list = { conversations: [], active: null };
 
@@ -10,12 +10,14 @@ export function conversationHref(id) {
 
 export async function loadConversations(active = list.active) {
   list.active = active;
+  const newest = startLoad("conversations");
   try {
     const { conversations } = await api("/api/conversations");
+    if (!newest()) return; // a rename or a new run listed them again meanwhile
     list.conversations = conversations;
     renderList();
   } catch (error) {
-    $("#conversations").replaceChildren(el("li", { class: "error" }, error.message));
+    if (newest()) $("#conversations").replaceChildren(el("li", { class: "error" }, error.message));
   }
 }
 
@@ -33,7 +35,7 @@ function renderList() {
     const open = el("a", { href: conversationHref(c.id), class: "open", "aria-current": current ? "page" : null, title }, title);
     const when = el("span", { class: "muted small when" }, fmtTime(c.updatedAt || c.createdAt));
     const rename = el("button", { type: "button", class: "icon", "aria-label": `Rename ${title}`, title: "Rename", onclick: () => startRename(item, c) }, "✎");
-    const remove = el("button", { type: "button", class: "icon", "aria-label": `Delete ${title}`, title: "Delete", onclick: () => deleteConversation(c) }, "✕");
+    const remove = el("button", { type: "button", class: "icon", "aria-label": `Delete ${title}`, title: "Delete", onclick: oneAtATime(() => deleteConversation(c)) }, "✕");
     const item = el("li", { class: `conversation${current ? " current" : ""}`, "data-id": c.id }, el("div", { class: "line" }, open, rename, remove), when);
     return item;
   });
@@ -42,7 +44,7 @@ function renderList() {
 
 function startRename(item, conversation) {
   const input = el("input", { value: conversation.title || "", "aria-label": "New title", maxlength: "200", required: true });
-  const form = el("form", { class: "rename", onsubmit: async (event) => {
+  const form = el("form", { class: "rename", onsubmit: oneAtATime(async (event) => {
     event.preventDefault();
     const title = input.value.trim();
     if (!title) return;
@@ -53,7 +55,7 @@ function startRename(item, conversation) {
     } catch (error) {
       form.append(el("p", { class: "error", role: "alert" }, error.message));
     }
-  } }, input, el("button", { type: "submit" }, "Save"), el("button", { type: "button", onclick: () => renderList() }, "Cancel"));
+  }) }, input, el("button", { type: "submit" }, "Save"), el("button", { type: "button", onclick: () => renderList() }, "Cancel"));
   input.addEventListener("keydown", (e) => { if (e.key === "Escape") renderList(); });
   item.replaceChildren(form);
   input.focus();

@@ -1,11 +1,11 @@
 // "What is indexed": the inventory per level with the partial banner, and the running-jobs
 // badge in the corner.
 
-import { $, api, el, fmtBytes, fmtTime, state } from "./api.js";
+import { $, api, el, fmtBytes, fmtTime, startLoad, state } from "./api.js";
 import { openSettings } from "./sources.js";
 
 const LEVELS = { me: "Mine", mandate: "My organisation", platform: "Platform" };
-const jobs = { timer: null, turn: 0 };
+const jobs = { timer: null };
 const SCOPES = { personal: "Only the owner", mandate: "Organisation", platform: "Everyone" };
 const owner = (name) => (name ? String(name).replace(/^(personal|mandate):/, "") : "–");
 
@@ -14,7 +14,9 @@ export async function loadInventory(level = "me") {
   if (state.me.role !== "user") levels.push("mandate");
   if (state.me.role === "sysadmin") levels.push("platform");
   $("#levels").replaceChildren(...levels.map((name) => el("button", { type: "button", class: "tab", "aria-pressed": String(name === level), onclick: () => loadInventory(name) }, LEVELS[name])));
+  const newest = startLoad("inventory");
   const inventory = await api(`/api/rag/inventory/${level}`);
+  if (!newest()) return; // another level was chosen meanwhile
   const rows = inventory.rows.map((r) => el("tr", {}, el("td", {}, SCOPES[r.scope] || r.scope), el("td", {}, owner(r.owner)), el("td", {}, String(r.files)), el("td", {}, String(r.failedFiles)), el("td", {}, String(r.chunks)), el("td", {}, fmtBytes(r.bytes)), el("td", {}, fmtTime(r.lastIndexed))));
   $("#inventory-table tbody").replaceChildren(...rows);
   const t = inventory.totals;
@@ -27,7 +29,7 @@ export async function loadInventory(level = "me") {
 export async function pollJobs() {
   clearTimeout(jobs.timer);
   if (!state.me) return;
-  const turn = ++jobs.turn; // a later call takes over: one polling loop at a time
+  const newest = startLoad("jobs"); // a later call takes over: one polling loop at a time
   try {
     const { jobs: running } = await api("/api/rag/inventory/jobs");
     const badge = $("#jobs-badge");
@@ -38,7 +40,7 @@ export async function pollJobs() {
     if (Number(badge.dataset.count || 0) > 0 && running.length === 0 && !$("#view-inventory").hidden) loadInventory();
     badge.dataset.count = String(running.length);
   } catch (error) { /* the next poll tries again */ }
-  if (turn === jobs.turn) jobs.timer = setTimeout(pollJobs, 2000);
+  if (newest()) jobs.timer = setTimeout(pollJobs, 2000);
 }
 
 export function stopJobs() {

@@ -5,7 +5,7 @@
 // authorization server and comes back to #mcp?signedIn=<name> (or ?signInError=<text>).
 // Below them, the apps the person connected to nyla's own MCP endpoint (apps.js).
 
-import { $, api, el, state } from "./api.js";
+import { $, api, el, oneAtATime, startLoad, state } from "./api.js";
 import { loadApps, reportApps } from "./apps.js";
 
 const BASE = "/api/settings/sections/mcp";
@@ -14,11 +14,11 @@ function signInCell(server, scope, signIns) {
   if (!server.oauth) return "";
   const mine = signIns[server.name] || { signedIn: false };
   if (!mine.signedIn) {
-    return el("button", { type: "button", class: "link", "data-action": "sign-in", onclick: () => signIn(scope, server.name) }, "Sign in");
+    return el("button", { type: "button", class: "link", "data-action": "sign-in", onclick: oneAtATime(() => signIn(scope, server.name)) }, "Sign in");
   }
   const expired = mine.expired && !mine.refreshable;
   return el("span", {}, expired ? "Sign-in expired · " : "Signed in · ",
-    el("button", { type: "button", class: "link", "data-action": "sign-out", onclick: () => signOut(scope, server.name) }, "Sign out"));
+    el("button", { type: "button", class: "link", "data-action": "sign-out", onclick: oneAtATime(() => signOut(scope, server.name)) }, "Sign out"));
 }
 
 function row(server, scope, mayRemove, signIns) {
@@ -28,7 +28,7 @@ function row(server, scope, mayRemove, signIns) {
     el("td", { class: "small" }, how),
     el("td", {}, `${server.tools.length} tools`),
     el("td", { class: "sign-in" }, signInCell(server, scope, signIns)),
-    el("td", {}, mayRemove ? el("button", { type: "button", class: "link", "data-action": "remove", onclick: () => remove(scope, server.name) }, "Remove") : ""));
+    el("td", {}, mayRemove ? el("button", { type: "button", class: "link", "data-action": "remove", onclick: oneAtATime(() => remove(scope, server.name)) }, "Remove") : ""));
 }
 
 function fill(selector, rows, empty) {
@@ -43,12 +43,8 @@ function readReturn(query) {
   history.replaceState(null, "", "#mcp");
 }
 
-// Each load's number: a load that answers after a later one (the tab opened, then a server
-// added before the first load came back) must not put back the list from before.
-let loads = 0;
-
 export async function loadMcp({ keepNotice = false, query = "" } = {}) {
-  const load = ++loads;
+  const newest = startLoad("mcp");
   $("#mcp-error").textContent = "";
   if (!keepNotice) $("#mcp-done").textContent = "";
   if (query) readReturn(query);
@@ -58,7 +54,7 @@ export async function loadMcp({ keepNotice = false, query = "" } = {}) {
   const mySignIns = await api(`${BASE}/user/sign-in`);
   const org = state.me.mandateId ? await api(`${BASE}/mandate`) : [];
   const orgSignIns = state.me.mandateId ? await api(`${BASE}/mandate/sign-in`) : {};
-  if (load !== loads) return;
+  if (!newest()) return;
   fill("#mcp-mine tbody", mine.map((s) => row(s, "user", true, mySignIns)), "No servers of your own.");
   fill("#mcp-org tbody", org.map((s) => row(s, "mandate", admin, orgSignIns)), "No servers of your organisation.");
   const scope = $("#mcp-scope");
@@ -68,7 +64,7 @@ export async function loadMcp({ keepNotice = false, query = "" } = {}) {
   if (chosen === "mandate" && scope.length > 1) scope.value = chosen;
 }
 
-async function add(event) {
+const add = oneAtATime(async (event) => {
   event.preventDefault();
   const scope = $("#mcp-scope").value;
   const where = $("#mcp-where").value.trim();
@@ -95,7 +91,7 @@ async function add(event) {
     $("#mcp-add").disabled = false;
   }
   loadMcp({ keepNotice: true }).catch(report);
-}
+});
 
 async function remove(scope, name) {
   try {

@@ -2,23 +2,25 @@
 // running sync's progress with "Sync now" and "Stop", the connector's own browse tree, and
 // the settings modal (consent, limits in human units, the cost estimate).
 
-import { $, GB, MB, api, confirmAction, el, fmtBytes, fmtTime, serviceLabel, state } from "./api.js";
+import { $, GB, MB, api, confirmAction, el, fmtBytes, fmtTime, oneAtATime, serviceLabel, startLoad, state } from "./api.js";
 import { pollJobs } from "./inventory.js";
 import { removeConnection } from "./connect.js";
 
-const sync = { states: new Map(), timer: null, turn: 0, modal: null, browsing: new Set() };
+const sync = { states: new Map(), timer: null, modal: null, browsing: new Set() };
 
 // ---- the tree ----------------------------------------------------------------------------
 
 export async function loadSources() {
   $("#sources-error").textContent = "";
+  const newest = startLoad("sources");
   try {
     const { connections } = await api("/api/datasources");
+    if (!newest()) return; // a later load (a switch, a closed modal) shows the tree as it is now
     state.connections = connections;
     $("#tree").replaceChildren(...(connections.length ? connections.map(connectionCard) : [el("p", { class: "muted" }, "No connections yet: add one below.")]));
     refreshSync();
   } catch (error) {
-    $("#sources-error").textContent = error.message;
+    if (newest()) $("#sources-error").textContent = error.message;
   }
 }
 
@@ -40,9 +42,9 @@ function connectionCard(connection) {
       el("h2", {}, name),
       el("span", { class: "muted small" }, serviceLabel(connection.service), connection.knowledgeIngestionEnabled ? "" : " · indexing consent off"),
       el("span", { class: "grow" }),
-      el("button", { type: "button", class: "remove danger-text", "aria-label": `Remove ${name}`, onclick: () => removeConnection(connection) }, "Remove")),
+      el("button", { type: "button", class: "remove danger-text", "aria-label": `Remove ${name}`, onclick: oneAtATime(() => removeConnection(connection)) }, "Remove")),
     ...nodes,
-    el("form", { class: "add-source", onsubmit: (e) => { e.preventDefault(); addSource(connection.id, pathInput.value); } }, pathInput, el("button", { type: "submit" }, "Add folder")),
+    el("form", { class: "add-source", onsubmit: oneAtATime((e) => { e.preventDefault(); return addSource(connection.id, pathInput.value); }) }, pathInput, el("button", { type: "submit" }, "Add folder")),
     el("details", { class: "browse-box", open: sync.browsing.has(connection.id), ontoggle: (e) => {
       if (e.target.open) sync.browsing.add(connection.id); else sync.browsing.delete(connection.id);
     } }, el("summary", {}, "Browse folders"), browseTree));
@@ -72,7 +74,7 @@ function ragButton(connection, item, sourceId) {
     "aria-pressed": String(on),
     "aria-label": `Index ${where}`,
     title: item.ragIndexEnabled === null ? "inherited from the folder above" : "set on this element",
-    onclick: async () => {
+    onclick: oneAtATime(async () => {
       if (on && !(await confirmAction(`Stop indexing ${where}? What is indexed from it is removed from the knowledge store (the files themselves stay where they are).`, "Stop and remove"))) return;
       if (!on && !connection.knowledgeIngestionEnabled) {
         if (!(await confirmAction(`Indexing ${where} needs your consent to copy ${connection.label}'s data into the knowledge store. Give it?`, "Give consent"))) return;
@@ -85,7 +87,7 @@ function ragButton(connection, item, sourceId) {
       }
       await loadSources();
       pollJobs();
-    },
+    }),
   }, on ? "🧠 on" : "🧠 off");
 }
 
@@ -109,12 +111,14 @@ async function addSource(connectionId, path) {
 // The connection's own tree (the connector's browse): 🧠 and ⚙️ on any folder; a folder
 // without a data source gets one when it is first switched or configured.
 async function loadBrowse(connection, path, list) {
+  const newest = startLoad(list); // closed and opened again: the last opening fills it
   try {
     const page = await api(`/api/connections/${connection.id}/browse?path=${encodeURIComponent(path)}`);
+    if (!newest()) return;
     const items = page.items.map((item) => browseNode(connection, item));
     list.replaceChildren(...(items.length ? items : [el("li", { class: "muted small" }, "(empty)")]));
   } catch (error) {
-    list.replaceChildren(el("li", { class: "error" }, error.message));
+    if (newest()) list.replaceChildren(el("li", { class: "error" }, error.message));
   }
 }
 
@@ -125,7 +129,10 @@ function browseNode(connection, item) {
     const open = expand.getAttribute("aria-expanded") === "true";
     expand.setAttribute("aria-expanded", String(!open));
     expand.textContent = open ? "▸" : "▾";
-    if (open) children.replaceChildren(); else loadBrowse(connection, item.nodePath, children);
+    if (open) {
+      startLoad(children); // a listing still under way must not fill a closed folder
+      children.replaceChildren();
+    } else loadBrowse(connection, item.nodePath, children);
   } }, "▸");
   const rag = ragButton(connection, item, () => ensureSource(connection, item));
   const gear = el("button", { type: "button", class: "gear", "aria-label": `Settings of ${item.nodePath}`, onclick: async () => openSettings(await ensureSource(connection, item)) }, "⚙️");
@@ -146,8 +153,8 @@ function paintSync(box, source, info) {
   box.replaceChildren(
     el("span", { class: "progress small" }, text),
     running
-      ? el("button", { type: "button", class: "stop", onclick: () => syncAction(source.id, "stop") }, "Stop")
-      : el("button", { type: "button", class: "sync-now", onclick: () => syncAction(source.id, "sync") }, "Sync now"));
+      ? el("button", { type: "button", class: "stop", onclick: oneAtATime(() => syncAction(source.id, "stop")) }, "Stop")
+      : el("button", { type: "button", class: "sync-now", onclick: oneAtATime(() => syncAction(source.id, "sync")) }, "Sync now"));
 }
 
 async function syncAction(sourceId, action) {
@@ -163,7 +170,7 @@ async function syncAction(sourceId, action) {
 /** Reads each shown source's sync state; polls again while one runs and the view is open. */
 async function refreshSync() {
   clearTimeout(sync.timer);
-  const turn = ++sync.turn; // a later call takes over: one polling loop at a time
+  const newest = startLoad("sync"); // a later call takes over: one polling loop at a time
   const boxes = [...document.querySelectorAll("#tree .sync[data-source]")];
   const sources = new Map(state.connections.flatMap((c) => c.dataSources).map((s) => [s.id, s]));
   let busy = false;
@@ -178,7 +185,7 @@ async function refreshSync() {
       if (box.isConnected) paintSync(box, source, detail.sync);
     } catch (error) { /* a removed source: the next load drops it */ }
   }));
-  if (turn === sync.turn && !$("#view-sources").hidden && boxes.length) sync.timer = setTimeout(refreshSync, busy ? 700 : 5000);
+  if (newest() && !$("#view-sources").hidden && boxes.length) sync.timer = setTimeout(refreshSync, busy ? 700 : 5000);
 }
 
 // ---- the settings modal -----------------------------------------------------------------
@@ -196,8 +203,10 @@ const LIMITS = {
 export async function openSettings(sourceId) {
   const modal = $("#settings-modal");
   $("#settings-error").textContent = "";
+  const newest = startLoad("settings"); // two gears clicked: the last one's settings are shown
   const source = await api(`/api/datasources/${sourceId}`);
   const { connections } = await api("/api/connections");
+  if (!newest()) return;
   const connection = connections.find((c) => c.id === source.connectionId);
   sync.modal = { source, connection };
   $("#settings-source").textContent = `${connection ? connection.label : ""} · ${source.path === "/" ? "whole connection" : source.path}`;
@@ -245,7 +254,9 @@ async function saveLimit(key, raw, factor) {
 }
 
 async function refreshEstimate() {
+  const newest = startLoad("estimate"); // after each saved limit: the last one's estimate
   const estimate = await api(`/api/datasources/${sync.modal.source.id}/cost-estimate`);
+  if (!newest()) return;
   const chf = Number(estimate.estimatedChf) || 0;
   const basis = (estimate.basis && estimate.basis.assumptions) || {};
   const free = Number(basis.priceChfPerMTok) === 0;

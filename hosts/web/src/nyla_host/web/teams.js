@@ -2,22 +2,25 @@
 // in with their transcript, the operator's persistent directives and director prompts
 // (one-shot: the agent answers in the chat now; persistent: kept for every answer).
 
-import { $, api, confirmAction, el, fmtTime, state } from "./api.js";
+import { $, api, confirmAction, el, fmtTime, oneAtATime, startLoad, state } from "./api.js";
 
 const KINDS = { personal: "Chat", groupChat: "Group chat", channel: "Channel", meeting: "Meeting" };
 const SOURCES = { user: "", fastPath: "fast answer", agent: "agent", director: "director prompt" };
-const panel = { conversation: null, timer: null, turn: 0 };
+const panel = { conversation: null, timer: null };
 
 export async function loadTeams() {
   $("#teams-error").textContent = "";
+  const newest = startLoad("teams");
   let status;
   try {
     status = await api("/api/teams/status");
   } catch (error) {
+    if (!newest()) return;
     $("#teams-status").textContent = error.status === 404 ? "The Teams bot is not installed on this server." : error.message;
     $("#teams-panel").hidden = true;
     return;
   }
+  if (!newest()) return;
   $("#teams-panel").hidden = false;
   $("#teams-status").textContent = status.configured
     ? `Connected as Azure bot ${status.appId}.`
@@ -32,7 +35,7 @@ export async function loadTeams() {
 function showBindings(bindings) {
   const rows = bindings.map((b) => el("li", {},
     el("span", {}, `Tenant ${b.tenantId} → organisation ${b.mandateId}, answering as ${b.userId}`),
-    state.me.role === "user" ? null : el("button", { type: "button", class: "link", onclick: () => unbind(b) }, "Remove")));
+    state.me.role === "user" ? null : el("button", { type: "button", class: "link", onclick: oneAtATime(() => unbind(b)) }, "Remove")));
   $("#teams-bindings").replaceChildren(...(rows.length ? rows : [el("li", { class: "muted" }, "No Microsoft Entra tenant is bound yet.")]));
 }
 
@@ -43,7 +46,9 @@ async function unbind(binding) {
 }
 
 async function loadConversations() {
+  const newest = startLoad("teams-conversations");
   const conversations = await api("/api/teams/conversations");
+  if (!newest()) return;
   const items = conversations.map((c) => el("li", {},
     el("button", {
       type: "button", class: "teams-conv", "data-id": c.id,
@@ -69,7 +74,9 @@ async function openConversation(conversation) {
 
 async function loadTranscript() {
   const id = encodeURIComponent(panel.conversation.id);
+  const newest = startLoad("teams-transcript"); // another conversation opened meanwhile: its own
   const lines = await api(`/api/teams/conversations/${id}/messages`);
+  if (!newest()) return lines;
   $("#teams-transcript").replaceChildren(...lines.map((line) => el("li", { class: `teams-line ${line.direction}`, "data-source": line.source },
     el("span", { class: "muted small" }, `${fmtTime(line.sentAt)} · ${line.direction === "out" ? "nyla" : line.senderName || "someone"}${SOURCES[line.source] ? ` (${SOURCES[line.source]})` : ""}`),
     el("p", {}, line.text))));
@@ -78,11 +85,13 @@ async function loadTranscript() {
 
 async function loadDirectives() {
   const id = encodeURIComponent(panel.conversation.id);
+  const newest = startLoad("teams-directives");
   const directives = await api(`/api/teams/directives?conversationId=${id}`);
+  if (!newest()) return;
   $("#teams-directives").replaceChildren(...(directives.length ? directives.map((d) => el("li", {},
     el("span", {}, d.text),
     el("span", { class: "muted small" }, d.conversationId ? " · this conversation" : " · every conversation"),
-    el("button", { type: "button", class: "link", onclick: () => removeDirective(d) }, "Remove"))) : [el("li", { class: "muted" }, "No persistent directives.")]));
+    el("button", { type: "button", class: "link", onclick: oneAtATime(() => removeDirective(d)) }, "Remove"))) : [el("li", { class: "muted" }, "No persistent directives.")]));
 }
 
 async function removeDirective(directive) {
@@ -90,7 +99,7 @@ async function removeDirective(directive) {
   loadDirectives();
 }
 
-async function direct(event) {
+const direct = oneAtATime(async (event) => {
   event.preventDefault();
   const prompt = $("#teams-prompt").value.trim();
   if (!prompt || !panel.conversation) return;
@@ -107,22 +116,22 @@ async function direct(event) {
   if (persistent) return loadDirectives();
   $("#teams-sent").textContent = "Sent: the agent is working on it; its answer appears in the chat and below.";
   waitForAnswer((await loadTranscript()).length);
-}
+});
 
-function waitForAnswer(before, turn = ++panel.turn, tries = 0) {
+function waitForAnswer(before, newest = startLoad("teams-answer"), tries = 0) {
   clearTimeout(panel.timer);
   panel.timer = setTimeout(async () => {
-    if (turn !== panel.turn || $("#view-teams").hidden) return;
+    if (!newest() || $("#view-teams").hidden) return;
     const lines = await loadTranscript().catch(() => []);
     if (lines.length > before && lines[lines.length - 1].source === "director") {
       $("#teams-sent").textContent = "Delivered to the chat.";
       return;
     }
-    if (tries < 120) waitForAnswer(before, turn, tries + 1);
+    if (tries < 120) waitForAnswer(before, newest, tries + 1);
   }, 1000);
 }
 
-async function bind(event) {
+const bind = oneAtATime(async (event) => {
   event.preventDefault();
   const body = { tenantId: $("#teams-tenant").value.trim(), userId: $("#teams-runas").value.trim() };
   const mandate = $("#teams-mandate").value.trim();
@@ -134,7 +143,7 @@ async function bind(event) {
   }
   for (const field of ["#teams-tenant", "#teams-runas", "#teams-mandate"]) $(field).value = "";
   loadTeams();
-}
+});
 
 function report(error) {
   $("#teams-error").textContent = error.message;
