@@ -94,26 +94,35 @@ async def _late_first(page, late: Late, open_first, open_again, newer: str, stal
         await page.unroute(late.glob, late.handle)
 
 
-async def test_an_older_answer_never_paints_over_a_newer_one(served, page):
-    server, token = served
-    refused = watch(page)
-    # the empty list is painted before any answer comes: the newer answer names one
+async def _conversations_race(page, url: str, token: str) -> str:
+    """The chat (the first view) lists the conversations at sign-in; the list is asked again
+    while that first answer is held. The empty list is painted before any answer comes, so
+    the newer answer names one."""
     conversations = Late(
         "**/api/conversations",
         {"conversations": [{"id": "stale", "title": "Stale list", "createdAt": None}]},
         fresh={"conversations": [{"id": "fresh", "title": "Fresh list", "createdAt": None}]},
     )
-    # set before sign-in: the chat (the first view) lists the conversations at once
     await page.route(conversations.glob, conversations.handle)
-    await sign_in(page, server.url, token)
-    await asyncio.wait_for(conversations.held.wait(), 20)
-    await page.click("#new-conversation")  # lists them again
-    await page.wait_for_selector("#conversations li[data-id=fresh]")
-    await conversations.let_go(page)
-    failures = []
-    if await page.evaluate("Boolean(document.querySelector('#conversations li[data-id=stale]'))"):
-        failures.append("conversations: the held first list was painted over the newer one")
-    await page.unroute(conversations.glob, conversations.handle)
+    try:
+        await sign_in(page, url, token)
+        await asyncio.wait_for(conversations.held.wait(), 20)
+        await page.click("#new-conversation")  # lists them again
+        await page.wait_for_selector("#conversations li[data-id=fresh]")
+        await conversations.let_go(page)
+        if await page.evaluate(
+            "Boolean(document.querySelector('#conversations li[data-id=stale]'))"
+        ):
+            return "conversations: the held first list was painted over the newer one"
+        return ""
+    finally:
+        await page.unroute(conversations.glob, conversations.handle)
+
+
+async def test_an_older_answer_never_paints_over_a_newer_one(served, page):
+    server, token = served
+    refused = watch(page)
+    failures = [await _conversations_race(page, server.url, token)]
 
     files = Late("**/api/files", {"files": [{"id": "stale", "name": "stale.txt", "size": 1}]})
     failures.append(
