@@ -19,6 +19,7 @@ from sqlalchemy import select
 from nyla_host.app import add_page, build_state, mount
 from nyla_host.auth import PUBLIC_PATHS, declared_role
 from nyla_host.identity import Identity, Role
+from nyla_host.oauth.cors import is_preflight
 from nyla_host.oidc import OidcSettings, OidcVerifier
 from nyla_host.tables import ApiTokenRow
 from nyla_host.tokens import CACHE_TTL_S, TokenStore
@@ -38,6 +39,11 @@ async def test_every_route_denies_without_identity(app, client):
     for route in routes:
         if route.path in PUBLIC_PATHS:
             assert declared_role(route) is None, route.path
+            continue
+        if is_preflight(route):  # a CORS preflight: headers only, whoever asks
+            assert declared_role(route) is None, route.path
+            answer = await client.options(_concrete(route.path))
+            assert answer.status_code == 204 and answer.content == b"", route.path
             continue
         assert declared_role(route) is not None, f"{route.path} declares no role"
         for method in route.methods:

@@ -6,7 +6,12 @@ a 401 whose ``WWW-Authenticate`` names the protected-resource metadata (RFC 9728
 MCP client finds nyla's authorization server. Each request is served by the server built for its caller (kept
 for the next of their requests), so a tool can only ever see that caller's data; the
 transport is stateless (a session id would be a second credential) and answers JSON, so
-there is no stream to GET and no session to DELETE (405)."""
+there is no stream to GET and no session to DELETE (405).
+
+Any origin may call it, without credentials (:mod:`nyla_host.oauth.cors`): an MCP client
+running in a browser sends its bearer header, reads the 401's challenge and the
+streamable-HTTP headers; the preflight allows ``mcp-protocol-version`` and
+``mcp-session-id``."""
 
 from __future__ import annotations
 
@@ -18,11 +23,12 @@ from starlette.types import Receive, Scope, Send
 
 from nyla_host.auth import bearer
 from nyla_host.identity import Identity, Role
+from nyla_host.oauth.cors import MCP_PREFLIGHT, McpCorsRoute, add_preflights
 from nyla_host.oauth.terms import SCOPE
 from nyla_host.oauth.urls import resource_metadata_url, resource_url
 from nyla_host.state import host
 
-router = APIRouter(tags=["mcp"])
+router = APIRouter(tags=["mcp"], route_class=McpCorsRoute)
 
 #: callers whose built server is kept (building one costs ~4 ms of CPU: the tools' schemas)
 MAX_SERVERS = 256
@@ -49,7 +55,8 @@ class McpServers:
 
 
 class _Served(Response):
-    """Hands the request to an MCP transport, which writes the response itself."""
+    """Hands the request to an MCP transport, which writes the response itself, with the
+    headers set on this response (CORS) added to the transport's."""
 
     def __init__(self, server: Any) -> None:
         super().__init__()
@@ -57,6 +64,13 @@ class _Served(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         from mcp.server.transport_security import TransportSecuritySettings
+
+        own = [(k, v) for k, v in self.raw_headers if k not in (b"content-length", b"content-type")]
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *own]}
+            await send(message)
 
         # a manager runs once: a new one for each request (the call below makes it and
         # ``session_manager`` returns it, with no await in between for another request)
@@ -69,7 +83,7 @@ class _Served(Response):
         )
         manager = self.server.session_manager
         async with manager.run():
-            await manager.handle_request(scope, receive, send)
+            await manager.handle_request(scope, receive, sending)
 
 
 async def mcp_caller(request: Request) -> Identity:
@@ -106,3 +120,14 @@ async def mcp_endpoint(request: Request, identity: Identity = Depends(mcp_caller
     if servers is None:
         servers = state.services["mcp"] = McpServers(state.kernel)
     return _Served(servers.server(identity))
+
+
+@router.get("/mcp", include_in_schema=False)
+@router.delete("/mcp", include_in_schema=False)
+async def no_stream_nor_session(_: Identity = Depends(mcp_caller)) -> Response:
+    """405: stateless and JSON, the endpoint has no stream to open and no session to end (an
+    answer, with CORS, that a browser client reads as such rather than as a network error)."""
+    return Response(status_code=405, headers={"Allow": "POST, OPTIONS"})
+
+
+add_preflights(router, MCP_PREFLIGHT)
