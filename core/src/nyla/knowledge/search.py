@@ -216,7 +216,7 @@ def reciprocal_rank_fusion(
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ScopedQuery:
     """A :class:`~nyla.models.knowledge.SearchQuery` made ready to run: the owner ``keys``
     its context may read, its ``vector`` and embedding ``model``, and ``hybrid`` decided."""
@@ -267,29 +267,30 @@ async def search(
         exact = not await _index_exists(session, model, dims)
         if not exact:
             indexes.built.add((model, dims))
-    rank = functools.partial(
-        vector_ranks,
-        session,
-        file_where=file_where,
-        where=where,
-        params=params,
-        dims=dims,
-        vector=query.vector,
-        model=model,
-        limit=pool,
-        exact=exact,
-        scoped=scoped,
-        settings=settings,
-        files=indexes.files if settings.file_rows_cache else None,
-        ef_search=ef_search,
-    )
+    iterative = exact or needs_iterative_scan(candidates, total, pool, ef_search)
     try:
-        iterative = exact or needs_iterative_scan(candidates, total, pool, ef_search)
-        nearest = await rank(iterative=iterative)
-        if not iterative and len(nearest) < min(pool, candidates):
+        while True:
+            nearest = await vector_ranks(
+                session,
+                file_where=file_where,
+                where=where,
+                params=params,
+                dims=dims,
+                vector=query.vector,
+                model=model,
+                limit=pool,
+                exact=exact,
+                scoped=scoped,
+                settings=settings,
+                files=indexes.files if settings.file_rows_cache else None,
+                ef_search=ef_search,
+                iterative=iterative,
+            )
+            if iterative or len(nearest) >= min(pool, candidates):
+                break
             # the filter passed fewer of the scan's rows than the counts said: the
             # iterative scan goes on until enough pass
-            nearest = await rank(iterative=True)
+            iterative = True
     except BaseException:
         # a rolled-back transaction also rolls back the connection's HNSW settings (an
         # invalidated connection has no info left to clear: it will not be reused)

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
+from pydantic import BaseModel
+
 from nyla.knowledge.vectors import CHUNK_ID_BITS
 from nyla.models.files import Scope
 from nyla.models.knowledge import HitSource, SearchHit, SearchResult
@@ -43,6 +45,13 @@ _FIELDS_SET = set(_FIELDS)
 _RESULT_FIELDS = frozenset(SearchResult.model_fields)
 _new = object.__new__
 _set = object.__setattr__
+# BaseModel's own slot descriptors, set directly: object.__setattr__ looks each name up
+# on the class first (measured 3.4 -> 2.7 µs a hit)
+_SLOTS = BaseModel.__dict__
+_put_dict = _SLOTS["__dict__"].__set__
+_put_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
+_put_extra = _SLOTS["__pydantic_extra__"].__set__
+_put_private = _SLOTS["__pydantic_private__"].__set__
 _distance = itemgetter(5)
 
 
@@ -91,7 +100,13 @@ def ranked_hits(
         rows.sort(key=_distance)
     hits = []
     mask = (1 << CHUNK_ID_BITS) - 1
-    scopes, fields, new, put = _SCOPES, _FIELDS_SET, _new, _set
+    scopes, fields, new = _SCOPES, _FIELDS_SET, _new
+    put_dict, put_fields_set, put_extra, put_private = (
+        _put_dict,
+        _put_fields_set,
+        _put_extra,
+        _put_private,
+    )
     for chunk, body, ref, content_type, owner, distance in rows:
         file = files.get(chunk >> CHUNK_ID_BITS)
         if file is None:
@@ -99,7 +114,7 @@ def ranked_hits(
         scope = owner.partition(":")[0]
         # the object as _made builds it, inlined: this loop is most of a search's Python
         made = new(SearchHit)
-        put(made, "__dict__", {
+        put_dict(made, {
             "chunk_id": chunk, "file_id": file[0], "file_name": file[1], "seq": chunk & mask,
             "text": body, "context_ref": ref, "content_type": content_type,
             "scope": scopes.get(scope) or Scope(scope), "distance": distance,
@@ -107,9 +122,9 @@ def ranked_hits(
             "source_path": file[3], "connection_id": file[4], "web_url": file[5],
             "also_in": [],
         })  # fmt: skip
-        put(made, "__pydantic_fields_set__", fields.copy())
-        put(made, "__pydantic_extra__", None)
-        put(made, "__pydantic_private__", None)
+        put_fields_set(made, fields.copy())
+        put_extra(made, None)
+        put_private(made, None)
         hits.append(made)
     return hits
 
@@ -117,10 +132,10 @@ def ranked_hits(
 def _made(values: dict[str, Any]) -> SearchHit:
     # what BaseModel.model_construct sets, without its per-field default handling
     made = _new(SearchHit)
-    _set(made, "__dict__", values)
-    _set(made, "__pydantic_fields_set__", set(_FIELDS))
-    _set(made, "__pydantic_extra__", None)
-    _set(made, "__pydantic_private__", None)
+    _put_dict(made, values)
+    _put_fields_set(made, set(_FIELDS))
+    _put_extra(made, None)
+    _put_private(made, None)
     return made
 
 
