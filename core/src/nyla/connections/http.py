@@ -51,6 +51,8 @@ from nyla.http_core import error_message, parse_retry_after
 if TYPE_CHECKING:  # httpx is imported on the first request: discovery and --help stay light
     import httpx
 
+    from nyla.connections.on_demand import OnDemandClient
+
 T = TypeVar("T")
 
 
@@ -146,7 +148,8 @@ def error_for_response(
 class VendorHttp:
     """An httpx client for one connection with auth, retries, caps and budgets.
 
-    ``client`` carries the base URL and transport (tests pass an ``httpx.MockTransport``);
+    ``client`` carries the base URL and transport (tests pass an ``httpx.MockTransport``;
+    the connection service passes an :class:`~nyla.connections.on_demand.OnDemandClient`);
     ``sleep`` and ``rng`` are injectable so tests never wait.
     """
 
@@ -155,7 +158,7 @@ class VendorHttp:
         service: str,
         account: str,
         *,
-        client: httpx.AsyncClient,
+        client: httpx.AsyncClient | OnDemandClient,
         auth: TokenSource | None = None,
         policy: HttpPolicy | None = None,
         limiter: Limiter | None = None,

@@ -11,10 +11,9 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    import httpx
-
     from nyla.connections.http import VendorHttp
     from nyla.connections.limits import Limiter
+    from nyla.connections.on_demand import OnDemandClient
     from nyla.connections.store import ConnectionStore
     from nyla.models.datasource import ConnectionInfo
 
@@ -50,7 +49,7 @@ class ConnectionsPort(Protocol):
 
     def _client(
         self, adapter: Any, connection: ConnectionInfo | None
-    ) -> AbstractAsyncContextManager[httpx.AsyncClient]: ...
+    ) -> AbstractAsyncContextManager[OnDemandClient]: ...
 
     def plain_http(
         self, service: str, connection: ConnectionInfo | None = None

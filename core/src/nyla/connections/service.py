@@ -16,23 +16,20 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from nyla.connections.authcode import AuthCodeFlow
 from nyla.connections.base import BaseConnector, api_base, capabilities
 from nyla.connections.connect import PROBE_TIMEOUT_S, NewConnection, connect
 from nyla.connections.crypto import TokenCipher
-from nyla.connections.egress import (
+from nyla.connections.egress_policy import (
     EgressPolicy,
-    GuardedTransport,
     Resolver,
-    environment_proxies,
     names_only_resolver,
     system_resolver,
 )
 from nyla.connections.errors import ConnectorError, NeedsReconsentError
 from nyla.connections.http import HttpPolicy, VendorHttp
 from nyla.connections.limits import Limiter
+from nyla.connections.on_demand import OnDemandClient
 from nyla.connections.session import ConnectorSession as ConnectorSession
 from nyla.connections.store import ConnectionStore
 from nyla.connections.tokens import ConnectionTokens, TokenManager
@@ -41,6 +38,8 @@ from nyla.models.datasource import ConnectionInfo, TokenGrant
 from nyla.models.knowledge import PurgeResult
 
 if TYPE_CHECKING:
+    import httpx
+
     from nyla.connections.ports import ConnectorPlugins
     from nyla.connections.store import IndexPurge
     from nyla.db import Database
@@ -215,20 +214,32 @@ class ConnectionService:
     @asynccontextmanager
     async def _client(
         self, adapter: Any, connection: ConnectionInfo | None
-    ) -> AsyncIterator[httpx.AsyncClient]:
+    ) -> AsyncIterator[OnDemandClient]:
+        """The connection's client, made at its first request (a connector that reads no
+        network, as a local folder's, never imports httpx)."""
+        client = OnDemandClient(lambda: self._new_client(adapter, connection))
+        try:
+            yield client
+        finally:
+            await client.aclose()
+
+    def _new_client(self, adapter: Any, connection: ConnectionInfo | None) -> httpx.AsyncClient:
+        import httpx
+
+        from nyla.connections.egress import GuardedTransport, environment_proxies
+
         base = api_base(adapter, connection.settings if connection is not None else {})
         policy = getattr(adapter, "http_policy", None) or HttpPolicy()
         real = self.transport is None
         inner: httpx.AsyncBaseTransport = self.transport or httpx.AsyncHTTPTransport()
         # an explicit transport makes httpx ignore HTTPS_PROXY & co.: the guard carries them
         proxies = environment_proxies() if real else {}
-        async with httpx.AsyncClient(
+        return httpx.AsyncClient(
             base_url=base or "",
             transport=GuardedTransport(inner, self.egress, pin=real, proxies=proxies),
             timeout=httpx.Timeout(policy.timeout_s, connect=policy.connect_timeout_s),
             follow_redirects=True,
-        ) as client:
-            yield client
+        )
 
     @asynccontextmanager
     async def plain_http(
