@@ -57,18 +57,18 @@ from nyla.knowledge.search_plan import (
     effective_ef_search,
     hnsw_settings_change,
     needs_iterative_scan,
+    plan_key,
+    plan_search,
     prefer_exact,
     table_rows,
 )
 from nyla.knowledge.search_sql import ranking_sql, with_keys
 from nyla.knowledge.search_text import text_ranks
 from nyla.knowledge.settings import KnowledgeSettings
-from nyla.knowledge.vector_index import SCOPE_INDEX_KEY, VectorIndexes
+from nyla.knowledge.vector_index import VectorIndexes
 from nyla.knowledge.vectors import (
     CHUNK_ID_BITS,
     FILE_NO_OF,
-    SCOPE_INDEX,
-    hnsw_index_name,
     sql_literal,
     vector_expr,
 )
@@ -242,32 +242,34 @@ async def search(
     model, k, hybrid, dims = query.model, query.k, query.hybrid, len(query.vector)
     if not query.keys or k <= 0:
         return SearchResult(embedding_model=model, hybrid=hybrid)
+    memo = None
     if query.filters is None:
         file_where, where = _scope_where(model)
         params: dict[str, Any] = {"keys": OwnerKeys(query.keys)}
+        # an unfiltered search's plan is kept while its counts are fresh: most searches
+        # repeat a scope, and planning again cost about a tenth of the client's Python
+        memo = plan_key(model, query.keys, k, hybrid, dims, settings)
+        plan = indexes.estimates.plan(memo)
     else:
         file_where, where, params = _where(model, query.filters)
         params["keys"] = OwnerKeys(query.keys)
-    sizes = _held_sizes(where, params, indexes.estimates)
-    if sizes is None:
-        sizes = await _sizes(session, file_where, where, params, indexes.estimates)
-    (candidates, files, _), total = sizes
-    pool = max(k, settings.hybrid_candidates) if hybrid else k
-    scoped = indexes.estimates.get(SCOPE_INDEX_KEY)
-    if scoped is None:
-        scoped = await _has_scope_index(session, indexes)
-    ef_search = (
-        effective_ef_search(settings.ef_search, total, candidates)
-        if settings.adaptive_ef_search
-        else settings.ef_search
-    )
-    # through the scope btree an exact ranking reads the chunks alone, no file's range
-    exact = prefer_exact(candidates, total, pool, settings, 0 if scoped else files, ef_search)
-    if not exact and (model, dims) not in indexes.built:
-        exact = not await _index_exists(session, model, dims)
-        if not exact:
-            indexes.built.add((model, dims))
-    iterative = exact or needs_iterative_scan(candidates, total, pool, ef_search)
+        plan = None
+    if plan is None:
+        plan = await plan_search(
+            session,
+            model=model,
+            dims=dims,
+            k=k,
+            hybrid=hybrid,
+            file_where=file_where,
+            where=where,
+            params=params,
+            settings=settings,
+            estimates=indexes.estimates,
+            built=indexes.built,
+            memo=memo,
+        )
+    pool, exact, iterative, candidates = plan.pool, plan.exact, plan.iterative, plan.counted[0]
     try:
         while True:
             nearest = await vector_ranks(
@@ -280,10 +282,10 @@ async def search(
                 model=model,
                 limit=pool,
                 exact=exact,
-                scoped=scoped,
+                scoped=plan.scoped,
                 settings=settings,
                 files=indexes.files if settings.file_rows_cache else None,
-                ef_search=ef_search,
+                ef_search=plan.ef_search,
                 iterative=iterative,
             )
             if iterative or len(nearest) >= min(pool, candidates):
@@ -298,7 +300,7 @@ async def search(
             (await _info(session)).pop("nyla_hnsw_settings", None)
         raise
     if hybrid and query.text.strip():
-        hits = await _fused(session, query, nearest, where, params, pool, sizes[0], settings)
+        hits = await _fused(session, query, nearest, where, params, pool, plan.counted, settings)
     else:
         # each hit carries its score already (1 - distance)
         hits = merged(nearest, k)
@@ -337,68 +339,6 @@ async def _fused(
         session, fused[: 2 * query.k], nearest, dims, query.vector, query.model
     )
     return merged(ranked, query.k)
-
-
-async def _has_scope_index(session: Executor, indexes: VectorIndexes) -> bool:
-    """Whether the scope btree exists (asked again when the noted answer is stale: another
-    process may build it after a bulk load)."""
-    known = indexes.estimates.get(SCOPE_INDEX_KEY)
-    if known is None:
-        # in the store's own schema: another schema on the search path may have one too
-        rows = await _rows(
-            session,
-            "SELECT to_regclass(format('%I.%I', current_schema(), CAST(:name AS text))) IS NOT NULL",
-            {"name": SCOPE_INDEX},
-        )
-        known = bool(rows[0][0])
-        indexes.estimates.put(SCOPE_INDEX_KEY, known)
-    return bool(known)
-
-
-async def _index_exists(session: Executor, model: str, dims: int) -> bool:
-    """True when the model's HNSW index exists in the current schema."""
-    rows = await _rows(
-        session, "SELECT to_regclass(:name) IS NOT NULL", {"name": hnsw_index_name(model, dims)}
-    )
-    return bool(rows[0][0])
-
-
-def _sizes_key(where: str, params: dict[str, Any]) -> tuple[str, Any]:
-    # the keys of an unfiltered search as they are (a tuple hashes in well under a
-    # microsecond); a filtered one's parameters by their text
-    if len(params) == 1:
-        return (where, tuple(params["keys"]))
-    return (where, repr(sorted(params.items())))
-
-
-def _held_sizes(
-    where: str, params: dict[str, Any], estimates: EstimateCache
-) -> tuple[tuple[int, int, int], int] | None:
-    """What :func:`_sizes` answers, when ``estimates`` holds all of it (else ``None``)."""
-    counted = estimates.get(_sizes_key(where, params))
-    total = estimates.get(("total",))
-    return None if counted is None or total is None else (counted, total)
-
-
-async def _sizes(
-    session: Executor,
-    file_where: str,
-    where: str,
-    params: dict[str, Any],
-    estimates: EstimateCache,
-) -> tuple[tuple[int, int, int], int]:
-    """((readable filtered chunks, their files, their tokens), chunks in the table), from
-    ``estimates`` when fresh."""
-    cache_key = _sizes_key(where, params)
-    counted = estimates.get(cache_key)
-    if counted is None:
-        counted = await count_candidates(session, file_where, params)
-        estimates.put(cache_key, counted)
-    total = estimates.get(("total",))
-    if total is None:
-        total = await table_rows(session)
-        estimates.put(("total",), total)
-    return counted, total
 
 
 async def _ordered_hits(

@@ -5,20 +5,28 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from nyla.knowledge.search_driver import Executor
 from nyla.knowledge.search_driver import rows as _rows
 from nyla.knowledge.settings import KnowledgeSettings
+from nyla.knowledge.vectors import SCOPE_INDEX, hnsw_index_name
+
+#: the key under which ``estimates`` notes whether the scope btree exists
+SCOPE_INDEX_KEY = ("scope index",)
 
 
 class EstimateCache:
-    """Candidate counts per (filter, keys) for ``ttl`` seconds (bounded size)."""
+    """Candidate counts per (filter, keys) for ``ttl`` seconds (bounded size), and the
+    plans made from them (:meth:`plan`), which live no longer than the counts they used
+    and are all forgotten when any count changes."""
 
     def __init__(self, ttl: float = 30.0, size: int = 4096) -> None:
         self.ttl = ttl
         self.size = size
         self._items: dict[Any, tuple[float, Any]] = {}
+        self._plans: dict[Any, tuple[float, Any]] = {}
 
     def get(self, key: Any) -> Any:
         """The cached estimate, or ``None`` when missing or expired."""
@@ -32,10 +40,30 @@ class EstimateCache:
         if len(self._items) >= self.size:
             self._items.pop(next(iter(self._items)))
         self._items[key] = (time.monotonic(), value)
+        self._plans.clear()
 
     def clear(self) -> None:
         """Forget everything (after bulk loads change the row counts)."""
         self._items.clear()
+        self._plans.clear()
+
+    def plan(self, key: Any) -> Any:
+        """The plan kept under ``key`` (:meth:`keep_plan`), or ``None`` when missing or
+        when one of the estimates it was made from has expired."""
+        item = self._plans.get(key)
+        if item is None or time.monotonic() > item[0]:
+            return None
+        return item[1]
+
+    def keep_plan(self, key: Any, value: Any, inputs: tuple[Any, ...]) -> None:
+        """Keep ``value``, made from the estimates under ``inputs``, until the oldest of
+        them expires (or any estimate is put)."""
+        born = [self._items[i][0] for i in inputs if i in self._items]
+        if len(born) < len(inputs):
+            return
+        if len(self._plans) >= self.size:
+            self._plans.pop(next(iter(self._plans)))
+        self._plans[key] = (min(born) + self.ttl, value)
 
 
 async def table_rows(session: Executor) -> int:
@@ -174,3 +202,116 @@ def effective_ef_search(base: int, total: int, candidates: int) -> int:
     size = max(1.0, total / EF_REFERENCE_ROWS) ** 0.35
     narrowing = max(1.0, total / max(candidates, 1)) ** 0.45
     return min(EF_MAX, max(base, math.ceil(base * size * narrowing)))
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPlan:
+    """How one vector search runs, decided from the counts: ``counted`` (readable chunks,
+    their files and tokens), ``pool`` (rows to rank), whether the scope btree exists
+    (``scoped``), the ``ef_search``, the ``exact`` path or HNSW, and whether HNSW starts
+    with pgvector's iterative scan."""
+
+    counted: tuple[int, int, int]
+    pool: int
+    scoped: bool
+    ef_search: int
+    exact: bool
+    iterative: bool
+
+
+def plan_key(
+    model: str, keys: list[str], k: int, hybrid: bool, dims: int, settings: KnowledgeSettings
+) -> tuple[Any, ...]:
+    """What an unfiltered search's :class:`SearchPlan` depends on besides the estimates."""
+    return (
+        model,
+        tuple(keys),
+        k,
+        hybrid,
+        dims,
+        settings.ef_search,
+        settings.adaptive_ef_search,
+        settings.hybrid_candidates,
+        settings.exact_threshold,
+        settings.exact_cost_factor,
+    )
+
+
+async def plan_search(
+    session: Executor,
+    *,
+    model: str,
+    dims: int,
+    k: int,
+    hybrid: bool,
+    file_where: str,
+    where: str,
+    params: dict[str, Any],
+    settings: KnowledgeSettings,
+    estimates: EstimateCache,
+    built: set[tuple[str, int]],
+    memo: tuple[Any, ...] | None = None,
+) -> SearchPlan:
+    """The plan of one search from the counts (``estimates`` while fresh, else counted;
+    ``built``: the HNSW indexes known to exist), kept under ``memo`` in ``estimates`` as
+    long as they are fresh."""
+    sizes_key = _sizes_key(where, params)
+    counted = estimates.get(sizes_key)
+    if counted is None:
+        counted = await count_candidates(session, file_where, params)
+        estimates.put(sizes_key, counted)
+    total = estimates.get(("total",))
+    if total is None:
+        total = await table_rows(session)
+        estimates.put(("total",), total)
+    candidates, files, _ = counted
+    pool = max(k, settings.hybrid_candidates) if hybrid else k
+    scoped = estimates.get(SCOPE_INDEX_KEY)
+    if scoped is None:
+        scoped = await _has_scope_index(session, estimates)
+    ef_search = (
+        effective_ef_search(settings.ef_search, total, candidates)
+        if settings.adaptive_ef_search
+        else settings.ef_search
+    )
+    # through the scope btree an exact ranking reads the chunks alone, no file's range
+    exact = prefer_exact(candidates, total, pool, settings, 0 if scoped else files, ef_search)
+    if not exact and (model, dims) not in built:
+        exact = not await _index_exists(session, model, dims)
+        if not exact:
+            built.add((model, dims))
+    iterative = exact or needs_iterative_scan(candidates, total, pool, ef_search)
+    plan = SearchPlan(counted, pool, bool(scoped), ef_search, exact, iterative)
+    if memo is not None:
+        estimates.keep_plan(memo, plan, (sizes_key, ("total",), SCOPE_INDEX_KEY))
+    return plan
+
+
+def _sizes_key(where: str, params: dict[str, Any]) -> tuple[str, Any]:
+    # the keys of an unfiltered search as they are (a tuple hashes in well under a
+    # microsecond); a filtered one's parameters by their text
+    if len(params) == 1:
+        return (where, tuple(params["keys"]))
+    return (where, repr(sorted(params.items())))
+
+
+async def _has_scope_index(session: Executor, estimates: EstimateCache) -> bool:
+    """Whether the scope btree exists (asked again when the noted answer is stale: another
+    process may build it after a bulk load)."""
+    # in the store's own schema: another schema on the search path may have one too
+    rows = await _rows(
+        session,
+        "SELECT to_regclass(format('%I.%I', current_schema(), CAST(:name AS text))) IS NOT NULL",
+        {"name": SCOPE_INDEX},
+    )
+    known = bool(rows[0][0])
+    estimates.put(SCOPE_INDEX_KEY, known)
+    return known
+
+
+async def _index_exists(session: Executor, model: str, dims: int) -> bool:
+    """True when the model's HNSW index exists in the current schema."""
+    rows = await _rows(
+        session, "SELECT to_regclass(:name) IS NOT NULL", {"name": hnsw_index_name(model, dims)}
+    )
+    return bool(rows[0][0])

@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 from nyla.db import Database
 from nyla.knowledge.file_rows import FileRows
-from nyla.knowledge.search_plan import EstimateCache
+from nyla.knowledge.search_plan import SCOPE_INDEX_KEY, EstimateCache
 from nyla.knowledge.vectors import (
     MAX_INDEXED_DIMS,
     create_hnsw_index,
@@ -19,8 +19,7 @@ from nyla.knowledge.vectors import (
 
 log = logging.getLogger(__name__)
 
-#: the key under which ``estimates`` notes whether the scope btree exists
-SCOPE_INDEX_KEY = ("scope index",)
+__all__ = ["SCOPE_INDEX_KEY", "VectorIndexes"]
 
 
 class VectorIndexes:
