@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import psycopg
@@ -98,13 +98,10 @@ class FileRows:
             return
         self.enabled = True
 
-    def held(self, file_nos: Iterable[int]) -> dict[int, FileDetails] | None:
-        """The details of ``file_nos`` when every one is held, else ``None``."""
-        rows = self._rows
-        try:
-            return {no: rows[no] for no in file_nos}
-        except KeyError:
-            return None
+    def rows(self) -> Mapping[int, FileDetails]:
+        """The held details by file number (to read at once, before the next ``await``:
+        a notification clears them)."""
+        return self._rows
 
     async def details(
         self, conn: ReadConnection, file_nos: Iterable[int]

@@ -194,12 +194,12 @@ async def vector_ranks(
     if setup is not None and info is not None:
         info["nyla_hnsw_settings"] = setup[2]
     if held is not None and driver is not None:
-        numbers = {r[0] >> CHUNK_ID_BITS for r in rows}
         # all held (the common case) without a coroutine; else read what is missing
-        details = held.held(numbers)
-        if details is None:
-            details = await held.details(driver, numbers)
-        return ranked_hits(rows, details, model, resort=not exact)
+        found = ranked_hits(rows, held.rows(), model, resort=not exact, complete=True)
+        if found is not None:
+            return found
+        details = await held.details(driver, {r[0] >> CHUNK_ID_BITS for r in rows})
+        return ranked_hits(rows, details, model, resort=False) or []
     return [hit(r, model) for r in rows]
 
 

@@ -40,6 +40,8 @@ RANKED_HIT_COLUMNS = _hit_columns("n")
 FILE_OF_RANKED = f"f.file_no = (n.id >> {CHUNK_ID_BITS})"
 
 _SCOPES = {s.value: s for s in Scope}
+#: owner key -> its scope
+_SCOPE_OF: dict[str, Scope] = {}
 _FIELDS = frozenset(SearchHit.model_fields)
 _FIELDS_SET = set(_FIELDS)
 _RESULT_FIELDS = frozenset(SearchResult.model_fields)
@@ -90,17 +92,24 @@ def hit(row: Sequence[Any], model: str, score: float | None = None) -> SearchHit
 
 
 def ranked_hits(
-    rows: list[Any], files: Mapping[int, Sequence[Any]], model: str, *, resort: bool
-) -> list[SearchHit]:
+    rows: list[Any],
+    files: Mapping[int, Sequence[Any]],
+    model: str,
+    *,
+    resort: bool,
+    complete: bool = False,
+) -> list[SearchHit] | None:
     """The hits of a lean ranking's rows (:data:`CHUNK_COLUMNS` + distance) with their
     files' details from ``files`` (by file number: file id, name, content hash, source
     path, connection id, web address), nearest first (``resort``: the rows came in the
-    index's order). A row whose file is missing (deleted since the ranking) is left out."""
+    index's order). A row whose file is missing (deleted since the ranking) is left out;
+    with ``complete`` the answer is ``None`` instead (``files`` is what the process holds:
+    the missing details are to be read)."""
     if resort:
         rows.sort(key=_distance)
     hits = []
     mask = (1 << CHUNK_ID_BITS) - 1
-    scopes, fields, new = _SCOPES, _FIELDS_SET, _new
+    scope_of, fields, new = _SCOPE_OF, _FIELDS_SET, _new
     put_dict, put_fields_set, put_extra, put_private = (
         _put_dict,
         _put_fields_set,
@@ -110,14 +119,18 @@ def ranked_hits(
     for chunk, body, ref, content_type, owner, distance in rows:
         file = files.get(chunk >> CHUNK_ID_BITS)
         if file is None:
+            if complete:
+                return None
             continue
-        scope = owner.partition(":")[0]
+        scope = scope_of.get(owner)
+        if scope is None:
+            scope = _scope(owner)
         # the object as _made builds it, inlined: this loop is most of a search's Python
         made = new(SearchHit)
         put_dict(made, {
             "chunk_id": chunk, "file_id": file[0], "file_name": file[1], "seq": chunk & mask,
             "text": body, "context_ref": ref, "content_type": content_type,
-            "scope": scopes.get(scope) or Scope(scope), "distance": distance,
+            "scope": scope, "distance": distance,
             "score": 1.0 - distance, "embedding_model": model, "file_hash": file[2],
             "source_path": file[3], "connection_id": file[4], "web_url": file[5],
             "also_in": [],
@@ -127,6 +140,16 @@ def ranked_hits(
         put_private(made, None)
         hits.append(made)
     return hits
+
+
+def _scope(owner: str) -> Scope:
+    """The scope of an owner key (noted: a reader's keys repeat from search to search)."""
+    scope = owner.partition(":")[0]
+    found = _SCOPES.get(scope) or Scope(scope)
+    if len(_SCOPE_OF) >= 4096:
+        _SCOPE_OF.clear()
+    _SCOPE_OF[owner] = found
+    return found
 
 
 def _made(values: dict[str, Any]) -> SearchHit:
