@@ -11,7 +11,9 @@ a caller wants to set only when they change.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -86,13 +88,20 @@ class ReadPool:
         self.on_connect = on_connect
         self._idle: list[ReadConnection] = []
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._slots: asyncio.Semaphore | None = None
+        # at most ``size`` works at a time, the others wait in turn: a counter, not an
+        # asyncio.Semaphore, whose acquire and release cost 1.6 µs a search (measured)
+        self._busy = 0
+        self._waiting: deque[asyncio.Future[None]] = deque()
 
     async def run(self, work: Callable[[ReadConnection], Awaitable[T]]) -> T:
         """``await work(connection)`` on a pooled connection; ``work`` must be a read that
         can simply run again (it is retried once after a disconnect)."""
-        slots = self._bind_loop()
-        async with slots:
+        self._bind_loop()
+        if self._busy < self.size and not self._waiting:
+            self._busy += 1
+        else:
+            await self._turn()
+        try:
             for attempt in (1, 2):
                 conn = self._idle.pop() if self._idle else await self._connect()
                 try:
@@ -116,7 +125,31 @@ class ReadPool:
                     raise
                 self._keep(conn)
                 return result
+        finally:
+            self._release()
         raise AssertionError("unreachable")
+
+    async def _turn(self) -> None:
+        """Wait until a finished work hands its turn over (:meth:`_release`)."""
+        turn = asyncio.get_running_loop().create_future()
+        self._waiting.append(turn)
+        try:
+            await turn
+        except BaseException:
+            if turn.done() and not turn.cancelled():
+                self._release()  # handed the turn, but cancelled: hand it on
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiting.remove(turn)
+            raise
+
+    def _release(self) -> None:
+        while self._waiting:
+            turn = self._waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)  # the turn passes on: as many busy as before
+                return
+        self._busy -= 1
 
     def _keep(self, conn: ReadConnection) -> None:
         if conn.driver.broken or conn.driver.closed or len(self._idle) >= self.size:
@@ -124,17 +157,17 @@ class ReadPool:
         else:
             self._idle.append(conn)
 
-    def _bind_loop(self) -> asyncio.Semaphore:
+    def _bind_loop(self) -> None:
         loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._slots is None:
+        if self._loop is not loop:
             # connections of another (finished) loop cannot be awaited here: close their
             # sockets without a goodbye
             for conn in self._idle:
                 conn.driver.pgconn.finish()
             self._idle.clear()
             self._loop = loop
-            self._slots = asyncio.Semaphore(self.size)
-        return self._slots
+            self._busy = 0
+            self._waiting.clear()
 
     async def _connect(self) -> ReadConnection:
         kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": self.connect_timeout}

@@ -250,3 +250,38 @@ async def test_owner_keys_with_quotes_backslashes_and_commas_reach_the_server_in
         found = await _search(kernel, user, mine[user][0][1], k=10)
         assert found.path == "exact"
         assert {h.text for h in found.hits} == {body for body, _ in mine[user]}
+
+
+async def test_the_pool_runs_at_most_size_works_and_a_cancelled_waiter_keeps_no_turn(kernel):
+    await _pid(kernel)  # the pool exists
+    pool = kernel.db._read_pool
+    pool.size = 2
+    running, most = 0, 0
+    gate = asyncio.Event()
+
+    async def held(conn):
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await gate.wait()
+        running -= 1
+        return (await conn.rows("SELECT 1"))[0][0]
+
+    works = [asyncio.create_task(kernel.db.read_driver(held)) for _ in range(5)]
+    await asyncio.sleep(0.05)
+    assert running == 2  # three wait their turn
+    waiter = asyncio.create_task(kernel.db.read_driver(held))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    gate.set()
+    assert await asyncio.gather(*works) == [1] * 5
+    assert most == 2
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    # every turn came back: two more run side by side again
+    gate.clear()
+    again = [asyncio.create_task(kernel.db.read_driver(held)) for _ in range(2)]
+    await asyncio.sleep(0.05)
+    assert running == 2
+    gate.set()
+    assert await asyncio.gather(*again) == [1, 1]
