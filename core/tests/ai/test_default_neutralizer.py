@@ -219,11 +219,13 @@ def test_random_uuids_are_never_neutralized() -> None:
 
 
 def _every_detector(text: str) -> list[tuple[str, int, int]]:
-    """What every detector finds, without the one search that skips the pattern detectors."""
-    from nyla.linear_regex import Scan
+    """What every detector finds, without the pre-checks and the search that skip them."""
+    from nyla.ai.pii_clues import CluedScan
+    from nyla.ai.pii_context import CONTEXT_DETECTORS
 
-    scan = Scan(text)
-    found = [f for detector in default_neutralizer._DETECTORS for f in detector(scan)]
+    scan = CluedScan(text)
+    found = [f for _, _, find in default_neutralizer._MATCH_DETECTORS for f in find(scan)]
+    found += [f for _, find in CONTEXT_DETECTORS for f in find(scan)]
     ids = default_neutralizer._id_tokens(scan)
     found = default_neutralizer._outside_ids(found, ids) if ids else found
     return sorted((f.category, f.start, f.end) for f in found)
@@ -231,7 +233,7 @@ def _every_detector(text: str) -> list[tuple[str, int, int]]:
 
 @PROPERTY
 @given(
-    value=st.one_of(emails, ibans, cards, ahvs, st.sampled_from(SAMPLES + CLEAN)),
+    value=st.one_of(emails, ibans, cards, ahvs, phones, ipv4s, st.sampled_from(SAMPLES + CLEAN)),
     before=prose,
     after=prose,
 )
@@ -245,15 +247,17 @@ def test_the_search_for_any_match_never_hides_a_finding(
 
 @pytest.mark.parametrize("text", [*SAMPLES, *CLEAN, '{"round": 17}', "read ok", "Herr Anna Muster"])
 def test_the_search_for_any_match_skips_only_where_no_pattern_matches(text: str) -> None:
-    from nyla.linear_regex import Scan
+    from nyla.ai.pii_clues import CluedScan
 
-    scan = Scan(text)
+    scan = CluedScan(text)
     any_match = default_neutralizer._ANY_MATCH.search_spans(scan.data, 0) is not None
-    pattern_found = any(
-        next(iter(pattern.search_spans(scan.data, 0) or []), None) is not None
-        for pattern, _ in default_neutralizer._MATCH_DETECTORS
-    )
-    assert any_match == pattern_found
+    matched = [
+        (pattern, may)
+        for pattern, may, _ in default_neutralizer._MATCH_DETECTORS
+        if pattern.search_spans(scan.data, 0) is not None
+    ]
+    assert any_match == bool(matched)
+    assert all(may(scan) for _, may in matched)  # no pre-check skips a pattern that matches
     assert sorted((f.category, f.start, f.end) for f in DefaultNeutralizer().find(text)) == (
         _every_detector(text)
     )

@@ -14,6 +14,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterator
 
+from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_context import context_findings
 from nyla.hookspecs import hookimpl
 from nyla.linear_regex import LinearPattern, Scan, compile_linear
@@ -196,28 +197,36 @@ def _ipv4_findings(scan: Scan) -> Iterator[Finding]:
 
 
 #: the detectors that find only where their own pattern matches (each searches the text from
-#: its start first and yields nothing when that search finds nothing), with their patterns
-_MATCH_DETECTORS: tuple[tuple[LinearPattern, Callable[[Scan], Iterator[Finding]]], ...] = (
-    (_EMAIL, _checked(_EMAIL, "EMAIL", lambda v: True)),
-    (_IBAN_START, _iban_findings),
-    (_AHV, _checked(_AHV, "AHV", ahv_valid)),
-    (_CARD, _checked(_CARD, "CARD", luhn_valid)),
-    (_PHONE_INTL, _checked(_PHONE_INTL, "PHONE", _phone_ok)),
-    (_PHONE_CH, _checked(_PHONE_CH, "PHONE", _phone_ok)),
-    (_IPV4, _ipv4_findings),
-    (_IPV6, _checked(_IPV6, "IP", _ipv6_ok)),
-)
-_DETECTORS: tuple[Callable[[Scan], Iterator[Finding]], ...] = (
-    *(find for _, find in _MATCH_DETECTORS[:-1]),
-    context_findings,
-    _MATCH_DETECTORS[-1][1],
+#: its start first and yields nothing when that search finds nothing), with their patterns and
+#: a pure-Python pre-check each, false only where the pattern cannot match (a necessary
+#: condition read off the pattern, :mod:`nyla.ai.pii_clues`): an e-mail address has an ``@``, an
+#: IBAN two letters of one case and two digits, AHV and card numbers 13 digits, a Swiss phone
+#: number 10, an international one ``+`` or ``00``, an IPv4 address three dots and four digits,
+#: an IPv6 one two colons
+_MATCH_DETECTORS: tuple[
+    tuple[LinearPattern, Callable[[CluedScan], bool], Callable[[Scan], Iterator[Finding]]], ...
+] = (
+    (_EMAIL, lambda s: "@" in s.text, _checked(_EMAIL, "EMAIL", lambda v: True)),
+    (_IBAN_START, lambda s: b"AA00" in s.shape or b"aa00" in s.shape, _iban_findings),
+    (_AHV, lambda s: s.digits >= 13 and "756" in s.text, _checked(_AHV, "AHV", ahv_valid)),
+    (_CARD, lambda s: s.digits >= 13, _checked(_CARD, "CARD", luhn_valid)),
+    (_PHONE_INTL, lambda s: "+" in s.text or "00" in s.text, _checked(_PHONE_INTL, "PHONE", _phone_ok)),
+    (_PHONE_CH, lambda s: s.digits >= 10, _checked(_PHONE_CH, "PHONE", _phone_ok)),
+    (_IPV4, lambda s: s.digits >= 4 and s.text.count(".") >= 3, _ipv4_findings),
+    (_IPV6, lambda s: s.text.count(":") >= 2, _checked(_IPV6, "IP", _ipv6_ok)),
+)  # fmt: skip
+#: every detector with its pre-check, in the order their findings are reported
+_DETECTORS: tuple[tuple[Callable[[CluedScan], bool], Callable[[Scan], Iterator[Finding]]], ...] = (
+    *((may, find) for _, may, find in _MATCH_DETECTORS[:-1]),
+    (lambda s: True, context_findings),  # (pre-checks of its own, per detector)
+    _MATCH_DETECTORS[-1][1:],
 )
 #: where any of :data:`_MATCH_DETECTORS` ' patterns matches (their alternation, groups made
-#: plain): one search tells that none of them can find anything in a text, instead of eight
-#: (a round's new tool arguments and results are mostly such texts)
+#: plain): where a pre-check lets a text through, one search tells that none of them can find
+#: anything in it, instead of one each (a round summary's digits and colons pass the checks)
 _ANY_MATCH = compile_linear(
     "neutralizer.any_match",
-    "|".join(f"(?:{p.source.replace('(?P<v>', '(?:')})" for p, _ in _MATCH_DETECTORS),
+    "|".join(f"(?:{p.source.replace('(?P<v>', '(?:')})" for p, _, _ in _MATCH_DETECTORS),
 )
 
 
@@ -263,13 +272,16 @@ class DefaultNeutralizer:
         """Every personal-data span in ``text``."""
         if not text:
             return []
-        scan = Scan(text)
+        scan = CluedScan(text)
         found: list[Finding] = []
-        if _ANY_MATCH.search_spans(scan.data, 0) is None:
-            found.extend(context_findings(scan))  # none of the other detectors can find any
+        if any(may(scan) for _, may, _ in _MATCH_DETECTORS) and (
+            _ANY_MATCH.search_spans(scan.data, 0) is not None
+        ):
+            for may_find, detector in _DETECTORS:
+                if may_find(scan):
+                    found.extend(detector(scan))
         else:
-            for detector in _DETECTORS:
-                found.extend(detector(scan))
+            found.extend(context_findings(scan))  # none of the other detectors can find any
         ids = _id_tokens(scan) if found else []
         if ids:
             found = _outside_ids(found, ids)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_shapes import SP, W
 from nyla.linear_regex import Scan, compile_linear
 from nyla.models.neutralize import Finding
@@ -23,11 +24,15 @@ _STREET_WORDS = (
     r"damm|graben|hof|berg|quai|promenade)"
 )
 _NUMBER = r"[0-9]{1,4}[a-zA-Z]?"
+#: the French street words, the only street form without a number
+_FRENCH_STREETS = (
+    r"[Rr]ue|[Aa]venue|av\.|[Cc]hemin|ch\.|[Rr]oute|[Bb]oulevard|bd|[Pp]lace|[Qq]uai|[Ii]mpasse|"
+    r"[Aa]llée|[Rr]uelle"
+)
 _STREET = (
     rf"(?:{_UP}[{W}'’-]*{_STREET_WORDS}|(?:{_WORD}{SP}){{1,4}}(?:Strasse|Straße|Gasse|"
     rf"Weg|Platz|Allee)){SP}{{1,3}}{_NUMBER}"
-    rf"|(?:[0-9]{{1,4}}(?:{SP}?(?:bis|ter|[a-zA-Z]))?,?{SP}{{1,3}})?(?:[Rr]ue|[Aa]venue|av\.|"
-    rf"[Cc]hemin|ch\.|[Rr]oute|[Bb]oulevard|bd|[Pp]lace|[Qq]uai|[Ii]mpasse|[Aa]llée|[Rr]uelle)"
+    rf"|(?:[0-9]{{1,4}}(?:{SP}?(?:bis|ter|[a-zA-Z]))?,?{SP}{{1,3}})?(?:{_FRENCH_STREETS})"
     rf"{SP}{{1,3}}(?:(?:de|du|des|la|le|l'|d'){SP}{{0,3}}){{0,3}}{_WORD}(?:[ \t-]{_WORD}){{0,4}}"
     rf"(?:{SP}{{1,3}}{_NUMBER})?"
     rf"|[0-9]{{1,5}}[A-Z]?{SP}{{1,3}}(?:{_WORD}{SP}{{1,3}}){{1,3}}(?:Street|St\.|Road|Rd\.|"
@@ -50,6 +55,17 @@ _LABELLED_TOWN = compile_linear(
     r"(?:^|[^\pL\pN_])(?:Adresse|Address|Wohnort|Domicile|Anschrift|PLZ/Ort|NPA/Localité|"
     rf"Indirizzo|Domicilio){SP}{{0,3}}:{SP}{{0,3}}(?P<v>{_TOWN})",
 )
+
+
+#: what every word of :data:`_FRENCH_STREETS` holds once case-folded
+FRENCH_STEMS = ("rue", "avenue", "av.", "chemin", "ch.", "route", "boulevard", "bd", "place",
+                "quai", "impasse", "allée")  # fmt: skip
+
+
+def may_hold_address(scan: CluedScan) -> bool:
+    """False only where no pattern below can match: every address has a capitalised word, and
+    a number (street, post box or postcode) unless it is French (:mod:`nyla.ai.pii_clues`)."""
+    return scan.may_have_upper and (scan.digits > 0 or scan.mentions(FRENCH_STEMS))
 
 
 def address_findings(scan: Scan) -> Iterator[Finding]:

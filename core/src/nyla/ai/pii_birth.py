@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_shapes import DATE, SP, W
 from nyla.linear_regex import Scan, compile_linear
 from nyla.models.neutralize import Finding
@@ -31,6 +32,8 @@ _BIRTH_DATE = compile_linear(
     rf"(?P<v>{DATE})(?:$|[^0-9])",
     ignore_case=True,
 )
+#: the labels a date before them needs (``ist am 3. Mai 1990 geboren``)
+_LABELS_AFTER = r"geboren|born|né|née|(?-i:[Nn]at[oa])"
 _STARRED_DATE = compile_linear(
     "pii.birth_date_starred",
     rf"\({SP}{{0,2}}\*{SP}{{0,2}}(?P<v>{DATE})(?:$|[^0-9])",
@@ -39,9 +42,23 @@ _STARRED_DATE = compile_linear(
 _DATE_BEFORE_LABEL = compile_linear(
     "pii.birth_date_before",
     rf"(?:^|[^{W}.])(?P<v>{DATE})(?:{SP}{{1,3}}[\pL'’.-]+){{0,4}}?{SP}{{1,3}}"
-    r"(?:geboren|born|né|née|(?-i:[Nn]at[oa]))(?:$|[^\pL])",
+    rf"(?:{_LABELS_AFTER})(?:$|[^\pL])",
     ignore_case=True,
 )
+
+
+#: what every label of :data:`_LABELS` and :data:`_LABELS_AFTER` holds once case-folded
+#: (``geb`` stands for ``geb.``, ``geboren``, ``Geburtsdatum``, ``Geb.-Datum``, ``Geburt``...)
+LABEL_STEMS = ("geb", "birth", "dob", "d.o.b", "born", "né", "naissance", "nascita", "nat")
+
+
+def may_hold_birth(scan: CluedScan) -> bool:
+    """False only where no pattern below can match: each needs a date (an ASCII digit) and a
+    label, or ``(`` and ``*`` for the starred form (:mod:`nyla.ai.pii_clues`)."""
+    if not scan.digits:
+        return False
+    text = scan.text
+    return ("(" in text and "*" in text) or scan.mentions(LABEL_STEMS)
 
 
 def birth_findings(scan: Scan) -> Iterator[Finding]:

@@ -3,26 +3,36 @@ labels and greetings, and under closing formulas), postal addresses, dates of bi
 passport / ID numbers after their label. German, English, French and Italian.
 
 Only the value is replaced (``Herr [NAME_1]``, ``geb. [DOB_1]``) so the text stays readable.
-Each detector lives in its own module; all run on RE2 (:mod:`nyla.linear_regex`).
+Each detector lives in its own module; all run on RE2 (:mod:`nyla.linear_regex`), each after a
+pure-Python pre-check that tells where its patterns cannot match (:mod:`nyla.ai.pii_clues`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from nyla.ai.pii_address import address_findings
-from nyla.ai.pii_birth import birth_findings
-from nyla.ai.pii_ids import id_findings
-from nyla.ai.pii_names import name_findings
+from nyla.ai.pii_address import address_findings, may_hold_address
+from nyla.ai.pii_birth import birth_findings, may_hold_birth
+from nyla.ai.pii_clues import CluedScan, clued
+from nyla.ai.pii_ids import id_findings, may_hold_id
+from nyla.ai.pii_names import may_hold_name, name_findings
 from nyla.linear_regex import Scan
 from nyla.models.neutralize import Finding
+
+#: each context detector with its pre-check (false only where the detector finds nothing)
+CONTEXT_DETECTORS: tuple[
+    tuple[Callable[[CluedScan], bool], Callable[[Scan], Iterator[Finding]]], ...
+] = (
+    (may_hold_name, name_findings),
+    (may_hold_birth, birth_findings),
+    (may_hold_id, id_findings),
+    (may_hold_address, address_findings),
+)
 
 
 def context_findings(scan: Scan | str) -> Iterator[Finding]:
     """Names, addresses, dates of birth and ID numbers found through their context."""
-    if isinstance(scan, str):
-        scan = Scan(scan)
-    yield from name_findings(scan)
-    yield from birth_findings(scan)
-    yield from id_findings(scan)
-    yield from address_findings(scan)
+    scan = clued(scan)
+    for may_hold, find in CONTEXT_DETECTORS:
+        if may_hold(scan):
+            yield from find(scan)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_shapes import W
 from nyla.linear_regex import Scan, compile_linear
 from nyla.models.neutralize import Finding
@@ -59,6 +60,20 @@ def _document_number(value: str, gap: str) -> bool:
         return True
     adjacent = _ADJACENT.fullmatch(gap) is not None
     return adjacent and 6 <= len(value) <= 12 and value == value.upper()
+
+
+#: what every label of :data:`_LABELS` holds once case-folded (``id-``/``id `` for
+#: ``ID-Karte``, ``id card``, ``id no.``; ``identit`` for ``Identitätskarte``, ``carte d'identité``)
+LABEL_STEMS = (
+    "pass", "ausweis", "identit", "id-", "id ", "national id", "dokument", "document",
+    "dni", "nie", "cni", "cie",
+)  # fmt: skip
+
+
+def may_hold_id(scan: CluedScan) -> bool:
+    """False only where :data:`_ID_NUMBER` cannot match: it needs a label and a digit
+    (:mod:`nyla.ai.pii_clues`)."""
+    return scan.digits > 0 and scan.mentions(LABEL_STEMS)
 
 
 def id_findings(scan: Scan) -> Iterator[Finding]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_shapes import BEFORE, MORE_TITLES, NAME, SP, TITLE
 from nyla.linear_regex import LinearPattern, Scan, compile_linear
 from nyla.models.neutralize import Finding
@@ -112,9 +113,6 @@ _SIGNATURE = compile_linear(
     rf"(?:{TITLE}{SP}{{1,3}}{MORE_TITLES})?(?P<v>{NAME}){SP}{{0,3}}(?:$|\r?\n|,|\||\()",
 )
 
-#: what every name pattern's name begins with (a text without one holds no name)
-_UPPER = compile_linear("pii.upper", r"\p{Lu}")
-
 #: first words of what follows a role or a greeting that is not a person: departments,
 #: teams, companies, pronouns and articles, forms of address to many
 _NOT_NAMES = """
@@ -195,10 +193,14 @@ def _role_single_ok(match: list[tuple[int, int]], text: str, pattern: LinearPatt
     return text[a:b].rstrip().endswith(":")
 
 
+def may_hold_name(scan: CluedScan) -> bool:
+    """False only where no pattern above can match: every name begins with a capital
+    (``\\p{Lu}``, :mod:`nyla.ai.pii_clues`)."""
+    return scan.may_have_upper
+
+
 def name_findings(scan: Scan) -> Iterator[Finding]:
     """Names after titles, roles, labels and greetings, and under closing formulas."""
-    if _UPPER.search_spans(scan.data, 0) is None:
-        return  # every name starts with a capital: one search instead of five
     text = scan.text
     for pattern in (_ROLE_NAME, _TITLED_NAME, _GREETING_NAME, _SIGNATURE, _NAME_BEFORE_BIRTH):
         group = pattern.group("v")

@@ -1,0 +1,201 @@
+"""The default neutralizer's pure-Python pre-checks (``nyla.ai.pii_clues``) never skip a text a
+detector would find something in. Privacy-critical, so the argument is checked in its parts:
+RE2's case folding and capital letters against Python's over all of Unicode, every label each
+pattern accepts against the stems, and the gated neutralizer against every detector run on
+the labelled sets in case variants a reader might type."""
+
+from __future__ import annotations
+
+import re._parser as sre_parse  # type: ignore[import-not-found]
+import string
+from itertools import product
+from pathlib import Path
+
+import pytest
+import re2  # type: ignore[import-untyped]
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nyla.ai import default_neutralizer, pii_address, pii_birth, pii_ids
+from nyla.ai.default_neutralizer import DefaultNeutralizer
+from nyla.ai.neutralizer_eval import read_set
+from nyla.ai.pii_clues import CluedScan
+from nyla.ai.pii_context import CONTEXT_DETECTORS
+
+DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
+
+#: every label alternative the stems stand for, with the detector's stems
+LABELS = {
+    "birth": ((pii_birth._LABELS, pii_birth._LABELS_AFTER), pii_birth.LABEL_STEMS),
+    "id": ((pii_ids._LABELS,), pii_ids.LABEL_STEMS),
+    "address": ((pii_address._FRENCH_STREETS,), pii_address.FRENCH_STEMS),
+}
+
+
+def _all_code_points() -> str:
+    return "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+
+
+def _spell(tree: sre_parse.SubPattern) -> set[str]:
+    """Every string a finite regex (literals, classes, branches, groups, ``?``) matches."""
+    out = {""}
+    for op, arg in tree:
+        name = str(op)
+        if name == "LITERAL":
+            options = {chr(arg)}
+        elif name == "IN":
+            options = set()
+            for kind, value in arg:
+                assert str(kind) == "LITERAL", f"class of {kind} in a label"
+                options.add(chr(value))
+        elif name == "BRANCH":
+            options = set().union(*(_spell(branch) for branch in arg[1]))
+        elif name == "SUBPATTERN":
+            options = _spell(arg[-1])
+        elif name == "MAX_REPEAT":
+            low, high, item = arg
+            assert high <= 1, "only ? in a label"
+            options = _spell(item) | ({""} if low == 0 else set())
+        else:
+            raise AssertionError(f"{name} in a label: teach _spell about it")
+        out = {a + b for a, b in product(out, options)}
+    return out
+
+
+def spell(source: str) -> set[str]:
+    """Every label ``source`` (RE2 syntax, Python-compatible for these) accepts."""
+    return _spell(sre_parse.parse(source))
+
+
+@pytest.mark.parametrize("detector", sorted(LABELS))
+def test_every_label_holds_a_stem(detector: str) -> None:
+    sources, stems = LABELS[detector]
+    labels = set().union(*(spell(s) for s in sources))
+    assert len(labels) >= 12
+    assert all(stem == stem.casefold() for stem in stems)
+    for label in labels:
+        assert any(stem in label.casefold() for stem in stems), label
+    # no stem is dead weight: each is the only one in some label (a stem for a label the
+    # pattern lost would hide that the list is no longer read off the pattern)
+    for stem in stems:
+        assert any([s for s in stems if s in label.casefold()] == [stem] for label in labels), stem
+
+
+def test_spell_reads_the_labels_as_re2_matches_them() -> None:
+    """The enumeration agrees with RE2: each spelt label is matched whole, in a text."""
+    labels = spell(pii_birth._LABELS)
+    assert {"Geb.-Datum", "D.O.B.", "nata", "Nato", "birthdate", "birth date", "née"} <= labels
+    assert {"numéro de passeport", "id-no.", "ID-Karte", "Passes"} <= spell(pii_ids._LABELS)
+    options = re2.Options()
+    options.case_sensitive = False
+    for source in (pii_birth._LABELS, pii_ids._LABELS, pii_address._FRENCH_STREETS):
+        regex = re2.compile(f"(?:{source})", options)
+        for label in spell(source):
+            assert regex.fullmatch(label), label
+
+
+def test_re2_case_folding_is_python_casefold_on_every_label_letter() -> None:
+    """Each code point RE2 matches case-insensitively for a letter of a label case-folds to
+    the letter's own case-fold (so a matched label, case-folded, holds the stem)."""
+    letters = set()
+    for sources, stems in LABELS.values():
+        for source in sources:
+            letters.update("".join(spell(source)))
+        letters.update("".join(stems))
+    options = re2.Options()
+    options.case_sensitive = False
+    everything = _all_code_points()
+    for letter in sorted(letters):
+        twins = re2.compile(re2.escape(letter), options).findall(everything)
+        assert letter in twins
+        assert {t.casefold() for t in twins} == {letter.casefold()}, (letter, twins)
+
+
+def test_every_re2_capital_is_a_python_capital() -> None:
+    options = re2.Options()
+    options.max_mem = 64 << 20
+    capitals = re2.compile(r"\p{Lu}", options).findall(_all_code_points())
+    assert len(capitals) > 1000
+    assert {c for c in capitals if c.isascii()} == set(string.ascii_uppercase)
+    for capital in capitals:  # alone, among lower-case ASCII, among other lower-case letters
+        for text in (capital, f"read {capital} ok", f"é {capital}ß"):
+            assert CluedScan(text).may_have_upper, hex(ord(capital))
+    assert not CluedScan('{"round": 3}').may_have_upper
+    assert not CluedScan("rue du lac, née à genève").may_have_upper
+
+
+def _variants(text: str) -> list[str]:
+    """``text`` as typed in other cases, and with the letters RE2 folds onto ASCII ones."""
+    return [
+        text,
+        text.upper(),
+        text.lower(),
+        text.title(),
+        text.swapcase(),
+        text.replace("s", "\u017f").replace("k", "\u212a").replace("K", "\u212a"),
+    ]
+
+
+def every_detector(text: str) -> list[tuple[str, int, int]]:
+    """What every detector finds, with none of the pre-checks or the search for any match."""
+    scan = CluedScan(text)
+    found = []
+    for _, _, find in default_neutralizer._MATCH_DETECTORS[:-1]:
+        found.extend(find(scan))
+    for _, find in CONTEXT_DETECTORS:
+        found.extend(find(scan))
+    found.extend(default_neutralizer._MATCH_DETECTORS[-1][2](scan))
+    ids = default_neutralizer._id_tokens(scan)
+    found = default_neutralizer._outside_ids(found, ids) if ids else found
+    return sorted((f.category, f.start, f.end) for f in found)
+
+
+def found(text: str) -> list[tuple[str, int, int]]:
+    return sorted((f.category, f.start, f.end) for f in DefaultNeutralizer().find(text))
+
+
+@pytest.mark.parametrize("name", ["neutralizer_labelled.tsv", "pii_in_context.tsv"])
+def test_the_pre_checks_skip_no_finding_in_the_labelled_sets(name: str) -> None:
+    texts = [row[3] for row in read_set(DATA / name)]
+    for text in texts:
+        for variant in _variants(text):
+            assert found(variant) == every_detector(variant), variant
+
+
+def test_each_pre_check_holds_wherever_its_patterns_match() -> None:
+    """Pattern by pattern (a check that fails here skips a real match, even where another
+    detector's finding would hide it in the comparison above)."""
+    texts = [row[3] for name in DATA.glob("*.tsv") if "pii" in name.name or "neutral" in name.name
+             for row in read_set(name)]  # fmt: skip
+    hits = 0
+    for text in texts:
+        for variant in _variants(text):
+            scan = CluedScan(variant)
+            for pattern, may, _ in default_neutralizer._MATCH_DETECTORS:
+                if pattern.search_spans(scan.data, 0) is not None:
+                    hits += 1
+                    assert may(scan), (pattern.name, variant)
+            for may, find in CONTEXT_DETECTORS:
+                if next(iter(find(scan)), None) is not None:
+                    hits += 1
+                    assert may(scan), (find.__name__, variant)
+    assert hits > 1000
+
+
+#: pieces that make texts the patterns match: labels of each detector, dates, numbers,
+#: names, separators, and letters RE2 folds
+_PIECES = sorted(
+    set().union(*(spell(s) for sources, _ in LABELS.values() for s in sources))
+    | {"14.03.1981", "3. Mai 1990", "(*", "*", "4111 1111 1111 1111", "756.1234.5678.97",
+       "+41 44 668 18 00", "044 668 18 00", "192.168.1.20", "2001:db8::1", "a@b.ch",
+       "CH93 0076 2011 6238 5295 7", "X4518273", "Anna Meier", "Herr", "Frau", "Dear",
+       "Bahnhofstrasse 12", "8001 Zürich", "du Lac", "Lac", ": ", ", ", " ", "\n", "\u017f",
+       "\u212a", "É", "é", "geb.", "ist am", "geboren", "Nr.", "12", "0", "lautet"}
+)  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8))
+def test_the_pre_checks_skip_no_finding_in_composed_texts(pieces: list[str]) -> None:
+    text = " ".join(pieces)
+    for variant in _variants(text):
+        assert found(variant) == every_detector(variant), variant
