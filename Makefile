@@ -18,7 +18,11 @@ $(VENV)/.synced: pyproject.toml core/pyproject.toml $(wildcard plugins/*/*/pypro
 	$(UV) sync --all-packages --inexact
 	touch $@
 
+# The workspace's own sources are installed editable, so uv compiles none of them: compile them
+# here (compileall writes .pyc even where PYTHONDONTWRITEBYTECODE is set), or every `nyla`
+# process, the many the tests start included, compiles the kernel and its plugins again.
 setup: $(VENV)/.synced
+	@$(VENV)/bin/python -m compileall -q -j 0 core/src $(wildcard plugins/*/*/src) $(wildcard hosts/*/src) >/dev/null
 
 demo: setup
 	$(VENV)/bin/python -m nyla.demo
@@ -29,8 +33,13 @@ serve: setup
 	@$(NYLA) tokens create --role sysadmin --name "make serve"
 	$(NYLA) serve --demo-model
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist), a test file's tests in one of them
+# (its module fixtures are made once); most tests wait on PostgreSQL, Chromium or a `nyla`
+# subprocess, so one more worker than cores, at most four. TEST_WORKERS=0 runs in this process.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(4, (os.cpu_count() or 1) + 1))')
+
 test: setup
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # ruff, the import contracts (.ci/import_contracts.py), no import circle (.ci/import_graph.py),
 # no service reaching a sibling through the kernel object (.ci/service_deps.py), the type

@@ -291,19 +291,35 @@ def _load(path: str, prefix: str) -> VendorSpec:
     return LOADED[path, prefix]
 
 
-_SUMMARISED: list[bool] = []
+#: counts other processes reported (pytest-xdist's workers, gathered by the controller)
+_REPORTED: dict[str, list[int]] = {}
+
+
+def counts() -> dict[str, list[int]]:
+    """Per loaded spec (``"title (file)"``): exchanges checked and operations described."""
+    return {
+        f"{spec.name} ({Path(path).name})": [spec.validated, len(spec.operations)]
+        for (path, _), spec in LOADED.items()
+    }
+
+
+def add_counts(reported: dict[str, list[int]]) -> None:
+    """Add another process's :func:`counts` to this one's summary."""
+    for key, (validated, operations) in reported.items():
+        mine = _REPORTED.setdefault(key, [0, operations])
+        mine[0] += validated
 
 
 def summary() -> list[str]:
-    """One line per loaded spec: how many exchanges were checked against it — once per test
-    session, however many plugin test folders ask (each one's conftest does)."""
-    if _SUMMARISED:
-        return []
-    _SUMMARISED.append(True)
+    """One line per spec: how many exchanges were checked against it in this test session,
+    in this process and the ones that reported to it."""
+    merged = {key: list(value) for key, value in _REPORTED.items()}
+    add = counts()
+    for key, (validated, operations) in add.items():
+        merged.setdefault(key, [0, operations])[0] += validated
     return [
-        f"{spec.name} ({Path(path).name}): {spec.validated} exchanges checked, "
-        f"{len(spec.operations)} operations described"
-        for (path, _), spec in LOADED.items()
+        f"{key}: {validated} exchanges checked, {operations} operations described"
+        for key, (validated, operations) in merged.items()
     ]
 
 

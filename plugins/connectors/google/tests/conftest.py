@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from nyla.testing.vendor_spec import summary, take_violations
+from nyla.testing.vendor_spec import take_violations
 
 
 class Sleeps:
@@ -36,12 +36,6 @@ def _vendor_documented() -> Iterator[None]:
     take_violations()
     yield
     assert not take_violations(), "exchanges Google's API descriptions do not allow"
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """How many exchanges were checked against each vendor description."""
-    for line in summary():
-        terminalreporter.write_line(f"vendor spec: {line}")
 
 
 @pytest.fixture

@@ -4,11 +4,10 @@ every exchange with the fake Jira is checked against Jira's API description."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from nyla.testing.vendor_spec import summary, take_violations
+from nyla.testing.vendor_spec import take_violations
 
 
 @pytest.fixture(autouse=True)
@@ -18,9 +17,3 @@ def _vendor_documented() -> Iterator[None]:
     take_violations()
     yield
     assert not take_violations(), "exchanges Jira's API description does not allow"
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """How many exchanges were checked against each vendor description."""
-    for line in summary():
-        terminalreporter.write_line(f"vendor spec: {line}")
