@@ -19,21 +19,12 @@ import httpx
 from nyla_host.tokens import TokenStore
 
 from .browsing import MARKS, page_fixture, served_fixture, shot, watch  # noqa: F401
+from .mcp_wire import INITIALIZE
 from .served import free_port
 
 pytestmark = MARKS
 
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
-HELLO = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 def pkce() -> tuple[str, str]:
@@ -110,7 +101,7 @@ async def test_a_person_allows_then_denies_an_mcp_client(served, page):
             "Authorization": f"Bearer {issued.json()['access_token']}",
             "Accept": "application/json, text/event-stream",
         }
-        assert (await http.post("/mcp", json=HELLO, headers=headers)).status_code == 200
+        assert (await http.post("/mcp", json=INITIALIZE, headers=headers)).status_code == 200
 
     # asked again, already signed in: she denies, and the client hears so with its state
     _, challenge = pkce()

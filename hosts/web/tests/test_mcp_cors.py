@@ -14,21 +14,12 @@ import httpx
 from nyla.testing.processes import http_server_thread
 
 from .browsing import MARKS, page_fixture, served_fixture  # noqa: F401
+from .mcp_wire import INITIALIZE
 
 pytestmark = MARKS
 MODEL_DELAY = 0.01
 
 ORIGIN = "http://mcp-client.localhost"
-HELLO = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "browser", "version": "1"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Origin": ORIGIN}
 
 
@@ -63,13 +54,13 @@ async def test_mcp_answers_any_origin_without_credentials(served):
             preflight.headers["access-control-allow-methods"]
         )
 
-        refused = await http.post("/mcp", json=HELLO, headers=ACCEPT)
+        refused = await http.post("/mcp", json=INITIALIZE, headers=ACCEPT)
         assert refused.status_code == 401
         _cors(refused)
         assert refused.headers["www-authenticate"].startswith("Bearer resource_metadata=")
 
         signed = {**ACCEPT, "Authorization": f"Bearer {token}"}
-        answered = await http.post("/mcp", json=HELLO, headers=signed)
+        answered = await http.post("/mcp", json=INITIALIZE, headers=signed)
         assert answered.status_code == 200, answered.text
         _cors(answered)
         assert answered.headers.get_list("content-type") == ["application/json"]
@@ -112,7 +103,7 @@ async def test_a_page_of_another_origin_calls_mcp_in_chromium(served, page):
     }"""
     with http_server_thread(_ClientPage) as origin:
         await page.goto(f"{origin}/")
-        seen = await page.evaluate(script, [f"{server.url}/mcp", token, HELLO])
+        seen = await page.evaluate(script, [f"{server.url}/mcp", token, INITIALIZE])
     assert seen["refused"] == 401
     assert seen["challenge"].startswith(f'Bearer resource_metadata="{server.url}/.well-known/')
     assert seen["status"] == 200, json.dumps(seen)

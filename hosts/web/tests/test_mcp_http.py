@@ -17,6 +17,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from nyla import RunContext
 from nyla_host.tokens import TokenStore
 
+from .mcp_wire import INITIALIZE
 from .memfs import ServedPlugin
 from .served import Served
 
@@ -93,16 +94,7 @@ async def test_no_wrong_or_revoked_token_is_refused(served, make_kernel):
         await store.revoke(info.id)
     finally:
         await db.dispose()
-    hello = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    hello = INITIALIZE
     accept = {"Accept": "application/json, text/event-stream"}
     async with httpx.AsyncClient(base_url=served.url, timeout=30) as http:
         for credential in (None, "nyla_abc_notavalidsecretatall", revoked):

@@ -34,22 +34,13 @@ from sqlalchemy import update
 from nyla_host.tables import ApiTokenRow
 from nyla_host.tokens import TokenStore
 
+from .mcp_wire import INITIALIZE
 from .served import Served
 from .test_mcp_http import _prepare
 
 pytestmark = [pytest.mark.db, pytest.mark.slow]
 
 REDIRECT = "http://127.0.0.1:33418/callback"
-HELLO = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
@@ -174,7 +165,7 @@ async def test_the_sdk_client_signs_in_with_oauth_and_sees_only_its_persons_data
         assert (await http.get("/api/me", headers=bearer)).status_code == 401
         assert (await http.get("/api/files", headers=bearer)).status_code == 401
         assert (
-            await http.post("/mcp", json=HELLO, headers={**ACCEPT, **bearer})
+            await http.post("/mcp", json=INITIALIZE, headers={**ACCEPT, **bearer})
         ).status_code == 200
     # the same client, stored tokens kept, needs no second consent
     names, _ = await search_with_oauth(served.url, tokens["alice"], storage)
@@ -185,7 +176,7 @@ async def test_the_401_names_the_metadata_and_the_metadata_names_nyla(served):
     await served.prepare()
     served.start()
     async with httpx.AsyncClient(base_url=served.url, timeout=30) as http:
-        refused = await http.post("/mcp", json=HELLO, headers=ACCEPT)
+        refused = await http.post("/mcp", json=INITIALIZE, headers=ACCEPT)
         assert refused.status_code == 401
         where = f"{served.url}/.well-known/oauth-protected-resource/mcp"
         challenge = f'Bearer resource_metadata="{where}", scope="mcp"'
@@ -259,7 +250,7 @@ class Flow:
 
     async def mcp_status(self, access: str) -> int:
         headers = {**ACCEPT, "Authorization": f"Bearer {access}"}
-        return (await self.http.post("/mcp", json=HELLO, headers=headers)).status_code
+        return (await self.http.post("/mcp", json=INITIALIZE, headers=headers)).status_code
 
 
 async def test_what_the_authorization_server_refuses(served):
