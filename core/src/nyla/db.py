@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import MetaData, Sequence, String, event, text
+from sqlalchemy import MetaData, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.ext.asyncio import (
@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm import DeclarativeBase
 
+from nyla.db_schema import create_missing_tables
 from nyla.embedded import start_embedded
 from nyla.errors import DatabaseUnavailableError
 from nyla.read_pool import ReadConnection, ReadPool
@@ -84,11 +85,6 @@ def import_table_modules() -> None:
         except ModuleNotFoundError as exc:
             if exc.name is None or not name.startswith(exc.name):
                 raise
-
-
-def _is_derived(table: Any) -> bool:
-    """A table whose rows can be rebuilt from elsewhere (``info={"derived": True}``)."""
-    return bool(table.info.get("derived"))
 
 
 def to_sqlalchemy_url(uri: str) -> str:
@@ -284,110 +280,8 @@ class Database:
         import_table_modules()
         async with self.engine.begin() as conn:
             await conn.execute(_READY_LOCK)
-            await conn.run_sync(self._create_missing_tables)
+            await conn.run_sync(create_missing_tables, metadata)
         self._ready = True
-
-    def _create_missing_tables(self, conn: Any) -> None:
-        # Existence is checked in the schema new tables go to (the first on the search path)
-        # only: SQLAlchemy's own check looks along the whole search path and would skip a table
-        # that exists in ``public``.
-        existing: dict[str, set[str]] = {}
-        widths: dict[tuple[str, str], int] = {}
-        for table, column, width in conn.execute(
-            text(
-                "SELECT table_name, column_name, character_maximum_length "
-                "FROM information_schema.columns WHERE table_schema = current_schema()"
-            )
-        ):
-            existing.setdefault(table, set()).add(column)
-            if width is not None:
-                widths[(table, column)] = width
-        self._widen_columns(conn, widths)
-        drifted = [
-            t
-            for t in metadata.sorted_tables
-            if t.name in existing and existing[t.name] != {c.name for c in t.columns}
-        ]
-        drifted = [t for t in drifted if not self._add_columns(conn, t, existing[t.name])]
-        if drifted:
-            self._rebuild_derived(conn, drifted)
-            existing = {
-                name: columns
-                for name, columns in existing.items()
-                if name not in metadata.tables or not _is_derived(metadata.tables[name])
-            }
-        missing = [t for t in metadata.sorted_tables if t.name not in existing]
-        if missing:
-            metadata.create_all(conn, tables=missing, checkfirst=False)
-
-    @staticmethod
-    def _widen_columns(conn: Any, widths: dict[tuple[str, str], int]) -> None:
-        """Widen the ``varchar(n)`` columns an older nyla created narrower than the tables
-        now declare (``text`` or a longer ``varchar``): the rows stay, and PostgreSQL changes
-        a varchar's width, or makes it text, without rewriting the table."""
-        for table in metadata.sorted_tables:
-            for column in table.columns:
-                width = widths.get((table.name, column.name))
-                if width is None or not isinstance(column.type, String):
-                    continue
-                wanted = column.type.length
-                if wanted is not None and wanted <= width:
-                    continue
-                kind = column.type.compile(dialect=conn.dialect)
-                log.info(
-                    "widening %s.%s from varchar(%d) to %s", table.name, column.name, width, kind
-                )
-                conn.execute(
-                    text(f'ALTER TABLE "{table.name}" ALTER COLUMN "{column.name}" TYPE {kind}')
-                )
-
-    @staticmethod
-    def _add_columns(conn: Any, table: Any, present: set[str]) -> bool:
-        """Bring a table up to date when the only change is new columns that carry a server
-        default or may be null (added with ``ALTER TABLE ... ADD COLUMN``); False otherwise."""
-        wanted = {c.name: c for c in table.columns}
-        if present - set(wanted):
-            return False
-        new = [wanted[name] for name in wanted if name not in present]
-        if any(not c.nullable and c.server_default is None for c in new):
-            return False
-        for column in new:
-            kind = column.type.compile(dialect=conn.dialect)
-            default = ""
-            if column.server_default is not None:
-                default = " DEFAULT " + conn.dialect.statement_compiler(
-                    conn.dialect, None
-                ).render_literal_value(str(column.server_default.arg), String())
-            conn.execute(
-                text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}{default}')
-            )
-        return True
-
-    @staticmethod
-    def _rebuild_derived(conn: Any, drifted: list[Any]) -> None:
-        """An older nyla created some tables with another layout. Derived tables (the
-        knowledge index: rebuilt by indexing again) are dropped together and recreated;
-        any other table is an error the user has to resolve."""
-        kept = [t.name for t in drifted if not _is_derived(t)]
-        if kept:
-            raise DatabaseUnavailableError(
-                "these tables were created by another version of nyla and have other "
-                f"columns: {', '.join(kept)}; migrate or drop them"
-            )
-        derived = [t for t in metadata.sorted_tables if _is_derived(t)]
-        log.warning(
-            "the knowledge index has an older layout (%s); it is dropped and recreated empty: "
-            "index your files again",
-            ", ".join(t.name for t in drifted),
-        )
-        schema = conn.execute(text("SELECT current_schema()")).scalar_one()
-        for table in reversed(derived):
-            conn.execute(text(f'DROP TABLE IF EXISTS "{schema}"."{table.name}" CASCADE'))
-            for column in table.columns:
-                if isinstance(column.default, Sequence):
-                    conn.execute(
-                        text(f'DROP SEQUENCE IF EXISTS "{schema}"."{column.default.name}"')
-                    )
 
     async def info(self) -> dict[str, Any]:
         """URL (password masked), server version, pgvector version, tables."""
