@@ -37,6 +37,7 @@ from nyla.models.ai import (
     OperationType,
     Role,
     ToolCall,
+    ToolDefinition,
     Usage,
 )
 from nyla.models.tools import Tool, ToolContext
@@ -144,17 +145,31 @@ class AgentRun:
     # ---- model calls --------------------------------------------------------------------
 
     def request(
-        self, operation: OperationType, messages: list[Message], **kw: Any
+        self,
+        operation: OperationType,
+        messages: list[Message],
+        *,
+        tools: list[ToolDefinition] | None = None,
+        model: str | None = None,
+        max_output_tokens: int | None = None,
     ) -> AiCallRequest:
-        """An AI service request on the run's behalf (its context, budget and placeholders)."""
-        return AiCallRequest(
+        """An AI service request on the run's behalf (its context, budget and placeholders).
+
+        Built without validation (:meth:`~nyla.models.base.WireModel.trusted`): every value
+        is the run's own and already typed (the conversation's messages, the registry's
+        definitions, the config), and validating the request revalidated the whole growing
+        conversation every round. It sets no answer option (``tool_choice``, ``stop``), so the
+        options check has nothing to refuse."""
+        return AiCallRequest.trusted(
             operation=operation,
             messages=messages,
+            tools=tools if tools is not None else [],
             temperature=self.config.temperature,
             context=self.context,
             max_cost_chf=self.remaining_budget,
             neutralization=self.session,
-            **kw,
+            model=model,
+            max_output_tokens=max_output_tokens,
         )
 
     def account(self, response: AiCallResponse, *, agent_call: bool = True) -> None:

@@ -144,7 +144,7 @@ class AiService(AiPipeline):
 
     @staticmethod
     def _chat_request(request: AiCallRequest, messages: list[Message], spec: ModelSpec) -> Any:
-        return ChatRequest(
+        return ChatRequest.trusted(
             model=spec.id,
             messages=messages,
             tools=request.tools,

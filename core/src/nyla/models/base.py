@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+import functools
+from collections.abc import Callable
+from typing import Any, Self, cast
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticUndefined
+
+_Plan = tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...], frozenset[str]]
+#: per model class, what ``WireModel.trusted`` fills in (see :func:`_field_plan`)
+_FIELD_PLANS: dict[type, _Plan] = {}
+_set = object.__setattr__
 
 
 class WireModel(BaseModel):
@@ -25,3 +34,59 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict with camelCase keys."""
         return self.model_dump(mode="json", by_alias=True)
+
+    @classmethod
+    def trusted(cls, **values: Any) -> Self:
+        """An instance of ``values`` *without validation*, for internal paths whose values
+        are already of the fields' types (checked when they entered). Unset fields get their
+        defaults, as validation would give them; the instance equals, dumps and copies like a
+        validated one. Model validators do not run, so a caller passes no value such a
+        validator would refuse. An unknown or missing required field raises ``TypeError``.
+
+        Where it is used: where validation re-checked a whole conversation on every model
+        call, i.e. a run's own request (``AgentRun.request``) and the provider request the AI
+        service builds from a checked one (``AiService._chat_request``). For a small flat
+        model it saves nothing (validation in pydantic-core is as fast). Not
+        ``model_construct``: in pydantic 2.14 it reads the signature of every
+        ``default_factory`` on every call (~40-180 us an instance)."""
+        plan = _FIELD_PLANS.get(cls)
+        if plan is None:
+            plan = _FIELD_PLANS[cls] = _field_plan(cls)
+        template, factories, required = plan
+        data = {**template, **values}
+        for name, factory in factories:
+            if name not in values:
+                data[name] = factory()
+        if len(data) != len(template) or not required <= values.keys():
+            unknown, missing = sorted(values.keys() - template), sorted(required - values.keys())
+            raise TypeError(f"{cls.__name__}.trusted: unknown fields {unknown}, missing {missing}")
+        instance = cls.__new__(cls)
+        _set(instance, "__dict__", data)
+        _set(instance, "__pydantic_fields_set__", set(values))
+        _set(instance, "__pydantic_extra__", None)
+        _set(instance, "__pydantic_private__", None)
+        return instance
+
+
+def _field_plan(cls: type[WireModel]) -> _Plan:
+    """``trusted``'s plan of ``cls``: every field's default in field order (a placeholder
+    for the others), the fields filled by a factory, the required ones."""
+    if cls.__private_attributes__ or cls.model_config.get("extra") == "allow":
+        raise TypeError(f"{cls.__name__}.trusted: a model with private or extra attributes")
+    template: dict[str, Any] = {}
+    factories: list[tuple[str, Callable[[], Any]]] = []
+    required: set[str] = set()
+    for name, field in cls.model_fields.items():
+        template[name] = field.default
+        factory: Callable[[], Any] | None = None
+        if field.default_factory is not None:
+            if field.default_factory_takes_validated_data:
+                raise TypeError(f"{cls.__name__}.trusted: {name}'s default factory takes data")
+            factory = cast("Callable[[], Any]", field.default_factory)
+        elif isinstance(field.default, list | dict | set):  # (validation copies it)
+            factory = functools.partial(copy.deepcopy, field.default)
+        if factory is not None:
+            factories.append((name, factory))
+        elif field.default is PydanticUndefined:
+            required.add(name)
+    return template, tuple(factories), frozenset(required)
