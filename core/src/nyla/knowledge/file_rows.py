@@ -16,14 +16,17 @@ idle listener at once and to a busy one before its next statement's end, so the 
 results reach this process after the notifications of every commit the ranking saw; each
 clears the held rows (and any lookup under way keeps what it read to itself). A connection
 starting to listen clears them too (commits before it were not sent to it). New files need
-no notice: a file number is never reused.
+no notice here (a file number is never reused), but the trigger notifies inserts too
+(payload ``INSERT``): every notification, and every connection starting to listen, is
+passed on to ``on_change`` (the search's candidate counts,
+:class:`~nyla.knowledge.search_plan.EstimateCache`).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import psycopg
@@ -51,8 +54,9 @@ _DETAILS_SQL = (
     "SELECT file_no, file_id, name, content_hash, source_path, connection_id, web_url "
     "FROM knowledge_file_index WHERE file_no = ANY(%(nos)s)"
 )
+#: the trigger as this version makes it (an earlier one did not fire on INSERT: tgtype bit 4)
 _TRIGGER_EXISTS = (
-    "SELECT 1 FROM pg_trigger WHERE tgname = :name "
+    "SELECT 1 FROM pg_trigger WHERE tgname = :name AND tgtype & 4 <> 0 "
     "AND tgrelid = to_regclass(format('%I.%I', current_schema(), 'knowledge_file_index'))"
 )
 
@@ -61,8 +65,9 @@ class FileRows:
     """File details by file number, valid while :attr:`enabled` (the change trigger exists
     and each connection listens before its rows are used; see the module)."""
 
-    def __init__(self, size: int = MAX_FILES) -> None:
+    def __init__(self, size: int = MAX_FILES, on_change: Callable[[], None] | None = None) -> None:
         self.size = size
+        self._on_change = on_change
         #: False until :meth:`ensure_trigger` made sure changes are notified
         self.enabled = False
         self._rows: dict[int, FileDetails] = {}
@@ -77,6 +82,13 @@ class FileRows:
         listening)."""
         self._rows.clear()
         self._generation += 1
+
+    def _notified(self, notify: Notify | None = None) -> None:
+        """A file index change was notified (or a connection started listening)."""
+        if notify is None or notify.payload != "INSERT":
+            self.invalidate()
+        if self._on_change is not None:
+            self._on_change()
 
     async def ensure_trigger(self, db: Database) -> None:
         """Create the change trigger if it is missing (once per service). Where it cannot be
@@ -141,9 +153,9 @@ class FileRows:
             self.enabled = False
             self.invalidate()
             return False
-        conn.driver.add_notify_handler(self.invalidate)
+        conn.driver.add_notify_handler(self._notified)
         conn.info[self._mark] = True
-        self.invalidate()
+        self._notified()
         return True
 
     def _keep(self, read: dict[int, FileDetails]) -> None:
@@ -160,12 +172,13 @@ async def _create_trigger(session: Any) -> None:
     await session.execute(
         text(
             f"CREATE OR REPLACE FUNCTION {TRIGGER}() RETURNS trigger LANGUAGE plpgsql AS "
-            f"$$BEGIN PERFORM pg_notify('{CHANNEL}', ''); RETURN NULL; END$$"
+            f"$$BEGIN PERFORM pg_notify('{CHANNEL}', TG_OP); RETURN NULL; END$$"
         )
     )
+    await session.execute(text(f"DROP TRIGGER IF EXISTS {TRIGGER} ON knowledge_file_index"))
     await session.execute(
         text(
-            f"CREATE TRIGGER {TRIGGER} AFTER UPDATE OR DELETE OR TRUNCATE "
+            f"CREATE TRIGGER {TRIGGER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE "
             f"ON knowledge_file_index FOR EACH STATEMENT EXECUTE FUNCTION {TRIGGER}()"
         )
     )

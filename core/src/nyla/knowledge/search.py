@@ -254,6 +254,7 @@ async def search(
         file_where, where, params = _where(model, query.filters)
         params["keys"] = OwnerKeys(query.keys)
         plan = None
+    files = indexes.files if settings.file_rows_cache else None
     if plan is None:
         plan = await plan_search(
             session,
@@ -268,6 +269,7 @@ async def search(
             estimates=indexes.estimates,
             built=indexes.built,
             memo=memo,
+            watched=await _watched(session, files),
         )
     pool, exact, iterative, candidates = plan.pool, plan.exact, plan.iterative, plan.counted[0]
     try:
@@ -284,7 +286,7 @@ async def search(
                 exact=exact,
                 scoped=plan.scoped,
                 settings=settings,
-                files=indexes.files if settings.file_rows_cache else None,
+                files=files,
                 ef_search=plan.ef_search,
                 iterative=iterative,
             )
@@ -305,6 +307,14 @@ async def search(
         # each hit carries its score already (1 - distance)
         hits = merged(nearest, k)
     return result(hits, "exact" if exact else "hnsw", hybrid, candidates, model)
+
+
+async def _watched(session: Executor, files: FileRows | None) -> bool:
+    """Whether ``session`` listens for changes to the file index (made to, where it can):
+    then the candidate counts stay fresh while no change is notified."""
+    if files is None or not files.enabled or not isinstance(session, ReadConnection):
+        return False
+    return files.listening(session) or await files.listen(session)
 
 
 async def _fused(

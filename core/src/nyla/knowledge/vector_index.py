@@ -33,7 +33,7 @@ class VectorIndexes:
         self.db = db
         self.built: set[tuple[str, int]] = set()
         self.estimates = EstimateCache()
-        self.files = FileRows()
+        self.files = FileRows(on_change=self.estimates.changed)
         self._unindexable: set[tuple[str, int]] = set()  # beyond MAX_INDEXED_DIMS
 
     async def ensure_vector_index(self, model: str, dims: int) -> None:
