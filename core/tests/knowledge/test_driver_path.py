@@ -267,7 +267,15 @@ async def test_the_pool_runs_at_most_size_works_and_a_cancelled_waiter_keeps_no_
         running -= 1
         return (await conn.rows("SELECT 1"))[0][0]
 
+    async def until_two_run() -> None:
+        # the second work opens a new connection first (no fixed wait: a loaded machine)
+        for _ in range(500):
+            if running == 2:
+                return
+            await asyncio.sleep(0.01)
+
     works = [asyncio.create_task(kernel.db.read_driver(held)) for _ in range(5)]
+    await until_two_run()
     await asyncio.sleep(0.05)
     assert running == 2  # three wait their turn
     waiter = asyncio.create_task(kernel.db.read_driver(held))
@@ -281,7 +289,7 @@ async def test_the_pool_runs_at_most_size_works_and_a_cancelled_waiter_keeps_no_
     # every turn came back: two more run side by side again
     gate.clear()
     again = [asyncio.create_task(kernel.db.read_driver(held)) for _ in range(2)]
-    await asyncio.sleep(0.05)
+    await until_two_run()
     assert running == 2
     gate.set()
     assert await asyncio.gather(*again) == [1, 1]
