@@ -180,3 +180,31 @@ async def test_a_tool_waiting_in_a_selector_of_its_own_is_still_named(scripted, 
     assert "held the event loop" in result["error"]
     assert "waits_in_its_own_selector" in result["error"]
     assert has_blocked(tool.handler)
+
+
+@pytest.mark.parametrize(("looks", "beats"), [((False, True), False), ((False, False), True)])
+def test_the_watchdog_asks_the_loop_only_when_it_is_at_work_twice_in_a_row(
+    monkeypatch, looks, beats
+):
+    """A heartbeat goes out only when the loop is not waiting for I/O at two looks in a row:
+    a loop seen at work once and waiting at the next look is held by no one, and a beat
+    landing in its wait would only wake it (the looks are scripted, not timed; a loop of its
+    own, so that no watchdog of an earlier test is in the middle of a look)."""
+    from nyla.agent import loop_watch
+
+    answers = iter(looks * 1000)
+    monkeypatch.setattr(loop_watch.LoopWatchdog, "_waiting_for_io", lambda self: next(answers))
+
+    async def main() -> int:
+        async def waits() -> None:
+            await asyncio.sleep(0.5)
+
+        task = asyncio.get_running_loop().create_task(waits())
+        watched = loop_watch.watch(task, "waits", waits)
+        assert watched is not None
+        dog = loop_watch._watchdogs[asyncio.get_running_loop()]
+        await task
+        watched.release()
+        return dog.beats
+
+    assert (asyncio.run(main()) > 0) is beats

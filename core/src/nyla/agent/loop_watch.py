@@ -4,7 +4,8 @@ An ``async def`` tool that does blocking work (``time.sleep``, a synchronous HTT
 large parse) holds the event loop: no other run, stream or health check moves until it
 returns, and its own deadline cannot fire. Python cannot pre-empt it, so the watchdog does
 what can be done from outside: a daemon thread per event loop posts a heartbeat to the loop
-while tool calls are in flight; when a heartbeat waits longer than the block limit, the task
+while tool calls are in flight and the loop is at work at two looks in a row (a loop waiting
+for I/O is held by no one, and a beat landing in that wait would only wake it); when a heartbeat waits longer than the block limit, the task
 holding the loop is read (``asyncio.current_task(loop)`` is a dictionary look-up, safe from
 another thread) and, when it is a tool's, the tool is reported by name with the line it is
 blocked at. :mod:`nyla.agent.isolation` then runs that tool's later calls in a thread of
@@ -24,15 +25,15 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
 #: how often the watchdog looks while a heartbeat it posted is not yet answered
 _INTERVAL_S = 0.02
 #: how often it looks while the loop answers (or waits for I/O), as a share of the limit:
-#: a block is then seen within a quarter of the limit of its start instead of 20 ms, and the
-#: thread wakes a third as often while tools wait (each wake is CPU the process pays)
+#: a block is then seen within a quarter of the limit (and :data:`_INTERVAL_S`) of its start,
+#: and the thread wakes a third as often while tools wait (each wake is CPU the process pays)
 _IDLE_SHARE = 0.25
 
 #: how long the thread keeps its pace after the last tool call ended before it waits for the
@@ -78,7 +79,6 @@ class _Watched:
     tool: str
     key: object
     blocking: Blocking | None = None
-    on_block: list[object] = field(default_factory=list)
     #: releases the watch (set by :meth:`LoopWatchdog.add`)
     release: Callable[[], object] = lambda: None
 
@@ -200,6 +200,12 @@ class LoopWatchdog:
             busy_at = time.monotonic()
             if self._waiting_for_io():
                 time.sleep(idle_s)
+                continue
+            # at work now: a heartbeat only if it still is a moment later (an agent round's
+            # work is a few milliseconds; a beat that lands once the loop waits again wakes it)
+            time.sleep(_INTERVAL_S)
+            if self._waiting_for_io():
+                time.sleep(idle_s - _INTERVAL_S)
                 continue
             seen = self.beats
             posted = time.monotonic()
