@@ -6,15 +6,17 @@ any scope."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 
 import pytest
+from pydantic import ValidationError
 
 from nyla.knowledge.search_hits import hit, rescored
-from nyla.knowledge.vectors import ChunkRow, copy_chunks
+from nyla.knowledge.vectors import CHUNK_ID_BITS, ChunkRow, copy_chunks
 from nyla.models.files import Scope
-from nyla.models.knowledge import SearchHit, SearchQuery, SearchResult
+from nyla.models.knowledge import HitSource, SearchHit, SearchQuery, SearchResult
 from nyla.tables.knowledge import FileContentIndex
 
 from .conftest import ctx, unit_vector
@@ -50,11 +52,39 @@ def test_a_built_hit_is_the_hit_validation_makes():
     assert SearchHit.model_validate(built.to_wire()) == built
     assert built.model_copy(update={"score": 0.5}).score == 0.5
     assert SearchResult(hits=[built]).hits[0] is built
-    # each hit has its own fields-set (setting a field on one never touches another)
+    # each hit is its own object (setting a field on one never touches another)
     other = hit(ROW, MODEL)
     other.text = "changed"
-    assert built.text == "some text"
-    assert built.model_fields_set is not other.model_fields_set
+    other.also_in.append(HitSource(file_id="f-2", file_name="copy.md"))
+    assert built.text == "some text" and built.also_in == []
+    assert other != built and hit(ROW, MODEL) == built
+    assert built.model_copy().text == "some text" and built.model_copy() is not built
+
+
+def test_a_hit_is_validated_and_written_out_like_the_pydantic_model_it_was():
+    built = hit((*ROW[:8], "abc", "/docs/notes.md", "conn-1", None, 0.25), MODEL)
+    wire = built.to_wire()
+    assert wire["chunkId"] == 1048577 and wire["scope"] == "mandate"
+    assert wire["sourcePath"] == "/docs/notes.md" and wire["alsoIn"] == []
+    assert built.model_dump()["scope"] is Scope.MANDATE
+    assert json.loads(built.model_dump_json(by_alias=True)) == wire
+    # inside a result: the same wire form, and read back to equal hits
+    result = SearchResult(hits=[built], path="hnsw")
+    assert result.to_wire()["hits"] == [wire]
+    assert SearchResult.model_validate(result.to_wire()) == result
+    assert SearchResult.model_validate_json(result.model_dump_json()) == result
+    assert SearchHit.model_validate(wire) == built
+    assert SearchHit.model_validate(built) is built
+    # what comes from outside the search is still validated, here and inside a result
+    with pytest.raises(ValidationError):
+        SearchHit(**{**built.model_dump(), "scope": "tenant"})
+    with pytest.raises(ValidationError):
+        SearchHit.model_validate({**wire, "chunkId": "not a number"})
+    with pytest.raises(ValidationError):
+        SearchResult.model_validate({"hits": [{**wire, "seq": None}]})
+    with pytest.raises(ValidationError):
+        SearchResult(hits=[{"text": "no chunk id"}])
+    assert repr(built).startswith("SearchHit(chunk_id=1048577, file_id='f-1'")
 
 
 def test_a_built_hit_takes_a_score_and_an_integer_distance():
@@ -169,3 +199,27 @@ async def test_a_statement_reused_across_readers_of_every_scope_stays_in_scope(k
             assert {h.scope for h in result.hits} == {Scope(READERS[reader][0])}
     outsider = await kernel.knowledge.search(SearchQuery(text="", vector=unit_vector(rng, DIMS), model=MODEL, context=ctx("eve", mandate="m3"), k=5, hybrid=False))  # fmt: skip
     assert outsider.hits == []
+
+
+def test_hits_of_one_content_in_two_places_are_merged_and_others_pass_as_they_are():
+    from nyla.knowledge.search_hits import DistinctHits, merged, ranked_hits
+
+    files = {
+        1: ("f-1", "a.md", "same", "/a.md", None, None),
+        2: ("f-2", "b.md", "other", "/b.md", None, None),
+        3: ("f-3", "copy-of-a.md", "same", "/copy/a.md", "conn", None),
+    }
+    rows = [
+        ((n << CHUNK_ID_BITS) + seq, f"text {n}", "", "text", "mandate:m1", distance)
+        for n, seq, distance in ((3, 0, 0.3), (1, 0, 0.1), (2, 0, 0.2))
+    ]
+    hits = ranked_hits(list(rows), files, MODEL, resort=True)
+    assert not isinstance(hits, DistinctHits)
+    assert [h.file_id for h in hits] == ["f-1", "f-2", "f-3"]
+    kept = merged(hits, 10)
+    assert [h.file_id for h in kept] == ["f-1", "f-2"]
+    assert [(s.file_id, s.source_path) for s in kept[0].also_in] == [("f-3", "/copy/a.md")]
+    distinct = ranked_hits(list(rows[1:]), files, MODEL, resort=True)
+    assert isinstance(distinct, DistinctHits)
+    assert merged(distinct, 1) == distinct[:1] and distinct[0].also_in == []
+    assert ranked_hits(list(rows), {1: files[1]}, MODEL, resort=True, complete=True) is None

@@ -1,18 +1,17 @@
 """A search's rows as :class:`~nyla.models.knowledge.SearchHit` objects, built without
-pydantic validation: every value comes from our own typed columns (``bigint``, ``text``, a
-scope from the owner key we wrote, a float distance), so validating it again per hit cost
-more than the rest of the search's Python (measured: 3.5 µs per hit validated against
-1.2 µs built; a search returns ten or more). The embedding model is not a column of the
-rows: every statement of a search selects one model (a literal in its ``WHERE``), so each
-hit's model is the search's."""
+validation: every value comes from our own typed columns (``bigint``, ``text``, a scope
+from the owner key we wrote, a float distance), so validating it again per hit cost more
+than the rest of the search's Python (measured: 3.5 µs per hit validated against 1.2 µs
+built; a search returns ten or more). A hit made or read anywhere else is validated
+(``SearchHit(**fields)``, ``SearchHit.model_validate``). The embedding model is not a
+column of the rows: every statement of a search selects one model (a literal in its
+``WHERE``), so each hit's model is the search's."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any
-
-from pydantic import BaseModel
 
 from nyla.knowledge.vectors import CHUNK_ID_BITS
 from nyla.models.files import Scope
@@ -42,18 +41,9 @@ FILE_OF_RANKED = f"f.file_no = (n.id >> {CHUNK_ID_BITS})"
 _SCOPES = {s.value: s for s in Scope}
 #: owner key -> its scope
 _SCOPE_OF: dict[str, Scope] = {}
-_FIELDS = frozenset(SearchHit.model_fields)
-_FIELDS_SET = set(_FIELDS)
 _RESULT_FIELDS = frozenset(SearchResult.model_fields)
 _new = object.__new__
 _set = object.__setattr__
-# BaseModel's own slot descriptors, set directly: object.__setattr__ looks each name up
-# on the class first (measured 3.4 -> 2.7 µs a hit)
-_SLOTS = BaseModel.__dict__
-_put_dict = _SLOTS["__dict__"].__set__
-_put_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
-_put_extra = _SLOTS["__pydantic_extra__"].__set__
-_put_private = _SLOTS["__pydantic_private__"].__set__
 _distance = itemgetter(5)
 
 
@@ -69,26 +59,23 @@ def hit(row: Sequence[Any], model: str, score: float | None = None) -> SearchHit
     distance = row[-1]
     if distance is not None:
         distance = float(distance)
-    return _made(
-        {
-            "chunk_id": chunk,
-            "file_id": file_id,
-            "file_name": name,
-            "seq": seq,
-            "text": body,
-            "context_ref": ref,
-            "content_type": content_type,
-            "scope": _SCOPES.get(scope) or Scope(scope),
-            "distance": distance,
-            "score": (1.0 - (distance or 0.0)) if score is None else score,
-            "embedding_model": model,
-            "file_hash": file_hash,
-            "source_path": source_path,
-            "connection_id": connection_id,
-            "web_url": web_url,
-            "also_in": [],
-        }
-    )
+    made = _new(SearchHit)
+    made.chunk_id, made.file_id, made.file_name, made.seq = chunk, file_id, name, seq
+    made.text, made.context_ref, made.content_type = body, ref, content_type
+    made.scope = _SCOPES.get(scope) or Scope(scope)
+    made.distance = distance
+    made.score = (1.0 - (distance or 0.0)) if score is None else score
+    made.embedding_model, made.file_hash = model, file_hash
+    made.source_path, made.connection_id, made.web_url = source_path, connection_id, web_url
+    made.also_in = []
+    return made
+
+
+class DistinctHits(list[SearchHit]):
+    """Hits no two of which share a file's content hash (noted while they were built):
+    :func:`merged` has nothing to merge in them."""
+
+    __slots__ = ()
 
 
 def ranked_hits(
@@ -107,15 +94,10 @@ def ranked_hits(
     the missing details are to be read)."""
     if resort:
         rows.sort(key=_distance)
-    hits = []
+    hits = DistinctHits()
+    hashes: set[str] = set()
     mask = (1 << CHUNK_ID_BITS) - 1
-    scope_of, fields, new = _SCOPE_OF, _FIELDS_SET, _new
-    put_dict, put_fields_set, put_extra, put_private = (
-        _put_dict,
-        _put_fields_set,
-        _put_extra,
-        _put_private,
-    )
+    scope_of, new, add = _SCOPE_OF, _new, hashes.add
     for chunk, body, ref, content_type, owner, distance in rows:
         file = files.get(chunk >> CHUNK_ID_BITS)
         if file is None:
@@ -125,21 +107,30 @@ def ranked_hits(
         scope = scope_of.get(owner)
         if scope is None:
             scope = _scope(owner)
-        # the object as _made builds it, inlined: this loop is most of a search's Python
+        # every slot set here, as hit() sets them, inlined: this loop is most of a
+        # search's Python
         made = new(SearchHit)
-        put_dict(made, {
-            "chunk_id": chunk, "file_id": file[0], "file_name": file[1], "seq": chunk & mask,
-            "text": body, "context_ref": ref, "content_type": content_type,
-            "scope": scope, "distance": distance,
-            "score": 1.0 - distance, "embedding_model": model, "file_hash": file[2],
-            "source_path": file[3], "connection_id": file[4], "web_url": file[5],
-            "also_in": [],
-        })  # fmt: skip
-        put_fields_set(made, fields.copy())
-        put_extra(made, None)
-        put_private(made, None)
+        made.chunk_id = chunk
+        made.file_id = file[0]
+        made.file_name = file[1]
+        made.seq = chunk & mask
+        made.text = body
+        made.context_ref = ref
+        made.content_type = content_type
+        made.scope = scope
+        made.distance = distance
+        made.score = 1.0 - distance
+        made.embedding_model = model
+        made.file_hash = file[2]
+        made.source_path = file[3]
+        made.connection_id = file[4]
+        made.web_url = file[5]
+        made.also_in = []
+        add(file[2])
         hits.append(made)
-    return hits
+    # the same content hash twice (a file indexed from two places, or two chunks of one
+    # file): merged() looks closer
+    return hits if len(hashes) == len(hits) else list(hits)
 
 
 def _scope(owner: str) -> Scope:
@@ -152,19 +143,9 @@ def _scope(owner: str) -> Scope:
     return found
 
 
-def _made(values: dict[str, Any]) -> SearchHit:
-    # what BaseModel.model_construct sets, without its per-field default handling
-    made = _new(SearchHit)
-    _put_dict(made, values)
-    _put_fields_set(made, set(_FIELDS))
-    _put_extra(made, None)
-    _put_private(made, None)
-    return made
-
-
 def rescored(found: SearchHit, score: float) -> SearchHit:
     """``found`` with ``score`` (set in place: the hit is the search's own object)."""
-    found.__dict__["score"] = score
+    found.score = score
     return found
 
 
@@ -172,7 +153,7 @@ def merged(hits: Sequence[SearchHit], k: int) -> list[SearchHit]:
     """The first ``k`` of ``hits`` with the same file indexed from several places (same
     bytes, same chunk position) as one hit: the best-ranked, the others in its
     ``also_in``."""
-    if len({(h.file_hash, h.seq) for h in hits}) == len(hits):
+    if isinstance(hits, DistinctHits) or len({(h.file_hash, h.seq) for h in hits}) == len(hits):
         return list(hits[:k])  # no two alike (the common case): nothing to merge
     kept: list[SearchHit] = []
     first: dict[tuple[str, int], SearchHit] = {}
