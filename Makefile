@@ -36,10 +36,11 @@ serve: setup
 # The suite runs in TEST_WORKERS processes (pytest-xdist), a test file's tests in one of them
 # (its module fixtures are made once); most tests wait on PostgreSQL, Chromium or a `nyla`
 # subprocess, so one more worker than cores, at most four. TEST_WORKERS=0 runs in this process.
+# The slowest tests are listed at the end, to keep the suite's time in view.
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(4, (os.cpu_count() or 1) + 1))')
 
 test: setup
-	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # ruff, the import contracts (.ci/import_contracts.py), no import circle (.ci/import_graph.py),
 # no service reaching a sibling through the kernel object (.ci/service_deps.py), the type
