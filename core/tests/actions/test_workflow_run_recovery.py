@@ -51,11 +51,15 @@ def child(folder: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
     )
 
 
-async def until_node_runs(kernel, node_id: str, seconds: float = 240) -> str:
-    """The id of the user's run once ``node_id`` of it is running."""
+async def until_node_runs(kernel, node_id: str, log: Path, label: str, seconds: float = 240) -> str:
+    """The id of the user's run once ``node_id`` of it is running and its step has been
+    called (``label`` in the probe's ``log``): the status is written before the step starts,
+    and a kill or cancel in between would find the node running but never called."""
     for _ in range(int(seconds * 10)):
         for run in await kernel.workflow_runs.list_for(RITA):
-            if any(n.node_id == node_id and n.status == "running" for n in run.nodes):
+            if any(n.node_id == node_id and n.status == "running" for n in run.nodes) and (
+                log.exists() and label in log.read_text().split()
+            ):
                 return run.id
         await asyncio.sleep(0.1)
     raise AssertionError(f"node {node_id} never started")
@@ -96,7 +100,7 @@ async def test_a_killed_cli_run_is_resumed_without_repeating_nodes(db, tmp_path)
     (tmp_path / "block").touch()
     first = child(tmp_path, env, "workflows", "run", wf)
     try:
-        run_id = await until_node_runs(kernel, "n2")
+        run_id = await until_node_runs(kernel, "n2", tmp_path / "calls.log", "wait")
     finally:
         kill(first)
     before = await kernel.workflow_runs.get(run_id, RITA)
@@ -135,7 +139,7 @@ async def test_a_killed_worker_leaves_the_run_to_the_next(embedded_pg, tmp_path)
         worker = ["worker", "--concurrency", "1"]
         first = child(tmp_path, env, *worker)
         try:
-            assert await until_node_runs(kernel, "n2") == started.id
+            assert await until_node_runs(kernel, "n2", tmp_path / "calls.log", "wait") == started.id
         finally:
             kill(first)
         (tmp_path / "block").unlink()
@@ -176,7 +180,7 @@ async def test_a_cancel_reaches_the_worker_running_the_node(embedded_pg, tmp_pat
         started = await kernel.workflow_runs.start(wf, RITA)
         worker = child(tmp_path, env, "worker", "--concurrency", "1")
         try:
-            await until_node_runs(kernel, "n2")
+            await until_node_runs(kernel, "n2", tmp_path / "calls.log", "wait")
             assert await kernel.workflow_runs.cancel(started.id, RITA) is True
             # one run at a time in this worker: a next run ends only if the node was stopped
             after = await kernel.workflows.create("After", RITA)
