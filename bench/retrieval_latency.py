@@ -22,6 +22,11 @@ Like for like:
 - **Same client.** Both run on a psycopg ``AsyncConnection`` in this process, statements
   prepared, the query vector in binary (each made inside the timed call from the list of
   floats an embedding API returns), one cursor reused (nyla: its read pool).
+- **Same server state.** raw's connection runs the statement nyla's read pool runs on each
+  new connection (``nyla.read_pool.KEEP_FREED_MEMORY``), so that neither backend's allocator
+  returns an HNSW scan's memory to the system and faults it in again every search (which
+  costs 0.2-0.4 ms at 100k rows, ef 250-400: whichever backend's history had not raised
+  glibc's threshold paid it).
 - **Side by side.** Every query is run by both, in alternating order, round after round;
   wall time and this process's CPU time (``time.process_time``) are taken per query, the
   server's CPU per block from each connection's backend (``/proc/PID/schedstat``), and the
@@ -243,7 +248,10 @@ async def main(n: int, queries: int, rounds: int, efs: tuple[int, ...], reuse: b
 
     docs, qs, texts = corpus(n, queries)
     kernel, uri = await build(n, docs, texts, reuse)
+    from nyla.read_pool import KEEP_FREED_MEMORY
+
     conn = await psycopg.AsyncConnection.connect(uri, autocommit=True)
+    await conn.execute(KEEP_FREED_MEMORY)
     await register_vector_async(conn)
     raw = Raw(conn, await doc_numbers(conn))
     knowledge = kernel.knowledge
