@@ -40,7 +40,7 @@ serve: setup
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(4, (os.cpu_count() or 1) + 1))')
 
 test: setup
-	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # ruff, the import contracts (.ci/import_contracts.py), no import circle (.ci/import_graph.py),
 # no service reaching a sibling through the kernel object (.ci/service_deps.py), the type

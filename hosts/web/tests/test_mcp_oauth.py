@@ -38,7 +38,7 @@ from .mcp_wire import INITIALIZE
 from .served import Served
 from .test_mcp_http import _prepare
 
-pytestmark = [pytest.mark.db, pytest.mark.slow]
+pytestmark = [pytest.mark.db, pytest.mark.slow, pytest.mark.long]
 
 REDIRECT = "http://127.0.0.1:33418/callback"
 ACCEPT = {"Accept": "application/json, text/event-stream"}

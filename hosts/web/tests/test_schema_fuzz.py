@@ -26,7 +26,7 @@ from .conftest import wait_run
 
 schemathesis = pytest.importorskip("schemathesis")
 
-pytestmark = pytest.mark.db
+pytestmark = [pytest.mark.db, pytest.mark.long]
 
 #: cases per operation for each of: valid with random ids, valid with real ids, invalid
 EXAMPLES = int(os.environ.get("NYLA_FUZZ_EXAMPLES", "20"))
