@@ -164,3 +164,69 @@ async def test_counts_of_a_part_of_the_rows_keep_the_iterative_scan(kernel):
     assert found.path == "hnsw" and len(found.hits) == 5
     assert all(h.text.startswith("ann ") for h in found.hits)
     assert await _mode(kernel) == "relaxed_order"
+
+
+class _Counted:
+    """``nyla.knowledge.search.vector_ranks`` counted: the general path's runs."""
+
+    def __init__(self, monkeypatch) -> None:
+        import nyla.knowledge.search as search
+
+        self.calls = 0
+        ranks = search.vector_ranks
+
+        async def counted(*args, **kwargs):
+            self.calls += 1
+            return await ranks(*args, **kwargs)
+
+        monkeypatch.setattr(search, "vector_ranks", counted)
+
+
+async def test_a_kept_plan_runs_its_ready_ranking_and_gives_the_same_hits(kernel, monkeypatch):
+    rng = random.Random(10)
+    mine = await _seed(kernel, {"ann": [unit_vector(rng, DIMS) for _ in range(200)]})
+    await _hnsw(kernel, 40)
+    query = _near(rng, mine["ann"][17][1], 0.05)
+    first = await _search(kernel, "ann", query, k=10)
+    general = _Counted(monkeypatch)
+    again = await _search(kernel, "ann", query, k=10)
+    # planned and made ready once: the statement ran with no decision taken again
+    assert general.calls == 0
+    assert again.path == "hnsw" and again.candidates == first.candidates
+    assert [(h.chunk_id, h.score, h.file_name) for h in again.hits] == [
+        (h.chunk_id, h.score, h.file_name) for h in first.hits
+    ]
+    assert again.hits == first.hits
+
+    # a connection whose settings are not known (a rolled-back transaction forgets them)
+    # takes the general path, which sets them, and the next search is ready again
+    async def forget(conn):
+        conn.info.pop("nyla_hnsw_settings", None)
+
+    await kernel.db.read_driver(forget)
+    assert (await _search(kernel, "ann", query, k=10)).hits == first.hits
+    assert general.calls == 1 and await _mode(kernel) == "off"
+    assert (await _search(kernel, "ann", query, k=10)).hits == first.hits
+    assert general.calls == 1
+
+
+async def test_a_ready_ranking_that_finds_too_few_goes_on_with_the_iterative_scan(
+    kernel, monkeypatch
+):
+    rng = random.Random(11)
+    target = unit_vector(rng, DIMS)
+    ann = [unit_vector(rng, DIMS) for _ in range(200)] + [_near(rng, target, 0.5) for _ in range(8)]
+    bob = [_near(rng, target, 0.01) for _ in range(30)]
+    mine = await _seed(kernel, {"ann": ann, "bob": bob})
+    await _hnsw(kernel, 10)
+    # a first search far from bob's chunks: planned without the iterative scan, kept, ready
+    found = await _search(kernel, "ann", _near(rng, ann[3], 0.05), k=5)
+    assert found.path == "hnsw" and len(found.hits) == 5
+    assert await _mode(kernel) == "off"
+    general = _Counted(monkeypatch)
+    # next to bob's chunks the ready ranking's filter passes too few of the 10 rows: the
+    # general path runs once, with the iterative scan at once (not the same scan again)
+    found = await _search(kernel, "ann", target, k=5)
+    assert general.calls == 1 and await _mode(kernel) == "relaxed_order"
+    assert len(found.hits) == 5 and all(h.text.startswith("ann ") for h in found.hits)
+    assert found.hits[0].text == _exact(mine["ann"], target, 5)[0]

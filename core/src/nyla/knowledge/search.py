@@ -23,7 +23,6 @@ vector sent in pgvector's binary form, the HNSW settings set only when they chan
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,7 +43,6 @@ from nyla.knowledge.search_hits import (
     HIT_COLUMNS,
     hit,
     merged,
-    ranked_hits,
     rescored,
     result,
 )
@@ -53,6 +51,7 @@ from nyla.knowledge.search_plan import (
     EF_REFERENCE_ROWS,
     FILE_PROBE_COST,
     EstimateCache,
+    SearchPlan,
     count_candidates,
     effective_ef_search,
     hnsw_settings_change,
@@ -62,14 +61,15 @@ from nyla.knowledge.search_plan import (
     prefer_exact,
     table_rows,
 )
+from nyla.knowledge.search_ready import held_hits, ready_ranking, ready_ranks
+from nyla.knowledge.search_sql import filter_where as _where
 from nyla.knowledge.search_sql import ranking_sql, with_keys
+from nyla.knowledge.search_sql import scope_where as _scope_where
 from nyla.knowledge.search_text import text_ranks
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.vector_index import VectorIndexes
 from nyla.knowledge.vectors import (
-    CHUNK_ID_BITS,
     FILE_NO_OF,
-    sql_literal,
     vector_expr,
 )
 from nyla.models.knowledge import SearchFilters, SearchHit, SearchResult
@@ -93,42 +93,6 @@ __all__ = [
     "text_ranks",
     "vector_ranks",
 ]
-
-
-@functools.lru_cache(maxsize=64)
-def _scope_where(model: str) -> tuple[str, str]:
-    """:func:`_where` without filters (most searches), built once per model."""
-    file_where, where, _ = _where(model, None)
-    return file_where, where
-
-
-def _where(model: str, filters: SearchFilters | None) -> tuple[str, str, dict[str, Any]]:
-    """(condition on the file index ``f``, condition on the chunks ``c``, parameters).
-    The chunk condition alone is complete; the file condition narrows the files first."""
-    files = ["f.owner_key = ANY(:keys)"]
-    # the model as a literal: the partial HNSW index's predicate must match it
-    chunks = ["c.owner_key = ANY(:keys)", f"c.embedding_model = {sql_literal(model)}"]
-    params: dict[str, Any] = {}
-    if filters is not None:
-        # file-level filters: on a chunk through its file number (a hashed subplan)
-        if filters.file_ids is not None:
-            files.append("f.file_id = ANY(:file_ids)")
-            chunks.append(
-                f"{FILE_NO_OF} IN (SELECT file_no FROM knowledge_file_index "
-                "WHERE file_id = ANY(:file_ids))"
-            )
-            params["file_ids"] = list(filters.file_ids)
-        if filters.data_source_ids is not None:
-            files.append("f.data_source_id = ANY(:data_source_ids)")
-            chunks.append(
-                f"{FILE_NO_OF} IN (SELECT file_no FROM knowledge_file_index "
-                "WHERE data_source_id = ANY(:data_source_ids))"
-            )
-            params["data_source_ids"] = list(filters.data_source_ids)
-        if filters.content_types is not None:
-            chunks.append("c.content_type = ANY(:content_types)")
-            params["content_types"] = list(filters.content_types)
-    return " AND ".join(files), " AND ".join(chunks), params
 
 
 async def vector_ranks(
@@ -194,12 +158,7 @@ async def vector_ranks(
     if setup is not None and info is not None:
         info["nyla_hnsw_settings"] = setup[2]
     if held is not None and driver is not None:
-        # all held (the common case) without a coroutine; else read what is missing
-        found = ranked_hits(rows, held.rows(), model, resort=not exact, complete=True)
-        if found is not None:
-            return found
-        details = await held.details(driver, {r[0] >> CHUNK_ID_BITS for r in rows})
-        return ranked_hits(rows, details, model, resort=False) or []
+        return await held_hits(driver, rows, held, model, not exact)
     return [hit(r, model) for r in rows]
 
 
@@ -242,26 +201,79 @@ async def search(
     model, k, hybrid, dims = query.model, query.k, query.hybrid, len(query.vector)
     if not query.keys or k <= 0:
         return SearchResult(embedding_model=model, hybrid=hybrid)
-    memo = None
+    files = indexes.files if settings.file_rows_cache else None
+    memo = plan = None
     if query.filters is None:
-        file_where, where = _scope_where(model)
-        params: dict[str, Any] = {"keys": OwnerKeys(query.keys)}
         # an unfiltered search's plan is kept while its counts are fresh: most searches
         # repeat a scope, and planning again cost about a tenth of the client's Python
         memo = plan_key(model, query.keys, k, hybrid, dims, settings)
         plan = indexes.estimates.plan(memo)
+    done: tuple[SearchPlan, list[SearchHit]] | None = None
+    short = False
+    try:
+        if (
+            plan is not None
+            and plan.ready is not None
+            and files is not None
+            and type(session) is ReadConnection
+        ):
+            # kept and made ready: the statement runs with no decision taken again
+            nearest = await ready_ranks(session, plan.ready, query.vector, model, files)
+            if nearest is not None:
+                if plan.iterative or len(nearest) >= min(plan.pool, plan.counted[0]):
+                    done = plan, nearest
+                short = done is None  # too few passed the filter
+        if done is None:
+            done = await _planned_ranks(session, query, plan, memo, files, settings, indexes, short)
+    except BaseException:
+        # a rolled-back transaction also rolls back the connection's HNSW settings (an
+        # invalidated connection has no info left to clear: it will not be reused)
+        with contextlib.suppress(Exception):
+            (await _info(session)).pop("nyla_hnsw_settings", None)
+        raise
+    ran, nearest = done
+    exact, candidates, pool = ran.exact, ran.counted[0], ran.pool
+    if hybrid and query.text.strip():
+        _, where, params = _filtered(query)
+        hits = await _fused(session, query, nearest, where, params, pool, ran.counted, settings)
     else:
-        file_where, where, params = _where(model, query.filters)
-        params["keys"] = OwnerKeys(query.keys)
-        plan = None
-    files = indexes.files if settings.file_rows_cache else None
+        # each hit carries its score already (1 - distance)
+        hits = merged(nearest, k)
+    return result(hits, "exact" if exact else "hnsw", hybrid, candidates, model)
+
+
+def _filtered(query: ScopedQuery) -> tuple[str, str, dict[str, Any]]:
+    """(file condition, chunk condition, parameters) of ``query``'s scope and filters."""
+    if query.filters is None:
+        file_where, where = _scope_where(query.model)
+        return file_where, where, {"keys": OwnerKeys(query.keys)}
+    file_where, where, params = _where(query.model, query.filters)
+    params["keys"] = OwnerKeys(query.keys)
+    return file_where, where, params
+
+
+async def _planned_ranks(
+    session: Executor,
+    query: ScopedQuery,
+    plan: SearchPlan | None,
+    memo: tuple[Any, ...] | None,
+    files: FileRows | None,
+    settings: KnowledgeSettings,
+    indexes: VectorIndexes,
+    short: bool = False,
+) -> tuple[SearchPlan, list[SearchHit]]:
+    """The plan (``plan`` when kept, else made) and the nearest chunks of ``query``, on
+    the general path: every decision taken again (and a kept plan made ready). ``short``:
+    the plan's scan without the iterative mode found too few, it starts with it."""
+    file_where, where, params = _filtered(query)
+    model, dims = query.model, len(query.vector)
     if plan is None:
         plan = await plan_search(
             session,
             model=model,
             dims=dims,
-            k=k,
-            hybrid=hybrid,
+            k=query.k,
+            hybrid=query.hybrid,
             file_where=file_where,
             where=where,
             params=params,
@@ -271,42 +283,31 @@ async def search(
             memo=memo,
             watched=await _watched(session, files),
         )
-    pool, exact, iterative, candidates = plan.pool, plan.exact, plan.iterative, plan.counted[0]
-    try:
-        while True:
-            nearest = await vector_ranks(
-                session,
-                file_where=file_where,
-                where=where,
-                params=params,
-                dims=dims,
-                vector=query.vector,
-                model=model,
-                limit=pool,
-                exact=exact,
-                scoped=plan.scoped,
-                settings=settings,
-                files=files,
-                ef_search=plan.ef_search,
-                iterative=iterative,
-            )
-            if iterative or len(nearest) >= min(pool, candidates):
-                break
-            # the filter passed fewer of the scan's rows than the counts said: the
-            # iterative scan goes on until enough pass
-            iterative = True
-    except BaseException:
-        # a rolled-back transaction also rolls back the connection's HNSW settings (an
-        # invalidated connection has no info left to clear: it will not be reused)
-        with contextlib.suppress(Exception):
-            (await _info(session)).pop("nyla_hnsw_settings", None)
-        raise
-    if hybrid and query.text.strip():
-        hits = await _fused(session, query, nearest, where, params, pool, plan.counted, settings)
-    else:
-        # each hit carries its score already (1 - distance)
-        hits = merged(nearest, k)
-    return result(hits, "exact" if exact else "hnsw", hybrid, candidates, model)
+    if memo is not None and plan.ready is None:
+        plan.ready = ready_ranking(plan, query.keys, dims, model, settings)
+    iterative, candidates = plan.iterative or short, plan.counted[0]
+    while True:
+        nearest = await vector_ranks(
+            session,
+            file_where=file_where,
+            where=where,
+            params=params,
+            dims=dims,
+            vector=query.vector,
+            model=model,
+            limit=plan.pool,
+            exact=plan.exact,
+            scoped=plan.scoped,
+            settings=settings,
+            files=files,
+            ef_search=plan.ef_search,
+            iterative=iterative,
+        )
+        if iterative or len(nearest) >= min(plan.pool, candidates):
+            return plan, nearest
+        # the filter passed fewer of the scan's rows than the counts said: the iterative
+        # scan goes on until enough pass
+        iterative = True
 
 
 async def _watched(session: Executor, files: FileRows | None) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nyla.knowledge.search_driver import Executor
@@ -230,12 +230,14 @@ def effective_ef_search(base: int, total: int, candidates: int) -> int:
     return min(EF_MAX, max(base, math.ceil(base * size * narrowing)))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SearchPlan:
     """How one vector search runs, decided from the counts: ``counted`` (readable chunks,
     their files and tokens), ``pool`` (rows to rank), whether the scope btree exists
     (``scoped``), the ``ef_search``, the ``exact`` path or HNSW, and whether HNSW starts
-    with pgvector's iterative scan."""
+    with pgvector's iterative scan. ``ready``: what :mod:`nyla.knowledge.search_ready` made of
+    a kept plan to run it again with no further decision (its statement, parameters and
+    settings)."""
 
     counted: tuple[int, int, int]
     pool: int
@@ -243,6 +245,7 @@ class SearchPlan:
     ef_search: int
     exact: bool
     iterative: bool
+    ready: Any = field(default=None, compare=False, repr=False)
 
 
 def plan_key(
@@ -260,6 +263,7 @@ def plan_key(
         settings.hybrid_candidates,
         settings.exact_threshold,
         settings.exact_cost_factor,
+        settings.max_scan_tuples,
     )
 
 

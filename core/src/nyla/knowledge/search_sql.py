@@ -4,6 +4,7 @@ value: built once per filter shape, model, size and path, prepared once per conn
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from nyla.knowledge.search_driver import driver_sql
 from nyla.knowledge.search_hits import (
@@ -12,7 +13,8 @@ from nyla.knowledge.search_hits import (
     HIT_COLUMNS,
     RANKED_HIT_COLUMNS,
 )
-from nyla.knowledge.vectors import FILE_NO_OF, IN_FILE, index_expr, vector_expr
+from nyla.knowledge.vectors import FILE_NO_OF, IN_FILE, index_expr, sql_literal, vector_expr
+from nyla.models.knowledge import SearchFilters
 
 
 @functools.lru_cache(maxsize=256)
@@ -102,3 +104,39 @@ def with_keys(sql: str, keys: tuple[str, ...]) -> str:
     # the server runs with, so no key can end the literal early
     literal = "E'" + array.replace("\\", "\\\\").replace("'", "''") + "'"
     return driver_sql(sql).replace("%(keys)s", literal.replace("%", "%%") + "::text[]")
+
+
+@functools.lru_cache(maxsize=64)
+def scope_where(model: str) -> tuple[str, str]:
+    """:func:`filter_where` without filters (most searches), built once per model."""
+    file_where, where, _ = filter_where(model, None)
+    return file_where, where
+
+
+def filter_where(model: str, filters: SearchFilters | None) -> tuple[str, str, dict[str, Any]]:
+    """(condition on the file index ``f``, condition on the chunks ``c``, parameters).
+    The chunk condition alone is complete; the file condition narrows the files first."""
+    files = ["f.owner_key = ANY(:keys)"]
+    # the model as a literal: the partial HNSW index's predicate must match it
+    chunks = ["c.owner_key = ANY(:keys)", f"c.embedding_model = {sql_literal(model)}"]
+    params: dict[str, Any] = {}
+    if filters is not None:
+        # file-level filters: on a chunk through its file number (a hashed subplan)
+        if filters.file_ids is not None:
+            files.append("f.file_id = ANY(:file_ids)")
+            chunks.append(
+                f"{FILE_NO_OF} IN (SELECT file_no FROM knowledge_file_index "
+                "WHERE file_id = ANY(:file_ids))"
+            )
+            params["file_ids"] = list(filters.file_ids)
+        if filters.data_source_ids is not None:
+            files.append("f.data_source_id = ANY(:data_source_ids)")
+            chunks.append(
+                f"{FILE_NO_OF} IN (SELECT file_no FROM knowledge_file_index "
+                "WHERE data_source_id = ANY(:data_source_ids))"
+            )
+            params["data_source_ids"] = list(filters.data_source_ids)
+        if filters.content_types is not None:
+            chunks.append("c.content_type = ANY(:content_types)")
+            params["content_types"] = list(filters.content_types)
+    return " AND ".join(files), " AND ".join(chunks), params
