@@ -1,10 +1,11 @@
 """Writing one round's memory: every field stored storable, and the commit that skips the
-WAL flush stays local to its own transaction."""
+WAL flush stays local to its own transaction (the pooled connection it ran on waits for the
+disk again)."""
 
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from nyla.knowledge import memory
 from nyla.models.agent import RoundToolResult, RunContext
@@ -15,24 +16,23 @@ pytestmark = pytest.mark.db
 
 async def test_a_round_is_stored_whole_and_the_fast_commit_does_not_leak(db) -> None:
     context = RunContext(user_id="ada", mandate_id="m1", workflow_id="wf")
-    async with db.session() as s:
-        row = memory.round_row(
-            run_id="run-1",
-            round=3,
-            context=context,
-            file_refs=["file:a\x00"],
-            tool_results=[RoundToolResult("read", True, "ok\x00")],
-            decisions=["go on"],
-            summary="decision: go on",
-            model="local:hash-8",
-            vector=[0.5] * 8,
-        )
-        await memory.insert_rounds(s, [row])
-        assert (await s.execute(text("SHOW synchronous_commit"))).scalar() == "off"
+    row = memory.round_row(
+        run_id="run-1",
+        round=3,
+        context=context,
+        file_refs=["file:a\x00"],
+        tool_results=[RoundToolResult("read", True, "ok\x00")],
+        decisions=["go on"],
+        summary="decision: go on",
+        model="local:hash-8",
+        vector=[0.5] * 8,
+    )
+    await memory.insert_rounds(db, [row])
+    # the next statement, on the same pooled connection (the pool hands out the last one
+    # returned), waits for the disk again
+    assert await db.read_driver(lambda c: c.rows("SHOW synchronous_commit")) == [("on",)]
     async with db.session() as s:
         row = (await s.execute(select(RoundMemory))).scalar_one()
-        # the next transaction, likely on the same pooled connection, waits for the disk again
-        assert (await s.execute(text("SHOW synchronous_commit"))).scalar() == "on"
     assert (row.run_id, row.round, row.workflow_id) == ("run-1", 3, "wf")
     assert row.scope_key == memory.scope_key(context)
     assert row.file_refs == ["file:a\ufffd"]
@@ -45,19 +45,18 @@ async def test_a_round_is_stored_whole_and_the_fast_commit_does_not_leak(db) -> 
 
 
 async def test_a_round_without_a_vector_is_stored_without_a_model(db) -> None:
-    async with db.session() as s:
-        row = memory.round_row(
-            run_id="run-2",
-            round=1,
-            context=RunContext(),
-            file_refs=[],
-            tool_results=[],
-            decisions=[],
-            summary="",
-            model="local:hash-8",
-            vector=None,
-        )
-        await memory.insert_rounds(s, [row])
+    row = memory.round_row(
+        run_id="run-2",
+        round=1,
+        context=RunContext(),
+        file_refs=[],
+        tool_results=[],
+        decisions=[],
+        summary="",
+        model="local:hash-8",
+        vector=None,
+    )
+    await memory.insert_rounds(db, [row])
     async with db.session() as s:
         row = (await s.execute(select(RoundMemory))).scalar_one()
     assert row.embedding is None and row.embedding_model is None and row.workflow_id is None

@@ -62,16 +62,42 @@ _INSERT_RUN = (
 _COPY_CALLS = (
     f"COPY {ToolCallRow.__tablename__} ({', '.join(CALL_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
 )
+#: a new run's row and its tool calls in one statement (one round trip, its own transaction);
+#: it writes nothing and counts 0 when the run has a row already (then replaced, see below)
+_INSERT_NEW = (
+    f"WITH run AS ({_INSERT_RUN} ON CONFLICT (run_id) DO NOTHING RETURNING run_id),"
+    f" calls AS (INSERT INTO {ToolCallRow.__tablename__} ({', '.join(CALL_COLUMNS)})"
+    " SELECT run.run_id, c.* FROM run, unnest("
+    + ", ".join(f"%s::{t}[]" for t in CALL_TYPES[1:])
+    + ") AS c) SELECT count(*) FROM run"
+)
 
 
 async def save_trace(db: Any, trace: AgentTrace) -> None:
     """Insert (or replace) the trace of a finished run and its tool calls atomically. Every
     string is made storable first (NUL bytes and lone surrogates replaced, names and ids cut
-    to their column's length), so what a model sent cannot make the record fail. The rows go
-    in as plain inserts, the tool calls in one binary COPY: the ORM's unit of work cost about
-    a millisecond of CPU per agent round for a trace of four calls a round, an executemany
-    insert still about 0.1 ms. The run row goes straight to the driver too: SQLAlchemy's
-    statement building cost about 2 ms of CPU per run."""
+    to their column's length), so what a model sent cannot make the record fail.
+
+    A run written for the first time (every run but a reduced or continued one) goes in as
+    one statement on a driver connection of the read pool (:meth:`~nyla.db.Database.
+    read_driver`, autocommit: the statement is its transaction): the run row and the calls
+    as arrays, one round trip. Through SQLAlchemy's engine the transaction, the row and a
+    COPY of the calls were six round trips and about 2 ms of CPU a run; the ORM's unit of
+    work had cost about a millisecond per agent round. A run that has a row already (its
+    trace written again) is replaced in one transaction: delete, insert, COPY of the calls.
+    A retry of the statement after a lost connection finds the row and replaces it with the
+    same trace."""
+    run, calls = _trace_rows(trace)
+    columns = list(zip(*calls, strict=True))[1:] if calls else [() for _ in CALL_TYPES[1:]]
+    params = [run[c] for c in RUN_COLUMNS] + [list(c) for c in columns]  # (run_id once)
+    await db.ensure_ready()
+    inserted = await db.read_driver(lambda conn: conn.rows(_INSERT_NEW, params))
+    if inserted[0][0] == 0:
+        await _replace_trace(db, run, calls)
+
+
+def _trace_rows(trace: AgentTrace) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+    """The run row (by column) and the tool-call rows (:data:`CALL_COLUMNS`) of ``trace``."""
     run = {
         "run_id": trace.run_id,
         "parent_run_id": trace.parent_run_id,
@@ -88,7 +114,7 @@ async def save_trace(db: Any, trace: AgentTrace) -> None:
         "repair_attempts": trace.repair_attempts,
         "success_after_repair": trace.success_after_repair,
         "error": _t(trace.error),
-        "context": json.loads(clean_text(json.dumps(trace.context.to_wire()))),
+        "context": Json(json.loads(clean_text(json.dumps(trace.context.to_wire())))),
         "started_at": trace.started_at,
         "finished_at": trace.finished_at,
     }
@@ -96,25 +122,26 @@ async def save_trace(db: Any, trace: AgentTrace) -> None:
         (
             trace.run_id,
             i,
-            c.round,
+            int(c.round),
             _t(c.call_id, 128),
             _t(c.tool_name, 255),
             _t(c.arguments),
-            c.success,
+            bool(c.success),
             _t(c.error),
             _t(c.validation_failure_code, 64),
-            c.duration_ms,
+            float(c.duration_ms),
         )
         for i, c in enumerate(trace.tool_calls)
     ]
-    run["context"] = Json(run["context"])
-    await db.ensure_ready()
-    # a connection in a transaction, without an ORM session around it (about 0.4 ms less)
+    return run, calls
+
+
+async def _replace_trace(db: Any, run: dict[str, Any], calls: list[tuple[Any, ...]]) -> None:
+    """Replace a run's trace in one transaction (its old tool calls go with its row)."""
     async with db.engine.begin() as conn:
         raw = await conn.get_raw_connection()
         async with raw.driver_connection.cursor() as cur:
-            # a trace written again replaces the old one; its tool calls go with it (cascade)
-            await cur.execute(_DELETE_RUN, (trace.run_id,))
+            await cur.execute(_DELETE_RUN, (run["run_id"],))
             await cur.execute(_INSERT_RUN, [run[c] for c in RUN_COLUMNS])
             if calls:
                 async with cur.copy(_COPY_CALLS) as cp:

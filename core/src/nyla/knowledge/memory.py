@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.knowledge.vectors import (
-    driver_connection,
     sql_literal,
     vector_binary,
     vector_expr,
@@ -26,6 +25,9 @@ from nyla.knowledge.vectors import (
 from nyla.models.agent import RoundToolResult, RunContext
 from nyla.tables.knowledge import RoundMemory, WorkflowMemory
 from nyla.text import clean_text
+
+if TYPE_CHECKING:
+    from nyla.db import Database
 
 #: characters of one tool result kept in round memory
 TOOL_RESULT_CHARS = 600
@@ -158,33 +160,41 @@ ROUND_COPY_TYPES = [
 ]
 
 
-async def insert_rounds(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
-    """Write RoundMemory rows (:func:`round_row`) with one binary COPY in the session's
-    transaction; the caller's transaction is used for nothing else.
+async def insert_rounds(db: Database, rows: Sequence[dict[str, Any]]) -> None:
+    """Write RoundMemory rows (:func:`round_row`) with one binary COPY, in a transaction of
+    their own on a driver connection of the read pool (:meth:`~nyla.db.Database.
+    read_driver`): through a SQLAlchemy session the same transaction cost about 1 ms more
+    CPU a write (a run's rounds are one write, see
+    :class:`~nyla.knowledge.remembering.RoundBuffer`).
 
     Round memory is optional (a run goes on without it), so the commit does not wait for
     the WAL to reach the disk: a server crash may lose the last rounds, never leave a
     half-written one. That wait was 10-30 ms per agent round here. The ORM's bulk insert
     cost about 1.8 ms of CPU per 100 rounds, most of it rendering each vector as text;
-    the COPY sends it in pgvector's binary form (as the chunks go in)."""
+    the COPY sends it in pgvector's binary form (as the chunks go in). A write sent again
+    after a lost connection may store its rounds twice (a reader dedupes by summary)."""
     if not rows:
         return
-    pg = await driver_connection(session)
     statement = (
         f"COPY {RoundMemory.__tablename__} ({', '.join(ROUND_COPY_COLUMNS)})"
         " FROM STDIN (FORMAT BINARY)"
     )
-    async with pg.cursor() as cur:
-        # on the driver, in the session's transaction (SQLAlchemy's text() cost ~0.3 ms)
-        await cur.execute("SET LOCAL synchronous_commit = off")
-        async with cur.copy(statement) as cp:
-            cp.set_types(ROUND_COPY_TYPES)
-            for row in rows:
-                vector = row["embedding"]
-                await cp.write_row(
-                    [row[c] for c in ROUND_COPY_COLUMNS[:-1]]
-                    + [None if vector is None else vector_binary(vector)]
-                )
+
+    async def write(conn: Any) -> None:
+        pg = conn.driver
+        async with pg.transaction(), pg.cursor() as cur:
+            await cur.execute("SET LOCAL synchronous_commit = off")
+            async with cur.copy(statement) as cp:
+                cp.set_types(ROUND_COPY_TYPES)
+                for row in rows:
+                    vector = row["embedding"]
+                    await cp.write_row(
+                        [row[c] for c in ROUND_COPY_COLUMNS[:-1]]
+                        + [None if vector is None else vector_binary(vector)]
+                    )
+
+    await db.ensure_ready()
+    await db.read_driver(write)
 
 
 async def known_files(session: AsyncSession, context: RunContext, limit: int = 50) -> list[str]:

@@ -172,8 +172,7 @@ class Memory:
             )
             for r, summary, (model, vector) in zip(rounds, summaries, vectors, strict=True)
         ]
-        async with self.db.session() as s:
-            await memory.insert_rounds(s, rows)
+        await memory.insert_rounds(self.db, rows)
 
     async def remember(
         self,
