@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from nyla.connections.crypto import Cipher
@@ -41,7 +41,29 @@ NEEDS_RECONSENT = "needs_reconsent"
 STATUSES = (ACTIVE, NEEDS_RECONSENT, "error", "disabled")
 
 
-def connection_info(row: UserConnection) -> ConnectionInfo:
+class _Row(NamedTuple):
+    """The columns of a connection :func:`connection_info` reads (see :data:`_LIST`)."""
+
+    id: str
+    service: str
+    user_id: str
+    mandate_id: str | None
+    account: str | None
+    label: str | None
+    scopes: list[str] | None
+    status: str | None
+    knowledge_ingestion_enabled: bool
+    settings: dict[str, Any] | None
+
+
+_LIST = (
+    f"SELECT {', '.join(_Row._fields)} FROM {UserConnection.__tablename__}"
+    " WHERE user_id = %s ORDER BY created_at"
+)
+_LIST_OF_SERVICE = _LIST.replace(" ORDER BY", " AND service = %s ORDER BY")
+
+
+def connection_info(row: UserConnection | _Row) -> ConnectionInfo:
     """The adapter-facing view of a connection row."""
     return ConnectionInfo(
         id=row.id,
@@ -102,13 +124,13 @@ class ConnectionStore:
         return connection_info(row)
 
     async def list(self, user_id: str, *, service: str | None = None) -> list[ConnectionInfo]:
-        """The user's connections, oldest first (optionally of one service)."""
-        query = select(UserConnection).where(UserConnection.user_id == user_id)
-        if service:
-            query = query.where(UserConnection.service == service)
-        async with self.db.session() as s:
-            rows = (await s.execute(query.order_by(UserConnection.created_at))).scalars()
-            return [connection_info(r) for r in rows]
+        """The user's connections, oldest first (optionally of one service). One statement on
+        a driver connection of the read pool: every agent run whose tools search data
+        sources reads this, and an ORM session's transaction cost about 2 ms of CPU for it."""
+        sql, params = (_LIST_OF_SERVICE, (user_id, service)) if service else (_LIST, (user_id,))
+        await self.db.ensure_ready()
+        rows = await self.db.read_driver(lambda conn: conn.rows(sql, params))
+        return [connection_info(_Row(*r)) for r in rows]
 
     async def get(self, connection_id: str, *, user_id: str | None) -> ConnectionInfo:
         """One connection; ``user_id`` must own it (``None``: a trusted kernel caller)."""

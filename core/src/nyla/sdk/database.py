@@ -6,7 +6,10 @@ Inside a kernel a plugin is handed the kernel's database (a feature's data provi
 (``nyla_cli_commands``) opens the database every ``nyla`` command of this configuration
 uses with :func:`configured_database`. Either is a ``nyla.host.Database``: ``engine`` (an async
 SQLAlchemy engine), ``schema`` (create your tables there, as the kernel does), ``session()``
-(one transaction) and ``ensure_ready()``; keep your tables on your own ``MetaData``."""
+(one transaction), ``ensure_ready()`` and ``read_driver(work)`` (``await work(conn)`` on a
+pooled psycopg connection in autocommit, ``conn.rows(sql, params)`` one prepared statement:
+for a read every agent run makes, where SQLAlchemy's session costs more than the query);
+keep your tables on your own ``MetaData``."""
 
 from __future__ import annotations
 

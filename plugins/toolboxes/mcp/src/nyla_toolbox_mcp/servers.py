@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field, field_validator, model_validator
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from nyla.sdk import config_path, config_value
@@ -21,6 +21,24 @@ from nyla_toolbox_mcp.tables import servers as servers_table
 
 if TYPE_CHECKING:
     from nyla.sdk import TokenCipher
+
+
+class ServerRow(NamedTuple):
+    """A server's row as a run reads it (:meth:`ServerStore.run_rows`): ``config`` sealed."""
+
+    owner_scope: str
+    owner_id: str
+    name: str
+    updated_at: Any
+    config: dict[str, Any]
+
+
+#: the rows of a run's owners (``(scope, id)`` pairs as two arrays), of one name or all
+_RUN_ROWS = (
+    f"SELECT {', '.join(ServerRow._fields)} FROM {servers_table.name}"
+    " WHERE (owner_scope, owner_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
+)
+_RUN_ROWS_NAMED = _RUN_ROWS + " AND name = %s"
 
 #: a server name: it becomes the toolbox id ``mcp:<name>`` and a prefix of tool names
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -194,26 +212,30 @@ class ServerStore:
 
     async def run_rows(
         self, user_id: str, mandate_id: str | None, name: str | None = None
-    ) -> list[Any]:
+    ) -> list[ServerRow]:
         """The rows (sealed) of :meth:`for_run`, by name, with ``owner_scope``, ``owner_id``
-        and ``updated_at``: what a caller keeps built things by."""
-        c = servers_table.c
-        owners = [and_(c.owner_scope == "mandate", c.owner_id == mandate_id)] if mandate_id else []
+        and ``updated_at``: what a caller keeps built things by. One statement on a driver
+        connection of the kernel's read pool (``db.read_driver``): every agent run reads
+        this, and through SQLAlchemy (a session, the statement built) it cost about 2 ms of
+        CPU a run."""
+        owners: list[tuple[str, str]] = []
         if user_id:
-            owners.insert(0, and_(c.owner_scope == "user", c.owner_id == user_id))
+            owners.append(("user", user_id))
+        if mandate_id:
+            owners.append(("mandate", mandate_id))
         if not owners:
             return []
-        query = select(c.owner_scope, c.owner_id, c.name, c.updated_at, c.config).where(
-            or_(*owners)
-        )
-        if name is not None:
-            query = query.where(c.name == name)
         await self.ready()
-        async with self.db.read_session() as s:  # one statement: no transaction needed
-            rows = (await s.execute(query)).all()
-        chosen: dict[str, Any] = {}
-        for row in sorted(rows, key=lambda r: r.owner_scope != "user"):  # the user's first
-            chosen.setdefault(row.name, row)
+        scopes, ids = [o[0] for o in owners], [o[1] for o in owners]
+        sql, params = (
+            (_RUN_ROWS_NAMED, (scopes, ids, name))
+            if name is not None
+            else (_RUN_ROWS, (scopes, ids))
+        )
+        rows = await self.db.read_driver(lambda conn: conn.rows(sql, params))
+        chosen: dict[str, ServerRow] = {}
+        for row in sorted(map(ServerRow._make, rows), key=lambda r: r.owner_scope != "user"):
+            chosen.setdefault(row.name, row)  # the user's first
         return [chosen[n] for n in sorted(chosen)]
 
     async def users(self) -> list[str]:
