@@ -12,17 +12,39 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
-from collections import deque
-from collections.abc import Awaitable, Callable
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg.adapt import Dumper
+from psycopg import abc, errors, pq
+from psycopg.adapt import Dumper, Transformer
+from psycopg.generators import execute
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+#: statements of :meth:`ReadConnection.run` a connection keeps prepared (beyond, the
+#: least recently prepared is deallocated)
+PREPARED_MAX = 100
+
+
+class Statement:
+    """A statement :meth:`ReadConnection.run` prepares once per connection and then
+    executes by name: its text with ``$n`` parameters and each parameter's format
+    (``formats``: :class:`psycopg.pq.Format`, the caller passes the values dumped in it).
+    Named by its text: the same text is one prepared statement on a connection."""
+
+    __slots__ = ("formats", "name", "sql")
+
+    def __init__(self, sql: str, formats: Sequence[pq.Format]) -> None:
+        self.sql = sql.encode()
+        self.formats = list(formats)
+        self.name = b"nyla_" + hashlib.blake2b(self.sql, digest_size=12).hexdigest().encode()
 
 
 class ReadConnection:
@@ -31,12 +53,63 @@ class ReadConnection:
     runs its statements one after the other: they share one cursor (a cursor per
     statement cost about 40 µs of Python each, measured)."""
 
-    __slots__ = ("_cursor", "driver", "info")
+    __slots__ = ("_cursor", "_loader", "_prepared", "driver", "info")
 
     def __init__(self, driver: psycopg.AsyncConnection[Any]) -> None:
         self.driver = driver
         self.info: dict[str, Any] = {}
         self._cursor: psycopg.AsyncCursor[Any] | None = None
+        self._loader: abc.Transformer | None = None
+        self._prepared: OrderedDict[bytes, None] = OrderedDict()
+
+    async def run(self, statement: Statement, params: Sequence[bytes | None]) -> list[Any]:
+        """The rows (tuples) of ``statement`` with ``params`` already dumped, prepared on
+        first use on this connection. The search's hot statement goes this way rather than
+        through a cursor: psycopg's ``execute`` converts the query, dumps the parameters
+        and consults its prepared-statement cache on every call, which cost 10-45 µs more
+        a search than sending the prepared statement and loading its rows (measured, 10k
+        rows, ef 10, load ~2). Errors are psycopg's own (``psycopg.errors``), a lost
+        connection an ``OperationalError`` as with a cursor."""
+        driver = self.driver
+        pgconn = driver.pgconn
+        async with driver.lock:
+            if statement.name not in self._prepared:
+                await self._prepare(statement)
+            pgconn.send_query_prepared(statement.name, params, statement.formats)
+            result = (await driver.wait(execute(pgconn)))[-1]
+            if result.status == pq.ExecStatus.FATAL_ERROR:
+                error = errors.error_from_result(result, encoding=driver.info.encoding)
+                if not isinstance(error, errors.InvalidSqlStatementName):
+                    raise error
+                # deallocated behind our back (DEALLOCATE ALL, DISCARD ALL): again
+                self._prepared.pop(statement.name, None)
+                await self._prepare(statement)
+                pgconn.send_query_prepared(statement.name, params, statement.formats)
+                result = (await driver.wait(execute(pgconn)))[-1]
+        if result.status != pq.ExecStatus.TUPLES_OK:
+            raise errors.error_from_result(result, encoding=driver.info.encoding)
+        loader = self._loader
+        if loader is None:
+            loader = self._loader = Transformer(driver)
+        loader.set_pgresult(result)
+        return loader.load_rows(0, result.ntuples, tuple)
+
+    async def _prepare(self, statement: Statement) -> None:
+        """Prepare ``statement`` (holding the driver's lock), the oldest deallocated
+        beyond :data:`PREPARED_MAX`."""
+        pgconn = self.driver.pgconn
+        if len(self._prepared) >= PREPARED_MAX:
+            oldest, _ = self._prepared.popitem(last=False)
+            pgconn.send_query(b"DEALLOCATE " + oldest)
+            await self._command()
+        pgconn.send_prepare(statement.name, statement.sql)
+        await self._command()
+        self._prepared[statement.name] = None
+
+    async def _command(self) -> None:
+        result = (await self.driver.wait(execute(self.driver.pgconn)))[-1]
+        if result.status != pq.ExecStatus.COMMAND_OK:
+            raise errors.error_from_result(result, encoding=self.driver.info.encoding)
 
     def register_dumper(self, cls: type, dumper: type[Dumper]) -> None:
         """Adapt ``cls`` with ``dumper`` in this connection's statements."""

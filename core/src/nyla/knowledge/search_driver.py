@@ -16,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from nyla.knowledge.vectors import vector_binary, vector_literal
-from nyla.read_pool import ReadConnection
+from nyla.read_pool import ReadConnection, Statement
 
 #: where a search runs: a connection of :meth:`nyla.db.Database.read_driver` (the
 #: service's path), a SQLAlchemy connection or a session
@@ -55,11 +55,11 @@ class _OwnerKeysDumper(Dumper):
     oid = postgres.types["text"].array_oid
 
     def dump(self, obj: OwnerKeys) -> bytes:
-        return _keys_literal(tuple(obj))
+        return keys_array(tuple(obj))
 
 
 @functools.lru_cache(maxsize=1024)
-def _keys_literal(keys: tuple[str, ...]) -> bytes:
+def keys_array(keys: tuple[str, ...]) -> bytes:
     """The ``text[]`` literal of ``keys`` (a caller's keys repeat from search to search)."""
     quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in keys)
     return ("{" + ",".join(f'"{key}"' for key in quoted) + "}").encode()
@@ -84,12 +84,39 @@ CACHED_STATEMENT_LENGTH = 4096
 def positional_sql(sql: str) -> tuple[bytes, tuple[str, ...]]:
     """``sql`` with its ``:name`` binds written as PostgreSQL's own ``$n`` (a name used
     twice is one parameter), and the names in ``$n`` order."""
+    numbered, names = _numbered(sql, None)
+    return numbered.encode(), names
+
+
+@functools.lru_cache(maxsize=256)
+def prepared(sql: str, keys: tuple[str, ...] | None = None) -> tuple[Statement, tuple[str, ...]]:
+    """``sql`` as a :class:`~nyla.read_pool.Statement` with ``$n`` parameters (and their
+    names in ``$n`` order): the query vector ``q`` sent in pgvector's binary form
+    (:func:`~nyla.knowledge.vectors.vector_binary`), the others as text; ``keys``: the
+    owner keys written in its text in place of ``:keys`` (:func:`keys_sql`)."""
+    numbered, names = _numbered(sql, None if keys is None else keys_sql(keys))
+    formats = [Format.BINARY if name == "q" else Format.TEXT for name in names]
+    return Statement(numbered, formats), names
+
+
+def _numbered(sql: str, keys: str | None) -> tuple[str, tuple[str, ...]]:
     names: dict[str, int] = {}
 
     def number(bind: re.Match[str]) -> str:
+        if keys is not None and bind.group(1) == "keys":
+            return keys  # substituted in the same pass: never read as a bind itself
         return f"${names.setdefault(bind.group(1), len(names) + 1)}"
 
-    return _BIND.sub(number, sql).encode(), tuple(names)
+    return _BIND.sub(number, sql), tuple(names)
+
+
+def keys_sql(keys: tuple[str, ...]) -> str:
+    """The SQL literal of ``keys`` as a ``text[]``."""
+    quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in keys)
+    array = "{" + ",".join(f'"{key}"' for key in quoted) + "}"
+    # an E'' literal reads its backslashes the same whatever standard_conforming_strings
+    # the server runs with, so no key can end the literal early
+    return "E'" + array.replace("\\", "\\\\").replace("'", "''") + "'::text[]"
 
 
 async def rows(executor: Executor, sql: str, params: dict[str, Any]) -> list[Any]:

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from nyla.knowledge.file_rows import FileRows
-from nyla.knowledge.search_driver import OwnerKeys, QueryVector, ReadConnection, driver_sql
+from nyla.knowledge.search_driver import ReadConnection, Statement, keys_array, prepared
 from nyla.knowledge.search_hits import ranked_hits
 from nyla.knowledge.search_plan import SearchPlan
-from nyla.knowledge.search_sql import ranking_sql, scope_where, with_keys
+from nyla.knowledge.search_sql import ranking_sql, scope_where
 from nyla.knowledge.settings import KnowledgeSettings
-from nyla.knowledge.vectors import CHUNK_ID_BITS
+from nyla.knowledge.vectors import CHUNK_ID_BITS, vector_binary
 from nyla.models.knowledge import SearchHit
 
 
@@ -34,11 +34,13 @@ async def held_hits(
 class ReadyRanking:
     """A kept plan's ranking made ready for the driver path once (the general path,
     :func:`~nyla.knowledge.search.vector_ranks`, decides the same per search): the
-    statement in the driver's form, the owner keys as its parameter (``None``: written in
-    its text), and the HNSW settings it runs under (``None``: the exact path)."""
+    prepared ``statement``, its parameters with the owner keys dumped already (``q_at``:
+    where the query vector goes; the exact path's keys are in its text), and the HNSW
+    ``settings`` it runs under (``None``: the exact path)."""
 
-    sql: str
-    keys: OwnerKeys | None
+    statement: Statement
+    params: list[bytes | None]
+    q_at: int
     settings: tuple[int, int, bool] | None
 
 
@@ -52,27 +54,28 @@ def ready_ranking(
     file_where, where = scope_where(model)
     sql = ranking_sql(file_where, where, dims, plan.pool, plan.exact, plan.scoped, True)
     if plan.exact:
-        return ReadyRanking(with_keys(sql, tuple(keys)), None, None)
-    wanted = (plan.ef_search, int(settings.max_scan_tuples), plan.iterative)
-    return ReadyRanking(driver_sql(sql), OwnerKeys(keys), wanted)
+        # the keys in its text: planned once per scope (see vector_ranks)
+        statement, names = prepared(sql, tuple(keys))
+        wanted = None
+    else:
+        statement, names = prepared(sql)
+        wanted = (plan.ef_search, int(settings.max_scan_tuples), plan.iterative)
+    params = [keys_array(tuple(keys)) if name == "keys" else None for name in names]
+    return ReadyRanking(statement, params, names.index("q"), wanted)
 
 
 async def ready_ranks(
     conn: ReadConnection, ready: ReadyRanking, vector: Sequence[float], model: str, files: FileRows
 ) -> list[SearchHit] | None:
-    """The hits of ``ready``'s ranking on ``conn``, or ``None`` (nothing run) where the
-    connection is not yet as it needs (not listening for file changes, other HNSW settings,
-    parameter types not registered): the general path makes it so."""
-    info = conn.info
+    """The hits of ``ready``'s ranking on ``conn`` (a prepared statement, parameters
+    dumped: :meth:`~nyla.read_pool.ReadConnection.run`), or ``None`` (nothing run) where
+    the connection is not yet as it needs (not listening for file changes, other HNSW
+    settings): the general path makes it so."""
     if (
-        (ready.settings is not None and info.get("nyla_hnsw_settings") != ready.settings)
-        or not files.enabled
-        or not files.listening(conn)
-        or "vector_dumper" not in info
-    ):
+        ready.settings is not None and conn.info.get("nyla_hnsw_settings") != ready.settings
+    ) or not (files.enabled and files.listening(conn)):
         return None
-    q = QueryVector(vector)
-    rows = await conn.rows(
-        ready.sql, {"q": q} if ready.keys is None else {"q": q, "keys": ready.keys}
-    )
+    params = ready.params.copy()
+    params[ready.q_at] = vector_binary(vector)
+    rows = await conn.run(ready.statement, params)
     return await held_hits(conn, rows, files, model, ready.settings is not None)

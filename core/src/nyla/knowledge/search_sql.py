@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from nyla.knowledge.search_driver import driver_sql
+from nyla.knowledge.search_driver import driver_sql, keys_sql
 from nyla.knowledge.search_hits import (
     CHUNK_COLUMNS,
     FILE_OF_RANKED,
@@ -98,12 +98,7 @@ def with_keys(sql: str, keys: tuple[str, ...]) -> str:
     """``sql`` for the driver with the owner keys as a ``text[]`` literal in place of the
     ``:keys`` parameter (substituted after the bind conversion: a key's own ``:`` or
     ``%`` is never read as a parameter)."""
-    quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in keys)
-    array = "{" + ",".join(f'"{key}"' for key in quoted) + "}"
-    # an E'' literal reads its backslashes the same whatever standard_conforming_strings
-    # the server runs with, so no key can end the literal early
-    literal = "E'" + array.replace("\\", "\\\\").replace("'", "''") + "'"
-    return driver_sql(sql).replace("%(keys)s", literal.replace("%", "%%") + "::text[]")
+    return driver_sql(sql).replace("%(keys)s", keys_sql(keys).replace("%", "%%"))
 
 
 @functools.lru_cache(maxsize=64)
