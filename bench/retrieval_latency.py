@@ -21,7 +21,11 @@ Like for like:
   row times every search with nothing held (a second statement for the ten files).
 - **Same client.** Both run on a psycopg ``AsyncConnection`` in this process, statements
   prepared, the query vector in binary (each made inside the timed call from the list of
-  floats an embedding API returns), one cursor reused (nyla: its read pool).
+  floats an embedding API returns). raw uses one cursor, as pgvector's documentation
+  shows; nyla's read pool sends a search it has planned before as a prepared statement by
+  name with its parameters dumped (``nyla.read_pool.ReadConnection.run``), which costs
+  less Python than a cursor's ``execute``. One row gives raw that same path too, so
+  that nyla's own Python around the statement shows apart from the driver path.
 - **Same server state.** raw's connection runs the statement nyla's read pool runs on each
   new connection (``nyla.read_pool.KEEP_FREED_MEMORY``), so that neither backend's allocator
   returns an HNSW scan's memory to the system and faults it in again every search (which
@@ -148,6 +152,8 @@ class Raw:
         self.cur = conn.cursor()
         self.ids = ids  # chunk id -> doc number
         self.ef: int | None = None
+        self.lean_conn: Any = None
+        self.lean_sql: Any = None
 
     async def set(self, ef: int, iterative: bool) -> None:
         mode = "relaxed_order" if iterative else "off"
@@ -171,6 +177,25 @@ class Raw:
         # the vector from the list an embedding API returns, as nyla gets it
         await self.cur.execute(sql, {"q": HalfVector(q), "k": keys}, prepare=True)
         return [self.ids[r[0]] for r in await self.cur.fetchall()]
+
+    async def lean(self, q: Any, keys: list[str] | None) -> list[int]:
+        """:meth:`hnsw` unfiltered through nyla's driver path (a prepared statement sent
+        by name, no cursor: ``ReadConnection.run``)."""
+        from psycopg.pq import Format
+
+        from nyla.knowledge.vectors import index_expr
+        from nyla.read_pool import ReadConnection, Statement
+
+        if self.lean_conn is None:
+            expr = index_expr(DIMS, "embedding")
+            self.lean_conn = ReadConnection(self.conn)
+            self.lean_sql = Statement(
+                f"SELECT id, data, {expr} <=> $1 AS distance FROM knowledge_chunk "
+                f"WHERE embedding_model = '{MODEL}' ORDER BY {expr} <=> $1 LIMIT {K}",
+                [Format.BINARY],
+            )
+        rows = await self.lean_conn.run(self.lean_sql, [HalfVector(q).to_binary()])
+        return [self.ids[r[0]] for r in rows]
 
     async def exact(self, q: Any, keys: list[str]) -> list[int]:
         await self.cur.execute(
@@ -297,6 +322,7 @@ async def main(n: int, queries: int, rounds: int, efs: tuple[int, ...], reuse: b
               f"| {_total(t_nyla) - _total(t_raw):+.3f} | {_total(t_nyla) / _total(t_raw):.2f}x "
               f"| {before} -> {load()} |")  # fmt: skip
     await _cold(raw, nyla, knowledge, qvecs, efs[0], rounds)
+    await _lean(raw, nyla, knowledge, qvecs, efs[0], rounds)
     knowledge.settings.adaptive_ef_search = True
     knowledge.settings.ef_search = 100
     from retrieval_scoped import scoped
@@ -327,6 +353,23 @@ async def _cold(
     print(f"\nFile details not held (ef {ef}): wall {rw:.3f} / {nw:.3f} ms ({nw / rw:.2f}x), "
           f"CPU {_cpu(t_raw)} / {_cpu(t_nyla)} ms ({_total(t_nyla) - _total(t_raw):+.3f} ms, "
           f"{_total(t_nyla) / _total(t_raw):.2f}x), load {before} -> {load()}")  # fmt: skip
+
+
+async def _lean(
+    raw: Raw, nyla: Any, knowledge: Any, qvecs: list[Any], ef: int, rounds: int
+) -> None:
+    """The unfiltered row again with raw on nyla's driver path (no cursor): what is left
+    of the added cost is nyla's own Python around the statement and its longer rows."""
+    knowledge.settings.ef_search = ef
+    await raw.set(ef, iterative=False)
+    await _pair(raw.lean, nyla, qvecs, None, None, 1)
+    before = load()
+    t_raw, t_nyla, _, _ = await _pair(raw.lean, nyla, qvecs, None, None, rounds)
+    rw, nw = t_raw.median()[0], t_nyla.median()[0]
+    print(f"Raw on nyla's driver path too (ef {ef}): wall {rw:.3f} / {nw:.3f} ms "
+          f"({nw / rw:.2f}x), CPU {_cpu(t_raw)} / {_cpu(t_nyla)} ms "
+          f"({_total(t_nyla) - _total(t_raw):+.3f} ms, {_total(t_nyla) / _total(t_raw):.2f}x), "
+          f"load {before} -> {load()}")  # fmt: skip
 
 
 def _total(t: Timed) -> float:
