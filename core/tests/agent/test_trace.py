@@ -57,3 +57,26 @@ async def test_a_trace_without_tool_calls_is_saved(db) -> None:
     await save_trace(db, _trace(0))
     saved = await load_trace(db, "run-1")
     assert saved is not None and saved.tool_calls == []
+
+
+async def test_any_text_a_model_sends_is_stored_in_a_new_runs_calls(db) -> None:
+    trace = _trace(3)
+    odd = [
+        ("a\x00b", "a\ufffdb"),
+        ('\ud800 "quoted" é \\ \n', '\ufffd "quoted" é \\ \n'),
+        ('{"x": [1, 2]}', '{"x": [1, 2]}'),
+    ]
+    for call, (sent, _stored) in zip(trace.tool_calls, odd, strict=True):
+        call.arguments = sent
+        call.error = sent
+    trace.tool_calls[1].duration_ms = float("nan")  # not JSON: written the other way
+    await save_trace(db, trace.model_copy(update={"run_id": "run-nan"}))
+    trace.tool_calls[1].duration_ms = 2.5
+    await save_trace(db, trace)
+    for run_id in ("run-1", "run-nan"):
+        saved = await load_trace(db, run_id)
+        assert saved is not None
+        assert [(c.arguments, c.error) for c in saved.tool_calls] == [(s, s) for _, s in odd]
+        assert [c.round for c in saved.tool_calls] == [1, 2, 3]
+    saved = await load_trace(db, "run-1")
+    assert saved is not None and [c.duration_ms for c in saved.tool_calls] == [1.5, 2.5, 1.5]

@@ -67,9 +67,9 @@ _COPY_CALLS = (
 _INSERT_NEW = (
     f"WITH run AS ({_INSERT_RUN} ON CONFLICT (run_id) DO NOTHING RETURNING run_id),"
     f" calls AS (INSERT INTO {ToolCallRow.__tablename__} ({', '.join(CALL_COLUMNS)})"
-    " SELECT run.run_id, c.* FROM run, unnest("
-    + ", ".join(f"%s::{t}[]" for t in CALL_TYPES[1:])
-    + ") AS c) SELECT count(*) FROM run"
+    " SELECT run.run_id, c.* FROM run, json_to_recordset(%s::json) AS c("
+    + ", ".join(f"{n} {t}" for n, t in zip(CALL_COLUMNS[1:], CALL_TYPES[1:], strict=True))
+    + ")) SELECT count(*) FROM run"
 )
 
 
@@ -81,23 +81,29 @@ async def save_trace(db: Any, trace: AgentTrace) -> None:
     A run written for the first time (every run but a reduced or continued one) goes in as
     one statement on a driver connection of the read pool (:meth:`~nyla.db.Database.
     read_driver`, autocommit: the statement is its transaction): the run row and the calls
-    as arrays, one round trip. Through SQLAlchemy's engine the transaction, the row and a
-    COPY of the calls were six round trips and about 2 ms of CPU a run; the ORM's unit of
-    work had cost about a millisecond per agent round. A run that has a row already (its
-    trace written again) is replaced in one transaction: delete, insert, COPY of the calls.
-    A retry of the statement after a lost connection finds the row and replaces it with the
-    same trace."""
+    as one JSON document, one round trip. Through SQLAlchemy's engine the transaction, the
+    row and a COPY of the calls were six round trips and about 2 ms of CPU a run (the ORM's
+    unit of work had cost about a millisecond per agent round); the calls as one array per
+    column cost the driver's array dumping about 20 us a call. A run that has a row already
+    (its trace written again) is replaced in one transaction: delete, insert, COPY of the
+    calls. A retry of the statement after a lost connection finds the row and replaces it
+    with the same trace."""
     run, calls = _trace_rows(trace)
-    columns = list(zip(*calls, strict=True))[1:] if calls else [() for _ in CALL_TYPES[1:]]
-    params = [run[c] for c in RUN_COLUMNS] + [list(c) for c in columns]  # (run_id once)
     await db.ensure_ready()
+    try:
+        document = json.dumps(calls, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a duration JSON cannot hold (NaN, infinite): the COPY can
+        await _replace_trace(db, run, calls)
+        return
+    params = [*(run[c] for c in RUN_COLUMNS), document]
     inserted = await db.read_driver(lambda conn: conn.rows(_INSERT_NEW, params))
     if inserted[0][0] == 0:
         await _replace_trace(db, run, calls)
 
 
-def _trace_rows(trace: AgentTrace) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
-    """The run row (by column) and the tool-call rows (:data:`CALL_COLUMNS`) of ``trace``."""
+def _trace_rows(trace: AgentTrace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run row and the tool-call rows (without their ``run_id``) of ``trace``, by
+    column."""
     run = {
         "run_id": trace.run_id,
         "parent_run_id": trace.parent_run_id,
@@ -119,24 +125,23 @@ def _trace_rows(trace: AgentTrace) -> tuple[dict[str, Any], list[tuple[Any, ...]
         "finished_at": trace.finished_at,
     }
     calls = [
-        (
-            trace.run_id,
-            i,
-            int(c.round),
-            _t(c.call_id, 128),
-            _t(c.tool_name, 255),
-            _t(c.arguments),
-            bool(c.success),
-            _t(c.error),
-            _t(c.validation_failure_code, 64),
-            float(c.duration_ms),
-        )
+        {
+            "seq": i,
+            "round": int(c.round),
+            "call_id": _t(c.call_id, 128),
+            "tool_name": _t(c.tool_name, 255),
+            "arguments": _t(c.arguments),
+            "success": bool(c.success),
+            "error": _t(c.error),
+            "validation_failure_code": _t(c.validation_failure_code, 64),
+            "duration_ms": float(c.duration_ms),
+        }
         for i, c in enumerate(trace.tool_calls)
     ]
     return run, calls
 
 
-async def _replace_trace(db: Any, run: dict[str, Any], calls: list[tuple[Any, ...]]) -> None:
+async def _replace_trace(db: Any, run: dict[str, Any], calls: list[dict[str, Any]]) -> None:
     """Replace a run's trace in one transaction (its old tool calls go with its row)."""
     async with db.engine.begin() as conn:
         raw = await conn.get_raw_connection()
@@ -147,7 +152,7 @@ async def _replace_trace(db: Any, run: dict[str, Any], calls: list[tuple[Any, ..
                 async with cur.copy(_COPY_CALLS) as cp:
                     cp.set_types(CALL_TYPES)
                     for call in calls:
-                        await cp.write_row(call)
+                        await cp.write_row((run["run_id"], *call.values()))
 
 
 def _trace(row: RunRow, calls: list[ToolCallRow]) -> AgentTrace:

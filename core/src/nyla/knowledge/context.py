@@ -183,10 +183,12 @@ async def _layers(
     shared = _Layer(LAYER_TITLES[4], budgets.mandate_shared)
     hints = _Layer(LAYER_TITLES[5], budgets.cross_workflow)
 
-    async with service.db.read_session() as s:
-        for ref in await memory.known_files(s, context):
-            if seen.fresh(f"file:{ref}") and not known.add(f"- {ref}"):
-                break
+    workflow = bool(context.workflow_id)  # (without one, no memory layer has a row to read)
+    if workflow:
+        async with service.db.read_session() as s:
+            for ref in await memory.known_files(s, context):
+                if seen.fresh(f"file:{ref}") and not known.add(f"- {ref}"):
+                    break
     query = SearchQuery(
         text=prompt,
         vector=vector,
@@ -203,18 +205,21 @@ async def _layers(
                 break
             if used is not None:
                 used.append(hit)
-    async with service.db.read_session() as s:
-        for summary, _distance, _wf in await memory.search_rounds(
-            s, context, model=model, dims=dims, vector=vector, k=4
-        ):
-            if summary and seen.fresh(summary) and not rounds.add(summary):
-                break
-        for key, kind, value in await memory.workflow_entries(s, context):
-            rendered = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            if seen.fresh(f"{key}={rendered}") and not entities.add(
-                f"- {key} ({kind}): {rendered}"
+    if workflow:
+        async with service.db.read_session() as s:
+            for summary, _distance, _wf in await memory.search_rounds(
+                s, context, model=model, dims=dims, vector=vector, k=4
             ):
-                break
+                if summary and seen.fresh(summary) and not rounds.add(summary):
+                    break
+            for key, kind, value in await memory.workflow_entries(s, context):
+                rendered = (
+                    value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                )
+                if seen.fresh(f"{key}={rendered}") and not entities.add(
+                    f"- {key} ({kind}): {rendered}"
+                ):
+                    break
     if context.mandate_id:
         shared_result = await service.search(replace(query, scopes=[Scope.MANDATE], k=k * 2))
         for hit in shared_result.hits:
