@@ -182,24 +182,30 @@ async def test_a_tool_waiting_in_a_selector_of_its_own_is_still_named(scripted, 
     assert has_blocked(tool.handler)
 
 
-@pytest.mark.parametrize(("looks", "beats"), [((False, True), False), ((False, False), True)])
-def test_the_watchdog_asks_the_loop_only_when_it_is_at_work_twice_in_a_row(
+@pytest.mark.parametrize(
+    ("looks", "beats"),
+    [(("tool", None), False), (("tool", "other"), False), (("tool", "tool"), True)],
+)
+def test_the_watchdog_asks_the_loop_only_when_one_tool_holds_it_twice_in_a_row(
     monkeypatch, looks, beats
 ):
-    """A heartbeat goes out only when the loop is not waiting for I/O at two looks in a row:
-    a loop seen at work once and waiting at the next look is held by no one, and a beat
-    landing in its wait would only wake it (the looks are scripted, not timed; a loop of its
-    own, so that no watchdog of an earlier test is in the middle of a look)."""
+    """A heartbeat goes out only when the same tool's task runs on the loop at two looks in a
+    row: a loop seen running a tool once and then waiting (or running another task) is held
+    by no one, and a beat landing in its wait would only wake it (the looks are scripted, not
+    timed; a loop of its own, so that no watchdog of an earlier test is in the middle of a
+    look)."""
     from nyla.agent import loop_watch
 
+    seen: dict[str, Any] = {"other": object(), None: None}
     answers = iter(looks * 1000)
-    monkeypatch.setattr(loop_watch.LoopWatchdog, "_waiting_for_io", lambda self: next(answers))
+    monkeypatch.setattr(loop_watch.LoopWatchdog, "_holder", lambda self: seen[next(answers)])
 
     async def main() -> int:
         async def waits() -> None:
             await asyncio.sleep(0.5)
 
         task = asyncio.get_running_loop().create_task(waits())
+        seen["tool"] = task
         watched = loop_watch.watch(task, "waits", waits)
         assert watched is not None
         dog = loop_watch._watchdogs[asyncio.get_running_loop()]
@@ -208,3 +214,26 @@ def test_the_watchdog_asks_the_loop_only_when_it_is_at_work_twice_in_a_row(
         return dog.beats
 
     assert (asyncio.run(main()) > 0) is beats
+
+
+def test_a_loop_busy_with_no_tool_gets_no_heartbeat():
+    """The loop held by something that is no tool (here the test's own task, while a tool call
+    is in flight) gets no heartbeat: there is no tool to name, and the beat would only cost
+    the loop a wake-up once it waits again (a loop of its own: no earlier watchdog)."""
+    from nyla.agent import loop_watch
+
+    async def main() -> int:
+        async def waits() -> None:
+            await asyncio.sleep(0.6)
+
+        task = asyncio.get_running_loop().create_task(waits())
+        watched = loop_watch.watch(task, "waits", waits)
+        assert watched is not None
+        dog = loop_watch._watchdogs[asyncio.get_running_loop()]
+        await asyncio.sleep(0.05)
+        time.sleep(0.3)  # the caller's own blocking work, not the tool's
+        await task
+        watched.release()
+        return dog.beats
+
+    assert asyncio.run(main()) == 0

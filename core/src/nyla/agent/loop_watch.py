@@ -3,13 +3,16 @@
 An ``async def`` tool that does blocking work (``time.sleep``, a synchronous HTTP client, a
 large parse) holds the event loop: no other run, stream or health check moves until it
 returns, and its own deadline cannot fire. Python cannot pre-empt it, so the watchdog does
-what can be done from outside: a daemon thread per event loop posts a heartbeat to the loop
-while tool calls are in flight and the loop is at work at two looks in a row (a loop waiting
-for I/O is held by no one, and a beat landing in that wait would only wake it); when a heartbeat waits longer than the block limit, the task
-holding the loop is read (``asyncio.current_task(loop)`` is a dictionary look-up, safe from
-another thread) and, when it is a tool's, the tool is reported by name with the line it is
-blocked at. :mod:`nyla.agent.isolation` then runs that tool's later calls in a thread of
-their own, so it can stall the loop at most once per process.
+what can be done from outside: a daemon thread per event loop looks, while tool calls are in
+flight, which task runs on the loop (``asyncio.current_task(loop)`` is a dictionary look-up,
+safe from another thread). Only when the same tool's task runs at two looks in a row does it
+post a heartbeat: the loop waiting for I/O, or busy with anything but a tool (the run's own
+work, another run), is held by no tool, and a beat landing there would only wake the loop
+later (an instrumented selector or uvloop, where the loop's wait cannot be told from its
+work by its frame, made the earlier frame-based look beat every other round). When a heartbeat
+waits longer than the block limit, the tool holding the loop is reported by name with the
+line it is blocked at. :mod:`nyla.agent.isolation` then runs that tool's later calls in a
+thread of their own, so it can stall the loop at most once per process.
 
 ``NYLA_TOOL_BLOCK_LIMIT_MS`` sets the limit (default 250 ms; ``0`` switches the watchdog off).
 """
@@ -19,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import selectors
 import sys
 import threading
 import time
@@ -31,24 +33,16 @@ log = logging.getLogger(__name__)
 
 #: how often the watchdog looks while a heartbeat it posted is not yet answered
 _INTERVAL_S = 0.02
-#: how often it looks while the loop answers (or waits for I/O), as a share of the limit:
-#: a block is then seen within a quarter of the limit (and :data:`_INTERVAL_S`) of its start,
-#: and the thread wakes a third as often while tools wait (each wake is CPU the process pays)
+#: how often it looks while no tool holds the loop (or a beat was answered), as a share of
+#: the limit: a block is then seen within a quarter of the limit (and :data:`_INTERVAL_S`) of
+#: its start, and the thread wakes a third as often while tools wait (each wake is CPU the
+#: process pays)
 _IDLE_SHARE = 0.25
 
 #: how long the thread keeps its pace after the last tool call ended before it waits for the
 #: next one: an agent run's tools come a model call apart, and waking a waiting thread costs
 #: the loop's thread an ``Event.set`` (a lock, a futex wake, a GIL hand-over) every round
 _LINGER_S = 1.0
-
-#: the code of the event loop's wait for I/O (``selectors.*.select``) and of its caller
-_SELECT_CODES = frozenset(
-    cls.select.__code__
-    for cls in vars(selectors).values()
-    if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector)
-    if hasattr(getattr(cls, "select", None), "__code__")
-)
-_RUN_ONCE_CODE = asyncio.BaseEventLoop._run_once.__code__  # type: ignore[attr-defined]
 
 
 def block_limit_s() -> float:
@@ -198,13 +192,14 @@ class LoopWatchdog:
                     return
                 continue
             busy_at = time.monotonic()
-            if self._waiting_for_io():
+            holder = self._holder()
+            if holder is None:
                 time.sleep(idle_s)
                 continue
-            # at work now: a heartbeat only if it still is a moment later (an agent round's
-            # work is a few milliseconds; a beat that lands once the loop waits again wakes it)
+            # a tool runs now: a heartbeat only if the same one still does a moment later (a
+            # tool's step is microseconds; a beat that lands once the loop waits wakes it)
             time.sleep(_INTERVAL_S)
-            if self._waiting_for_io():
+            if self._holder() is not holder:
                 time.sleep(idle_s - _INTERVAL_S)
                 continue
             seen = self.beats
@@ -223,19 +218,12 @@ class LoopWatchdog:
                     self._blame(held)
                 time.sleep(_INTERVAL_S)
 
-    def _waiting_for_io(self) -> bool:
-        """Whether the loop's own thread waits in its selector, called by the loop itself:
-        then no task holds it, and a heartbeat would only wake it (two thread switches a
-        beat, about 0.1 ms of CPU per agent round with tools that wait). A tool that blocks
-        in a selector of its own is not called by the loop, so it still gets the heartbeat;
-        a loop without a selector (uvloop) always does."""
-        frame = sys._current_frames().get(self.loop_thread)
-        return (
-            frame is not None
-            and frame.f_code in _SELECT_CODES
-            and frame.f_back is not None
-            and frame.f_back.f_code is _RUN_ONCE_CODE
-        )
+    def _holder(self) -> asyncio.Task[object] | None:
+        """The watched tool task running on the loop now, or ``None``: the loop waits for
+        I/O (no task runs then) or runs something that is no tool's. A tool blocking in a
+        selector of its own, or a loop without a selector (uvloop), is seen the same way."""
+        task = asyncio.current_task(self.loop)
+        return task if task is not None and task in self.tasks else None
 
     def _blame(self, held: float) -> None:
         """The loop has not run its heartbeat for ``held`` seconds: name the tool holding it."""
