@@ -31,6 +31,10 @@ async def test_a_round_is_stored_whole_and_the_fast_commit_does_not_leak(db) -> 
     # the next statement, on the same pooled connection (the pool hands out the last one
     # returned), waits for the disk again
     assert await db.read_driver(lambda c: c.rows("SHOW synchronous_commit")) == [("on",)]
+    # (what the write's statement does: the setting holds in its own transaction only)
+    local = "SELECT set_config('synchronous_commit', 'off', true), current_setting('synchronous_commit')"
+    assert await db.read_driver(lambda c: c.rows(local)) == [("off", "off")]
+    assert await db.read_driver(lambda c: c.rows("SHOW synchronous_commit")) == [("on",)]
     async with db.session() as s:
         row = (await s.execute(select(RoundMemory))).scalar_one()
     assert (row.run_id, row.round, row.workflow_id) == ("run-1", 3, "wf")
@@ -60,3 +64,35 @@ async def test_a_round_without_a_vector_is_stored_without_a_model(db) -> None:
     async with db.session() as s:
         row = (await s.execute(select(RoundMemory))).scalar_one()
     assert row.embedding is None and row.embedding_model is None and row.workflow_id is None
+
+
+async def test_many_rounds_keep_their_own_vectors_and_order(db) -> None:
+    context = RunContext(user_id="ada")
+    rows = [
+        memory.round_row(
+            run_id="run-3",
+            round=n,
+            context=context,
+            file_refs=[f"file:{n}"],
+            tool_results=[RoundToolResult("read", n % 2 == 0, f'read {n} "é" \\')],
+            decisions=[],
+            summary=f"result {n}",
+            model="local:hash-4",
+            vector=None if n == 3 else [float(n), -0.5, 0.25, 1e-3],
+        )
+        for n in range(1, 6)
+    ]
+    await memory.insert_rounds(db, rows)
+    async with db.session() as s:
+        stored = (await s.execute(select(RoundMemory).order_by(RoundMemory.round))).scalars()
+        stored = list(stored)
+    assert [r.round for r in stored] == [1, 2, 3, 4, 5]
+    assert [r.file_refs for r in stored] == [[f"file:{n}"] for n in range(1, 6)]
+    assert stored[1].tool_results == [
+        {"toolName": "read", "success": True, "content": 'read 2 "é" \\'}
+    ]
+    assert stored[2].embedding is None and stored[2].embedding_model is None
+    for n in (1, 2, 4, 5):
+        row = stored[n - 1]
+        assert [float(x) for x in row.embedding] == pytest.approx([n, -0.5, 0.25, 1e-3])
+        assert row.embedding_model == "local:hash-4" and row.summary == f"result {n}"
