@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from nyla.db import Database
 from nyla.errors import InvalidQueryError, NylaError
 from nyla.knowledge.language import detect
 from nyla.knowledge.search import ScopedQuery, search
+from nyla.knowledge.search_calibration import calibrated_ef
 from nyla.knowledge.search_text import parse_query
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.text_search import ensure_configs, reanalyze
@@ -76,6 +78,8 @@ class Retrieval:
         # cost about 12 µs of every search (measured)
         self._dims: dict[str, int | None] = {}
         self._model_languages: dict[str, frozenset[str]] = {}
+        #: the background measurement of scopes' ef_search (search_calibration)
+        self._calibrating: asyncio.Task[None] | None = None
 
     async def search(self, query: SearchQuery) -> SearchResult:
         """The ``query.k`` chunks nearest to the query that its context may read (optionally
@@ -218,9 +222,44 @@ class Retrieval:
             hybrid=hybrid,
             vector_weight=vector_weight,
         )
-        return await self.db.read_driver(
+        found = await self.db.read_driver(
             lambda conn: search(conn, plan, settings=self.settings, indexes=self.indexes)
         )
+        if self.indexes.estimates.wanted and self._calibrating is None:
+            self._calibrating = asyncio.create_task(self._calibrate())
+        return found
+
+    async def calibrated(self) -> None:
+        """Wait until the scopes' ef_search noted by the searches so far are learned
+        (:mod:`nyla.knowledge.search_calibration`; measuring runs in the background)."""
+        while self._calibrating is not None:
+            await asyncio.shield(self._calibrating)
+
+    async def _calibrate(self) -> None:
+        """Learn the ef_search of every scope a search noted, one after the other, on the
+        read pool (a failure keeps the rule's ef for that scope)."""
+        estimates = self.indexes.estimates
+        try:
+            while estimates.wanted:
+                scope, ceiling = next(iter(estimates.wanted.items()))
+                model, dims, keys, k = scope
+                measure = functools.partial(
+                    calibrated_ef,
+                    model=model,
+                    dims=dims,
+                    keys=keys,
+                    k=k,
+                    ceiling=ceiling,
+                    max_scan_tuples=self.settings.max_scan_tuples,
+                )
+                try:
+                    learned = await self.db.read_driver(measure)
+                except Exception as exc:
+                    log.warning("the ef_search of a scope could not be measured: %s", exc)
+                    learned = None
+                estimates.learn(scope, ceiling if learned is None else learned)
+        finally:
+            self._calibrating = None
 
     async def file_index(self, file_id: str, context: RunContext) -> FileContentIndex | None:
         """A file's index row (structure, summary, status) if ``context`` may read it."""

@@ -36,6 +36,10 @@ class EstimateCache:
         self.generation = 0
         self._items: dict[Any, tuple[float, int, Any]] = {}
         self._plans: dict[Any, tuple[float, Any]] = {}
+        #: the ef_search learned per scope (:mod:`nyla.knowledge.search_calibration`)
+        self._learned: dict[Any, int] = {}
+        #: scopes to learn it for, with the rule's ef_search (the most to try)
+        self.wanted: dict[Any, int] = {}
 
     def get(self, key: Any, watched: bool = False) -> Any:
         """The cached estimate, or ``None`` when missing or expired (``watched``: one
@@ -71,6 +75,21 @@ class EstimateCache:
     def clear(self) -> None:
         """Forget everything (after bulk loads change the row counts)."""
         self._items.clear()
+        self._plans.clear()
+        self._learned.clear()
+        self.wanted.clear()
+
+    def learned(self, key: Any) -> int | None:
+        """The ef_search learned for the scope ``key`` (:meth:`learn`), or ``None``."""
+        return self._learned.get(key)
+
+    def learn(self, key: Any, ef_search: int) -> None:
+        """Note the ef_search the scope ``key`` needs (kept until :meth:`clear`; the plans
+        made without it are forgotten)."""
+        if len(self._learned) >= self.size:
+            self._learned.pop(next(iter(self._learned)))
+        self._learned[key] = ef_search
+        self.wanted.pop(key, None)
         self._plans.clear()
 
     def plan(self, key: Any) -> Any:
@@ -168,6 +187,18 @@ async def count_candidates(
         params,
     )
     return int(rows[0][0]), int(rows[0][1]), int(rows[0][2])
+
+
+def wants_calibration(
+    candidates: int, total: int, pool: int, files: int, settings: KnowledgeSettings
+) -> bool:
+    """Whether learning a scope's ef_search (:mod:`nyla.knowledge.search_calibration`)
+    could change its plan: it is filtered and larger than the rows a search ranks, and an
+    HNSW scan at the lowest ef would cost less than ranking it exactly (else the exact path
+    stays whatever the ef)."""
+    if candidates >= total or candidates <= pool:
+        return False
+    return not prefer_exact(candidates, total, pool, settings, files, ef_search=pool)
 
 
 def needs_iterative_scan(candidates: int, total: int, limit: int, ef_search: int) -> bool:
@@ -309,7 +340,16 @@ async def plan_search(
         else settings.ef_search
     )
     # through the scope btree an exact ranking reads the chunks alone, no file's range
-    exact = prefer_exact(candidates, total, pool, settings, 0 if scoped else files, ef_search)
+    probed = 0 if scoped else files
+    if len(params) == 1 and settings.adaptive_ef_search and candidates < total:
+        # a scope's own ef, learned from the index (search_calibration), else noted
+        scope = (model, dims, tuple(params["keys"]), pool)
+        learned = estimates.learned(scope)
+        if learned is not None:
+            ef_search = min(ef_search, learned)
+        elif wants_calibration(candidates, total, pool, probed, settings):
+            estimates.wanted[scope] = ef_search
+    exact = prefer_exact(candidates, total, pool, settings, probed, ef_search)
     if not exact and (model, dims) not in built:
         exact = not await _index_exists(session, model, dims)
         if not exact:
