@@ -33,7 +33,7 @@ Like for like:
   glibc's threshold paid it).
 - **Side by side.** Every query is run by both, in alternating order, round after round;
   wall time and this process's CPU time (``time.process_time``) are taken per query, the
-  server's CPU per block from each connection's backend (``/proc/PID/schedstat``), and the
+  server's CPU per block from each side's backends (``/proc/PID/schedstat``), and the
   load before and after each block is printed.
 
 Scoped searches (1 % and 10 % of the rows readable) are held against the best plan
@@ -69,8 +69,9 @@ USERS = 100
 TARGET = 0.95
 EFS = (10, 20, 40, 64, 100, 160, 250, 400)
 MODEL = "bench:all-minilm-l6-v2"
-#: the server backend pid of each contender's connection
-BACKENDS: dict[str, int] = {}
+#: the server backend pids of each contender's connections (nyla: every connection of its
+#: database but raw's, its read pool's and its engine's, asked again before each block)
+BACKENDS: dict[str, list[int]] = {}
 SCOPED = {"1%": (["personal"], ["personal:reader"]),
           "10%": (["personal", "featureInstance"], ["personal:reader", "featureInstance:inst"])}  # fmt: skip
 WORDS = ["invoice", "budget", "ferry", "harbour", "payroll", "salary", "vacation", "contract",
@@ -122,10 +123,10 @@ class Timed:
     """Per-query wall and CPU milliseconds of one contender (``cpu``: this process; the
     server's CPU is added up per block from its backend, ``server_ms`` per query)."""
 
-    def __init__(self, backend: int) -> None:
+    def __init__(self, backends: list[int]) -> None:
         self.wall: list[float] = []
         self.cpu: list[float] = []
-        self.backend = backend
+        self.backends = backends
         self.server_ns = 0
 
     async def run(self, fn: Any, *args: Any) -> Any:
@@ -295,15 +296,12 @@ async def main(n: int, queries: int, rounds: int, efs: tuple[int, ...], reuse: b
 
     await nyla(qvecs[0], None)  # opens the read pool's connection, which every search reuses
 
-    async def pid(c: Any) -> int:
-        return int((await c.rows("SELECT pg_backend_pid()"))[0][0])
-
-    BACKENDS["nyla"] = await kernel.db.read_driver(pid)
-    BACKENDS["raw"] = conn.info.backend_pid
+    BACKENDS["raw"] = [conn.info.backend_pid]
+    NYLA_PIDS.append(conn)
     print(f"# n={n}, {queries} queries x {rounds} rounds, k={K}, load {load()}")
     exact_all = truth(docs, qs, None)
     print("\n## Unfiltered, same index: per-query medians (ms)")
-    print("CPU: client (this process) + server (the connection's backend), mean per query; "
+    print("CPU: client (this process) + server (each side's backends), mean per query; "
           "wall: median per query")  # fmt: skip
     print("| ef_search | recall raw / nyla | raw wall | nyla wall | added wall | wall ratio "
           "| raw CPU | nyla CPU | added CPU | CPU ratio | load |")  # fmt: skip
@@ -372,6 +370,20 @@ async def _lean(
           f"load {before} -> {load()}")  # fmt: skip
 
 
+#: raw's connection, which asks for nyla's backends (set by main)
+NYLA_PIDS: list[Any] = []
+
+
+async def _nyla_backends() -> None:
+    """Every backend of the database but raw's: nyla's read pool (a search's and, after a
+    scope's first search, the one that measured its ef_search) and its engine's."""
+    cur = await NYLA_PIDS[0].execute(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+        "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+    )
+    BACKENDS["nyla"] = [int(r[0]) for r in await cur.fetchall()]
+
+
 def _total(t: Timed) -> float:
     return sum(t.cpu_ms())
 
@@ -385,8 +397,9 @@ async def _pair(
     raw_fn: Any, nyla_fn: Any, qvecs: list[Any], keys: Any, scopes: Any, rounds: int
 ) -> tuple[Timed, Timed, list[list[int]], list[list[int]]]:
     """Every query by both, alternating which goes first, ``rounds`` times."""
+    await _nyla_backends()
     t_raw, t_nyla = Timed(BACKENDS["raw"]), Timed(BACKENDS["nyla"])
-    started = {t: backend_ns(t.backend) for t in (t_raw, t_nyla)}
+    started = {pid: backend_ns(pid) for t in (t_raw, t_nyla) for pid in t.backends}
     f_raw: list[list[int]] = []
     f_nyla: list[list[int]] = []
     for r in range(rounds):
@@ -401,7 +414,9 @@ async def _pair(
                 f_raw.append(a)
                 f_nyla.append(b)
     for t in (t_raw, t_nyla):
-        t.server_ns = backend_ns(t.backend) - started[t]
+        # a backend gone meanwhile (a connection closed) counts for nothing
+        alive = [pid for pid in t.backends if Path(f"/proc/{pid}").exists()]
+        t.server_ns = sum(backend_ns(pid) - started[pid] for pid in alive)
     return t_raw, t_nyla, f_raw, f_nyla
 
 

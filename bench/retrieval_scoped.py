@@ -13,6 +13,11 @@ printed on both sides:
   path and scales the setting under the filter from its statistics);
 - **at nyla's recall with its defaults**: the raw plan with the least CPU of those
   reaching at least the recall nyla's defaults give, against nyla at its defaults.
+
+Under a filter nyla runs HNSW at the ``ef_search`` it learned for the scope from the
+index (nyla/knowledge/search_calibration.py: measured in the background after the scope's
+first search, on the scope's own chunks as queries); each block waits for that to finish
+after its warm-up pass, so no timed round carries it.
 """
 
 from __future__ import annotations
@@ -69,6 +74,9 @@ async def scoped(
             exact: Any = exact,
         ) -> Row:  # fmt: skip
             await rl._pair(fn, nyla, qvecs, keys, scopes, 1)  # warm: prepare, read pages
+            # the scope's ef_search, measured in the background after its first search
+            # (nyla.knowledge.search_calibration), settled before the timed rounds
+            await knowledge.retrieval.calibrated()
             before = rl.load()
             paths.clear()
             row = Row(plan, ef, await rl._pair(fn, nyla, qvecs, keys, scopes, rounds), exact)
