@@ -5,6 +5,12 @@ findings, resolves overlaps (the earliest, then the longest span wins) and repla
 with a placeholder such as ``[EMAIL_1]``. A :class:`NeutralizationSession` keeps the mapping
 for one run so the same value gets the same placeholder in every call of that run; the mapping
 never leaves the process, and :meth:`NeutralizationSession.restore` re-personalizes text.
+
+A value found once is replaced wherever it appears as a word of its own, in that text and in
+every later text of the session, whether or not a detector would find it there: a name found
+after a title (``Herr Hans Müller``) comes back restored in the model's answer (its tool
+calls' arguments, its text) and in what tools return, where it stands alone; the detectors,
+which need its context, would let it through to the next call.
 """
 
 from __future__ import annotations
@@ -39,9 +45,10 @@ class NeutralizationSession:
         self._by_value: dict[str, str] = {}
         self._by_placeholder: dict[str, tuple[str, str]] = {}
         self._counters: dict[str, int] = {}
-        # (neutralizer ids, text) -> neutralized text: a run re-sends its whole history every
-        # round, and stable placeholders make the result of a text final once computed
-        self._cache: dict[tuple[tuple[str, ...], str], str] = {}
+        # (neutralizer ids, text) -> (values known then, neutralized text): a run re-sends its
+        # whole history every round, and stable placeholders make the result of a text final
+        # once computed, until the session learns a value the text may hold
+        self._cache: dict[tuple[tuple[str, ...], str], tuple[int, str]] = {}
         # (neutralizer ids, digest of an image) -> the image as checked (OCR is slow)
         self._images: dict[tuple[tuple[str, ...], str], ImagePart] = {}
         # the last call of each conversation (keyed by its first message): see
@@ -169,13 +176,13 @@ class NeutralizationGate:
             return text
         key = (self._signature, text)
         cached = session._cache.get(key)
-        if cached is not None:
-            return cached
+        if cached is not None and cached[0] == len(session._by_value):
+            return cached[1]
         with session.lock:
             errors_before = len(self.errors)
             result = self._apply(text, session)
             if len(self.errors) == errors_before:  # a partial result is never reused
-                session._cache[key] = result
+                session._cache[key] = (len(session._by_value), result)
         return result
 
     def _apply(self, text: str, session: NeutralizationSession) -> str:
@@ -185,7 +192,9 @@ class NeutralizationGate:
         starts = [ps for ps, _ in protected]
         chosen: list[Finding] = []
         end = -1
-        for f in sorted(self.findings(text), key=lambda f: (f.start, -(f.end - f.start))):
+        found = self.findings(text)
+        found += known_findings(text, found, session)
+        for f in sorted(found, key=lambda f: (f.start, -(f.end - f.start))):
             if f.start < end or _overlaps(f, protected, starts):
                 continue
             chosen.append(f)
@@ -309,6 +318,39 @@ class NeutralizationGate:
         if not changed:
             return message
         return message.model_copy(update={"content": content, "tool_calls": calls})
+
+
+def known_findings(
+    text: str, found: list[Finding], session: NeutralizationSession
+) -> list[Finding]:
+    """Every place in ``text`` where a value of ``found`` or one ``session`` already holds
+    stands as a word of its own (its first and last character not run on by a letter or
+    digit), e.g. the bare name a detector found after a title elsewhere. One ``str.find``
+    pass per value: time linear in the text for each. The gate's overlap rule then keeps one
+    finding per span."""
+    values = {f.value: f.category for f in found}
+    for value, placeholder in session._by_value.items():
+        values.setdefault(value, session._by_placeholder[placeholder][0])
+    out: list[Finding] = []
+    for value, category in values.items():
+        at = text.find(value)
+        while at != -1:
+            end = at + len(value)
+            if _stands_alone(text, at, end):
+                out.append(Finding(start=at, end=end, category=category, value=value))
+            at = text.find(value, at + 1)
+    return out
+
+
+def _stands_alone(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is not part of a longer word or number."""
+    before = start > 0 and _word_char(text[start - 1]) and _word_char(text[start])
+    after = end < len(text) and _word_char(text[end]) and _word_char(text[end - 1])
+    return not (before or after)
+
+
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def _overlaps(finding: Finding, spans: list[tuple[int, int]], starts: list[int]) -> bool:
