@@ -15,11 +15,12 @@ from .statements import recording
 pytestmark = pytest.mark.db
 
 #: ``POST /api/runs`` for a new conversation, the caller's token already verified: the
-#: model allow-list, the grants, the connections, the conversation, the prompt (4 in one
-#: transaction) and the run's row (one autocommit statement); BEGIN/COMMIT around the four
-#: of them that run in the kernel's sessions. It was 37 (9 pool pings, the grants and the
-#: allow-list read twice, the new conversation read back, the run's row in a session).
-POST_STATEMENTS = {"QUERY": 9, "BEGIN": 4, "COMMIT": 4}
+#: model allow-list, the grants, the connections (one statement on the read pool), the
+#: conversation, the prompt (4 in one transaction) and the run's row (one autocommit
+#: statement); BEGIN/COMMIT around the three of them that run in the kernel's sessions. It
+#: was 37 (9 pool pings, the grants and the allow-list read twice, the new conversation read
+#: back, the run's row in a session), then 17 (the connections in a session).
+POST_STATEMENTS = {"QUERY": 9, "BEGIN": 3, "COMMIT": 3}
 
 
 async def test_starting_a_run_sends_a_pinned_number_of_statements(state, client, token_for):
