@@ -199,3 +199,42 @@ def test_the_pre_checks_skip_no_finding_in_composed_texts(pieces: list[str]) -> 
     text = " ".join(pieces)
     for variant in _variants(text):
         assert found(variant) == every_detector(variant), variant
+
+
+def test_the_name_cues_hold_every_spelled_alternative_after_a_boundary() -> None:
+    """Every role, label, title and greeting the name patterns accept (spelled out, in case
+    variants) is seen by the names pre-check after any boundary character; the closing
+    formulas and birth cues (with repetitions the speller does not enumerate) are covered by
+    the labelled and composed texts above."""
+    from nyla.ai import pii_names
+    from nyla.ai.pii_shapes import TITLE
+
+    sources = (pii_names._ROLES_DE, pii_names._ROLES_EN, pii_names._ROLES_FR_IT,
+               pii_names._BY, TITLE, pii_names._GREETINGS)  # fmt: skip
+    seen = 0
+    for source in sources:
+        for label in spell(source):
+            for variant in {label, label.upper(), label.lower(), label.title()}:
+                for before in ("", " ", "(", "\n", "\u0345", ":"):
+                    assert pii_names.may_hold_name(CluedScan(f"{before}{variant} X")), (
+                        before,
+                        variant,
+                    )
+                    seen += 1
+    assert seen > 5000
+    assert all(p for s in pii_names._CUE_SOURCES for p in pii_names.literal_prefixes(s))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'result: {"toolName": "read_a", "success": true, "content": "read 1 ok"}',
+        '{"fileId": "a1", "folderName": "Reports", "sizeBytes": 12}',
+        "Check the three sources, then record what they say.",
+    ],
+)
+def test_capitals_without_a_cue_do_not_run_the_name_patterns(text: str) -> None:
+    from nyla.ai import pii_names
+
+    assert not pii_names.may_hold_name(CluedScan(text))
+    assert list(pii_names.name_findings(CluedScan(text))) == []

@@ -12,8 +12,11 @@ and words that start departments, teams and companies rather than names are refu
 
 from __future__ import annotations
 
+import functools
 import re
+import re._parser as sre_parse  # type: ignore[import-not-found]
 from collections.abc import Iterator
+from typing import Any
 
 from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_shapes import BEFORE, MORE_TITLES, NAME, SP, TITLE
@@ -91,11 +94,12 @@ _GREETING_NAME = compile_linear(
     "pii.name_greeting",
     rf"{BEFORE}(?:{_GREETINGS}){SP}{{1,3}}(?P<v>{NAME}){SP}{{0,3}}(?:,|!|\n|$)",
 )
+#: what follows a name before its date of birth
+_BIRTH_CUES = rf"geb\.|geboren|born|né|née|nato|nata|\*{SP}?[0-9]"
 # a name right before its date of birth: "Anna Meier, geb. 1.4.1955", "Sandra Huber (*18.10.1979)"
 _NAME_BEFORE_BIRTH = compile_linear(
     "pii.name_before_birth",
-    rf"{BEFORE}(?P<v>{NAME}){SP}{{0,3}}(?:,{SP}{{0,3}}|\({SP}{{0,2}})"
-    rf"(?:geb\.|geboren|born|né|née|nato|nata|\*{SP}?[0-9])",
+    rf"{BEFORE}(?P<v>{NAME}){SP}{{0,3}}(?:,{SP}{{0,3}}|\({SP}{{0,2}})(?:{_BIRTH_CUES})",
 )
 _CLOSINGS = (
     r"(?:Freundliche|Beste|Liebe|Herzliche|Viele|Schöne|Sonnige|Mit freundlichen|Mit besten|"
@@ -193,10 +197,57 @@ def _role_single_ok(match: list[tuple[int, int]], text: str, pattern: LinearPatt
     return text[a:b].rstrip().endswith(":")
 
 
+#: the alternatives a match of a pattern above holds right after a consumed boundary
+#: (``BEFORE``, or for a birth cue the ``,``, space or ``(`` before it): its role, label or
+#: "by" phrase, title, greeting or closing formula, or the birth cue after the name
+_CUE_SOURCES = (_ROLES_DE, _ROLES_EN, _ROLES_FR_IT, _BY, TITLE, _GREETINGS, _CLOSINGS, _BIRTH_CUES)
+
+
+def literal_prefixes(source: str) -> set[str]:
+    """Strings one of which every match of the alternatives in ``source`` begins with, up to
+    the case of their letters: each alternative's leading literal characters (a class of one
+    letter in its two cases counts as the letter), cut where anything else comes."""
+    return _prefixes(sre_parse.parse(source))
+
+
+def _prefixes(items: Any) -> set[str]:
+    out = {""}
+    for op, arg in items:
+        kind = str(op)
+        if kind == "LITERAL":
+            out = {p + chr(arg) for p in out}
+        elif (
+            kind == "IN"
+            and all(str(k) == "LITERAL" for k, _ in arg)
+            and len({chr(v).casefold() for _, v in arg}) == 1
+        ):
+            out = {p + chr(arg[0][1]) for p in out}
+        elif kind == "BRANCH":
+            return {p + q for p in out for branch in arg[1] for q in _prefixes(branch)}
+        elif kind == "SUBPATTERN":
+            return {p + q for p in out for q in _prefixes(arg[-1])}
+        else:
+            break
+    return out
+
+
+@functools.cache
+def _cues() -> LinearPattern:
+    """Where any pattern above may begin: one of the cues after a boundary, the cue in any case
+    (RE2's case-insensitive match of a literal accepts whatever its exact match does). The
+    boundary is matched case-sensitively, as the patterns match it: under case folding RE2
+    widens a class to the letters' whole folding orbits, so the negated class would lose
+    characters such as U+0345, which folds to a Greek letter but is none."""
+    prefixes = sorted({p for source in _CUE_SOURCES for p in literal_prefixes(source)})
+    return compile_linear("pii.name_cues", rf"{BEFORE}(?i:{'|'.join(map(re.escape, prefixes))})")
+
+
 def may_hold_name(scan: CluedScan) -> bool:
     """False only where no pattern above can match: every name begins with a capital
-    (``\\p{Lu}``, :mod:`nyla.ai.pii_clues`)."""
-    return scan.may_have_upper
+    (``\\p{Lu}``, :mod:`nyla.ai.pii_clues`), and every match holds one of its cues (a role,
+    label, title, greeting, closing or birth cue) right after a boundary. JSON keys in
+    camelCase (``toolName``) hold capitals but no cue: the five patterns are not run there."""
+    return scan.may_have_upper and _cues().search_spans(scan.data, 0) is not None
 
 
 def name_findings(scan: Scan) -> Iterator[Finding]:
