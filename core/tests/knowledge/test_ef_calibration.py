@@ -5,6 +5,7 @@ scope plan with the smallest ef that reached the target recall."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 from nyla.knowledge.search_calibration import TARGET_RECALL, calibrated_ef, ladder
@@ -93,3 +94,24 @@ async def test_nothing_is_learned_where_the_planner_would_not_scan_the_index(ker
         )  # fmt: skip
 
     assert await kernel.db.read_driver(measure) is None
+
+
+async def test_a_measurement_left_on_an_ended_loop_does_not_stop_the_next(kernel):
+    # a command or test that searched on its own loop, which ended before the background
+    # measurement did: that task never finishes, and a search on this loop measures anew
+    rng = random.Random(14)
+    centres = [unit_vector(rng, DIMS) for _ in range(6)]
+    await _seed(kernel, {"ann": [_near(rng, rng.choice(centres), 0.4) for _ in range(150)],
+                         "bob": [_near(rng, rng.choice(centres), 0.4) for _ in range(450)]})  # fmt: skip
+    await _hnsw(kernel, 100)
+    kernel.knowledge.settings.adaptive_ef_search = True
+    retrieval, estimates = kernel.knowledge.retrieval, kernel.knowledge.indexes.estimates
+    ended = asyncio.new_event_loop()
+    retrieval._calibrating = ended.create_future()  # pending for ever, as such a task is
+    try:
+        await _search(kernel, "ann", _near(rng, centres[0], 0.4), k=10)
+        [scope] = estimates.wanted
+        await asyncio.wait_for(retrieval.calibrated(), 60)
+        assert estimates.learned(scope) is not None and not estimates.wanted
+    finally:
+        ended.close()

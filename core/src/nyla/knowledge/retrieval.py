@@ -225,15 +225,24 @@ class Retrieval:
         found = await self.db.read_driver(
             lambda conn: search(conn, plan, settings=self.settings, indexes=self.indexes)
         )
-        if self.indexes.estimates.wanted and self._calibrating is None:
+        if self.indexes.estimates.wanted and self._measuring() is None:
             self._calibrating = asyncio.create_task(self._calibrate())
         return found
+
+    def _measuring(self) -> asyncio.Task[None] | None:
+        """The background measurement running on this event loop, if any (one left on a
+        loop that has ended never finishes: a command or test that ran before, on its own
+        loop)."""
+        task = self._calibrating
+        if task is None or task.done() or task.get_loop() is not asyncio.get_running_loop():
+            return None
+        return task
 
     async def calibrated(self) -> None:
         """Wait until the scopes' ef_search noted by the searches so far are learned
         (:mod:`nyla.knowledge.search_calibration`; measuring runs in the background)."""
-        while self._calibrating is not None:
-            await asyncio.shield(self._calibrating)
+        while (task := self._measuring()) is not None:
+            await asyncio.shield(task)
 
     async def _calibrate(self) -> None:
         """Learn the ef_search of every scope a search noted, one after the other, on the
@@ -259,7 +268,8 @@ class Retrieval:
                     learned = None
                 estimates.learn(scope, ceiling if learned is None else learned)
         finally:
-            self._calibrating = None
+            if self._calibrating is asyncio.current_task():
+                self._calibrating = None
 
     async def file_index(self, file_id: str, context: RunContext) -> FileContentIndex | None:
         """A file's index row (structure, summary, status) if ``context`` may read it."""
