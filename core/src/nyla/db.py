@@ -229,8 +229,12 @@ class Database:
     async def read_driver(self, work: Callable[[ReadConnection], Awaitable[T]]) -> T:
         """``await work(connection)`` on a psycopg connection of the driver read pool
         (:class:`nyla.read_pool.ReadPool`): like :meth:`read` without SQLAlchemy in
-        between, statements prepared once per connection. For reads whose Python overhead
-        matters next to a millisecond query (the knowledge store's searches)."""
+        between, statements prepared once per connection. For statements whose Python
+        overhead matters next to a millisecond query: the knowledge store's searches, and
+        single-statement writes at a run's end (trace, ledger, round memory: autocommit,
+        the statement is its transaction). ``work`` runs again once after a lost
+        connection, so a write must be one a repeat cannot harm, or one whose rare repeat
+        its writer accepts and says so."""
         await self.ensure_ready()
         if self._read_pool is None:
             url = make_url(self.url).set(drivername="postgresql")

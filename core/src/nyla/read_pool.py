@@ -1,4 +1,5 @@
-"""A small pool of psycopg connections for millisecond reads (the knowledge store's searches).
+"""A small pool of psycopg connections for millisecond statements: the knowledge store's
+searches, and the single-statement writes at an agent run's end (trace, ledger, round memory).
 
 A vector search ranks in about a millisecond on the server; through SQLAlchemy's async
 engine the same statement cost about as much again in Python (greenlet hops, result
@@ -179,8 +180,9 @@ class ReadPool:
         self._waiting: deque[asyncio.Future[None]] = deque()
 
     async def run(self, work: Callable[[ReadConnection], Awaitable[T]]) -> T:
-        """``await work(connection)`` on a pooled connection; ``work`` must be a read that
-        can simply run again (it is retried once after a disconnect)."""
+        """``await work(connection)`` on a pooled connection; ``work`` is retried once after
+        a disconnect, so it must be a read, or a write a repeat cannot harm, or one whose
+        writer accepts a rare repeat (the connection may have been lost after the commit)."""
         self._bind_loop()
         if self._busy < self.size and not self._waiting:
             self._busy += 1
