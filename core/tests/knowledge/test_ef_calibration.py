@@ -38,12 +38,28 @@ def test_a_learned_ef_forgets_the_plans_made_without_it_and_goes_with_the_counts
     cache = EstimateCache()
     cache.put(("total",), 100)
     cache.keep_plan("plan", "hnsw at the rule's ef", (("total",),))
-    cache.wanted["scope"] = 282
+    cache.want("scope", 282, 10_000, 100_000)
     cache.learn("scope", 20)
-    assert cache.learned("scope") == 20 and "scope" not in cache.wanted
+    assert cache.learned("scope", 10_000, 100_000) == 20 and "scope" not in cache.wanted
     assert cache.plan("plan") is None
     cache.clear()  # a bulk load changed the rows: measured again
-    assert cache.learned("scope") is None
+    assert cache.learned("scope", 10_000, 100_000) is None
+
+
+def test_a_learned_ef_is_learned_again_once_the_scope_or_the_table_has_moved():
+    cache = EstimateCache()
+    cache.want("scope", 282, 10_000, 100_000)  # a 10 % scope of 100k rows
+    cache.learn("scope", 20)
+    # grown together, or by less than double: the same filter, the same ef
+    assert cache.learned("scope", 19_000, 190_000) == 20
+    assert cache.learned("scope", 6_000, 100_000) == 20
+    # the scope's share fell below half (4 %): a filter that needs another ef
+    assert cache.learned("scope", 4_000, 100_000) is None
+    assert cache.learned("scope", 10_000, 100_000) is None  # forgotten, not kept aside
+    cache.want("scope", 282, 10_000, 100_000)
+    cache.learn("scope", 20)
+    # the share held but the table grew past double: a larger graph to walk
+    assert cache.learned("scope", 25_000, 250_000) is None
 
 
 async def test_a_scopes_searches_run_at_the_ef_learned_from_its_own_chunks(kernel):

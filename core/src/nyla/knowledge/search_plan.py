@@ -17,6 +17,11 @@ from nyla.knowledge.vectors import SCOPE_INDEX, hnsw_index_name
 SCOPE_INDEX_KEY = ("scope index",)
 
 
+def _moved(then: float, now: float) -> bool:
+    """``now`` is more than double or less than half of ``then``."""
+    return now > 2 * then or now * 2 < then
+
+
 class EstimateCache:
     """Candidate counts per (filter, keys) for ``ttl`` seconds (bounded size), and the
     plans made from them (:meth:`plan`), which live no longer than the counts they used
@@ -36,10 +41,12 @@ class EstimateCache:
         self.generation = 0
         self._items: dict[Any, tuple[float, int, Any]] = {}
         self._plans: dict[Any, tuple[float, Any]] = {}
-        #: the ef_search learned per scope (:mod:`nyla.knowledge.search_calibration`)
-        self._learned: dict[Any, int] = {}
+        #: the ef_search learned per scope (:mod:`nyla.knowledge.search_calibration`), with
+        #: the scope's candidates and the table's rows when it was noted
+        self._learned: dict[Any, tuple[int, int, int]] = {}
         #: scopes to learn it for, with the rule's ef_search (the most to try)
         self.wanted: dict[Any, int] = {}
+        self._noted: dict[Any, tuple[int, int]] = {}
 
     def get(self, key: Any, watched: bool = False) -> Any:
         """The cached estimate, or ``None`` when missing or expired (``watched``: one
@@ -78,17 +85,41 @@ class EstimateCache:
         self._plans.clear()
         self._learned.clear()
         self.wanted.clear()
+        self._noted.clear()
 
-    def learned(self, key: Any) -> int | None:
-        """The ef_search learned for the scope ``key`` (:meth:`learn`), or ``None``."""
-        return self._learned.get(key)
+    def want(self, key: Any, ceiling: int, candidates: int, total: int) -> None:
+        """Ask for the scope ``key``'s ef_search to be learned (at most ``ceiling``, the
+        rule's), noting its ``candidates`` among the table's ``total`` rows now."""
+        self.wanted[key] = ceiling
+        self._noted[key] = (candidates, total)
+
+    def learned(
+        self, key: Any, candidates: int | None = None, total: int | None = None
+    ) -> int | None:
+        """The ef_search learned for the scope ``key`` (:meth:`learn`), or ``None``. Given
+        the scope's ``candidates`` and the table's ``total`` now: also ``None`` once the
+        scope's share of the rows or the table's size has moved by more than half or
+        double since it was noted (the ef a filter needs follows both), and forgotten, to
+        be learned again."""
+        entry = self._learned.get(key)
+        if entry is None:
+            return None
+        ef_search, then_candidates, then_total = entry
+        if candidates is None or total is None:
+            return ef_search
+        then_share, share = then_candidates / max(then_total, 1), candidates / max(total, 1)
+        if _moved(then_share, share) or _moved(then_total, total):
+            del self._learned[key]
+            return None
+        return ef_search
 
     def learn(self, key: Any, ef_search: int) -> None:
-        """Note the ef_search the scope ``key`` needs (kept until :meth:`clear`; the plans
-        made without it are forgotten)."""
+        """Note the ef_search the scope ``key`` needs (kept until :meth:`clear` or its
+        counts move, see :meth:`learned`; the plans made without it are forgotten)."""
         if len(self._learned) >= self.size:
             self._learned.pop(next(iter(self._learned)))
-        self._learned[key] = ef_search
+        candidates, total = self._noted.pop(key, (0, 0))
+        self._learned[key] = (ef_search, candidates, total)
         self.wanted.pop(key, None)
         self._plans.clear()
 
@@ -344,11 +375,11 @@ async def plan_search(
     if len(params) == 1 and settings.adaptive_ef_search and candidates < total:
         # a scope's own ef, learned from the index (search_calibration), else noted
         scope = (model, dims, tuple(params["keys"]), pool)
-        learned = estimates.learned(scope)
+        learned = estimates.learned(scope, candidates, total)
         if learned is not None:
             ef_search = min(ef_search, learned)
         elif wants_calibration(candidates, total, pool, probed, settings):
-            estimates.wanted[scope] = ef_search
+            estimates.want(scope, ef_search, candidates, total)
     exact = prefer_exact(candidates, total, pool, settings, probed, ef_search)
     if not exact and (model, dims) not in built:
         exact = not await _index_exists(session, model, dims)
