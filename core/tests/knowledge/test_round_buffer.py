@@ -69,8 +69,8 @@ async def test_a_run_without_a_workflow_writes_its_rounds_at_the_end(
         rows = (await s.execute(select(RoundMemory).order_by(RoundMemory.round))).scalars().all()
     assert [(r.round, r.workflow_id) for r in rows] == [(1, None), (2, None)]
     assert all(r.embedding is not None for r in rows)
-    assert '"content": "noted 1"' in rows[1].summary
-    summaries = [texts for texts in calls if any(t.startswith("result:") for t in texts)]
+    assert "note: noted 1" in rows[1].summary
+    summaries = [texts for texts in calls if any(t.startswith("note: ") for t in texts)]
     assert len(summaries) == 1 and len(summaries[0]) == 2  # one call for both rounds
 
 

@@ -41,9 +41,6 @@ async def test_a_round_is_stored_whole_and_the_fast_commit_does_not_leak(db) -> 
     assert row.scope_key == memory.scope_key(context)
     assert row.file_refs == ["file:a\ufffd"]
     assert row.tool_results == [{"toolName": "read", "success": True, "content": "ok\ufffd"}]
-    assert memory.round_summary([], [RoundToolResult("read", True, "ok")], []) == (
-        'result: {"toolName": "read", "success": true, "content": "ok"}'
-    )
     assert row.decisions == ["go on"] and row.embedding_model == "local:hash-8"
     assert [float(x) for x in row.embedding] == [0.5] * 8
 
@@ -96,3 +93,21 @@ async def test_many_rounds_keep_their_own_vectors_and_order(db) -> None:
         row = stored[n - 1]
         assert [float(x) for x in row.embedding] == pytest.approx([n, -0.5, 0.25, 1e-3])
         assert row.embedding_model == "local:hash-4" and row.summary == f"result {n}"
+
+
+def test_a_round_summary_is_plain_lines_each_result_under_its_tool() -> None:
+    results = [
+        RoundToolResult("read_file", True, "Invoice 17 is due\x00"),
+        RoundToolResult("send_mail", False, "x" * (memory.TOOL_RESULT_CHARS + 50)),
+        "done",
+    ]
+    summary = memory.round_summary(["file:a", "file:b"], results, ["look it up"])
+    assert summary.split("\n") == [
+        "decision: look it up",
+        "read_file: Invoice 17 is due\ufffd",
+        "send_mail failed: " + "x" * memory.TOOL_RESULT_CHARS,
+        "result: done",
+        "files: file:a, file:b",
+    ]
+    # no JSON around a result: its keys and quotes were most of a short result's tokens
+    assert "toolName" not in summary and "{" not in summary
