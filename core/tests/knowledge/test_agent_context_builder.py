@@ -104,3 +104,38 @@ async def test_with_a_workflow_or_without_any_change_signal_it_builds_every_time
     await build("payroll", plain)
     await build("payroll", plain)
     assert searches[0] - before == 2 * per_build
+
+
+async def test_a_run_neutralizes_its_prompt_once_for_its_context_and_its_model(
+    db, make_kernel, scripted, embedder, monkeypatch
+):
+    from nyla.models.agent import AgentConfig, EventType
+
+    from .conftest import NeutralizerPlugin, RegexNeutralizer
+
+    requests: list = []
+
+    def script(request, index):
+        requests.append(request)
+        return "done"
+
+    kernel = make_kernel(scripted(script, embed_fn=embedder), NeutralizerPlugin(), db=db)
+    me = ctx("u1", "m1")
+    await kernel.knowledge.indexing.index_file(
+        item("mine", "payroll.txt"), b"Payroll runs on the 25th; salary slips by mail.", context=me
+    )
+    scanned: list[str] = []
+    find = RegexNeutralizer.find
+    monkeypatch.setattr(
+        RegexNeutralizer, "find", lambda self, t: scanned.append(t) or find(self, t)
+    )
+    embedder.texts.clear()
+    prompt = "when is payroll? ask ada@example.org"
+    events = [e async for e in kernel.agent.run(prompt, AgentConfig(stream=False), me)]
+    assert next(e for e in events if e.type is EventType.FINAL).data["status"] == "completed"
+    # the context's embedding and the model call share the run's placeholders: the prompt
+    # went through the detectors once, and both got the same placeholder
+    assert scanned.count(prompt) == 1
+    assert embedder.texts[0] == "when is payroll? ask [EMAIL_1]"
+    sent = [m.text for m in requests[0].messages if m.role.value == "user"]
+    assert sent == ["when is payroll? ask [EMAIL_1]"]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from nyla.access.permissions import KNOWLEDGE
 from nyla.agent import events
 from nyla.agent.loop import run_agent_loop
+from nyla.agent.run import new_neutralization_session
 from nyla.agent.spec import RunSpec
 from nyla.agent.telemetry import traced
 from nyla.agent.tool_services import tool_services
@@ -204,6 +205,11 @@ class AgentRuntime:
             used: list[Any] = []
             knowledge = KNOWLEDGE not in context.denied_services  # nyla.access
             recorder = self._round_recorder(context) if knowledge else None
+            # one placeholder session for the run's model calls and its context's embedding
+            # of the prompt: the same placeholders, and the prompt neutralized once
+            neutralization = spec.neutralization or new_neutralization_session(
+                self.services.ai, context
+            )
             loop = run_agent_loop(
                 self.services,
                 replace(
@@ -216,9 +222,12 @@ class AgentRuntime:
                     services=tool_services(self.services),
                     toolboxes=session,
                     workflow=workflow,
-                    context_builder=self._context_builder(used) if knowledge else None,
+                    context_builder=(
+                        self._context_builder(used, neutralization) if knowledge else None
+                    ),
                     round_recorder=recorder,
                     cancel=cancel,
+                    neutralization=neutralization,
                 ),
             )
             try:
@@ -290,10 +299,10 @@ class AgentRuntime:
             log.warning("knowledge store not available: %s", exc)
             return None
 
-    def _context_builder(self, used: list[Any]) -> Any:
+    def _context_builder(self, used: list[Any], neutralization: Any) -> Any:
         knowledge = self._knowledge()
         builder = getattr(knowledge, "agent_context_builder", None)
-        return builder(used) if builder is not None else None
+        return builder(used, neutralization) if builder is not None else None
 
     def _round_recorder(self, context: RunContext) -> Any:
         knowledge = self._knowledge()

@@ -31,6 +31,7 @@ from nyla.models.knowledge import SearchQuery
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from nyla.ai.neutralize import NeutralizationSession
     from nyla.db import Database
     from nyla.knowledge.changes import KnowledgeChanges
     from nyla.knowledge.settings import KnowledgeSettings
@@ -129,18 +130,24 @@ async def build_agent_context(
     vectors: PromptVectors | None = None,
     costs: list[float] | None = None,
     spec: ModelSpec | None = None,
+    neutralization: NeutralizationSession | None = None,
 ) -> str:
     """The formatted RAG block for ``prompt`` (empty string when there is nothing or when
     embedding or the database fails). The knowledge hits the block quotes are appended to
     ``used`` (what an answer cites). ``vectors`` keeps the prompt's vector for the next
     call of the same run (same context): the agent asks with the same prompt every round.
     The cost of embedding the prompt goes to ``costs`` (the run is charged with it).
-    ``spec``: the embedding model already chosen for ``context`` (else chosen here)."""
+    ``spec``: the embedding model already chosen for ``context`` (else chosen here).
+    ``neutralization``: the run's placeholder session, which the prompt's embedding goes
+    through (its placeholders are then the run's, and the run's first model call finds the
+    prompt neutralized already)."""
     try:
         spec = spec or service.embedding_spec(context)
         known = vectors.get((spec.id, prompt)) if vectors is not None else None
         if known is None:
-            response = await service.ai.embed([prompt], context=context, model=spec.id)
+            response = await service.ai.embed(
+                [prompt], context=context, model=spec.id, neutralization=neutralization
+            )
             if costs is not None:
                 costs.append(response.cost_chf)
             known = (response.model, list(response.vectors[0]))
@@ -255,15 +262,18 @@ class AgentContextBuilder:
     or ``changes`` is ``None``) the database's WAL position is read every round and any
     write anywhere counts. An empty block (nothing found, or a failure) is never kept.
     Without either (a standby that refuses to notify) it builds every time, as it does for a
-    context with a workflow."""
+    context with a workflow. ``neutralization``: the run's placeholder session (see
+    :func:`build_agent_context`)."""
 
     def __init__(
         self,
         service: ContextSource,
         used: list[SearchHit],
         changes: KnowledgeChanges | None = None,
+        neutralization: NeutralizationSession | None = None,
     ) -> None:
         self.service, self.used, self.changes = service, used, changes
+        self.neutralization = neutralization
         self.vectors: PromptVectors = {}
         self._last: tuple[tuple[str, str, int | str], RunContext, str] | None = None
         self._costs: list[float] = []
@@ -329,6 +339,7 @@ class AgentContextBuilder:
             vectors=self.vectors,
             costs=self._costs,
             spec=spec,
+            neutralization=self.neutralization,
         )
 
 

@@ -55,6 +55,7 @@ from nyla.models.knowledge import (
 )
 
 if TYPE_CHECKING:
+    from nyla.ai.neutralize import NeutralizationSession
     from nyla.ai.service import AiService
     from nyla.db import Database
 
@@ -125,16 +126,17 @@ class KnowledgeService:
         return await self.retrieval.build_agent_context(prompt, context, used=used)
 
     def agent_context_builder(
-        self, used: list[SearchHit]
+        self, used: list[SearchHit], neutralization: NeutralizationSession | None = None
     ) -> Callable[[str, RunContext], Awaitable[str]]:
         """The context builder of one agent run (:class:`~nyla.knowledge.context.
         AgentContextBuilder`): :meth:`build_agent_context`, hits quoted going to ``used``,
-        with the prompt embedded once and, for a run whose block reads no memory, built
+        with the prompt embedded once (through the run's placeholder session
+        ``neutralization`` when given) and, for a run whose block reads no memory, built
         again only when the knowledge changed (:mod:`nyla.knowledge.changes`)."""
         from nyla.knowledge.context import AgentContextBuilder
 
         changes = self.changes if self.settings.context_notify else None
-        return AgentContextBuilder(self.retrieval, used, changes)
+        return AgentContextBuilder(self.retrieval, used, changes, neutralization)
 
     def round_recorder(self, context: RunContext) -> Callable[..., Awaitable[None]]:
         """The round recorder of one agent run: :meth:`record_round` when the run's context
