@@ -157,6 +157,7 @@ class ServerStore:
         self.scope: Scope = scope
         self._cipher = cipher
         self._import_from = import_from
+        self._ready = False
 
     def mandates(self) -> ServerStore:
         """The servers each mandate's admin configured for all its users."""
@@ -183,10 +184,17 @@ class ServerStore:
         return self._cipher
 
     async def ready(self) -> None:
-        """The plugin's tables exist and an earlier nyla's files are imported (once)."""
+        """The plugin's tables exist and an earlier nyla's files are imported (once per
+        database and folder in a process). The folder (:func:`store_dir`) is looked up when
+        the store is first ready, not on every call: looking it up reads the configuration
+        (platformdirs), about 0.2 ms of every agent run's start for a folder whose files are
+        imported once."""
+        if self._ready:
+            return
         from nyla_toolbox_mcp.file_import import ensure_ready
 
         await ensure_ready(self.db, self._import_from or store_dir(), lambda: self.cipher)
+        self._ready = True
 
     def seal(self, server: McpServer) -> dict[str, Any]:
         """``server`` as its row keeps it: header and env values and a client secret sealed."""
