@@ -186,14 +186,16 @@ class NeutralizationGate:
         return result
 
     def _apply(self, text: str, session: NeutralizationSession) -> str:
+        found = self.findings(text)
+        if not found and not session._by_value:
+            return text  # nothing found, no value known: nothing to replace (most texts)
+        found += known_findings(text, found, session)
         protected = [
             (m.start(), m.end()) for m in PLACEHOLDER.finditer(text) if session.is_placeholder(m[0])
         ]
         starts = [ps for ps, _ in protected]
         chosen: list[Finding] = []
         end = -1
-        found = self.findings(text)
-        found += known_findings(text, found, session)
         for f in sorted(found, key=lambda f: (f.start, -(f.end - f.start))):
             if f.start < end or _overlaps(f, protected, starts):
                 continue
