@@ -23,9 +23,10 @@ Like for like:
   prepared, the query vector in binary (each made inside the timed call from the list of
   floats an embedding API returns). raw uses one cursor, as pgvector's documentation
   shows; nyla's read pool sends a search it has planned before as a prepared statement by
-  name with its parameters dumped (``nyla.read_pool.ReadConnection.run``), which costs
-  less Python than a cursor's ``execute``. One row gives raw that same path too, so
-  that nyla's own Python around the statement shows apart from the driver path.
+  name with its parameters dumped and its rows asked for in binary
+  (``nyla.read_pool.ReadConnection.run``), which costs less Python than a cursor's
+  ``execute``. One row gives raw that same path too, so that nyla's own Python around
+  the statement shows apart from the driver path.
 - **Same server state.** raw's connection runs the statement nyla's read pool runs on each
   new connection (``nyla.read_pool.KEEP_FREED_MEMORY``), so that neither backend's allocator
   returns an HNSW scan's memory to the system and faults it in again every search (which
@@ -181,7 +182,7 @@ class Raw:
 
     async def lean(self, q: Any, keys: list[str] | None) -> list[int]:
         """:meth:`hnsw` unfiltered through nyla's driver path (a prepared statement sent
-        by name, no cursor: ``ReadConnection.run``)."""
+        by name, no cursor, its rows in binary: ``ReadConnection.run``)."""
         from psycopg.pq import Format
 
         from nyla.knowledge.vectors import index_expr
@@ -194,6 +195,7 @@ class Raw:
                 f"SELECT id, data, {expr} <=> $1 AS distance FROM knowledge_chunk "
                 f"WHERE embedding_model = '{MODEL}' ORDER BY {expr} <=> $1 LIMIT {K}",
                 [Format.BINARY],
+                Format.BINARY,
             )
         rows = await self.lean_conn.run(self.lean_sql, [HalfVector(q).to_binary()])
         return [self.ids[r[0]] for r in rows]

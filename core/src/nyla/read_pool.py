@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+_BAD = pq.ConnStatus.BAD
+
 #: statements of :meth:`ReadConnection.run` a connection keeps prepared (beyond, the
 #: least recently prepared is deallocated)
 PREPARED_MAX = 100
@@ -37,14 +39,20 @@ PREPARED_MAX = 100
 class Statement:
     """A statement :meth:`ReadConnection.run` prepares once per connection and then
     executes by name: its text with ``$n`` parameters and each parameter's format
-    (``formats``: :class:`psycopg.pq.Format`, the caller passes the values dumped in it).
-    Named by its text: the same text is one prepared statement on a connection."""
+    (``formats``: :class:`psycopg.pq.Format`, the caller passes the values dumped in it),
+    and the format its rows come in (``result``: binary loads numbers without parsing
+    their text, ~2 µs a float8 or int8 of a row; a type psycopg has no binary loader for
+    comes as ``bytes``). Named by its text: the same text is one prepared statement on a
+    connection."""
 
-    __slots__ = ("formats", "name", "sql")
+    __slots__ = ("formats", "name", "result", "sql")
 
-    def __init__(self, sql: str, formats: Sequence[pq.Format]) -> None:
+    def __init__(
+        self, sql: str, formats: Sequence[pq.Format], result: pq.Format = pq.Format.TEXT
+    ) -> None:
         self.sql = sql.encode()
         self.formats = list(formats)
+        self.result = result
         self.name = b"nyla_" + hashlib.blake2b(self.sql, digest_size=12).hexdigest().encode()
 
 
@@ -76,7 +84,7 @@ class ReadConnection:
         async with driver.lock:
             if statement.name not in self._prepared:
                 await self._prepare(statement)
-            pgconn.send_query_prepared(statement.name, params, statement.formats)
+            pgconn.send_query_prepared(statement.name, params, statement.formats, statement.result)
             result = (await driver.wait(execute(pgconn)))[-1]
             if result.status == pq.ExecStatus.FATAL_ERROR:
                 error = errors.error_from_result(result, encoding=driver.info.encoding)
@@ -85,7 +93,9 @@ class ReadConnection:
                 # deallocated behind our back (DEALLOCATE ALL, DISCARD ALL): again
                 self._prepared.pop(statement.name, None)
                 await self._prepare(statement)
-                pgconn.send_query_prepared(statement.name, params, statement.formats)
+                pgconn.send_query_prepared(
+                    statement.name, params, statement.formats, statement.result
+                )
                 result = (await driver.wait(execute(pgconn)))[-1]
         if result.status != pq.ExecStatus.TUPLES_OK:
             raise errors.error_from_result(result, encoding=driver.info.encoding)
@@ -183,7 +193,8 @@ class ReadPool:
         """``await work(connection)`` on a pooled connection; ``work`` is retried once after
         a disconnect, so it must be a read, or a write a repeat cannot harm, or one whose
         writer accepts a rare repeat (the connection may have been lost after the commit)."""
-        self._bind_loop()
+        if self._loop is not asyncio.get_running_loop():
+            self._bind_loop()
         if self._busy < self.size and not self._waiting:
             self._busy += 1
         else:
@@ -213,7 +224,10 @@ class ReadPool:
                 self._keep(conn)
                 return result
         finally:
-            self._release()
+            if self._waiting:
+                self._release()
+            else:
+                self._busy -= 1
         raise AssertionError("unreachable")
 
     async def _turn(self) -> None:
@@ -239,7 +253,8 @@ class ReadPool:
         self._busy -= 1
 
     def _keep(self, conn: ReadConnection) -> None:
-        if conn.driver.broken or conn.driver.closed or len(self._idle) >= self.size:
+        # closed, broken too (psycopg's ``closed``, without its property: every search)
+        if conn.driver.pgconn.status == _BAD or len(self._idle) >= self.size:
             conn.driver.pgconn.finish()
         else:
             self._idle.append(conn)

@@ -101,3 +101,20 @@ async def test_notifications_reach_their_handlers_during_a_run(kernel):
             break
         await asyncio.sleep(0.02)
     assert heard == ["changed"]
+
+
+async def test_rows_asked_for_in_binary_are_the_same_values(kernel):
+    # the search's statements load their ids and distances without parsing text
+    binary = Statement(
+        "SELECT $1::bigint << 20, 'ä x'::text, 0.1::float8 / 3, NULL::text, 7::int",
+        [Format.TEXT],
+        Format.BINARY,
+    )
+    as_text = Statement(binary.sql.decode() + " ", [Format.TEXT])
+
+    async def work(conn):
+        return await conn.run(binary, [b"5"]), await conn.run(as_text, [b"5"])
+
+    in_binary, in_text = await kernel.db.read_driver(work)
+    assert in_binary == in_text == [(5 << 20, "ä x", 0.1 / 3, None, 7)]
+    assert [type(v) for v in in_binary[0]] == [int, str, float, type(None), int]

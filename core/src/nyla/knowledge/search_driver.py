@@ -93,10 +93,11 @@ def prepared(sql: str, keys: tuple[str, ...] | None = None) -> tuple[Statement, 
     """``sql`` as a :class:`~nyla.read_pool.Statement` with ``$n`` parameters (and their
     names in ``$n`` order): the query vector ``q`` sent in pgvector's binary form
     (:func:`~nyla.knowledge.vectors.vector_binary`), the others as text; ``keys``: the
-    owner keys written in its text in place of ``:keys`` (:func:`keys_sql`)."""
+    owner keys written in its text in place of ``:keys`` (:func:`keys_sql`). Its rows
+    come in binary (a ranking's ids and distances loaded without parsing their text)."""
     numbered, names = _numbered(sql, None if keys is None else keys_sql(keys))
     formats = [Format.BINARY if name == "q" else Format.TEXT for name in names]
-    return Statement(numbered, formats), names
+    return Statement(numbered, formats, Format.BINARY), names
 
 
 def _numbered(sql: str, keys: str | None) -> tuple[str, tuple[str, ...]]:
