@@ -41,7 +41,7 @@ class Statement:
     executes by name: its text with ``$n`` parameters and each parameter's format
     (``formats``: :class:`psycopg.pq.Format`, the caller passes the values dumped in it),
     and the format its rows come in (``result``: binary loads numbers without parsing
-    their text, ~2 µs a float8 or int8 of a row; a type psycopg has no binary loader for
+    their text, ~1 µs a float8 or int8 value; a type psycopg has no binary loader for
     comes as ``bytes``). Named by its text: the same text is one prepared statement on a
     connection."""
 

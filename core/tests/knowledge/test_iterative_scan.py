@@ -210,6 +210,42 @@ async def test_a_kept_plan_runs_its_ready_ranking_and_gives_the_same_hits(kernel
     assert general.calls == 1
 
 
+async def test_a_ready_plan_takes_the_fast_path_and_keeps_each_readers_scope(kernel, monkeypatch):
+    import nyla.knowledge.retrieval as retrieval
+
+    rng = random.Random(12)
+    mine = await _seed(
+        kernel,
+        {"ann": [unit_vector(rng, DIMS) for _ in range(120)],
+         "bob": [unit_vector(rng, DIMS) for _ in range(120)]},
+    )  # fmt: skip
+    await _hnsw(kernel, 40)
+    query = _near(rng, mine["bob"][5][1], 0.05)
+    first = await _search(kernel, "ann", query, k=5)
+    calls = []
+    general = retrieval.search
+
+    async def counted(*args, **kwargs):
+        calls.append(args[1].keys)
+        return await general(*args, **kwargs)
+
+    monkeypatch.setattr(retrieval, "search", counted)
+    again = await _search(kernel, "ann", query, k=5)
+    # ready: from Retrieval.search to the statement with no general search at all
+    assert calls == []
+    assert again.hits == first.hits and again.path == first.path
+    assert again.candidates == first.candidates
+    assert all(h.text.startswith("ann ") for h in again.hits)
+    # another reader's plan is its own (the plan is kept under the reader's keys): bob's
+    # first search is planned, his second is ready, and neither sees ann's chunks
+    for_bob = await _search(kernel, "bob", query, k=5)
+    assert len(calls) == 1 and "personal:bob" in calls[0]
+    assert (await _search(kernel, "bob", query, k=5)).hits == for_bob.hits
+    assert len(calls) == 1
+    assert for_bob.hits[0].text == mine["bob"][5][0]
+    assert all(h.text.startswith("bob ") for h in for_bob.hits)
+
+
 async def test_a_ready_ranking_that_finds_too_few_goes_on_with_the_iterative_scan(
     kernel, monkeypatch
 ):

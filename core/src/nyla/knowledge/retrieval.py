@@ -18,11 +18,13 @@ from nyla.errors import InvalidQueryError, NylaError
 from nyla.knowledge.language import detect
 from nyla.knowledge.search import ScopedQuery, search
 from nyla.knowledge.search_calibration import calibrated_ef
+from nyla.knowledge.search_plan import plan_key
+from nyla.knowledge.search_ready import ready_search
 from nyla.knowledge.search_text import parse_query
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.text_search import ensure_configs, reanalyze
 from nyla.knowledge.vector_index import VectorIndexes
-from nyla.knowledge.vectors import readable_keys
+from nyla.knowledge.vectors import readable_key_tuple, readable_keys
 from nyla.models.agent import RunContext
 from nyla.models.ai import ModelSpec
 from nyla.models.knowledge import SearchHit, SearchQuery, SearchResult
@@ -87,18 +89,21 @@ class Retrieval:
         text is embedded unless the query carries its vector; a vector whose dimension does
         not fit its model raises :class:`ValueError` (never a database error with SQL in
         it), a text with nothing to look for :class:`InvalidQueryError`."""
-        if query.vector is None:
+        vector = query.vector
+        if vector is None:
             vector, model = await self._embed(query)
         else:  # SearchQuery made sure a vector comes with its model
-            vector, model = query.vector, query.model or ""
-        expected = self._dimensions(model)
+            model = query.model or ""
+        dims = self._dims
+        expected = dims[model] if model in dims else self._dimensions(model)
         if not vector or (expected and len(vector) != expected):
             raise ValueError(
                 f"the query vector has {len(vector)} dimensions; {model} vectors have "
                 f"{expected or 'at least one'}"
             )
-        rerank = self.settings.rerank if query.rerank is None else query.rerank
-        k = max(query.k, self.settings.rerank_candidates) if rerank else query.k
+        settings = self.settings
+        rerank = settings.rerank if query.rerank is None else query.rerank
+        k = max(query.k, settings.rerank_candidates) if rerank else query.k
         try:
             result = await self._search(query, vector, model, k)
         except (DBAPIError, psycopg.DataError) as exc:
@@ -198,12 +203,56 @@ class Retrieval:
     async def _search(
         self, query: SearchQuery, vector: Sequence[float], model: str, k: int
     ) -> SearchResult:
+        settings = self.settings
+        hybrid = settings.hybrid if query.hybrid is None else query.hybrid
+        found: SearchResult | bool = False
+        if (
+            self._file_rows_checked
+            and self._text_search_ready
+            and settings.file_rows_cache
+            and query.filters is None
+            and not (hybrid and query.text.strip())
+        ):
+            # the fast path: a kept plan made ready runs its statement and makes the hits
+            # with no other layer (issue 32: building the general path's query, its
+            # closure and its checks cost more than the statement's own Python, measured)
+            key = plan_key(
+                model,
+                readable_key_tuple(query.context, query.scopes),
+                k,
+                hybrid,
+                len(vector),
+                settings,
+            )
+            plan = self.indexes.estimates.plan(key)
+            if plan is not None and plan.ready is not None:
+                files = self.indexes.files
+                found = await self.db.read_driver(
+                    lambda conn: ready_search(conn, plan, vector, model, k, hybrid, files)
+                )
+        if isinstance(found, bool):
+            # not ready, or too few passed the filter (True: the scan goes on iterative)
+            found = await self._general(query, vector, model, k, hybrid, found)
+        if self.indexes.estimates.wanted and self._measuring() is None:
+            self._calibrating = asyncio.create_task(self._calibrate())
+        return found
+
+    async def _general(
+        self,
+        query: SearchQuery,
+        vector: Sequence[float],
+        model: str,
+        k: int,
+        hybrid: bool,
+        short: bool,
+    ) -> SearchResult:
+        """A search with every decision taken (:func:`~nyla.knowledge.search.search`),
+        the store made ready for it first (``short``: see there)."""
         if not self._text_search_ready:
             await self.ensure_text_search()
         if self.settings.file_rows_cache and not self._file_rows_checked:
             self._file_rows_checked = True
             await self.indexes.files.ensure_trigger(self.db)
-        hybrid = self.settings.hybrid if query.hybrid is None else query.hybrid
         vector_weight = 1.0
         if hybrid:
             known = self._languages(model)
@@ -222,12 +271,11 @@ class Retrieval:
             hybrid=hybrid,
             vector_weight=vector_weight,
         )
-        found = await self.db.read_driver(
-            lambda conn: search(conn, plan, settings=self.settings, indexes=self.indexes)
+        return await self.db.read_driver(
+            lambda conn: search(
+                conn, plan, settings=self.settings, indexes=self.indexes, short=short
+            )
         )
-        if self.indexes.estimates.wanted and self._measuring() is None:
-            self._calibrating = asyncio.create_task(self._calibrate())
-        return found
 
     def _measuring(self) -> asyncio.Task[None] | None:
         """The background measurement running on this event loop, if any (one left on a

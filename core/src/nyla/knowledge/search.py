@@ -193,11 +193,17 @@ class ScopedQuery:
 
 
 async def search(
-    session: Executor, query: ScopedQuery, *, settings: KnowledgeSettings, indexes: VectorIndexes
+    session: Executor,
+    query: ScopedQuery,
+    *,
+    settings: KnowledgeSettings,
+    indexes: VectorIndexes,
+    short: bool = False,
 ) -> SearchResult:
     """One scoped search in ``session``. ``indexes`` knows which HNSW indexes exist and
     caches the candidate counts briefly (they only choose the path: both paths return
-    correct results)."""
+    correct results). ``short``: the kept plan's ready ranking found too few already
+    (:func:`~nyla.knowledge.search_ready.ready_search`), the scan starts iterative."""
     model, k, hybrid, dims = query.model, query.k, query.hybrid, len(query.vector)
     if not query.keys or k <= 0:
         return SearchResult(embedding_model=model, hybrid=hybrid)
@@ -209,18 +215,18 @@ async def search(
         memo = plan_key(model, query.keys, k, hybrid, dims, settings)
         plan = indexes.estimates.plan(memo)
     done: tuple[SearchPlan, list[SearchHit]] | None = None
-    short = False
     try:
         if (
             plan is not None
             and plan.ready is not None
             and files is not None
             and type(session) is ReadConnection
+            and not short
         ):
             # kept and made ready: the statement runs with no decision taken again
             nearest = await ready_ranks(session, plan.ready, query.vector, model, files)
             if nearest is not None:
-                if plan.iterative or len(nearest) >= min(plan.pool, plan.counted[0]):
+                if plan.enough(len(nearest)):
                     done = plan, nearest
                 short = done is None  # too few passed the filter
         if done is None:

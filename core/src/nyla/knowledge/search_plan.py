@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -309,9 +310,21 @@ class SearchPlan:
     iterative: bool
     ready: Any = field(default=None, compare=False, repr=False)
 
+    def enough(self, found: int) -> bool:
+        """Whether ``found`` rows of this plan's ranking are its answer: always with the
+        iterative scan, else when as many as it ranks or as the scope holds (fewer: the
+        filter passed fewer of the scan's rows than the counts said, and the iterative scan
+        has to go on)."""
+        return self.iterative or found >= min(self.pool, self.counted[0])
+
 
 def plan_key(
-    model: str, keys: list[str], k: int, hybrid: bool, dims: int, settings: KnowledgeSettings
+    model: str,
+    keys: Sequence[str],
+    k: int,
+    hybrid: bool,
+    dims: int,
+    settings: KnowledgeSettings,
 ) -> tuple[Any, ...]:
     """What an unfiltered search's :class:`SearchPlan` depends on besides the estimates."""
     return (

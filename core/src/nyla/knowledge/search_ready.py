@@ -10,12 +10,12 @@ from typing import Any
 
 from nyla.knowledge.file_rows import FileRows
 from nyla.knowledge.search_driver import ReadConnection, Statement, keys_array, prepared
-from nyla.knowledge.search_hits import ranked_hits
+from nyla.knowledge.search_hits import merged, ranked_hits, result
 from nyla.knowledge.search_plan import SearchPlan
 from nyla.knowledge.search_sql import ranking_sql, scope_where
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.vectors import CHUNK_ID_BITS, vector_binary
-from nyla.models.knowledge import SearchHit
+from nyla.models.knowledge import SearchHit, SearchResult
 
 
 async def held_hits(
@@ -79,3 +79,30 @@ async def ready_ranks(
     params[ready.q_at] = vector_binary(vector)
     rows = await conn.run(ready.statement, params)
     return await held_hits(conn, rows, files, model, ready.settings is not None)
+
+
+async def ready_search(
+    conn: ReadConnection,
+    plan: SearchPlan,
+    vector: Sequence[float],
+    model: str,
+    k: int,
+    hybrid: bool,
+    files: FileRows,
+) -> SearchResult | bool:
+    """The result of an unfiltered search not fused with full text whose kept ``plan`` is
+    ready (:attr:`SearchPlan.ready`): its ranking on ``conn`` and the hits, with no other
+    step (:meth:`nyla.knowledge.retrieval.Retrieval.search` comes here first; issue 32:
+    the layers around the statement cost more than its own Python). ``False``: nothing
+    run, the connection is not ready (see :func:`ready_ranks`); ``True``: the ranking found
+    too few (:meth:`SearchPlan.enough`), the general path goes on with the iterative scan.
+    No HNSW setting changes here, so a failure has none to forget."""
+    nearest = await ready_ranks(conn, plan.ready, vector, model, files)
+    if nearest is None:
+        return False
+    if not plan.enough(len(nearest)):
+        return True
+    # each hit carries its score already (1 - distance)
+    return result(
+        merged(nearest, k), "exact" if plan.exact else "hnsw", hybrid, plan.counted[0], model
+    )

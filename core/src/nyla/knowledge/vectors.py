@@ -131,13 +131,19 @@ _ALL_SCOPES = frozenset(Scope)
 
 def readable_keys(context: RunContext, scopes: Iterable[Scope | str] | None = None) -> list[str]:
     """The owner keys ``context`` may read, limited to ``scopes`` (all four when ``None``)."""
-    return list(
-        _readable_keys(
-            context.feature_instance_id,
-            context.user_id,
-            context.mandate_id,
-            None if scopes is None else tuple(scopes),
-        )
+    return list(readable_key_tuple(context, scopes))
+
+
+def readable_key_tuple(
+    context: RunContext, scopes: Iterable[Scope | str] | None = None
+) -> tuple[str, ...]:
+    """:func:`readable_keys` as the tuple noted for the caller (no list made: a search's
+    plan is kept under them)."""
+    return _readable_keys(
+        context.feature_instance_id,
+        context.user_id,
+        context.mandate_id,
+        None if scopes is None else tuple(scopes),
     )
 
 

