@@ -56,7 +56,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "tracing",
     ),
     "models": ("models", "hookspecs"),
-    "storage": ("db", "db_schema", "tables", "embedded", "dbcanary", "read_pool"),
+    "storage": ("db", "db_schema", "tables", "embedded", "dbcanary", "read_pool", "table_changes"),
     "services": (
         "access",
         "actions",

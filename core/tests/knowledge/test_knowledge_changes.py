@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from nyla import table_changes
 from nyla.db import Database
 from nyla.knowledge import changes as changes_module
 from nyla.knowledge import context as context_module
@@ -109,8 +110,8 @@ async def test_a_lost_listener_falls_back_then_listens_again(kernel, other, monk
     build = kernel.knowledge.agent_context_builder([])
     await build("payroll", me)
     changes = kernel.knowledge.changes
-    assert changes._conn is not None
-    pid = changes._conn.info.backend_pid
+    assert changes.source._conn is not None
+    pid = changes.source._conn.info.backend_pid
     async with other.db.session() as s:
         from sqlalchemy import text
 
@@ -122,8 +123,8 @@ async def test_a_lost_listener_falls_back_then_listens_again(kernel, other, monk
     assert "payroll-12.txt" in await build("payroll", me)  # lost: the WAL position says so
     assert reads[0] == 1
 
-    monkeypatch.setattr(changes_module, "RETRY_S", 0.0)
-    changes._retry_at = 0.0
+    monkeypatch.setattr(table_changes, "RETRY_S", 0.0)
+    changes.source._retry_at = 0.0
     await build("payroll", me)  # opened again (waited for), no WAL position read
     assert changes.stamp() is not None and reads[0] == 1
     before = changes.generation

@@ -23,6 +23,7 @@ from nyla.jobs.store import cancel_jobs
 from nyla.jobs.tables import Job
 from nyla.models.datasource import ConnectionInfo, TokenGrant
 from nyla.models.knowledge import PurgeResult
+from nyla.table_changes import KeptReads, TableChanges
 from nyla.tables.knowledge import UserConnection, audit
 
 
@@ -60,7 +61,6 @@ _LIST = (
     f"SELECT {', '.join(_Row._fields)} FROM {UserConnection.__tablename__}"
     " WHERE user_id = %s ORDER BY created_at"
 )
-_LIST_OF_SERVICE = _LIST.replace(" ORDER BY", " AND service = %s ORDER BY")
 
 
 def connection_info(row: UserConnection | _Row) -> ConnectionInfo:
@@ -87,6 +87,8 @@ class ConnectionStore:
         self.cipher = cipher
         #: the knowledge store's purge of a connection's files, run in the removal's transaction
         self.purge_index = purge_index
+        #: each user's connection rows, kept until the table changes (see :meth:`list`)
+        self._lists: KeptReads[str, tuple[_Row, ...]] | None = None
 
     async def add(
         self,
@@ -124,13 +126,24 @@ class ConnectionStore:
         return connection_info(row)
 
     async def list(self, user_id: str, *, service: str | None = None) -> list[ConnectionInfo]:
-        """The user's connections, oldest first (optionally of one service). One statement on
-        a driver connection of the read pool: every agent run whose tools search data
-        sources reads this, and an ORM session's transaction cost about 2 ms of CPU for it."""
-        sql, params = (_LIST_OF_SERVICE, (user_id, service)) if service else (_LIST, (user_id,))
+        """The user's connections, oldest first (optionally of one service). Every agent run
+        reads them (its data-source block, the toolboxes a connection switches on): the rows
+        are kept per user in this process until ``user_connection`` changes, here or in any
+        other process (:class:`~nyla.table_changes.KeptReads`: a statement trigger's
+        notification, heard within a round trip of its commit; read again every time while
+        not listening). A read is one statement on a driver connection of the read pool (an
+        ORM session's transaction cost about 2 ms of CPU for it)."""
+        lists = self._lists
+        if lists is None:
+            watch = TableChanges.of(self.db).watch([UserConnection.__tablename__])
+            lists = self._lists = KeptReads(watch)
+        rows = await lists.get(user_id, lambda: self._read_list(user_id))
+        return [connection_info(r) for r in rows if service is None or r.service == service]
+
+    async def _read_list(self, user_id: str) -> tuple[_Row, ...]:
         await self.db.ensure_ready()
-        rows = await self.db.read_driver(lambda conn: conn.rows(sql, params))
-        return [connection_info(_Row(*r)) for r in rows]
+        rows = await self.db.read_driver(lambda conn: conn.rows(_LIST, (user_id,)))
+        return tuple(_Row(*r) for r in rows)
 
     async def get(self, connection_id: str, *, user_id: str | None) -> ConnectionInfo:
         """One connection; ``user_id`` must own it (``None``: a trusted kernel caller)."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nyla.knowledge.changes import KnowledgeChanges
+from nyla.knowledge.changes import knowledge_changes
 from nyla.knowledge.governance import Governance
 from nyla.knowledge.indexing import Indexer
 from nyla.knowledge.ingest import (
@@ -99,7 +99,7 @@ class KnowledgeService:
         self.sources = SourceSettings(db, self.embedding_spec)
         self.section_reader = SectionReader(db)
         #: this process's news of changed knowledge (its own writes are counted from now)
-        self.changes = KnowledgeChanges.of(db)
+        self.changes = knowledge_changes(db)
 
     def embedding_spec(self, context: RunContext | None = None) -> ModelSpec:
         """The embedding model in use: ``knowledge.embedding_model`` (or

@@ -158,6 +158,8 @@ class ServerStore:
         self._cipher = cipher
         self._import_from = import_from
         self._ready = False
+        #: the rows each run's owners read, kept until ``mcp_servers`` changes anywhere
+        self._run_rows: Any = None
 
     def mandates(self) -> ServerStore:
         """The servers each mandate's admin configured for all its users."""
@@ -222,18 +224,32 @@ class ServerStore:
         self, user_id: str, mandate_id: str | None, name: str | None = None
     ) -> list[ServerRow]:
         """The rows (sealed) of :meth:`for_run`, by name, with ``owner_scope``, ``owner_id``
-        and ``updated_at``: what a caller keeps built things by. One statement on a driver
-        connection of the kernel's read pool (``db.read_driver``): every agent run reads
-        this, and through SQLAlchemy (a session, the statement built) it cost about 2 ms of
-        CPU a run."""
+        and ``updated_at``: what a caller keeps built things by. Every agent run reads them:
+        they are kept per owners and name in this process until ``mcp_servers`` changes,
+        here or in any other process (``nyla.sdk.database.kept_reads``: a server added
+        elsewhere is in the next run once its commit's notification arrived, within a round
+        trip). A read is one statement on a driver connection of the kernel's read pool
+        (``db.read_driver``; through SQLAlchemy it cost about 2 ms of CPU a run)."""
+        if not user_id and not mandate_id:
+            return []
+        await self.ready()
+        if self._run_rows is None:
+            from nyla.sdk.database import kept_reads
+
+            self._run_rows = kept_reads(self.db, [servers_table.name])
+        rows: tuple[ServerRow, ...] = await self._run_rows.get(
+            (user_id, mandate_id, name), lambda: self._read_run_rows(user_id, mandate_id, name)
+        )
+        return list(rows)
+
+    async def _read_run_rows(
+        self, user_id: str, mandate_id: str | None, name: str | None
+    ) -> tuple[ServerRow, ...]:
         owners: list[tuple[str, str]] = []
         if user_id:
             owners.append(("user", user_id))
         if mandate_id:
             owners.append(("mandate", mandate_id))
-        if not owners:
-            return []
-        await self.ready()
         scopes, ids = [o[0] for o in owners], [o[1] for o in owners]
         sql, params = (
             (_RUN_ROWS_NAMED, (scopes, ids, name))
@@ -244,7 +260,7 @@ class ServerStore:
         chosen: dict[str, ServerRow] = {}
         for row in sorted(map(ServerRow._make, rows), key=lambda r: r.owner_scope != "user"):
             chosen.setdefault(row.name, row)  # the user's first
-        return [chosen[n] for n in sorted(chosen)]
+        return tuple(chosen[n] for n in sorted(chosen))
 
     async def users(self) -> list[str]:
         """Every owner (of this store's scope) with a server."""

@@ -1,0 +1,54 @@
+"""One listener per database hears the changes of every watched set of tables: a watch that
+joins while it listens has it opened again with its tables' triggers, and a notification
+moves only the watches of the table it names."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from sqlalchemy import text
+
+from nyla.db import Database
+from nyla.table_changes import TableChanges, writes_tables
+
+pytestmark = pytest.mark.db
+
+
+async def _until(done: Callable[[], bool], timeout: float = 15.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not done():
+            await asyncio.sleep(0.01)
+
+
+async def test_a_joining_watch_is_heard_and_each_hears_its_own_tables(db) -> None:
+    changes = TableChanges.of(db)
+    chunks = changes.watch(["knowledge_chunk"])
+    assert changes.watch(["knowledge_chunk"]) is chunks
+    assert await chunks.start() is not None
+    first_conn = changes._conn
+    users = changes.watch(["user_connection"])
+    assert users.stamp() is None  # its table has no trigger on this listener yet
+    assert await users.start() is not None
+    assert changes._conn is not first_conn and chunks.stamp() is not None
+
+    other = Database(db.url, schema=db.schema)
+    try:
+        before = (chunks.generation, users.generation)
+        async with other.session() as s:  # another process's write: heard as a notification
+            await s.execute(text("DELETE FROM user_connection WHERE false"))
+        await _until(lambda: users.generation != before[1])
+        assert chunks.generation == before[0]
+    finally:
+        await other.dispose()
+
+
+def test_which_statements_write_which_tables() -> None:
+    tables = ("user_connection", "mcp_servers")
+    assert writes_tables("UPDATE user_connection SET status = 'x'", tables) == {"user_connection"}
+    assert writes_tables(' insert into "s".mcp_servers (name) values (1)', tables) == {
+        "mcp_servers"
+    }
+    assert writes_tables("SELECT * FROM user_connection", tables) == set()
+    assert writes_tables("DELETE FROM connection_credential", tables) == set()
