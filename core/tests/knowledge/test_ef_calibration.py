@@ -8,8 +8,7 @@ from __future__ import annotations
 import asyncio
 import random
 
-from nyla.knowledge import search_calibration
-from nyla.knowledge.search_calibration import TARGET_RECALL, calibrated_ef, ladder, plateau_ef
+from nyla.knowledge.search_calibration import TARGET_RECALL, calibrated_ef, ladder
 from nyla.knowledge.search_plan import EstimateCache, wants_calibration
 from nyla.knowledge.settings import KnowledgeSettings
 
@@ -96,46 +95,6 @@ async def test_a_scopes_searches_run_at_the_ef_learned_from_its_own_chunks(kerne
         assert all(h.text.startswith("ann ") for h in result.hits)
         found += len({h.text for h in result.hits} & set(_exact(mine["ann"], query, 10)))
     assert found >= (TARGET_RECALL - 0.1) * 10 * len(queries)
-
-
-def test_where_no_ef_reaches_the_target_the_smallest_within_the_samples_noise_is_kept():
-    # 16 samples, k 10: 320 finds as many as 640 in all (0.894), one more on one sample
-    # and one fewer on another: the samples cannot tell them apart; 160 finds fewer on
-    # seven samples and more on none (0.850)
-    at_640 = [9, 9, 8, 10, 9, 9, 8, 9, 10, 9, 8, 9, 9, 9, 8, 10]
-    at_320 = [9, 9, 8, 10, 9, 8, 8, 9, 10, 9, 8, 9, 9, 9, 9, 10]
-    at_160 = [8, 9, 8, 9, 8, 8, 8, 9, 9, 9, 8, 8, 9, 9, 8, 9]
-    at_80 = [7, 8, 7, 8, 7, 7, 7, 8, 8, 8, 7, 7, 8, 8, 7, 8]
-    assert plateau_ef([(80, at_80), (160, at_160), (320, at_320), (640, at_640)]) == 320
-    # four samples one fewer, none more (0.869): told apart, the best is kept
-    fewer = [n - (i < 4) for i, n in enumerate(at_640)]
-    assert plateau_ef([(320, fewer), (640, at_640)]) == 640
-    # still rising at the ceiling: the best is kept
-    assert plateau_ef([(80, at_80), (160, at_160)]) == 160
-    # equal recall everywhere: the cheapest
-    assert plateau_ef([(10, at_640), (20, at_640), (40, at_640)]) == 10
-    # a lower ef that the samples find better than a higher one: the lower
-    assert plateau_ef([(10, at_640), (20, at_320), (40, at_160)]) == 10
-
-
-async def test_a_scope_whose_target_is_out_of_reach_keeps_its_plateau_not_the_rules_ef(
-    kernel, monkeypatch
-):
-    rng = random.Random(15)
-    centres = [unit_vector(rng, DIMS) for _ in range(6)]
-    await _seed(kernel, {"ann": [_near(rng, rng.choice(centres), 0.4) for _ in range(150)],
-                         "bob": [_near(rng, rng.choice(centres), 0.4) for _ in range(450)]})  # fmt: skip
-    await _hnsw(kernel, 100)
-    kernel.knowledge.settings.adaptive_ef_search = True
-    # no ef can find more than all: every ef misses the target; on 150 rows the iterative
-    # scan finds about the same at every ef, so one below the rule's is kept
-    monkeypatch.setattr(search_calibration, "TARGET_RECALL", 1.01)
-    estimates = kernel.knowledge.indexes.estimates
-    await _search(kernel, "ann", _near(rng, centres[0], 0.4), k=10)
-    [(scope, ceiling)] = estimates.wanted.items()
-    await kernel.knowledge.retrieval.calibrated()
-    learned = estimates.learned(scope)
-    assert learned in ladder(10, ceiling) and learned < ceiling
 
 
 async def test_nothing_is_learned_where_the_planner_would_not_scan_the_index(kernel):
