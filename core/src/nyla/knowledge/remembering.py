@@ -140,10 +140,10 @@ class Memory:
                 spec = self.embedding_spec(context)
                 texts = list(dict.fromkeys(summaries[i] for i in indexes))
                 response = await self.ai.embed(texts, context=context, model=spec.id)
-                by_text = {
-                    t: (response.model, list(v))
-                    for t, v in zip(texts, response.vectors, strict=True)
-                }
+                # (each row copies its vector: a recurring summary's is shared here)
+                by_text = dict(
+                    zip(texts, ((response.model, v) for v in response.vectors), strict=True)
+                )
                 for i in indexes:
                     vectors[i] = by_text[summaries[i]]
             except Exception as exc:
@@ -158,6 +158,7 @@ class Memory:
                     ",".join(str(rounds[i].round) for i in indexes),
                     exc,
                 )
+        scopes: dict[int, str] = {}  # a run's rounds share their context's scope key
         rows = [
             memory.round_row(
                 run_id=r.run_id,
@@ -169,6 +170,8 @@ class Memory:
                 summary=summary,
                 model=model,
                 vector=vector,
+                scope=scopes.get(id(r.context))
+                or scopes.setdefault(id(r.context), memory.scope_key(r.context)),
             )
             for r, summary, (model, vector) in zip(rounds, summaries, vectors, strict=True)
         ]
