@@ -33,7 +33,7 @@ STATIC_MODEL = (
     REPO / "plugins/providers/local/src/nyla_provider_local/static_model.py"
 )  # fmt: skip
 CHUNK_TOKENS, OVERLAP_TOKENS = 300, 40
-BATCH = 64  # static_model.BATCH: the same batches nyla's provider embeds in
+BATCH = 64  # knowledge settings embed_batch: the batches nyla's indexer embeds in
 
 
 @functools.cache

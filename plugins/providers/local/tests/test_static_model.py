@@ -104,7 +104,8 @@ def test_a_loaded_model_is_available_without_looking_for_its_files(monkeypatch) 
 def test_the_weights_embed_as_a_float32_copy_of_the_files_would() -> None:
     import numpy as np
 
-    tokenizer, table = static_model._load()
+    tokens, table = static_model._load()
+    tokenizer = tokens.tokenizer
     root = static_model.package_dir()
     assert root is not None
     raw = (root / static_model.WEIGHTS).read_bytes()
