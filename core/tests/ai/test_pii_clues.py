@@ -16,12 +16,11 @@ import re2  # type: ignore[import-untyped]
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nyla.ai import default_neutralizer, pii_address, pii_birth, pii_ids, pii_names
-from nyla.ai.default_neutralizer import DefaultNeutralizer, any_finding
+from nyla.ai import default_neutralizer, pii_address, pii_birth, pii_ids
+from nyla.ai.default_neutralizer import DefaultNeutralizer
 from nyla.ai.neutralizer_eval import read_set
 from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_context import CONTEXT_DETECTORS
-from nyla.linear_regex import PATTERNS
 
 DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
 
@@ -239,108 +238,3 @@ def test_capitals_without_a_cue_do_not_run_the_name_patterns(text: str) -> None:
 
     assert not pii_names.may_hold_name(CluedScan(text))
     assert list(pii_names.name_findings(CluedScan(text))) == []
-
-
-# ---- the one search for any finding (default_neutralizer.any_finding) -------------------------
-# A short text it finds nothing in is passed without the pre-checks and the detectors; checked
-# in parts: the alternation matches wherever one of its parts does (case rules kept), its parts
-# are every pattern a detector finds by (a new one cannot be left out), and with it the
-# neutralizer finds what every detector finds (the labelled-set and composed-text tests above).
-
-#: the parts of the alternation
-PARTS = (
-    default_neutralizer._ANY_MATCH,
-    *pii_birth.FINDING_PATTERNS,
-    *pii_ids.FINDING_PATTERNS,
-    *pii_address.FINDING_PATTERNS,
-    pii_names.name_cues(),
-)
-
-
-def _finding_texts() -> list[str]:
-    return [
-        variant
-        for name in DATA.glob("*.tsv")
-        if "pii" in name.name or "neutral" in name.name
-        for row in read_set(name)
-        for variant in _variants(row[3])
-    ]
-
-
-def test_the_search_matches_wherever_one_of_its_parts_matches() -> None:
-    hits = 0
-    for text in _finding_texts():
-        data = CluedScan(text).data
-        anywhere = any_finding().search_spans(data, 0) is not None
-        for part in PARTS:
-            if part.search_spans(data, 0) is not None:
-                hits += 1
-                assert anywhere, (part.name, text)
-        if every_detector(text):
-            assert anywhere, text
-    assert hits > 1000
-
-
-@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8))
-def test_the_search_matches_every_composed_text_a_detector_finds_something_in(
-    pieces: list[str],
-) -> None:
-    for variant in _variants(" ".join(pieces)):
-        if every_detector(variant):
-            assert any_finding().search_spans(CluedScan(variant).data, 0) is not None, variant
-
-
-def test_every_detector_pattern_is_a_part_or_covered() -> None:
-    """Every pattern the detector modules register is in the alternation, or a name pattern
-    (each of their matches holds a cue: ``test_pii_clues``), or the identifier filter (it only
-    takes findings away)."""
-    default_neutralizer.any_finding()  # (registers the cue pattern and itself)
-    names = {pii_names._ROLE_NAME, pii_names._TITLED_NAME, pii_names._GREETING_NAME,
-             pii_names._NAME_BEFORE_BIRTH, pii_names._SIGNATURE}  # fmt: skip
-    inside_any_match = {p for p, _, _ in default_neutralizer._MATCH_DETECTORS}
-    covered = set(PARTS) | names | inside_any_match | {default_neutralizer._ID_TOKEN, any_finding()}
-    detector_patterns = {
-        p for name, p in PATTERNS.items() if name.startswith(("pii.", "neutralizer."))
-    }
-    assert detector_patterns - covered == set()
-    assert all(p.source.replace("(?P<v>", "(?:") in default_neutralizer._ANY_MATCH.source
-               for p in inside_any_match)  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        '{"round": 3}',
-        "read 5 ok",
-        'result: {"toolName": "read_a", "success": true, "content": "read 13 ok"}',
-        "Check the three sources, then record what they say.",
-    ],
-)
-def test_a_short_text_without_any_match_skips_the_detectors(
-    text: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def scanned(_text: str) -> None:
-        raise AssertionError("the detectors ran")
-
-    monkeypatch.setattr(default_neutralizer, "CluedScan", scanned)
-    assert DefaultNeutralizer().find(text) == []
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Herr Hans Müller, Bahnhofstrasse 5, 8001 Zürich",
-        "mail anna@example.ch",
-        "geb. 14.03.1981",
-        "Pass X4518273",
-        "call +41 44 668 18 00",
-    ],
-)
-def test_short_texts_with_personal_data_are_still_found(text: str) -> None:
-    assert DefaultNeutralizer().find(text)
-
-
-def test_a_long_text_goes_to_the_pre_checks_as_before() -> None:
-    text = "read 5 ok. " * (default_neutralizer.QUICK_CHARS // 10) + "mail anna@example.ch"
-    assert len(text) > default_neutralizer.QUICK_CHARS
-    assert [f.category for f in DefaultNeutralizer().find(text)] == ["EMAIL"]

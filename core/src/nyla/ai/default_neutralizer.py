@@ -10,15 +10,12 @@ dates and amounts are left alone.
 from __future__ import annotations
 
 import bisect
-import functools
 import ipaddress
 import re
 from collections.abc import Callable, Iterator
 
-from nyla.ai import pii_address, pii_birth, pii_ids
 from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_context import context_findings
-from nyla.ai.pii_names import name_cues
 from nyla.hookspecs import hookimpl
 from nyla.linear_regex import LinearPattern, Scan, compile_linear
 from nyla.models.neutralize import Finding
@@ -232,39 +229,6 @@ _ANY_MATCH = compile_linear(
     "|".join(f"(?:{p.source.replace('(?P<v>', '(?:')})" for p, _, _ in _MATCH_DETECTORS),
 )
 
-#: texts up to this many characters are first searched once with :func:`any_finding`; a
-#: longer one goes straight to the pre-checks. Measured on prose, where the search nearly
-#: always matches (then it is an extra ~7-11 us): 100 characters 32.6 -> 25.7 us a text,
-#: 300 56 -> 63, 1,000 82 -> 92; an agent's short arguments, results and summaries, which
-#: it settles, 11-40 -> 2-4 us
-QUICK_CHARS = 512
-
-
-def _plain(pattern: LinearPattern) -> str:
-    """``pattern`` as a part of an alternation: groups unnamed, its case rule kept."""
-    source = re.sub(r"\(\?P<\w+>", "(?:", pattern.source)
-    return f"(?i:{source})" if pattern.ignore_case else f"(?:{source})"
-
-
-@functools.cache
-def any_finding() -> LinearPattern:
-    """Where any detector may find something: the alternation of every pattern a finding
-    needs a match of. The match detectors' (:data:`_ANY_MATCH`), dates of birth, ID numbers
-    and addresses find only inside a match of their patterns; every name pattern's match holds
-    one of :func:`~nyla.ai.pii_names.name_cues`. So a text it finds nothing in holds nothing
-    any detector finds, and one RE2 search (~2 µs) settles the short texts an agent run is
-    made of (``{"round": 3}``, ``read 5 ok``, a round's summary), where the pre-checks and
-    their scans took ~12-40 µs. The name patterns themselves stay out: their automaton with
-    the others' outgrows RE2's memory. Compiled on first use, as :func:`name_cues`."""
-    parts = (
-        _ANY_MATCH,
-        *pii_birth.FINDING_PATTERNS,
-        *pii_ids.FINDING_PATTERNS,
-        *pii_address.FINDING_PATTERNS,
-        name_cues(),
-    )
-    return compile_linear("neutralizer.any_finding", "|".join(map(_plain, parts)))
-
 
 #: the number-shaped categories an identifier's digits can imitate (an IBAN or an e-mail
 #: address is checked as a whole and kept)
@@ -306,10 +270,7 @@ class DefaultNeutralizer:
 
     def find(self, text: str) -> list[Finding]:
         """Every personal-data span in ``text``."""
-        if not text or (
-            len(text) <= QUICK_CHARS
-            and any_finding().search_spans(text.encode("utf-8", "replace"), 0) is None
-        ):
+        if not text:
             return []
         scan = CluedScan(text)
         found: list[Finding] = []

@@ -56,9 +56,6 @@ _LABELLED_TOWN = compile_linear(
     rf"Indirizzo|Domicilio){SP}{{0,3}}:{SP}{{0,3}}(?P<v>{_TOWN})",
 )
 
-#: every pattern an address is found by (a finding lies in a match of one of them)
-FINDING_PATTERNS = (_ADDRESS, _LABELLED_TOWN)
-
 
 #: what every word of :data:`_FRENCH_STREETS` holds once case-folded
 FRENCH_STEMS = ("rue", "avenue", "av.", "chemin", "ch.", "route", "boulevard", "bd", "place",
@@ -73,7 +70,7 @@ def may_hold_address(scan: CluedScan) -> bool:
 
 def address_findings(scan: Scan) -> Iterator[Finding]:
     """Street addresses, post boxes and labelled towns in the scanned text."""
-    for pattern in FINDING_PATTERNS:
+    for pattern in (_ADDRESS, _LABELLED_TOWN):
         group = pattern.group("v")
         for start, end in scan.spans(pattern, group):
             value = scan.text[start:end].rstrip(" ,.")

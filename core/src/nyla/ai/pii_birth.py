@@ -46,9 +46,6 @@ _DATE_BEFORE_LABEL = compile_linear(
     ignore_case=True,
 )
 
-#: every pattern a date of birth is found by (a finding lies in a match of one of them)
-FINDING_PATTERNS = (_BIRTH_DATE, _STARRED_DATE, _DATE_BEFORE_LABEL)
-
 
 #: what every label of :data:`_LABELS` and :data:`_LABELS_AFTER` holds once case-folded
 #: (``geb`` stands for ``geb.``, ``geboren``, ``Geburtsdatum``, ``Geb.-Datum``, ``Geburt``...)
@@ -66,7 +63,7 @@ def may_hold_birth(scan: CluedScan) -> bool:
 
 def birth_findings(scan: Scan) -> Iterator[Finding]:
     """Dates of birth in the scanned text."""
-    for pattern in FINDING_PATTERNS:
+    for pattern in (_BIRTH_DATE, _STARRED_DATE, _DATE_BEFORE_LABEL):
         group = pattern.group("v")
         for start, end in scan.spans(pattern, group):
             value = scan.text[start:end].rstrip(" ,.")

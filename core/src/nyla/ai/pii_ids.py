@@ -42,8 +42,6 @@ _ID_NUMBER = compile_linear(
     rf"(?:^|[^{W}])(?:{_LABELS})(?P<gap>[^{W}\n][^0-9\n]{{0,60}}?)"
     rf"(?P<v>[A-Za-z]{{0,5}}[0-9][A-Za-z0-9]{{2,11}})(?:$|[^{W}])",
 )
-#: every pattern an ID number is found by (a finding lies in a match of it)
-FINDING_PATTERNS = (_ID_NUMBER,)
 # Python's re on the gap and the value only (at most 60 and 17 characters): bounded input
 # what may stand between a label and a number of any shape
 _ADJACENT = re.compile(

@@ -232,7 +232,7 @@ def _prefixes(items: Any) -> set[str]:
 
 
 @functools.cache
-def name_cues() -> LinearPattern:
+def _cues() -> LinearPattern:
     """Where any pattern above may begin: one of the cues after a boundary, the cue in any case
     (RE2's case-insensitive match of a literal accepts whatever its exact match does). The
     boundary is matched case-sensitively, as the patterns match it: under case folding RE2
@@ -247,7 +247,7 @@ def may_hold_name(scan: CluedScan) -> bool:
     (``\\p{Lu}``, :mod:`nyla.ai.pii_clues`), and every match holds one of its cues (a role,
     label, title, greeting, closing or birth cue) right after a boundary. JSON keys in
     camelCase (``toolName``) hold capitals but no cue: the five patterns are not run there."""
-    return scan.may_have_upper and name_cues().search_spans(scan.data, 0) is not None
+    return scan.may_have_upper and _cues().search_spans(scan.data, 0) is not None
 
 
 def name_findings(scan: Scan) -> Iterator[Finding]:
