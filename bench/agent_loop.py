@@ -44,8 +44,15 @@ Two checks keep the comparison honest:
   awaited directly): the floor every framework's CPU includes — the tasks, the waits, the
   event loop waking — printed for scale, never a contender (``--no-floor`` leaves it out).
 
+This host's part: a virtual CPU that idles while tools wait comes back slow, so the same
+work costs more CPU after a wait, and the leaner a framework's burst, the larger that share
+(``bench/host_wake.py``). Before each waiting configuration a line prints a fixed burst of
+plain Python's CPU back to back and right after a wait as long as a tool's. ``--warm`` keeps
+every core busy with nice-19 busy loops while measuring (no CPU is taken from the measured
+processes; a high-load condition of its own, labelled in the output).
+
 Usage: ``env -u NYLA_LOCAL_EMBEDDINGS .venv/bin/python bench/agent_loop.py [--rounds 40 100]
-[--repeat 3] [--tool-ms 20 0] [--schedule apart together]``. The competitors are installed
+[--repeat 3] [--tool-ms 20 0] [--schedule apart together] [--warm]``. The competitors are installed
 from PyPI on first use into ``bench/.venvs/agent_loop`` (git-ignored). Never in the tests.
 """
 
@@ -53,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -69,6 +77,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agent_loop_runners import RUNNERS, SCHEDULES, Probe  # noqa: E402
+from host_wake import WarmHost, wake_line  # noqa: E402
 
 BENCH_VENV = ROOT / "bench" / ".venvs" / "agent_loop"
 COMPETITORS = ["pydantic-ai-slim>=1.0", "langgraph>=1.0", "langchain-core>=1.0"]
@@ -322,6 +331,30 @@ def report(config: tuple[float, str, int], rows: list[dict[str, Any]], loads: li
     )
 
 
+def measure(
+    config: tuple[float, str, int],
+    repeat: int,
+    workers: dict[str, Worker],
+    every: list[dict[str, Any]],
+) -> str:
+    """One configuration: ``repeat`` passes, the frameworks taking turns; its summary line."""
+    tool_ms, schedule, rounds = config
+    wanted = list(workers)
+    loads = [os.getloadavg()[0]]
+    runs: dict[str, list[dict[str, Any]]] = {n: [] for n in wanted}
+    for rep in range(repeat):
+        order = wanted[rep % len(wanted) :] + wanted[: rep % len(wanted)]
+        for name in order:
+            runs[name].append(workers[name].run(rounds, schedule, tool_ms))
+    loads.append(os.getloadavg()[0])
+    every += [r for rs in runs.values() for r in rs]
+    line = report(config, [summarize(runs[n]) for n in wanted], loads)
+    verified = {r["verified"] for r in runs.get("nyla", []) if r["verified"]}
+    for note in sorted(verified):
+        print(f"nyla's runs left: {note}")
+    return line
+
+
 SUMMARY_HEAD = (
     f"{'rounds':>6} {'schedule':>8} {'tool ms':>7} "
     + " ".join(f"{n[:7]:>7}" for n in (*FRAMEWORKS, "alone"))
@@ -341,6 +374,11 @@ def main() -> None:
     parser.add_argument("--no-floor", action="store_true", help="leave out the tools-alone row")
     parser.add_argument("--worker", choices=(*FRAMEWORKS, FLOOR))
     parser.add_argument("--json", type=Path, help="also write every run to this file")
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="keep every core busy with nice-19 busy loops while measuring (a load condition)",
+    )
     args = parser.parse_args()
     if args.worker:
         worker(args.worker)
@@ -361,23 +399,20 @@ def main() -> None:
     }
     every: list[dict[str, Any]] = []
     table: list[str] = []
+    host: list[str] = []
+    if args.warm:
+        print("# host kept warm: one busy loop per CPU at nice 19 while measuring")
     try:
-        for tool_ms in args.tool_ms:
-            for schedule in args.schedule:
-                for rounds in args.rounds:
-                    loads = [os.getloadavg()[0]]
-                    runs: dict[str, list[dict[str, Any]]] = {n: [] for n in wanted}
-                    for rep in range(args.repeat):
-                        order = wanted[rep % len(wanted) :] + wanted[: rep % len(wanted)]
-                        for name in order:
-                            runs[name].append(workers[name].run(rounds, schedule, tool_ms))
-                    loads.append(os.getloadavg()[0])
-                    every += [r for rs in runs.values() for r in rs]
-                    rows = [summarize(runs[n]) for n in wanted]
-                    table.append(report((tool_ms, schedule, rounds), rows, loads))
-                    verified = {r["verified"] for r in runs.get("nyla", []) if r["verified"]}
-                    for line in sorted(verified):
-                        print(f"nyla's runs left: {line}")
+        with WarmHost() if args.warm else contextlib.nullcontext():
+            for tool_ms in args.tool_ms:
+                if tool_ms > 0:
+                    host.append(wake_line(tool_ms))
+                    print(host[-1])
+                for schedule in args.schedule:
+                    for rounds in args.rounds:
+                        table.append(
+                            measure((tool_ms, schedule, rounds), args.repeat, workers, every)
+                        )
     finally:
         for w in workers.values():
             w.close()
@@ -387,6 +422,9 @@ def main() -> None:
     print("\n## Summary (medians per round; ratio = nyla / the faster competitor, CPU)")
     print(SUMMARY_HEAD)
     print("\n".join(line for line in table if line))
+    print("\n".join(host))
+    if args.warm:
+        print("(measured with the host kept warm: nice-19 busy loops on every core)")
     if args.json:
         args.json.write_text(json.dumps(every, indent=1))
 
