@@ -113,21 +113,26 @@ def server_cpu_s() -> float:
 
 def worker(name: str) -> None:
     """Answer one JSON line per command line ``{rounds, schedule, toolMs}``: one measured run
-    (after a warm-up run the first time a configuration is asked for)."""
+    (after a warm-up run the first time a configuration is asked for). ``"verify": false``
+    leaves the check of what the run left to a later ``{"verifyLast": true}`` line."""
     import logging
 
     logging.disable(logging.WARNING)
     runners: dict[str, Any] = {}
     warmed: set[tuple[str, int, float]] = set()
+    last: list[Any] = [None]
 
-    async def once(schedule: str, rounds: int, tool_ms: float) -> dict[str, Any]:
+    async def once(
+        schedule: str, rounds: int, tool_ms: float, check: bool = True
+    ) -> dict[str, Any]:
         runner = runners.get(schedule) or runners.setdefault(schedule, RUNNERS[name](schedule))
         probe = Probe(tool_ms / 1000, write_after_reads=schedule == "apart")
         db_cpu = server_cpu_s()
         start, cpu = time.perf_counter(), time.process_time()
         await runner(probe, rounds)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-        verify = getattr(runner, "verify", None)
+        verify = getattr(runner, "verify", None) if check else None
+        last[0] = runner
         return {
             "verified": await verify() if verify is not None else None,
             "framework": name,
@@ -146,11 +151,15 @@ def worker(name: str) -> None:
     async def serve() -> None:
         for line in sys.stdin:
             cmd = json.loads(line)
+            if cmd.get("verifyLast"):
+                verify = getattr(last[0], "verify", None)
+                print(json.dumps({"verified": await verify() if verify else None}), flush=True)
+                continue
             key = (cmd["schedule"], cmd["rounds"], cmd["toolMs"])
             if key not in warmed:
                 await once(*key)
                 warmed.add(key)
-            print(json.dumps(await once(*key)), flush=True)
+            print(json.dumps(await once(*key, cmd.get("verify", True))), flush=True)
 
     asyncio.run(serve())
 
@@ -229,21 +238,28 @@ def start_database() -> tuple[Any, Path, str, str]:
 class Worker:
     """A worker process of one framework, driven line by line."""
 
-    def __init__(self, name: str, python: str, env: dict[str, str]) -> None:
+    def __init__(
+        self, name: str, python: str, env: dict[str, str], prefix: tuple[str, ...] = ()
+    ) -> None:
         self.name = name
         self.proc = subprocess.Popen(
-            [python, __file__, "--worker", name],
+            [*prefix, python, __file__, "--worker", name],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             env=env,
         )
 
-    def run(self, rounds: int, schedule: str, tool_ms: float) -> dict[str, Any]:
+    def run(
+        self, rounds: int, schedule: str, tool_ms: float, verify: bool = True
+    ) -> dict[str, Any]:
+        cmd = {"rounds": rounds, "schedule": schedule, "toolMs": tool_ms, "verify": verify}
+        return self.ask(cmd)
+
+    def ask(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Send one command line, return the worker's answer line."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(
-            json.dumps({"rounds": rounds, "schedule": schedule, "toolMs": tool_ms}) + "\n"
-        )
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
