@@ -11,9 +11,9 @@ import functools
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from nyla.ai.model_chain import ModelChains
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
 from nyla.ai.pricing import UsageTotals, call_cost_chf, estimate_cost_chf
 from nyla.ai.retry import RetryPolicy
@@ -24,7 +24,7 @@ from nyla.ai.timeouts import seconds_setting
 from nyla.ai.tokens import count_text_tokens
 from nyla.config import config_value
 from nyla.cpu import off_loop
-from nyla.errors import ModelAccessDenied, ModelNotAvailableError, ProviderError
+from nyla.errors import ModelNotAvailableError, ProviderError
 from nyla.models.ai import Message, ModelSpec, OperationType, Usage
 from nyla.models.billing import Charge
 from nyla.models.model_query import ModelQuery
@@ -99,6 +99,8 @@ class AiPipeline:
         #: a :class:`nyla.ai.recording.Tape` while runs are recorded or replayed
         self.tape: Any = None
         self.selector = ModelSelector(self._models)
+        #: each call's chain inside its access rule, the ranked part kept between calls
+        self.chains = ModelChains(self.selector, self._models, settings)
         self._totals: dict[str | None, UsageTotals] = {}
 
     # ---- selection ------------------------------------------------------------------
@@ -117,60 +119,9 @@ class AiPipeline:
         return provider
 
     def _chain(self, query: ModelQuery, rule: AccessRule | None = None) -> list[ModelSpec]:
-        """The selector's chain for ``query`` inside the caller's access ``rule``; a model
-        (or every model) the rule forbids is a :class:`ModelAccessDenied` naming the rule."""
-        if rule is None:
-            return self._default_chain(query)
-        narrowed = rule.narrow(query, self._models())
-        try:
-            return self._default_chain(narrowed)
-        except ModelNotAvailableError as exc:
-            if narrowed is query:
-                raise
-            raise self._denied(query, rule, exc) from exc
-
-    def _denied(
-        self, query: ModelQuery, rule: AccessRule, exc: ModelNotAvailableError
-    ) -> ModelNotAvailableError:
-        """The refusal of a query that fails inside ``rule``: a :class:`ModelAccessDenied`
-        when it would have found a model without the rule, else ``exc`` itself."""
-        specs = self._models()
-        spec = self.selector.spec(query.model) if query.model else None
-        if spec is not None:
-            why = rule.why_not(spec, query.operation, specs)
-            if why is not None:
-                return ModelAccessDenied(
-                    f"model {spec.id!r} is forbidden by the model access rule of "
-                    f"{rule.source}: {why}",
-                    rule=rule.source,
-                )
-        try:
-            self._default_chain(query)
-        except ModelNotAvailableError:
-            return exc
-        return ModelAccessDenied(
-            f"no model for operation {query.operation.value!r} is allowed by the model access "
-            f"rule of {rule.source} ({exc})",
-            rule=rule.source,
-        )
-
-    def _default_chain(self, query: ModelQuery) -> list[ModelSpec]:
-        """The selector's chain for ``query``, led by the operation's default model (the
-        settings' ``default_models``, else ``NYLA_MODEL_<OPERATION>``) when the query names
-        none and the default fits."""
-        operation = query.operation
-        soft_default = None
-        if query.model is None:
-            defaults = self.settings.get("default_models") or {}
-            soft_default = defaults.get(operation.value) or config_value(
-                f"NYLA_MODEL_{operation.name}"
-            )
-        if soft_default:
-            try:
-                return self.selector.candidates(replace(query, model=soft_default))
-            except ModelNotAvailableError as exc:
-                log.warning("default model for %s ignored: %s", operation.value, exc)
-        return self.selector.candidates(query)
+        """The selector's chain for ``query`` inside the caller's access ``rule`` (see
+        :class:`~nyla.ai.model_chain.ModelChains`)."""
+        return self.chains.chain(query, rule)
 
     @functools.cached_property
     def speech(self) -> SpeechOperations:

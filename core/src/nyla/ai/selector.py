@@ -7,11 +7,16 @@ when the call carries tools, and declare every capability the request's answer o
 (``tool_choice``, ``stop_sequences``, ``json_mode``, ``structured_output``). They are ranked by quality, then speed, then price. An explicit
 model id overrides the ranking (it must still be known, available and allowed); the rest of
 the ranking is the fallback chain.
+
+Selection comes in two steps: :meth:`ModelSelector.ranked` is everything but the window (a
+:class:`Ranked`, the same for every call of a kind while the specs are the same objects, so
+it may be kept), :meth:`Ranked.fits` the chain for one call's window (checked every call).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nyla.errors import ModelNotAvailableError, UnsupportedCapabilityError
@@ -56,45 +61,77 @@ class ModelSelector:
 
     def candidates(self, query: ModelQuery) -> list[ModelSpec]:
         """The query's explicit model (if any) followed by every other eligible model, best
-        first (the first ``query.limit`` of them).
+        first (the first ``query.limit`` of them): :meth:`ranked`, then :meth:`Ranked.fits`
+        for the query's window.
 
         Raises :class:`ModelNotAvailableError` when nothing fits, saying why
         (:class:`UnsupportedCapabilityError` when the explicit model lacks one of
         ``query.needs``).
         """
-        specs = self._models()  # a list of its own (not changed here)
-        chain: list[ModelSpec] = []
-        if query.model:
-            chain.append(_explicit(query, specs))
-        first = chain[0].id if chain else None
-        most = len(specs) + 1 if query.limit is None else query.limit
-        for spec in self._ranked(query, specs):
-            if len(chain) >= most:
-                break
-            if spec.context_window >= query.estimated_tokens and spec.id != first:
-                chain.append(spec)
-        if not chain:
-            raise _nothing_fits(query, *_reasons(specs, query))
-        return chain
+        return self.ranked(query).fits(query.estimated_tokens)
 
-    def _ranked(self, query: ModelQuery, specs: list[ModelSpec]) -> list[ModelSpec]:
+    def ranked(self, query: ModelQuery) -> Ranked:
+        """What may answer ``query`` whatever its window (``query.estimated_tokens`` is not
+        read): its explicit model, checked (the errors of :meth:`candidates` but the window's),
+        and the other eligible models best first."""
+        specs = tuple(self._models())
+        explicit = _explicit(query, specs) if query.model else None
+        return Ranked(query, specs, explicit, self._ranked(query, specs))
+
+    def _ranked(self, query: ModelQuery, specs: tuple[ModelSpec, ...]) -> list[ModelSpec]:
         """The eligible models but for the window, best first; kept per kind of request
         while the specs are the same objects (every model call asks, the answer rarely
         changes; 26 specs took ~50 us to rank)."""
         key = query.ranking_key()
         hit = self._cache.get(key)
-        current = tuple(specs)
-        if hit is not None and hit[0] == current:  # identity first: one pass in C
+        if hit is not None and hit[0] == specs:  # identity first: one pass in C
             return hit[1]
         ranked = sorted((s for s in specs if _why_not(s, query, 0) is None), key=rank_key)
         if len(self._cache) >= 64:
             self._cache.clear()
-        self._cache[key] = (current, ranked)
+        self._cache[key] = (specs, ranked)
         return ranked
+
+    def forget(self) -> None:
+        """Drop the kept rankings (a spec was changed in place)."""
+        self._cache.clear()
 
     def select(self, query: ModelQuery) -> ModelSpec:
         """The best model for the query (see :meth:`candidates`)."""
         return self.candidates(query)[0]
+
+
+@dataclass(slots=True)
+class Ranked:
+    """The models a kind of call may go to, whatever its window (:meth:`ModelSelector.ranked`):
+    the query's ``explicit`` model (or ``None``) and the other eligible models best first, made
+    from ``specs``. It depends on nothing a call changes but its window, so a caller may keep
+    it while the specs are the same objects (a spec is a value: a provider changes a model's
+    availability or price by handing a new spec); :meth:`fits` is the per-call step."""
+
+    query: ModelQuery
+    specs: tuple[ModelSpec, ...]
+    explicit: ModelSpec | None
+    ranked: list[ModelSpec]
+
+    def fits(self, estimated_tokens: int) -> list[ModelSpec]:
+        """The chain of a call whose window is ``estimated_tokens``: the explicit model (its
+        window is the caller's choice), then the ranked models that hold the window, at most
+        ``query.limit`` in all. :class:`ModelNotAvailableError` saying why when none fits."""
+        explicit = self.explicit
+        chain = [] if explicit is None else [explicit]
+        first = None if explicit is None else explicit.id
+        limit = self.query.limit
+        most = len(self.specs) + 1 if limit is None else limit
+        for spec in self.ranked:
+            if len(chain) >= most:
+                break
+            if spec.context_window >= estimated_tokens and spec.id != first:
+                chain.append(spec)
+        if not chain:
+            query = replace(self.query, estimated_tokens=estimated_tokens)
+            raise _nothing_fits(query, *_reasons(self.specs, query))
+        return chain
 
 
 def _why_not(spec: ModelSpec, query: ModelQuery, estimated_tokens: int) -> str | None:
@@ -115,7 +152,9 @@ def _why_not(spec: ModelSpec, query: ModelQuery, estimated_tokens: int) -> str |
     return next((reason for reason, ok in checks if not ok), None)
 
 
-def _reasons(specs: list[ModelSpec], query: ModelQuery) -> tuple[dict[str, int], dict[str, None]]:
+def _reasons(
+    specs: Sequence[ModelSpec], query: ModelQuery
+) -> tuple[dict[str, int], dict[str, None]]:
     """How many models each reason ruled out, and what would enable the unavailable ones."""
     reasons: dict[str, int] = {}
     missing: dict[str, None] = {}
@@ -130,7 +169,7 @@ def _reasons(specs: list[ModelSpec], query: ModelQuery) -> tuple[dict[str, int],
 
 
 def _unsupported(
-    spec: ModelSpec, capability: str, specs: list[ModelSpec]
+    spec: ModelSpec, capability: str, specs: Sequence[ModelSpec]
 ) -> UnsupportedCapabilityError:
     able = sorted(s.id for s in specs if getattr(s.capabilities, capability, False))
     return UnsupportedCapabilityError(
@@ -141,7 +180,7 @@ def _unsupported(
     )
 
 
-def _explicit(query: ModelQuery, specs: list[ModelSpec]) -> ModelSpec:
+def _explicit(query: ModelQuery, specs: Sequence[ModelSpec]) -> ModelSpec:
     """The spec of the query's explicitly named model, when it may answer the query."""
     model, providers, models = query.model, query.allowed_providers, query.allowed_models
     spec = next((s for s in specs if s.id == model), None)

@@ -1,0 +1,134 @@
+"""Which models a call goes to, inside the caller's model access rule: the selector's chain
+(:mod:`nyla.ai.selector`) led by the operation's default model, with the ranked part kept
+between calls.
+
+An agent run asks for a model every round with the same query but for the window. What the
+answer depends on besides the window (the query's operation, restriction, tools,
+capabilities, named model and chain length; the access rule; the operation's default model;
+the providers' specs) is the key of a kept :class:`~nyla.ai.selector.Ranked`, and every call
+still checks what can change from one call to the next: the window, that its models are still
+available, and (in :meth:`nyla.ai.route.Route.models`) their price against the budget left.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from nyla.config import config_value
+from nyla.errors import ModelAccessDenied, ModelNotAvailableError
+from nyla.models.ai import ModelSpec, OperationType
+from nyla.models.model_query import ModelQuery
+
+if TYPE_CHECKING:
+    from nyla.ai.access_rule import AccessRule
+    from nyla.ai.selector import ModelSelector, Ranked
+
+log = logging.getLogger(__name__)
+
+#: the setting naming each operation's default model (``NYLA_MODEL_AGENT``, ...)
+_DEFAULT_SETTING = {op: f"NYLA_MODEL_{op.name}" for op in OperationType}
+
+#: kinds of call whose ranking is kept at most (all dropped when full)
+KEPT = 64
+
+
+class ModelChains:
+    """The chain of models of each call, over ``selector`` and the specs ``models()`` lists
+    (the AI service's, a replayed tape's while replaying); ``settings`` is the service's
+    (``default_models``)."""
+
+    def __init__(
+        self,
+        selector: ModelSelector,
+        models: Callable[[], list[ModelSpec]],
+        settings: Mapping[str, Any],
+    ) -> None:
+        self.selector = selector
+        self._models = models
+        self.settings = settings
+        #: the ranked part of each kind of call's chain (see :meth:`_ranked`)
+        self._kept: dict[tuple[Any, ...], Ranked] = {}
+
+    def chain(self, query: ModelQuery, rule: AccessRule | None = None) -> list[ModelSpec]:
+        """The selector's chain for ``query`` inside the caller's access ``rule``; a model
+        (or every model) the rule forbids is a :class:`ModelAccessDenied` naming the rule.
+        The ranked part is :meth:`_ranked`'s (kept between calls); the window and the
+        models' availability are checked on every call."""
+        try:
+            chain = self._ranked(query, rule).fits(query.estimated_tokens)
+            if all(spec.available for spec in chain):
+                return chain
+            self._kept.clear()  # a kept spec was made unavailable in place: rank afresh
+            self.selector.forget()
+            return self._ranked(query, rule).fits(query.estimated_tokens)
+        except ModelNotAvailableError as exc:
+            if rule is None or rule.narrow(query, self._models()) is query:
+                raise
+            raise self._denied(query, rule, exc) from exc
+
+    def _ranked(self, query: ModelQuery, rule: AccessRule | None) -> Ranked:
+        """What may answer ``query`` inside ``rule`` whatever its window, kept between the
+        calls (the rounds of a run) while nothing it depends on changed: the query but for
+        its window, the rule, the operation's default model and the specs (the same objects:
+        a change of a setting, a provider's list or the replayed tape gives new ones). Each
+        call still checks the window (:meth:`Ranked.fits`), that the models it goes to are
+        still available (:meth:`chain`) and their price against the budget
+        (:meth:`~nyla.ai.route.Route.models`). Before, every
+        call listed, narrowed, looked the default up and checked the named model again
+        (~60 us of an agent round's CPU in the bench's runner)."""
+        specs = tuple(self._models())
+        soft = None if query.model is not None else self._soft_default(query.operation)
+        key = (*query.ranking_key(), query.model, query.limit, rule, soft)
+        hit = self._kept.get(key)
+        if hit is not None and hit.specs == specs:  # identity first: one pass in C
+            return hit
+        narrowed = query if rule is None else rule.narrow(query, list(specs))
+        ranked = self._default_ranked(narrowed, soft)
+        if len(self._kept) >= KEPT:
+            self._kept.clear()
+        self._kept[key] = ranked
+        return ranked
+
+    def _soft_default(self, operation: OperationType) -> str | None:
+        """The operation's default model: the settings' ``default_models``, else
+        ``NYLA_MODEL_<OPERATION>``."""
+        defaults = self.settings.get("default_models") or {}
+        return defaults.get(operation.value) or config_value(_DEFAULT_SETTING[operation])
+
+    def _denied(
+        self, query: ModelQuery, rule: AccessRule, exc: ModelNotAvailableError
+    ) -> ModelNotAvailableError:
+        """The refusal of a query that fails inside ``rule``: a :class:`ModelAccessDenied`
+        when it would have found a model without the rule, else ``exc`` itself."""
+        specs = self._models()
+        spec = self.selector.spec(query.model) if query.model else None
+        if spec is not None:
+            why = rule.why_not(spec, query.operation, specs)
+            if why is not None:
+                return ModelAccessDenied(
+                    f"model {spec.id!r} is forbidden by the model access rule of "
+                    f"{rule.source}: {why}",
+                    rule=rule.source,
+                )
+        try:
+            self.chain(query)
+        except ModelNotAvailableError:
+            return exc
+        return ModelAccessDenied(
+            f"no model for operation {query.operation.value!r} is allowed by the model access "
+            f"rule of {rule.source} ({exc})",
+            rule=rule.source,
+        )
+
+    def _default_ranked(self, query: ModelQuery, soft_default: str | None) -> Ranked:
+        """The selector's ranking for ``query``, led by the operation's default model
+        (``soft_default``) when the query names none and the default may answer it."""
+        if soft_default:
+            try:
+                return self.selector.ranked(replace(query, model=soft_default))
+            except ModelNotAvailableError as exc:
+                log.warning("default model for %s ignored: %s", query.operation.value, exc)
+        return self.selector.ranked(query)

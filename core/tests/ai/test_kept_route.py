@@ -1,0 +1,145 @@
+"""The ranked part of a call's route is kept between calls (the rounds of a run), and a
+change of anything it depends on routes the next call afresh: the window, the budget left,
+the restriction (the context's, a named model, the operation's default, the access rule),
+a model's availability and its price."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from nyla.ai.retry import RetryPolicy
+from nyla.errors import BudgetExceeded, ModelAccessDenied
+from nyla.models.agent import RunContext
+from nyla.models.ai import AiCallRequest, Message, ModelSpec, OperationType, Role
+from nyla.testing.scripted import ScriptedPlugin, ScriptedProvider
+
+
+def service(kernel: Any) -> Any:
+    from nyla.ai.service import AiService
+
+    return AiService(kernel.plugins, kernel.settings.get("ai"), retry=RetryPolicy())
+
+
+def ask(text: str = "hi", **kw: Any) -> AiCallRequest:
+    return AiCallRequest(
+        operation=OperationType.AGENT, messages=[Message(role=Role.USER, content=text)], **kw
+    )
+
+
+def answering(name: str, **kw: Any) -> ScriptedProvider:
+    return ScriptedProvider(lambda r, i: name, id=name, **kw)
+
+
+@pytest.fixture
+def pair(make_kernel) -> tuple[Any, ScriptedProvider, ScriptedProvider]:
+    """A service over ``best`` (ranked first) and ``next``."""
+    best, nxt = answering("best", quality_rank=90), answering("next", quality_rank=50)
+    return service(make_kernel(ScriptedPlugin(best, nxt), builtins=False)), best, nxt
+
+
+async def test_a_run_s_rounds_rank_the_models_once(pair, monkeypatch) -> None:
+    ai, _best, _next = pair
+    ranked = []
+    original = ai.selector.ranked
+    monkeypatch.setattr(ai.selector, "ranked", lambda q: ranked.append(q) or original(q))
+    context = RunContext(workflow_id="run-1")
+    for text in ("round one", "round two, a longer prompt", "round three"):
+        assert (await ai.call(ask(text, context=context))).model == "best:model"
+    assert len(ranked) == 1
+
+
+async def test_a_prompt_past_the_kept_model_s_window_goes_to_the_next(make_kernel) -> None:
+    small = answering("small", quality_rank=90, context_window=2_000)
+    large = answering("large", quality_rank=50)
+    ai = service(make_kernel(ScriptedPlugin(small, large), builtins=False))
+    assert (await ai.call(ask("short", max_output_tokens=100))).model == "small:model"
+    assert (await ai.call(ask("word " * 3_000, max_output_tokens=100))).model == "large:model"
+    assert (await ai.call(ask("short again", max_output_tokens=100))).model == "small:model"
+
+
+async def test_a_budget_left_below_the_estimate_is_refused_after_a_kept_route(pair) -> None:
+    ai, best, _next = pair
+    assert (await ai.call(ask(max_cost_chf=1.0))).model == "best:model"
+    with pytest.raises(BudgetExceeded):
+        await ai.call(ask(max_cost_chf=1e-9))
+    assert len(best.requests) == 1
+
+
+async def test_a_change_of_the_context_s_restriction_reroutes(pair) -> None:
+    ai, _best, _next = pair
+    assert (await ai.call(ask(context=RunContext()))).model == "best:model"
+    narrow = RunContext(allowed_providers=["next"])
+    assert (await ai.call(ask(context=narrow))).model == "next:model"
+    listed = RunContext(allowed_models=["next:model"])
+    assert (await ai.call(ask(context=listed))).model == "next:model"
+    assert (await ai.call(ask(context=RunContext()))).model == "best:model"
+
+
+async def test_a_named_model_and_a_changed_default_reroute(pair, monkeypatch) -> None:
+    ai, _best, _next = pair
+    assert (await ai.call(ask())).model == "best:model"
+    assert (await ai.call(ask(model="next:model"))).model == "next:model"
+    monkeypatch.setenv("NYLA_MODEL_AGENT", "next:model")
+    assert (await ai.call(ask())).model == "next:model"
+    monkeypatch.delenv("NYLA_MODEL_AGENT")
+    ai.settings["default_models"] = {"agent": "next:model"}  # changed in place
+    assert (await ai.call(ask())).model == "next:model"
+    ai.settings["default_models"] = {}
+    assert (await ai.call(ask())).model == "best:model"
+
+
+async def test_a_model_made_unavailable_is_not_called_again(pair) -> None:
+    ai, best, _next = pair
+    assert (await ai.call(ask())).model == "best:model"
+    best.spec.available = False  # the spec changed in place, not handed anew
+    assert (await ai.call(ask())).model == "next:model"
+    assert (await ai.call(ask())).model == "next:model"
+    assert len(best.requests) == 1
+
+
+async def test_a_provider_s_new_spec_makes_its_model_available_again(pair, monkeypatch) -> None:
+    ai, best, _next = pair
+    best.spec.available = False
+    assert (await ai.call(ask())).model == "next:model"
+    best.spec = best.spec.model_copy(update={"available": True})
+    monkeypatch.setenv("NYLA_TEST_SETTING", "changed")  # the providers are asked again
+    assert (await ai.call(ask())).model == "best:model"
+
+
+class PricedByEnvironment(ScriptedProvider):
+    """A provider whose price is a setting: a new spec when the setting changes."""
+
+    def models(self) -> list[ModelSpec]:
+        price = float(os.environ.get("NYLA_TEST_PRICE", "1.0"))
+        if price != self.spec.price_input_chf_per_mtok:
+            self.spec = self.spec.model_copy(update={"price_input_chf_per_mtok": price})
+        return [self.spec]
+
+
+async def test_a_changed_price_reranks_the_kept_route(make_kernel, monkeypatch) -> None:
+    priced = PricedByEnvironment(lambda r, i: "priced", id="priced", price_input=1.0)
+    fixed = answering("fixed", price_input=2.0)
+    ai = service(make_kernel(ScriptedPlugin(priced, fixed), builtins=False))
+    # same quality and speed: the cheaper one first
+    assert (await ai.call(ask())).model == "priced:model"
+    monkeypatch.setenv("NYLA_TEST_PRICE", "5.0")
+    assert (await ai.call(ask())).model == "fixed:model"
+    monkeypatch.setenv("NYLA_TEST_PRICE", "0.5")
+    assert (await ai.call(ask())).model == "priced:model"
+
+
+@pytest.mark.db
+async def test_a_changed_access_rule_reroutes(make_kernel, db) -> None:
+    best, nxt = answering("best", quality_rank=90), answering("next", quality_rank=50)
+    kernel = make_kernel(ScriptedPlugin(best, nxt), db=db, builtins=False)
+    alice = RunContext(user_id="alice", mandate_id="m1")
+    assert (await kernel.ai.call(ask(context=alice))).model == "best:model"
+    await kernel.model_access.set_providers("mandate", "m1", ["next"])
+    assert (await kernel.ai.call(ask(context=alice))).model == "next:model"
+    with pytest.raises(ModelAccessDenied):
+        await kernel.ai.call(ask(context=alice, model="best:model"))
+    await kernel.model_access.set_providers("mandate", "m1", [])
+    assert (await kernel.ai.call(ask(context=alice))).model == "best:model"
