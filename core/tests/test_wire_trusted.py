@@ -142,3 +142,32 @@ async def test_a_run_s_requests_equal_validated_ones(scripted, make_kernel, db):
     results = [e.data for e in events if e.type is EventType.TOOL_RESULT]
     assert [r["success"] for r in results] == [True, False]
     assert results[1]["errorDetails"]["code"] == "INVALID_TYPE"
+
+
+def test_copied_is_the_model_copy():
+    """``copied`` (a tool call's context, made from the run's base) gives what
+    ``model_copy(update=...)`` gives, and refuses what it cannot copy."""
+    from pydantic import PrivateAttr
+
+    from nyla.models.base import copied
+    from nyla.models.tools import ToolContext
+
+    def on_charge(chf: float) -> None:
+        return None
+
+    base = ToolContext.model_construct(run=RunContext(user_id="u"), run_id="r", action_number=1)
+    update = {"round": 3, "task_number": 2, "call_id": "c1", "on_charge": on_charge}
+    made, copy = copied(base, **update), base.model_copy(update=update)
+    assert type(made) is ToolContext and made == copy
+    assert made.model_fields_set == copy.model_fields_set
+    assert made.__dict__ == copy.__dict__ and made.__dict__ is not base.__dict__
+    assert base.round == 0 and base.call_id is None  # the base is left as it was
+    with pytest.raises(TypeError, match="unknown fields"):
+        copied(base, rounds=3)
+
+    class Private(BaseModel):
+        n: int = 0
+        _seen: int = PrivateAttr(default=0)
+
+    with pytest.raises(TypeError, match="private or extra"):
+        copied(Private(), n=1)

@@ -9,6 +9,7 @@ is written again reduced (no arguments, the reason in ``error``) so no run is lo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -63,7 +64,10 @@ async def cancelled(run: AgentRun, *, note: bool = True) -> None:
 
 def closing_events(run: AgentRun, final_text: str) -> list[AgentEvent]:
     """The last two events of every run: FINAL and AGENT_SUMMARY."""
-    return [events.final(run.round, final_text, str(run.trace.status)), events.summary(run.trace)]
+    return [
+        events.final(run.round, final_text, str(run.trace.status)),
+        events.summary(run.trace, len(run.calls)),
+    ]
 
 
 async def progress_report(run: AgentRun, status: AgentStatus, sink: list[AgentEvent]) -> str:
@@ -94,7 +98,7 @@ async def progress_report(run: AgentRun, status: AgentStatus, sink: list[AgentEv
     lines = [
         f"{c.tool_name}({compact_json(c.arguments)[:80]}) -> "
         + ("ok" if c.success else f"error: {c.error}")
-        for c in run.trace.tool_calls
+        for c in run.calls
     ]
     return local_progress_summary(str(status), run.trace.prompt, lines, run.last_text)
 
@@ -120,7 +124,7 @@ async def finish(run: AgentRun, final_text: str) -> None:
     trace.input_tokens = run.input_tokens
     trace.output_tokens = run.output_tokens
     trace.finished_at = datetime.now(UTC)
-    counters = repair_counters(trace.tool_calls)
+    counters = repair_counters(run.calls)
     trace.validation_failures = counters["validation_failures"]
     trace.repair_attempts = counters["repair_attempts"]
     trace.success_after_repair = counters["success_after_repair"]
@@ -137,22 +141,20 @@ async def finish(run: AgentRun, final_text: str) -> None:
 
     db = run.services.db
     try:
-        await asyncio.shield(save_trace(db, trace))
+        await asyncio.shield(save_trace(db, trace, run.calls))
     except Exception as exc:  # never lost: saved reduced, with the reason
         log.warning(
             "persisting the trace of run %s failed: %s; saving it reduced", trace.run_id, exc
         )
         reduced = trace.model_copy(
             update={
-                "tool_calls": [
-                    c.model_copy(update={"arguments": "", "error": None}) for c in trace.tool_calls
-                ],
                 "error": f"trace reduced: {type(exc).__name__}: {exc}"[:2000]
                 + (f"; run error: {trace.error}" if trace.error else ""),
             }
         )
+        calls = [dataclasses.replace(c, arguments="", error=None) for c in run.calls]
         try:
-            await asyncio.shield(save_trace(db, reduced))
+            await asyncio.shield(save_trace(db, reduced, calls))
         except Exception as again:
             log.error(
                 "the reduced trace of run %s could not be saved either: %s", trace.run_id, again

@@ -60,8 +60,9 @@ def final(round_: int, text: str, status_: str) -> AgentEvent:
     return AgentEvent(type=EventType.FINAL, round=round_, text=text, data={"status": status_})
 
 
-def summary(trace: AgentTrace, **extra: Any) -> AgentEvent:
-    """The closing metrics of a run: cost, rounds, tokens, tool calls, repair counters."""
+def summary(trace: AgentTrace, tool_calls: int | None = None, **extra: Any) -> AgentEvent:
+    """The closing metrics of a run: cost, rounds, tokens, tool calls (``tool_calls``, else
+    those in ``trace``), repair counters."""
     return AgentEvent(
         type=EventType.AGENT_SUMMARY,
         round=trace.rounds,
@@ -75,7 +76,7 @@ def summary(trace: AgentTrace, **extra: Any) -> AgentEvent:
             "rounds": trace.rounds,
             "inputTokens": trace.input_tokens,
             "outputTokens": trace.output_tokens,
-            "toolCalls": len(trace.tool_calls),
+            "toolCalls": len(trace.tool_calls) if tool_calls is None else tool_calls,
             "validationFailures": trace.validation_failures,
             "repairAttempts": trace.repair_attempts,
             "successAfterRepair": trace.success_after_repair,

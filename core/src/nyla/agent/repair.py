@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from nyla.models.agent import ToolCallLog
+from nyla.models.agent import CallRecord, ToolCallLog
 from nyla.models.tools import ToolResult
 
 #: Codes of the dispatcher's own argument validation.
@@ -58,7 +58,7 @@ def validation_failure_code(result: ToolResult) -> str | None:
     return None
 
 
-def repair_counters(logs: Iterable[ToolCallLog]) -> dict[str, int]:
+def repair_counters(logs: Iterable[ToolCallLog] | Iterable[CallRecord]) -> dict[str, int]:
     """``validation_failures``, ``repair_attempts`` and ``success_after_repair`` of a run."""
     failures = attempts = successes = 0
     pending: dict[str, int] = {}  # tool name -> round of its latest unrepaired rejection

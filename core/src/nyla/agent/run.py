@@ -26,9 +26,9 @@ from nyla.models.agent import (
     AgentEvent,
     AgentStatus,
     AgentTrace,
+    CallRecord,
     RoundToolResult,
     RunContext,
-    ToolCallLog,
 )
 from nyla.models.ai import (
     AiCallRequest,
@@ -40,6 +40,7 @@ from nyla.models.ai import (
     ToolDefinition,
     Usage,
 )
+from nyla.models.base import copied
 from nyla.models.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -96,7 +97,10 @@ class AgentRun:
         #: the answer of the round that ended the run (``None`` while it goes on)
         self.answer: str | None = None
         self._window: tuple[str | None, int | None] = ("", None)
-        #: executed calls not yet in the trace (see :meth:`log_calls`)
+        #: the trace's tool calls, in call order: kept as records and written from them at
+        #: the end (``trace.tool_calls`` stays empty in a run; the read API gives the models)
+        self.calls: list[CallRecord] = []
+        #: executed calls not yet in :attr:`calls` (see :meth:`log_calls`)
         self._unlogged: list[tuple[int, Dispatched]] = []
         #: the calls of the round being dispatched (a call's place numbers its documents)
         self._round_calls: list[ToolCall] = []
@@ -298,22 +302,22 @@ class AgentRun:
                 self.prepare_ahead()
 
     def log_calls(self) -> None:
-        """Put the executed calls not yet there into the trace. The turn's last batch is
+        """Put the executed calls not yet there into :attr:`calls`. The turn's last batch is
         logged once the next turn's tools run, or when the run ends (:mod:`~nyla.agent.ending`
         calls this first): nothing waits for it between a result and the next model call."""
-        logs = self.trace.tool_calls
+        logs = self.calls
         for round_, item in self._unlogged:
             call, result = item.call, item.result
             logs.append(
-                ToolCallLog(
-                    round=round_,
-                    call_id=call.id,
-                    tool_name=call.name,
-                    arguments=call.arguments,
-                    success=result.success,
-                    error=result.error,
-                    validation_failure_code=validation_failure_code(result),
-                    duration_ms=item.duration_ms,
+                CallRecord(
+                    round_,
+                    call.id,
+                    call.name,
+                    call.arguments,
+                    result.success,
+                    result.error,
+                    validation_failure_code(result),
+                    item.duration_ms,
                 )
             )
         self._unlogged.clear()
@@ -342,17 +346,14 @@ class AgentRun:
                 toolboxes=spec.toolboxes,
                 workflow=spec.workflow,
             )
-        return base.model_copy(
-            update={
-                "round": self.round,
-                "task_number": next(
-                    (i for i, c in enumerate(self._round_calls, 1) if c is call), 0
-                ),
-                "call_id": call.id,
-                "remaining_rounds": max(0, self.config.max_rounds - self.round),
-                "remaining_budget_chf": self.remaining_budget,
-                "on_charge": self.charge,  # (not in the base: the run would hold itself)
-            }
+        return copied(
+            base,
+            round=self.round,
+            task_number=next((i for i, c in enumerate(self._round_calls, 1) if c is call), 0),
+            call_id=call.id,
+            remaining_rounds=max(0, self.config.max_rounds - self.round),
+            remaining_budget_chf=self.remaining_budget,
+            on_charge=self.charge,  # (not in the base: the run would hold itself)
         )
 
     async def record(self, response: AiCallResponse, results: list[Dispatched]) -> None:

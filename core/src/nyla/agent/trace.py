@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from psycopg.types.json import Json
@@ -10,7 +11,10 @@ from sqlalchemy import select
 
 from nyla.agent.guard import clean_text
 from nyla.agent.tables import RunRow, ToolCallRow
-from nyla.models.agent import AgentStatus, AgentTrace, RunContext, ToolCallLog
+from nyla.models.agent import AgentStatus, AgentTrace, CallRecord, RunContext, ToolCallLog
+
+#: a trace's tool-call rows: a run's records or a trace's models (the same attributes)
+CallRows = Sequence[CallRecord | ToolCallLog]
 
 
 def _t(value: str | None, limit: int | None = None) -> str | None:
@@ -73,8 +77,10 @@ _INSERT_NEW = (
 )
 
 
-async def save_trace(db: Any, trace: AgentTrace) -> None:
-    """Insert (or replace) the trace of a finished run and its tool calls atomically. Every
+async def save_trace(db: Any, trace: AgentTrace, calls: CallRows | None = None) -> None:
+    """Insert (or replace) the trace of a finished run and its tool calls atomically: the
+    calls are ``calls`` (a run passes its :class:`CallRecord` list; its ``trace`` holds no
+    ``tool_calls`` model then), else ``trace.tool_calls``. Every
     string is made storable first (NUL bytes and lone surrogates replaced, names and ids cut
     to their column's length), so what a model sent cannot make the record fail.
 
@@ -88,22 +94,22 @@ async def save_trace(db: Any, trace: AgentTrace) -> None:
     (its trace written again) is replaced in one transaction: delete, insert, COPY of the
     calls. A retry of the statement after a lost connection finds the row and replaces it
     with the same trace."""
-    run, calls = _trace_rows(trace)
+    run, rows = _trace_rows(trace, trace.tool_calls if calls is None else calls)
     await db.ensure_ready()
     try:
-        document = json.dumps(calls, ensure_ascii=False, allow_nan=False)
+        document = json.dumps(rows, ensure_ascii=False, allow_nan=False)
     except ValueError:  # a duration JSON cannot hold (NaN, infinite): the COPY can
-        await _replace_trace(db, run, calls)
+        await _replace_trace(db, run, rows)
         return
     params = [*(run[c] for c in RUN_COLUMNS), document]
     inserted = await db.read_driver(lambda conn: conn.rows(_INSERT_NEW, params))
     if inserted[0][0] == 0:
-        await _replace_trace(db, run, calls)
+        await _replace_trace(db, run, rows)
 
 
-def _trace_rows(trace: AgentTrace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The run row and the tool-call rows (without their ``run_id``) of ``trace``, by
-    column."""
+def _trace_rows(trace: AgentTrace, calls: CallRows) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run row of ``trace`` and the rows of its tool ``calls`` (without their
+    ``run_id``), by column."""
     run = {
         "run_id": trace.run_id,
         "parent_run_id": trace.parent_run_id,
@@ -124,7 +130,7 @@ def _trace_rows(trace: AgentTrace) -> tuple[dict[str, Any], list[dict[str, Any]]
         "started_at": trace.started_at,
         "finished_at": trace.finished_at,
     }
-    calls = [
+    rows = [
         {
             "seq": i,
             "round": int(c.round),
@@ -136,9 +142,9 @@ def _trace_rows(trace: AgentTrace) -> tuple[dict[str, Any], list[dict[str, Any]]
             "validation_failure_code": _t(c.validation_failure_code, 64),
             "duration_ms": float(c.duration_ms),
         }
-        for i, c in enumerate(trace.tool_calls)
+        for i, c in enumerate(calls)
     ]
-    return run, calls
+    return run, rows
 
 
 async def _replace_trace(db: Any, run: dict[str, Any], calls: list[dict[str, Any]]) -> None:

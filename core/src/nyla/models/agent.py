@@ -132,6 +132,26 @@ class AgentTrace(WireModel):
     context: RunContext = Field(default_factory=RunContext)
 
 
+@dataclass(slots=True)
+class CallRecord:
+    """One executed tool call as its run keeps it until the trace is written: the fields of a
+    :class:`~nyla.models.agent.ToolCallLog`, in a slotted dataclass. A run records one per
+    tool call (``AgentRun.calls``), and none of them leaves the process as such: the trace's
+    rows are written from them (:func:`nyla.agent.trace.save_trace`), and the read API
+    (``load_trace``, ``list_traces``) gives ``ToolCallLog`` models. Every value is already typed: the
+    call's id, name and arguments come from the validated model answer, ``success`` and
+    ``error`` from the tool's ``ToolResult``, the duration from the dispatcher's clock."""
+
+    round: int
+    call_id: str
+    tool_name: str
+    arguments: str
+    success: bool
+    error: str | None = None
+    validation_failure_code: str | None = None
+    duration_ms: float = 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class RoundToolResult:
     """A tool result as round memory keeps it: which tool, whether it succeeded, and the start

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable
-from typing import Any, Self, cast
+from typing import Any, Self, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -15,6 +15,7 @@ _Plan = tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...], frozens
 #: per model class, what ``WireModel.trusted`` fills in (see :func:`_field_plan`)
 _FIELD_PLANS: dict[type, _Plan] = {}
 _set = object.__setattr__
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class WireModel(BaseModel):
@@ -66,6 +67,27 @@ class WireModel(BaseModel):
         _set(instance, "__pydantic_extra__", None)
         _set(instance, "__pydantic_private__", None)
         return instance
+
+
+def copied(model: _M, **update: Any) -> _M:
+    """``model.model_copy(update=update)`` (equal to it, the same fields set), built directly:
+    pydantic's copy protocol took ~4.6 us for a tool context, this ~2.2. Like ``model_copy``
+    it validates nothing, so ``update`` holds values of the fields' types. Used where a copy
+    is made per tool call (``AgentRun.tool_context``). A model with private or extra
+    attributes is refused (``TypeError``): their copy is not made here."""
+    if model.__pydantic_private__ is not None or model.__pydantic_extra__ is not None:
+        raise TypeError(f"copied: {type(model).__name__} has private or extra attributes")
+    cls = type(model)
+    if not update.keys() <= cls.__pydantic_fields__.keys():
+        raise TypeError(
+            f"copied: unknown fields {sorted(update.keys() - cls.__pydantic_fields__.keys())}"
+        )
+    instance = cls.__new__(cls)
+    _set(instance, "__dict__", {**model.__dict__, **update})
+    _set(instance, "__pydantic_fields_set__", model.__pydantic_fields_set__ | update.keys())
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
 
 
 def _field_plan(cls: type[WireModel]) -> _Plan:
