@@ -79,3 +79,32 @@ def test_model_calls_are_not_traced_without_a_provider_or_endpoint(monkeypatch):
     assert not tracing.tracing_model_calls()
     with tracing.listening(lambda call: None):  # a traced run listens: its calls are traced
         assert tracing.tracing_model_calls()
+
+
+class _CountingEnviron(dict):
+    """``os.environ`` as tracing sees it, counting the variables read."""
+
+    reads = 0
+
+    def get(self, key, default=None):
+        type(self).reads += 1
+        return super().get(key, default)
+
+
+def test_off_tracing_reads_the_environment_again_only_once_it_changed(monkeypatch):
+    import os
+    import types
+
+    for name in (*tracing.ENDPOINT_VARIABLES, "OTEL_SDK_DISABLED"):
+        monkeypatch.delenv(name, raising=False)
+    tracing.use_tracer_provider(None)
+    counting = _CountingEnviron(os.environ)
+    monkeypatch.setattr(tracing, "os", types.SimpleNamespace(environ=counting))
+    assert tracing.tracer_provider() is None
+    before = _CountingEnviron.reads
+    for _ in range(5):  # every model call asks
+        assert tracing.tracer_provider() is None
+    assert _CountingEnviron.reads == before
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")  # a change: read again, still off
+    assert tracing.tracer_provider() is None
+    assert _CountingEnviron.reads > before
