@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from nyla.config import config_value
+from nyla.config import config_value, settings_fingerprint
 from nyla.errors import ModelAccessDenied, ModelNotAvailableError
 from nyla.models.ai import ModelSpec, OperationType
 from nyla.models.model_query import ModelQuery
@@ -51,6 +51,9 @@ class ModelChains:
         self.settings = settings
         #: the ranked part of each kind of call's chain (see :meth:`_ranked`)
         self._kept: dict[tuple[Any, ...], Ranked] = {}
+        #: ``NYLA_MODEL_<OPERATION>`` of each operation, as read under ``_configured_under``
+        self._configured: dict[OperationType, str | None] = {}
+        self._configured_under: tuple[int, int] | None = None
 
     def chain(self, query: ModelQuery, rule: AccessRule | None = None) -> list[ModelSpec]:
         """The selector's chain for ``query`` inside the caller's access ``rule``; a model
@@ -94,9 +97,18 @@ class ModelChains:
 
     def _soft_default(self, operation: OperationType) -> str | None:
         """The operation's default model: the settings' ``default_models``, else
-        ``NYLA_MODEL_<OPERATION>``."""
+        ``NYLA_MODEL_<OPERATION>`` (read again only when a setting changed)."""
         defaults = self.settings.get("default_models") or {}
-        return defaults.get(operation.value) or config_value(_DEFAULT_SETTING[operation])
+        named = defaults.get(operation.value)
+        if named:
+            return str(named)
+        fingerprint = settings_fingerprint()
+        if fingerprint != self._configured_under:
+            self._configured = {}
+            self._configured_under = fingerprint
+        if operation not in self._configured:
+            self._configured[operation] = config_value(_DEFAULT_SETTING[operation])
+        return self._configured[operation]
 
     def _denied(
         self, query: ModelQuery, rule: AccessRule, exc: ModelNotAvailableError
