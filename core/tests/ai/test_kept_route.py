@@ -143,3 +143,25 @@ async def test_a_changed_access_rule_reroutes(make_kernel, db) -> None:
         await kernel.ai.call(ask(context=alice, model="best:model"))
     await kernel.model_access.set_providers("mandate", "m1", [])
     assert (await kernel.ai.call(ask(context=alice))).model == "best:model"
+
+
+def test_billing_and_the_price_preflight_share_one_estimate(monkeypatch) -> None:
+    from nyla.ai import route as route_module
+    from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
+    from nyla.ai.route import Route
+
+    made = []
+    original = route_module.estimate_cost_chf
+    monkeypatch.setattr(
+        route_module, "estimate_cost_chf", lambda *a: made.append(a) or original(*a)
+    )
+    first, second = answering("first").spec, answering("second").spec
+    gate = NeutralizationGate([])
+    route = Route([first, second], 1_000, 100, 1.0, NeutralizationSession(), gate)
+    admitted = route.estimate(first)  # billing's preflight (AiPipeline._admit)
+    walked = list(route.models())
+    assert walked[0] == (first, admitted) and walked[1][0] is second
+    assert admitted == original(first, 1_000, 100)
+    assert [a[0] for a in made] == [first, second]
+    with pytest.raises(BudgetExceeded):
+        next(Route([first], 1_000, 100, 1e-12, NeutralizationSession(), gate).models())

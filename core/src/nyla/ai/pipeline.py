@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from nyla.ai.model_chain import ModelChains
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
-from nyla.ai.pricing import UsageTotals, call_cost_chf, estimate_cost_chf
+from nyla.ai.pricing import UsageTotals, call_cost_chf
 from nyla.ai.retry import RetryPolicy
 from nyla.ai.route import Route, with_retries
 from nyla.ai.selector import ModelSelector
@@ -200,7 +200,7 @@ class AiPipeline:
         the mandate or user may not spend its estimate)."""
         if self.spending is None or not route.chain:
             return
-        estimate = estimate_cost_chf(route.chain[0], route.input_tokens, route.max_output)
+        estimate = route.estimate(route.chain[0])
         route.hold = await self.spending.admit(context, route.operation, estimate, route.budget)
         route.admitted_chf = estimate or 0.0
 

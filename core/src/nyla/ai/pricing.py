@@ -47,6 +47,13 @@ def preflight(
     budget set, when the model's price is unknown.
     """
     estimate = estimate_cost_chf(spec, input_tokens, max_output_tokens)
+    return within_budget(spec, estimate, remaining_chf)
+
+
+def within_budget(
+    spec: ModelSpec, estimate: float | None, remaining_chf: float | None
+) -> float | None:
+    """:func:`preflight` for an ``estimate`` already made (see :meth:`nyla.ai.route.Route.estimate`)."""
     if remaining_chf is None:
         return estimate
     if estimate is None:

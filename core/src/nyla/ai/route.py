@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
-from nyla.ai.pricing import preflight
+from nyla.ai.pricing import estimate_cost_chf, within_budget
 from nyla.ai.retry import RetryPolicy
 from nyla.errors import BudgetExceeded, ProviderError, ProviderTimeoutError
 from nyla.models.ai import (
@@ -62,6 +62,18 @@ class Route:
     hold: str | None = None
     #: the estimate billing admitted the call with (CHF)
     admitted_chf: float = 0.0
+    #: the last model estimated and its estimate (see :meth:`estimate`)
+    estimated: tuple[ModelSpec, float | None] | None = field(default=None, repr=False)
+
+    def estimate(self, spec: ModelSpec) -> float | None:
+        """The estimated cost of a call of ``spec`` with this route's input, made once for
+        the model billing's preflight and the price preflight both ask about (the first)."""
+        kept = self.estimated
+        if kept is not None and kept[0] is spec:
+            return kept[1]
+        value = estimate_cost_chf(spec, self.input_tokens, self.max_output)
+        self.estimated = (spec, value)
+        return value
 
     def models(self) -> Iterator[tuple[ModelSpec, float | None]]:
         """The chain with the budget preflight applied, as ``(spec, estimated cost)``: the
@@ -69,7 +81,7 @@ class Route:
         noted as a fallback and skipped."""
         for index, spec in enumerate(self.chain):
             try:
-                estimate = preflight(spec, self.input_tokens, self.max_output, self.budget)
+                estimate = within_budget(spec, self.estimate(spec), self.budget)
             except BudgetExceeded as exc:
                 if index == 0:
                     raise
