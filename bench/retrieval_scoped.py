@@ -16,8 +16,10 @@ printed on both sides:
 
 Under a filter nyla runs HNSW at the ``ef_search`` it learned for the scope from the
 index (nyla/knowledge/search_calibration.py: measured in the background after the scope's
-first search, on the scope's own chunks as queries); each block waits for that to finish
-after its warm-up pass, so no timed round carries it.
+first search on the scope's own chunks as queries, and again on the reader's own 100
+latest queries once it has searched the scope 100 times: here the first block's warm-up
+pass, so the learned ef is measured on the very queries the bench then times); each block
+waits for that to finish after its warm-up pass, so no timed round carries it.
 """
 
 from __future__ import annotations
