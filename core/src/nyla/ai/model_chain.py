@@ -62,11 +62,12 @@ class ModelChains:
         models' availability are checked on every call."""
         try:
             chain = self._ranked(query, rule).fits(query.estimated_tokens)
-            if all(spec.available for spec in chain):
-                return chain
-            self._kept.clear()  # a kept spec was made unavailable in place: rank afresh
-            self.selector.forget()
-            return self._ranked(query, rule).fits(query.estimated_tokens)
+            for spec in chain:
+                if not spec.available:  # a kept spec made unavailable in place: rank afresh
+                    self._kept.clear()
+                    self.selector.forget()
+                    return self._ranked(query, rule).fits(query.estimated_tokens)
+            return chain
         except ModelNotAvailableError as exc:
             if rule is None or rule.narrow(query, self._models()) is query:
                 raise
@@ -98,8 +99,8 @@ class ModelChains:
     def _soft_default(self, operation: OperationType) -> str | None:
         """The operation's default model: the settings' ``default_models``, else
         ``NYLA_MODEL_<OPERATION>`` (read again only when a setting changed)."""
-        defaults = self.settings.get("default_models") or {}
-        named = defaults.get(operation.value)
+        defaults = self.settings.get("default_models")
+        named = defaults.get(operation.value) if defaults else None
         if named:
             return str(named)
         fingerprint = settings_fingerprint()
