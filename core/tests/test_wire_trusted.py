@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from nyla.agent.spec import RunSpec
-from nyla.models.agent import AgentConfig, AgentEvent, EventType, RunContext, ToolCallLog
+from nyla.models.agent import AgentConfig, AgentEventFields, EventType, RunContext, ToolCallLog
 from nyla.models.ai import (
     AiCallRequest,
     AiCallResponse,
@@ -37,7 +37,7 @@ DEFINITION = ToolDefinition(name="ping", description="Ping.", parameters={"type"
 CASES: list[tuple[type[WireModel], dict[str, Any]]] = [
     (Message, {"role": Role.ASSISTANT, "content": "x", "tool_calls": [CALL]}),
     (Message, {"role": Role.USER}),
-    (AgentEvent, {"type": EventType.TOOL_CALL, "round": 2, "data": {"callId": "c1"}}),
+    (AgentEventFields, {"type": EventType.TOOL_CALL, "round": 2, "data": {"callId": "c1"}}),
     (
         ToolCallLog,
         {"round": 1, "call_id": "c1", "tool_name": "ping", "arguments": "{}", "success": True},

@@ -1,4 +1,9 @@
-"""Constructors of the events a run streams, so every producer shapes them the same way."""
+"""Constructors of the events a run streams, so every producer shapes them the same way.
+
+Each is made with :meth:`AgentEvent.of <nyla.models.slotted.SlottedWire.of>`, without
+validation: the values are the run's own, of the fields' types (an ``EventType``, the round
+number, a text, a fresh dict), and the model's tool calls were validated when the AI service
+returned them."""
 
 from __future__ import annotations
 
@@ -11,23 +16,21 @@ from nyla.models.tools import ToolResult
 
 def chunk(round_: int, text: str) -> AgentEvent:
     """Streamed text."""
-    return AgentEvent(type=EventType.CHUNK, round=round_, text=text)
+    return AgentEvent.of(EventType.CHUNK, round_, text, {})
 
 
 def status(round_: int, state: str, **data: Any) -> AgentEvent:
     """A state change (``round``, ``summarizing``, ``contextFailed``, ...)."""
-    return AgentEvent(
-        type=EventType.STATUS, round=round_, text=state, data={"status": state, **data}
-    )
+    return AgentEvent.of(EventType.STATUS, round_, state, {"status": state, **data})
 
 
 def tool_call(round_: int, call: ToolCall, read_only: bool) -> AgentEvent:
     """The model asked for a tool call."""
-    return AgentEvent(
-        type=EventType.TOOL_CALL,
-        round=round_,
-        text=call.name,
-        data={
+    return AgentEvent.of(
+        EventType.TOOL_CALL,
+        round_,
+        call.name,
+        {
             "callId": call.id,
             "toolName": call.name,
             "arguments": call.arguments,
@@ -40,11 +43,11 @@ def tool_result(
     round_: int, call: ToolCall, result: ToolResult, duration_ms: float, text: str
 ) -> AgentEvent:
     """A tool call finished (successfully or with a structured error)."""
-    return AgentEvent(
-        type=EventType.TOOL_RESULT,
-        round=round_,
-        text=text,
-        data={
+    return AgentEvent.of(
+        EventType.TOOL_RESULT,
+        round_,
+        text,
+        {
             "callId": call.id,
             "toolName": call.name,
             "success": result.success,
@@ -57,17 +60,17 @@ def tool_result(
 
 def final(round_: int, text: str, status_: str) -> AgentEvent:
     """The answer (or the progress report of a run that stopped early)."""
-    return AgentEvent(type=EventType.FINAL, round=round_, text=text, data={"status": status_})
+    return AgentEvent.of(EventType.FINAL, round_, text, {"status": status_})
 
 
 def summary(trace: AgentTrace, tool_calls: int | None = None, **extra: Any) -> AgentEvent:
     """The closing metrics of a run: cost, rounds, tokens, tool calls (``tool_calls``, else
     those in ``trace``), repair counters."""
-    return AgentEvent(
-        type=EventType.AGENT_SUMMARY,
-        round=trace.rounds,
-        text=str(trace.status),
-        data={
+    return AgentEvent.of(
+        EventType.AGENT_SUMMARY,
+        trace.rounds,
+        str(trace.status),
+        {
             "runId": trace.run_id,
             "parentRunId": trace.parent_run_id,
             "status": str(trace.status),
@@ -88,4 +91,4 @@ def summary(trace: AgentTrace, tool_calls: int | None = None, **extra: Any) -> A
 
 def error(round_: int, message: str, **data: Any) -> AgentEvent:
     """Something failed that the user should see (the run may still end normally)."""
-    return AgentEvent(type=EventType.ERROR, round=round_, text=message, data=data)
+    return AgentEvent.of(EventType.ERROR, round_, message, data)

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from nyla.models.base import WireModel
+from nyla.models.slotted import SlottedWire
 
 
 class RunContext(WireModel):
@@ -82,13 +83,32 @@ class EventType(StrEnum):
     ERROR = "ERROR"
 
 
-class AgentEvent(WireModel):
-    """One streamed event of a run. ``data`` depends on ``type``."""
+class AgentEventFields(WireModel):
+    """The fields of an :class:`AgentEvent`, as the pydantic model that validates and writes
+    them out."""
 
     type: EventType
     round: int = 0
     text: str = ""
     data: dict[str, Any] = Field(default_factory=dict)
+
+
+class AgentEvent(SlottedWire):
+    """One streamed event of a run. ``data`` depends on ``type``.
+
+    Used like a pydantic model (``AgentEvent(type=..., text=...)`` and ``model_validate``
+    validate, ``model_dump``/``to_wire``/JSON write it out, equality; see
+    :class:`~nyla.models.slotted.SlottedWire`). A slotted class because a run makes about
+    nine a round from values it has checked (``nyla.agent.events``, with :meth:`of`): a
+    pydantic object cost 4-7 us each in the loop, this ~2 less."""
+
+    __slots__ = tuple(AgentEventFields.model_fields)  # (in the fields' order: see ``of``)
+    _fields = AgentEventFields
+
+    type: EventType
+    round: int
+    text: str
+    data: dict[str, Any]
 
 
 class ToolCallLog(WireModel):
