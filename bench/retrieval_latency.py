@@ -83,21 +83,30 @@ def load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def corpus(n: int, queries: int, seed: int = 32) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Clustered unit vectors (docs, queries) and a short text per doc."""
+def corpus(
+    n: int, queries: int, seed: int = 32
+) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """Clustered unit vectors (docs, queries), a short text per doc, and as many other
+    queries from the same generator (drawn last, so the others do not change): the scoped
+    blocks' warm-up, so that what nyla learns from a reader's queries is learned out of
+    sample."""
     rng = np.random.default_rng(seed)
     centers = rng.standard_normal((max(16, n // 200), DIMS)).astype(np.float32)
     docs = centers[rng.integers(0, len(centers), n)] + 0.6 * rng.standard_normal((n, DIMS))
     qs = centers[rng.integers(0, len(centers), queries)] + 0.6 * rng.standard_normal(
         (queries, DIMS)
     )
+    warm = centers[rng.integers(0, len(centers), queries)] + 0.6 * rng.standard_normal(
+        (queries, DIMS)
+    )
     docs = (docs / np.linalg.norm(docs, axis=1, keepdims=True)).astype(np.float32)
     qs = (qs / np.linalg.norm(qs, axis=1, keepdims=True)).astype(np.float32)
+    warm = (warm / np.linalg.norm(warm, axis=1, keepdims=True)).astype(np.float32)
     texts = [
         f"passage {i}: " + " ".join(WORDS[(i * 7 + j * 13) % len(WORDS)] for j in range(30))
         for i in range(n)
     ]
-    return docs, qs, texts
+    return docs, qs, texts, warm
 
 
 def truth(docs: np.ndarray, qs: np.ndarray, rows: np.ndarray | None) -> list[set[int]]:
@@ -274,7 +283,7 @@ async def main(n: int, queries: int, rounds: int, efs: tuple[int, ...], reuse: b
     from nyla.models.agent import RunContext
     from nyla.models.knowledge import SearchQuery
 
-    docs, qs, texts = corpus(n, queries)
+    docs, qs, texts, warm = corpus(n, queries)
     kernel, uri = await build(n, docs, texts, reuse)
     from nyla.read_pool import KEEP_FREED_MEMORY
 
@@ -327,7 +336,8 @@ async def main(n: int, queries: int, rounds: int, efs: tuple[int, ...], reuse: b
     knowledge.settings.ef_search = 100
     from retrieval_scoped import scoped
 
-    await scoped(raw, nyla, paths, knowledge, qvecs, docs, qs, n, rounds, efs)
+    warm_vecs = [q.tolist() for q in warm]
+    await scoped(raw, nyla, paths, knowledge, (qvecs, warm_vecs), docs, qs, n, rounds, efs)
     await conn.close()
     await kernel.aclose()
 

@@ -18,8 +18,9 @@ Under a filter nyla runs HNSW at the ``ef_search`` it learned for the scope from
 index (nyla/knowledge/search_calibration.py: measured in the background after the scope's
 first search on the scope's own chunks as queries, and again on the reader's own 100
 latest queries once it has searched the scope 100 times: here the first block's warm-up
-pass, so the learned ef is measured on the very queries the bench then times); each block
-waits for that to finish after its warm-up pass, so no timed round carries it.
+pass, whose queries come from the same generator as the timed ones but are others, so the
+ef is learned out of sample as a user's would be); each block waits for that to finish after
+its warm-up pass, so no timed round carries it.
 """
 
 from __future__ import annotations
@@ -59,10 +60,13 @@ class Row:
 
 
 async def scoped(
-    raw: Any, nyla: Any, paths: list[str], knowledge: Any, qvecs: list[Any], docs: Any,
+    raw: Any, nyla: Any, paths: list[str], knowledge: Any, queries: tuple[list[Any], list[Any]],
+    docs: Any,
     qs: Any, n: int, rounds: int, efs: tuple[int, ...],
 ) -> None:  # fmt: skip
-    """Print the scoped comparison of every scope in :data:`retrieval_latency.SCOPED`."""
+    """Print the scoped comparison of every scope in :data:`retrieval_latency.SCOPED`
+    (``queries``: the timed ones and the warm-up's)."""
+    qvecs, warm = queries
     print("\n## Scoped: nyla (its own path choice) against each plan for the same filter")
     print("| scope | raw plan | raw ef_search | nyla | recall raw / nyla | raw wall | nyla wall "
           "| wall ratio | raw CPU | nyla CPU | CPU ratio | nyla path | load |")  # fmt: skip
@@ -75,7 +79,7 @@ async def scoped(
             fn: Any, plan: str, ef: int | None, keys: Any = keys, scopes: Any = scopes,
             exact: Any = exact,
         ) -> Row:  # fmt: skip
-            await rl._pair(fn, nyla, qvecs, keys, scopes, 1)  # warm: prepare, read pages
+            await rl._pair(fn, nyla, warm, keys, scopes, 1)  # warm: prepare, read pages
             # the scope's ef_search, measured in the background after its first search
             # (nyla.knowledge.search_calibration), settled before the timed rounds
             await knowledge.retrieval.calibrated()
