@@ -3,19 +3,18 @@ RAG limits, cost estimates and the inventory (seeds: ``datamodelKnowledge``)."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, GetCoreSchemaHandler
-from pydantic_core import core_schema
+from pydantic import ConfigDict, Field
 
 from nyla.models.agent import RunContext
 from nyla.models.base import WireModel
 from nyla.models.files import Scope
+from nyla.models.slotted import SlottedWire
 
 
 class IndexStatus(StrEnum):
@@ -162,7 +161,7 @@ class SearchHitFields(WireModel):
 HIT_FIELDS = tuple(SearchHitFields.model_fields)
 
 
-class SearchHit:
+class SearchHit(SlottedWire):
     """One chunk a search returned. ``distance`` is the cosine distance (``None`` for a
     keyword-only hit of a hybrid search); ``score`` is what the result is ordered by (the RRF
     score for hybrid, ``1 - distance`` otherwise). ``file_hash`` is the SHA-256 of the
@@ -170,15 +169,17 @@ class SearchHit:
     knowledge index`` and also connected) is one hit, the other places in ``also_in``.
     ``web_url`` is where the vendor shows a synced item (``None`` for anything else).
 
-    Used like a pydantic model: attributes, ``SearchHit(**fields)`` and
-    :meth:`model_validate` (validated by :class:`SearchHitFields`, camelCase names too),
-    :meth:`model_dump`, :meth:`to_wire`, :meth:`model_copy`, equality, and as a field of a
-    pydantic model (:class:`SearchResult`: validated and written out the same way). It is a
-    slotted class because a search builds ten or more from its own typed rows without
-    validation (:mod:`nyla.knowledge.search_hits`): a pydantic object cost ~5 µs a hit
-    there, a third of nyla's Python around a search's statement (issue 32)."""
+    Used like a pydantic model (a :class:`~nyla.models.slotted.SlottedWire` whose model is
+    :class:`SearchHitFields`): attributes, ``SearchHit(**fields)`` and :meth:`model_validate`
+    (validated, camelCase names too), :meth:`model_dump`, :meth:`to_wire`,
+    :meth:`model_copy`, equality, and as a field of a pydantic model (:class:`SearchResult`:
+    validated and written out the same way). It is a slotted class because a search builds
+    ten or more from its own typed rows without validation (:mod:`nyla.knowledge.search_hits`):
+    a pydantic object cost ~5 µs a hit there, a third of nyla's Python around a search's
+    statement (issue 32)."""
 
     __slots__ = HIT_FIELDS
+    _fields = SearchHitFields
 
     chunk_id: int
     file_id: str
@@ -196,74 +197,6 @@ class SearchHit:
     connection_id: str | None
     web_url: str | None
     also_in: list[HitSource]
-
-    model_fields: ClassVar[dict[str, Any]] = SearchHitFields.model_fields
-
-    def __init__(self, **data: Any) -> None:
-        _fill(self, SearchHitFields.model_validate(data))
-
-    @classmethod
-    def model_validate(cls, obj: Any) -> SearchHit:
-        """A hit from a mapping (snake_case or camelCase names) or a hit, validated."""
-        if isinstance(obj, cls):
-            return obj
-        made = object.__new__(cls)
-        _fill(made, SearchHitFields.model_validate(obj))
-        return made
-
-    def fields(self) -> SearchHitFields:
-        """This hit as its pydantic model (not validated again)."""
-        return SearchHitFields.model_construct(**{n: getattr(self, n) for n in HIT_FIELDS})
-
-    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
-        """As :meth:`pydantic.BaseModel.model_dump` (the same arguments)."""
-        return self.fields().model_dump(**kwargs)
-
-    def model_dump_json(self, **kwargs: Any) -> str:
-        """As :meth:`pydantic.BaseModel.model_dump_json` (the same arguments)."""
-        return self.fields().model_dump_json(**kwargs)
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-ready dict with camelCase keys."""
-        return self.fields().to_wire()
-
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> SearchHit:
-        """A copy with ``update`` applied (not validated, as pydantic's)."""
-        made = copy.deepcopy(self) if deep else copy.copy(self)
-        for name, value in (update or {}).items():
-            setattr(made, name, value)
-        return made
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in HIT_FIELDS)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as a pydantic model
-
-    def __repr__(self) -> str:
-        return f"SearchHit({', '.join(f'{n}={getattr(self, n)!r}' for n in HIT_FIELDS)})"
-
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        fields = handler.generate_schema(SearchHitFields)
-        validated = core_schema.no_info_after_validator_function(cls.model_validate, fields)
-        return core_schema.json_or_python_schema(
-            json_schema=validated,
-            python_schema=core_schema.union_schema(
-                [core_schema.is_instance_schema(cls), validated]
-            ),
-            serialization=core_schema.plain_serializer_function_ser_schema(
-                cls.fields, return_schema=fields
-            ),
-        )
-
-
-def _fill(hit: SearchHit, fields: SearchHitFields) -> None:
-    for name, value in fields.__dict__.items():
-        setattr(hit, name, value)
 
 
 class SearchResult(WireModel):
