@@ -4,7 +4,6 @@ same trace, the same counters and the same reduced trace as the models did."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -34,13 +33,17 @@ def script(request: ChatRequest, i: int) -> Any:
     return "Both parts read."
 
 
-def test_a_record_has_the_fields_of_the_public_model():
+def test_a_record_is_the_public_model_as_a_slotted_record():
     assert CallRecord.__slots__ == tuple(ToolCallLog.model_fields)
-    for field in dataclasses.fields(CallRecord):
-        public = ToolCallLog.model_fields[field.name]
-        assert (field.default is dataclasses.MISSING) == public.is_required()
-        if not public.is_required():
-            assert field.default == public.default
+    fields = {"round": 2, "call_id": "c1", "tool_name": "read", "arguments": "{}"}
+    fields |= {"success": False, "error": "no", "validation_failure_code": "E", "duration_ms": 1.5}
+    made = CallRecord.of(*fields.values())
+    assert made == CallRecord(**fields)
+    assert made.model_dump() == ToolCallLog(**fields).model_dump()
+    # the defaults are the model's, and a wrong value from outside is refused
+    assert CallRecord(round=1, call_id="c", tool_name="t", arguments="", success=True).error is None
+    with pytest.raises(ValidationError):
+        CallRecord(round="one", call_id="c", tool_name="t", arguments="", success=True)
 
 
 async def run(kernel: Any, run_events: Any) -> list[Any]:
@@ -83,7 +86,7 @@ async def test_a_trace_that_cannot_be_written_is_written_reduced(
     real, attempts = trace_module.save_trace, []
 
     async def failing_once(db: Any, trace: Any, calls: Any = None) -> None:
-        attempts.append([dataclasses.astuple(c) for c in calls])
+        attempts.append([tuple(c.model_dump().values()) for c in calls])
         if len(attempts) == 1:
             raise RuntimeError("disk full")
         await real(db, trace, calls)

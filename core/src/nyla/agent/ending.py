@@ -9,7 +9,6 @@ is written again reduced (no arguments, the reason in ``error``) so no run is lo
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -152,7 +151,7 @@ async def finish(run: AgentRun, final_text: str) -> None:
                 + (f"; run error: {trace.error}" if trace.error else ""),
             }
         )
-        calls = [dataclasses.replace(c, arguments="", error=None) for c in run.calls]
+        calls = [c.model_copy(update={"arguments": "", "error": None}) for c in run.calls]
         try:
             await asyncio.shield(save_trace(db, reduced, calls))
         except Exception as again:

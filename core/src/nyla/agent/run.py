@@ -309,7 +309,7 @@ class AgentRun:
         for round_, item in self._unlogged:
             call, result = item.call, item.result
             logs.append(
-                CallRecord(
+                CallRecord.of(
                     round_,
                     call.id,
                     call.name,

@@ -152,24 +152,28 @@ class AgentTrace(WireModel):
     context: RunContext = Field(default_factory=RunContext)
 
 
-@dataclass(slots=True)
-class CallRecord:
-    """One executed tool call as its run keeps it until the trace is written: the fields of a
-    :class:`~nyla.models.agent.ToolCallLog`, in a slotted dataclass. A run records one per
-    tool call (``AgentRun.calls``), and none of them leaves the process as such: the trace's
-    rows are written from them (:func:`nyla.agent.trace.save_trace`), and the read API
-    (``load_trace``, ``list_traces``) gives ``ToolCallLog`` models. Every value is already typed: the
-    call's id, name and arguments come from the validated model answer, ``success`` and
-    ``error`` from the tool's ``ToolResult``, the duration from the dispatcher's clock."""
+class CallRecord(SlottedWire):
+    """One executed tool call as its run keeps it until the trace is written: a
+    :class:`~nyla.models.agent.ToolCallLog` as a slotted record
+    (:class:`~nyla.models.slotted.SlottedWire`). A run records one per tool call
+    (``AgentRun.calls``, made with :meth:`of` without validation: the call's id, name and
+    arguments come from the validated model answer, ``success`` and ``error`` from the tool's
+    ``ToolResult``, the duration from the dispatcher's clock), and none of them leaves the
+    process as such: the trace's rows are written from them
+    (:func:`nyla.agent.trace.save_trace`), and the read API (``load_trace``, ``list_traces``)
+    gives ``ToolCallLog`` models."""
+
+    __slots__ = tuple(ToolCallLog.model_fields)
+    _fields = ToolCallLog
 
     round: int
     call_id: str
     tool_name: str
     arguments: str
     success: bool
-    error: str | None = None
-    validation_failure_code: str | None = None
-    duration_ms: float = 0.0
+    error: str | None
+    validation_failure_code: str | None
+    duration_ms: float
 
 
 @dataclass(frozen=True, slots=True)
