@@ -52,3 +52,20 @@ def test_which_statements_write_which_tables() -> None:
     }
     assert writes_tables("SELECT * FROM user_connection", tables) == set()
     assert writes_tables("DELETE FROM connection_credential", tables) == set()
+
+
+async def test_a_write_through_another_object_of_the_database_counts_at_once(db, monkeypatch):
+    """A CLI command run in a host's process writes through a database object of its own:
+    the host's kept reads must not wait for the notification (here there is none)."""
+    monkeypatch.setenv("NYLA_DB_NOTIFY", "off")
+    host, command = Database(db.url, schema=db.schema), Database(db.url, schema=db.schema)
+    try:
+        kept = TableChanges.of(host).watch(["user_connection"])
+        TableChanges.of(command).watch(["user_connection"])
+        before = kept.generation
+        async with command.session() as s:
+            await s.execute(text("DELETE FROM user_connection WHERE false"))
+        assert kept.generation == before + 1
+    finally:
+        await host.dispose()
+        await command.dispose()

@@ -12,8 +12,10 @@ A watch's generation (:meth:`TableChanges.watch`) moves when
   idle listener at once, so another process's commit is seen within a round trip's time;
 - this process commits such a change through the database's engine: a write statement that
   names one of the tables marks its connection, and when the connection goes back to the pool
-  (after its commit) the generation moves at once, before the notification arrives (a write
-  on a driver connection of its own is marked by :func:`mark_written`);
+  (after its commit) the generation moves at once, before the notification arrives, for every
+  database object of the same database in this process (a CLI command run in a host's
+  process writes through its own); a write on a driver connection of its own is marked by
+  :func:`mark_written`;
 - the listener connects, is lost, or opens again for a watch that joined (its tables'
   triggers are created then): what was committed meanwhile was not heard.
 
@@ -152,6 +154,9 @@ class TableChanges:
 
     def __init__(self, db: Database) -> None:
         self._db = weakref.ref(db)
+        #: the database this is the changes of: every database object of it in this process
+        #: hears this process's writes through any of them at once
+        self.target = (db.url, db.schema)
         self.channel = f"{CHANNEL}_{db.schema}"[:63] if db.schema else CHANNEL
         self.watches: list[Watch] = []
         #: why the server will not notify this process (then never listening)
@@ -245,9 +250,15 @@ class TableChanges:
         # back in the pool: its transaction committed (or rolled back) by now
         written = record.info.pop(WRITTEN, None)
         if written:
-            for watch in self.watches:
-                if watch.tables & written:
-                    watch.generation += 1
+            for changes in list(_CHANGES.values()):
+                if changes.target == self.target:
+                    changes.written(written)
+
+    def written(self, tables: set[str]) -> None:
+        """This process committed a write of ``tables`` (through any object of the database)."""
+        for watch in self.watches:
+            if watch.tables & tables:
+                watch.generation += 1
 
     # ---- the listener -------------------------------------------------------------------
 

@@ -87,8 +87,13 @@ class ConnectionStore:
         self.cipher = cipher
         #: the knowledge store's purge of a connection's files, run in the removal's transaction
         self.purge_index = purge_index
-        #: each user's connection rows, kept until the table changes (see :meth:`list`)
-        self._lists: KeptReads[str, tuple[_Row, ...]] | None = None
+        #: each user's connection rows, kept until the table changes (see :meth:`list`); made
+        #: now, not at the first list, because it also hooks this store's writes: a connection
+        #: removed through this object is out of every store's kept lists in this process at
+        #: once, not when the notification arrives
+        self._lists: KeptReads[str, tuple[_Row, ...]] = KeptReads(
+            TableChanges.of(db).watch([UserConnection.__tablename__])
+        )
 
     async def add(
         self,
@@ -133,11 +138,7 @@ class ConnectionStore:
         notification, heard within a round trip of its commit; read again every time while
         not listening). A read is one statement on a driver connection of the read pool (an
         ORM session's transaction cost about 2 ms of CPU for it)."""
-        lists = self._lists
-        if lists is None:
-            watch = TableChanges.of(self.db).watch([UserConnection.__tablename__])
-            lists = self._lists = KeptReads(watch)
-        rows = await lists.get(user_id, lambda: self._read_list(user_id))
+        rows = await self._lists.get(user_id, lambda: self._read_list(user_id))
         return [connection_info(r) for r in rows if service is None or r.service == service]
 
     async def _read_list(self, user_id: str) -> tuple[_Row, ...]:

@@ -66,3 +66,22 @@ async def test_own_change_is_in_the_next_run_before_its_notification(store, demo
     monkeypatch.setattr(watch, "notified", lambda note=None: None)  # notifications late
     await source._store.put("ada", demo)
     assert "mcp:demo" in await kernel.agent.run_toolboxes(context)
+
+
+async def test_a_command_run_in_this_process_counts_before_its_notification(
+    store, demo, monkeypatch
+):
+    """``nyla mcp remove`` run in a host's process writes through a database object of its
+    own; the host's next run must not wait for the notification to drop the server."""
+    kernel = plugin_kernel(nyla_toolbox_mcp, db=store.db, builtins=False)
+    context = RunContext(user_id="ada")
+    await store.put("ada", demo)
+    await kernel.agent.run_toolboxes(context)
+    assert "mcp:demo" in await kernel.agent.run_toolboxes(context)
+    source = next(s for s in kernel.plugins.toolboxes.values() if isinstance(s, McpToolboxes))
+    watch = source._store._run_rows.watch
+    assert watch.stamp() is not None
+    monkeypatch.setattr(watch, "notified", lambda note=None: None)  # notifications late
+    async with opened() as command:  # what the CLI command opens
+        assert await command.remove("ada", "demo")
+    assert "mcp:demo" not in await kernel.agent.run_toolboxes(context)

@@ -16,6 +16,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from nyla.sdk import config_path, config_value
+from nyla.sdk.database import kept_reads
 from nyla_toolbox_mcp.grants import GrantStore
 from nyla_toolbox_mcp.tables import servers as servers_table
 
@@ -158,8 +159,11 @@ class ServerStore:
         self._cipher = cipher
         self._import_from = import_from
         self._ready = False
-        #: the rows each run's owners read, kept until ``mcp_servers`` changes anywhere
-        self._run_rows: Any = None
+        #: the rows each run's owners read, kept until ``mcp_servers`` changes anywhere; made
+        #: now, not at the first read, because it also hooks this store's writes: a server
+        #: removed through this object is out of every store's kept rows in this process at
+        #: once (a CLI command run in a host's process), not when the notification arrives
+        self._run_rows = kept_reads(db, [servers_table.name])
 
     def mandates(self) -> ServerStore:
         """The servers each mandate's admin configured for all its users."""
@@ -233,10 +237,6 @@ class ServerStore:
         if not user_id and not mandate_id:
             return []
         await self.ready()
-        if self._run_rows is None:
-            from nyla.sdk.database import kept_reads
-
-            self._run_rows = kept_reads(self.db, [servers_table.name])
         rows: tuple[ServerRow, ...] = await self._run_rows.get(
             (user_id, mandate_id, name), lambda: self._read_run_rows(user_id, mandate_id, name)
         )
