@@ -119,6 +119,8 @@ def test_plugins_add_commands_through_the_hook(monkeypatch):
     for group in ENTRY_POINT_GROUPS:
         monkeypatch.setitem(ExtensionManager.ENTRY_POINT_CACHE, group, [])
     monkeypatch.setitem(ExtensionManager.ENTRY_POINT_CACHE, "nyla.features", [EP()])
+    # plugins add their commands once per process: an earlier test in this worker may have
+    monkeypatch.setattr(cli, "_plugin_commands_added", False, raising=False)
     try:
         result = CliRunner().invoke(cli, ["hello-fixture", "world"])
         assert result.exit_code == 0, result.output
