@@ -16,11 +16,10 @@ printed on both sides:
 
 Under a filter nyla runs HNSW at the ``ef_search`` it learned for the scope from the
 index (nyla/knowledge/search_calibration.py: measured in the background after the scope's
-first search on the scope's own chunks as queries, and again on the reader's own 100
-latest queries once it has searched the scope 100 times: here the first block's warm-up
-pass, whose queries come from the same generator as the timed ones but are others, so the
-ef is learned out of sample as a user's would be); each block waits for that to finish after
-its warm-up pass, so no timed round carries it.
+first search, on the scope's own chunks as queries); each block waits for that to finish
+after its warm-up pass, so no timed round carries it. The warm-up passes use 100 other
+queries from the same generator as the timed ones, so that anything learned from queries is
+learned out of sample, as a user's would be.
 """
 
 from __future__ import annotations

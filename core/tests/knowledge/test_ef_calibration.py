@@ -238,7 +238,7 @@ async def test_a_readers_own_queries_learn_the_plateau_and_no_other_readers_do(k
     # no ef can find more than all: the target is out of reach, every ef on the plateau
     monkeypatch.setattr(search_calibration, "TARGET_RECALL", 1.01)
     retrieval, estimates = kernel.knowledge.retrieval, kernel.knowledge.indexes.estimates
-    kernel.knowledge.indexes.recent = RecentQueries(queries=20)
+    retrieval.recent = RecentQueries(queries=20)
     measured: list[tuple[str, object]] = []
     real = search_calibration.calibrated_ef
 
@@ -278,5 +278,5 @@ async def test_a_readers_own_queries_learn_the_plateau_and_no_other_readers_do(k
     assert bob_scope != ann_scope and bob_scope[:4] == ann_scope[:4]
     await retrieval.calibrated()
     assert measured[-1][1] is None and estimates.learned(bob_scope) == ceiling
-    assert kernel.knowledge.indexes.recent.count(bob_scope) == 1
+    assert retrieval.recent.count(bob_scope) == 1
     assert estimates.learned(ann_scope) == learned

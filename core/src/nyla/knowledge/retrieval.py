@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError
 from nyla.db import Database
 from nyla.errors import InvalidQueryError, NylaError
 from nyla.knowledge.language import detect
+from nyla.knowledge.recent_queries import RecentQueries
 from nyla.knowledge.search import ScopedQuery, search
 from nyla.knowledge.search_calibration import calibrated_ef
 from nyla.knowledge.search_plan import plan_key
@@ -80,8 +81,10 @@ class Retrieval:
         # cost about 12 µs of every search (measured)
         self._dims: dict[str, int | None] = {}
         self._model_languages: dict[str, frozenset[str]] = {}
-        #: the background measurement of scopes' ef_search (search_calibration)
+        #: the background measurement of scopes' ef_search (search_calibration), and the
+        #: queries it measures with, per reader key (process memory only)
         self._calibrating: asyncio.Task[None] | None = None
+        self.recent = RecentQueries()
 
     async def search(self, query: SearchQuery) -> SearchResult:
         """The ``query.k`` chunks nearest to the query that its context may read (optionally
@@ -207,7 +210,7 @@ class Retrieval:
         hybrid = settings.hybrid if query.hybrid is None else query.hybrid
         estimates = self.indexes.estimates
         found: SearchResult | bool = False
-        plan = None
+        key = plan = None
         if query.filters is None:
             key = plan_key(
                 model,
@@ -234,11 +237,14 @@ class Retrieval:
             found = await self.db.read_driver(
                 lambda conn: ready_search(conn, ready, vector, model, k, hybrid, files)
             )
-            if ready.scope is not None and not isinstance(found, bool):
-                self.indexes.heard(ready.scope, vector)  # (the general path notes its own)
         if isinstance(found, bool):
             # not ready, or too few passed the filter (True: the scan goes on iterative)
             found = await self._general(query, vector, model, k, hybrid, found)
+            plan = None if key is None else estimates.plan(key)
+        # a scope whose ef is learned: the reader's query kept to measure it with
+        scope = None if plan is None else plan.scope
+        if scope is not None and self.recent.note(scope, vector) >= self.recent.queries:
+            estimates.hear(scope)
         if estimates.wanted and self._measuring() is None:
             self._calibrating = asyncio.create_task(self._calibrate())
         return found
@@ -308,7 +314,7 @@ class Retrieval:
             while estimates.wanted:
                 scope, ceiling = next(iter(estimates.wanted.items()))
                 model, dims, keys, k, _ = scope
-                queries = self.indexes.recent.full(scope)
+                queries = self.recent.full(scope)
                 measure = functools.partial(
                     calibrated_ef,
                     model=model,
@@ -325,8 +331,7 @@ class Retrieval:
                     log.warning("the ef_search of a scope could not be measured: %s", exc)
                     learned = None
                 estimates.learn(scope, ceiling if learned is None else learned, queries is not None)
-                recent = self.indexes.recent
-                if queries is None and recent.count(scope) >= recent.queries:
+                if queries is None and self.recent.count(scope) >= self.recent.queries:
                     estimates.hear(scope)  # the reader searched enough meanwhile
         finally:
             if self._calibrating is asyncio.current_task():

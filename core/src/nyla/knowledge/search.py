@@ -240,8 +240,6 @@ async def search(
             (await _info(session)).pop("nyla_hnsw_settings", None)
         raise
     ran, nearest = done
-    if ran.scope is not None:  # a scope whose ef is learned: the reader's query noted
-        indexes.heard(ran.scope, query.vector)
     exact, candidates, pool = ran.exact, ran.counted[0], ran.pool
     if hybrid and query.text.strip():
         _, where, params = _filtered(query)

@@ -4,14 +4,11 @@ HNSW indexes exist, the planner statistics, and the briefly cached candidate cou
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import Any
 
 from sqlalchemy import text
 
 from nyla.db import Database
 from nyla.knowledge.file_rows import FileRows
-from nyla.knowledge.recent_queries import RecentQueries
 from nyla.knowledge.search_plan import SCOPE_INDEX_KEY, EstimateCache
 from nyla.knowledge.vectors import (
     MAX_INDEXED_DIMS,
@@ -30,24 +27,14 @@ class VectorIndexes:
     refreshes the planner statistics, and holds what searches learn of them (``built``:
     HNSW indexes known to exist; ``estimates``: candidate counts and whether the scope
     btree exists, cleared when the statistics change; ``files``: the hits' file details,
-    see :mod:`nyla.knowledge.file_rows`; ``recent``: the queries a scope's ef is learned
-    from, see :meth:`heard`)."""
+    see :mod:`nyla.knowledge.file_rows`)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self.built: set[tuple[str, int]] = set()
         self.estimates = EstimateCache()
         self.files = FileRows(on_change=self.estimates.changed)
-        self.recent = RecentQueries()
         self._unindexable: set[tuple[str, int]] = set()  # beyond MAX_INDEXED_DIMS
-
-    def heard(self, scope: Any, vector: Sequence[float]) -> None:
-        """Note the query ``vector`` of a search of ``scope`` (a plan's
-        :attr:`~nyla.knowledge.search_plan.SearchPlan.scope`, the reader's key), and ask
-        for the scope's ef to be learned from its reader's queries once there are enough
-        (:mod:`nyla.knowledge.search_calibration`)."""
-        if self.recent.note(scope, vector) >= self.recent.queries:
-            self.estimates.hear(scope)
 
     async def ensure_vector_index(self, model: str, dims: int) -> None:
         """Build the model's HNSW index and the scope btree if they do not exist yet (call
