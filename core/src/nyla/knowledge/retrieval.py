@@ -16,7 +16,6 @@ from sqlalchemy.exc import DBAPIError
 from nyla.db import Database
 from nyla.errors import InvalidQueryError, NylaError
 from nyla.knowledge.language import detect
-from nyla.knowledge.recent_queries import RecentQueries
 from nyla.knowledge.search import ScopedQuery, search
 from nyla.knowledge.search_calibration import calibrated_ef
 from nyla.knowledge.search_plan import plan_key
@@ -81,10 +80,8 @@ class Retrieval:
         # cost about 12 µs of every search (measured)
         self._dims: dict[str, int | None] = {}
         self._model_languages: dict[str, frozenset[str]] = {}
-        #: the background measurement of scopes' ef_search (search_calibration), and the
-        #: queries it measures with, per reader key (process memory only)
+        #: the background measurement of scopes' ef_search (search_calibration)
         self._calibrating: asyncio.Task[None] | None = None
-        self.recent = RecentQueries()
 
     async def search(self, query: SearchQuery) -> SearchResult:
         """The ``query.k`` chunks nearest to the query that its context may read (optionally
@@ -208,10 +205,17 @@ class Retrieval:
     ) -> SearchResult:
         settings = self.settings
         hybrid = settings.hybrid if query.hybrid is None else query.hybrid
-        estimates = self.indexes.estimates
         found: SearchResult | bool = False
-        key = plan = None
-        if query.filters is None:
+        if (
+            self._file_rows_checked
+            and self._text_search_ready
+            and settings.file_rows_cache
+            and query.filters is None
+            and not (hybrid and query.text.strip())
+        ):
+            # the fast path: a kept plan made ready runs its statement and makes the hits
+            # with no other layer (issue 32: building the general path's query, its
+            # closure and its checks cost more than the statement's own Python, measured)
             key = plan_key(
                 model,
                 readable_key_tuple(query.context, query.scopes),
@@ -219,33 +223,17 @@ class Retrieval:
                 hybrid,
                 len(vector),
                 settings,
-                query.context.user_id,
             )
-            plan = estimates.plan(key)
-        if (
-            plan is not None
-            and plan.ready is not None
-            and self._file_rows_checked
-            and self._text_search_ready
-            and settings.file_rows_cache
-            and not (hybrid and query.text.strip())
-        ):
-            # the fast path: a kept plan made ready runs its statement and makes the hits
-            # with no other layer (issue 32: building the general path's query, its
-            # closure and its checks cost more than the statement's own Python, measured)
-            files, ready = self.indexes.files, plan
-            found = await self.db.read_driver(
-                lambda conn: ready_search(conn, ready, vector, model, k, hybrid, files)
-            )
+            plan = self.indexes.estimates.plan(key)
+            if plan is not None and plan.ready is not None:
+                files = self.indexes.files
+                found = await self.db.read_driver(
+                    lambda conn: ready_search(conn, plan, vector, model, k, hybrid, files)
+                )
         if isinstance(found, bool):
             # not ready, or too few passed the filter (True: the scan goes on iterative)
             found = await self._general(query, vector, model, k, hybrid, found)
-            plan = None if key is None else estimates.plan(key)
-        # a scope whose ef is learned: the reader's query kept to measure it with
-        scope = None if plan is None else plan.scope
-        if scope is not None and self.recent.note(scope, vector) >= self.recent.queries:
-            estimates.hear(scope)
-        if estimates.wanted and self._measuring() is None:
+        if self.indexes.estimates.wanted and self._measuring() is None:
             self._calibrating = asyncio.create_task(self._calibrate())
         return found
 
@@ -282,7 +270,6 @@ class Retrieval:
             filters=query.filters,
             hybrid=hybrid,
             vector_weight=vector_weight,
-            reader=query.context.user_id,
         )
         return await self.db.read_driver(
             lambda conn: search(
@@ -307,14 +294,12 @@ class Retrieval:
 
     async def _calibrate(self) -> None:
         """Learn the ef_search of every scope a search noted, one after the other, on the
-        read pool: from the reader's recent queries where there are enough, else from the
-        scope's chunks and again once there are (a failure keeps the rule's ef)."""
+        read pool (a failure keeps the rule's ef for that scope)."""
         estimates = self.indexes.estimates
         try:
             while estimates.wanted:
                 scope, ceiling = next(iter(estimates.wanted.items()))
-                model, dims, keys, k, _ = scope
-                queries = self.recent.full(scope)
+                model, dims, keys, k = scope
                 measure = functools.partial(
                     calibrated_ef,
                     model=model,
@@ -323,16 +308,13 @@ class Retrieval:
                     k=k,
                     ceiling=ceiling,
                     max_scan_tuples=self.settings.max_scan_tuples,
-                    queries=queries,
                 )
                 try:
                     learned = await self.db.read_driver(measure)
                 except Exception as exc:
                     log.warning("the ef_search of a scope could not be measured: %s", exc)
                     learned = None
-                estimates.learn(scope, ceiling if learned is None else learned, queries is not None)
-                if queries is None and self.recent.count(scope) >= self.recent.queries:
-                    estimates.hear(scope)  # the reader searched enough meanwhile
+                estimates.learn(scope, ceiling if learned is None else learned)
         finally:
             if self._calibrating is asyncio.current_task():
                 self._calibrating = None

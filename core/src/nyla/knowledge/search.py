@@ -36,7 +36,6 @@ from nyla.knowledge.search_driver import (
     adapt,
     driver_rows,
     driver_sql,
-    hnsw_settings_change,
 )
 from nyla.knowledge.search_driver import info as _info
 from nyla.knowledge.search_driver import rows as _rows
@@ -55,6 +54,7 @@ from nyla.knowledge.search_plan import (
     SearchPlan,
     count_candidates,
     effective_ef_search,
+    hnsw_settings_change,
     needs_iterative_scan,
     plan_key,
     plan_search,
@@ -178,8 +178,7 @@ def reciprocal_rank_fusion(
 @dataclass(slots=True)
 class ScopedQuery:
     """A :class:`~nyla.models.knowledge.SearchQuery` made ready to run: the owner ``keys``
-    its context may read, its ``vector`` and embedding ``model``, and ``hybrid`` decided
-    (``reader``: the context's user, whose searches a scope's ef may be learned from)."""
+    its context may read, its ``vector`` and embedding ``model``, and ``hybrid`` decided."""
 
     keys: list[str]
     model: str
@@ -191,7 +190,6 @@ class ScopedQuery:
     #: the vector ranking's weight in the fusion (less when the query's language is not
     #: one the embedding model knows)
     vector_weight: float = 1.0
-    reader: str = ""
 
 
 async def search(
@@ -214,7 +212,7 @@ async def search(
     if query.filters is None:
         # an unfiltered search's plan is kept while its counts are fresh: most searches
         # repeat a scope, and planning again cost about a tenth of the client's Python
-        memo = plan_key(model, query.keys, k, hybrid, dims, settings, query.reader)
+        memo = plan_key(model, query.keys, k, hybrid, dims, settings)
         plan = indexes.estimates.plan(memo)
     done: tuple[SearchPlan, list[SearchHit]] | None = None
     try:
@@ -290,7 +288,6 @@ async def _planned_ranks(
             built=indexes.built,
             memo=memo,
             watched=await _watched(session, files),
-            reader=query.reader,
         )
     if memo is not None and plan.ready is None:
         plan.ready = ready_ranking(plan, query.keys, dims, model, settings)

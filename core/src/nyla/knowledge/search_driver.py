@@ -15,7 +15,6 @@ from psycopg.pq import Format
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.vectors import vector_binary, vector_literal
 from nyla.read_pool import ReadConnection, Statement
 
@@ -178,26 +177,3 @@ async def info(executor: Executor) -> dict[Any, Any]:
     if isinstance(executor, AsyncSession):
         return (await executor.connection()).info
     return executor.info
-
-
-def hnsw_settings_change(
-    info: dict[Any, Any], ef_search: int, settings: KnowledgeSettings, iterative: bool = True
-) -> tuple[str, dict[str, Any], tuple[int, int, bool]] | None:
-    """The statement that sets the HNSW search settings on the pooled connection whose
-    ``info`` is given, or ``None`` when they are set already: they only affect HNSW index
-    scans, which only the knowledge store runs, so they are set when they change, not in
-    every query."""
-    wanted = (int(ef_search), int(settings.max_scan_tuples), iterative)
-    if info.get("nyla_hnsw_settings") == wanted:
-        return None
-    return (
-        "SELECT set_config('hnsw.ef_search', :ef, false), "
-        "set_config('hnsw.iterative_scan', :mode, false), "
-        "set_config('hnsw.max_scan_tuples', :mst, false)",
-        {
-            "ef": str(wanted[0]),
-            "mode": "relaxed_order" if iterative else "off",
-            "mst": str(wanted[1]),
-        },
-        wanted,
-    )

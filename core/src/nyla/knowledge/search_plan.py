@@ -43,12 +43,11 @@ class EstimateCache:
         self._items: dict[Any, tuple[float, int, Any]] = {}
         self._plans: dict[Any, tuple[float, Any]] = {}
         #: the ef_search learned per scope (:mod:`nyla.knowledge.search_calibration`), with
-        #: the scope's candidates and the table's rows when it was noted, the rule's ef
-        #: then, and whether it was learned from the reader's own queries
-        self._learned: dict[Any, tuple[int, int, int, int, bool]] = {}
+        #: the scope's candidates and the table's rows when it was noted
+        self._learned: dict[Any, tuple[int, int, int]] = {}
         #: scopes to learn it for, with the rule's ef_search (the most to try)
         self.wanted: dict[Any, int] = {}
-        self._noted: dict[Any, tuple[int, int, int]] = {}
+        self._noted: dict[Any, tuple[int, int]] = {}
 
     def get(self, key: Any, watched: bool = False) -> Any:
         """The cached estimate, or ``None`` when missing or expired (``watched``: one
@@ -93,7 +92,7 @@ class EstimateCache:
         """Ask for the scope ``key``'s ef_search to be learned (at most ``ceiling``, the
         rule's), noting its ``candidates`` among the table's ``total`` rows now."""
         self.wanted[key] = ceiling
-        self._noted[key] = (candidates, total, ceiling)
+        self._noted[key] = (candidates, total)
 
     def learned(
         self, key: Any, candidates: int | None = None, total: int | None = None
@@ -106,7 +105,7 @@ class EstimateCache:
         entry = self._learned.get(key)
         if entry is None:
             return None
-        ef_search, then_candidates, then_total, _, _ = entry
+        ef_search, then_candidates, then_total = entry
         if candidates is None or total is None:
             return ef_search
         then_share, share = then_candidates / max(then_total, 1), candidates / max(total, 1)
@@ -115,28 +114,15 @@ class EstimateCache:
             return None
         return ef_search
 
-    def learn(self, key: Any, ef_search: int, heard: bool = False) -> None:
+    def learn(self, key: Any, ef_search: int) -> None:
         """Note the ef_search the scope ``key`` needs (kept until :meth:`clear` or its
-        counts move, see :meth:`learned`; the plans made without it are forgotten);
-        ``heard``: learned from the reader's own queries, not the scope's chunks."""
+        counts move, see :meth:`learned`; the plans made without it are forgotten)."""
         if len(self._learned) >= self.size:
             self._learned.pop(next(iter(self._learned)))
-        candidates, total, ceiling = self._noted.pop(key, (0, 0, ef_search))
-        self._learned[key] = (ef_search, candidates, total, ceiling, heard)
+        candidates, total = self._noted.pop(key, (0, 0))
+        self._learned[key] = (ef_search, candidates, total)
         self.wanted.pop(key, None)
         self._plans.clear()
-
-    def hear(self, key: Any) -> bool:
-        """Ask for the scope ``key``'s ef_search to be learned again, from the reader's
-        queries now that there are enough (:mod:`nyla.knowledge.recent_queries`), where it
-        was learned from the scope's chunks; the chunks' ef serves until then. Whether it
-        was asked for."""
-        entry = self._learned.get(key)
-        if entry is None or entry[4] or key in self.wanted:
-            return False
-        _, candidates, total, ceiling, _ = entry
-        self.want(key, ceiling, candidates, total)
-        return True
 
     def plan(self, key: Any) -> Any:
         """The plan kept under ``key`` (:meth:`keep_plan`), or ``None`` when missing or
@@ -265,6 +251,29 @@ def needs_iterative_scan(candidates: int, total: int, limit: int, ef_search: int
     return share * ef_search - spread < limit
 
 
+def hnsw_settings_change(
+    info: dict[Any, Any], ef_search: int, settings: KnowledgeSettings, iterative: bool = True
+) -> tuple[str, dict[str, Any], tuple[int, int, bool]] | None:
+    """The statement that sets the HNSW search settings on the pooled connection whose
+    ``info`` is given, or ``None`` when they are set already: they only affect HNSW index
+    scans, which only the knowledge store runs, so they are set when they change, not in
+    every query."""
+    wanted = (int(ef_search), int(settings.max_scan_tuples), iterative)
+    if info.get("nyla_hnsw_settings") == wanted:
+        return None
+    return (
+        "SELECT set_config('hnsw.ef_search', :ef, false), "
+        "set_config('hnsw.iterative_scan', :mode, false), "
+        "set_config('hnsw.max_scan_tuples', :mst, false)",
+        {
+            "ef": str(wanted[0]),
+            "mode": "relaxed_order" if iterative else "off",
+            "mst": str(wanted[1]),
+        },
+        wanted,
+    )
+
+
 #: table size up to which ``ef_search`` is used as configured
 EF_REFERENCE_ROWS = 100_000
 EF_MAX = 1000
@@ -291,8 +300,7 @@ class SearchPlan:
     (``scoped``), the ``ef_search``, the ``exact`` path or HNSW, and whether HNSW starts
     with pgvector's iterative scan. ``ready``: what :mod:`nyla.knowledge.search_ready` made of
     a kept plan to run it again with no further decision (its statement, parameters and
-    settings). ``scope``: the key its ``ef_search`` is learned under (its reader's queries
-    are noted under it, :mod:`nyla.knowledge.recent_queries`), ``None`` where none is."""
+    settings)."""
 
     counted: tuple[int, int, int]
     pool: int
@@ -301,7 +309,6 @@ class SearchPlan:
     exact: bool
     iterative: bool
     ready: Any = field(default=None, compare=False, repr=False)
-    scope: Any = field(default=None, compare=False, repr=False)
 
     def enough(self, found: int) -> bool:
         """Whether ``found`` rows of this plan's ranking are its answer: always with the
@@ -318,14 +325,11 @@ def plan_key(
     hybrid: bool,
     dims: int,
     settings: KnowledgeSettings,
-    reader: str = "",
 ) -> tuple[Any, ...]:
-    """What an unfiltered search's :class:`SearchPlan` depends on besides the estimates
-    (``reader``: whose searches; a scope's ef may be learned from its reader's queries)."""
+    """What an unfiltered search's :class:`SearchPlan` depends on besides the estimates."""
     return (
         model,
         tuple(keys),
-        reader,
         k,
         hybrid,
         dims,
@@ -353,14 +357,12 @@ async def plan_search(
     built: set[tuple[str, int]],
     memo: tuple[Any, ...] | None = None,
     watched: bool = False,
-    reader: str = "",
 ) -> SearchPlan:
     """The plan of one search from the counts (``estimates`` while fresh, else counted;
     ``built``: the HNSW indexes known to exist), kept under ``memo`` in ``estimates`` as
     long as they are fresh (``watched``: ``session`` listens for file index changes, see
     :class:`EstimateCache`; the table's size and the scope btree, cheap to ask, are not
-    notified and asked again after the ``ttl``; ``reader``: whose search, part of the key
-    a scope's ef is learned under)."""
+    notified and asked again after the ``ttl``)."""
     sizes_key = _sizes_key(where, params)
     counted = estimates.get(sizes_key, watched)
     if counted is None:
@@ -383,24 +385,21 @@ async def plan_search(
     )
     # through the scope btree an exact ranking reads the chunks alone, no file's range
     probed = 0 if scoped else files
-    learning = None
     if len(params) == 1 and settings.adaptive_ef_search and candidates < total:
-        # a scope's own ef, learned from the index (search_calibration), else noted; per
-        # reader: it may be learned from the reader's own queries
-        scope = (model, dims, tuple(params["keys"]), pool, reader)
+        # a scope's own ef, learned from the index (search_calibration), else noted
+        scope = (model, dims, tuple(params["keys"]), pool)
         learned = estimates.learned(scope, candidates, total)
         if learned is not None:
-            ef_search, learning = min(ef_search, learned), scope
+            ef_search = min(ef_search, learned)
         elif wants_calibration(candidates, total, pool, probed, settings):
             estimates.want(scope, ef_search, candidates, total)
-            learning = scope
     exact = prefer_exact(candidates, total, pool, settings, probed, ef_search)
     if not exact and (model, dims) not in built:
         exact = not await _index_exists(session, model, dims)
         if not exact:
             built.add((model, dims))
     iterative = exact or needs_iterative_scan(candidates, total, pool, ef_search)
-    plan = SearchPlan(counted, pool, bool(scoped), ef_search, exact, iterative, scope=learning)
+    plan = SearchPlan(counted, pool, bool(scoped), ef_search, exact, iterative)
     if memo is not None:
         estimates.keep_plan(memo, plan, (sizes_key, ("total",), SCOPE_INDEX_KEY))
     return plan
