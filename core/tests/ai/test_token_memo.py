@@ -7,6 +7,8 @@ import gc
 import random
 import weakref
 
+import pytest
+
 from nyla.ai import tokens
 from nyla.ai.tokens import (
     MEMO_CHARS,
@@ -59,6 +61,33 @@ def test_the_tool_list_memo_counts_each_list_as_it_is() -> None:
     assert count_tool_tokens([a, b, c]) == both + tool_tokens(c)
     assert count_tool_tokens([a]) == tool_tokens(a)
     assert count_tool_tokens([]) == 0
+
+
+def test_a_tool_list_made_anew_is_compared_by_identity_from_its_second_round(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a run makes its own ``requestToolbox``: equal to the last run's, not the same object
+    def tool(description: str) -> ToolDefinition:
+        schema = {"type": "object", "properties": {"toolbox": {"enum": ["a", "b"]}}}
+        return ToolDefinition(name="requestToolbox", description=description, parameters=schema)
+
+    first, other = tool("Activate a toolbox."), tool("Read.")
+    both = count_tool_tokens([other, first])
+    again = tool("Activate a toolbox.")
+    assert count_tool_tokens([other, again]) == both  # equal by value: the count kept
+    compared: list[object] = []
+    by_value = ToolDefinition.__eq__
+
+    def counting(self: ToolDefinition, value: object) -> bool:
+        compared.append(self)
+        return by_value(self, value)
+
+    monkeypatch.setattr(ToolDefinition, "__eq__", counting)
+    assert count_tool_tokens([other, again]) == both
+    assert compared == []  # the newest objects were kept: no comparison by value
+    changed = tool("Activate one of the toolboxes listed here.")
+    assert count_tool_tokens([other, changed]) == tool_tokens(other) + tool_tokens(changed)
+    assert count_tool_tokens([other, changed]) != both
 
 
 def _count_word_by_word(text: str) -> int:

@@ -197,6 +197,9 @@ def count_tool_tokens(tools: Iterable[ToolDefinition]) -> int:
         return 0
     hit = _TOOL_SETS.get(id(key[0]))
     if hit is not None and hit[0] == key:
+        # the newest objects kept: a definition made anew but equal (a run's own
+        # ``requestToolbox``) is then compared by identity from the next round on, not by value
+        _TOOL_SETS[id(key[0])] = (key, hit[1])
         return hit[1]
     total = sum(tool_tokens(t) for t in key)
     if len(_TOOL_SETS) >= _TOOL_SETS_MAX:
