@@ -6,6 +6,7 @@ the labelled sets in case variants a reader might type."""
 
 from __future__ import annotations
 
+import re
 import re._parser as sre_parse  # type: ignore[import-not-found]
 import string
 from itertools import product
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from nyla.ai import default_neutralizer, pii_address, pii_birth, pii_ids
 from nyla.ai.default_neutralizer import DefaultNeutralizer
 from nyla.ai.neutralizer_eval import read_set
-from nyla.ai.pii_clues import CluedScan
+from nyla.ai.pii_clues import CluedScan, stems_pattern
 from nyla.ai.pii_context import CONTEXT_DETECTORS
 
 DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
@@ -79,6 +80,27 @@ def test_every_label_holds_a_stem(detector: str) -> None:
     # pattern lost would hide that the list is no longer read off the pattern)
     for stem in stems:
         assert any([s for s in stems if s in label.casefold()] == [stem] for label in labels), stem
+
+
+#: every stem tuple the detectors look up, and characters around them
+_STEM_TUPLES = [stems for _, stems in LABELS.values()]
+_STEM_PIECES = sorted(
+    {s for stems in _STEM_TUPLES for s in stems}
+    | {re.sub(r"[ .-]", "x", s) for stems in _STEM_TUPLES for s in stems}  # "d.o.b" -> "dxoxb"
+    | {"x", " ", ".", "-", "0", "é"}
+)
+
+
+@given(st.lists(st.sampled_from(_STEM_PIECES), max_size=6), st.sampled_from(range(len(LABELS))))
+def test_a_stems_pattern_finds_exactly_where_a_stem_is_a_substring(
+    pieces: list[str], which: int
+) -> None:
+    """The detectors look their stems up in one regex search: it answers as the substring
+    tests would, the stems' ``.``, ``-`` and spaces taken literally."""
+    stems = _STEM_TUPLES[which]
+    for text in ("".join(pieces), "x".join(pieces), "".join(p[1:] for p in pieces)):
+        expected = any(stem in text.casefold() for stem in stems)
+        assert CluedScan(text).mentions(stems_pattern(stems)) is expected, (text, stems)
 
 
 def test_spell_reads_the_labels_as_re2_matches_them() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import ipaddress
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_context import context_findings
@@ -207,7 +207,7 @@ _MATCH_DETECTORS: tuple[
     tuple[LinearPattern, Callable[[CluedScan], bool], Callable[[Scan], Iterator[Finding]]], ...
 ] = (
     (_EMAIL, lambda s: "@" in s.text, _checked(_EMAIL, "EMAIL", lambda v: True)),
-    (_IBAN_START, lambda s: b"AA00" in s.shape or b"aa00" in s.shape, _iban_findings),
+    (_IBAN_START, lambda s: "AA00" in s.shape or "aa00" in s.shape, _iban_findings),
     (_AHV, lambda s: s.digits >= 13 and "756" in s.text, _checked(_AHV, "AHV", ahv_valid)),
     (_CARD, lambda s: s.digits >= 13, _checked(_CARD, "CARD", luhn_valid)),
     (_PHONE_INTL, lambda s: "+" in s.text or "00" in s.text, _checked(_PHONE_INTL, "PHONE", _phone_ok)),
@@ -215,8 +215,21 @@ _MATCH_DETECTORS: tuple[
     (_IPV4, lambda s: s.digits >= 4 and s.text.count(".") >= 3, _ipv4_findings),
     (_IPV6, lambda s: s.text.count(":") >= 2, _checked(_IPV6, "IP", _ipv6_ok)),
 )  # fmt: skip
+#: the pre-checks of :data:`_MATCH_DETECTORS`
+_MATCH_CHECKS = tuple(may for _, may, _ in _MATCH_DETECTORS)
+
+
+def _may_match(scan: CluedScan) -> bool:
+    """Whether one of :data:`_MATCH_DETECTORS`' pre-checks lets ``scan`` through (a loop, not
+    ``any()`` over a generator: most texts pass none, and the generator costs more)."""
+    for may in _MATCH_CHECKS:  # noqa: SIM110
+        if may(scan):
+            return True
+    return False
+
+
 #: every detector with its pre-check, in the order their findings are reported
-_DETECTORS: tuple[tuple[Callable[[CluedScan], bool], Callable[[Scan], Iterator[Finding]]], ...] = (
+_DETECTORS: tuple[tuple[Callable[[CluedScan], bool], Callable[[Scan], Iterable[Finding]]], ...] = (
     *((may, find) for _, may, find in _MATCH_DETECTORS[:-1]),
     (lambda s: True, context_findings),  # (pre-checks of its own, per detector)
     _MATCH_DETECTORS[-1][1:],
@@ -273,16 +286,13 @@ class DefaultNeutralizer:
         if not text:
             return []
         scan = CluedScan(text)
-        found: list[Finding] = []
-        if any(may(scan) for _, may, _ in _MATCH_DETECTORS) and (
-            _ANY_MATCH.search_spans(scan.data, 0) is not None
-        ):
-            for may_find, detector in _DETECTORS:
-                if may_find(scan):
-                    found.extend(detector(scan))
+        if _may_match(scan) and _ANY_MATCH.search_spans(scan.data, 0) is not None:
+            found = [f for may_find, find in _DETECTORS if may_find(scan) for f in find(scan)]
         else:
-            found.extend(context_findings(scan))  # none of the other detectors can find any
-        ids = _id_tokens(scan) if found else []
+            found = context_findings(scan)  # none of the other detectors can find any
+        if not found:
+            return found
+        ids = _id_tokens(scan)
         if ids:
             found = _outside_ids(found, ids)
         found.sort(key=lambda f: (f.start, -(f.end - f.start)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nyla.ai.pii_clues import CluedScan
+from nyla.ai.pii_clues import CluedScan, stems_pattern
 from nyla.ai.pii_shapes import SP, W
 from nyla.linear_regex import Scan, compile_linear
 from nyla.models.neutralize import Finding
@@ -60,12 +60,13 @@ _LABELLED_TOWN = compile_linear(
 #: what every word of :data:`_FRENCH_STREETS` holds once case-folded
 FRENCH_STEMS = ("rue", "avenue", "av.", "chemin", "ch.", "route", "boulevard", "bd", "place",
                 "quai", "impasse", "allée")  # fmt: skip
+_FRENCH_STEMS = stems_pattern(FRENCH_STEMS)
 
 
 def may_hold_address(scan: CluedScan) -> bool:
     """False only where no pattern below can match: every address has a capitalised word, and
     a number (street, post box or postcode) unless it is French (:mod:`nyla.ai.pii_clues`)."""
-    return scan.may_have_upper and (scan.digits > 0 or scan.mentions(FRENCH_STEMS))
+    return scan.may_have_upper and (scan.digits > 0 or scan.mentions(_FRENCH_STEMS))
 
 
 def address_findings(scan: Scan) -> Iterator[Finding]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nyla.ai.pii_clues import CluedScan
+from nyla.ai.pii_clues import CluedScan, stems_pattern
 from nyla.ai.pii_shapes import DATE, SP, W
 from nyla.linear_regex import Scan, compile_linear
 from nyla.models.neutralize import Finding
@@ -50,6 +50,7 @@ _DATE_BEFORE_LABEL = compile_linear(
 #: what every label of :data:`_LABELS` and :data:`_LABELS_AFTER` holds once case-folded
 #: (``geb`` stands for ``geb.``, ``geboren``, ``Geburtsdatum``, ``Geb.-Datum``, ``Geburt``...)
 LABEL_STEMS = ("geb", "birth", "dob", "d.o.b", "born", "né", "naissance", "nascita", "nat")
+_LABEL_STEMS = stems_pattern(LABEL_STEMS)
 
 
 def may_hold_birth(scan: CluedScan) -> bool:
@@ -58,7 +59,7 @@ def may_hold_birth(scan: CluedScan) -> bool:
     if not scan.digits:
         return False
     text = scan.text
-    return ("(" in text and "*" in text) or scan.mentions(LABEL_STEMS)
+    return ("(" in text and "*" in text) or scan.mentions(_LABEL_STEMS)
 
 
 def birth_findings(scan: Scan) -> Iterator[Finding]:

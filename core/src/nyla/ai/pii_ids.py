@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from nyla.ai.pii_clues import CluedScan
+from nyla.ai.pii_clues import CluedScan, stems_pattern
 from nyla.ai.pii_shapes import W
 from nyla.linear_regex import Scan, compile_linear
 from nyla.models.neutralize import Finding
@@ -68,12 +68,13 @@ LABEL_STEMS = (
     "pass", "ausweis", "identit", "id-", "id ", "national id", "dokument", "document",
     "dni", "nie", "cni", "cie",
 )  # fmt: skip
+_LABEL_STEMS = stems_pattern(LABEL_STEMS)
 
 
 def may_hold_id(scan: CluedScan) -> bool:
     """False only where :data:`_ID_NUMBER` cannot match: it needs a label and a digit
     (:mod:`nyla.ai.pii_clues`)."""
-    return scan.digits > 0 and scan.mentions(LABEL_STEMS)
+    return scan.digits > 0 and scan.mentions(_LABEL_STEMS)
 
 
 def id_findings(scan: Scan) -> Iterator[Finding]:
