@@ -218,4 +218,4 @@ class BatchRunner:
             for batch in (current, *started):
                 for item in batch:
                     if item.run is not None and not item.run.task.done():
-                        item.run.task.cancel()
+                        item.run.cancel()

@@ -106,7 +106,7 @@ class ToolRun:
     docstring); :func:`await_tool_runs` waits for several at once, :meth:`outcome` reads
     the result."""
 
-    __slots__ = ("deadline", "finished", "gate", "started", "task", "timeout", "watched")
+    __slots__ = ("began", "deadline", "finished", "gate", "started", "task", "timeout", "watched")
 
     def __init__(
         self,
@@ -130,8 +130,9 @@ class ToolRun:
         self.finished: float | None = None
         #: the batch gate counting this run down (told by :meth:`_ended`)
         self.gate: _BatchGate | None = None
+        #: whether the task's coroutine has begun (else :meth:`cancel` reports its end)
+        self.began = False
         self.task = asyncio.get_running_loop().create_task(self._contained(work, before))
-        self.task.add_done_callback(self._done)
         self.watched = watch(self.task, name, handler) if on_loop else None
 
     async def _contained(self, work: Any, before: Callable[[], Any] | None = None) -> Any:
@@ -140,6 +141,7 @@ class ToolRun:
         the tool's; the end is reported from inside the task (see :meth:`_ended`).
         ``before()`` is awaited first (a writing call's durable start): if it raises, the
         handler never runs."""
+        self.began = True
         try:
             if before is not None:
                 try:
@@ -158,7 +160,7 @@ class ToolRun:
     def _ended(self) -> None:
         # Called from the tool's own task as its coroutine ends, one event-loop iteration
         # before a done callback would run: the waiting loop (or the next batch) goes on
-        # that much sooner. The done callback covers a task cancelled before it started.
+        # that much sooner. A task cancelled before it started reports it through :meth:`cancel`.
         if self.finished is None:
             self.finished = time.monotonic()
             if self.watched is not None:
@@ -172,12 +174,21 @@ class ToolRun:
     def _done(self, _task: asyncio.Future[Any]) -> None:
         self._ended()
 
+    def cancel(self) -> None:
+        """Cancel the handler's task. A task cancelled before its coroutine began never runs
+        it, so its end is reported by a done callback, added then (not one per call: a
+        callback is a turn of the event loop for every tool call)."""
+        task = self.task
+        if not self.began and not task.done():
+            task.add_done_callback(self._done)
+        task.cancel()
+
     def abandon(self) -> None:
         """Cancel the handler past its deadline and leave it behind (a tool swallowing the
         cancel cannot hold the run; a late failure is logged)."""
         task = self.task
         if not task.done() and not task.cancelling():
-            task.cancel()
+            self.cancel()
             task.add_done_callback(_forget)
 
     def outcome(self) -> Any:
@@ -209,7 +220,7 @@ async def await_tool_runs(runs: list[ToolRun], then: Callable[[], None] | None =
     except asyncio.CancelledError:
         gate.close()
         for r in runs:
-            r.task.cancel()
+            r.cancel()
         raise
 
 
