@@ -313,6 +313,9 @@ async def test_knowledge_failures_never_stop_the_run(scripted, make_kernel, db, 
     # the recorder got the round's tool result typed, not as a dict with wire keys
     assert [(r.tool_name, r.success) for r in handed] == [("lookup", True)]
     assert all(isinstance(r, RoundToolResult) for r in handed)
+    # the text it kept is the one the model got (made once, handed on)
+    sent = [e.text for e in events if e.type is EventType.TOOL_RESULT]
+    assert [r.content for r in handed] == sent and sent[0]
 
 
 async def test_knowledge_context_is_injected_each_round(scripted, make_kernel, db, run_events):

@@ -51,6 +51,8 @@ class Dispatched:
     result: ToolResult
     duration_ms: float
     read_only: bool
+    #: the text the model got for the result, once the run has made it (``result_text``)
+    text: str | None = None
 
 
 @dataclass

@@ -290,7 +290,7 @@ class AgentRun:
                 continue
             for item in batch:
                 call, result = item.call, item.result
-                text = result_text(result)
+                text = item.text = result_text(result)
                 self._unlogged.append((round_, item))
                 self.conversation.add(
                     Message(role=Role.TOOL, content=text, tool_call_id=call.id, name=call.name)
@@ -368,7 +368,11 @@ class AgentRun:
                     context=self.context,
                     file_refs=file_refs(results),
                     tool_results=[
-                        RoundToolResult(d.call.name, d.result.success, result_text(d.result)[:2000])
+                        RoundToolResult(
+                            d.call.name,
+                            d.result.success,
+                            (d.text if d.text is not None else result_text(d.result))[:2000],
+                        )
                         for d in results
                     ],
                     decisions=[response.content] if response.content else [],
