@@ -141,7 +141,7 @@ class NeutralizationGate:
     def __init__(self, neutralizers: Sequence[Any], *, require: bool = False) -> None:
         self.neutralizers = list(neutralizers)
         self.require = require
-        self._signature = tuple(str(getattr(n, "id", type(n).__name__)) for n in self.neutralizers)
+        self._signature = tuple(str(_neutralizer_id(n)) for n in self.neutralizers)
         self.errors: list[str] = []
         self.replaced = 0
 
@@ -157,15 +157,15 @@ class NeutralizationGate:
         """All valid findings of all neutralizers in ``text`` (overlaps not yet resolved)."""
         found: list[Finding] = []
         for neutralizer in self.neutralizers:
-            nid = getattr(neutralizer, "id", type(neutralizer).__name__)
             try:
                 result = list(neutralizer.find(text))
             except Exception as exc:
-                self._fail(nid, repr(exc))
+                self._fail(_neutralizer_id(neutralizer), repr(exc))
                 continue
             for f in result:
                 if not isinstance(f, Finding) or text[f.start : f.end] != f.value or not f.value:
-                    self._fail(nid, f"returned a finding that is not a span of the text: {f!r}")
+                    reason = f"returned a finding that is not a span of the text: {f!r}"
+                    self._fail(_neutralizer_id(neutralizer), reason)
                     break
                 found.append(f)
         return found
@@ -310,16 +310,21 @@ class NeutralizationGate:
             ]
             changed = any(p != q for p, q in zip(content, message.content, strict=True))
         calls = message.tool_calls
-        arguments = [self.apply(c.arguments, session) for c in calls]
-        if any(a != c.arguments for a, c in zip(arguments, calls, strict=True)):
-            calls = [
-                ToolCall(id=c.id, name=c.name, arguments=a)
-                for c, a in zip(calls, arguments, strict=True)
-            ]
-            changed = True
+        if calls:  # (a tool result, most messages of a run, has none)
+            arguments = [self.apply(c.arguments, session) for c in calls]
+            if arguments != [c.arguments for c in calls]:
+                calls = [
+                    ToolCall(id=c.id, name=c.name, arguments=a)
+                    for c, a in zip(calls, arguments, strict=True)
+                ]
+                changed = True
         if not changed:
             return message
         return message.model_copy(update={"content": content, "tool_calls": calls})
+
+
+def _neutralizer_id(neutralizer: Any) -> Any:
+    return getattr(neutralizer, "id", type(neutralizer).__name__)
 
 
 def known_findings(
