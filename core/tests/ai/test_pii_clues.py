@@ -11,6 +11,7 @@ import re._parser as sre_parse  # type: ignore[import-not-found]
 import string
 from itertools import product
 from pathlib import Path
+from typing import Any
 
 import pytest
 import re2  # type: ignore[import-untyped]
@@ -22,6 +23,7 @@ from nyla.ai.default_neutralizer import DefaultNeutralizer
 from nyla.ai.neutralizer_eval import read_set
 from nyla.ai.pii_clues import CluedScan, stems_pattern
 from nyla.ai.pii_context import CONTEXT_DETECTORS
+from nyla.ai.pii_shapes import DATE
 
 DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
 
@@ -101,6 +103,54 @@ def test_a_stems_pattern_finds_exactly_where_a_stem_is_a_substring(
     for text in ("".join(pieces), "x".join(pieces), "".join(p[1:] for p in pieces)):
         expected = any(stem in text.casefold() for stem in stems)
         assert CluedScan(text).mentions(stems_pattern(stems)) is expected, (text, stems)
+
+
+def min_digits(source: str) -> int:
+    """The fewest ASCII digits any match of the pattern ``source`` holds, read off its parse
+    (Python's parser: a piece without RE2-only syntax such as ``\\pL``). A lower bound: only a
+    digit literal or a class of digits alone counts, whatever else counts 0."""
+    return _min_digits(sre_parse.parse(source))
+
+
+def _min_digits(items: Any) -> int:
+    total = 0
+    for op, arg in items:
+        kind = str(op)
+        if kind == "LITERAL":
+            total += 48 <= arg <= 57
+        elif kind == "IN":
+            total += all(
+                (str(k) == "LITERAL" and 48 <= v <= 57)
+                or (str(k) == "RANGE" and v[0] >= 48 and v[1] <= 57)
+                for k, v in arg
+            )
+        elif kind in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            total += arg[0] * _min_digits(arg[2])
+        elif kind == "BRANCH":
+            total += min(_min_digits(branch) for branch in arg[1])
+        elif kind == "SUBPATTERN":
+            total += _min_digits(arg[-1])
+    return total
+
+
+def test_min_digits_reads_the_fewest_digits_a_match_holds() -> None:
+    assert min_digits("[0-9]{2}|a[0-3]") == 1
+    assert min_digits("(?:x|[0-9])") == 0
+    assert min_digits("[^0-9]") == 0  # a negated class is no digit
+    assert min_digits("[0-9a]") == 0  # nor is a class that also takes a letter
+    assert min_digits("1?2") == 1
+    assert min_digits("(?:12){2,3}") == 4
+
+
+def test_a_date_holds_four_digits_and_every_birth_pattern_a_date() -> None:
+    """The dates of birth pre-check asks for :data:`DATE_DIGITS` digits: the fewest a date
+    holds, which each pattern's own text must then hold too (and RE2 agrees on the shortest)."""
+    assert pii_birth.DATE_DIGITS == min_digits(DATE) == 4
+    for pattern in (pii_birth._BIRTH_DATE, pii_birth._STARRED_DATE, pii_birth._DATE_BEFORE_LABEL):
+        assert f"(?P<v>{DATE})" in pattern.source
+    assert re2.fullmatch(DATE, "1.1.81") is not None
+    assert re2.fullmatch(DATE, "1.1.8") is None
+    assert found("geb. 1.1.81") == [("DOB", 5, 11)]
 
 
 def test_spell_reads_the_labels_as_re2_matches_them() -> None:

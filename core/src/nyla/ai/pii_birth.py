@@ -53,10 +53,16 @@ LABEL_STEMS = ("geb", "birth", "dob", "d.o.b", "born", "né", "naissance", "nasc
 _LABEL_STEMS = stems_pattern(LABEL_STEMS)
 
 
+#: the fewest ASCII digits a date holds (``1.1.81``), read off :data:`DATE` (the tests read
+#: it again from the pattern's parse)
+DATE_DIGITS = 4
+
+
 def may_hold_birth(scan: CluedScan) -> bool:
-    """False only where no pattern below can match: each needs a date (an ASCII digit) and a
-    label, or ``(`` and ``*`` for the starred form (:mod:`nyla.ai.pii_clues`)."""
-    if not scan.digits:
+    """False only where no pattern below can match: each needs a date (:data:`DATE_DIGITS`
+    ASCII digits) and a label, or ``(`` and ``*`` for the starred form
+    (:mod:`nyla.ai.pii_clues`)."""
+    if scan.digits < DATE_DIGITS:
         return False
     text = scan.text
     return ("(" in text and "*" in text) or scan.mentions(_LABEL_STEMS)
