@@ -119,3 +119,56 @@ def test_conversation_running_total_matches_a_recount() -> None:
     assert conversation.for_call()[1] is block  # same block: the next call extends the last
     conversation.knowledge_context = ""
     assert conversation.tokens() == recount()
+
+
+class WordNeutralizer:
+    """Finds its words (its setting) and counts the texts it scanned."""
+
+    id = "words"
+
+    def __init__(self, *words: str) -> None:
+        self.words = words
+        self.scanned: list[str] = []
+
+    def find(self, text: str) -> list[Finding]:
+        self.scanned.append(text)
+        return [
+            Finding(start=text.find(w), end=text.find(w) + len(w), category="NAME", value=w)
+            for w in self.words
+            if w in text
+        ]
+
+
+def test_the_memo_scans_again_for_another_input_detector_set_or_setting() -> None:
+    """Within one run's session a text's result is kept only for the same text, the same
+    neutralizers (objects, not only ids) and the same mapping; each change scans again."""
+    session = NeutralizationSession()
+    anna = WordNeutralizer("Anna")
+    assert NeutralizationGate([anna]).apply("Anna asked", session) == "[NAME_1] asked"
+    assert NeutralizationGate([anna]).apply("Anna asked", session) == "[NAME_1] asked"
+    assert anna.scanned == ["Anna asked"]  # the same text, detectors and mapping: kept
+    NeutralizationGate([anna]).apply("Bert asked", session)
+    assert anna.scanned == ["Anna asked", "Bert asked"]  # another input
+
+    # another detector set: one more neutralizer
+    bert = WordNeutralizer("Bert")
+    bert.id = "bert"
+    assert NeutralizationGate([anna, bert]).apply("Bert asked", session) == "[NAME_2] asked"
+    assert bert.scanned == ["Bert asked"]
+
+    # the same id with another setting (a plugin built again): another neutralizer
+    carla = WordNeutralizer("Carla")
+    assert NeutralizationGate([carla]).apply("Carla and Anna", session) == "[NAME_3] and [NAME_1]"
+    assert carla.scanned == ["Carla and Anna"]
+    carla_and_dora = WordNeutralizer("Carla", "Dora")
+    out = NeutralizationGate([carla_and_dora]).apply("Dora asked", session)
+    assert out == "[NAME_4] asked" and carla_and_dora.scanned == ["Dora asked"]
+    with_dora_only = WordNeutralizer("Dora")  # same id, other words, same text as before
+    del carla_and_dora
+    assert NeutralizationGate([with_dora_only]).apply("Dora asked", session) == "[NAME_4] asked"
+    assert with_dora_only.scanned == ["Dora asked"]
+
+    # neutralizing switched off (the service's setting gives no neutralizers): nothing kept
+    assert NeutralizationGate([]).apply("Erin asked", session) == "Erin asked"
+    erin = WordNeutralizer("Erin")
+    assert NeutralizationGate([erin]).apply("Erin asked", session) == "[NAME_5] asked"

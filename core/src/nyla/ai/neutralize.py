@@ -34,6 +34,11 @@ log = logging.getLogger(__name__)
 
 PLACEHOLDER = re.compile(r"\[([A-Z][A-Z0-9]*)_(\d+)\]")
 
+#: what a memo of the gate is keyed on besides its input: each neutralizer's id and object
+#: (another object with the same id, e.g. a plugin built again with other settings, is
+#: another neutralizer)
+Signature = tuple[tuple[str, int], ...]
+
 
 class NeutralizationSession:
     """Placeholders of one run: value -> ``[CATEGORY_n]`` and back. A run's calls are
@@ -45,12 +50,15 @@ class NeutralizationSession:
         self._by_value: dict[str, str] = {}
         self._by_placeholder: dict[str, tuple[str, str]] = {}
         self._counters: dict[str, int] = {}
-        # (neutralizer ids, text) -> (values known then, neutralized text): a run re-sends its
+        # (neutralizers, text) -> (values known then, neutralized text): a run re-sends its
         # whole history every round, and stable placeholders make the result of a text final
         # once computed, until the session learns a value the text may hold
-        self._cache: dict[tuple[tuple[str, ...], str], tuple[int, str]] = {}
-        # (neutralizer ids, digest of an image) -> the image as checked (OCR is slow)
-        self._images: dict[tuple[tuple[str, ...], str], ImagePart] = {}
+        self._cache: dict[tuple[Signature, str], tuple[int, str]] = {}
+        # (neutralizers, digest of an image) -> the image as checked (OCR is slow)
+        self._images: dict[tuple[Signature, str], ImagePart] = {}
+        # the neutralizers a result above was computed by, kept alive with the session: a
+        # signature names each by its object's id(), which no other object can take meanwhile
+        self._computed_by: dict[int, Any] = {}
         # the last call of each conversation (keyed by its first message): see
         # NeutralizationGate.prepare_messages
         self._histories: dict[int, _History] = {}
@@ -110,7 +118,7 @@ class _History:
     """One conversation's last call: its messages, their neutralized copies and the running
     token count after each (``cumulative[i]`` = tokens of ``neutral[: i + 1]``)."""
 
-    signature: tuple[str, ...]
+    signature: Signature
     sources: list[Message]
     neutral: list[Message]
     cumulative: list[int]
@@ -141,9 +149,16 @@ class NeutralizationGate:
     def __init__(self, neutralizers: Sequence[Any], *, require: bool = False) -> None:
         self.neutralizers = list(neutralizers)
         self.require = require
-        self._signature = tuple(str(_neutralizer_id(n)) for n in self.neutralizers)
+        self._signature: Signature = tuple(
+            (str(_neutralizer_id(n)), id(n)) for n in self.neutralizers
+        )
         self.errors: list[str] = []
         self.replaced = 0
+
+    def _pin(self, session: NeutralizationSession) -> None:
+        """Keep this gate's neutralizers alive with ``session``, whose memos name them."""
+        for neutralizer in self.neutralizers:
+            session._computed_by[id(neutralizer)] = neutralizer
 
     def _fail(self, neutralizer_id: str, reason: str) -> None:
         message = f"neutralizer {neutralizer_id!r} failed: {reason}"
@@ -182,6 +197,7 @@ class NeutralizationGate:
             errors_before = len(self.errors)
             result = self._apply(text, session)
             if len(self.errors) == errors_before:  # a partial result is never reused
+                self._pin(session)
                 session._cache[key] = (len(session._by_value), result)
         return result
 
@@ -226,6 +242,7 @@ class NeutralizationGate:
         errors_before = len(self.errors)
         result = neutralize_image(part, self.findings, lambda why: self._fail("image-ocr", why))
         if len(self.errors) == errors_before:  # an unchecked image is checked again next time
+            self._pin(session)
             session._images[key] = result
         return result
 
@@ -284,6 +301,7 @@ class NeutralizationGate:
             total += tokens
             cumulative.append(total)
         if len(self.errors) == errors_before:  # a partial result is never reused
+            self._pin(session)
             history = _History(self._signature, list(messages), neutral, cumulative)
             self._remember(session, key, history)
         return list(neutral), total
