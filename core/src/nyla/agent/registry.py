@@ -39,7 +39,6 @@ from nyla.agent.guard import (
 )
 from nyla.agent.policy import BeforeCallHook, check_policy
 from nyla.agent.policy import before_call_hook as before_call_hook
-from nyla.ai.tool_arguments import take_parsed
 from nyla.connections.redact import redact_paths
 from nyla.models.ai import ToolCall, ToolDefinition
 from nyla.models.tools import Tool, ToolContext, ToolResult
@@ -162,9 +161,6 @@ def _validation_result(tool: Tool, exc: ValidationError) -> ToolResult:
 def _parse_arguments(tool: Tool, call: ToolCall) -> dict[str, Any] | ToolResult:
     """The call's arguments as a dict, or the structured error the model gets instead."""
     raw = call.arguments if call.arguments is not None else ""
-    handed = take_parsed(raw)  # the AI service's check parsed this very text already
-    if handed is not None:
-        return handed
     try:
         arguments = loads_json(raw) if raw.strip() else {}
     except RecursionError:

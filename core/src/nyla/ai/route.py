@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
 from nyla.ai.pricing import estimate_cost_chf, within_budget
 from nyla.ai.retry import RetryPolicy
-from nyla.ai.tool_arguments import parse_object
 from nyla.errors import BudgetExceeded, ProviderError, ProviderTimeoutError
 from nyla.models.ai import (
     ChatResponse,
@@ -31,6 +30,7 @@ from nyla.models.ai import (
     ToolCall,
     Usage,
 )
+from nyla.text import loads_json
 
 log = logging.getLogger(__name__)
 
@@ -183,10 +183,15 @@ def invalid_tool_arguments(calls: list[ToolCall]) -> list[InvalidToolArguments]:
     kept verbatim; the agent reports the error back to the model instead of crashing)."""
     out = []
     for call in calls:
-        # (the objects parsed are kept for the agent's dispatch: :mod:`nyla.ai.tool_arguments`)
-        parsed = parse_object(call.arguments or "{}")
-        if isinstance(parsed, str):
-            out.append(InvalidToolArguments(id=call.id, name=call.name, error=parsed))
+        try:
+            value = loads_json(call.arguments or "{}")
+        except Exception as exc:  # RecursionError of deep nesting included: never fatal here
+            error = f"invalid JSON: {type(exc).__name__}"
+        else:
+            if isinstance(value, dict):
+                continue
+            error = "arguments are not a JSON object"
+        out.append(InvalidToolArguments(id=call.id, name=call.name, error=error))
     return out
 
 
