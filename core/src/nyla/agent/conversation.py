@@ -15,9 +15,10 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from nyla.models.ai import Message, Role
+from nyla.models.ai import Message, Role, ToolCall
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,21 @@ KEEP_LATEST_UNITS = 4
 _REF = re.compile(
     r"docItem:[\w-]+|docList:[\w:.-]+|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
 )
+
+
+#: Message's own validator (what ``Message(...)`` runs), looked up once (see tool_message)
+_validate_message: Callable[[dict[str, Any]], Message] = (
+    Message.__pydantic_validator__.validate_python
+)
+
+
+def tool_message(call: ToolCall, text: str) -> Message:
+    """The conversation's message of ``call``'s result ``text``: ``Message(role=TOOL, ...)``
+    validated by Message's validator directly (as ``model_validate`` does), once per tool
+    call: the Python ``__init__`` and keyword packing were a fifth of its cost."""
+    return _validate_message(
+        {"role": Role.TOOL, "content": text, "tool_call_id": call.id, "name": call.name}
+    )
 
 
 def resolve_timezone(name: str | None) -> ZoneInfo:

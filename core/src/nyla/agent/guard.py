@@ -211,6 +211,14 @@ async def await_tool_runs(runs: list[ToolRun], then: Callable[[], None] | None =
     context), before the waiting task wakes: the next batch starts without waiting for this
     one's results to be handed out. When the caller
     is cancelled, the unfinished runs are cancelled and ``then`` is never called."""
+    for r in runs:
+        if r.finished is None:
+            break
+    else:  # every run has ended already (tools that answer at once): no gate to count down
+        if then is not None:
+            then()
+            await asyncio.sleep(0)  # the batch ``then`` started begins before this one goes on
+        return
     gate = _BatchGate(runs, then)
     opened_at_once = gate.future.done()  # every run had ended already
     try:

@@ -80,6 +80,9 @@ class _Watched:
 #: tool handlers seen blocking the loop (by identity), for :mod:`nyla.agent.isolation`
 _blockers: weakref.WeakSet[object] = weakref.WeakSet()
 _blocker_ids: set[int] = set()  # handlers that cannot be weakly referenced
+#: whether any handler was ever marked (until forgotten): a handler collected since leaves
+#: it set, which only costs the look-up
+_any_blocker = False
 _watchdogs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopWatchdog] = (
     weakref.WeakKeyDictionary()
 )
@@ -90,6 +93,8 @@ _last: tuple[weakref.ref[asyncio.AbstractEventLoop], LoopWatchdog] | None = None
 
 def has_blocked(handler: object) -> bool:
     """Whether ``handler`` was seen holding the event loop past the block limit."""
+    if not _any_blocker:  # (asked for every tool call: a WeakSet look-up is ~2k instructions)
+        return False
     try:
         return handler in _blockers
     except TypeError:
@@ -97,6 +102,8 @@ def has_blocked(handler: object) -> bool:
 
 
 def _mark_blocker(handler: object) -> None:
+    global _any_blocker
+    _any_blocker = True
     try:
         _blockers.add(handler)
     except TypeError:
@@ -105,6 +112,8 @@ def _mark_blocker(handler: object) -> None:
 
 def forget_blockers() -> None:
     """Forget every tool seen blocking (tests; a process that reloaded its plugins)."""
+    global _any_blocker
+    _any_blocker = False
     _blockers.clear()
     _blocker_ids.clear()
 

@@ -278,10 +278,53 @@ class ToolRegistry:
         return BatchRunner(self._safe_check, _outcome, self.is_read_only, self.default_timeout_s)
 
     async def _safe_check(self, call: ToolCall, ctx: ToolContext) -> ToolResult | tuple[Tool, Any]:
-        """:meth:`_check`, where a failure in the checks is the call's result, not the run's
-        end (only the run's own cancel propagates)."""
+        """Everything before the handler runs: known tool, JSON, schema, owned ids, service
+        access, repeats, policy. A refusal as a result, or the tool and its validated
+        arguments. A failure in the checks is the call's result, not the run's end (only the
+        run's own cancel propagates). (One coroutine: a layer per step cost a call ~4k
+        instructions.)"""
         try:
-            return await self._check(call, ctx)
+            tool = self._tools.get(call.name)
+            if tool is None:
+                return self._unknown(call)
+            arguments = _parse_arguments(tool, call)
+            if isinstance(arguments, ToolResult):
+                return arguments
+            try:
+                args = tool.args_model.model_validate(arguments)
+            except ValidationError as exc:
+                return _validation_result(tool, exc)
+            except (RecursionError, ValueError, TypeError) as exc:
+                return ToolResult.fail(
+                    f"invalid arguments for {tool.name}: {type(exc).__name__}",
+                    "INVALID_VALUE",
+                    suggestion="send a flat JSON object matching the schema",
+                )
+            if owned_fields(type(args)):
+                refusal = await authorize(tool, args, ctx, self.database)
+                if refusal is not None:
+                    return refusal
+            if ctx.run.denied_services:  # a caller without some service (nyla.access)
+                from nyla.access.run import tool_refusal
+
+                refusal = await tool_refusal(tool, args, ctx, self.database)
+                if refusal is not None:
+                    return refusal
+            key = repeat_key(tool.name, arguments)
+            seen = self._seen.get(key, 0)
+            self._seen[key] = seen + 1
+            if seen >= REPEAT_LIMIT:
+                return ToolResult.fail(
+                    f"{tool.name} was already called {seen} times with exactly these "
+                    "arguments; the result will not change",
+                    "REPEATED_CALL",
+                    suggestion="use the earlier result, change the arguments or answer now",
+                )
+            if self.before_call is not None:  # the first denial of the policy hook's answers
+                denial = await check_policy(self.before_call, tool, arguments, ctx)
+                if denial is not None:
+                    return denial
+            return (tool, args)
         except asyncio.CancelledError:
             if run_is_cancelled():
                 raise
@@ -290,60 +333,15 @@ class ToolRegistry:
             log.warning("dispatch of %s failed: %s", call.name, type(exc).__name__)
             return ToolResult.fail(f"{type(exc).__name__}: {safe_str(exc)[:500]}", "TOOL_ERROR")
 
-    async def _check(self, call: ToolCall, ctx: ToolContext) -> ToolResult | tuple[Tool, Any]:
-        """Everything before the handler runs: known tool, JSON, schema, owned ids, service
-        access, repeats, policy. A refusal as a result, or the tool and its validated arguments."""
-        tool = self._tools.get(call.name)
-        if tool is None:
-            return ToolResult.fail(
-                f"unknown tool {call.name!r}",
-                "UNKNOWN_TOOL",
-                suggestion=f"call one of: {', '.join(sorted(self._tools)) or 'no tools'}",
-                hint="an inactive toolbox can be activated with requestToolbox"
-                if "requestToolbox" in self._tools
-                else None,
-            )
-        arguments = _parse_arguments(tool, call)
-        if isinstance(arguments, ToolResult):
-            return arguments
-        try:
-            args = tool.args_model.model_validate(arguments)
-        except ValidationError as exc:
-            return _validation_result(tool, exc)
-        except (RecursionError, ValueError, TypeError) as exc:
-            return ToolResult.fail(
-                f"invalid arguments for {tool.name}: {type(exc).__name__}",
-                "INVALID_VALUE",
-                suggestion="send a flat JSON object matching the schema",
-            )
-        if owned_fields(type(args)):
-            refusal = await authorize(tool, args, ctx, self.database)
-            if refusal is not None:
-                return refusal
-        if ctx.run.denied_services:  # a caller without some service (nyla.access)
-            from nyla.access.run import tool_refusal
-
-            refusal = await tool_refusal(tool, args, ctx, self.database)
-            if refusal is not None:
-                return refusal
-        key = repeat_key(tool.name, arguments)
-        seen = self._seen.get(key, 0)
-        self._seen[key] = seen + 1
-        if seen >= REPEAT_LIMIT:
-            return ToolResult.fail(
-                f"{tool.name} was already called {seen} times with exactly these arguments; "
-                "the result will not change",
-                "REPEATED_CALL",
-                suggestion="use the earlier result, change the arguments or answer now",
-            )
-        denial = await self._check_policy(tool, arguments, ctx)
-        return denial if denial is not None else (tool, args)
-
-    async def _check_policy(
-        self, tool: Tool, arguments: dict[str, Any], ctx: ToolContext
-    ) -> ToolResult | None:
-        """The first denial of the ``nyla_before_tool_call`` answers (:func:`check_policy`)."""
-        return await check_policy(self.before_call, tool, arguments, ctx)
+    def _unknown(self, call: ToolCall) -> ToolResult:
+        return ToolResult.fail(
+            f"unknown tool {call.name!r}",
+            "UNKNOWN_TOOL",
+            suggestion=f"call one of: {', '.join(sorted(self._tools)) or 'no tools'}",
+            hint="an inactive toolbox can be activated with requestToolbox"
+            if "requestToolbox" in self._tools
+            else None,
+        )
 
     def execute(
         self,

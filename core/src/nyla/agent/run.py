@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
 from nyla.agent.cancel import CancelScope, RunCancelled, race
-from nyla.agent.conversation import ConversationManager, build_system_prompt
+from nyla.agent.conversation import ConversationManager, build_system_prompt, tool_message
 from nyla.agent.inherit import restricted_context
 from nyla.agent.model_call import call_model, call_model_live
 from nyla.agent.registry import Dispatched, ToolRegistry, before_call_hook, result_text
@@ -102,8 +102,10 @@ class AgentRun:
         self.calls: list[CallRecord] = []
         #: executed calls not yet in :attr:`calls` (see :meth:`log_calls`)
         self._unlogged: list[tuple[int, Dispatched]] = []
-        #: the calls of the round being dispatched (a call's place numbers its documents)
+        #: the calls of the round being dispatched (a call's place numbers its documents),
+        #: and each one's place by identity (kept beside them, so no id can be reused)
         self._round_calls: list[ToolCall] = []
+        self._call_numbers: dict[int, int] = {}
         #: what every call's tool context shares (see :meth:`tool_context`)
         self._tool_base: ToolContext | None = None
 
@@ -281,6 +283,7 @@ class AgentRun:
         running (the checks come first, so nothing in between can fail)."""
         registry, round_ = self.registry, self.round
         self._round_calls = calls
+        self._call_numbers = {id(c): i for i, c in enumerate(calls, 1)}
         async for batch in registry.execute(calls, self.tool_context, self.cancel, announce=True):
             if not batch:  # the first batch is running
                 self.conversation.add(said(response))
@@ -292,9 +295,7 @@ class AgentRun:
                 call, result = item.call, item.result
                 text = item.text = result_text(result)
                 self._unlogged.append((round_, item))
-                self.conversation.add(
-                    Message(role=Role.TOOL, content=text, tool_call_id=call.id, name=call.name)
-                )
+                self.conversation.add(tool_message(call, text))
                 results.append(item)
                 yield events.tool_result(round_, call, result, item.duration_ms, text)
             if len(results) < len(calls):  # a later batch runs: do the next call's work now
@@ -349,7 +350,7 @@ class AgentRun:
         return copied(
             base,
             round=self.round,
-            task_number=next((i for i, c in enumerate(self._round_calls, 1) if c is call), 0),
+            task_number=self._call_numbers.get(id(call), 0),
             call_id=call.id,
             remaining_rounds=max(0, self.config.max_rounds - self.round),
             remaining_budget_chf=self.remaining_budget,

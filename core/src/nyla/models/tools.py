@@ -34,6 +34,12 @@ class ToolResult(WireModel):
 
     @classmethod
     def ok(cls, content: str = "", data: Any = None) -> ToolResult:
+        """A success. Validated as ``cls(...)`` validates it (a content that is no string
+        is refused), by the model's validator directly as ``model_validate`` does: the
+        Python ``__init__`` and keyword packing were a fifth of the cost, once per tool
+        call (a subclass, which may have an ``__init__`` of its own, is constructed)."""
+        if cls is ToolResult:
+            return _validate_result({"success": True, "content": content, "data": data})
         return cls(success=True, content=content, data=data)
 
     @classmethod
@@ -45,13 +51,23 @@ class ToolResult(WireModel):
         suggestion: str | None = None,
         hint: str | None = None,
     ) -> ToolResult:
-        return cls(
-            success=False,
-            error=error,
-            error_details=ToolErrorDetails(
-                code=code, field=field, suggestion=suggestion, hint=hint
-            ),
-        )
+        """A failure with its repair hints (validated as :meth:`ok` is)."""
+        values = {
+            "success": False,
+            "error": error,
+            "error_details": {"code": code, "field": field, "suggestion": suggestion, "hint": hint},
+        }
+        if cls is ToolResult:
+            return _validate_result(values)
+        return cls.model_validate(values)
+
+
+#: ToolResult's own validator (what ``ToolResult(...)`` and ``model_validate`` run), looked up
+#: once: the class attribute goes through pydantic's metaclass on every look-up. The model is
+#: complete at import (no forward reference left), so no rebuild replaces it.
+_validate_result: Callable[[dict[str, Any]], ToolResult] = (
+    ToolResult.__pydantic_validator__.validate_python
+)
 
 
 class ToolboxRequests(Protocol):

@@ -1,0 +1,129 @@
+"""The per-call fast paths of dispatch behave as the paths they replace: a result or tool
+message validated by the model's own validator equals the constructed one and refuses the
+same input; a batch whose runs all ended goes on without a gate, its ``then`` called (and its
+failure raised) as before; the blocker flag never hides a blocker."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import ValidationError
+
+from nyla.agent import loop_watch
+from nyla.agent.conversation import tool_message
+from nyla.agent.guard import ToolRun, await_tool_runs
+from nyla.models.ai import Message, Role, ToolCall
+from nyla.models.tools import ToolErrorDetails, ToolResult
+
+
+def test_ok_and_fail_equal_the_constructed_results():
+    for content, data in (("read 5 ok", None), ("", {"a": [1, 2]}), ("x", object)):
+        fast = ToolResult.ok(content, data)
+        slow = ToolResult(success=True, content=content, data=data)
+        assert fast == slow and type(fast) is ToolResult
+        assert fast.model_fields_set == slow.model_fields_set
+        assert fast.model_dump(exclude_unset=True) == slow.model_dump(exclude_unset=True)
+    fast = ToolResult.fail("bad", "INVALID_JSON", suggestion="fix it")
+    slow = ToolResult(
+        success=False,
+        error="bad",
+        error_details=ToolErrorDetails(
+            code="INVALID_JSON", field=None, suggestion="fix it", hint=None
+        ),
+    )
+    assert fast == slow and fast.model_fields_set == slow.model_fields_set
+    assert fast.error_details is not None and slow.error_details is not None
+    assert fast.error_details.model_fields_set == slow.error_details.model_fields_set
+    assert fast.model_dump_json() == slow.model_dump_json()
+
+
+def test_ok_and_fail_still_refuse_wrong_input():
+    with pytest.raises(ValidationError):
+        ToolResult.ok(123)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        ToolResult.ok(["not", "text"])  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        ToolResult.fail("bad", 7)  # type: ignore[arg-type]
+
+
+def test_a_subclass_of_tool_result_is_constructed():
+    made: list[dict[str, object]] = []
+
+    class Counted(ToolResult):
+        def __init__(self, **values: object) -> None:
+            super().__init__(**values)
+            made.append(values)
+
+    result = Counted.ok("x")
+    assert type(result) is Counted and made == [{"success": True, "content": "x", "data": None}]
+
+
+def test_tool_message_equals_the_constructed_message():
+    call = ToolCall(id="read-1", name="read", arguments='{"round": 1}')
+    fast = tool_message(call, "read 1 ok")
+    slow = Message(role=Role.TOOL, content="read 1 ok", tool_call_id="read-1", name="read")
+    assert fast == slow and type(fast) is Message
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.tool_calls == [] and fast.tool_calls is not slow.tool_calls
+    assert fast.model_dump_json() == slow.model_dump_json()
+    with pytest.raises(ValidationError):
+        tool_message(call, 42)  # type: ignore[arg-type]
+
+
+async def test_a_batch_that_ended_calls_then_and_lets_its_batch_begin():
+    async def tool(args: object, ctx: object) -> str:
+        return "ok"
+
+    runs = [ToolRun(tool, None, None, 5.0, "quick") for _ in range(2)]
+    await asyncio.sleep(0)
+    assert all(r.finished is not None for r in runs)
+    begun: list[ToolRun] = []
+
+    def then() -> None:
+        begun.append(ToolRun(tool, None, None, 5.0, "next"))
+
+    await await_tool_runs(runs, then)
+    # ``then`` started the next run, and it began before the waiter went on
+    assert len(begun) == 1 and begun[0].finished is not None
+
+    def broken() -> None:
+        raise LookupError("then failed")
+
+    with pytest.raises(LookupError, match="then failed"):
+        await await_tool_runs(runs, broken)
+
+
+async def test_a_batch_with_a_run_still_going_waits_for_it():
+    release = asyncio.Event()
+
+    async def slow(args: object, ctx: object) -> str:
+        await release.wait()
+        return "late"
+
+    async def quick(args: object, ctx: object) -> str:
+        return "ok"
+
+    runs = [ToolRun(quick, None, None, 5.0, "quick"), ToolRun(slow, None, None, 5.0, "slow")]
+    called: list[str] = []
+    waiter = asyncio.ensure_future(await_tool_runs(runs, lambda: called.append("then")))
+    await asyncio.sleep(0.01)
+    assert not waiter.done() and called == []
+    release.set()
+    await asyncio.wait_for(waiter, 5.0)
+    assert called == ["then"] and runs[1].task.result() == "late"
+
+
+def test_the_blocker_flag_never_hides_a_blocker():
+    def handler(args: object, ctx: object) -> None:
+        return None
+
+    loop_watch.forget_blockers()
+    try:
+        assert not loop_watch.has_blocked(handler)
+        loop_watch._mark_blocker(handler)
+        assert loop_watch.has_blocked(handler)
+        assert not loop_watch.has_blocked(lambda a, c: None)
+    finally:
+        loop_watch.forget_blockers()
+    assert not loop_watch.has_blocked(handler)
