@@ -1,20 +1,23 @@
 """The per-call fast paths of dispatch behave as the paths they replace: a result or tool
 message validated by the model's own validator equals the constructed one and refuses the
-same input; a batch whose runs all ended goes on without a gate, its ``then`` called (and its
+same input; arguments are refused with the same codes and a model's own ``model_validate``
+still runs; a batch whose runs all ended goes on without a gate, its ``then`` called (and its
 failure raised) as before; the blocker flag never hides a blocker."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nyla.agent import loop_watch
 from nyla.agent.conversation import tool_message
 from nyla.agent.guard import ToolRun, await_tool_runs
+from nyla.agent.registry import ToolRegistry
 from nyla.models.ai import Message, Role, ToolCall
-from nyla.models.tools import ToolErrorDetails, ToolResult
+from nyla.models.tools import Tool, ToolContext, ToolErrorDetails, ToolResult
 
 
 def test_ok_and_fail_equal_the_constructed_results():
@@ -127,3 +130,43 @@ def test_the_blocker_flag_never_hides_a_blocker():
     finally:
         loop_watch.forget_blockers()
     assert not loop_watch.has_blocked(handler)
+
+
+async def test_arguments_are_validated_by_the_models_own_validation():
+    seen: list[Any] = []
+
+    class Plain(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        round: int
+
+    class Custom(BaseModel):
+        n: int
+
+        @classmethod
+        def model_validate(cls, obj: Any, **kwargs: Any) -> Custom:  # type: ignore[override]
+            seen.append(obj)
+            return super().model_validate({"n": int(obj["n"]) * 2}, **kwargs)
+
+    async def handler(args: BaseModel, ctx: ToolContext) -> str:
+        return repr(args)
+
+    registry = ToolRegistry(
+        [
+            Tool.from_model("plain", "d", Plain, handler),
+            Tool.from_model("custom", "d", Custom, handler),
+        ]
+    )
+    ctx = ToolContext()
+    ok = await registry.dispatch(ToolCall(id="1", name="plain", arguments='{"round": 3}'), ctx)
+    assert ok.result.success and ok.result.content == "Plain(round=3)"
+    wrong = await registry.dispatch(ToolCall(id="2", name="plain", arguments='{"round": "x"}'), ctx)
+    assert wrong.result.error_details is not None
+    assert wrong.result.error_details.code == "INVALID_TYPE"
+    extra = await registry.dispatch(
+        ToolCall(id="3", name="plain", arguments='{"round": 1, "more": 2}'), ctx
+    )
+    assert extra.result.error_details is not None
+    assert extra.result.error_details.code == "UNKNOWN_FIELD"
+    # a model with a model_validate of its own is validated by it
+    custom = await registry.dispatch(ToolCall(id="4", name="custom", arguments='{"n": "4"}'), ctx)
+    assert custom.result.content == "Custom(n=8)" and seen == [{"n": "4"}]

@@ -43,7 +43,7 @@ Check = Callable[[ToolCall, ToolContext], Awaitable["ToolResult | tuple[Tool, An
 Outcome = Callable[[Tool, ToolRun], ToolResult]
 
 
-@dataclass
+@dataclass(slots=True)
 class Dispatched:
     """One executed (or rejected) call: the call, its result and how long it took."""
 
@@ -55,7 +55,7 @@ class Dispatched:
     text: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     """A checked call: refused (``result``), or ready to run (``tool``, ``args``, ``ctx``)."""
 

@@ -14,7 +14,10 @@ from pydantic_core import PydanticUndefined
 _Plan = tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...], frozenset[str]]
 #: per model class, what ``WireModel.trusted`` fills in (see :func:`_field_plan`)
 _FIELD_PLANS: dict[type, _Plan] = {}
+#: per model class, its field names (what ``copied`` may update)
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
 _set = object.__setattr__
+_new = object.__new__
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -78,11 +81,12 @@ def copied(model: _M, **update: Any) -> _M:
     if model.__pydantic_private__ is not None or model.__pydantic_extra__ is not None:
         raise TypeError(f"copied: {type(model).__name__} has private or extra attributes")
     cls = type(model)
-    if not update.keys() <= cls.__pydantic_fields__.keys():
-        raise TypeError(
-            f"copied: unknown fields {sorted(update.keys() - cls.__pydantic_fields__.keys())}"
-        )
-    instance = cls.__new__(cls)
+    fields = _FIELD_NAMES.get(cls)
+    if fields is None:  # (the class attribute goes through pydantic's metaclass)
+        fields = _FIELD_NAMES[cls] = frozenset(cls.__pydantic_fields__)
+    if not update.keys() <= fields:
+        raise TypeError(f"copied: unknown fields {sorted(update.keys() - fields)}")
+    instance = _new(cls)
     _set(instance, "__dict__", {**model.__dict__, **update})
     _set(instance, "__pydantic_fields_set__", model.__pydantic_fields_set__ | update.keys())
     _set(instance, "__pydantic_extra__", None)
