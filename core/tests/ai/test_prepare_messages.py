@@ -172,3 +172,73 @@ def test_the_memo_scans_again_for_another_input_detector_set_or_setting() -> Non
     assert NeutralizationGate([]).apply("Erin asked", session) == "Erin asked"
     erin = WordNeutralizer("Erin")
     assert NeutralizationGate([erin]).apply("Erin asked", session) == "[NAME_5] asked"
+
+
+def test_an_extended_history_stays_right_for_edits_shorter_calls_and_failures() -> None:
+    """A call that extends the last one grows the session's record of it in place: what a
+    caller does with the returned list, a message replaced in the middle, a shorter call and
+    a failing neutralizer on the added messages each still give the right result."""
+
+    class Failing(CountingNeutralizer):
+        fail = False
+
+        def find(self, text: str) -> list[Finding]:
+            if self.fail and "later" in text:
+                raise RuntimeError("detector down")
+            return super().find(text)
+
+    neutralizer = Failing()
+    session = NeutralizationSession()
+    history = _conversation(3)
+    first, _ = NeutralizationGate([neutralizer]).prepare_messages(history[:4], session)
+    first.clear()  # the caller's list is its own
+    out, tokens = NeutralizationGate([neutralizer]).prepare_messages(history, session)
+    sent = [f"sent {i} to [EMAIL_1]" for i in range(3)]
+    assert [m.text for m in out] == ["system prompt", "write to [EMAIL_1]"] + [
+        text for i in range(3) for text in ("", sent[i])
+    ]
+    assert tokens + REQUEST_OVERHEAD == count_message_tokens(out)
+    out.clear()  # the same for an extending call's list
+
+    edited = list(history)
+    edited[3] = Message(role=Role.TOOL, content="sent 0 to bob", tool_call_id="c0")
+    out, tokens = NeutralizationGate([neutralizer]).prepare_messages(edited, session)
+    assert out[3].text == "sent 0 to bob" and out[5].text == "sent 1 to [EMAIL_1]"
+    assert tokens + REQUEST_OVERHEAD == count_message_tokens(out)
+
+    scanned = len(neutralizer.scanned)
+    short, _ = NeutralizationGate([neutralizer]).prepare_messages(history[:3], session)
+    assert [m.text for m in short] == ["system prompt", "write to [EMAIL_1]", ""]
+    assert len(neutralizer.scanned) == scanned  # nothing new to scan
+
+    neutralizer.fail = True
+    added = Message(role=Role.USER, content="later: anna@example.ch")
+    gate = NeutralizationGate([neutralizer])
+    out, _ = gate.prepare_messages([*edited, added], session)
+    assert gate.errors and out[-1].text == "later: [EMAIL_1]"  # (a value the session knows)
+    assert added.text not in neutralizer.scanned
+    neutralizer.fail = False
+    out, tokens = NeutralizationGate([neutralizer]).prepare_messages([*edited, added], session)
+    assert out[-1].text == "later: [EMAIL_1]"
+    assert neutralizer.scanned[-1] == added.text  # the failed result was not kept: scanned again
+    assert tokens + REQUEST_OVERHEAD == count_message_tokens(out)
+
+
+def test_a_gate_keeps_its_neutralizers_alive_with_every_session_it_served() -> None:
+    """A session's memos name neutralizers by their object's id(), so each session a gate
+    computed a result for keeps them alive (no other object can take that id meanwhile)."""
+    import gc
+    import weakref
+
+    anna = WordNeutralizer("Anna")
+    alive = weakref.ref(anna)
+    first, second = NeutralizationSession(), NeutralizationSession()
+    gate = NeutralizationGate([anna])
+    assert gate.apply("Anna asked", first) == "[NAME_1] asked"
+    assert gate.apply("Anna left", second) == "[NAME_1] left"
+    del gate, anna, first
+    gc.collect()
+    assert alive() is not None  # pinned by the second session as well
+    del second
+    gc.collect()
+    assert alive() is None

@@ -6,11 +6,10 @@ with a placeholder such as ``[EMAIL_1]``. A :class:`NeutralizationSession` keeps
 for one run so the same value gets the same placeholder in every call of that run; the mapping
 never leaves the process, and :meth:`NeutralizationSession.restore` re-personalizes text.
 
-A value found once is replaced wherever it appears as a word of its own, in that text and in
-every later text of the session, whether or not a detector would find it there: a name found
-after a title (``Herr Hans Müller``) comes back restored in the model's answer (its tool
-calls' arguments, its text) and in what tools return, where it stands alone; the detectors,
-which need its context, would let it through to the next call.
+A value found once is replaced wherever it stands as a word of its own, in that text and every
+later text of the session (:mod:`nyla.ai.known_values`): a name found after a title (``Herr Hans
+Müller``) comes back in the model's answer and in what tools return, where it stands alone and
+the detectors, which need its context, would let it through to the next call.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nyla.ai.image_gate import neutralize_image
+from nyla.ai.known_values import known_findings
 from nyla.ai.tokens import message_tokens
 from nyla.errors import NeutralizationError
 from nyla.models.ai import ImagePart, Message, TextPart, ToolCall
@@ -149,16 +149,20 @@ class NeutralizationGate:
     def __init__(self, neutralizers: Sequence[Any], *, require: bool = False) -> None:
         self.neutralizers = list(neutralizers)
         self.require = require
-        self._signature: Signature = tuple(
-            (str(_neutralizer_id(n)), id(n)) for n in self.neutralizers
-        )
+        signature = []  # (a loop: a generator costs twice as much, and a gate is made per call)
+        for n in self.neutralizers:
+            signature.append((str(_neutralizer_id(n)), id(n)))
+        self._signature: Signature = tuple(signature)
         self.errors: list[str] = []
         self.replaced = 0
+        self._pinned: NeutralizationSession | None = None
 
     def _pin(self, session: NeutralizationSession) -> None:
-        """Keep this gate's neutralizers alive with ``session``, whose memos name them."""
+        """Keep this gate's neutralizers alive with ``session``, whose memos name them (called
+        once per session: a gate's neutralizers do not change)."""
         for neutralizer in self.neutralizers:
             session._computed_by[id(neutralizer)] = neutralizer
+        self._pinned = session
 
     def _fail(self, neutralizer_id: str, reason: str) -> None:
         message = f"neutralizer {neutralizer_id!r} failed: {reason}"
@@ -189,23 +193,35 @@ class NeutralizationGate:
         """``text`` with personal data replaced by the session's placeholders."""
         if not text or not self.neutralizers:
             return text
+        cached = session._cache.get((self._signature, text))
+        if cached is not None and cached[0] == len(session._by_value):
+            return cached[1]
+        with session.lock:
+            return self._apply_held(text, session)
+
+    def _apply_held(self, text: str, session: NeutralizationSession) -> str:
+        """:meth:`apply` with ``session.lock`` held by the caller (a message of
+        :meth:`prepare_messages` does not take it again for each of its texts)."""
+        if not text or not self.neutralizers:
+            return text
         key = (self._signature, text)
         cached = session._cache.get(key)
         if cached is not None and cached[0] == len(session._by_value):
             return cached[1]
-        with session.lock:
-            errors_before = len(self.errors)
-            result = self._apply(text, session)
-            if len(self.errors) == errors_before:  # a partial result is never reused
+        errors_before = len(self.errors)
+        result = self._apply(text, session)
+        if len(self.errors) == errors_before:  # a partial result is never reused
+            if self._pinned is not session:
                 self._pin(session)
-                session._cache[key] = (len(session._by_value), result)
+            session._cache[key] = (len(session._by_value), result)
         return result
 
     def _apply(self, text: str, session: NeutralizationSession) -> str:
         found = self.findings(text)
         if not found and not session._by_value:
             return text  # nothing found, no value known: nothing to replace (most texts)
-        found += known_findings(text, found, session)
+        held = ((v, session._by_placeholder[p][0]) for v, p in session._by_value.items())
+        found += known_findings(text, found, held)
         protected = [
             (m.start(), m.end()) for m in PLACEHOLDER.finditer(text) if session.is_placeholder(m[0])
         ]
@@ -242,7 +258,8 @@ class NeutralizationGate:
         errors_before = len(self.errors)
         result = neutralize_image(part, self.findings, lambda why: self._fail("image-ocr", why))
         if len(self.errors) == errors_before:  # an unchecked image is checked again next time
-            self._pin(session)
+            if self._pinned is not session:
+                self._pin(session)
             session._images[key] = result
         return result
 
@@ -280,17 +297,49 @@ class NeutralizationGate:
             history.signature != self._signature or history.sources[0] is not messages[0]
         ):
             history = None
-        reused = 0
         if history is not None:
             n = len(history.sources)
             if len(messages) >= n and messages[:n] == history.sources:
-                reused = n
-        neutral = history.neutral[:reused] if history else []
-        cumulative = history.cumulative[:reused] if history else []
-        memo = history.memo() if history is not None and reused == 0 else {}
-        total = cumulative[-1] if cumulative else 0
+                return self._extend(history, messages[n:], session, key)
+        memo = history.memo() if history is not None else {}
+        neutral, cumulative, complete = self._neutralize_all(messages, memo, 0, session)
+        if complete:  # a partial result is never reused
+            if self._pinned is not session:
+                self._pin(session)
+            history = _History(self._signature, list(messages), neutral, cumulative)
+            self._remember(session, key, history)
+        return list(neutral), cumulative[-1]
+
+    def _extend(
+        self, history: _History, added: list[Message], session: NeutralizationSession, key: int
+    ) -> tuple[list[Message], int]:
+        """A call that extends ``history``'s: only ``added`` is neutralized, and ``history`` grows
+        in place (its lists are its own), not copied: a call costs what its new messages cost."""
+        if added:
+            neutral, cumulative, complete = self._neutralize_all(
+                added, {}, history.cumulative[-1], session
+            )
+            if not complete:  # a partial result is never reused
+                return history.neutral + neutral, cumulative[-1]
+            history.sources += added
+            history.neutral += neutral
+            history.cumulative += cumulative
+        self._remember(session, key, history)
+        return list(history.neutral), history.cumulative[-1]
+
+    def _neutralize_all(
+        self,
+        messages: list[Message],
+        memo: dict[int, tuple[Message, Message, int]],
+        total: int,
+        session: NeutralizationSession,
+    ) -> tuple[list[Message], list[int], bool]:
+        """``messages`` neutralized (from ``memo`` where it holds the same message), the tokens
+        so far after each (from ``total``), and whether every neutralizer succeeded."""
         errors_before = len(self.errors)
-        for message in messages[reused:]:
+        neutral: list[Message] = []
+        cumulative: list[int] = []
+        for message in messages:
             hit = memo.get(id(message))
             if hit is not None and hit[0] is message:
                 copy, tokens = hit[1], hit[2]
@@ -300,11 +349,7 @@ class NeutralizationGate:
             neutral.append(copy)
             total += tokens
             cumulative.append(total)
-        if len(self.errors) == errors_before:  # a partial result is never reused
-            self._pin(session)
-            history = _History(self._signature, list(messages), neutral, cumulative)
-            self._remember(session, key, history)
-        return list(neutral), total
+        return neutral, cumulative, len(self.errors) == errors_before
 
     @staticmethod
     def _remember(session: NeutralizationSession, key: int, history: _History) -> None:
@@ -317,11 +362,11 @@ class NeutralizationGate:
     def _neutralize_message(self, message: Message, session: NeutralizationSession) -> Message:
         """One message neutralized (the message itself when nothing in it changed)."""
         if isinstance(message.content, str):
-            content: Any = self.apply(message.content, session)
+            content: Any = self._apply_held(message.content, session)
             changed = content is not message.content and content != message.content
         else:
             content = [
-                TextPart(text=self.apply(p.text, session))
+                TextPart(text=self._apply_held(p.text, session))
                 if isinstance(p, TextPart)
                 else self.apply_image(p, session)
                 for p in message.content
@@ -329,7 +374,7 @@ class NeutralizationGate:
             changed = any(p != q for p, q in zip(content, message.content, strict=True))
         calls = message.tool_calls
         if calls:  # (a tool result, most messages of a run, has none)
-            arguments = [self.apply(c.arguments, session) for c in calls]
+            arguments = [self._apply_held(c.arguments, session) for c in calls]
             if arguments != [c.arguments for c in calls]:
                 calls = [
                     ToolCall(id=c.id, name=c.name, arguments=a)
@@ -343,39 +388,6 @@ class NeutralizationGate:
 
 def _neutralizer_id(neutralizer: Any) -> Any:
     return getattr(neutralizer, "id", type(neutralizer).__name__)
-
-
-def known_findings(
-    text: str, found: list[Finding], session: NeutralizationSession
-) -> list[Finding]:
-    """Every place in ``text`` where a value of ``found`` or one ``session`` already holds
-    stands as a word of its own (its first and last character not run on by a letter or
-    digit), e.g. the bare name a detector found after a title elsewhere. One ``str.find``
-    pass per value: time linear in the text for each. The gate's overlap rule then keeps one
-    finding per span."""
-    values = {f.value: f.category for f in found}
-    for value, placeholder in session._by_value.items():
-        values.setdefault(value, session._by_placeholder[placeholder][0])
-    out: list[Finding] = []
-    for value, category in values.items():
-        at = text.find(value)
-        while at != -1:
-            end = at + len(value)
-            if _stands_alone(text, at, end):
-                out.append(Finding(start=at, end=end, category=category, value=value))
-            at = text.find(value, at + 1)
-    return out
-
-
-def _stands_alone(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` is not part of a longer word or number."""
-    before = start > 0 and _word_char(text[start - 1]) and _word_char(text[start])
-    after = end < len(text) and _word_char(text[end]) and _word_char(text[end - 1])
-    return not (before or after)
-
-
-def _word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
 
 
 def _overlaps(finding: Finding, spans: list[tuple[int, int]], starts: list[int]) -> bool:
