@@ -170,3 +170,19 @@ async def test_arguments_are_validated_by_the_models_own_validation():
     # a model with a model_validate of its own is validated by it
     custom = await registry.dispatch(ToolCall(id="4", name="custom", arguments='{"n": "4"}'), ctx)
     assert custom.result.content == "Custom(n=8)" and seen == [{"n": "4"}]
+
+
+async def test_a_released_watch_leaves_the_watchdog():
+    async def tool() -> str:
+        return "ok"
+
+    task = asyncio.get_running_loop().create_task(tool())
+    watched = loop_watch.watch(task, "quick", tool)
+    assert watched is not None and watched.blocking is None
+    dog = loop_watch._watchdogs[asyncio.get_running_loop()]
+    assert dog.tasks[task] is watched
+    await task
+    watched.release()
+    assert task not in dog.tasks
+    watched.release()  # (twice: nothing left to release)
+    assert task not in dog.tasks
