@@ -78,6 +78,19 @@ async def test_a_change_of_the_context_s_restriction_reroutes(pair) -> None:
     assert (await ai.call(ask(context=RunContext()))).model == "best:model"
 
 
+async def test_a_restriction_changed_in_place_reroutes(pair) -> None:
+    ai, _best, _next = pair
+    context = RunContext(workflow_id="run-1", allowed_providers=["best", "next"])
+    assert (await ai.call(ask(context=context))).model == "best:model"
+    context.allowed_providers.remove("best")  # the same context and list, changed in place
+    assert (await ai.call(ask(context=context))).model == "next:model"
+    context.allowed_providers = None
+    context.allowed_models = ["next:model"]
+    assert (await ai.call(ask(context=context))).model == "next:model"
+    context.allowed_models.append("best:model")
+    assert (await ai.call(ask(context=context))).model == "best:model"
+
+
 async def test_a_named_model_and_a_changed_default_reroute(pair, monkeypatch) -> None:
     ai, _best, _next = pair
     assert (await ai.call(ask())).model == "best:model"
@@ -165,3 +178,29 @@ def test_billing_and_the_price_preflight_share_one_estimate(monkeypatch) -> None
     assert [a[0] for a in made] == [first, second]
     with pytest.raises(BudgetExceeded):
         next(Route([first], 1_000, 100, 1e-12, NeutralizationSession(), gate).models())
+
+
+@pytest.mark.parametrize(
+    "prices",
+    [
+        {"price_input_chf_per_mtok": 2.5, "price_output_chf_per_mtok": 10.0},
+        {
+            "price_input_chf_per_mtok": 1.0,
+            "price_output_chf_per_mtok": 4.0,
+            "price_per_call_chf": 0.002,
+            "price_per_million_chars_chf": 15.0,
+            "price_per_audio_minute_chf": 0.006,
+        },
+        {"price_input_chf_per_mtok": None, "price_output_chf_per_mtok": 4.0},
+    ],
+)
+def test_the_estimate_is_the_cost_of_the_usage_it_assumes(prices) -> None:
+    from nyla.ai.pricing import DEFAULT_OUTPUT_ESTIMATE, call_cost_chf, estimate_cost_chf
+    from nyla.models.ai import Usage
+
+    spec = answering("priced").spec.model_copy(update={**prices, "max_output_tokens": 4_096})
+    for output, assumed in ((None, DEFAULT_OUTPUT_ESTIMATE), (300, 300)):
+        usage = Usage(input_tokens=12_345, output_tokens=assumed)
+        assert estimate_cost_chf(spec, 12_345, output) == call_cost_chf(spec, usage)
+    if prices["price_input_chf_per_mtok"] is not None:
+        assert estimate_cost_chf(spec, 12_345, 300) > estimate_cost_chf(spec, 12_345, 200)

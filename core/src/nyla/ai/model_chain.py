@@ -51,9 +51,65 @@ class ModelChains:
         self.settings = settings
         #: the ranked part of each kind of call's chain (see :meth:`_ranked`)
         self._kept: dict[tuple[Any, ...], Ranked] = {}
+        #: the same by what a call passes (see :meth:`chain_for`): (default model, ranking)
+        self._by_call: dict[tuple[Any, ...], tuple[str | None, Ranked]] = {}
         #: ``NYLA_MODEL_<OPERATION>`` of each operation, as read under ``_configured_under``
         self._configured: dict[OperationType, str | None] = {}
         self._configured_under: tuple[int, int] | None = None
+
+    def chain_for(
+        self,
+        operation: OperationType,
+        context: Any,
+        rule: AccessRule | None,
+        *,
+        window: int,
+        needs_tools: bool = False,
+        model: str | None = None,
+        needs: tuple[str, ...] = (),
+        limit: int | None = None,
+    ) -> list[ModelSpec]:
+        """:meth:`chain` for ``ModelQuery.for_call(operation, context, estimated_tokens=window,
+        ...)``, the query made only when no kept ranking holds: a round of a run found its
+        ranking here by what it passes (the context's restriction copied, as the query copies
+        it), which cost ~4k instructions where making the query cost ~22k. The specs, the
+        default model, the window and the models' availability are checked as :meth:`chain`
+        checks them; anything else (a miss, nothing fits) goes through :meth:`chain`."""
+        providers = getattr(context, "allowed_providers", None)
+        models = getattr(context, "allowed_models", None)
+        key = (
+            operation,
+            None if providers is None else tuple(providers),
+            None if models is None else tuple(models),
+            needs_tools,
+            needs,
+            model,
+            limit,
+            rule,
+        )
+        specs = tuple(self._models())
+        soft = None if model is not None else self._soft_default(operation)
+        kept = self._by_call.get(key)
+        if kept is not None and kept[0] == soft and kept[1].specs == specs:
+            chain = kept[1].fits_or_none(window)
+            if chain is not None and all(spec.available for spec in chain):
+                return chain
+        query = ModelQuery.for_call(
+            operation,
+            context,
+            estimated_tokens=window,
+            needs_tools=needs_tools,
+            model=model,
+            needs=needs,
+            limit=limit,
+        )
+        chain = self.chain(query, rule)
+        ranked = self._kept.get(self._key(query, rule, soft))
+        if ranked is not None and ranked.specs == specs:
+            if len(self._by_call) >= KEPT:
+                self._by_call.clear()
+            self._by_call[key] = (soft, ranked)
+        return chain
 
     def chain(self, query: ModelQuery, rule: AccessRule | None = None) -> list[ModelSpec]:
         """The selector's chain for ``query`` inside the caller's access ``rule``; a model
@@ -65,6 +121,7 @@ class ModelChains:
             for spec in chain:
                 if not spec.available:  # a kept spec made unavailable in place: rank afresh
                     self._kept.clear()
+                    self._by_call.clear()
                     self.selector.forget()
                     return self._ranked(query, rule).fits(query.estimated_tokens)
             return chain
@@ -85,7 +142,7 @@ class ModelChains:
         (~60 us of an agent round's CPU in the bench's runner)."""
         specs = tuple(self._models())
         soft = None if query.model is not None else self._soft_default(query.operation)
-        key = (*query.ranking_key(), query.model, query.limit, rule, soft)
+        key = self._key(query, rule, soft)
         hit = self._kept.get(key)
         if hit is not None and hit.specs == specs:  # identity first: one pass in C
             return hit
@@ -95,6 +152,10 @@ class ModelChains:
             self._kept.clear()
         self._kept[key] = ranked
         return ranked
+
+    @staticmethod
+    def _key(query: ModelQuery, rule: AccessRule | None, soft: str | None) -> tuple[Any, ...]:
+        return (*query.ranking_key(), query.model, query.limit, rule, soft)
 
     def _soft_default(self, operation: OperationType) -> str | None:
         """The operation's default model: the settings' ``default_models``, else

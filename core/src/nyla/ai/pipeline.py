@@ -234,16 +234,16 @@ class AiPipeline:
         remaining ``budget``."""
         window = input_tokens + (max_output or 0) if sized else 0
         limit = 1 + max(0, self.max_fallbacks) if fallback else 1
-        query = ModelQuery.for_call(
+        chain = self.chains.chain_for(
             operation,
             context,
-            estimated_tokens=window,
+            self._rule(context),
+            window=window,
             needs_tools=needs_tools,
             model=model,
             needs=needs,
             limit=limit,
         )
-        chain = self._chain(query, self._rule(context))
         return Route(
             chain,
             input_tokens,

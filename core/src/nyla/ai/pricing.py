@@ -8,6 +8,7 @@ fails closed: with a budget set, a model without a price is refused too.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple, cast
 
 from nyla.errors import BudgetExceeded
 from nyla.models.ai import ModelSpec, Usage
@@ -25,6 +26,17 @@ def call_cost_chf(spec: ModelSpec, usage: Usage) -> float | None:
     return cost + (spec.price_per_call_chf or 0.0)
 
 
+class _Planned(NamedTuple):
+    """The usage an estimate assumes, read by :meth:`ModelSpec.cost_chf` as a :class:`Usage`
+    is (the same fields): a tuple, because the estimate runs on every model call and a
+    validated ``Usage`` cost ~10k instructions of it, this ~1k."""
+
+    input_tokens: int
+    output_tokens: int
+    characters: int = 0
+    audio_seconds: float = 0.0
+
+
 def estimate_cost_chf(
     spec: ModelSpec, input_tokens: int, max_output_tokens: int | None = None
 ) -> float | None:
@@ -32,7 +44,7 @@ def estimate_cost_chf(
     output = max_output_tokens
     if output is None:
         output = min(spec.max_output_tokens, DEFAULT_OUTPUT_ESTIMATE)
-    return call_cost_chf(spec, Usage(input_tokens=input_tokens, output_tokens=output))
+    return call_cost_chf(spec, cast(Usage, _Planned(input_tokens, output)))
 
 
 def preflight(

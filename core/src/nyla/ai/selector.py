@@ -114,10 +114,22 @@ class Ranked:
     explicit: ModelSpec | None
     ranked: list[ModelSpec]
 
+    def fits_or_none(self, estimated_tokens: int) -> list[ModelSpec] | None:
+        """:meth:`fits`, ``None`` instead of the error when nothing fits."""
+        chain = self._fitting(estimated_tokens)
+        return chain or None
+
     def fits(self, estimated_tokens: int) -> list[ModelSpec]:
         """The chain of a call whose window is ``estimated_tokens``: the explicit model (its
         window is the caller's choice), then the ranked models that hold the window, at most
         ``query.limit`` in all. :class:`ModelNotAvailableError` saying why when none fits."""
+        chain = self._fitting(estimated_tokens)
+        if not chain:
+            query = replace(self.query, estimated_tokens=estimated_tokens)
+            raise _nothing_fits(query, *_reasons(self.specs, query))
+        return chain
+
+    def _fitting(self, estimated_tokens: int) -> list[ModelSpec]:
         explicit = self.explicit
         chain = [] if explicit is None else [explicit]
         first = None if explicit is None else explicit.id
@@ -128,9 +140,6 @@ class Ranked:
                 break
             if spec.context_window >= estimated_tokens and spec.id != first:
                 chain.append(spec)
-        if not chain:
-            query = replace(self.query, estimated_tokens=estimated_tokens)
-            raise _nothing_fits(query, *_reasons(self.specs, query))
         return chain
 
 
