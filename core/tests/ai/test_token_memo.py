@@ -120,3 +120,15 @@ def test_ascii_text_counts_as_word_by_word() -> None:
         assert tokens._count_text(text) == _count_word_by_word(text), repr(text)
     assert tokens._count_text("\x1c\x1d\x1e\x1f") == 1  # space to \\s: no token, at least 1
     assert tokens._count_text('{"a": 12345}') == 1 + 2 + 5  # a; 123 45; {"":} symbols
+
+
+def test_a_list_of_one_counts_as_its_item_does() -> None:
+    from nyla.ai.tokens import REQUEST_OVERHEAD, count_message_tokens, count_tokens
+
+    message = Message(role=Role.TOOL, content="read 13 ok, 4 files", tool_call_id="c1", name="r")
+    other = Message(role=Role.USER, content="and now a longer question about it?")
+    assert count_tokens([message]) == count_message_tokens([message]) == count_tokens(message)
+    assert count_tokens([message]) == REQUEST_OVERHEAD + message_tokens(message)
+    assert count_tokens([message, other]) == count_message_tokens([message, other])
+    assert count_tokens(["read 13 ok"]) == count_text_tokens("read 13 ok")  # not a message
+    assert count_tokens([]) == count_message_tokens([])

@@ -215,6 +215,12 @@ def count_tokens(text_or_messages: Any, model_id: str | None = None) -> int:
     is the same for every model today.
     """
     del model_id
+    if type(text_or_messages) is list and len(text_or_messages) == 1:
+        # one message at a time, as the agent's conversation counts each it adds (five a
+        # round): no generators over a list of one (~12k -> ~5k instructions)
+        only = text_or_messages[0]
+        if isinstance(only, Message):
+            return REQUEST_OVERHEAD + message_tokens(only)
     if text_or_messages is None:
         return 0
     if isinstance(text_or_messages, str):
