@@ -15,11 +15,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
 from nyla.ai.pricing import estimate_cost_chf, within_budget
 from nyla.ai.retry import RetryPolicy
+from nyla.ai.timeouts import loop_deadlines
 from nyla.errors import BudgetExceeded, ProviderError, ProviderTimeoutError
 from nyla.models.ai import (
     ChatResponse,
@@ -125,24 +126,31 @@ async def with_retries(
     """``call()`` with ``timeout_s`` per attempt, retried by ``retry`` within ``budget_s`` of
     wall-clock time; failures come out as typed :class:`ProviderError` s.
 
-    One timer per attempt, due at the nearer of the attempt's and the budget's deadline; a
-    retry whose wait would end past the budget gives up at once. An answer that is not an
-    ``expect`` instance fails with ``wrong_type(spec, answer, expect)`` (not retried)."""
+    One deadline per attempt (:class:`~nyla.ai.timeouts.Deadlines`, as ``asyncio.timeout_at``),
+    at the nearer of the attempt's and the budget's; a retry whose wait would end past the
+    budget gives up at once. An answer that is not an ``expect`` instance fails with
+    ``wrong_type(spec, answer, expect)`` (not retried)."""
     loop = asyncio.get_running_loop()
+    deadlines = loop_deadlines(loop)
     give_up = loop.time() + budget_s
     attempt = 0
     while True:
         attempt += 1
         deadline = min(loop.time() + timeout_s, give_up)
-        timer = asyncio.timeout_at(deadline)
+        entry = deadlines.enter(deadline)
         try:
-            async with timer:
-                answer = await call()
-        except Exception as exc:
-            if timer.expired() and deadline >= give_up:
+            answer = await call()
+        except BaseException as raised:
+            failure: BaseException = raised
+            if deadlines.leave(entry, raised):
+                failure = TimeoutError()  # the deadline's cancel, as asyncio.timeout words it
+            elif not isinstance(raised, Exception):
+                raise
+            if entry.expired and deadline >= give_up:
                 raise _over_budget(spec, budget_s) from None
-            error = wrap_unexpected(spec.provider, exc)
+            error = wrap_unexpected(spec.provider, cast(Exception, failure))
         else:
+            deadlines.leave(entry, None)
             if expect is None or isinstance(answer, expect):
                 return answer
             if wrong_type is None:
