@@ -38,12 +38,12 @@ from nyla.ai.route import (
 from nyla.ai.timeouts import bounded_stream
 from nyla.ai.tokens import REQUEST_OVERHEAD, count_text_tokens, count_tokens, count_tool_tokens
 from nyla.ai.traced import report_call, report_embedding
+from nyla.config import pin_settings, unpin_settings
 from nyla.cpu import off_loop
 from nyla.errors import ProviderError
 from nyla.models.ai import (
     AiCallRequest,
     AiCallResponse,
-    ChatRequest,
     ChatResponse,
     EmbeddingResponse,
     ImagePart,
@@ -142,39 +142,29 @@ class AiService(AiPipeline):
         await self._admit(request.context, route)
         return route, messages
 
-    @staticmethod
-    def _chat_request(request: AiCallRequest, messages: list[Message], spec: ModelSpec) -> Any:
-        return ChatRequest.trusted(
-            model=spec.id,
-            messages=messages,
-            tools=request.tools,
-            temperature=request.temperature,
-            max_output_tokens=request.max_output_tokens,
-            operation=request.operation,
-            tool_choice=request.tool_choice,
-            stop=request.stop,
-            response_format=request.response_format,
-        )
-
     async def call(self, request: AiCallRequest) -> AiCallResponse:
         """One model call through the whole pipeline (see the module docstring).
 
         Raises :class:`BudgetExceeded`, :class:`~nyla.errors.NeutralizationError`,
         :class:`ModelNotAvailableError`, or the provider's typed error when every eligible
-        model failed.
+        model failed. The settings are read under one fingerprint for the whole call.
         """
-        route, messages = await self._chat_route_off_loop(request)
-        started, current = time.perf_counter(), None
+        pinned = pin_settings()
+        try:
+            route, messages = await self._chat_route_off_loop(request)
+            started, current = time.perf_counter(), None
 
-        def chat(spec: ModelSpec, provider: Any) -> Awaitable[ChatResponse]:
-            nonlocal started, current
-            if spec is not current:  # the duration is the answering model's, retries included
-                started, current = time.perf_counter(), spec
-            return provider.chat(self._chat_request(request, messages, spec))
+            def chat(spec: ModelSpec, provider: Any) -> Awaitable[ChatResponse]:
+                nonlocal started, current
+                if spec is not current:  # the answering model's duration, retries included
+                    started, current = time.perf_counter(), spec
+                return provider.chat(self._chat_request(request, messages, spec))
 
-        spec, estimate, response = await self._answer(route, chat, expect=ChatResponse)
-        duration = round((time.perf_counter() - started) * 1000, 1)
-        return self._finish(request, route, spec, response, estimate, duration)
+            spec, estimate, response = await self._answer(route, chat, expect=ChatResponse)
+            duration = round((time.perf_counter() - started) * 1000, 1)
+            return self._finish(request, route, spec, response, estimate, duration)
+        finally:
+            unpin_settings(pinned)
 
     def _finish(
         self,
@@ -185,6 +175,7 @@ class AiService(AiPipeline):
         estimate: float | None = None,
         duration_ms: float | None = None,
     ) -> AiCallResponse:
+        """The service's answer; nothing is restored while the session holds no placeholder."""
         usage, estimated = response.usage, False
         if usage.total_tokens == 0:
             usage = Usage(
@@ -195,8 +186,7 @@ class AiService(AiPipeline):
             estimated = True
         cost, unknown = self._settle(request.context, spec, usage, route)
         invalid = invalid_tool_arguments(response.tool_calls)
-        metadata = dict(response.metadata)
-        restore = route.session.restore if request.restore_output else None
+        restore = route.session.restore if request.restore_output and len(route.session) else None
         out = AiCallResponse(
             content=restore(response.content) if restore else response.content,
             tool_calls=restored_calls(response.tool_calls, restore),
@@ -212,7 +202,7 @@ class AiService(AiPipeline):
             estimated_cost_chf=estimate,
             duration_ms=duration_ms,
             neutralization=route.report(),
-            metadata=metadata,
+            metadata=dict(response.metadata),
         )
         report_call(request, route, spec, response, out)
         return out
