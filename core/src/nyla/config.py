@@ -14,6 +14,7 @@ The file is read once per process and cached; :func:`reload` forgets the cache (
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar, Token
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -60,13 +61,18 @@ def reload() -> None:
 
 _env_seen: dict[Any, Any] = {}
 _env_generation = 0
+#: the fingerprint pinned for what runs in the current context (see :func:`pin_settings`)
+_pinned: ContextVar[tuple[int, int] | None] = ContextVar("nyla_settings_pinned", default=None)
 
 
 def settings_fingerprint() -> tuple[int, int]:
     """Changes whenever a setting :func:`config_value` reads may have changed (the
     environment, or the config file through :func:`reload`); cheap enough to ask per call:
     the environment is compared with the copy seen last (equal objects first: one pass in C)
-    and counted up when it differs."""
+    and counted up when it differs. Inside :func:`pin_settings` it is the pinned value."""
+    pinned = _pinned.get()
+    if pinned is not None:
+        return pinned
     global _env_seen, _env_generation
     data = getattr(os.environ, "_data", None)  # the raw mapping: no decoding per item
     current = data if isinstance(data, dict) else dict(os.environ)
@@ -74,6 +80,19 @@ def settings_fingerprint() -> tuple[int, int]:
         _env_seen = dict(current)
         _env_generation += 1
     return _env_generation, _generation
+
+
+def pin_settings() -> Token[tuple[int, int] | None]:
+    """Take the fingerprint once for what the current context does until
+    :func:`unpin_settings`: one model call, which asks for it three times (the providers'
+    specs, the default model, tracing; ~7k instructions each). A setting changed meanwhile is
+    seen by the next call."""
+    return _pinned.set(settings_fingerprint())
+
+
+def unpin_settings(token: Token[tuple[int, int] | None]) -> None:
+    """End :func:`pin_settings`."""
+    _pinned.reset(token)
 
 
 _names_read: set[str] = set()

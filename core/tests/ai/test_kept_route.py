@@ -104,6 +104,38 @@ async def test_a_named_model_and_a_changed_default_reroute(pair, monkeypatch) ->
     assert (await ai.call(ask())).model == "best:model"
 
 
+async def test_a_setting_changed_during_a_call_is_read_by_the_next(
+    make_kernel, monkeypatch
+) -> None:
+    from nyla.config import settings_fingerprint
+    from nyla.errors import ProviderError
+
+    inside: list[tuple[int, int]] = []
+
+    def best_script(request: Any, index: int) -> str:
+        before = settings_fingerprint()
+        monkeypatch.setenv("NYLA_MODEL_AGENT", "next:model")  # changed while the call runs
+        inside.append(settings_fingerprint())
+        assert inside[-1] == before  # one fingerprint for the whole call
+        if index == 1:
+            raise ProviderError("refused", provider="best", retryable=False)
+        return "best"
+
+    best = ScriptedProvider(best_script, id="best", quality_rank=90)
+    ai = service(
+        make_kernel(ScriptedPlugin(best, answering("next", quality_rank=50)), builtins=False)
+    )
+    assert (await ai.call(ask())).model == "best:model"
+    assert settings_fingerprint() != inside[0]  # the pin ended with the call
+    assert (await ai.call(ask())).model == "next:model"  # the next call reads the change
+    monkeypatch.delenv("NYLA_MODEL_AGENT")
+    with pytest.raises(ProviderError):
+        await ai.call(ask(model="best:model"))
+    assert settings_fingerprint() != inside[1]  # ended by a failed call too
+    monkeypatch.delenv("NYLA_MODEL_AGENT")
+    assert (await ai.call(ask())).model == "best:model"
+
+
 async def test_a_model_made_unavailable_is_not_called_again(pair) -> None:
     ai, best, _next = pair
     assert (await ai.call(ask())).model == "best:model"

@@ -25,7 +25,7 @@ from nyla.ai.tokens import count_text_tokens
 from nyla.config import config_value
 from nyla.cpu import off_loop
 from nyla.errors import ModelNotAvailableError, ProviderError
-from nyla.models.ai import Message, ModelSpec, OperationType, Usage
+from nyla.models.ai import AiCallRequest, ChatRequest, Message, ModelSpec, OperationType, Usage
 from nyla.models.billing import Charge
 from nyla.models.model_query import ModelQuery
 
@@ -210,6 +210,21 @@ class AiPipeline:
         return None if self.spending is None else self.spending.close_run(run_id)
 
     # ---- the pipeline -------------------------------------------------------------------
+
+    @staticmethod
+    def _chat_request(request: AiCallRequest, messages: list[Message], spec: ModelSpec) -> Any:
+        """The provider's request for ``spec`` from a checked one (its messages neutralized)."""
+        return ChatRequest.trusted(
+            model=spec.id,
+            messages=messages,
+            tools=request.tools,
+            temperature=request.temperature,
+            max_output_tokens=request.max_output_tokens,
+            operation=request.operation,
+            tool_choice=request.tool_choice,
+            stop=request.stop,
+            response_format=request.response_format,
+        )
 
     def _route(
         self,
