@@ -60,6 +60,9 @@ def test_a_subclass_of_tool_result_is_constructed():
 
     result = Counted.ok("x")
     assert type(result) is Counted and made == [{"success": True, "content": "x", "data": None}]
+    failed = Counted.fail("bad", "TOOL_ERROR")
+    assert type(failed) is Counted and len(made) == 2
+    assert isinstance(made[1]["error_details"], ToolErrorDetails)
 
 
 def test_tool_message_equals_the_constructed_message():

@@ -52,14 +52,26 @@ class ToolResult(WireModel):
         hint: str | None = None,
     ) -> ToolResult:
         """A failure with its repair hints (validated as :meth:`ok` is)."""
-        values = {
-            "success": False,
-            "error": error,
-            "error_details": {"code": code, "field": field, "suggestion": suggestion, "hint": hint},
-        }
         if cls is ToolResult:
-            return _validate_result(values)
-        return cls.model_validate(values)
+            return _validate_result(
+                {
+                    "success": False,
+                    "error": error,
+                    "error_details": {
+                        "code": code,
+                        "field": field,
+                        "suggestion": suggestion,
+                        "hint": hint,
+                    },
+                }
+            )
+        return cls(
+            success=False,
+            error=error,
+            error_details=ToolErrorDetails(
+                code=code, field=field, suggestion=suggestion, hint=hint
+            ),
+        )
 
 
 #: ToolResult's own validator (what ``ToolResult(...)`` and ``model_validate`` run), looked up
