@@ -15,9 +15,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from nyla.agent import loop_watch
 from nyla.agent.conversation import tool_message
 from nyla.agent.guard import ToolRun, await_tool_runs
+from nyla.agent.policy import before_call_hook
 from nyla.agent.registry import ToolRegistry
+from nyla.hookspecs import hookimpl
 from nyla.models.ai import Message, Role, ToolCall
 from nyla.models.tools import Tool, ToolContext, ToolErrorDetails, ToolResult
+from nyla.plugins import PluginHost
 
 
 def test_ok_and_fail_equal_the_constructed_results():
@@ -189,3 +192,27 @@ async def test_a_released_watch_leaves_the_watchdog():
     assert task not in dog.tasks
     watched.release()  # (twice: nothing left to release)
     assert task not in dog.tasks
+
+
+def test_policies_get_their_arguments_by_name_in_any_order():
+    seen: list[tuple[str, Any, Any, Any]] = []
+
+    class InOrder:
+        @hookimpl
+        def nyla_before_tool_call(self, tool: Any, arguments: Any, context: Any) -> None:
+            seen.append(("in order", tool, arguments, context))
+
+    class Shuffled:
+        @hookimpl
+        def nyla_before_tool_call(self, context: Any, tool: Any, arguments: Any) -> ToolResult:
+            seen.append(("shuffled", tool, arguments, context))
+            return ToolResult(success=False, error="no")
+
+    host = PluginHost.from_plugins([InOrder(), Shuffled()], names=["a", "b"])
+    hook = before_call_hook(host)
+    assert hook is not None
+    answers = hook("T", {"k": 1}, "C")
+    assert [a.error for a in answers] == ["no"]
+    assert sorted(seen) == [("in order", "T", {"k": 1}, "C"), ("shuffled", "T", {"k": 1}, "C")]
+    theirs = host.pm.hook.nyla_before_tool_call(tool="T", arguments={"k": 1}, context="C")
+    assert [a.error for a in theirs] == ["no"]

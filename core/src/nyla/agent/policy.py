@@ -97,13 +97,21 @@ def before_call_hook(plugins: AgentPlugins) -> BeforeCallHook | None:
         return lambda tool, arguments, context: hook(
             tool=tool, arguments=arguments, context=context
         )
-    calls = [(i.function, tuple(order.index(name) for name in i.argnames)) for i in reversed(impls)]
+    # (``None``: the implementation takes all three in the hook's order, as every one shipped
+    # does: called with them as they are, not with a list of picks made per call)
+    calls = [
+        (i.function, None if tuple(i.argnames) == order else tuple(map(order.index, i.argnames)))
+        for i in reversed(impls)
+    ]
 
     def call(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> list[Any]:
-        given = (tool, arguments, context)
         answers = []
         for function, picks in calls:
-            answer = function(*[given[i] for i in picks])
+            if picks is None:
+                answer = function(tool, arguments, context)
+            else:
+                given = (tool, arguments, context)
+                answer = function(*[given[i] for i in picks])
             if answer is not None:
                 answers.append(answer)
         return answers
