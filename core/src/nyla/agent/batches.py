@@ -145,7 +145,10 @@ class BatchRunner:
         """Wait for the started handlers; the batch's results in call order. ``then()`` is
         called as soon as the batch is over, before its results are built (it starts the
         next batch)."""
-        runs = [item.run for item in pending if item.run is not None]
+        runs = []
+        for item in pending:  # (loops, not comprehensions: each is a frame of its own on 3.11)
+            if item.run is not None:
+                runs.append(item.run)
         cancelled_inside = False
         try:
             await await_tool_runs(runs, then)
@@ -155,7 +158,11 @@ class BatchRunner:
             cancelled_inside = True
             if then is not None:
                 then()
-        return [self._dispatched(item, cancelled_inside) for item in pending]
+        dispatched = self._dispatched
+        results = []
+        for item in pending:
+            results.append(dispatched(item, cancelled_inside))
+        return results
 
     def _dispatched(self, item: _Pending, cancelled_inside: bool) -> Dispatched:
         run, result = item.run, item.result
@@ -201,8 +208,10 @@ class BatchRunner:
                 if current[0].run is not None:
                     await asyncio.sleep(0)
                 current += self.start(await wait(self.checked(rest, ctx_for)), gate)
-            if any(item.run for item in current):
-                await asyncio.sleep(0)  # let the started handlers begin their work
+            for item in current:
+                if item.run is not None:
+                    await asyncio.sleep(0)  # let the started handlers begin their work
+                    break
             if announce:
                 yield []
             for index in range(len(batches)):
