@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import ipaddress
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 
 from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_context import context_findings
@@ -196,44 +196,61 @@ def _ipv4_findings(scan: Scan) -> Iterator[Finding]:
         yield Finding(start=start, end=end, category="IP", value=text[start:end])
 
 
+def _pre_checks(s: CluedScan) -> tuple[bool, ...]:
+    """The pre-check of each of :data:`_MATCH_DETECTORS`, in its order, false only where that
+    detector's pattern cannot match (a necessary condition read off the pattern,
+    :mod:`nyla.ai.pii_clues`). One call for all: most texts pass none, and a call per check
+    costs twice what the checks do."""
+    text, shape, digits = s.text, s.shape, s.digits
+    return (
+        "@" in text,  # an e-mail address has an @
+        "AA00" in shape or "aa00" in shape,  # an IBAN two letters of one case and two digits
+        digits >= 13 and "756" in text,  # an AHV number 13 digits from 756 on
+        digits >= 13,  # a card number 13 digits
+        "+" in text or "00" in text,  # an international phone number + or 00
+        digits >= 10,  # a Swiss one 10 digits
+        digits >= 4 and text.count(".") >= 3,  # an IPv4 address four digits and three dots
+        text.count(":") >= 2,  # an IPv6 one two colons
+    )
+
+
+def _pre_check(i: int) -> Callable[[CluedScan], bool]:
+    return lambda s: _pre_checks(s)[i]
+
+
 #: the detectors that find only where their own pattern matches (each searches the text from
 #: its start first and yields nothing when that search finds nothing), with their patterns and
-#: a pure-Python pre-check each, false only where the pattern cannot match (a necessary
-#: condition read off the pattern, :mod:`nyla.ai.pii_clues`): an e-mail address has an ``@``, an
-#: IBAN two letters of one case and two digits, AHV and card numbers 13 digits, a Swiss phone
-#: number 10, an international one ``+`` or ``00``, an IPv4 address three dots and four digits,
-#: an IPv6 one two colons
+#: each one's pre-check (:func:`_pre_checks`)
 _MATCH_DETECTORS: tuple[
     tuple[LinearPattern, Callable[[CluedScan], bool], Callable[[Scan], Iterator[Finding]]], ...
-] = (
-    (_EMAIL, lambda s: "@" in s.text, _checked(_EMAIL, "EMAIL", lambda v: True)),
-    (_IBAN_START, lambda s: "AA00" in s.shape or "aa00" in s.shape, _iban_findings),
-    (_AHV, lambda s: s.digits >= 13 and "756" in s.text, _checked(_AHV, "AHV", ahv_valid)),
-    (_CARD, lambda s: s.digits >= 13, _checked(_CARD, "CARD", luhn_valid)),
-    (_PHONE_INTL, lambda s: "+" in s.text or "00" in s.text, _checked(_PHONE_INTL, "PHONE", _phone_ok)),
-    (_PHONE_CH, lambda s: s.digits >= 10, _checked(_PHONE_CH, "PHONE", _phone_ok)),
-    (_IPV4, lambda s: s.digits >= 4 and s.text.count(".") >= 3, _ipv4_findings),
-    (_IPV6, lambda s: s.text.count(":") >= 2, _checked(_IPV6, "IP", _ipv6_ok)),
-)  # fmt: skip
-#: the pre-checks of :data:`_MATCH_DETECTORS`
-_MATCH_CHECKS = tuple(may for _, may, _ in _MATCH_DETECTORS)
-
-
-def _may_match(scan: CluedScan) -> bool:
-    """Whether one of :data:`_MATCH_DETECTORS`' pre-checks lets ``scan`` through (a loop, not
-    ``any()`` over a generator: most texts pass none, and the generator costs more)."""
-    for may in _MATCH_CHECKS:  # noqa: SIM110
-        if may(scan):
-            return True
-    return False
-
-
-#: every detector with its pre-check, in the order their findings are reported
-_DETECTORS: tuple[tuple[Callable[[CluedScan], bool], Callable[[Scan], Iterable[Finding]]], ...] = (
-    *((may, find) for _, may, find in _MATCH_DETECTORS[:-1]),
-    (lambda s: True, context_findings),  # (pre-checks of its own, per detector)
-    _MATCH_DETECTORS[-1][1:],
+] = tuple(
+    (pattern, _pre_check(i), find)
+    for i, (pattern, find) in enumerate(
+        (
+            (_EMAIL, _checked(_EMAIL, "EMAIL", lambda v: True)),
+            (_IBAN_START, _iban_findings),
+            (_AHV, _checked(_AHV, "AHV", ahv_valid)),
+            (_CARD, _checked(_CARD, "CARD", luhn_valid)),
+            (_PHONE_INTL, _checked(_PHONE_INTL, "PHONE", _phone_ok)),
+            (_PHONE_CH, _checked(_PHONE_CH, "PHONE", _phone_ok)),
+            (_IPV4, _ipv4_findings),
+            (_IPV6, _checked(_IPV6, "IP", _ipv6_ok)),
+        )
+    )
 )
+
+
+def _matched_findings(scan: CluedScan, checks: tuple[bool, ...]) -> list[Finding]:
+    """Every detector's findings in the order they are reported (the IPv6 detector's after
+    the context detectors'), each of :data:`_MATCH_DETECTORS` only where ``checks`` lets it."""
+    last = len(_MATCH_DETECTORS) - 1
+    found = [f for i in range(last) if checks[i] for f in _MATCH_DETECTORS[i][2](scan)]
+    found += context_findings(scan)  # (pre-checks of its own, per detector)
+    if checks[last]:
+        found += _MATCH_DETECTORS[last][2](scan)
+    return found
+
+
 #: where any of :data:`_MATCH_DETECTORS` ' patterns matches (their alternation, groups made
 #: plain): where a pre-check lets a text through, one search tells that none of them can find
 #: anything in it, instead of one each (a round summary's digits and colons pass the checks)
@@ -286,8 +303,9 @@ class DefaultNeutralizer:
         if not text:
             return []
         scan = CluedScan(text)
-        if _may_match(scan) and _ANY_MATCH.search_spans(scan.data, 0) is not None:
-            found = [f for may_find, find in _DETECTORS if may_find(scan) for f in find(scan)]
+        checks = _pre_checks(scan)
+        if True in checks and _ANY_MATCH.search_spans(scan.data, 0) is not None:
+            found = _matched_findings(scan, checks)
         else:
             found = context_findings(scan)  # none of the other detectors can find any
         if not found:
