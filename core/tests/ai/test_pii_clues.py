@@ -22,8 +22,9 @@ from nyla.ai import default_neutralizer, pii_address, pii_birth, pii_ids
 from nyla.ai.default_neutralizer import DefaultNeutralizer
 from nyla.ai.neutralizer_eval import read_set
 from nyla.ai.pii_clues import CluedScan, stems_pattern
-from nyla.ai.pii_context import CONTEXT_DETECTORS
+from nyla.ai.pii_context import CONTEXT_DETECTORS, context_findings
 from nyla.ai.pii_shapes import DATE
+from nyla.linear_regex import Scan
 
 DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
 
@@ -310,3 +311,13 @@ def test_capitals_without_a_cue_do_not_run_the_name_patterns(text: str) -> None:
 
     assert not pii_names.may_hold_name(CluedScan(text))
     assert list(pii_names.name_findings(CluedScan(text))) == []
+
+
+def test_the_context_detectors_read_a_text_a_scan_or_a_clued_scan_alike() -> None:
+    """``context_findings`` takes what the detectors are given: a text, a plain scan (whose
+    clues it reads itself) or the clued scan the default neutralizer made already."""
+    text = "Sehr geehrter Herr Hans Müller, geb. 14.03.1981, Bahnhofstrasse 12, 8001 Zürich"
+    expected = [(f.category, f.start, f.end) for f in context_findings(CluedScan(text))]
+    assert {category for category, _, _ in expected} >= {"NAME", "DOB", "ADDRESS"}
+    for given_as in (text, Scan(text)):
+        assert [(f.category, f.start, f.end) for f in context_findings(given_as)] == expected

@@ -42,7 +42,7 @@ class CluedScan(Scan):
     attributes: ``functools.cached_property`` takes a lock on each first read, ~1 µs)."""
 
     def __init__(self, text: str) -> None:
-        super().__init__(text)
+        Scan.__init__(self, text)  # (not super(): its proxy object costs ~1k instructions a text)
         #: the UTF-8 text with ASCII digits as ``0``, ``A``-``Z`` as ``A``, ``a``-``z`` as ``a``
         #: (the bytes of a non-ASCII character are all >= 0x80 and stay as they are), one
         #: character a byte: a ``str``, since ``in`` on ``bytes`` first tries the piece as an
@@ -72,10 +72,3 @@ def stems_pattern(stems: tuple[str, ...]) -> re.Pattern[str]:
     on an alternation of literals, which has no repetition, so time linear in the text; one
     search costs about what two ``in`` tests do, a tuple of ten tests five times that."""
     return re.compile("|".join(map(re.escape, stems)))
-
-
-def clued(scan: Scan | str) -> CluedScan:
-    """``scan`` as a :class:`CluedScan` (the same object when it is one)."""
-    if isinstance(scan, CluedScan):
-        return scan
-    return CluedScan(scan if isinstance(scan, str) else scan.text)

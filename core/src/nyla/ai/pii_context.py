@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 from nyla.ai.pii_address import address_findings, may_hold_address
 from nyla.ai.pii_birth import birth_findings, may_hold_birth
-from nyla.ai.pii_clues import CluedScan, clued
+from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_ids import id_findings, may_hold_id
 from nyla.ai.pii_names import may_hold_name, name_findings
 from nyla.linear_regex import Scan
@@ -34,7 +34,8 @@ def context_findings(scan: Scan | str) -> list[Finding]:
     """Names, addresses, dates of birth and ID numbers found through their context (a list,
     not a generator: most texts hold none, and a generator's frame costs more than the
     pre-checks that tell)."""
-    scan = clued(scan)
+    if not isinstance(scan, CluedScan):  # (a test, not a call: a frame costs more)
+        scan = CluedScan(scan if isinstance(scan, str) else scan.text)
     found: list[Finding] = []
     for may_hold, find in CONTEXT_DETECTORS:
         if may_hold(scan):
