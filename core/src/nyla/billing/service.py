@@ -96,8 +96,7 @@ class BillingService:
     # ---- policies -----------------------------------------------------------------------
 
     async def _load_policies(self) -> None:
-        if time.monotonic() - self._loaded_at < self.cache_s:
-            return
+        """Read the policies (:meth:`admit` asks when the kept ones are ``cache_s`` old)."""
         async with self.db.session() as s:
             rows = (await s.scalars(select(SpendingPolicyRow))).all()
         self._policies = {(r.kind, r.subject): _policy(r) for r in rows}
@@ -144,8 +143,12 @@ class BillingService:
         """The preflight of one operation in ``context``: raises :class:`SpendingRefused`
         when the mandate or user may not spend ``estimate_chf`` (see :mod:`nyla.billing.holds`).
         Returns the id of the hold a call outside a run took (hand it to :meth:`record`)."""
-        await self._load_policies()
-        await self._flush_due()
+        if time.monotonic() - self._loaded_at >= self.cache_s:
+            await self._load_policies()
+        if self._loose.rows:
+            await self._flush_due()
+        if not self._policies and not self.require_credit:
+            return None  # no policy binds anyone: nothing to check, nothing to hold
         user_id, mandate_id = _subject(context)
         policies, prepaid = self._binding(user_id, mandate_id)
         if not policies:
@@ -184,17 +187,23 @@ class BillingService:
 
     def record(self, context: Any, charge: Charge, hold_id: str | None = None) -> None:
         """Note ``charge`` for the ledger (written with its run's end, or in the next batch)."""
-        user_id, mandate_id = _subject(context)
-        run_id = self._open_run(context)
         detail = charge.detail
-        if run_id is None and getattr(context, "run_id", None) is not None:
-            detail = {**detail, "afterRun": context.run_id}  # not in the run's reported cost
+        if context is None:
+            user_id = mandate_id = run_id = workflow_id = None
+        else:
+            user_id = getattr(context, "user_id", None)
+            mandate_id = getattr(context, "mandate_id", None)
+            workflow_id = getattr(context, "workflow_id", None)
+            run_id = getattr(context, "run_id", None)
+            if run_id in self._closed:  # the run has ended: a call of its own
+                detail = {**detail, "afterRun": run_id}  # not in the run's reported cost
+                run_id = None
         row = {
             "at": datetime.now(UTC),
             "user_id": user_id,
             "mandate_id": mandate_id,
             "run_id": run_id,
-            "workflow_id": getattr(context, "workflow_id", None),
+            "workflow_id": workflow_id,
             "kind": "ai",
             "operation": charge.operation,
             "model": charge.model,
