@@ -241,9 +241,32 @@ class AgentRun:
             self.conversation.add(said(response))
             self.answer = response.content
             return
+        # Dispatch (see ToolRegistry.execute), here and not in a generator of its own: every
+        # event passes each generator it is yielded through (~1.1k instructions an event a
+        # layer). The model's message joins the conversation and the TOOL_CALL events go out
+        # once the first batch is running (the checks come first, so nothing in between can
+        # fail); each result goes to the trace, the conversation and out as a TOOL_RESULT.
+        calls, registry, round_ = response.tool_calls, self.registry, self.round
         results: list[Dispatched] = []
-        async for event in self.dispatch(response.tool_calls, results, response):
-            yield event
+        self._round_calls = calls
+        self._call_numbers = {id(c): i for i, c in enumerate(calls, 1)}
+        async for batch in registry.execute(calls, self.tool_context, self.cancel, announce=True):
+            if not batch:  # the first batch is running
+                self.conversation.add(said(response))
+                self.log_calls()
+                for call in calls:
+                    yield events.tool_call(round_, call, registry.is_read_only(call))
+                continue
+            for item in batch:
+                call, result = item.call, item.result
+                text = item.text = result_text(result)
+                self._unlogged.append((round_, item))
+                self.conversation.add(tool_message(call, text))
+                results.append(item)
+                yield events.tool_result(round_, call, result, item.duration_ms, text)
+            if len(results) < len(calls):  # a later batch runs: do the next call's work now
+                self.log_calls()
+                self.prepare_ahead()
         await self.record(response, results)
 
     async def prepare(self) -> AsyncIterator[AgentEvent]:
@@ -273,34 +296,6 @@ class AgentRun:
             except Exception as exc:  # the full conversation is still there; go on
                 log.warning("summarization failed: %s", exc)
                 yield events.error(self.round, f"summarization failed: {exc}")
-
-    async def dispatch(
-        self, calls: list[ToolCall], results: list[Dispatched], response: AiCallResponse
-    ) -> AsyncIterator[AgentEvent]:
-        """Run the model's tool calls (see :meth:`ToolRegistry.execute`); each result goes to
-        the trace, the conversation and out as a TOOL_RESULT event. The model's message
-        joins the conversation and the TOOL_CALL events go out once the first batch is
-        running (the checks come first, so nothing in between can fail)."""
-        registry, round_ = self.registry, self.round
-        self._round_calls = calls
-        self._call_numbers = {id(c): i for i, c in enumerate(calls, 1)}
-        async for batch in registry.execute(calls, self.tool_context, self.cancel, announce=True):
-            if not batch:  # the first batch is running
-                self.conversation.add(said(response))
-                self.log_calls()
-                for call in calls:
-                    yield events.tool_call(round_, call, registry.is_read_only(call))
-                continue
-            for item in batch:
-                call, result = item.call, item.result
-                text = item.text = result_text(result)
-                self._unlogged.append((round_, item))
-                self.conversation.add(tool_message(call, text))
-                results.append(item)
-                yield events.tool_result(round_, call, result, item.duration_ms, text)
-            if len(results) < len(calls):  # a later batch runs: do the next call's work now
-                self.log_calls()
-                self.prepare_ahead()
 
     def log_calls(self) -> None:
         """Put the executed calls not yet there into :attr:`calls`. The turn's last batch is
