@@ -69,3 +69,25 @@ async def test_a_write_through_another_object_of_the_database_counts_at_once(db,
     finally:
         await host.dispose()
         await command.dispose()
+
+
+async def test_an_idle_listener_arms_no_timer_and_still_hears(db) -> None:
+    """psycopg's ``notifies()`` re-arms a 0.1 s timer for as long as it waits, which woke an
+    idle process ten times a second and cut every agent tool's wait in two; the listener
+    waits on its socket alone, and a commit still reaches it."""
+    changes = TableChanges.of(db)
+    users = changes.watch(["user_connection"])
+    assert await users.start() is not None
+    await asyncio.sleep(0.25)  # the listener is parked in its wait
+    loop = asyncio.get_running_loop()
+    timers = [h for h in loop._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
+    assert not [h for h in timers if "psycopg" in getattr(h._callback, "__module__", "")]
+
+    other = Database(db.url, schema=db.schema)
+    try:
+        before = users.generation
+        async with other.session() as s:
+            await s.execute(text("DELETE FROM user_connection WHERE false"))
+        await _until(lambda: users.generation != before)
+    finally:
+        await other.dispose()

@@ -35,7 +35,7 @@ import os
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Generic, TypeVar
 
 import psycopg
@@ -290,7 +290,7 @@ class TableChanges:
                 watch.generation += 1
             self._listening = True
             ready.set_result(None)
-            async for note in conn.notifies():
+            async for note in _notifications(conn):
                 for watch in self.watches:
                     if note.payload in watch.tables:
                         watch.notified(note)
@@ -323,6 +323,34 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+async def _notifications(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[psycopg.Notify]:
+    """The listener connection's notifications as they arrive, from a wait on its socket that
+    arms no timer. psycopg's own ``notifies()`` wakes the event loop every 0.1 s to look for an
+    interrupt, so every process that listens woke ten times a second while idle, and an agent
+    run's tool waits were cut in two (each wake-up paid in CPU). Cancelling the task ends the
+    wait; a lost connection ends it with the error ``consume_input`` raises."""
+    loop = asyncio.get_running_loop()
+    pgconn, encoding = conn.pgconn, conn.info.encoding
+    while True:
+        readable: asyncio.Future[None] = loop.create_future()
+        fd = pgconn.socket
+        loop.add_reader(fd, _set_once, readable)
+        try:
+            await readable
+        finally:
+            loop.remove_reader(fd)
+        pgconn.consume_input()
+        while (note := pgconn.notifies()) is not None:
+            yield psycopg.Notify(
+                note.relname.decode(encoding), note.extra.decode(encoding), note.be_pid
+            )
+
+
+def _set_once(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _connect_kwargs(db: Database) -> dict[str, Any]:
