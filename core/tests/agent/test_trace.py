@@ -80,3 +80,47 @@ async def test_any_text_a_model_sends_is_stored_in_a_new_runs_calls(db) -> None:
         assert [c.round for c in saved.tool_calls] == [1, 2, 3]
     saved = await load_trace(db, "run-1")
     assert saved is not None and [c.duration_ms for c in saved.tool_calls] == [1.5, 2.5, 1.5]
+
+
+async def test_a_runs_records_are_stored_as_cleaned_whichever_way_they_are_written(db) -> None:
+    """Calls that need no cleaning go as they are (checked column by column); any call that
+    does sends the whole batch through the cleaning of each value. Both store the same."""
+    from nyla.agent.trace import _CALL_VALUES, _cleaned, _storable
+    from nyla.models.agent import CallRecord
+
+    def record(**change: object) -> CallRecord:
+        values = {
+            "round": 1,
+            "call_id": "c1",
+            "tool_name": "read",
+            "arguments": '{"é": 1}',
+            "success": True,
+            "error": None,
+            "validation_failure_code": None,
+            "duration_ms": 1.5,
+        }
+        values.update(change)
+        return CallRecord.of(*values.values())
+
+    plain = [record(), record(round=2, success=False, error="no", validation_failure_code="X")]
+    odd = [
+        {"round": True},  # a bool is not an int here: int(True)
+        {"success": 1},
+        {"duration_ms": True},
+        {"duration_ms": 3},  # an int is stored as its float either way
+        {"call_id": "c" * 200},
+        {"tool_name": "t" * 300},
+        {"validation_failure_code": "V" * 80},
+        {"arguments": "a\x00b"},
+        {"error": "\ud800"},
+        {"error": 7},
+    ]
+    assert _storable([_cleaned(c) for c in plain])
+    for i, change in enumerate(odd):
+        calls = [*plain, record(**change)]
+        assert _storable(list(map(_CALL_VALUES, calls))) == (change == {"duration_ms": 3})
+        trace = _trace(0).model_copy(update={"run_id": f"run-odd-{i}"})
+        await save_trace(db, trace, calls)
+        saved = await load_trace(db, trace.run_id)
+        assert saved is not None
+        assert list(map(_CALL_VALUES, saved.tool_calls)) == [_cleaned(c) for c in calls], change
