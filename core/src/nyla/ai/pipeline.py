@@ -17,7 +17,7 @@ from nyla.ai.model_chain import ModelChains
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
 from nyla.ai.pricing import UsageTotals, call_cost_chf
 from nyla.ai.retry import RetryPolicy
-from nyla.ai.route import Route, with_retries
+from nyla.ai.route import Route, assembled, with_retries
 from nyla.ai.selector import ModelSelector
 from nyla.ai.speech import SpeechOperations
 from nyla.ai.timeouts import seconds_setting
@@ -214,16 +214,19 @@ class AiPipeline:
     @staticmethod
     def _chat_request(request: AiCallRequest, messages: list[Message], spec: ModelSpec) -> Any:
         """The provider's request for ``spec`` from a checked one (its messages neutralized)."""
-        return ChatRequest.trusted(
-            model=spec.id,
-            messages=messages,
-            tools=request.tools,
-            temperature=request.temperature,
-            max_output_tokens=request.max_output_tokens,
-            operation=request.operation,
-            tool_choice=request.tool_choice,
-            stop=request.stop,
-            response_format=request.response_format,
+        return assembled(
+            ChatRequest,
+            {
+                "tool_choice": request.tool_choice,
+                "stop": request.stop,
+                "response_format": request.response_format,
+                "model": spec.id,
+                "messages": messages,
+                "tools": request.tools,
+                "temperature": request.temperature,
+                "max_output_tokens": request.max_output_tokens,
+                "operation": request.operation,
+            },
         )
 
     def _route(

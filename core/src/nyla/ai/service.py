@@ -31,6 +31,7 @@ from nyla.ai.pricing import UsageTotals
 from nyla.ai.route import (
     Assembled,
     Route,
+    assembled,
     invalid_tool_arguments,
     restored_calls,
     wrap_unexpected,
@@ -187,22 +188,25 @@ class AiService(AiPipeline):
         cost, unknown = self._settle(request.context, spec, usage, route)
         invalid = invalid_tool_arguments(response.tool_calls)
         restore = route.session.restore if request.restore_output and len(route.session) else None
-        out = AiCallResponse(
-            content=restore(response.content) if restore else response.content,
-            tool_calls=restored_calls(response.tool_calls, restore),
-            usage=usage,
-            cost_chf=cost,
-            model=spec.id,
-            finish_reason=response.finish_reason,
-            fallbacks=list(route.fallbacks),
-            retries=route.retries,
-            invalid_tool_arguments=invalid,
-            usage_estimated=estimated,
-            price_unknown=unknown,
-            estimated_cost_chf=estimate,
-            duration_ms=duration_ms,
-            neutralization=route.report(),
-            metadata=dict(response.metadata),
+        out = assembled(
+            AiCallResponse,
+            {
+                "content": restore(response.content) if restore else response.content,
+                "tool_calls": restored_calls(response.tool_calls, restore),
+                "usage": usage,
+                "cost_chf": cost,
+                "model": spec.id,
+                "finish_reason": response.finish_reason,
+                "fallbacks": list(route.fallbacks),
+                "retries": route.retries,
+                "invalid_tool_arguments": invalid,
+                "usage_estimated": estimated,
+                "price_unknown": unknown,
+                "estimated_cost_chf": estimate,
+                "duration_ms": duration_ms,
+                "neutralization": route.report(),
+                "metadata": dict(response.metadata),
+            },
         )
         report_call(request, route, spec, response, out)
         return out
