@@ -111,3 +111,41 @@ def test_a_round_summary_is_plain_lines_each_result_under_its_tool() -> None:
     ]
     # no JSON around a result: its keys and quotes were most of a short result's tokens
     assert "toolName" not in summary and "{" not in summary
+
+
+async def test_every_column_is_stored_from_its_place_in_the_rows_document(db) -> None:
+    context = RunContext(user_id="ada", mandate_id="m1", feature_instance_id="fi", workflow_id="wf")
+    row = memory.round_row(
+        run_id="run-4",
+        round=7,
+        context=context,
+        file_refs=["file:é"],
+        tool_results=[
+            RoundToolResult("réad\x00", False, "\ud800 ok"),
+            RoundToolResult("write", True, "done"),
+        ],
+        decisions=[{"why": "é"}],
+        summary="write: done",
+        model="local:hash-2",
+        vector=[1.0, 2.0],
+    )
+    await memory.insert_rounds(db, [row])
+    async with db.session() as s:
+        stored = (await s.execute(select(RoundMemory))).scalar_one()
+    assert {c: getattr(stored, c) for c in memory.ROUND_COLUMNS[:-1]} == {
+        "scope_key": memory.scope_key(context),
+        "run_id": "run-4",
+        "workflow_id": "wf",
+        "round": 7,
+        "user_id": "ada",
+        "mandate_id": "m1",
+        "feature_instance_id": "fi",
+        "file_refs": ["file:é"],
+        "tool_results": [
+            {"toolName": "réad\ufffd", "success": False, "content": "\ufffd ok"},
+            {"toolName": "write", "success": True, "content": "done"},
+        ],
+        "decisions": [{"why": "é"}],
+        "summary": "write: done",
+        "embedding_model": "local:hash-2",
+    }
