@@ -371,3 +371,16 @@ def test_a_tool_charges_the_run_only_inside_one() -> None:
     ToolContext(on_charge=charged.append).charge(None)
     ToolContext().charge(1.0)  # outside a run: nothing to charge, no error
     assert charged == [0.25]
+
+
+async def test_totals_are_kept_per_run_and_for_everything(make_kernel) -> None:
+    provider = ScriptedProvider(lambda r, i: "x", id="p", price_input=1.0, price_output=1.0)
+    ai = service(make_kernel(ScriptedPlugin(provider), builtins=False))
+    for workflow in ("w1", "w1", None, "w2"):
+        context = RunContext(workflow_id=workflow)
+        await ai.call(AiCallRequest(operation="agent", messages=user("hi"), context=context))
+    assert (ai.totals("w1").calls, ai.totals("w2").calls, ai.totals().calls) == (2, 1, 4)
+    assert ai.totals("w3").calls == 0
+    every = ai.totals()
+    assert every.cost_chf == pytest.approx(sum(ai.totals(w).cost_chf for w in ("w1", "w2")) * 4 / 3)
+    assert every.input_tokens == ai.totals("w1").input_tokens * 2

@@ -92,8 +92,12 @@ class ModelChains:
         kept = self._by_call.get(key)
         if kept is not None and kept[0] == soft and kept[1].specs == specs:
             chain = kept[1].fits_or_none(window)
-            if chain is not None and all(spec.available for spec in chain):
-                return chain
+            if chain is not None:
+                for spec in chain:  # (a loop: all() over a generator is a frame more)
+                    if not spec.available:
+                        break
+                else:
+                    return chain
         query = ModelQuery.for_call(
             operation,
             context,

@@ -395,11 +395,16 @@ class AiPipeline:
 
     def _record(self, context: Any, usage: Usage, cost: float) -> None:
         run_id = getattr(context, "workflow_id", None)
-        for key in (None,) if run_id is None else (run_id, None):
-            totals = self._totals.get(key)
+        kept = self._totals
+        if run_id is not None:
+            totals = kept.get(run_id)
             if totals is None:
-                totals = self._totals[key] = UsageTotals()
+                totals = kept[run_id] = UsageTotals()
             totals.add(usage, cost)
+        totals = kept.get(None)
+        if totals is None:
+            totals = kept[None] = UsageTotals()
+        totals.add(usage, cost)
 
     def timeout_for(self, spec: ModelSpec) -> float:
         """Seconds one call of ``spec`` may take (per-model setting, else ``timeout_s``)."""

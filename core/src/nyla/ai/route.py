@@ -118,7 +118,10 @@ class Route:
 
     def report(self) -> NeutralizationReport:
         """What neutralization did for this request."""
-        return NeutralizationReport(placeholders=len(self.session), errors=list(self.gate.errors))
+        return assembled(
+            NeutralizationReport,
+            {"placeholders": len(self.session), "errors": list(self.gate.errors)},
+        )
 
 
 async def with_retries(

@@ -40,7 +40,7 @@ from nyla.ai.timeouts import bounded_stream
 from nyla.ai.tokens import REQUEST_OVERHEAD, count_text_tokens, count_tokens, count_tool_tokens
 from nyla.ai.traced import report_call, report_embedding
 from nyla.config import pin_settings, unpin_settings
-from nyla.cpu import off_loop
+from nyla.cpu import OFFLOAD_CHARS, off_loop
 from nyla.errors import ProviderError
 from nyla.models.ai import (
     AiCallRequest,
@@ -139,7 +139,10 @@ class AiService(AiPipeline):
         admitted by billing."""
         await self._govern(request.context)
         chars = pending_chars(request.messages, request.neutralization)
-        route, messages = await off_loop(chars, self._chat_route, request)
+        if chars < OFFLOAD_CHARS:  # off_loop's own test, without its coroutine
+            route, messages = self._chat_route(request)
+        else:
+            route, messages = await off_loop(chars, self._chat_route, request)
         await self._admit(request.context, route)
         return route, messages
 
