@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from nyla.db import Database
 from nyla.errors import InvalidQueryError
-from nyla.knowledge.language import detect, detect_all
+from nyla.knowledge.language import detect, detect_all, fold
 from nyla.knowledge.search import text_ranks
 from nyla.knowledge.search_text import parse_query
 from nyla.models.knowledge import SearchQuery
@@ -58,6 +58,19 @@ async def _index(kernel, files: dict[str, str]) -> None:
             item(file_id, f"{file_id}.txt"), body.encode(), context=ctx()
         )
         assert result.status == "indexed", result.error
+
+
+def test_an_ascii_word_folds_as_the_decomposition_folds_it():
+    import unicodedata
+
+    def by_decomposition(word: str) -> str:
+        decomposed = unicodedata.normalize("NFKD", word.lower().replace("ß", "ss"))
+        return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+    every_ascii = "".join(map(chr, range(128)))
+    for word in (every_ascii, "Check", "SOURCES", "x-Ray_2", "Zürich", "Straße", "ﬁle"):
+        assert fold(word) == by_decomposition(word), word
+    assert fold("Zürich") == "zurich" and fold("Straße") == "strasse" and fold("ﬁle") == "file"
 
 
 def test_the_detector_tells_the_four_languages_apart():

@@ -86,6 +86,8 @@ _LETTER_CAP = 3
 def fold(word: str) -> str:
     """``word`` lower-cased without accents (what the text search configurations index:
     ``Zürich`` and ``Zurich`` are one word); ``ß`` becomes ``ss``."""
+    if word.isascii():  # (no ASCII character decomposes or combines: lower-casing is all)
+        return word.lower()
     decomposed = unicodedata.normalize("NFKD", word.lower().replace("ß", "ss"))
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
