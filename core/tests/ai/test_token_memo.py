@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import random
+import re
 import weakref
 
 import pytest
@@ -132,3 +133,27 @@ def test_a_list_of_one_counts_as_its_item_does() -> None:
     assert count_tokens([message, other]) == count_message_tokens([message, other])
     assert count_tokens(["read 13 ok"]) == count_text_tokens("read 13 ok")  # not a message
     assert count_tokens([]) == count_message_tokens([])
+
+
+def test_every_code_point_stands_in_as_the_patterns_class_it() -> None:
+    """Non-ASCII text is counted on an ASCII stand-in, one character each: every code point's
+    stand-in is of the class the patterns give it (a letter of a word, a digit of a number,
+    a space, or a token of its own: a CJK character or a symbol, never both), so the runs and
+    the counts are the same."""
+    text = "".join(map(chr, range(0x80, 0x110000)))
+    expected = re.sub(r"[A-Za-zÀ-ÖØ-öø-ÿ]", "a", text)
+    expected = re.sub(r"\d", "0", expected)
+    expected = re.sub(r"\s", " ", expected)
+    expected = re.sub(r"[^a0 ]", "#", expected)
+    assert text.encode("ascii", "nyla.tokens.ascii") == expected.encode("ascii")
+    assert len(tokens._CJK.findall(text)) + len(tokens._SYMBOL.findall(text)) == expected.count("#")
+    for c in text[::997]:  # and in a few places, as the rule counts them
+        for sample in (f"ab{c}{c}1{c}é ", f"x{c}", f"{c}7"):
+            assert tokens._count_text(sample) == _count_word_by_word(sample), hex(ord(c))
+
+
+def test_runs_of_any_length_count_as_word_by_word() -> None:
+    """Long texts read run lengths off tables up to 255 and count longer runs one by one."""
+    for n in (0, 1, 6, 7, 200, 255, 256, 1000):
+        for text in ("w" * n + " x" * 70, "7" * n + " 1" * 70, "ü" * n + " 9" * 70):
+            assert tokens._count_text(text) == _count_word_by_word(text), (n, text[:3])

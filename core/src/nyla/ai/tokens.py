@@ -10,10 +10,11 @@ estimates for selection and budget preflight; billing uses the usage the provide
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -74,11 +75,6 @@ def digit_tokens(length: int) -> int:
     return (length + 2) // 3
 
 
-#: runs of letters that count more than one token (:func:`word_tokens` is 1 up to 6 letters):
-#: only these are looked at one by one
-_LONG_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{7,}")
-
-
 def _ascii_table(keep: str) -> bytes:
     """A ``bytes.translate`` table that maps every byte outside ``keep`` to a space."""
     return bytes(i if chr(i) in keep else 0x20 for i in range(256))
@@ -93,22 +89,52 @@ _ONLY_LETTERS = _ascii_table(_LETTERS)
 _ONLY_DIGITS = _ascii_table(_ASCII_DIGITS)
 
 
+class _AsciiStandIns(dict[int, int]):
+    """Code point of a non-ASCII character -> the ASCII character it counts as under the
+    patterns above: a letter of ``[À-ÖØ-öø-ÿ]`` as ``a`` (it belongs to a word), a ``\\d``
+    digit (``str.isdecimal``, as ``re`` has it) as ``0``, a ``\\s`` space (``str.isspace``)
+    as a space, and every other character (a CJK character or a symbol: one token each, and
+    the end of a word or a number) as ``#``. Filled on first sight of a character, up to
+    :data:`_STAND_INS_MAX` of them."""
+
+    def __missing__(self, code: int) -> int:
+        char = chr(code)
+        if 0xC0 <= code <= 0xFF and code not in (0xD7, 0xF7):
+            stand_in = "a"
+        elif char.isdecimal():
+            stand_in = "0"
+        elif char.isspace():
+            stand_in = " "
+        else:
+            stand_in = "#"
+        if len(self) < _STAND_INS_MAX:
+            self[code] = ord(stand_in)
+        return ord(stand_in)
+
+
+_STAND_INS_MAX = 8192
+_STAND_INS = _AsciiStandIns()
+
+
+def _as_ascii(error: UnicodeError) -> tuple[str, int]:
+    """Encoding error handler: a run of non-ASCII characters as their ASCII stand-ins."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return error.object[error.start : error.end].translate(_STAND_INS), error.end
+
+
+codecs.register_error("nyla.tokens.ascii", _as_ascii)
+
+
 def _count_text(text: str) -> int:
+    """The counting rule of the patterns above, on the text's ASCII stand-in (each non-ASCII
+    character replaced by one that counts the same, see :class:`_AsciiStandIns`): one
+    ``encode`` in C that calls back once per run of non-ASCII characters, not five regex
+    scans (a 3,000-character German text ~2.8 M -> ~0.1 M instructions, the same count;
+    tested on every code point)."""
     if not text:
         return 0
-    if text.isascii():
-        return _count_ascii(text.encode("ascii"))
-    # every run of letters counts one token and a long one what it has more (a run is
-    # maximal, so a long run is exactly one match of the long pattern): a Python step per
-    # long word only, not per word
-    tokens = len(_WORD.findall(text))
-    for word in _LONG_WORD.findall(text):
-        tokens += word_tokens(len(word)) - 1
-    for digits in _DIGITS.findall(text):
-        tokens += digit_tokens(len(digits))
-    tokens += len(_CJK.findall(text))
-    tokens += len(_SYMBOL.findall(text))
-    return max(1, tokens)
+    return _count_ascii(text.encode("ascii", "nyla.tokens.ascii"))
 
 
 def _count_ascii(raw: bytes) -> int:
@@ -116,14 +142,42 @@ def _count_ascii(raw: bytes) -> int:
     English), with ``bytes.translate`` and ``split`` instead of five regex scans; no CJK
     there. About a quarter of the time, the same count (tested on random text)."""
     words = raw.translate(_ONLY_LETTERS).split()
-    tokens = len(words)
-    for word in words:
+    numbers = raw.translate(_ONLY_DIGITS).split()
+    tokens = len(words) + len(raw.translate(None, _NOT_SYMBOL))
+    if len(raw) >= _MANY_RUNS:
+        tokens += _run_tokens(words, _WORD_EXTRA, _word_extra)
+        tokens += _run_tokens(numbers, _DIGIT_TOKENS, digit_tokens)
+        return max(1, tokens)
+    for word in words:  # (a few runs: a step each costs less than the tables' set-up)
         if len(word) > 6:
             tokens += word_tokens(len(word)) - 1
-    for digits in raw.translate(_ONLY_DIGITS).split():
-        tokens += digit_tokens(len(digits))
-    tokens += len(raw.translate(None, _NOT_SYMBOL))
+    for number in numbers:
+        tokens += digit_tokens(len(number))
     return max(1, tokens)
+
+
+#: a text this long is counted through :func:`_run_tokens`
+_MANY_RUNS = 128
+
+
+def _word_extra(length: int) -> int:
+    return word_tokens(length) - 1
+
+
+#: :func:`_word_extra` and :func:`digit_tokens` of each run length below 256 (both < 256)
+_WORD_EXTRA = bytes(_word_extra(n) for n in range(256))
+_DIGIT_TOKENS = bytes(digit_tokens(n) for n in range(256))
+
+
+def _run_tokens(runs: list[bytes], table: bytes, rule: Callable[[int], int]) -> int:
+    """``rule`` summed over the lengths of ``runs`` (``table``: ``rule`` of 0..255): the
+    lengths as bytes translated by ``table`` in C when every run is shorter than 256 (a
+    Python step per run cost ~0.3k instructions: a long text has hundreds)."""
+    lengths = list(map(len, runs))
+    try:
+        return sum(bytes(lengths).translate(table))
+    except ValueError:  # a run of 256 or more
+        return sum(map(rule, lengths))
 
 
 #: id(message) -> (weak reference to it, id of its content, tokens); a message is counted by
