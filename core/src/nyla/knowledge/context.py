@@ -288,14 +288,23 @@ class AgentContextBuilder:
     async def __call__(self, prompt: str, context: RunContext) -> str:
         if context.workflow_id or self.service.settings.cross_workflow_hints:
             return await self._build(prompt, context)
-        # read before the build: a change committed while it reads is seen next round
-        stamp = await self._stamp()
+        # read before the build: a change committed while it reads is seen next round (the
+        # generation read here while listening, as _stamp does, without its coroutine: every
+        # round of a run asks)
+        changes = self.changes
+        stamp = changes.stamp() if changes is not None else None
+        if stamp is None:
+            stamp = await self._stamp()
         if stamp is None:
             return await self._build(prompt, context)
-        try:
-            spec = self._embedding_spec(context)
-        except Exception:  # no embedding model: the build says so (and returns nothing)
-            return await self._build(prompt, context)
+        held = self._spec
+        if held is not None and held[0] is context:
+            spec = held[1]
+        else:
+            try:
+                spec = self._embedding_spec(context)
+            except Exception:  # no embedding model: the build says so (and returns nothing)
+                return await self._build(prompt, context)
         key = (prompt, spec.id, stamp)
         last = self._last
         if last is not None and last[0] == key and last[1] is context:
