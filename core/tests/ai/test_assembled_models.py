@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import nyla
 from nyla.ai.neutralize import NeutralizationSession
 from nyla.ai.retry import RetryPolicy
 from nyla.models.ai import (
@@ -120,3 +121,35 @@ def test_invalid_tool_arguments_say_what_json_loads_says() -> None:
     found = {e.id: e.error for e in invalid_tool_arguments(calls)}
     assert found == expected
     assert set(found) == {"3", "4", "5", "6", "7", "11", "13", "15"}
+
+
+class _Nothing:
+    id = "nothing"
+
+    def find(self, text: str) -> list[Any]:
+        return []
+
+
+class _Neutralizers:
+    @nyla.hookimpl
+    def nyla_neutralizers(self) -> list[Any]:
+        return [_Nothing()]
+
+
+async def test_the_content_opt_in_is_read_again_when_it_changes(make_kernel, monkeypatch) -> None:
+    """The opt-in is kept under the settings' fingerprint: setting or removing it between two
+    calls applies to the next call (fails when it is read once and kept)."""
+    from nyla.ai.service import AiService
+    from nyla.tracing import listening
+
+    provider = ScriptedProvider(lambda r, i: "answer", id="s")
+    kernel = make_kernel(ScriptedPlugin(provider), _Neutralizers(), builtins=False)
+    ai = AiService(kernel.plugins, None, retry=RetryPolicy())
+    request = AiCallRequest(operation="agent", messages=[Message(role=Role.USER, content="hi")])
+    calls: list[Any] = []
+    with listening(calls.append):
+        for opt_in in ("", "neutralized", "", "neutralised"):
+            monkeypatch.setenv("NYLA_OTEL_CAPTURE_CONTENT", opt_in)
+            await ai.call(request)
+    assert [c.prompt for c in calls] == [None, "user: hi", None, "user: hi"]
+    assert [c.answer for c in calls] == [None, "answer", None, "answer"]

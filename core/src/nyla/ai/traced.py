@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from nyla.config import settings_fingerprint
 from nyla.models.ai import AiCallRequest, AiCallResponse, ChatResponse, ModelSpec, Usage
 from nyla.tracing import ModelCall, capture_content, report_model_call, tracing_model_calls
 
@@ -16,6 +17,21 @@ if TYPE_CHECKING:
 
 #: characters of neutralised prompt or answer a span carries at most
 CONTENT_CHARS = 8_000
+
+#: the settings' fingerprint and whether the operator opted in to content under it
+_opt_in: tuple[tuple[int, int], bool] | None = None
+
+
+def _capturing() -> bool:
+    """:func:`~nyla.tracing.capture_content`, read again only when a setting may have
+    changed (:func:`~nyla.config.settings_fingerprint`, pinned for one model call): reading
+    the environment cost ~8k instructions a call, the fingerprint ~1k."""
+    global _opt_in
+    fingerprint = settings_fingerprint()
+    kept = _opt_in
+    if kept is None or kept[0] != fingerprint:
+        kept = _opt_in = (fingerprint, capture_content())
+    return kept[1]
 
 
 def report_call(
@@ -27,7 +43,7 @@ def report_call(
         return
     prompt = answer = None
     # text only when the operator asked for it and every neutralizer ran over it cleanly
-    if capture_content() and route.gate.neutralizers and not route.gate.errors:
+    if _capturing() and route.gate.neutralizers and not route.gate.errors:
         texts = (f"{m.role}: {route.gate.apply(m.text, route.session)}" for m in request.messages)
         prompt = "\n".join(texts)[-CONTENT_CHARS:]
         answer = raw.content[:CONTENT_CHARS]
