@@ -321,3 +321,25 @@ def test_the_context_detectors_read_a_text_a_scan_or_a_clued_scan_alike() -> Non
     assert {category for category, _, _ in expected} >= {"NAME", "DOB", "ADDRESS"}
     for given_as in (text, Scan(text)):
         assert [(f.category, f.start, f.end) for f in context_findings(given_as)] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "geb. 01.02.1980, passport no. 123456789",
+        "id card number: 12345678",
+        "geboren am 14.03.1981 in bern",
+        "read 5 ok",
+        '{"round": 3}',
+        "no digits and no capitals here",
+    ],
+)
+def test_a_text_without_capitals_finds_what_every_detector_finds(text: str) -> None:
+    """A text without a capital skips the name and address pre-checks (each needs one): the
+    dates of birth and ID numbers in it are still found, in the detectors' order."""
+    scan = CluedScan(text)
+    assert not scan.may_have_upper
+    expected = [f for may_hold, find in CONTEXT_DETECTORS if may_hold(scan) for f in find(scan)]
+    assert context_findings(CluedScan(text)) == expected
+    if "19" in text:
+        assert expected  # (a date of birth or an ID number is there to find)

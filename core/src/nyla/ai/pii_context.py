@@ -37,6 +37,16 @@ def context_findings(scan: Scan | str) -> list[Finding]:
     if not isinstance(scan, CluedScan):  # (a test, not a call: a frame costs more)
         scan = CluedScan(scan if isinstance(scan, str) else scan.text)
     found: list[Finding] = []
+    if not scan.may_have_upper:
+        # no capital (most tool arguments and results): the name and address pre-checks
+        # need one, so only a date of birth or an ID number can be there, each found
+        # where its own pre-check lets it (in the order of CONTEXT_DETECTORS)
+        if scan.digits:
+            if may_hold_birth(scan):
+                found.extend(birth_findings(scan))
+            if may_hold_id(scan):
+                found.extend(id_findings(scan))
+        return found
     for may_hold, find in CONTEXT_DETECTORS:
         if may_hold(scan):
             found.extend(find(scan))
