@@ -216,3 +216,27 @@ def test_policies_get_their_arguments_by_name_in_any_order():
     assert sorted(seen) == [("in order", "T", {"k": 1}, "C"), ("shuffled", "T", {"k": 1}, "C")]
     theirs = host.pm.hook.nyla_before_tool_call(tool="T", arguments={"k": 1}, context="C")
     assert [a.error for a in theirs] == ["no"]
+
+
+async def test_a_function_tool_gets_its_parameters_from_any_arguments_model():
+    """A function tool's handler passes the validated parameters (defaults included); an
+    arguments object of another type (a subclass with more fields) passes only the
+    function's own."""
+    seen: list[dict[str, Any]] = []
+
+    async def look(ctx: ToolContext, query: str, limit: int = 3) -> str:
+        seen.append({"query": query, "limit": limit})
+        return "ok"
+
+    tool = Tool.from_function(look)
+    registry = ToolRegistry([tool])
+    done = await registry.dispatch(
+        ToolCall(id="1", name="look", arguments='{"query": "a"}'), ToolContext()
+    )
+    assert done.result.content == "ok" and seen == [{"query": "a", "limit": 3}]
+
+    class More(tool.args_model):  # type: ignore[misc,valid-type]
+        extra_field: int = 7
+
+    assert await tool.handler(More(query="b", limit=1), ToolContext()) == "ok"
+    assert seen[-1] == {"query": "b", "limit": 1}

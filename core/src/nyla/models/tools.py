@@ -211,8 +211,14 @@ class Tool(BaseModel):
         args_model = create_model(
             f"{tool_name}Args", __config__=ConfigDict(extra="forbid"), **fields
         )
+        # An instance of the model itself holds exactly the parameters in its ``__dict__``
+        # (no extra fields, so none else): passed as they are, not read one by one in a
+        # comprehension (a frame of its own on 3.11, once per call: ~2.8k instructions).
+        exact = args_model if set(args_model.model_fields) == set(fields) else None
 
         async def handler(args: BaseModel, ctx: ToolContext) -> Any:
+            if type(args) is exact:
+                return await fn(ctx, **args.__dict__)
             return await fn(ctx, **{k: getattr(args, k) for k in fields})
 
         return cls.from_model(
