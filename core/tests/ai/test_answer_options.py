@@ -97,6 +97,12 @@ def test_required_capabilities_follow_the_options() -> None:
     assert _request(tools=[WEATHER], tool_choice="auto").required_capabilities() == ()
     assert _request(response_format="text").required_capabilities() == ()
     assert _request(response_format="json_object").required_capabilities() == ("json_mode",)
+    # each option alone needs its flag; none at all (the usual call) needs nothing
+    assert _request(stop=["END"]).required_capabilities() == ("stop_sequences",)
+    assert _request(tools=[WEATHER], tool_choice="required").required_capabilities() == (
+        "tool_choice",
+    )
+    assert _request(tools=[WEATHER]).required_capabilities() == ()
 
 
 def test_unset_options_stay_off_the_wire_so_old_recordings_match() -> None:

@@ -224,6 +224,8 @@ class _AnswerOptions(WireModel):
 
     def required_capabilities(self) -> tuple[str, ...]:
         """The ``ModelCapabilities`` flags a model needs to answer this request."""
+        if self.tool_choice is None and not self.stop and self.response_format is None:
+            return ()  # no answer option (most calls): what the helper's call would say
         return required_capabilities(
             tools=getattr(self, "tools", []),
             tool_choice=self.tool_choice,
