@@ -240,3 +240,53 @@ async def test_a_function_tool_gets_its_parameters_from_any_arguments_model():
 
     assert await tool.handler(More(query="b", limit=1), ToolContext()) == "ok"
     assert seen[-1] == {"query": "b", "limit": 1}
+
+
+def test_a_calls_tool_context_equals_the_copy_of_the_runs_own():
+    """Each call's context is its own object, equal to ``copied`` of the run's base with the
+    call's fields, every field set; a tool changing its context changes no other's."""
+    from types import SimpleNamespace
+
+    from nyla.agent.run import AgentRun
+    from nyla.models.agent import RunContext
+    from nyla.models.base import copied
+
+    calls = [ToolCall(id=f"c{i}", name="t", arguments="{}") for i in (1, 2)]
+    spent: list[float] = []
+    run = SimpleNamespace(
+        _tool_base=None,
+        spec=SimpleNamespace(services=None, toolboxes=None, workflow=None),
+        context=RunContext(user_id="u"),
+        run_id="r",
+        session=None,
+        config=SimpleNamespace(model="m", max_rounds=5),
+        round=2,
+        _call_numbers={id(calls[0]): 1, id(calls[1]): 2},
+        remaining_budget=1.5,
+        charge=spent.append,
+    )
+    first, second = (AgentRun.tool_context(run, c) for c in calls)  # type: ignore[arg-type]
+    want = copied(
+        ToolContext.model_construct(
+            run=run.context,
+            services=None,
+            run_id="r",
+            action_number=1,
+            neutralization=None,
+            model="m",
+            toolboxes=None,
+            workflow=None,
+        ),
+        round=2,
+        task_number=2,
+        call_id="c2",
+        remaining_rounds=3,
+        remaining_budget_chf=1.5,
+        on_charge=run.charge,
+    )
+    assert second == want and second.__pydantic_fields_set__ == set(ToolContext.model_fields)
+    assert (first.task_number, first.call_id, second.task_number) == (1, "c1", 2)
+    first.round = 9
+    assert second.round == 2 and first.__pydantic_fields_set__ is not second.__pydantic_fields_set__
+    second.charge(0.5)
+    assert spent == [0.5]

@@ -40,7 +40,6 @@ from nyla.models.ai import (
     ToolDefinition,
     Usage,
 )
-from nyla.models.base import copied
 from nyla.models.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from nyla.ai.service import AiService
 
 log = logging.getLogger(__name__)
+_new, _set = object.__new__, object.__setattr__
 
 
 class AgentRun:
@@ -326,12 +326,11 @@ class AgentRun:
 
     def tool_context(self, call: ToolCall) -> ToolContext:
         """What the handler of ``call`` gets: the run's context, services, limits and session
-        (a copy of the run's own context with the call's place, round and limits: building
-        one with its fourteen fields cost twice the copy, four times a round)."""
+        (a copy of the run's own with the call's place, round and limits, made as ``copied``
+        makes it, without its checks and keywords, once per call: 22.9k -> 13.5k instrs)."""
         base = self._tool_base
-        if base is None:
+        if base is None:  # (constructed, not validated: the run's own values, of their types)
             spec = self.spec
-            # (constructed, not validated: every value is the run's own, of the field's type)
             base = self._tool_base = ToolContext.model_construct(
                 run=self.context,
                 services=spec.services,
@@ -341,16 +340,23 @@ class AgentRun:
                 model=self.config.model,
                 toolboxes=spec.toolboxes,
                 workflow=spec.workflow,
+                **dict.fromkeys(("round", "task_number", "remaining_rounds", "on_charge")),
+                call_id=None,
+                remaining_budget_chf=None,
             )
-        return copied(
-            base,
-            round=self.round,
-            task_number=self._call_numbers.get(id(call), 0),
-            call_id=call.id,
-            remaining_rounds=max(0, self.config.max_rounds - self.round),
-            remaining_budget_chf=self.remaining_budget,
-            on_charge=self.charge,  # (not in the base: the run would hold itself)
-        )
+        values = base.__dict__.copy()
+        values["round"] = round_ = self.round
+        values["task_number"] = self._call_numbers.get(id(call), 0)
+        values["call_id"] = call.id
+        values["remaining_rounds"] = max(0, self.config.max_rounds - round_)
+        values["remaining_budget_chf"] = self.remaining_budget
+        values["on_charge"] = self.charge  # (not in the base: the run would hold itself)
+        context = _new(ToolContext)
+        _set(context, "__dict__", values)
+        _set(context, "__pydantic_fields_set__", set(base.__pydantic_fields_set__))
+        _set(context, "__pydantic_extra__", None)
+        _set(context, "__pydantic_private__", None)
+        return context
 
     async def record(self, response: AiCallResponse, results: list[Dispatched]) -> None:
         """Hand the round to the round recorder (optional: a failure is logged)."""
