@@ -292,7 +292,7 @@ class AgentContextBuilder:
         # generation read here while listening, as _stamp does, without its coroutine: every
         # round of a run asks)
         changes = self.changes
-        stamp = changes.stamp() if changes is not None else None
+        stamp: int | str | None = changes.stamp() if changes is not None else None
         if stamp is None:
             stamp = await self._stamp()
         if stamp is None:

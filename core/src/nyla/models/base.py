@@ -48,8 +48,9 @@ class WireModel(BaseModel):
         validator would refuse. An unknown or missing required field raises ``TypeError``.
 
         Where it is used: where validation re-checked a whole conversation on every model
-        call, i.e. a run's own request (``AgentRun.request``) and the provider request the AI
-        service builds from a checked one (``AiService._chat_request``). For a small flat
+        call, i.e. a run's own request (``AgentRun.request``); the AI service's provider
+        request and answer, whose every field it sets, are assembled without even this
+        (``nyla.ai.route.assembled``). For a small flat
         model it saves nothing (validation in pydantic-core is as fast). Not
         ``model_construct``: in pydantic 2.14 it reads the signature of every
         ``default_factory`` on every call (~40-180 us an instance)."""
