@@ -82,17 +82,9 @@ _INSERT_NEW = (
     + " FROM run, json_array_elements(%s::json) WITH ORDINALITY AS c(v, n))"
     " SELECT count(*) FROM run"
 )
-#: a call's values as its row holds them (after ``run_id`` and ``seq``)
-_CALL_VALUES = attrgetter(
-    "round",
-    "call_id",
-    "tool_name",
-    "arguments",
-    "success",
-    "error",
-    "validation_failure_code",
-    "duration_ms",
-)
+#: a call's values as its row holds them (after ``run_id`` and ``seq``: a record's attributes
+#: are named as the columns)
+_CALL_VALUES = attrgetter(*CALL_COLUMNS[2:])
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
 
 
