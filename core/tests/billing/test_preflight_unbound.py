@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
+from nyla.billing.ledger import ROW_COLUMNS
 from nyla.billing.service import BillingService
 from nyla.billing.tables import LedgerEntry
 from nyla.errors import SpendingRefused
@@ -54,7 +55,7 @@ def test_a_row_after_the_run_s_end_is_a_call_of_its_own():
     billing._closed["run-ended"] = None
     billing.record(run, Charge("agent", "x:model", 0.5, 10, 5, {"k": 1}))
     billing.record(None, Charge("agent", "x:model", 0.1))
-    ended, outside = billing._loose.rows
+    ended, outside = (dict(zip(ROW_COLUMNS, row, strict=True)) for row in billing._loose.rows)
     assert (ended["run_id"], ended["workflow_id"], ended["detail"]) == (
         None,
         "w3",

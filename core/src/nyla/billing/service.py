@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import select
 
 from nyla.billing.holds import HoldRequest, take_hold
-from nyla.billing.ledger import write_rows
+from nyla.billing.ledger import Row, write_rows
 from nyla.billing.tables import LedgerEntry, SpendingPolicyRow
 from nyla.config import config_value
 from nyla.errors import SpendingRefused
@@ -46,9 +46,10 @@ class Grant:
 
 @dataclass(slots=True)
 class Pending:
-    """Ledger rows not yet written: a run's, or those of calls outside runs."""
+    """Ledger rows not yet written (each its values in the ledger's column order): a run's, or
+    those of calls outside runs."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     holds: list[str] = field(default_factory=list)
     since: float = 0.0
 
@@ -198,20 +199,20 @@ class BillingService:
             if run_id in self._closed:  # the run has ended: a call of its own
                 detail = {**detail, "afterRun": run_id}  # not in the run's reported cost
                 run_id = None
-        row = {
-            "at": datetime.now(UTC),
-            "user_id": user_id,
-            "mandate_id": mandate_id,
-            "run_id": run_id,
-            "workflow_id": workflow_id,
-            "kind": "ai",
-            "operation": charge.operation,
-            "model": charge.model,
-            "input_tokens": charge.input_tokens,
-            "output_tokens": charge.output_tokens,
-            "cost_chf": charge.cost_chf,
-            "detail": detail,
-        }
+        row = (  # (the ledger's columns, ROW_COLUMNS)
+            datetime.now(UTC),
+            user_id,
+            mandate_id,
+            run_id,
+            workflow_id,
+            "ai",
+            charge.operation,
+            charge.model,
+            charge.input_tokens,
+            charge.output_tokens,
+            charge.cost_chf,
+            detail,
+        )
         if run_id is not None:
             pending = self._runs.get(run_id)
             if pending is None:
