@@ -40,13 +40,17 @@ async def _run(kernel, context) -> tuple[list[int], list[list[str]]]:
     """Run two tool rounds and a final one; (rows seen by each tool call, embedding calls)."""
     seen: list[int] = []
     calls: list[list[str]] = []
-    embed = kernel.ai.embed
+    embed, embed_rows = kernel.ai.embed, kernel.ai.embed_rows
 
     async def counting_embed(texts: list[str], **kw: Any) -> Any:
         calls.append(list(texts))
         return await embed(texts, **kw)
 
-    kernel.ai.embed = counting_embed
+    async def counting_embed_rows(texts: list[str], **kw: Any) -> Any:
+        calls.append(list(texts))
+        return await embed_rows(texts, **kw)
+
+    kernel.ai.embed, kernel.ai.embed_rows = counting_embed, counting_embed_rows
 
     async def note(ctx: Any, n: int) -> str:
         seen.append(await _rows(kernel))

@@ -18,15 +18,13 @@ this order (the shared steps live in :mod:`nyla.ai.pipeline` and :mod:`nyla.ai.r
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from nyla.ai import tokens
+from nyla.ai.embedding import EmbeddingOperations
 from nyla.ai.neutralize import NeutralizationSession, StreamRestorer, pending_chars
-from nyla.ai.pipeline import AiPipeline
 from nyla.ai.pricing import UsageTotals
 from nyla.ai.route import (
     Assembled,
@@ -38,7 +36,7 @@ from nyla.ai.route import (
 )
 from nyla.ai.timeouts import bounded_stream
 from nyla.ai.tokens import REQUEST_OVERHEAD, count_text_tokens, count_tokens, count_tool_tokens
-from nyla.ai.traced import report_call, report_embedding
+from nyla.ai.traced import report_call
 from nyla.config import pin_settings, unpin_settings
 from nyla.cpu import OFFLOAD_CHARS, off_loop
 from nyla.errors import ProviderError
@@ -46,7 +44,6 @@ from nyla.models.ai import (
     AiCallRequest,
     AiCallResponse,
     ChatResponse,
-    EmbeddingResponse,
     ImagePart,
     Message,
     ModelSpec,
@@ -61,11 +58,8 @@ __all__ = ["AiService", "invalid_tool_arguments"]
 
 log = logging.getLogger(__name__)
 
-#: texts per embedding request when the model states no limit
-DEFAULT_EMBED_BATCH = 64
 
-
-class AiService(AiPipeline):
+class AiService(EmbeddingOperations):
     """Calls models through the provider plugins of the plugin host (``kernel.ai``).
 
     ``settings`` (the kernel's ``settings["ai"]``): see :class:`~nyla.ai.pipeline.AiPipeline`.
@@ -296,82 +290,6 @@ class AiService(AiPipeline):
             tail = restorer.flush()
             if tail:
                 yield StreamDelta(kind="text", text=tail)
-
-    # ---- embeddings ---------------------------------------------------------------------
-
-    async def embed(
-        self,
-        texts: list[str],
-        *,
-        context: Any = None,
-        model: str | None = None,
-        max_cost_chf: float | None = None,
-        neutralization: NeutralizationSession | None = None,
-    ) -> EmbeddingResponse:
-        """Vectors for ``texts`` in input order, in batches the model accepts.
-
-        Retries apply per batch; there is no fallback to another model, because vectors of
-        different models must not be mixed in one index.
-        """
-        await self._govern(context)
-        if not texts:
-            query = ModelQuery.for_call(OperationType.EMBEDDING, context, model=model)
-            spec = self._chain(query, self._rule(context))[0]
-            dims = spec.capabilities.embedding_dimensions or 0
-            return EmbeddingResponse(vectors=[], model=spec.id, dimensions=dims)
-        session = neutralization if neutralization is not None else NeutralizationSession()
-        gate = self._gate(context)
-        clean = await off_loop(
-            sum(len(t) for t in texts), lambda: [gate.apply(t, session) for t in texts]
-        )
-        input_tokens = sum(tokens.count_text_tokens_once(t) for t in clean)
-        route = self._route(
-            OperationType.EMBEDDING,
-            context,
-            input_tokens=input_tokens,
-            session=session,
-            gate=gate,
-            model=model,
-            budget=max_cost_chf,
-            max_output=0,
-            fallback=False,
-            sized=False,
-        )
-        spec, _estimate = next(route.models())
-        await self._admit(context, route)
-        vectors, usage, dims = await self._embed_batches(spec, clean, route)
-        if usage.total_tokens == 0:
-            usage = Usage(input_tokens=input_tokens)
-        cost, _unknown = self._settle(context, spec, usage, route)
-        report_embedding(OperationType.EMBEDDING.value, route, spec, usage, cost)
-        return EmbeddingResponse(
-            vectors=vectors, model=spec.id, dimensions=dims, usage=usage, cost_chf=cost
-        )
-
-    async def _embed_batches(
-        self, spec: ModelSpec, clean: list[str], route: Route
-    ) -> tuple[list[list[float]], Usage, int]:
-        provider = self._provider(spec)
-        size = spec.capabilities.max_batch_size or DEFAULT_EMBED_BATCH
-        if self.settings.get("embed_batch_size"):
-            size = min(size, int(self.settings["embed_batch_size"]))
-        dims = spec.capabilities.embedding_dimensions or 0
-        vectors: list[list[float]] = []
-        usage = Usage()
-        for start in range(0, len(clean), size):
-            batch = clean[start : start + size]
-            result: EmbeddingResponse = await self._with_retries(
-                spec, functools.partial(provider.embed, spec.id, batch), route, EmbeddingResponse
-            )
-            if len(result.vectors) != len(batch):
-                raise ProviderError(
-                    f"{spec.id} returned {len(result.vectors)} vectors for {len(batch)} texts",
-                    provider=spec.provider,
-                )
-            vectors.extend(result.vectors)
-            usage = usage + result.usage
-            dims = result.dimensions or dims
-        return vectors, usage, dims
 
     # ---- web search and images ----------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
+from array import array
 from collections.abc import Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -145,7 +146,9 @@ def round_row(
         "decisions": _jsonable(decisions) if decisions else [],
         "summary": summary,
         "embedding_model": model if vector is not None else None,
-        "embedding": list(vector) if vector is not None else None,
+        # (an array('f') of float32 values, as the AI service hands a local model's, is
+        # kept: never changed after, and packed for the server as it is)
+        "embedding": None if vector is None else vector if type(vector) is array else list(vector),
     }
 
 

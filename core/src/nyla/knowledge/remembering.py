@@ -129,7 +129,7 @@ class Memory:
         if not rounds:
             return
         summaries = [memory.round_summary(r.file_refs, r.tool_results, r.decisions) for r in rounds]
-        vectors: list[tuple[str | None, list[float] | None]] = [(None, None)] * len(rounds)
+        vectors: list[tuple[str | None, Sequence[float] | None]] = [(None, None)] * len(rounds)
         by_context: dict[int, list[int]] = {}
         for i, (r, summary) in enumerate(zip(rounds, summaries, strict=True)):
             if summary:
@@ -139,11 +139,11 @@ class Memory:
             try:
                 spec = self.embedding_spec(context)
                 texts = list(dict.fromkeys(summaries[i] for i in indexes))
-                response = await self.ai.embed(texts, context=context, model=spec.id)
-                # (each row copies its vector: a recurring summary's is shared here)
-                by_text = dict(
-                    zip(texts, ((response.model, v) for v in response.vectors), strict=True)
-                )
+                # float32 vectors where the provider gives them (the local model): stored as
+                # float4, they need no Python float per value
+                used, embedded = await self.ai.embed_rows(texts, context=context, model=spec.id)
+                # (each row copies a list vector: a recurring summary's is shared here)
+                by_text = dict(zip(texts, ((used, v) for v in embedded), strict=True))
                 for i in indexes:
                     vectors[i] = by_text[summaries[i]]
             except Exception as exc:

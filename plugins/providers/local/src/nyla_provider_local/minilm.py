@@ -38,8 +38,12 @@ def _load() -> Any:
         return _model
 
 
+def embed_matrix(texts: list[str]) -> Any:
+    """Normalized sentence embeddings of ``texts`` as a float32 array, a row per text
+    (blocking; run it in a thread)."""
+    return _load().encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+
+
 def embed_texts(texts: list[str]) -> list[list[float]]:
-    """Normalized sentence embeddings of ``texts`` (blocking; run it in a thread)."""
-    model = _load()
-    vectors = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
-    return [[float(x) for x in row] for row in vectors]
+    """:func:`embed_matrix` as lists of floats."""
+    return [[float(x) for x in row] for row in embed_matrix(texts)]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+from array import array
+from typing import Any
 
 from nyla.sdk import (
     ChatRequest,
@@ -144,6 +147,26 @@ class LocalProvider:
 
     async def embed(self, model: str, texts: list[str]) -> EmbeddingResponse:
         """Embed ``texts`` with one of the local models (big batches in a worker thread)."""
+        name, vectors, dims = await self._embedded(model, texts, lists=True)
+        # no usage: nothing is metered here, and the AI service has already counted the
+        # texts it sends (it takes its own count when a provider reports none); counting
+        # them again was a quarter of embedding a round summary
+        return EmbeddingResponse(
+            vectors=vectors, model=f"{PROVIDER_ID}:{name}", dimensions=dims, usage=Usage()
+        )
+
+    async def embed_float32(self, model: str, texts: list[str]) -> tuple[bytes, int, Usage]:
+        """:meth:`embed`'s vectors as native float32 values, one row after the other, their
+        dimension and usage (none): how the AI service takes vectors it stores as float4
+        (round memory), without a Python float made and validated for each value."""
+        _name, vectors, dims = await self._embedded(model, texts, lists=False)
+        if isinstance(vectors, list):  # the hashing embedder's floats, rounded as float4 is
+            return array("f", itertools.chain.from_iterable(vectors)).tobytes(), dims, Usage()
+        return vectors.astype("float32", copy=False).tobytes(), dims, Usage()
+
+    async def _embedded(self, model: str, texts: list[str], *, lists: bool) -> tuple[str, Any, int]:
+        """(model name, vectors, dimension): lists of floats, or with ``lists=False`` the
+        WordLlama and MiniLM models' numpy array (the hashing embedder's lists either way)."""
         name = model.split(":", 1)[1] if model.startswith(PROVIDER_ID + ":") else model
         threaded = {minilm.MODEL_NAME: minilm, static_model.MODEL_NAME: static_model}
         if name in threaded:
@@ -151,30 +174,21 @@ class LocalProvider:
             reason = module.missing_reason()
             if reason:
                 raise ModelNotAvailableError(f"{PROVIDER_ID}:{name}: {reason}")
+            embed = module.embed_texts if lists else module.embed_matrix
             if module is static_model and static_model.loaded() and _small(texts):
                 # a thread hop costs more CPU than a few short texts do
-                vectors = static_model.embed_texts(texts)
-            else:
-                vectors = await asyncio.to_thread(module.embed_texts, texts)
-            dims = module.DIMENSIONS
-        elif name.startswith("hash-"):
+                return name, embed(texts), module.DIMENSIONS
+            return name, await asyncio.to_thread(embed, texts), module.DIMENSIONS
+        if name.startswith("hash-"):
             try:
                 dims = int(name.removeprefix("hash-"))
             except ValueError:
                 raise ModelNotAvailableError(f"unknown local model {model!r}") from None
             # small batches inline; big ones off the event loop
             if len(texts) > 32:
-                vectors = await asyncio.to_thread(hashing.embed_texts, texts, dims)
-            else:
-                vectors = hashing.embed_texts(texts, dims)
-        else:
-            raise ModelNotAvailableError(f"unknown local model {model!r}")
-        # no usage: nothing is metered here, and the AI service has already counted the
-        # texts it sends (it takes its own count when a provider reports none); counting
-        # them again was a quarter of embedding a round summary
-        return EmbeddingResponse(
-            vectors=vectors, model=f"{PROVIDER_ID}:{name}", dimensions=dims, usage=Usage()
-        )
+                return name, await asyncio.to_thread(hashing.embed_texts, texts, dims), dims
+            return name, hashing.embed_texts(texts, dims), dims
+        raise ModelNotAvailableError(f"unknown local model {model!r}")
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Not offered: the local provider only embeds."""
