@@ -100,3 +100,46 @@ async def test_nothing_to_summarize_in_a_short_conversation():
     assert await conv.summarize(summarizer) is False
     assert conv.needs_summary(None) is False
     assert conv.needs_summary(10) is True
+
+
+def test_the_stock_counter_counts_each_message_as_the_service_does():
+    """A run on an AI service with the stock counter counts through nyla.ai.tokens directly;
+    the totals are what the service's count_tokens says of each message."""
+    from nyla.agent.run import _token_counter
+    from nyla.ai import tokens
+    from nyla.ai.service import AiService
+
+    ai = object.__new__(AiService)
+    counter = _token_counter(ai, lambda: "some-model")
+    assert counter is tokens.count_tokens
+    conversation = ConversationManager("system", "the task", count_tokens=counter)
+    added = [
+        assistant_calls("a", "b"),
+        Message(role=Role.TOOL, content="read 5 ok", tool_call_id="a", name="t"),
+        Message(role=Role.TOOL, content="Grüße aus Zürich " * 100, tool_call_id="b", name="t"),
+        Message(role=Role.ASSISTANT, content="done"),
+    ]
+    for message in added:
+        conversation.add(message)
+    expected = sum(ai.count_tokens([m], "some-model") for m in conversation.messages)
+    assert conversation.tokens() == expected
+
+
+def test_a_service_with_its_own_counter_is_asked_with_the_runs_model():
+    from nyla.agent.run import _token_counter
+    from nyla.ai.service import AiService
+
+    class Counting(AiService):
+        def count_tokens(self, text_or_messages, model_id=None):
+            asked.append(model_id)
+            return 7
+
+    asked: list[str | None] = []
+    ai = object.__new__(Counting)
+    conversation = ConversationManager(
+        "system", "the task", count_tokens=_token_counter(ai, lambda: "the-model")
+    )
+    conversation.add(Message(role=Role.ASSISTANT, content="done"))
+    assert conversation.tokens() == 21 and asked == ["the-model"] * 3
+    ai.count_tokens = lambda messages, model_id=None: 1  # type: ignore[method-assign]
+    assert _token_counter(ai, lambda: "m")([]) == 1

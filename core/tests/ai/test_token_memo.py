@@ -4,6 +4,7 @@ when its run lets it go, and long texts are not memoized at all."""
 from __future__ import annotations
 
 import gc
+import json
 import random
 import re
 import weakref
@@ -157,3 +158,42 @@ def test_runs_of_any_length_count_as_word_by_word() -> None:
     for n in (0, 1, 6, 7, 200, 255, 256, 1000):
         for text in ("w" * n + " x" * 70, "7" * n + " 1" * 70, "ü" * n + " 9" * 70):
             assert tokens._count_text(text) == _count_word_by_word(text), (n, text[:3])
+
+
+def _counted_one_by_one(message: Message) -> int:
+    """The message rule as it read before its strings were counted inline: each text, name
+    and argument string through count_text_tokens."""
+    total = tokens.MESSAGE_OVERHEAD
+    if isinstance(message.content, str):
+        total += count_text_tokens(message.content)
+    else:
+        for part in message.content:
+            is_text = part.type == "text"
+            total += count_text_tokens(part.text) if is_text else tokens.IMAGE_TOKENS
+    for call in message.tool_calls:
+        total += count_text_tokens(call.name) + count_text_tokens(call.arguments) + 3
+    return total
+
+
+def test_a_message_counts_as_its_strings_count_one_by_one() -> None:
+    from nyla.models.ai import ImagePart, TextPart, ToolCall
+
+    long = "Zürich Grüße 12345 " * (MEMO_CHARS // 10)  # past the memo, non-ASCII
+    calls = [
+        ToolCall(id="a", name="readFile", arguments='{"round": 3}'),
+        ToolCall(id="b", name="x" * (MEMO_CHARS + 5), arguments=json.dumps({"text": long})),
+        ToolCall(id="c", name="write_d"),
+    ]
+    messages = [
+        Message(role=Role.TOOL, content="read 5 ok", tool_call_id="a", name="readFile"),
+        Message(role=Role.USER, content=long),
+        Message(role=Role.USER, content=""),
+        Message(role=Role.ASSISTANT, content="", tool_calls=calls),
+        Message(role=Role.ASSISTANT, content="Let me look.", tool_calls=calls[:1]),
+        Message(
+            role=Role.USER, content=[TextPart(text="see"), ImagePart(url="u"), TextPart(text=long)]
+        ),
+    ]
+    for message in messages:
+        assert message_tokens(message) == _counted_one_by_one(message)
+        assert message_tokens(message) == _counted_one_by_one(message)  # the memo's answer

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from nyla.ai.tokens import REQUEST_OVERHEAD, count_tokens, message_tokens
 from nyla.models.ai import Message, Role, ToolCall
 
 log = logging.getLogger(__name__)
@@ -189,6 +190,9 @@ class ConversationManager:
 
     def _message_tokens(self, message: Message) -> int:
         try:
+            if self.count_tokens is count_tokens and isinstance(message, Message):
+                # the stock counter's rule for a list of one message, without its frames
+                return REQUEST_OVERHEAD + message_tokens(message)
             return int(self.count_tokens([message]))
         except Exception:  # a counter that fails must not stop the run
             return estimate_tokens([message])

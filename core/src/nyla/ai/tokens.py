@@ -190,27 +190,35 @@ _MESSAGE_TOKENS_MAX = 4096
 def message_tokens(message: Message) -> int:
     """Estimated tokens of one message, its per-message overhead included (counted once per
     message while it lives; messages are treated as immutable once counted, a new
-    ``content`` is seen)."""
+    ``content`` is seen).
+
+    A text and a tool call's name and arguments are counted as :func:`count_text_tokens`
+    counts them, its rule written out here: the agent's conversation counts five messages a
+    round, and a frame a string (nine for a turn of four calls) cost ~0.7k instructions each.
+    """
     key = id(message)
     hit = _MESSAGE_TOKENS.get(key)
-    if hit is not None and hit[0]() is message and hit[1] == id(message.content):
+    content = message.content
+    if hit is not None and hit[0]() is message and hit[1] == id(content):
         return hit[2]
-    total = _count_message(message)
-    if len(_MESSAGE_TOKENS) >= _MESSAGE_TOKENS_MAX:
-        _MESSAGE_TOKENS.clear()
-    _MESSAGE_TOKENS[key] = (weakref.ref(message), id(message.content), total)
-    return total
-
-
-def _count_message(message: Message) -> int:
-    total = MESSAGE_OVERHEAD
-    if isinstance(message.content, str):
-        total += count_text_tokens(message.content)
+    if isinstance(content, str):
+        total = MESSAGE_OVERHEAD + (
+            _count_short(content) if len(content) <= MEMO_CHARS else _count_text(content)
+        )
     else:
-        for part in message.content:
+        total = MESSAGE_OVERHEAD
+        for part in content:
             total += count_text_tokens(part.text) if part.type == "text" else IMAGE_TOKENS
     for call in message.tool_calls:
-        total += count_text_tokens(call.name) + count_text_tokens(call.arguments) + 3
+        name, arguments = call.name, call.arguments
+        total += (
+            (_count_short(name) if len(name) <= MEMO_CHARS else _count_text(name))
+            + (_count_short(arguments) if len(arguments) <= MEMO_CHARS else _count_text(arguments))
+            + 3
+        )
+    if len(_MESSAGE_TOKENS) >= _MESSAGE_TOKENS_MAX:
+        _MESSAGE_TOKENS.clear()
+    _MESSAGE_TOKENS[key] = (weakref.ref(message), id(content), total)
     return total
 
 
