@@ -236,3 +236,42 @@ def test_the_estimate_is_the_cost_of_the_usage_it_assumes(prices) -> None:
         assert estimate_cost_chf(spec, 12_345, output) == call_cost_chf(spec, usage)
     if prices["price_input_chf_per_mtok"] is not None:
         assert estimate_cost_chf(spec, 12_345, 300) > estimate_cost_chf(spec, 12_345, 200)
+
+
+@pytest.mark.parametrize(
+    ("operation", "what", "message"),
+    [
+        (OperationType.AGENT, "model", "no model fits the remaining budget"),
+        (OperationType.IMAGE_GENERATE, "image model", "no image model fits the remaining budget"),
+    ],
+)
+def test_a_route_holds_its_operation_and_what_to_say_when_nothing_fits(
+    make_kernel, operation, what, message
+) -> None:
+    """The route is made from positional values (see AiPipeline._route): each lands in its
+    own field, the rest keep their defaults (fails when the operation and the message swap
+    or the operation is the enum, not its value)."""
+    from dataclasses import fields
+
+    from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
+
+    spec = answering("best").spec
+    ai = service(make_kernel(ScriptedPlugin(answering("best")), builtins=False))
+    ai.chains.chain_for = lambda *a, **kw: [spec]
+    session, gate = NeutralizationSession(), NeutralizationGate([])
+    route = ai._route(
+        operation, None, input_tokens=12, session=session, gate=gate, budget=0.5, what=what
+    )
+    assert type(route.operation) is str and route.operation == operation.value
+    assert route.exhausted_message == message and str(route.exhausted()) == message
+    assert (route.chain, route.input_tokens, route.max_output, route.budget) == (
+        [spec],
+        12,
+        None,
+        0.5,
+    )
+    assert route.session is session and route.gate is gate
+    defaults = {f.name: f.default for f in fields(route)}
+    for name in ("retries", "last_error", "hold", "admitted_chf", "estimated"):
+        assert getattr(route, name) == defaults[name]
+    assert route.fallbacks == [] and route.started_ns > 0

@@ -58,6 +58,8 @@ class Route:
     budget: float | None
     session: NeutralizationSession
     gate: NeutralizationGate
+    #: the operation's name (``agent``, ``embedding``, ...), as billing records it
+    operation: str = ""
     #: what to say when no model could even be tried (every one over budget)
     exhausted_message: str = "no model fits the remaining budget"
     fallbacks: list[FallbackNote] = field(default_factory=list)
@@ -66,8 +68,6 @@ class Route:
     #: when the route was made, its input neutralised (``time.time_ns()``): where a streamed
     #: call starts for its span
     started_ns: int = field(default_factory=time.time_ns)
-    #: the operation's name (``agent``, ``embedding``, ...), as billing records it
-    operation: str = ""
     #: the hold billing's preflight took for a call outside a run (released with its row)
     hold: str | None = None
     #: the estimate billing admitted the call with (CHF)
