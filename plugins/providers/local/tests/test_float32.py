@@ -52,9 +52,16 @@ async def test_an_unknown_model_is_refused_as_by_embed() -> None:
 def test_a_batch_embeds_each_text_as_it_would_alone() -> None:
     # the rows of a batch are taken at once; each text's sum must still round as its own
     texts = TEXTS + [f"{t} {i}" for i, t in enumerate(TEXTS * 3)]
+    import numpy as np
+
+    tokens, table = static_model._load()
     batch = static_model.embed_matrix(texts)
     for row, text in zip(batch, texts, strict=True):
         assert row.tobytes() == static_model.embed_matrix([text])[0].tobytes()
+        ids = np.frombuffer(tokens.encode(text), dtype=np.int32)
+        alone = table.take(ids).sum(axis=0) if ids.size else np.zeros(256, np.float32)
+        norm = np.linalg.norm(alone[None, :], axis=1, keepdims=True)[0]
+        assert row.tobytes() == (alone / np.where(norm == 0, 1.0, norm)).tobytes()
     assert static_model.embed_texts(texts) == batch.tolist()
 
 

@@ -273,7 +273,7 @@ def embed_matrix(texts: list[str]) -> Any:
         rows, start = table.take(ids), 0
         for row, count in enumerate(counts):
             if count:
-                out[row] = rows[start : start + count].sum(axis=0)
+                rows[start : start + count].sum(axis=0, out=out[row])
                 start += count
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     out /= np.where(norms == 0, 1.0, norms)
