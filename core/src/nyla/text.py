@@ -42,7 +42,9 @@ def has_unstorable_chars(text: str) -> bool:
     return "\x00" in text or _SURROGATES.search(text) is not None
 
 
-_DECODER = json.JSONDecoder()
+#: json's scanner (C): ``raw_decode`` without its Python frame (``StopIteration`` where
+#: ``raw_decode`` raises "Expecting value")
+scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def loads_json(raw: str) -> Any:
@@ -51,8 +53,8 @@ def loads_json(raw: str) -> Any:
     decoded in one step instead of going through the whitespace checks around it."""
     if raw and raw[0] in "{[" and raw[-1] in "}]":
         try:
-            value, end = _DECODER.raw_decode(raw)
-        except json.JSONDecodeError:
+            value, end = scan_json(raw, 0)
+        except (json.JSONDecodeError, StopIteration):
             return json.loads(raw)  # the same error, as json.loads words it
         if end == len(raw):
             return value

@@ -32,6 +32,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from nyla.agent.cancel import RunCancelled
 from nyla.agent.guard import ToolRun, await_tool_runs, run_is_cancelled, safe_result
 from nyla.agent.write_gate import BEFORE_WRITE, BeforeWrite
 from nyla.models.ai import ToolCall
@@ -117,11 +118,13 @@ class BatchRunner:
             began = time.monotonic()
             ctx = ctx_for(call)
             checked = await self.check(call, ctx)
-            item = _Pending(call, self.is_read_only(call), began, 0.0)
             if isinstance(checked, ToolResult):
+                item = _Pending(call, self.is_read_only(call), began, 0.0)
                 item.result = checked
-            else:
-                item.tool, item.args, item.ctx = checked[0], checked[1], ctx
+            else:  # (the tool is the one is_read_only would look up: no second look-up)
+                tool = checked[0]
+                item = _Pending(call, bool(tool.read_only), began, 0.0)
+                item.tool, item.args, item.ctx = tool, checked[1], ctx
             item.checked_in = time.monotonic() - began
             pending.append(item)
         return pending
@@ -183,16 +186,56 @@ class BatchRunner:
             item.read_only,
         )
 
+    async def _opening(
+        self,
+        batch: list[ToolCall],
+        ctx_for: Callable[[ToolCall], ToolContext],
+        gate: BeforeWrite | None,
+        into: list[_Pending],
+        cancelled: Callable[[], bool] | None,
+    ) -> None:
+        """The turn's first batch checked and started, into ``into`` as they start (a
+        cancelled turn cancels what it holds): the first call as soon as it has passed, the
+        rest checked while it runs (its handler begins at the sleep). One wait of the run for
+        both checks (a wait costs ~3.8k instructions); a cancel set by then raises before the
+        rest is checked, as the rest's own wait did."""
+        into += self.start(await self.checked(batch[:1], ctx_for), gate)
+        if len(batch) > 1:
+            if into[0].run is not None:
+                await asyncio.sleep(0)
+                if cancelled is not None and cancelled():
+                    raise RunCancelled
+            into += self.start(await self.checked(batch[1:], ctx_for), gate)
+
+    async def _next(
+        self,
+        batch: list[ToolCall],
+        current: list[_Pending],
+        ctx_for: Callable[[ToolCall], ToolContext],
+        gate: BeforeWrite | None,
+        started: list[list[_Pending]],
+    ) -> list[Dispatched]:
+        """``batch`` checked while ``current`` runs, then ``current``'s results; ``batch`` is
+        started (into ``started``) the moment ``current`` is over. One wait for both."""
+        following = await self.checked(batch, ctx_for)
+
+        def then() -> None:
+            started.append(self.start(following, gate))
+
+        return await self.finish(current, then)
+
     async def run_turn(
         self,
         calls: list[ToolCall],
         ctx_for: Callable[[ToolCall], ToolContext],
         wait: Callable[[Awaitable[Any]], Awaitable[Any]],
         announce: bool = False,
+        cancelled: Callable[[], bool] | None = None,
     ) -> AsyncGenerator[list[Dispatched], None]:
-        """Every batch of one turn, pipelined; ``wait`` wraps each wait (the run's cancel).
-        With ``announce``, an empty list comes first, once the first batch's handlers are
-        started (the caller's bookkeeping of the turn then overlaps with them)."""
+        """Every batch of one turn, pipelined; ``wait`` wraps each wait (the run's cancel:
+        ``cancelled()`` says whether it is set). With ``announce``, an empty list comes
+        first, once the first batch's handlers are started (the caller's bookkeeping of the
+        turn then overlaps with them)."""
         batches = plan_batches(calls, self.is_read_only)
         if not batches:
             return
@@ -200,30 +243,23 @@ class BatchRunner:
         current: list[_Pending] = []
         started: list[list[_Pending]] = []  # batches the gate of the one before started
         try:
-            # the first call starts as soon as it has passed; the rest of its batch is
-            # checked while it runs (its handler begins at the first wait)
-            first, rest = batches[0][:1], batches[0][1:]
-            current = self.start(await wait(self.checked(first, ctx_for)), gate)
-            if rest:
-                if current[0].run is not None:
-                    await asyncio.sleep(0)
-                current += self.start(await wait(self.checked(rest, ctx_for)), gate)
+            await wait(self._opening(batches[0], ctx_for, gate, current, cancelled))
             for item in current:
                 if item.run is not None:
                     await asyncio.sleep(0)  # let the started handlers begin their work
                     break
             if announce:
                 yield []
+            last = len(batches) - 1
             for index in range(len(batches)):
-                then = None
-                if index + 1 < len(batches):  # (a gate-started batch has begun already)
-                    following = await wait(self.checked(batches[index + 1], ctx_for))
-
-                    def then(batch: list[_Pending] = following) -> None:
-                        started.append(self.start(batch, gate))
-
-                results = await wait(self.finish(current, then))
-                current = started[-1] if then is not None else []
+                if index < last:  # (a gate-started batch has begun already)
+                    results = await wait(
+                        self._next(batches[index + 1], current, ctx_for, gate, started)
+                    )
+                    current = started[-1]
+                else:
+                    results = await wait(self.finish(current))
+                    current = []
                 yield results
         finally:  # a consumer that stopped early leaves nothing running
             for batch in (current, *started):

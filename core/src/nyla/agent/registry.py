@@ -42,7 +42,7 @@ from nyla.agent.policy import before_call_hook as before_call_hook
 from nyla.connections.redact import redact_paths
 from nyla.models.ai import ToolCall, ToolDefinition
 from nyla.models.tools import Tool, ToolContext, ToolResult
-from nyla.text import loads_json
+from nyla.text import loads_json, scan_json
 
 if TYPE_CHECKING:
     from nyla.db import Database
@@ -308,9 +308,19 @@ class ToolRegistry:
             tool = self._tools.get(call.name)
             if tool is None:
                 return self._unknown(call)
-            arguments = _parse_arguments(tool, call)
-            if isinstance(arguments, ToolResult):
-                return arguments
+            raw, arguments = call.arguments, None
+            try:  # the usual compact object, read by json's C scanner alone (~4.5k
+                # instructions a call less); anything else, and any failure, the old way
+                if raw[0] == "{" and raw[-1] == "}":
+                    value, end = scan_json(raw, 0)
+                    if end == len(raw):  # (an object's scan gives a dict)
+                        arguments = value
+            except Exception:
+                pass
+            if arguments is None:
+                arguments = _parse_arguments(tool, call)
+                if isinstance(arguments, ToolResult):
+                    return arguments
             try:
                 validate = _VALIDATORS.get(tool.args_model) or _validator(tool.args_model)
                 args = validate(arguments)
@@ -379,11 +389,12 @@ class ToolRegistry:
         (:class:`RunCancelled`). Closing the generator early cancels what still runs."""
         if cancel is None:
             wait: Callable[[Awaitable[Any]], Awaitable[Any]] = _no_wait
-        elif isinstance(cancel, CancelScope):
+            return self._runner().run_turn(calls, ctx_for, wait, announce=announce)
+        if isinstance(cancel, CancelScope):
             wait = cancel.wait
         else:
             wait = functools.partial(race, cancel=cancel)
-        return self._runner().run_turn(calls, ctx_for, wait, announce=announce)
+        return self._runner().run_turn(calls, ctx_for, wait, announce, cancel.is_set)
 
 
 def _no_wait(work: Awaitable[Any]) -> Awaitable[Any]:
