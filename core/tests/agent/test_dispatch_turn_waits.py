@@ -192,3 +192,24 @@ async def test_a_cancel_as_the_batch_begins_ends_the_turn_after_its_announcement
     assert seen == [[]]
     assert log[:6] == ["check r1", "start r1", "check r2", "check r3", "start r2", "start r3"]
     assert sorted(log[6:]) == ["cancelled r1", "cancelled r2", "cancelled r3"]
+
+
+def test_safe_result_keeps_a_short_text_and_still_cleans_the_rest() -> None:
+    """A short ASCII answer is kept as it is (no copy); a NUL, a lone surrogate, an
+    over-long text or an unclean error are still cleaned (fails when the short way skips
+    one of clean_text's checks)."""
+    from nyla.agent.guard import MAX_RESULT_CHARS, safe_result
+
+    short = ToolResult.ok("read 5 ok")
+    assert safe_result(short) is short
+    empty = ToolResult.ok("")
+    assert safe_result(empty) is empty
+    assert safe_result(ToolResult.ok("a\x00b")).content == "a\ufffdb"
+    assert safe_result(ToolResult.ok("x" * (MAX_RESULT_CHARS + 5))).content == (
+        "x" * MAX_RESULT_CHARS
+    )
+    assert safe_result(ToolResult.ok("é\ud800")).content == "é\ufffd"
+    failed = safe_result(ToolResult.fail("bad\x00", "TOOL_ERROR"))
+    assert failed.error == "bad\ufffd" and not failed.success
+    with_data = safe_result(ToolResult.ok("ok", data={"k": "v\ud800"}))
+    assert with_data.data == {"k": "v\ufffd"}

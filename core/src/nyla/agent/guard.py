@@ -77,6 +77,15 @@ def safe_json(value: Any) -> str | None:
 def safe_result(result: ToolResult) -> ToolResult:
     """``result`` with data that can be serialised and text that is valid and capped."""
     data = result.data
+    if data is None and result.error is None:  # the usual answer: a short ASCII text
+        content = result.content
+        if (
+            type(content) is str
+            and content.isascii()
+            and "\x00" not in content
+            and len(content) <= MAX_RESULT_CHARS
+        ):
+            return result  # (what clean_text leaves unchanged: no copy, ~2k instructions less)
     note = None
     if data is not None:
         text = safe_json(data)
