@@ -105,12 +105,12 @@ async def test_nothing_to_summarize_in_a_short_conversation():
 def test_the_stock_counter_counts_each_message_as_the_service_does():
     """A run on an AI service with the stock counter counts through nyla.ai.tokens directly;
     the totals are what the service's count_tokens says of each message."""
-    from nyla.agent.run import _token_counter
+    from nyla.agent.conversation import token_counter
     from nyla.ai import tokens
     from nyla.ai.service import AiService
 
     ai = object.__new__(AiService)
-    counter = _token_counter(ai, lambda: "some-model")
+    counter = token_counter(ai, lambda: "some-model")
     assert counter is tokens.count_tokens
     conversation = ConversationManager("system", "the task", count_tokens=counter)
     added = [
@@ -126,7 +126,7 @@ def test_the_stock_counter_counts_each_message_as_the_service_does():
 
 
 def test_a_service_with_its_own_counter_is_asked_with_the_runs_model():
-    from nyla.agent.run import _token_counter
+    from nyla.agent.conversation import token_counter
     from nyla.ai.service import AiService
 
     class Counting(AiService):
@@ -137,9 +137,9 @@ def test_a_service_with_its_own_counter_is_asked_with_the_runs_model():
     asked: list[str | None] = []
     ai = object.__new__(Counting)
     conversation = ConversationManager(
-        "system", "the task", count_tokens=_token_counter(ai, lambda: "the-model")
+        "system", "the task", count_tokens=token_counter(ai, lambda: "the-model")
     )
     conversation.add(Message(role=Role.ASSISTANT, content="done"))
     assert conversation.tokens() == 21 and asked == ["the-model"] * 3
     ai.count_tokens = lambda messages, model_id=None: 1  # type: ignore[method-assign]
-    assert _token_counter(ai, lambda: "m")([]) == 1
+    assert token_counter(ai, lambda: "m")([]) == 1

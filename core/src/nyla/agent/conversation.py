@@ -15,11 +15,14 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from nyla.ai.tokens import REQUEST_OVERHEAD, count_tokens, message_tokens
-from nyla.models.ai import Message, Role, ToolCall
+from nyla.models.ai import AiCallResponse, Message, Role, ToolCall
+
+if TYPE_CHECKING:
+    from nyla.ai.service import AiService
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,28 @@ def tool_message(call: ToolCall, text: str) -> Message:
     return _validate_message(
         {"role": Role.TOOL, "content": text, "tool_call_id": call.id, "name": call.name}
     )
+
+
+def said(response: AiCallResponse) -> Message:
+    """The model's answer as the conversation keeps it: ``Message(role=ASSISTANT, ...)``
+    validated by Message's validator directly, as :func:`tool_message` makes a result's (the
+    same validation, without ``__init__``'s keyword packing: 15.8k -> 12.6k instructions)."""
+    return _validate_message(
+        {"role": Role.ASSISTANT, "content": response.content, "tool_calls": response.tool_calls}
+    )
+
+
+def token_counter(ai: AiService, model_id: Callable[[], str | None]) -> TokenCounter:
+    """The AI service's token counter for a run's model: :func:`nyla.ai.tokens.count_tokens`
+    itself when the service counts with it (its stock method, which counts alike for every
+    model), so the conversation counts a message without the service's frames (~2-3k
+    instructions a message); any other counter is asked with the model's id."""
+    from nyla.ai.service import AiService
+
+    count = ai.count_tokens
+    if getattr(count, "__func__", None) is AiService.count_tokens:
+        return count_tokens
+    return lambda messages: count(messages, model_id())
 
 
 def resolve_timezone(name: str | None) -> ZoneInfo:

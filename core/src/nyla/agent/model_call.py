@@ -12,10 +12,67 @@ from nyla.agent import events
 from nyla.agent.cancel import CancelScope, race
 from nyla.agent.guard import clean_text
 from nyla.models.agent import AgentEvent
-from nyla.models.ai import AiCallRequest, AiCallResponse
+from nyla.models.ai import AiCallRequest, AiCallResponse, Message, OperationType, ToolDefinition
 
 if TYPE_CHECKING:
     from nyla.ai.service import AiService
+
+_new, _set = object.__new__, object.__setattr__
+
+
+#: the fields a run's request sets (:func:`assembled_request`), and what
+#: ``AiCallRequest.trusted`` gives the others: their defaults (a fresh value of each factory)
+REQUEST_SET = (
+    "operation",
+    "messages",
+    "tools",
+    "temperature",
+    "context",
+    "max_cost_chf",
+    "neutralization",
+    "model",
+    "max_output_tokens",
+)
+REQUEST_DEFAULTS = AiCallRequest.trusted(operation=OperationType.AGENT, messages=[]).__dict__
+REQUEST_FACTORIES: list[tuple[str, Any]] = [
+    (name, field.default_factory)
+    for name, field in AiCallRequest.model_fields.items()
+    if field.default_factory is not None and name not in REQUEST_SET
+]
+
+
+def assembled_request(
+    operation: OperationType,
+    messages: list[Message],
+    tools: list[ToolDefinition],
+    temperature: float | None,
+    context: Any,
+    max_cost_chf: float | None,
+    neutralization: Any,
+    model: str | None,
+    max_output_tokens: int | None,
+) -> AiCallRequest:
+    """``AiCallRequest.trusted(operation=operation, ...)`` with these nine fields, as it
+    builds it (the same values, defaults and fields set), written out: its keyword packing
+    and checks were ~10k instructions a request (AgentRun.request 26.4k -> 17.0k)."""
+    values = REQUEST_DEFAULTS.copy()
+    values["operation"] = operation
+    values["messages"] = messages
+    values["tools"] = tools
+    values["temperature"] = temperature
+    values["context"] = context
+    values["max_cost_chf"] = max_cost_chf
+    values["neutralization"] = neutralization
+    values["model"] = model
+    values["max_output_tokens"] = max_output_tokens
+    for name, factory in REQUEST_FACTORIES:
+        values[name] = factory()
+    request = _new(AiCallRequest)
+    _set(request, "__dict__", values)
+    _set(request, "__pydantic_fields_set__", set(REQUEST_SET))
+    _set(request, "__pydantic_extra__", None)
+    _set(request, "__pydantic_private__", None)
+    return request
 
 
 async def call_model(

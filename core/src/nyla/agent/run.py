@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from nyla.agent import events
 from nyla.agent.cancel import CancelScope, RunCancelled, race
-from nyla.agent.conversation import ConversationManager, build_system_prompt, tool_message
+from nyla.agent.conversation import (
+    ConversationManager,
+    build_system_prompt,
+    said,
+    token_counter,
+    tool_message,
+)
 from nyla.agent.inherit import restricted_context
-from nyla.agent.model_call import call_model, call_model_live
+from nyla.agent.model_call import assembled_request, call_model, call_model_live
 from nyla.agent.registry import Dispatched, ToolRegistry, before_call_hook, result_text
 from nyla.agent.repair import validation_failure_code
 from nyla.errors import BudgetExceeded
@@ -80,7 +86,7 @@ class AgentRun:
             prompt,
             history=spec.history,
             continued=spec.continued,
-            count_tokens=_token_counter(self.ai, lambda: trace.model or config.model),
+            count_tokens=token_counter(self.ai, lambda: trace.model or config.model),
         )
         self.registry = ToolRegistry(
             self.offered(),
@@ -161,21 +167,22 @@ class AgentRun:
     ) -> AiCallRequest:
         """An AI service request on the run's behalf (its context, budget and placeholders).
 
-        Built without validation (:meth:`~nyla.models.base.WireModel.trusted`): every value
-        is the run's own and already typed (the conversation's messages, the registry's
+        Built without validation, as :meth:`~nyla.models.base.WireModel.trusted` builds it
+        (written out here: its keyword packing and checks were ~10k instructions a round):
+        every value is the run's own and already typed (the conversation's messages, the registry's
         definitions, the config), and validating the request revalidated the whole growing
         conversation every round. It sets no answer option (``tool_choice``, ``stop``), so the
         options check has nothing to refuse."""
-        return AiCallRequest.trusted(
-            operation=operation,
-            messages=messages,
-            tools=tools if tools is not None else [],
-            temperature=self.config.temperature,
-            context=self.context,
-            max_cost_chf=self.remaining_budget,
-            neutralization=self.session,
-            model=model,
-            max_output_tokens=max_output_tokens,
+        return assembled_request(
+            operation,
+            messages,
+            tools if tools is not None else [],
+            self.config.temperature,
+            self.context,
+            self.remaining_budget,
+            self.session,
+            model,
+            max_output_tokens,
         )
 
     def account(self, response: AiCallResponse, *, agent_call: bool = True) -> None:
@@ -301,18 +308,18 @@ class AgentRun:
         """Put the executed calls not yet there into :attr:`calls`. The turn's last batch is
         logged once the next turn's tools run, or when the run ends (:mod:`~nyla.agent.ending`
         calls this first): nothing waits for it between a result and the next model call."""
-        logs = self.calls
+        logs, record = self.calls, CallRecord.of
         for round_, item in self._unlogged:
             call, result = item.call, item.result
             logs.append(
-                CallRecord.of(
+                record(
                     round_,
                     call.id,
                     call.name,
                     call.arguments,
                     result.success,
                     result.error,
-                    validation_failure_code(result),
+                    None if result.success else validation_failure_code(result),
                     item.duration_ms,
                 )
             )
@@ -359,9 +366,9 @@ class AgentRun:
         return context
 
     async def record(self, response: AiCallResponse, results: list[Dispatched]) -> None:
-        """Hand the round to the round recorder (optional: a failure is logged): the file
-        references its results name (as :func:`file_refs`) and each result as round memory
-        keeps it, both made in one pass."""
+        """Hand the round to the round recorder (optional: a failure is logged): the file ids
+        and document references its results name and each result as round memory keeps it,
+        both made in one pass."""
         recorder = self.round_recorder
         if recorder is None:
             return
@@ -403,29 +410,12 @@ class AgentRun:
         return self._window[1]
 
 
-def said(response: AiCallResponse) -> Message:
-    """The model's answer as the conversation keeps it."""
-    return Message(role=Role.ASSISTANT, content=response.content, tool_calls=response.tool_calls)
-
-
 #: RoundToolResult's slots, set through their descriptors (``record``): the frozen
 #: dataclass's ``__init__`` sets each through ``object.__setattr__`` (5.6k -> 3.4k
 #: instructions a result, four a round; the same object, equal to the constructed one)
 _set_tool_name, _set_success, _set_content = (
     RoundToolResult.__dict__[name].__set__ for name in ("tool_name", "success", "content")
 )
-
-
-def file_refs(results: list[Dispatched]) -> list[str]:
-    """File ids and document references the round's tool results name."""
-    refs: list[str] = []
-    for d in results:
-        data = d.result.data
-        if isinstance(data, dict):
-            for key in ("fileId", "docItem"):
-                if isinstance(data.get(key), str):
-                    refs.append(data[key])
-    return refs
 
 
 def billed_context(context: RunContext, spec: RunSpec, run_id: str) -> RunContext:
@@ -458,17 +448,3 @@ def _context_window(services: AgentServices, model_id: str | None) -> int | None
         if spec.id == model_id:
             return spec.context_window
     return None
-
-
-def _token_counter(ai: AiService, model_id: Callable[[], str | None]) -> Any:
-    """The AI service's token counter for the run's model: :func:`nyla.ai.tokens.count_tokens`
-    itself when the service counts with it (its stock method, which passes the model on to it
-    and so counts alike for every model), so the conversation counts a message without the
-    service's frames (~2-3k instructions a message); any other counter gets the model id."""
-    from nyla.ai import tokens
-    from nyla.ai.service import AiService
-
-    count = ai.count_tokens
-    if getattr(count, "__func__", None) is AiService.count_tokens:
-        return tokens.count_tokens
-    return lambda messages: count(messages, model_id())
