@@ -29,6 +29,9 @@ def same_as_validated(model: Any) -> None:
     values = {name: getattr(model, name) for name in cls.model_fields}
     validated = cls(**values)
     assert model == validated
+    # the four slots are set as validation sets them (by their setters, see assembled)
+    assert (model.__pydantic_extra__, model.__pydantic_private__) == (None, None)
+    assert type(model.__pydantic_fields_set__) is set and type(model.__dict__) is dict
     assert list(model.__dict__) == list(cls.model_fields)  # every field, in order
     assert model.model_fields_set == validated.model_fields_set == set(cls.model_fields)
     assert model.model_dump() == validated.model_dump()
