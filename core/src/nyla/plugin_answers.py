@@ -201,6 +201,11 @@ class ModelCache:
     """
 
     def __init__(self) -> None:
+        # imported here, once: an import statement in models() costs ~7k instructions a
+        # model call on Python 3.11 (two AttributeErrors made while it checks the module)
+        from nyla.config import settings_fingerprint
+
+        self._settings_fingerprint = settings_fingerprint
         self._specs: dict[int, tuple[Any, list[Any]]] = {}
         self._all: tuple[tuple[Any, ...], list[Any]] | None = None
         self._fingerprint: tuple[int, int] | None = None
@@ -208,9 +213,7 @@ class ModelCache:
     def models(self, providers: list[Any]) -> list[Any]:
         """Every spec of ``providers`` in order (see :func:`safe_models`), from the cache
         while the settings are unchanged."""
-        from nyla.config import settings_fingerprint
-
-        fingerprint = settings_fingerprint()
+        fingerprint = self._settings_fingerprint()
         if fingerprint != self._fingerprint:
             self._specs.clear()
             self._all = None
