@@ -14,7 +14,8 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterator
 
-from nyla.ai.pii_clues import CluedScan
+from nyla.ai.pii_birth import DATE_DIGITS, date_shaped
+from nyla.ai.pii_clues import SHAPE, CluedScan
 from nyla.ai.pii_context import context_findings
 from nyla.hookspecs import hookimpl
 from nyla.linear_regex import LinearPattern, Scan, compile_linear
@@ -196,26 +197,45 @@ def _ipv4_findings(scan: Scan) -> Iterator[Finding]:
         yield Finding(start=start, end=end, category="IP", value=text[start:end])
 
 
-def _pre_checks(s: CluedScan) -> tuple[bool, ...]:
+#: what :func:`_pre_checks` says of a text none of :data:`_MATCH_DETECTORS` can find anything in
+#: (one object: ``is`` tells it)
+_NOTHING = (False,) * 8
+
+
+def _pre_checks(text: str, shape: str, digits: int) -> tuple[bool, ...]:
     """The pre-check of each of :data:`_MATCH_DETECTORS`, in its order, false only where that
-    detector's pattern cannot match (a necessary condition read off the pattern,
-    :mod:`nyla.ai.pii_clues`). One call for all: most texts pass none, and a call per check
-    costs twice what the checks do."""
-    text, shape, digits = s.text, s.shape, s.digits
-    return (
-        "@" in text,  # an e-mail address has an @
-        "AA00" in shape or "aa00" in shape,  # an IBAN two letters of one case and two digits
+    detector cannot find anything in ``text`` (``shape`` and ``digits``: its
+    :class:`~nyla.ai.pii_clues.CluedScan` clues): a necessary condition read off its pattern
+    (:mod:`nyla.ai.pii_clues`), or off the pattern and its check of the value for the phone
+    and IPv6 detectors (see :data:`_MATCH_DETECTORS`). :data:`_NOTHING` itself where every
+    check is false. One call for all: most texts pass none, and a call per check costs
+    twice what the checks do."""
+    email = "@" in text  # an e-mail address has an @
+    iban = "AA00" in shape or "aa00" in shape  # an IBAN two letters of one case, two digits
+    # an IPv6 address "::" or eight groups (seven colons): ipaddress takes no other form
+    ipv6 = ":" in text and ("::" in text or text.count(":") >= 7)
+    if digits < 4:  # (every other pattern holds four digits or more)
+        if email or iban or ipv6:
+            return (email, iban, False, False, False, False, False, ipv6)
+        return _NOTHING
+    checks = (
+        email,
+        iban,
         digits >= 13 and "756" in text,  # an AHV number 13 digits from 756 on
         digits >= 13,  # a card number 13 digits
-        "+" in text or "00" in text,  # an international phone number + or 00
-        digits >= 10,  # a Swiss one 10 digits
-        digits >= 4 and text.count(".") >= 3,  # an IPv4 address four digits and three dots
-        text.count(":") >= 2,  # an IPv6 one two colons
+        # an international phone number + or 00, and 8 digits (_phone_ok)
+        digits >= 8 and ("+" in text or "00" in text),
+        # a Swiss one 10 digits, the first three together (0[1-9][0-9], maybe in brackets)
+        digits >= 10 and "000" in shape,
+        # an IPv4 address four digits, three dots, and a digit on each side of one
+        "0.0" in shape and text.count(".") >= 3,
+        ipv6,
     )
+    return _NOTHING if True not in checks else checks
 
 
 def _pre_check(i: int) -> Callable[[CluedScan], bool]:
-    return lambda s: _pre_checks(s)[i]
+    return lambda s: _pre_checks(s.text, s.shape, s.digits)[i]
 
 
 #: the detectors that find only where their own pattern matches (each searches the text from
@@ -302,9 +322,23 @@ class DefaultNeutralizer:
         """Every personal-data span in ``text``."""
         if not text:
             return []
-        scan = CluedScan(text)
-        checks = _pre_checks(scan)
-        if True in checks and _ANY_MATCH.search_spans(scan.data, 0) is not None:
+        if text.isascii():
+            data = text.encode()
+            shape = data.translate(SHAPE).decode()
+            if "A" not in shape:
+                # no capital, so no name and no address (pii_context), the case of most tool
+                # arguments and results: the clues are read without a scan first
+                digits = shape.count("0")
+                if _pre_checks(text, shape, digits) is _NOTHING and (
+                    digits < DATE_DIGITS or not date_shaped(text, shape)
+                ):  # no date, so no date of birth, and no ID number: without capitals one is
+                    # six digits together (may_hold_id), which a date's year is too
+                    return []
+            scan = CluedScan(text, data, shape)
+        else:
+            scan = CluedScan(text)
+        checks = _pre_checks(text, scan.shape, scan.digits)
+        if checks is not _NOTHING and _ANY_MATCH.search_spans(scan.data, 0) is not None:
             found = _matched_findings(scan, checks)
         else:
             found = context_findings(scan)  # none of the other detectors can find any

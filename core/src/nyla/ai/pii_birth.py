@@ -59,13 +59,21 @@ DATE_DIGITS = 4
 
 
 def may_hold_birth(scan: CluedScan) -> bool:
-    """False only where no pattern below can match: each needs a date (:data:`DATE_DIGITS`
-    ASCII digits) and a label, or ``(`` and ``*`` for the starred form
-    (:mod:`nyla.ai.pii_clues`)."""
-    if scan.digits < DATE_DIGITS:
+    """False only where no pattern below can match: each needs a date and a label, or ``(``
+    and ``*`` for the starred form (:mod:`nyla.ai.pii_clues`). A date holds
+    :data:`DATE_DIGITS` ASCII digits, and either a four-digit year or two digits together
+    (the year of ``14.3.81``) and one of ``./-`` (:func:`date_shaped`)."""
+    if scan.digits < DATE_DIGITS or not date_shaped(scan.text, scan.shape):
         return False
     text = scan.text
     return ("(" in text and "*" in text) or scan.mentions(_LABEL_STEMS)
+
+
+def date_shaped(text: str, shape: str) -> bool:
+    """False only where :data:`~nyla.ai.pii_shapes.DATE` cannot match in ``text`` (``shape``:
+    its :attr:`~nyla.ai.pii_clues.CluedScan.shape`): its numeric forms hold ``[./-]`` and a
+    two-digit or four-digit year, the others a four-digit year."""
+    return "0000" in shape or ("00" in shape and ("." in text or "/" in text or "-" in text))
 
 
 def birth_findings(scan: Scan) -> Iterator[Finding]:

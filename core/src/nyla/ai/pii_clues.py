@@ -28,7 +28,8 @@ import re
 
 from nyla.linear_regex import Scan
 
-_SHAPE = bytes(
+#: the byte table of :attr:`CluedScan.shape` (``bytes.translate``)
+SHAPE = bytes(
     ord("0") if 48 <= b <= 57
     else ord("A") if 65 <= b <= 90
     else ord("a") if 97 <= b <= 122
@@ -41,18 +42,35 @@ class CluedScan(Scan):
     """A :class:`~nyla.linear_regex.Scan` with what the pre-checks read, once per text (plain
     attributes: ``functools.cached_property`` takes a lock on each first read, ~1 µs)."""
 
-    def __init__(self, text: str) -> None:
-        Scan.__init__(self, text)  # (not super(): its proxy object costs ~1k instructions a text)
-        #: the UTF-8 text with ASCII digits as ``0``, ``A``-``Z`` as ``A``, ``a``-``z`` as ``a``
-        #: (the bytes of a non-ASCII character are all >= 0x80 and stay as they are), one
-        #: character a byte: a ``str``, since ``in`` on ``bytes`` first tries the piece as an
-        #: integer and formats the ``TypeError`` (~8x a ``str`` test)
-        self.shape = self.data.translate(_SHAPE).decode("latin-1")
+    def __init__(self, text: str, data: bytes | None = None, shape: str | None = None) -> None:
+        """``data`` and ``shape``, where given, are what the scan would make of ``text``: its
+        UTF-8 and :attr:`shape` (a caller that read them already)."""
+        # Scan's three fields, set here (a call of Scan.__init__ costs ~300 instructions a
+        # text); the plain encode takes the codec's fast path, and only a text with a lone
+        # surrogate, which it cannot encode, pays for the error handler
+        self.text = text
+        if data is None:
+            try:
+                data = text.encode()
+            except UnicodeEncodeError:
+                data = text.encode("utf-8", "replace")
+        self.data = data
+        self.ascii = ascii_only = len(data) == len(text)
+        if shape is None:
+            # (one character a byte: latin-1 keeps a non-ASCII text's shape a str of one-byte
+            # characters, which the tests below search fastest; ASCII decodes either way)
+            mapped = data.translate(SHAPE)
+            shape = mapped.decode() if ascii_only else mapped.decode("latin-1")
+        #: the UTF-8 text with ASCII digits as ``0``, ``A``-``Z`` as ``A``, ``a``-``z`` as
+        #: ``a`` (the bytes of a non-ASCII character are all >= 0x80 and stay as they are),
+        #: one character a byte: a ``str``, since ``in`` on ``bytes`` first tries the piece as
+        #: an integer and formats the ``TypeError`` (~8x a ``str`` test)
+        self.shape = shape
         #: how many ASCII digits the text holds
-        self.digits = self.shape.count("0")
+        self.digits = shape.count("0")
         #: false only where the text holds no ``\p{Lu}`` letter (in ASCII, ``\p{Lu}`` is
         #: ``A``-``Z``; ``str.islower`` is also false for a text without cased letters)
-        self.may_have_upper = "A" in self.shape if self.ascii else not text.islower()
+        self.may_have_upper = "A" in shape if self.ascii else not text.islower()
         self._folded: str | None = None
 
     @property

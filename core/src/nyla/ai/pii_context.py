@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from nyla.ai.pii_address import address_findings, may_hold_address
-from nyla.ai.pii_birth import birth_findings, may_hold_birth
+from nyla.ai.pii_birth import DATE_DIGITS, birth_findings, may_hold_birth
 from nyla.ai.pii_clues import CluedScan
 from nyla.ai.pii_ids import id_findings, may_hold_id
 from nyla.ai.pii_names import may_hold_name, name_findings
@@ -40,8 +40,9 @@ def context_findings(scan: Scan | str) -> list[Finding]:
     if not scan.may_have_upper:
         # no capital (most tool arguments and results): the name and address pre-checks
         # need one, so only a date of birth or an ID number can be there, each found
-        # where its own pre-check lets it (in the order of CONTEXT_DETECTORS)
-        if scan.digits:
+        # where its own pre-check lets it (in the order of CONTEXT_DETECTORS); a date holds
+        # four digits
+        if scan.digits >= DATE_DIGITS:
             if may_hold_birth(scan):
                 found.extend(birth_findings(scan))
             if may_hold_id(scan):

@@ -72,9 +72,13 @@ _LABEL_STEMS = stems_pattern(LABEL_STEMS)
 
 
 def may_hold_id(scan: CluedScan) -> bool:
-    """False only where :data:`_ID_NUMBER` cannot match: it needs a label and a digit
-    (:mod:`nyla.ai.pii_clues`)."""
-    return scan.digits > 0 and scan.mentions(_LABEL_STEMS)
+    """False only where :func:`id_findings` finds nothing: :data:`_ID_NUMBER` needs a label
+    and a digit (:mod:`nyla.ai.pii_clues`), and a number it keeps is 6 or more characters of
+    ``A``-``Z`` and ``0``-``9`` (:func:`_document_number`), so in a text without capitals six
+    digits together."""
+    if not scan.digits or (not scan.may_have_upper and "000000" not in scan.shape):
+        return False
+    return scan.mentions(_LABEL_STEMS)
 
 
 def id_findings(scan: Scan) -> Iterator[Finding]:
