@@ -85,6 +85,13 @@ def nyla_providers() -> list[Provider]:
     model declaring the capability each needs (``tool_choice``, ``stop_sequences``,
     ``json_mode``, ``structured_output``; the AI service refuses the others before the
     call); the provider maps them to its vendor's fields.
+    A provider whose vectors are float32 to begin with may also offer async
+    ``embed_float32(model, texts) -> (bytes, dimension, Usage)``: the vectors as native float32
+    values, one row after the other. Callers that store vectors as float4 (round memory, through
+    ``AiService.embed_rows``) take them that way, with the same gate, route, price and billing as
+    ``embed``, and no Python float made and checked for each value; an answer of the wrong type,
+    length or dimension fails that call with a ``ProviderError``. Every other caller, and every
+    provider without it, goes through ``embed`` (the local provider offers both).
     {rules}
     Consumed by: the AI service (``kernel.ai``). A provider whose call answers the wrong type
     (``chat`` must return ``ChatResponse``, ``stream`` yield ``StreamDelta``, ``embed`` return
