@@ -80,11 +80,38 @@ def test_switched_off_nothing_is_stored_or_read(cache_home: Path, monkeypatch: p
     assert not plugin_cache.cache_file().exists()
 
 
-def test_a_plugin_with_a_problem_is_never_cached(cache_home: Path):
+def test_a_plugin_that_failed_before_it_loaded_is_never_cached(cache_home: Path):
     plugin_cache.store(_snapshot(status="failed", error="import failed: boom"), providers=[])
     assert plugin_cache.load() is None
     warned = _snapshot(warnings=["nyla_toolboxes() returned None"])
     plugin_cache.store(warned, providers=[])
+    assert plugin_cache.load() is None
+
+
+def test_a_loaded_plugin_left_out_or_warned_about_is_cached_with_its_reason(cache_home: Path):
+    for problem in (
+        {"status": "failed", "error": "nyla_toolboxes() raised RuntimeError: no bwrap"},
+        {"warnings": ["nyla_toolboxes() returned None"]},
+    ):
+        snapshot = _snapshot(**problem)
+        snapshot.records["fake"].plugin = object()  # it loaded: its files are watched
+        plugin_cache.store(snapshot, providers=[])
+        loaded = plugin_cache.load()
+        assert loaded is not None, problem
+        assert loaded.problems() == snapshot.problems() != []
+        plugin_cache.cache_file().unlink()
+
+
+def test_a_program_installed_or_removed_on_path_invalidates(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    programs = tmp_path / "bin"
+    programs.mkdir()
+    monkeypatch.setenv("PATH", f"{programs}{os.pathsep}{os.environ.get('PATH', '')}")
+    plugin_cache.store(_snapshot(), providers=[])
+    assert plugin_cache.load() is not None
+    (programs / "bwrap").write_text("#!/bin/sh\n")
+    os.utime(programs, ns=(1, 1))  # a coarse clock must not hide the change
     assert plugin_cache.load() is None
 
 
@@ -147,11 +174,31 @@ def nyla_cli_commands(cli):
 """
 
 
-def _install(site: Path) -> None:
-    dist = site / "fake_cache_plugin-0.1.dist-info"
+#: a plugin that needs a program on PATH, as the code toolbox needs bwrap
+PROBING_PLUGIN = """
+import os
+import shutil
+
+with open(os.environ["FAKE_PLUGIN_MARKER"], "a") as marker:
+    marker.write("imported\\n")
+
+from nyla.hookspecs import hookimpl
+from nyla.models.tools import Toolbox
+
+
+@hookimpl
+def nyla_toolboxes():
+    if shutil.which("fake-sandbox-program") is None:
+        raise RuntimeError("fake-sandbox-program is not on PATH")
+    return [Toolbox(id="fake-probing", label="Fake probing", tools=[])]
+"""
+
+
+def _install(site: Path, module: str = "fake_cache_plugin", name: str = "fake-cached") -> None:
+    dist = site / f"{module}-0.1.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-cache-plugin\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[nyla.toolboxes]\nfake-cached = fake_cache_plugin\n")
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[nyla.toolboxes]\n{name} = {module}\n")
 
 
 def _nyla(args: list[str], env: dict[str, str]) -> str:
@@ -217,3 +264,45 @@ def test_help_from_the_cache_lists_the_cached_plugin_commands_and_any_added_in_p
     assert "fake-cmd" in result.output and "Do fake things." in result.output
     assert "host-cmd" in result.output
     assert not getattr(group, "_plugin_commands_added", False), "the cache hit discovered"
+
+
+def test_a_plugin_left_out_for_a_missing_program_is_cached_until_the_program_comes(
+    tmp_path: Path,
+):
+    site, programs = tmp_path / "site", tmp_path / "bin"
+    (site / "fake_probing_plugin").mkdir(parents=True)
+    (site / "fake_probing_plugin" / "__init__.py").write_text(PROBING_PLUGIN)
+    programs.mkdir()
+    _install(site, "fake_probing_plugin", "fake-probing")
+    marker = tmp_path / "imports.txt"
+    installed = {ep.name for g in ENTRY_POINT_GROUPS for ep in metadata.entry_points(group=g)}
+    env = {
+        **os.environ,
+        "PATH": f"{programs}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(site),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "NYLA_PLUGIN_CACHE": "on",
+        "FAKE_PLUGIN_MARKER": str(marker),
+        "NYLA_DISABLE_PLUGINS": ",".join(sorted(installed)),
+    }
+    env.pop("NYLA_PLUGINS", None)
+
+    def probing(listing: str) -> dict[str, object]:
+        return next(r for r in json.loads(listing) if r["name"] == "fake-probing")
+
+    first = _nyla(["plugins", "list", "--json"], env)
+    assert probing(first)["status"] == "failed"
+    assert "fake-sandbox-program is not on PATH" in str(probing(first)["error"])
+    assert _nyla(["plugins", "list", "--json"], env) == first  # from the cache, reason kept
+    _nyla(["--help"], env)
+    assert marker.read_text().count("imported") == 1, "a cache hit imported the plugin"
+
+    program = programs / "fake-sandbox-program"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    os.utime(programs, ns=(1, 1))  # a coarse clock must not hide the change
+    assert probing(_nyla(["plugins", "list", "--json"], env))["status"] == "ok"
+    assert marker.read_text().count("imported") == 2
+
+    _nyla(["plugins", "list", "--refresh", "--json"], env)  # discovers whatever the cache says
+    assert marker.read_text().count("imported") == 3

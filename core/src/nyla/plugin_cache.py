@@ -12,17 +12,23 @@ stored under the user's cache directory with a key of everything it can depend o
   modification time and size;
 - the Python running, every ``NYLA_*`` variable, every setting a plugin read through
   :func:`~nyla.config.config_value` during discovery (by value, hashed: never stored), and
-  the config file's modification time and size.
+  the config file's modification time and size;
+- each ``PATH`` directory's modification time, which installing or removing a program
+  changes: a plugin left out because the machine lacks something (the code toolbox without a
+  working ``bwrap``) is looked at again when a program comes or goes.
 
-Other files a plugin reads while it is discovered (data files of an editable install) are not
-watched: while editing such a file, set ``NYLA_PLUGIN_CACHE=off``.
+Other files a plugin reads while it is discovered (data files of an editable install) and
+other state of the machine (a kernel setting) are not watched: after changing one, run
+``nyla plugins list --refresh`` once (or set ``NYLA_PLUGIN_CACHE=off`` while editing).
 
 A snapshot whose key differs, that cannot be read or parsed, or that was written by another
 format is ignored and discovery runs as without a cache; an unwritable cache directory only
-means nothing is stored. Nothing is stored either when a plugin has a problem (one that failed
-to import leaves no module whose file could be watched) or a provider's model list changes
-without a setting changing (``models_cacheable = False``). ``NYLA_PLUGIN_CACHE=off`` switches
-the cache off (the nyla pytest plugin does, since tests replace entry points in place).
+means nothing is stored. A plugin that loaded but was left out or warned about (a hook raised
+or broke its contract) is stored with its reason, since its files are watched; nothing is
+stored when a plugin failed before it loaded (an import error leaves no module whose file
+could be watched) or a provider's model list changes without a setting changing
+(``models_cacheable = False``). ``NYLA_PLUGIN_CACHE=off`` switches the cache off (the nyla
+pytest plugin does, since tests replace entry points in place).
 """
 
 from __future__ import annotations
@@ -72,6 +78,15 @@ class Snapshot:
         failed = [f"{r.name}: {r.error}" for r in records if r.status == "failed"]
         return failed + [f"{r.name}: {w}" for r in records for w in r.warnings]
 
+    def unwatched(self) -> list[str]:
+        """Plugins with a problem from before they loaded (no object, so no module whose
+        file the key could watch): a snapshot holding one is not stored."""
+        return [
+            r.name
+            for r in self.records.values()
+            if (r.status == "failed" or r.warnings) and r.plugin is None
+        ]
+
 
 def cache_file() -> Path:
     """Where this environment's snapshot lives (one file per interpreter prefix)."""
@@ -115,9 +130,10 @@ def remember(host: Any, group: Any, command_errors: list[tuple[str, str]]) -> No
 
 
 def store(snapshot: Snapshot, providers: list[Any]) -> None:
-    """Keep ``snapshot`` for the next command; nothing when the cache is off, a plugin has a
-    problem, a provider's models are not cacheable, or the directory is not writable."""
-    if not enabled() or snapshot.problems() or snapshot.command_errors:
+    """Keep ``snapshot`` for the next command; nothing when the cache is off, a plugin failed
+    before it loaded or its commands failed, a provider's models are not cacheable, or the
+    directory is not writable."""
+    if not enabled() or snapshot.unwatched() or snapshot.command_errors:
         return  # a plugin that failed to import left no module behind to watch
     if any(not getattr(p, "models_cacheable", True) for p in providers):
         return
@@ -178,6 +194,7 @@ def _key(settings: list[str], files: list[str]) -> str:
         [(name, environ.get(name)) for name in settings],
         _stamp(_config_file()),
         [(path, _stamp(path)) for path in files],
+        [(path, _stamp(path)) for path in environ.get("PATH", "").split(os.pathsep)],
     ]
     text = json.dumps(parts, default=str, ensure_ascii=True)
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()

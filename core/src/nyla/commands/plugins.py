@@ -14,12 +14,13 @@ def _host():
     return PluginHost.discover(strict=False)
 
 
-def _listing():
+def _listing(refresh: bool = False):
     """What ``list`` and ``show`` print: the plugin cache's snapshot while the environment is
-    unchanged (no plugin imported), else a discovery, which is then cached."""
+    unchanged (no plugin imported), else (or with ``refresh``) a discovery, which is then
+    cached."""
     from nyla import plugin_cache
 
-    snapshot = plugin_cache.load()
+    snapshot = None if refresh else plugin_cache.load()
     if snapshot is not None:
         return snapshot
     host = _host()
@@ -38,14 +39,23 @@ def plugins() -> None:
     """Inspect installed plugins: what loaded, what failed and why, what each contributes."""
 
 
+_refresh_option = click.option(
+    "--refresh",
+    is_flag=True,
+    help="Discover the plugins now instead of reading the plugin cache (after changing "
+    "something on the machine the cache does not watch, such as a kernel setting).",
+)
+
+
 @plugins.command("list")
+@_refresh_option
 @json_option
-def list_(as_json: bool) -> None:
+def list_(refresh: bool, as_json: bool) -> None:
     """All plugins: name, distribution, version, group, status, contributions.
 
     With NYLA_STRICT_PLUGINS=1 the command exits 1 when any plugin failed to load or loaded
     with a warning."""
-    host = _listing()
+    host = _listing(refresh)
     records = sorted(host.records.values(), key=lambda r: (r.group, r.name))
     if as_json:
         emit_json([r.to_dict() for r in records])
@@ -55,7 +65,7 @@ def list_(as_json: bool) -> None:
 
 
 def _exit_if_strict(host) -> None:
-    if not host.problems():  # always so from the cache: nyla.plugins is not even imported
+    if not host.problems():  # the usual case: from the cache nyla.plugins is not imported
         return
     from nyla.plugins import strict_mode
 
@@ -97,10 +107,11 @@ def _print_records(records) -> None:
 
 @plugins.command()
 @click.argument("name")
+@_refresh_option
 @json_option
-def show(name: str, as_json: bool) -> None:
+def show(name: str, refresh: bool, as_json: bool) -> None:
     """One plugin: its hooks, the ids it contributes, its entry point, its error."""
-    host = _listing()
+    host = _listing(refresh)
     record = host.records.get(name)
     if record is None:
         raise click.ClickException(
