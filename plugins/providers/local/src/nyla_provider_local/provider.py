@@ -80,8 +80,11 @@ def _embedding_spec(
     )
 
 
-#: texts (and characters) the static model embeds on the event loop; more go to a thread
-INLINE_TEXTS, INLINE_CHARS = 8, 8_000
+#: texts (and characters) the static model embeds on the event loop; more go to a thread.
+#: The characters bound the time the loop waits; a thread hop costs ~180k instructions
+#: (callgrind), as much as ~3 short texts, so a run's round summaries (up to ~40 of ~100
+#: characters) are embedded inline
+INLINE_TEXTS, INLINE_CHARS = 64, 8_000
 
 
 def _small(texts: list[str]) -> bool:

@@ -256,9 +256,13 @@ def embed_matrix(texts: list[str]) -> Any:
     (blocking; run a big batch in a thread). A text with no tokens gets the zero vector,
     which is similar to nothing.
 
-    The rows of every text are read from the table in one step; each text's are then summed
-    on their own slice, as ``sum(axis=0)`` of that text alone sums them (numpy sums the rows
-    pairwise: a sum over all texts' rows at once, e.g. ``reduceat``, rounds differently)."""
+    The rows of every text are read from the table in one step, the texts with the same
+    number of tokens next to each other; each such group's rows are summed as one block of
+    shape (texts, tokens, dimensions) along its tokens, which adds them one after the other
+    in order, as ``sum(axis=0)`` of each text alone does (a round's summaries mostly share a
+    few token counts: one numpy sum per count instead of per text, ~20k instructions a
+    text). A sum over all texts' rows at once, e.g. ``reduceat``, adds them pairwise and
+    rounds differently."""
     import numpy as np
 
     tokens, table = _load()
@@ -267,14 +271,18 @@ def embed_matrix(texts: list[str]) -> Any:
     # own thread pool, whose threads each get a malloc arena (~3 MiB more peak when indexing
     # 10,000 notes, measured) for the same CPU time
     encoded = [tokens.encode(text) for text in texts]
-    counts = [len(ids) >> 2 for ids in encoded]
-    ids = np.frombuffer(b"".join(encoded), dtype=np.int32)
-    if ids.size:
-        rows, start = table.take(ids), 0
-        for row, count in enumerate(counts):
-            if count:
-                rows[start : start + count].sum(axis=0, out=out[row])
-                start += count
+    by_count: dict[int, list[int]] = {}
+    for index, ids in enumerate(encoded):
+        if ids:
+            by_count.setdefault(len(ids) >> 2, []).append(index)
+    if by_count:
+        grouped = b"".join(encoded[i] for members in by_count.values() for i in members)
+        rows, start = table.take(np.frombuffer(grouped, dtype=np.int32)), 0
+        for count, members in by_count.items():
+            end = start + count * len(members)
+            block = rows[start:end].reshape(len(members), count, table.shape[1])
+            out[members] = block.sum(axis=1)
+            start = end
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     out /= np.where(norms == 0, 1.0, norms)
     return out
