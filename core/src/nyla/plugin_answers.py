@@ -207,29 +207,36 @@ class ModelCache:
 
         self._settings_fingerprint = settings_fingerprint
         self._specs: dict[int, tuple[Any, list[Any]]] = {}
-        self._all: tuple[tuple[Any, ...], list[Any]] | None = None
+        self._all: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self._fingerprint: tuple[int, int] | None = None
 
     def models(self, providers: list[Any]) -> list[Any]:
         """Every spec of ``providers`` in order (see :func:`safe_models`), from the cache
         while the settings are unchanged."""
+        return list(self.specs(tuple(providers)))
+
+    def specs(self, providers: tuple[Any, ...]) -> tuple[Any, ...]:
+        """:meth:`models` as a tuple, the same object while the settings and ``providers``
+        are (what the AI service's model chains compare by identity on every model call;
+        the list's copies cost ~2k instructions a call)."""
         fingerprint = self._settings_fingerprint()
         if fingerprint != self._fingerprint:
             self._specs.clear()
             self._all = None
             self._fingerprint = fingerprint
-        key = tuple(providers)
-        if self._all is not None and self._all[0] == key:
-            return list(self._all[1])
+        kept = self._all
+        if kept is not None and kept[0] == providers:
+            return kept[1]
         out: list[Any] = []
         complete = True
         for provider in providers:
-            specs, kept = self._provider_models(provider)
-            complete = complete and kept
+            specs, cached = self._provider_models(provider)
+            complete = complete and cached
             out.extend(specs)
+        listed = tuple(out)
         if complete:
-            self._all = (key, out)
-        return list(out)
+            self._all = (providers, listed)
+        return listed
 
     def _provider_models(self, provider: Any) -> tuple[list[Any], bool]:
         """``provider``'s specs and whether they are kept (not when the provider opted out

@@ -415,7 +415,11 @@ class PluginHost:
     def models(self) -> list[ModelSpec]:
         """Every model spec of every provider (each provider asked again only when a setting
         changed, see :class:`~nyla.plugin_answers.ModelCache`)."""
-        return self._model_cache.models(list(self.providers.values()))
+        return list(self.model_specs())
+
+    def model_specs(self) -> tuple[ModelSpec, ...]:
+        """:meth:`models` as a tuple, the same object while nothing it depends on changed."""
+        return self._model_cache.specs(tuple(self.providers.values()))
 
     def tools(self) -> list[Tool]:
         """Every tool of every toolbox, each tagged with its toolbox id."""

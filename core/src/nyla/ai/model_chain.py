@@ -37,17 +37,21 @@ KEPT = 64
 
 class ModelChains:
     """The chain of models of each call, over ``selector`` and the specs ``models()`` lists
-    (the AI service's, a replayed tape's while replaying); ``settings`` is the service's
-    (``default_models``)."""
+    (the AI service's, a replayed tape's while replaying), ``specs()`` the same as a tuple;
+    ``settings`` is the service's (``default_models``)."""
 
     def __init__(
         self,
         selector: ModelSelector,
         models: Callable[[], list[ModelSpec]],
         settings: Mapping[str, Any],
+        specs: Callable[[], tuple[ModelSpec, ...]] | None = None,
     ) -> None:
         self.selector = selector
         self._models = models
+        #: ``models()`` as a tuple; the service's is the same object while its specs are,
+        #: which the kept rankings compare at once
+        self._specs = specs or (lambda: tuple(models()))
         self.settings = settings
         #: the ranked part of each kind of call's chain (see :meth:`_ranked`)
         self._kept: dict[tuple[Any, ...], Ranked] = {}
@@ -87,7 +91,7 @@ class ModelChains:
             limit,
             rule,
         )
-        specs = tuple(self._models())
+        specs = self._specs()
         soft = None if model is not None else self._soft_default(operation)
         kept = self._by_call.get(key)
         if kept is not None and kept[0] == soft and kept[1].specs == specs:
@@ -144,7 +148,7 @@ class ModelChains:
         (:meth:`~nyla.ai.route.Route.models`). Before, every
         call listed, narrowed, looked the default up and checked the named model again
         (~60 us of an agent round's CPU in the bench's runner)."""
-        specs = tuple(self._models())
+        specs = self._specs()
         soft = None if query.model is not None else self._soft_default(query.operation)
         key = self._key(query, rule, soft)
         hit = self._kept.get(key)

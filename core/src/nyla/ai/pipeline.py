@@ -98,9 +98,9 @@ class AiPipeline:
         self.max_fallbacks: int = int(settings.get("max_fallbacks", 2))
         #: a :class:`nyla.ai.recording.Tape` while runs are recorded or replayed
         self.tape: Any = None
-        self.selector = ModelSelector(self._models)
+        self.selector = ModelSelector(self._model_specs)
         #: each call's chain inside its access rule, the ranked part kept between calls
-        self.chains = ModelChains(self.selector, self._models, settings)
+        self.chains = ModelChains(self.selector, self._models, settings, self._model_specs)
         self._totals: dict[str | None, UsageTotals] = {}
 
     # ---- selection ------------------------------------------------------------------
@@ -109,6 +109,14 @@ class AiPipeline:
         if self.tape is not None and self.tape.replaying:
             return self.tape.models()
         return self.plugins.models()
+
+    def _model_specs(self) -> tuple[ModelSpec, ...]:
+        """:meth:`_models` as a tuple: the plugin host's kept one when it has one (the same
+        object while its specs are; see :meth:`nyla.plugins.PluginHost.model_specs`)."""
+        if self.tape is not None and self.tape.replaying:
+            return tuple(self.tape.models())
+        kept = getattr(self.plugins, "model_specs", None)  # (a host of a test may lack it)
+        return kept() if kept is not None else tuple(self.plugins.models())
 
     def _provider(self, spec: ModelSpec) -> Any:
         provider = self.plugins.providers.get(spec.provider)

@@ -8,7 +8,6 @@ fails closed: with a budget set, a model without a price is refused too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple, cast
 
 from nyla.errors import BudgetExceeded
 from nyla.models.ai import ModelSpec, Usage
@@ -26,25 +25,25 @@ def call_cost_chf(spec: ModelSpec, usage: Usage) -> float | None:
     return cost + (spec.price_per_call_chf or 0.0)
 
 
-class _Planned(NamedTuple):
-    """The usage an estimate assumes, read by :meth:`ModelSpec.cost_chf` as a :class:`Usage`
-    is (the same fields): a tuple, because the estimate runs on every model call and a
-    validated ``Usage`` cost ~10k instructions of it, this ~1k."""
-
-    input_tokens: int
-    output_tokens: int
-    characters: int = 0
-    audio_seconds: float = 0.0
-
-
 def estimate_cost_chf(
     spec: ModelSpec, input_tokens: int, max_output_tokens: int | None = None
 ) -> float | None:
-    """Estimated cost before the call (``None`` when the price is unknown)."""
+    """Estimated cost before the call (``None`` when the price is unknown): :func:`call_cost_chf`
+    of ``input_tokens`` and the reply's length. It runs on every model call, so it reads the
+    prices itself: a validated ``Usage`` for ``ModelSpec.cost_chf`` cost ~10k instructions,
+    a tuple standing for one ~5k."""
     output = max_output_tokens
     if output is None:
         output = min(spec.max_output_tokens, DEFAULT_OUTPUT_ESTIMATE)
-    return call_cost_chf(spec, cast(Usage, _Planned(input_tokens, output)))
+    price_in, price_out = spec.price_input_chf_per_mtok, spec.price_output_chf_per_mtok
+    if price_in is None or price_out is None:
+        return None
+    # ModelSpec.cost_chf's sum for no characters and no audio, its zero terms kept: the same
+    # float (an infinite price of those makes NaN there too)
+    tokens = (
+        input_tokens * price_in + output * price_out + 0 * (spec.price_per_million_chars_chf or 0.0)
+    ) / 1_000_000 + 0.0 / 60 * (spec.price_per_audio_minute_chf or 0.0)
+    return tokens + (spec.price_per_call_chf or 0.0)
 
 
 def preflight(

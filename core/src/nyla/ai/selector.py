@@ -44,7 +44,7 @@ class ModelSelector:
     """Selects models from the registry the plugin host builds (``models()`` returns every
     :class:`ModelSpec` of every provider)."""
 
-    def __init__(self, models: Callable[[], list[ModelSpec]]) -> None:
+    def __init__(self, models: Callable[[], Sequence[ModelSpec]]) -> None:
         self._models = models
         self._cache: dict[tuple[Any, ...], tuple[tuple[ModelSpec, ...], list[ModelSpec]]] = {}
 
