@@ -173,3 +173,55 @@ def test_the_service_chain_sees_a_changed_provider_list_at_once() -> None:
     assert [s.id for s in chain] == ["b:model", "a:model"]
     assert service.select_model(OperationType.AGENT).id == "b:model"
     assert [s.id for s in service.models()] == ["a:model", "b:model"]
+
+
+class _Rules:
+    """Access rules as the service reads them: one rule for the user ``bound``."""
+
+    def __init__(self, rule: Any) -> None:
+        self.bound = rule
+
+    async def rule(self, user_id: str | None, mandate_id: str | None) -> Any:
+        return self.bound if user_id == "bound" else None
+
+
+async def test_a_routes_rule_is_the_one_read_for_its_user_and_mandate() -> None:
+    from nyla.ai.access_rule import AccessRule
+    from nyla.models.agent import RunContext
+
+    rule = AccessRule(provider_lists=(), model_lists=(("a:model",),), source="test")
+    host = PluginHost.from_plugins([ScriptedPlugin(_Counting(id="a"), _Counting(id="b"))])
+    service = AiService(host, access=cast(Any, _Rules(rule)))
+    free, bound = RunContext(user_id="free"), RunContext(user_id="bound")
+    with pytest.raises(RuntimeError, match="was not read"):
+        service._rule(free)
+    await service._govern(free)
+    await service._govern(bound)
+    assert service._rule(free) is None  # read, and no rule: not the unread error
+    assert service._rule(bound) is rule
+    with pytest.raises(RuntimeError, match="was not read"):
+        service._rule(RunContext(user_id="free", mandate_id="m"))
+    assert service.select_model(OperationType.AGENT, context=free).id in {"a:model", "b:model"}
+
+
+@pytest.mark.parametrize(
+    ("reported", "estimated"),
+    [((0, 0), True), ((5, 0), False), ((0, 3), False), ((100, 20), False)],
+)
+async def test_usage_is_estimated_only_when_the_provider_reports_no_token(
+    reported: tuple[int, int], estimated: bool
+) -> None:
+    from nyla.models.ai import AiCallRequest, ChatResponse, Message, Role
+
+    usage = Usage(input_tokens=reported[0], output_tokens=reported[1])
+    provider = ScriptedProvider(lambda request, index: ChatResponse(content="ok", usage=usage))
+    service = AiService(PluginHost.from_plugins([ScriptedPlugin(provider)]))
+    request = AiCallRequest(
+        operation=OperationType.AGENT, messages=[Message(role=Role.USER, content="hello there")]
+    )
+    response = await service.call(request)
+    assert response.usage_estimated is estimated
+    if estimated:
+        assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
+    else:
+        assert response.usage == usage

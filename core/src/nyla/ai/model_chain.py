@@ -66,7 +66,6 @@ class ModelChains:
         operation: OperationType,
         context: Any,
         rule: AccessRule | None,
-        *,
         window: int,
         needs_tools: bool = False,
         model: str | None = None,

@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+#: what :meth:`AiPipeline._rule` finds for a context whose rule was not read
+_UNREAD: Any = object()
+
 
 class AiPipeline:
     """The pipeline every operation of the AI service goes through (see
@@ -199,9 +202,10 @@ class AiPipeline:
         if self.access is None or context is None:
             return None
         key = (getattr(context, "user_id", None), getattr(context, "mandate_id", None))
-        if key not in self._rules:
+        rule = self._rules.get(key, _UNREAD)
+        if rule is _UNREAD:
             raise RuntimeError("model access was not read before the model was selected")
-        return self._rules[key]
+        return rule
 
     async def _admit(self, context: Any, route: Route) -> None:
         """Billing's preflight for the route's first model (:class:`SpendingRefused` when
@@ -260,18 +264,12 @@ class AiPipeline:
         remaining ``budget``."""
         window = input_tokens + (max_output or 0) if sized else 0
         limit = 1 + max(0, self.max_fallbacks) if fallback else 1
-        chain = self.chains.chain_for(
-            operation,
-            context,
-            self._rule(context),
-            window=window,
-            needs_tools=needs_tools,
-            model=model,
-            needs=needs,
-            limit=limit,
-        )
         # (positional, the enum's value read as its attribute: keywords and the ``value``
-        # property cost ~1k instructions each, a third of making the route)
+        # property cost ~1k instructions each)
+        rule = self._rule(context)
+        chain = self.chains.chain_for(
+            operation, context, rule, window, needs_tools, model, needs, limit
+        )
         if what == "model":  # (the route's own message)
             return Route(chain, input_tokens, max_output, budget, session, gate, operation._value_)
         message = f"no {what} fits the remaining budget"

@@ -175,7 +175,7 @@ class AiService(EmbeddingOperations):
     ) -> AiCallResponse:
         """The service's answer; nothing is restored while the session holds no placeholder."""
         usage, estimated = response.usage, False
-        if usage.total_tokens == 0:
+        if usage.input_tokens + usage.output_tokens == 0:  # (total_tokens without its frame)
             usage = Usage(
                 input_tokens=route.input_tokens,
                 output_tokens=count_text_tokens(response.content)
