@@ -225,3 +225,11 @@ async def test_usage_is_estimated_only_when_the_provider_reports_no_token(
         assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
     else:
         assert response.usage == usage
+
+
+def test_a_traced_calls_operation_is_its_plain_value() -> None:
+    """What ``report_call`` names a call's operation (``str`` of the request's operation)
+    is the enum's value, a plain ``str``, for every operation."""
+    for operation in OperationType:
+        named = str(operation)
+        assert named == operation.value and type(named) is str

@@ -49,7 +49,8 @@ def report_call(
         answer = raw.content[:CONTENT_CHARS]
     report_model_call(
         ModelCall(
-            operation=str(getattr(request.operation, "value", request.operation)),
+            # (an OperationType is a StrEnum: str() is its value, without the property's frame)
+            operation=str(request.operation),
             model=spec.id,
             provider=spec.provider,
             input_tokens=out.usage.input_tokens,
