@@ -39,14 +39,30 @@ async def check_policy(
         answers = before_call(tool, arguments, ctx)
         if not answers:  # every policy allowed (the common case: nothing to settle)
             return None
+    except Exception as exc:
+        return policy_failed(tool, exc)
+    return await first_denial(answers, tool)
+
+
+def policy_failed(tool: Tool, exc: Exception) -> ToolResult:
+    """The denial of a policy check that raised (a broken policy plugin fails closed)."""
+    log.warning("before_tool_call for %s raised: %s", tool.name, exc)
+    return ToolResult.fail(f"the policy check for {tool.name} failed: {exc}", "DENIED")
+
+
+async def first_denial(answers: Any, tool: Tool) -> ToolResult | None:
+    """The first denial among the hook's ``answers`` (what ``before_call`` returned, not
+    empty), each awaitable awaited; ``None`` to allow. The second half of
+    :func:`check_policy`, for a caller that has called the hook itself and found answers
+    (with none, the call is allowed and no coroutine is needed: ~2.5k instructions less)."""
+    try:
         if inspect.isawaitable(answers):
             answers = await answers
         if answers is None or isinstance(answers, ToolResult):
             answers = [answers]
         settled = await _settle(list(answers))
     except Exception as exc:  # a broken policy plugin denies (fails closed) and says why
-        log.warning("before_tool_call for %s raised: %s", tool.name, exc)
-        return ToolResult.fail(f"the policy check for {tool.name} failed: {exc}", "DENIED")
+        return policy_failed(tool, exc)
     for answer in settled:
         if answer is None:
             continue

@@ -37,7 +37,7 @@ from nyla.agent.guard import (
     safe_json,
     safe_str,
 )
-from nyla.agent.policy import BeforeCallHook, check_policy
+from nyla.agent.policy import BeforeCallHook, first_denial, policy_failed
 from nyla.agent.policy import before_call_hook as before_call_hook
 from nyla.connections.redact import redact_paths
 from nyla.models.ai import ToolCall, ToolDefinition
@@ -352,10 +352,17 @@ class ToolRegistry:
                     "REPEATED_CALL",
                     suggestion="use the earlier result, change the arguments or answer now",
                 )
-            if self.before_call is not None:  # the first denial of the policy hook's answers
-                denial = await check_policy(self.before_call, tool, arguments, ctx)
-                if denial is not None:
-                    return denial
+            before_call = self.before_call
+            if before_call is not None:  # the first denial of the policy hook's answers
+                try:  # (check_policy inline: no coroutine when every policy allowed)
+                    answers = before_call(tool, arguments, ctx)
+                    allowed = not answers
+                except Exception as exc:
+                    return policy_failed(tool, exc)
+                if not allowed:
+                    denial = await first_denial(answers, tool)
+                    if denial is not None:
+                        return denial
             return (tool, args)
         except asyncio.CancelledError:
             if run_is_cancelled():
