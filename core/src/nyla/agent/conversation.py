@@ -211,6 +211,12 @@ class ConversationManager:
     def add(self, message: Message) -> None:
         """Append a message (messages are never changed once added)."""
         self.messages.append(message)
+        if self.count_tokens is count_tokens and type(message) is Message:
+            try:  # :meth:`_message_tokens` of the stock counter, without its frame (5 a round)
+                self._total += REQUEST_OVERHEAD + message_tokens(message)
+                return
+            except Exception:  # counted as _message_tokens counts it when it fails
+                pass
         self._total += self._message_tokens(message)
 
     def _message_tokens(self, message: Message) -> int:

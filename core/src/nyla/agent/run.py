@@ -20,11 +20,12 @@ from nyla.agent.conversation import (
     ConversationManager,
     build_system_prompt,
     said,
+    summary_request_messages,
     token_counter,
     tool_message,
 )
 from nyla.agent.inherit import restricted_context
-from nyla.agent.model_call import assembled_request, call_model, call_model_live
+from nyla.agent.model_call import assembled_request, call_model_live
 from nyla.agent.registry import Dispatched, ToolRegistry, before_call_hook, result_text
 from nyla.agent.repair import validation_failure_code
 from nyla.errors import BudgetExceeded
@@ -50,7 +51,7 @@ from nyla.models.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
     from nyla.agent.ports import AgentServices
-    from nyla.agent.spec import RunSpec
+    from nyla.agent.spec import ContextBuilder, RunSpec
     from nyla.ai.service import AiService
 
 log = logging.getLogger(__name__)
@@ -199,8 +200,6 @@ class AgentRun:
 
     async def summarize(self, transcript: str) -> str:
         """One summarization call over ``transcript`` (charged to the run)."""
-        from nyla.agent.conversation import summary_request_messages
-
         request = self.request(OperationType.DATA_ANALYSE, summary_request_messages(transcript))
         response = await race(self.ai.call(request), self.cancel)
         self.account(response, agent_call=False)
@@ -213,12 +212,12 @@ class AgentRun:
         :attr:`answer` when the model answered without tool calls."""
         self.round += 1
         yield events.status(self.round, "round", maxRounds=self.config.max_rounds)
-        if self.context_builder is None and not self.conversation.needs_summary(
-            self.context_window()
-        ):
-            self.registry.refresh(self.offered())  # nothing else to prepare
-        else:
-            async for event in self.prepare():
+        builder = self.context_builder  # (awaited: in a generator each wait costs a layer)
+        if builder is not None and (failed := await self.knowledge_context(builder)):
+            yield failed
+        self.registry.refresh(self.offered())
+        if self.conversation.needs_summary(self.context_window()):
+            async for event in self.upkeep():
                 yield event
         request = self.request(
             OperationType.AGENT,
@@ -238,10 +237,9 @@ class AgentRun:
             ):
                 yield event  # CHUNK events reach the caller while the model still streams
             response = answers[0]
-        else:  # (no generator in between: nothing streams)
-            response = await call_model(
-                self.ai, request, stream=False, round_=self.round, cancel=self.cancel
-            )
+        else:  # (call_model's own, without its frame: nothing streams)
+            asked = self.ai.call(request)
+            response = await (asked if self.cancel is None else self.cancel.wait(asked))
         self.account(response)
         self.last_text = response.content or self.last_text
         if not response.tool_calls:
@@ -276,33 +274,35 @@ class AgentRun:
                 self.prepare_ahead()
         await self.record(response, results)
 
-    async def prepare(self) -> AsyncIterator[AgentEvent]:
-        """The round's knowledge context and, near the model's window, summarization (both
-        optional: a failure is reported and the run goes on)."""
+    async def knowledge_context(self, builder: ContextBuilder) -> AgentEvent | None:
+        """The round's knowledge context from ``builder`` into the conversation (optional: a
+        failure is reported by the event returned, and the run goes on)."""
+        try:
+            work = builder(self.prompt, self.context)
+            block = await (work if self.cancel is None else self.cancel.wait(work))
+            self.conversation.knowledge_context = block or ""
+            take_cost = getattr(builder, "take_cost", None)
+            if take_cost is not None:  # the prompt's embedding is the run's cost too
+                self.charge(take_cost())
+        except RunCancelled:
+            raise
+        except Exception as exc:  # RAG is optional (seeds: non-blocking)
+            log.warning("knowledge context failed in round %d: %s", self.round, exc)
+            self.conversation.knowledge_context = ""
+            return events.status(self.round, "contextFailed", error=str(exc))
+        return None
+
+    async def upkeep(self) -> AsyncIterator[AgentEvent]:
+        """Summarization near the model's window (a failure is reported; the run goes on)."""
         conversation = self.conversation
-        if self.context_builder is not None:
-            try:
-                block = await race(self.context_builder(self.prompt, self.context), self.cancel)
-                conversation.knowledge_context = block or ""
-                take_cost = getattr(self.context_builder, "take_cost", None)
-                if take_cost is not None:  # the prompt's embedding is the run's cost too
-                    self.charge(take_cost())
-            except RunCancelled:
-                raise
-            except Exception as exc:  # RAG is optional (seeds: non-blocking)
-                log.warning("knowledge context failed in round %d: %s", self.round, exc)
-                conversation.knowledge_context = ""
-                yield events.status(self.round, "contextFailed", error=str(exc))
-        self.registry.refresh(self.offered())
-        if conversation.needs_summary(self.context_window()):
-            yield events.status(self.round, "summarizing", tokens=conversation.tokens())
-            try:
-                await conversation.summarize(self.summarize)
-            except (RunCancelled, BudgetExceeded):
-                raise
-            except Exception as exc:  # the full conversation is still there; go on
-                log.warning("summarization failed: %s", exc)
-                yield events.error(self.round, f"summarization failed: {exc}")
+        yield events.status(self.round, "summarizing", tokens=conversation.tokens())
+        try:
+            await conversation.summarize(self.summarize)
+        except (RunCancelled, BudgetExceeded):
+            raise
+        except Exception as exc:  # the full conversation is still there; go on
+            log.warning("summarization failed: %s", exc)
+            yield events.error(self.round, f"summarization failed: {exc}")
 
     def log_calls(self) -> None:
         """Put the executed calls not yet there into :attr:`calls`. The turn's last batch is

@@ -181,67 +181,12 @@ class AgentRuntime:
         context or workflow added; see :func:`~nyla.agent.loop.run_agent_loop`)."""
         return run_agent_loop(self.services, spec)
 
-    async def execute(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
+    def execute(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         """Run ``spec`` with what the runtime adds: the toolboxes of its config and context
         (their tools come after ``spec.tools``), the chat workflow of ``context.workflow_id``
-        with its history, the knowledge context, the tools' services and a cancel event."""
-        config, context = spec.config, spec.context
-        run_id = spec.run_id or uuid.uuid4().hex
-        cancel = asyncio.Event()
-        self._cancels[run_id] = cancel
-        try:
-            session = self.toolbox_session(
-                config,
-                context,
-                extra_tools=spec.tools,
-                run_toolboxes=await self.run_toolboxes(context),
-            )
-            # the first event before any other database work (a RunToolboxes plugin's
-            # query is the one before it): a client sees the run start at once
-            yield events.status(
-                0, "started", runId=run_id, toolboxes=list(session.active), model=config.model
-            )
-            workflow = await self._workflow(context)
-            used: list[Any] = []
-            knowledge = KNOWLEDGE not in context.denied_services  # nyla.access
-            recorder = self._round_recorder(context) if knowledge else None
-            # one placeholder session for the run's model calls and its context's embedding
-            # of the prompt: the same placeholders, and the prompt neutralized once
-            neutralization = spec.neutralization or new_neutralization_session(
-                self.services.ai, context
-            )
-            loop = run_agent_loop(
-                self.services,
-                replace(
-                    spec,
-                    tools=session.tools,
-                    system_prompt=await self._run_prompt(spec, session, knowledge=knowledge),
-                    history=spec.history
-                    or (history_messages(workflow, run_id) if workflow is not None else None),
-                    run_id=run_id,
-                    services=tool_services(self.services),
-                    toolboxes=session,
-                    workflow=workflow,
-                    context_builder=(
-                        self._context_builder(used, neutralization) if knowledge else None
-                    ),
-                    round_recorder=recorder,
-                    cancel=cancel,
-                    neutralization=neutralization,
-                ),
-            )
-            try:
-                async for event in loop:
-                    if event.type is EventType.FINAL:
-                        event.data["citations"] = citations(used)
-                    yield event
-            finally:
-                await loop.aclose()  # a consumer that stops early still gets a whole trace now
-                flush = getattr(recorder, "flush", None)
-                if flush is not None:  # round memory held until the end (see round_recorder)
-                    await flush()
-        finally:
-            self._cancels.pop(run_id, None)
+        with its history, the knowledge context, the tools' services and a cancel event
+        (:class:`RuntimeSetup`, done by the loop's own generator)."""
+        return run_agent_loop(self.services, spec, RuntimeSetup(self, spec))
 
     async def _run_prompt(
         self, spec: RunSpec, session: ToolboxSession, *, knowledge: bool
@@ -308,6 +253,87 @@ class AgentRuntime:
         knowledge = self._knowledge()
         recorder = getattr(knowledge, "round_recorder", None)
         return recorder(context) if recorder is not None else None
+
+
+class RuntimeSetup:
+    """The runtime's part of one run (:class:`~nyla.agent.loop.RunSetup`): its toolboxes
+    and first event, then the spec with the workflow, the knowledge context and round
+    recorder, the tools' services and a cancel event; the FINAL event's citations; at the
+    end, round memory flushed and the cancel event dropped."""
+
+    def __init__(self, runtime: AgentRuntime, spec: RunSpec) -> None:
+        self.runtime, self.given = runtime, spec
+        self.run_id = spec.run_id or uuid.uuid4().hex
+        self.cancel = asyncio.Event()
+        #: the knowledge hits the run's context quoted (the FINAL event's citations)
+        self.used: list[Any] = []
+        self.session: ToolboxSession | None = None
+        #: the round recorder, once the loop has its spec (flushed at the end)
+        self.recorder: Any = None
+
+    async def start(self) -> AgentEvent:
+        runtime, spec = self.runtime, self.given
+        runtime._cancels[self.run_id] = self.cancel
+        self.session = runtime.toolbox_session(
+            spec.config,
+            spec.context,
+            extra_tools=spec.tools,
+            run_toolboxes=await runtime.run_toolboxes(spec.context),
+        )
+        # the first event before any other database work (a RunToolboxes plugin's
+        # query is the one before it): a client sees the run start at once
+        return events.status(
+            0,
+            "started",
+            runId=self.run_id,
+            toolboxes=list(self.session.active),
+            model=spec.config.model,
+        )
+
+    async def spec(self) -> RunSpec:
+        runtime, spec, session = self.runtime, self.given, self.session
+        assert session is not None  # (start came first)
+        context, run_id = spec.context, self.run_id
+        workflow = await runtime._workflow(context)
+        knowledge = KNOWLEDGE not in context.denied_services  # nyla.access
+        recorder = runtime._round_recorder(context) if knowledge else None
+        # one placeholder session for the run's model calls and its context's embedding
+        # of the prompt: the same placeholders, and the prompt neutralized once
+        neutralization = spec.neutralization or new_neutralization_session(
+            runtime.services.ai, context
+        )
+        made = replace(
+            spec,
+            tools=session.tools,
+            system_prompt=await runtime._run_prompt(spec, session, knowledge=knowledge),
+            history=spec.history
+            or (history_messages(workflow, run_id) if workflow is not None else None),
+            run_id=run_id,
+            services=tool_services(runtime.services),
+            toolboxes=session,
+            workflow=workflow,
+            context_builder=(
+                runtime._context_builder(self.used, neutralization) if knowledge else None
+            ),
+            round_recorder=recorder,
+            cancel=self.cancel,
+            neutralization=neutralization,
+        )
+        self.recorder = recorder
+        return made
+
+    def final(self, event: AgentEvent) -> AgentEvent:
+        if event.type is EventType.FINAL:
+            event.data["citations"] = citations(self.used)
+        return event
+
+    async def end(self) -> None:
+        try:
+            flush = getattr(self.recorder, "flush", None)
+            if flush is not None:  # round memory held until the end (see round_recorder)
+                await flush()
+        finally:
+            self.runtime._cancels.pop(self.run_id, None)
 
 
 #: citations a FINAL event carries at most
