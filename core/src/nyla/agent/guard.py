@@ -275,12 +275,19 @@ class _BatchGate:
 
     def _on_deadline(self) -> None:
         now = time.monotonic()
-        live = [r.deadline for r in self.runs if r.finished is None and r.deadline > now]
-        if not live:
+        earliest = None  # (a loop, not a comprehension: a frame of its own on 3.11)
+        for r in self.runs:
+            if (
+                r.finished is None
+                and now < r.deadline
+                and (earliest is None or r.deadline < earliest)
+            ):
+                earliest = r.deadline
+        if earliest is None:
             self._open()
         elif not self.future.done():
             loop = asyncio.get_running_loop()
-            self.timer = loop.call_later(min(live) - now, self._on_deadline)
+            self.timer = loop.call_later(earliest - now, self._on_deadline)
 
     def _open(self) -> None:
         if self.future.done():
