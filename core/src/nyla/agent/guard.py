@@ -274,14 +274,19 @@ class _BatchGate:
                 self._open()
 
     def _on_deadline(self) -> None:
+        """Abandon the runs past their deadline (answered ``TIMEOUT``, no longer counted:
+        the batch does not wait for them) and wake again at the earliest deadline left."""
         now = time.monotonic()
         earliest = None  # (a loop, not a comprehension: a frame of its own on 3.11)
         for r in self.runs:
-            if (
-                r.finished is None
-                and now < r.deadline
-                and (earliest is None or r.deadline < earliest)
-            ):
+            if r.finished is not None:
+                continue
+            if now >= r.deadline:
+                if r.gate is self:
+                    r.gate = None
+                    self.left -= 1
+                    r.abandon()
+            elif earliest is None or r.deadline < earliest:
                 earliest = r.deadline
         if earliest is None:
             self._open()
