@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from nyla.errors import BudgetExceeded
 from nyla.models.ai import ModelSpec, Usage
+from nyla.models.prices import usage_price_chf
 
 #: assumed reply length for the estimate when the request sets no ``max_output_tokens``
 DEFAULT_OUTPUT_ESTIMATE = 1000
@@ -29,21 +30,15 @@ def estimate_cost_chf(
     spec: ModelSpec, input_tokens: int, max_output_tokens: int | None = None
 ) -> float | None:
     """Estimated cost before the call (``None`` when the price is unknown): :func:`call_cost_chf`
-    of ``input_tokens`` and the reply's length. It runs on every model call, so it reads the
-    prices itself: a validated ``Usage`` for ``ModelSpec.cost_chf`` cost ~10k instructions,
-    a tuple standing for one ~5k."""
+    of ``input_tokens`` and the reply's length, summed without making a ``Usage`` (it runs on
+    every model call)."""
     output = max_output_tokens
     if output is None:
         output = min(spec.max_output_tokens, DEFAULT_OUTPUT_ESTIMATE)
-    price_in, price_out = spec.price_input_chf_per_mtok, spec.price_output_chf_per_mtok
-    if price_in is None or price_out is None:
+    cost = usage_price_chf(spec, input_tokens, output)
+    if cost is None:
         return None
-    # ModelSpec.cost_chf's sum for no characters and no audio, its zero terms kept: the same
-    # float (an infinite price of those makes NaN there too)
-    tokens = (
-        input_tokens * price_in + output * price_out + 0 * (spec.price_per_million_chars_chf or 0.0)
-    ) / 1_000_000 + 0.0 / 60 * (spec.price_per_audio_minute_chf or 0.0)
-    return tokens + (spec.price_per_call_chf or 0.0)
+    return cost + (spec.price_per_call_chf or 0.0)
 
 
 def preflight(

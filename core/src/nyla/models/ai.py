@@ -19,6 +19,7 @@ from nyla.models.chat_options import (
     check_options,
     required_capabilities,
 )
+from nyla.models.prices import usage_price_chf
 
 
 class OperationType(StrEnum):
@@ -197,13 +198,8 @@ class ModelSpec(WireModel):
 
     def cost_chf(self, usage: Usage) -> float | None:
         """Cost of ``usage`` in CHF, or ``None`` when the price is unknown (budget fails closed)."""
-        if self.price_input_chf_per_mtok is None or self.price_output_chf_per_mtok is None:
-            return None
-        return (
-            usage.input_tokens * self.price_input_chf_per_mtok
-            + usage.output_tokens * self.price_output_chf_per_mtok
-            + usage.characters * (self.price_per_million_chars_chf or 0.0)
-        ) / 1_000_000 + usage.audio_seconds / 60 * (self.price_per_audio_minute_chf or 0.0)
+        u = usage
+        return usage_price_chf(self, u.input_tokens, u.output_tokens, u.characters, u.audio_seconds)
 
 
 class _AnswerOptions(WireModel):
