@@ -266,8 +266,7 @@ class NeutralizationGate:
     def apply_messages(
         self, messages: Iterable[Message], session: NeutralizationSession
     ) -> list[Message]:
-        """``messages`` with every text (content, text parts, tool-call arguments, tool
-        results) neutralized; a message without personal data is returned as it is."""
+        """``messages`` with every text neutralized (a message without personal data as it is)."""
         return self.prepare_messages(list(messages), session)[0]
 
     def prepare_messages(
@@ -361,21 +360,23 @@ class NeutralizationGate:
 
     def _neutralize_message(self, message: Message, session: NeutralizationSession) -> Message:
         """One message neutralized (the message itself when nothing in it changed)."""
-        if isinstance(message.content, str):
-            content: Any = self._apply_held(message.content, session)
-            changed = content is not message.content and content != message.content
+        source = message.content  # (each field read once: a model's attributes are slow)
+        if isinstance(source, str):
+            content: Any = self._apply_held(source, session)
+            changed = content is not source and content != source
         else:
             content = [
                 TextPart(text=self._apply_held(p.text, session))
                 if isinstance(p, TextPart)
                 else self.apply_image(p, session)
-                for p in message.content
+                for p in source
             ]
-            changed = any(p != q for p, q in zip(content, message.content, strict=True))
+            changed = any(p != q for p, q in zip(content, source, strict=True))
         calls = message.tool_calls
         if calls:  # (a tool result, most messages of a run, has none)
-            arguments = [self._apply_held(c.arguments, session) for c in calls]
-            if arguments != [c.arguments for c in calls]:
+            sources = [c.arguments for c in calls]
+            arguments = [self._apply_held(a, session) for a in sources]
+            if arguments != sources:
                 calls = [
                     ToolCall(id=c.id, name=c.name, arguments=a)
                     for c, a in zip(calls, arguments, strict=True)
@@ -391,8 +392,7 @@ def _neutralizer_id(neutralizer: Any) -> Any:
 
 
 def _overlaps(finding: Finding, spans: list[tuple[int, int]], starts: list[int]) -> bool:
-    """Whether ``finding`` overlaps one of the sorted, disjoint ``spans`` (``starts`` their
-    starts): one bisection, not a pass over all of them."""
+    """Whether ``finding`` overlaps one of the sorted, disjoint ``spans`` (one bisection)."""
     i = bisect.bisect_left(starts, finding.end) - 1
     return i >= 0 and spans[i][1] > finding.start
 
