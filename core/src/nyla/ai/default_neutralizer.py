@@ -197,6 +197,11 @@ def _ipv4_findings(scan: Scan) -> Iterator[Finding]:
         yield Finding(start=start, end=end, category="IP", value=text[start:end])
 
 
+#: where an international phone number without + and a Swiss one begin (Python's re: what
+#: :func:`_pre_checks` reads only in a text with "00", or three digits together)
+_INTL_START = re.compile(r"00[1-9]")
+_SWISS_START = re.compile(r"0[1-9][0-9]")
+
 #: what :func:`_pre_checks` says of a text none of :data:`_MATCH_DETECTORS` can find anything in
 #: (one object: ``is`` tells it)
 _NOTHING = (False,) * 8
@@ -223,10 +228,10 @@ def _pre_checks(text: str, shape: str, digits: int) -> tuple[bool, ...]:
         iban,
         digits >= 13 and "756" in text,  # an AHV number 13 digits from 756 on
         digits >= 13,  # a card number 13 digits
-        # an international phone number + or 00, and 8 digits (_phone_ok)
-        digits >= 8 and ("+" in text or "00" in text),
-        # a Swiss one 10 digits, the first three together (0[1-9][0-9], maybe in brackets)
-        digits >= 10 and "000" in shape,
+        # an international phone number + or 00[1-9], and 8 digits (_phone_ok)
+        digits >= 8 and ("+" in text or ("00" in text and _INTL_START.search(text) is not None)),
+        # a Swiss one 10 digits, the first three together: 0[1-9][0-9] (maybe in brackets)
+        digits >= 10 and "000" in shape and _SWISS_START.search(text) is not None,
         # an IPv4 address four digits, three dots, and a digit on each side of one
         "0.0" in shape and text.count(".") >= 3,
         ipv6,
