@@ -17,8 +17,9 @@ def usage_price_chf(
     price_in, price_out = spec.price_input_chf_per_mtok, spec.price_output_chf_per_mtok
     if price_in is None or price_out is None:
         return None
-    return (
+    total: float = (
         input_tokens * price_in
         + output_tokens * price_out
         + characters * (spec.price_per_million_chars_chf or 0.0)
     ) / 1_000_000 + audio_s / 60 * (spec.price_per_audio_minute_chf or 0.0)
+    return total
