@@ -201,6 +201,22 @@ def _install(site: Path, module: str = "fake_cache_plugin", name: str = "fake-ca
     (dist / "entry_points.txt").write_text(f"[nyla.toolboxes]\n{name} = {module}\n")
 
 
+def _fake_site_env(tmp_path: Path, site: Path, marker: Path) -> dict[str, str]:
+    """The environment of a `nyla` with ``site`` on its path, its own cache directory, and
+    only the fake plugins and the built-ins loading (the test's subject, quickly)."""
+    installed = {ep.name for g in ENTRY_POINT_GROUPS for ep in metadata.entry_points(group=g)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(site),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "NYLA_PLUGIN_CACHE": "on",
+        "FAKE_PLUGIN_MARKER": str(marker),
+        "NYLA_DISABLE_PLUGINS": ",".join(sorted(installed)),
+    }
+    env.pop("NYLA_PLUGINS", None)
+    return env
+
+
 def _nyla(args: list[str], env: dict[str, str]) -> str:
     code = "import sys; from nyla.cli import main; main(sys.argv[1:])"
     out = subprocess.run(
@@ -215,17 +231,7 @@ def test_installing_and_removing_a_plugin_is_seen_at_once(tmp_path: Path):
     (site / "fake_cache_plugin").mkdir(parents=True)
     (site / "fake_cache_plugin" / "__init__.py").write_text(textwrap.dedent(PLUGIN))
     marker = tmp_path / "imports.txt"
-    installed = {ep.name for g in ENTRY_POINT_GROUPS for ep in metadata.entry_points(group=g)}
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(site),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "NYLA_PLUGIN_CACHE": "on",
-        "FAKE_PLUGIN_MARKER": str(marker),
-        # only the fake plugin and the built-ins load: the test's subject, quickly
-        "NYLA_DISABLE_PLUGINS": ",".join(sorted(installed)),
-    }
-    env.pop("NYLA_PLUGINS", None)
+    env = _fake_site_env(tmp_path, site, marker)
 
     def names(listing: str) -> set[str]:
         return {r["name"] for r in json.loads(listing) if r["status"] == "ok"}
@@ -275,17 +281,8 @@ def test_a_plugin_left_out_for_a_missing_program_is_cached_until_the_program_com
     programs.mkdir()
     _install(site, "fake_probing_plugin", "fake-probing")
     marker = tmp_path / "imports.txt"
-    installed = {ep.name for g in ENTRY_POINT_GROUPS for ep in metadata.entry_points(group=g)}
-    env = {
-        **os.environ,
-        "PATH": f"{programs}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONPATH": str(site),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "NYLA_PLUGIN_CACHE": "on",
-        "FAKE_PLUGIN_MARKER": str(marker),
-        "NYLA_DISABLE_PLUGINS": ",".join(sorted(installed)),
-    }
-    env.pop("NYLA_PLUGINS", None)
+    env = _fake_site_env(tmp_path, site, marker)
+    env["PATH"] = f"{programs}{os.pathsep}{env.get('PATH', '')}"
     env.pop("NYLA_STRICT_PLUGINS", None)  # (CI sets it: the failed plugin would exit 1)
 
     def probing(listing: str) -> dict[str, object]:

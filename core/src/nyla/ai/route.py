@@ -18,8 +18,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from pydantic import BaseModel
-
 from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
 from nyla.ai.pricing import estimate_cost_chf, within_budget
 from nyla.ai.retry import RetryPolicy
@@ -34,7 +32,7 @@ from nyla.models.ai import (
     ToolCall,
     Usage,
 )
-from nyla.models.base import WireModel
+from nyla.models.base import assembled
 from nyla.text import loads_json
 
 log = logging.getLogger(__name__)
@@ -44,19 +42,6 @@ T = TypeVar("T")
 #: the C scanner ``json.loads`` ends in, called directly for the usual arguments (one JSON
 #: object, nothing around it): what a failure is, and every other text, ``loads_json`` says
 _scan_json = json.scanner.make_scanner(cast(Any, json.JSONDecoder()))
-_W = TypeVar("_W", bound=WireModel)
-_new = object.__new__
-#: the setters of a pydantic model's four slots (called directly: ``object.__setattr__``
-#: looks each name up on the model's class, ~0.5k instructions a slot)
-_set_dict, _set_fields_set, _set_extra, _set_private = (
-    BaseModel.__dict__[name].__set__
-    for name in (
-        "__dict__",
-        "__pydantic_fields_set__",
-        "__pydantic_extra__",
-        "__pydantic_private__",
-    )
-)
 
 
 @dataclass
@@ -188,23 +173,6 @@ async def with_retries(
         route.retries += 1
         log.info("%s: attempt %d failed (%s); retrying in %.2fs", spec.id, attempt, error, wait)
         await retry.sleep(wait)
-
-
-def assembled(cls: type[_W], values: dict[str, Any]) -> _W:
-    """An instance of ``cls`` holding ``values``, which names every field of ``cls`` in the
-    fields' order (all of them set), *without validation*: the AI service's answer and
-    provider request, built on every model call from values already of the fields' types
-    (checked when they entered: the caller's request, the provider's ``ChatResponse``, the
-    service's own numbers). It equals, dumps and copies like ``cls(**values)``; neither
-    validation nor ``WireModel.trusted`` is cheaper for these models (~23-30k instructions,
-    a third of it passing the values as keywords), this ~6k. Nothing is checked here: the
-    tests compare each built model with a validated one."""
-    instance = _new(cls)
-    _set_dict(instance, values)
-    _set_fields_set(instance, set(values))
-    _set_extra(instance, None)
-    _set_private(instance, None)
-    return instance
 
 
 def _over_budget(spec: ModelSpec, budget_s: float) -> ProviderTimeoutError:

@@ -9,7 +9,7 @@ from typing import Any, Protocol, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, create_model
 
 from nyla.models.agent import RunContext
-from nyla.models.base import WireModel
+from nyla.models.base import WireModel, assembled
 from nyla.models.chat import ChatWorkflow
 from nyla.models.tool_services import NoServices, PlaceholderSession, ToolServices
 
@@ -83,34 +83,17 @@ _validate_result: Callable[[dict[str, Any]], ToolResult] = (
     ToolResult.__pydantic_validator__.validate_python
 )
 
-_new = object.__new__
-#: the setters of a pydantic model's four slots (``object.__setattr__`` looks each name up
-#: on the model's class)
-_set_dict, _set_fields_set, _set_extra, _set_private = (
-    BaseModel.__dict__[name].__set__
-    for name in (
-        "__dict__",
-        "__pydantic_fields_set__",
-        "__pydantic_extra__",
-        "__pydantic_private__",
-    )
-)
-
 
 def _assembled_ok(content: str, data: Any) -> ToolResult:
     """``ToolResult(success=True, content=content, data=data)`` for a ``str`` content, built
     as validation builds it (the fields in order, the three given set) without running it:
     a ``str`` passes the ``str`` field as it is and ``data`` is ``Any``. One per tool call:
     ~10k instructions validated, ~4k so (the tests compare it with the validated result)."""
-    result = _new(ToolResult)
-    _set_dict(
-        result,
+    return assembled(
+        ToolResult,
         {"success": True, "content": content, "data": data, "error": None, "error_details": None},
+        {"success", "content", "data"},
     )
-    _set_fields_set(result, {"success", "content", "data"})
-    _set_extra(result, None)
-    _set_private(result, None)
-    return result
 
 
 class ToolboxRequests(Protocol):
