@@ -368,6 +368,8 @@ class Kernel:
 
     async def aclose(self) -> None:
         """Release pooled connections and clients."""
+        if "sync" in self.__dict__:  # a schedule's ticks must not outlive the kernel
+            await self.sync.aclose()
         if "runs" in self.__dict__:
             await self.runs.aclose()
         if "jobs" in self.__dict__:

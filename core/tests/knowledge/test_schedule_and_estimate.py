@@ -106,3 +106,14 @@ def test_a_listing_sizes_a_source_no_sync_has_read_and_a_cut_one_only_bounds_it(
     )
     assert cut.basis.assumptions["sizedBy"] == "limits"
     assert any("cut short after 700 item(s)" in n for n in cut.basis.notes), cut.basis.notes
+
+
+async def test_closing_the_kernel_stops_a_started_resync_schedule(make_kernel, scripted, db):
+    # a host that never ran its shutdown must not leave the schedule ticking in the loop
+    kernel = make_kernel(scripted(["done"]), db=db, settings={"resync_interval": 3600})
+    scheduler = kernel.sync.scheduler
+    scheduler.start()
+    task = scheduler._task
+    assert task is not None and not task.done()
+    await kernel.aclose()
+    assert task.done() and scheduler._task is None

@@ -206,6 +206,14 @@ async def test_catalog(client, token_for):
     assert "/api/datasources/{data_source_id}/rag-index" in schema["paths"]
 
 
+_IDP_TOKENS = {
+    "access_token": "at-1",
+    "refresh_token": "rt-1",
+    "expires_in": 3600,
+    "token_type": "Bearer",
+}
+
+
 async def test_oauth_sign_in_round_trip(db, make_kernel, provider, tmp_path, monkeypatch):
     from urllib.parse import parse_qs, urlparse
 
@@ -213,7 +221,7 @@ async def test_oauth_sign_in_round_trip(db, make_kernel, provider, tmp_path, mon
 
     from nyla import hookimpl
     from nyla.sdk.connectors import BaseConnector, OAuthConfig
-    from nyla_host.app import add_page, bare_app, build_state, mount, startup
+    from nyla_host.app import add_page, bare_app, build_state, mount, shutdown, startup
 
     class Cloud(BaseConnector):
         service = "cloud"
@@ -234,15 +242,7 @@ async def test_oauth_sign_in_round_trip(db, make_kernel, provider, tmp_path, mon
     def idp(request: httpx.Request) -> httpx.Response:
         form = parse_qs(request.content.decode())
         exchanged.append(form)
-        return httpx.Response(
-            200,
-            json={
-                "access_token": "at-1",
-                "refresh_token": "rt-1",
-                "expires_in": 3600,
-                "token_type": "Bearer",
-            },
-        )
+        return httpx.Response(200, json=_IDP_TOKENS)
 
     monkeypatch.setenv("NYLA_TEST_CLOUD_CLIENT", "client-42")
     kernel = make_kernel(
@@ -253,36 +253,40 @@ async def test_oauth_sign_in_round_trip(db, make_kernel, provider, tmp_path, mon
     )
     state = build_state(kernel)
     await startup(state)
-    app = bare_app()
-    mount(app, state)
-    add_page(app)
-    token, _ = await state.tokens.create("alice")
-    headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://h"
-    ) as client:
-        started = (await client.post("/api/connections/oauth/cloud/start", headers=headers)).json()
-        query = parse_qs(urlparse(started["authorizeUrl"]).query)
-        assert query["client_id"] == ["client-42"] and query["scope"] == ["files.read"]
-        assert query["state"] == [started["state"]]
-        callback = urlparse(query["redirect_uri"][0]).path
-        assert callback == "/api/connections/oauth/cloud/callback"
-        forged = await client.get(callback, params={"state": "forged", "code": "c"})
-        assert forged.status_code == 303 and exchanged == []
-        assert forged.headers["location"].startswith("/#sources?oauthError=")
-        done = await client.get(callback, params={"state": started["state"], "code": "code-7"})
-        assert done.status_code == 303, done.text
-        assert exchanged[0]["code"] == ["code-7"] and exchanged[0]["grant_type"] == [
-            "authorization_code"
-        ]
-        assert exchanged[0]["code_verifier"]  # PKCE (test_oauth_flow.py checks it end to end)
-        connected = parse_qs(urlparse(done.headers["location"]).fragment.partition("?")[2])
-        listed = (await client.get("/api/connections", headers=headers)).json()["connections"]
-        assert [c["id"] for c in listed] == connected["connected"]
-        assert "at-1" not in str(listed)  # tokens stay in the encrypted store
-        again = await client.get(callback, params={"state": started["state"], "code": "code-7"})
-        assert "oauthError=" in again.headers["location"]  # a state is used once
-    await state.runs.aclose()
+    try:
+        app = bare_app()
+        mount(app, state)
+        add_page(app)
+        token, _ = await state.tokens.create("alice")
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://h"
+        ) as client:
+            started = (
+                await client.post("/api/connections/oauth/cloud/start", headers=headers)
+            ).json()
+            query = parse_qs(urlparse(started["authorizeUrl"]).query)
+            assert query["client_id"] == ["client-42"] and query["scope"] == ["files.read"]
+            assert query["state"] == [started["state"]]
+            callback = urlparse(query["redirect_uri"][0]).path
+            assert callback == "/api/connections/oauth/cloud/callback"
+            forged = await client.get(callback, params={"state": "forged", "code": "c"})
+            assert forged.status_code == 303 and exchanged == []
+            assert forged.headers["location"].startswith("/#sources?oauthError=")
+            done = await client.get(callback, params={"state": started["state"], "code": "code-7"})
+            assert done.status_code == 303, done.text
+            assert exchanged[0]["code"] == ["code-7"] and exchanged[0]["grant_type"] == [
+                "authorization_code"
+            ]
+            assert exchanged[0]["code_verifier"]  # PKCE (test_oauth_flow.py checks it end to end)
+            connected = parse_qs(urlparse(done.headers["location"]).fragment.partition("?")[2])
+            listed = (await client.get("/api/connections", headers=headers)).json()["connections"]
+            assert [c["id"] for c in listed] == connected["connected"]
+            assert "at-1" not in str(listed)  # tokens stay in the encrypted store
+            again = await client.get(callback, params={"state": started["state"], "code": "code-7"})
+            assert "oauthError=" in again.headers["location"]  # a state is used once
+    finally:  # the host's scheduler and jobs must not outlive the test (the loop is shared)
+        await shutdown(state)
 
 
 async def test_an_upload_above_the_limit_is_refused(state, client, token_for):

@@ -80,6 +80,12 @@ class SyncService:
             self._scheduler = ResyncScheduler(self.db, self.runner, self, settings=self.settings)
         return self._scheduler
 
+    async def aclose(self) -> None:
+        """Stop the re-sync schedule's ticks, if it was started (syncs already started go on
+        as jobs)."""
+        if self._scheduler is not None:
+            await self._scheduler.aclose()
+
     async def _source(self, ds_id: str, user_id: str | None) -> DataSource:
         async with self.db.session() as s:
             ds = await s.get(DataSource, ds_id)
