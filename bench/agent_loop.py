@@ -77,7 +77,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agent_loop_runners import RUNNERS, SCHEDULES, Probe  # noqa: E402
-from host_wake import WarmHost, wake_line  # noqa: E402
+from host_wake import WarmHost, wake_line, warm_bounds  # noqa: E402
 
 BENCH_VENV = ROOT / "bench" / ".venvs" / "agent_loop"
 COMPETITORS = ["pydantic-ai-slim>=1.0", "langgraph>=1.0", "langchain-core>=1.0"]
@@ -438,7 +438,7 @@ def main() -> None:
     print("\n## Summary (medians per round; ratio = nyla / the faster competitor, CPU)")
     print(SUMMARY_HEAD)
     print("\n".join(line for line in table if line))
-    print("\n".join(host))
+    print("\n".join(host + warm_bounds(every, "nyla", FLOOR, COMPETING)))
     if args.warm:
         print("(measured with the host kept warm: nice-19 busy loops on every core)")
     if args.json:

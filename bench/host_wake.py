@@ -14,12 +14,14 @@ the processes measured; it is a load condition of its own and labelled as such.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 _SIZE = 4096
 _DATA = [{"key": i, "text": str(i) * 3} for i in range(_SIZE)]
@@ -77,3 +79,40 @@ class WarmHost:
             proc.kill()
         for proc in self.procs:
             proc.wait(timeout=10)
+
+
+def warm_bounds(
+    runs: list[dict[str, Any]], framework: str, floor: str, competing: tuple[str, ...]
+) -> list[str]:
+    """Lines bounding what the waiting rows would give if nothing ran slow after a wait: the
+    tools' own cost when they wait (``floor``, measured) plus ``framework``'s work as it costs
+    with tools that return at once (its instant row less the floor's), against the faster
+    competitor's waiting CPU. Computed from the rows, not measured; a bound only on this host."""
+
+    def median_ms(name: str, rounds: int, schedule: str, waiting: bool) -> float:
+        cpu = [
+            r["cpu"] * 1000 / rounds
+            for r in runs
+            if r["framework"] == name
+            and r["rounds"] == rounds
+            and r["schedule"] == schedule
+            and (r["toolMs"] > 0) == waiting
+        ]
+        return statistics.median(cpu) if cpu else math.nan
+
+    lines = []
+    for rounds, schedule in sorted({(r["rounds"], r["schedule"]) for r in runs}):
+        wait_floor = median_ms(floor, rounds, schedule, True)
+        work = median_ms(framework, rounds, schedule, False) - median_ms(
+            floor, rounds, schedule, False
+        )
+        fastest = min(median_ms(n, rounds, schedule, True) for n in competing)
+        bound = wait_floor + work
+        if math.isnan(bound + fastest):
+            continue
+        lines.append(
+            f"warm bound, {rounds} rounds {schedule}: {floor} waiting {wait_floor:.3f} + "
+            f"{framework}'s instant work {work:.3f} = {bound:.3f} ms a round, {bound / fastest:.3f}x"
+            " the faster competitor waiting (computed from the rows, not measured)"
+        )
+    return lines
