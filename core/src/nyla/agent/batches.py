@@ -72,13 +72,19 @@ class _Pending:
 
 
 def plan_batches(
-    calls: list[ToolCall], is_read_only: Callable[[ToolCall], bool]
+    calls: list[ToolCall],
+    is_read_only: Callable[[ToolCall], bool],
+    read_only: list[bool] | None = None,
 ) -> list[list[ToolCall]]:
-    """Split calls into batches: consecutive read-only calls together, each write alone."""
+    """Split calls into batches: consecutive read-only calls together, each write alone.
+    Each call's flag is appended to ``read_only`` (when given), in call order."""
     batches: list[list[ToolCall]] = []
     current: list[ToolCall] = []
     for call in calls:
-        if is_read_only(call):
+        flag = is_read_only(call)
+        if read_only is not None:
+            read_only.append(flag)
+        if flag:
             current.append(call)
             continue
         if current:
@@ -231,12 +237,14 @@ class BatchRunner:
         wait: Callable[[Awaitable[Any]], Awaitable[Any]],
         announce: bool = False,
         cancelled: Callable[[], bool] | None = None,
+        read_only: list[bool] | None = None,
     ) -> AsyncGenerator[list[Dispatched], None]:
         """Every batch of one turn, pipelined; ``wait`` wraps each wait (the run's cancel:
         ``cancelled()`` says whether it is set). With ``announce``, an empty list comes
         first, once the first batch's handlers are started (the caller's bookkeeping of the
-        turn then overlaps with them)."""
-        batches = plan_batches(calls, self.is_read_only)
+        turn then overlaps with them). ``read_only`` (when given) gets each call's flag from
+        the plan, in call order, before anything is yielded."""
+        batches = plan_batches(calls, self.is_read_only, read_only)
         if not batches:
             return
         gate = BEFORE_WRITE.get()

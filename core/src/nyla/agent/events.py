@@ -13,27 +13,33 @@ from nyla.models.agent import AgentEvent, AgentTrace, EventType
 from nyla.models.ai import ToolCall
 from nyla.models.tools import ToolResult
 
+#: the constructor and types of the per-call events, looked up once (not twice a call)
+_event = AgentEvent.of
+_TOOL_CALL, _TOOL_RESULT = EventType.TOOL_CALL, EventType.TOOL_RESULT
+
 
 def chunk(round_: int, text: str) -> AgentEvent:
     """Streamed text."""
-    return AgentEvent.of(EventType.CHUNK, round_, text, {})
+    return _event(EventType.CHUNK, round_, text, {})
 
 
 def status(round_: int, state: str, **data: Any) -> AgentEvent:
     """A state change (``round``, ``summarizing``, ``contextFailed``, ...)."""
-    return AgentEvent.of(EventType.STATUS, round_, state, {"status": state, **data})
+    return _event(EventType.STATUS, round_, state, {"status": state, **data})
 
 
 def tool_call(round_: int, call: ToolCall, read_only: bool) -> AgentEvent:
     """The model asked for a tool call."""
-    return AgentEvent.of(
-        EventType.TOOL_CALL,
+    fields = call.__dict__  # (the call's fields: each attribute read costs pydantic's hook)
+    name = fields["name"]
+    return _event(
+        _TOOL_CALL,
         round_,
-        call.name,
+        name,
         {
-            "callId": call.id,
-            "toolName": call.name,
-            "arguments": call.arguments,
+            "callId": fields["id"],
+            "toolName": name,
+            "arguments": fields["arguments"],
             "readOnly": read_only,
         },
     )
@@ -43,16 +49,18 @@ def tool_result(
     round_: int, call: ToolCall, result: ToolResult, duration_ms: float, text: str
 ) -> AgentEvent:
     """A tool call finished (successfully or with a structured error)."""
-    return AgentEvent.of(
-        EventType.TOOL_RESULT,
+    fields, outcome = call.__dict__, result.__dict__  # (as in tool_call)
+    details = outcome["error_details"]
+    return _event(
+        _TOOL_RESULT,
         round_,
         text,
         {
-            "callId": call.id,
-            "toolName": call.name,
-            "success": result.success,
-            "error": result.error,
-            "errorDetails": result.error_details.to_wire() if result.error_details else None,
+            "callId": fields["id"],
+            "toolName": fields["name"],
+            "success": outcome["success"],
+            "error": outcome["error"],
+            "errorDetails": details.to_wire() if details else None,
             "durationMs": round(duration_ms, 3),
         },
     )
@@ -60,13 +68,13 @@ def tool_result(
 
 def final(round_: int, text: str, status_: str) -> AgentEvent:
     """The answer (or the progress report of a run that stopped early)."""
-    return AgentEvent.of(EventType.FINAL, round_, text, {"status": status_})
+    return _event(EventType.FINAL, round_, text, {"status": status_})
 
 
 def summary(trace: AgentTrace, tool_calls: int | None = None, **extra: Any) -> AgentEvent:
     """The closing metrics of a run: cost, rounds, tokens, tool calls (``tool_calls``, else
     those in ``trace``), repair counters."""
-    return AgentEvent.of(
+    return _event(
         EventType.AGENT_SUMMARY,
         trace.rounds,
         str(trace.status),
@@ -91,4 +99,4 @@ def summary(trace: AgentTrace, tool_calls: int | None = None, **extra: Any) -> A
 
 def error(round_: int, message: str, **data: Any) -> AgentEvent:
     """Something failed that the user should see (the run may still end normally)."""
-    return AgentEvent.of(EventType.ERROR, round_, message, data)
+    return _event(EventType.ERROR, round_, message, data)

@@ -388,20 +388,23 @@ class ToolRegistry:
         ctx_for: Callable[[ToolCall], ToolContext],
         cancel: asyncio.Event | CancelScope | None = None,
         announce: bool = False,
+        read_only: list[bool] | None = None,
     ) -> AsyncGenerator[list[Dispatched], None]:
         """Run one model turn's calls: runs of consecutive read-only calls concurrently, every
         other call alone in the model's order (see :mod:`nyla.agent.batches`). Yields each
         batch's results in call order (with ``announce``, first an empty list once the first
         batch is running); ``cancel`` set by the caller stops the batch in flight
-        (:class:`RunCancelled`). Closing the generator early cancels what still runs."""
+        (:class:`RunCancelled`). Closing the generator early cancels what still runs.
+        ``read_only`` (when given) gets each call's :meth:`is_read_only` flag, in call order,
+        before the first batch is yielded (the caller need not look each call up again)."""
         if cancel is None:
             wait: Callable[[Awaitable[Any]], Awaitable[Any]] = _no_wait
-            return self._runner().run_turn(calls, ctx_for, wait, announce=announce)
+            return self._runner().run_turn(calls, ctx_for, wait, announce, None, read_only)
         if isinstance(cancel, CancelScope):
             wait = cancel.wait
         else:
             wait = functools.partial(race, cancel=cancel)
-        return self._runner().run_turn(calls, ctx_for, wait, announce, cancel.is_set)
+        return self._runner().run_turn(calls, ctx_for, wait, announce, cancel.is_set, read_only)
 
 
 def _no_wait(work: Awaitable[Any]) -> Awaitable[Any]:

@@ -228,12 +228,7 @@ class AgentRun:
         if self.config.stream:
             answers: list[AiCallResponse] = []
             async for event in call_model_live(
-                self.ai,
-                request,
-                stream=True,
-                round_=self.round,
-                cancel=self.cancel,
-                into=answers,
+                self.ai, request, stream=True, round_=self.round, cancel=self.cancel, into=answers
             ):
                 yield event  # CHUNK events reach the caller while the model still streams
             response = answers[0]
@@ -253,14 +248,15 @@ class AgentRun:
         # fail); each result goes to the trace, the conversation and out as a TOOL_RESULT.
         calls, registry, round_ = response.tool_calls, self.registry, self.round
         results: list[Dispatched] = []
+        flags: list[bool] = []  # each call's read-only flag, as the batch plan found it
         self._round_calls = calls
         self._call_numbers = {id(c): i for i, c in enumerate(calls, 1)}
-        async for batch in registry.execute(calls, self.tool_context, self.cancel, announce=True):
+        async for batch in registry.execute(calls, self.tool_context, self.cancel, True, flags):
             if not batch:  # the first batch is running
                 self.conversation.add(said(response))
                 self.log_calls()
-                for call in calls:
-                    yield events.tool_call(round_, call, registry.is_read_only(call))
+                for call, read_only in zip(calls, flags, strict=True):
+                    yield events.tool_call(round_, call, read_only)
                 continue
             for item in batch:
                 call, result = item.call, item.result
