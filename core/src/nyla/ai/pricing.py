@@ -20,7 +20,8 @@ DEFAULT_OUTPUT_ESTIMATE = 1000
 def call_cost_chf(spec: ModelSpec, usage: Usage) -> float | None:
     """Cost of one call: tokens at the model's prices plus its per-call fee, or ``None``
     when the price is unknown."""
-    cost = spec.cost_chf(usage)
+    u = usage  # (ModelSpec.cost_chf's sum, without its frame: it runs on every model call)
+    cost = usage_price_chf(spec, u.input_tokens, u.output_tokens, u.characters, u.audio_seconds)
     if cost is None:
         return None
     return cost + (spec.price_per_call_chf or 0.0)
