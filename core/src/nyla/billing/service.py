@@ -54,6 +54,10 @@ class Pending:
     since: float = 0.0
 
 
+#: ``datetime.now`` looked up once (a row is noted on every model call)
+_now = datetime.now
+
+
 def _float(value: Any, default: float) -> float:
     return default if value in (None, "") else float(value)
 
@@ -134,6 +138,18 @@ class BillingService:
 
     # ---- the AI service's port ----------------------------------------------------------
 
+    def binds(self, context: Any) -> bool:
+        """Whether :meth:`admit` has anything to do for a call in ``context``. ``False`` only
+        while the kept policies are fresh, no batch of rows waits to be written and no policy
+        binds the caller's mandate or user: :meth:`admit` would then return ``None`` at once
+        and change nothing, so the AI service may skip its coroutine (a stored, removed or
+        forgotten policy makes it ``True`` again, as it makes :meth:`admit` read them)."""
+        if time.monotonic() - self._loaded_at >= self.cache_s or self._loose.rows:
+            return True
+        if not self._policies and not self.require_credit:
+            return False
+        return bool(self._binding(*_subject(context))[0])
+
     async def admit(
         self,
         context: Any,
@@ -200,7 +216,7 @@ class BillingService:
                 detail = {**detail, "afterRun": run_id}  # not in the run's reported cost
                 run_id = None
         row = (  # (the ledger's columns, ROW_COLUMNS)
-            datetime.now(UTC),
+            _now(UTC),
             user_id,
             mandate_id,
             run_id,
