@@ -34,10 +34,11 @@ log = logging.getLogger(__name__)
 
 PLACEHOLDER = re.compile(r"\[([A-Z][A-Z0-9]*)_(\d+)\]")
 
-#: what a memo of the gate is keyed on besides its input: each neutralizer's id and object
-#: (another object with the same id, e.g. a plugin built again with other settings, is
-#: another neutralizer)
+#: what a memo of the gate is keyed on besides its input: each neutralizer's id and object (an
+#: object of the same id, e.g. a plugin built again with other settings, is another neutralizer)
 Signature = tuple[tuple[str, int], ...]
+#: id(message) -> (the message, its neutralized copy, its tokens)
+_Memo = dict[int, tuple[Message, Message, int]]
 
 
 class NeutralizationSession:
@@ -98,10 +99,8 @@ class NeutralizationSession:
 
     def table(self) -> list[dict[str, str]]:
         """Rows ``{placeholder, category, value}`` in creation order (for ``nyla ai neutralize``)."""
-        return [
-            {"placeholder": p, "category": c, "value": v}
-            for p, (c, v) in self._by_placeholder.items()
-        ]
+        rows = self._by_placeholder.items()
+        return [{"placeholder": p, "category": c, "value": v} for p, (c, v) in rows]
 
     def __len__(self) -> int:
         return len(self._by_placeholder)
@@ -123,10 +122,9 @@ class _History:
     neutral: list[Message]
     cumulative: list[int]
 
-    def memo(self) -> dict[int, tuple[Message, Message, int]]:
+    def memo(self) -> _Memo:
         """id(source) -> (source, neutralized copy, its tokens)."""
-        out = {}
-        previous = 0
+        out, previous = {}, 0
         for source, neutral, total in zip(self.sources, self.neutral, self.cumulative, strict=True):
             out[id(source)] = (source, neutral, total - previous)
             previous = total
@@ -149,7 +147,7 @@ class NeutralizationGate:
     def __init__(self, neutralizers: Sequence[Any], *, require: bool = False) -> None:
         self.neutralizers = list(neutralizers)
         self.require = require
-        signature = []  # (a loop: a generator costs twice as much, and a gate is made per call)
+        signature = []  # (a loop: a generator costs twice as much)
         for n in self.neutralizers:
             signature.append((str(_neutralizer_id(n)), id(n)))
         self._signature: Signature = tuple(signature)
@@ -157,9 +155,15 @@ class NeutralizationGate:
         self.replaced = 0
         self._pinned: NeutralizationSession | None = None
 
+    def for_call(self) -> NeutralizationGate:
+        """This gate for one call: :attr:`errors` and :attr:`replaced` its own, the rest shared."""
+        gate = object.__new__(NeutralizationGate)
+        gate.neutralizers, gate.require = self.neutralizers, self.require
+        gate._signature, gate.errors, gate.replaced, gate._pinned = self._signature, [], 0, None
+        return gate
+
     def _pin(self, session: NeutralizationSession) -> None:
-        """Keep this gate's neutralizers alive with ``session``, whose memos name them (called
-        once per session: a gate's neutralizers do not change)."""
+        """Keep the neutralizers alive with ``session``, whose memos name them by ``id()``."""
         for neutralizer in self.neutralizers:
             session._computed_by[id(neutralizer)] = neutralizer
         self._pinned = session
@@ -275,12 +279,11 @@ class NeutralizationGate:
         """``messages`` neutralized, and their estimated tokens (per-message overhead
         included, not the request's).
 
-        Each message is neutralized and counted once per session, so a call costs what its
-        new messages cost, not what the whole history does: a call that extends the previous
-        call of the same conversation (same first message) reuses that call's result for the
-        common prefix (list comparison checks identity first, so this is one C-level pass);
-        any other call reuses what it can message by message. Messages are treated as
-        immutable once sent (the conversation manager only appends).
+        Each message is neutralized and counted once per session: a call that extends the
+        previous call of the same conversation (same first message) reuses its result for the
+        common prefix (list comparison checks identity first: one C-level pass); any other
+        call reuses what it can message by message. Messages are treated as immutable once
+        sent (the conversation manager only appends).
         """
         if not messages:
             return [], 0
@@ -327,11 +330,7 @@ class NeutralizationGate:
         return list(history.neutral), history.cumulative[-1]
 
     def _neutralize_all(
-        self,
-        messages: list[Message],
-        memo: dict[int, tuple[Message, Message, int]],
-        total: int,
-        session: NeutralizationSession,
+        self, messages: list[Message], memo: _Memo, total: int, session: NeutralizationSession
     ) -> tuple[list[Message], list[int], bool]:
         """``messages`` neutralized (from ``memo`` where it holds the same message), the tokens
         so far after each (from ``total``), and whether every neutralizer succeeded."""

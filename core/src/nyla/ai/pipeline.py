@@ -105,6 +105,8 @@ class AiPipeline:
         #: each call's chain inside its access rule, the ranked part kept between calls
         self.chains = ModelChains(self.selector, self._models, settings, self._model_specs)
         self._totals: dict[str | None, UsageTotals] = {}
+        #: require_neutralization -> (the neutralizers, a gate of them), see :meth:`_gate`
+        self._gates: dict[bool, tuple[tuple[Any, ...], NeutralizationGate]] = {}
 
     # ---- selection ------------------------------------------------------------------
 
@@ -142,16 +144,27 @@ class AiPipeline:
     # ---- neutralization -----------------------------------------------------------------
 
     def _gate(self, context: Any) -> NeutralizationGate:
+        """A gate of its own for one call (its errors are the call's: concurrent runs' calls
+        never share one), made from the gate kept for ``require`` while the neutralizers to
+        run are the same (~6k -> ~3k instructions a call; built again when they change)."""
         require = bool(getattr(context, "require_neutralization", False))
-        enabled = require or bool(self.settings.get("neutralize", True))
-        neutralizers = list(self.plugins.neutralizers.values()) if enabled else []
+        enabled = require or self.settings.get("neutralize", True)
+        neutralizers = tuple(self.plugins.neutralizers.values()) if enabled else ()
+        kept = self._gates.get(require)
+        if kept is not None and kept[0] == neutralizers:
+            return kept[1].for_call()
         if require and not neutralizers:
             from nyla.errors import NeutralizationError
 
             raise NeutralizationError(
                 "neutralization is required but no neutralizer is installed: call blocked"
             )
-        return NeutralizationGate(neutralizers, require=require)
+        gate = NeutralizationGate(neutralizers, require=require)
+        if all(type(n).__eq__ is object.__eq__ for n in neutralizers):
+            # (kept only when ``==`` above is ``is``: an equal but other object is another
+            # neutralizer)
+            self._gates[require] = (neutralizers, gate)
+        return gate.for_call()
 
     def neutralization_session(self, context: Any = None) -> NeutralizationSession:
         """A fresh placeholder session for one run (pass it as ``request.neutralization`` on
