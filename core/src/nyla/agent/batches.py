@@ -33,7 +33,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from nyla.agent.cancel import RunCancelled
-from nyla.agent.guard import ToolRun, await_tool_runs, run_is_cancelled, safe_result
+from nyla.agent.guard import (
+    DeadlineClock,
+    ToolRun,
+    await_tool_runs,
+    run_is_cancelled,
+    safe_result,
+)
 from nyla.agent.write_gate import BEFORE_WRITE, BeforeWrite
 from nyla.models.ai import ToolCall
 from nyla.models.tools import Tool, ToolContext, ToolResult
@@ -149,18 +155,21 @@ class BatchRunner:
         return pending
 
     async def finish(
-        self, pending: list[_Pending], then: Callable[[], None] | None = None
+        self,
+        pending: list[_Pending],
+        then: Callable[[], None] | None = None,
+        clock: DeadlineClock | None = None,
     ) -> list[Dispatched]:
         """Wait for the started handlers; the batch's results in call order. ``then()`` is
         called as soon as the batch is over, before its results are built (it starts the
-        next batch)."""
+        next batch); ``clock``: the turn's deadline timer (see :func:`await_tool_runs`)."""
         runs = []
         for item in pending:  # (loops, not comprehensions: each is a frame of its own on 3.11)
             if item.run is not None:
                 runs.append(item.run)
         cancelled_inside = False
         try:
-            await await_tool_runs(runs, then)
+            await await_tool_runs(runs, then, clock)
         except asyncio.CancelledError:
             if run_is_cancelled():
                 raise
@@ -220,6 +229,7 @@ class BatchRunner:
         ctx_for: Callable[[ToolCall], ToolContext],
         gate: BeforeWrite | None,
         started: list[list[_Pending]],
+        clock: DeadlineClock,
     ) -> list[Dispatched]:
         """``batch`` checked while ``current`` runs, then ``current``'s results; ``batch`` is
         started (into ``started``) the moment ``current`` is over. One wait for both."""
@@ -228,7 +238,7 @@ class BatchRunner:
         def then() -> None:
             started.append(self.start(following, gate))
 
-        return await self.finish(current, then)
+        return await self.finish(current, then, clock)
 
     async def run_turn(
         self,
@@ -250,6 +260,7 @@ class BatchRunner:
         gate = BEFORE_WRITE.get()
         current: list[_Pending] = []
         started: list[list[_Pending]] = []  # batches the gate of the one before started
+        clock = DeadlineClock()  # one deadline timer for the turn's batches
         try:
             await wait(self._opening(batches[0], ctx_for, gate, current, cancelled))
             for item in current:
@@ -262,14 +273,15 @@ class BatchRunner:
             for index in range(len(batches)):
                 if index < last:  # (a gate-started batch has begun already)
                     results = await wait(
-                        self._next(batches[index + 1], current, ctx_for, gate, started)
+                        self._next(batches[index + 1], current, ctx_for, gate, started, clock)
                     )
                     current = started[-1]
                 else:
-                    results = await wait(self.finish(current))
+                    results = await wait(self.finish(current, None, clock))
                     current = []
                 yield results
         finally:  # a consumer that stopped early leaves nothing running
+            clock.close()
             for batch in (current, *started):
                 for item in batch:
                     if item.run is not None and not item.run.task.done():
