@@ -29,6 +29,16 @@ def test_neutralize_prints_what_a_model_would_get(runner: CliRunner) -> None:
     ]
 
 
+def test_neutralize_starts_no_database(runner: CliRunner, monkeypatch, tmp_path) -> None:
+    # a pure text transform: no embedded PostgreSQL is started (nor a server's self-check run)
+    monkeypatch.delenv("NYLA_DATABASE_URL", raising=False)
+    monkeypatch.setenv("NYLA_HOME", str(tmp_path / "home"))
+    result = runner.invoke(cli, ["ai", "neutralize"], input="Mail anna@example.ch\n")
+    assert result.exit_code == 0, result.output
+    assert result.output == "Mail [EMAIL_1]\n"
+    assert not (tmp_path / "home" / "pgdata").exists()
+
+
 def test_ask_shows_answer_model_and_cost(runner, make_kernel, monkeypatch) -> None:
     provider = ScriptedProvider(lambda r, i: f"echo: {r.messages[-1].text}", id="s")
     kernel = make_kernel(ScriptedPlugin(provider))

@@ -16,10 +16,12 @@ def ai() -> None:
     """One-off model calls and neutralization."""
 
 
-def _kernel() -> Any:
+def _kernel(*, governed: bool = True) -> Any:
     from nyla.kernel import Kernel
 
-    return Kernel()
+    # neutralizing calls no model: ungoverned (no model access rule, no bill) the kernel
+    # needs no database for it, so the command starts no PostgreSQL
+    return Kernel() if governed else Kernel(settings={"governance": False})
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -182,7 +184,7 @@ def neutralize(as_json: bool) -> None:
     from nyla.errors import NylaError
 
     text = sys.stdin.read()
-    kernel = _kernel()
+    kernel = _kernel(governed=False)
     try:
         clean, session = kernel.ai.neutralize_text(text)
     except NylaError as exc:
