@@ -61,11 +61,19 @@ async def test_old_policies_and_waiting_rows_make_it_ask(db):
     assert await billing.admit(loose, "agent", 0.1) is None
     assert billing.binds(loose)  # kept for 0 s: always old
 
-    fresh = BillingService(db)
+    fresh = BillingService(db, {"flush_rows": 2, "flush_s": 1e9})
     assert await fresh.admit(loose, "agent", 0.1) is None
     assert not fresh.binds(loose)
     fresh.record(loose, Charge("agent", "x:model", 0.25, 10, 5))
-    assert fresh.binds(loose)  # a batch waits: admit may have to write it
+    await _unbound_admit_changes_nothing(fresh, loose)  # one row waits, not yet due
+    assert len(fresh._loose.rows) == 1
+    fresh.record(loose, Charge("agent", "x:model", 0.25, 10, 5))
+    assert fresh.binds(loose)  # the batch is due: admit writes it
+    assert await fresh.admit(loose, "agent", 0.1) is None
+    assert fresh._loose.rows == [] and not fresh.binds(loose)
+    fresh.record(loose, Charge("agent", "x:model", 0.25, 10, 5))
+    fresh._loose.since -= 2e9  # waited longer than flush_s
+    assert fresh.binds(loose)
     fresh.forget_policies()
     await fresh.flush()
     assert fresh.binds(loose)  # forgotten policies are read again
