@@ -9,6 +9,7 @@ which batch is waiting when); only the TIMEOUT cases wait for a deadline, with w
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from typing import Any
 
@@ -156,3 +157,38 @@ async def test_a_gate_without_a_shared_clock_stops_its_own_timer() -> None:
     await gate.future
     assert gate.clock.timer is None
     assert run.outcome() == "ok"
+
+
+_SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="none")
+
+
+async def test_a_batch_opened_at_a_deadline_starts_the_next_in_its_own_context(
+    clocks: list[Any],
+) -> None:
+    """The read's timer (armed in the consumer's context of the first batch) fires early for
+    the hanging write; the write's deadline then opens its batch and starts the last call in
+    the context of the write's own wait (as its own timer did), not the first batch's."""
+    read_go, never = asyncio.Event(), asyncio.Event()
+
+    async def tell(args: NoArgs, ctx: ToolContext) -> str:
+        return _SEEN.get()
+
+    registry = ToolRegistry(
+        [
+            _waiting("r", read_go, 0.2, True),
+            _waiting("w", never, 0.6, False),
+            Tool.from_model("t", "t", NoArgs, tell),
+        ]
+    )
+    turn = _turn(registry, ["r", "w", "t"])
+    done: list[Any] = []
+    _SEEN.set("first")
+    assert await turn.__anext__() == []
+    read_go.set()
+    done += await turn.__anext__()  # the read's: the write runs, its gate is next
+    _SEEN.set("second")
+    async for batch in turn:
+        done += batch
+    assert [d.result.content for d in done][::2] == ["r ok", "second"]
+    assert done[1].result.error_details.code == "TIMEOUT"
+    assert clocks[0].armed == 2

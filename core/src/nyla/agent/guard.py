@@ -288,7 +288,14 @@ class DeadlineClock:
     def _fired(self) -> None:
         self.timer = None
         gate, self.gate = self.gate, None
-        if gate is not None:
+        if gate is None:
+            return
+        # the timer may have been armed in an earlier gate's context: a ``then`` the deadline
+        # calls runs in this gate's (its waiting task's), as a timer of its own ran it
+        context = gate.context
+        if context is not None:
+            context.run(gate._on_deadline)
+        else:
             gate._on_deadline()
 
 
