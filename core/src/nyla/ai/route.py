@@ -113,11 +113,14 @@ class Route:
         """The error to raise when every model of the chain failed or was over budget."""
         return self.last_error or BudgetExceeded(self.exhausted_message)
 
-    def report(self) -> NeutralizationReport:
-        """What neutralization did for this request."""
+    def report(self, placeholders: int | None = None) -> NeutralizationReport:
+        """What neutralization did for this request (``placeholders``: the session's size,
+        when the caller has just counted it)."""
+        if placeholders is None:
+            placeholders = len(self.session)
         return assembled(
             NeutralizationReport,
-            {"placeholders": len(self.session), "errors": list(self.gate.errors)},
+            {"placeholders": placeholders, "errors": list(dict.fromkeys(self.gate.errors))},
         )
 
 

@@ -184,7 +184,8 @@ class AiService(EmbeddingOperations):
             estimated = True
         cost, unknown = self._settle(request.context, spec, usage, route)
         invalid = invalid_tool_arguments(response.tool_calls)
-        restore = route.session.restore if request.restore_output and len(route.session) else None
+        placeholders = len(route.session)  # (restoring adds none: counted once)
+        restore = route.session.restore if request.restore_output and placeholders else None
         out = assembled(
             AiCallResponse,
             {
@@ -201,7 +202,7 @@ class AiService(EmbeddingOperations):
                 "price_unknown": unknown,
                 "estimated_cost_chf": estimate,
                 "duration_ms": duration_ms,
-                "neutralization": route.report(),
+                "neutralization": route.report(placeholders),
                 "metadata": dict(response.metadata),
             },
         )
