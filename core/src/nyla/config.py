@@ -54,76 +54,13 @@ _generation = 0
 
 def reload() -> None:
     """Forget the cached config file (read again on next lookup)."""
-    global _generation, _fingerprint
+    global _generation
     _generation += 1
-    _fingerprint = (_env_generation, _generation)
     _file_values.cache_clear()
 
 
-class _WatchedEnviron(dict[Any, Any]):
-    """The mapping behind ``os.environ`` (its ``_data``), counting the writes to it, so that
-    :func:`settings_fingerprint` compares the environment only after one (``os.environ``
-    writes through ``__setitem__``/``__delitem__``; the other mutators count too)."""
-
-    __slots__ = ("writes",)
-
-    def __init__(self, data: dict[Any, Any]) -> None:
-        super().__init__(data)
-        self.writes = 0
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self.writes += 1
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        self.writes += 1
-        super().__delitem__(key)
-
-    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
-        self.writes += 1
-        return super().__ior__(other)
-
-    def pop(self, *args: Any) -> Any:
-        self.writes += 1
-        return super().pop(*args)
-
-    def popitem(self) -> Any:
-        self.writes += 1
-        return super().popitem()
-
-    def clear(self) -> None:
-        self.writes += 1
-        super().clear()
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        self.writes += 1
-        super().update(*args, **kwargs)
-
-    def setdefault(self, key: Any, default: Any = None) -> Any:
-        self.writes += 1
-        return super().setdefault(key, default)
-
-
-def _watch_environ() -> None:
-    """Put a :class:`_WatchedEnviron` behind ``os.environ`` (and ``os.environb``, which
-    shares its mapping); an environment that is not a plain ``_Environ`` stays unwatched."""
-    data = getattr(os.environ, "_data", None)
-    if type(data) is not dict:
-        return
-    watched = _WatchedEnviron(data)
-    environb = getattr(os, "environb", None)
-    if environb is not None and getattr(environb, "_data", None) is data:
-        environb._data = watched
-    os.environ._data = watched  # type: ignore[attr-defined]
-
-
-_watch_environ()
 _env_seen: dict[Any, Any] = {}
 _env_generation = 0
-#: the writes to the watched environment when it was last compared (-1: never)
-_writes_seen = -1
-#: what :func:`settings_fingerprint` returns while nothing changed
-_fingerprint = (_env_generation, _generation)
 #: the fingerprint pinned for what runs in the current context (see :func:`pin_settings`)
 _pinned: ContextVar[tuple[int, int] | None] = ContextVar("nyla_settings_pinned", default=None)
 
@@ -132,26 +69,17 @@ def settings_fingerprint() -> tuple[int, int]:
     """Changes whenever a setting :func:`config_value` reads may have changed (the
     environment, or the config file through :func:`reload`); cheap enough to ask per call:
     the environment is compared with the copy seen last (equal objects first: one pass in C)
-    and counted up when it differs. The watched environment (:class:`_WatchedEnviron`) is
-    compared only after a write to it. Inside :func:`pin_settings` it is the pinned value."""
+    and counted up when it differs. Inside :func:`pin_settings` it is the pinned value."""
     pinned = _pinned.get()
     if pinned is not None:
         return pinned
-    global _env_seen, _env_generation, _writes_seen, _fingerprint
+    global _env_seen, _env_generation
     data = getattr(os.environ, "_data", None)  # the raw mapping: no decoding per item
-    if type(data) is _WatchedEnviron:
-        writes = data.writes  # read before the compare: a write during it is seen next time
-        if writes == _writes_seen:
-            return _fingerprint
-        _writes_seen = writes
-    else:
-        _writes_seen = -1  # os.environ was replaced: compare every time
     current = data if isinstance(data, dict) else dict(os.environ)
     if current != _env_seen:
         _env_seen = dict(current)
         _env_generation += 1
-        _fingerprint = (_env_generation, _generation)
-    return _fingerprint
+    return _env_generation, _generation
 
 
 def pin_settings() -> Token[tuple[int, int] | None]:
