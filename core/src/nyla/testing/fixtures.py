@@ -51,10 +51,11 @@ def embedded_pg() -> Iterator[str]:
     server = start_embedded(base, cleanup_mode="delete")
     server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     # a throwaway server: nothing in it must outlive a crash of the machine, so it skips the
-    # flushes to disk (a DROP DATABASE's checkpoint took minutes on a busy test machine)
+    # flushes to disk (a DROP DATABASE's checkpoint took minutes on a busy test machine);
+    # synchronous_commit keeps its default, which tests of nyla's own settings read
     server.psql(
-        "ALTER SYSTEM SET fsync = off; ALTER SYSTEM SET synchronous_commit = off; "
-        "ALTER SYSTEM SET full_page_writes = off; SELECT pg_reload_conf();"
+        "ALTER SYSTEM SET fsync = off; ALTER SYSTEM SET full_page_writes = off; "
+        "SELECT pg_reload_conf();"
     )
     try:
         yield to_sqlalchemy_url(server.get_uri())
