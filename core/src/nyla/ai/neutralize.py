@@ -173,8 +173,7 @@ class NeutralizationGate:
         if self.require:
             raise NeutralizationError(message + " (neutralization is required: call blocked)")
         log.warning(message)
-        if message not in self.errors:
-            self.errors.append(message)
+        self.errors.append(message)  # every failure: the memos below count them (route dedupes)
 
     def findings(self, text: str) -> list[Finding]:
         """All valid findings of all neutralizers in ``text`` (overlaps not yet resolved)."""
