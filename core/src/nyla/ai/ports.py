@@ -25,11 +25,6 @@ class Spending(Protocol):
     """Billing as the AI service uses it (:class:`nyla.billing.service.BillingService`
     satisfies it): the preflight before each operation and the cost after it."""
 
-    def binds(self, context: Any) -> bool:
-        """Whether :meth:`admit` has anything to do for a call in ``context`` (``False``:
-        it would admit at once with no hold, so its coroutine may be skipped)."""
-        ...
-
     async def admit(
         self,
         context: Any,

@@ -138,24 +138,6 @@ class BillingService:
 
     # ---- the AI service's port ----------------------------------------------------------
 
-    def binds(self, context: Any) -> bool:
-        """Whether :meth:`admit` has anything to do for a call in ``context``. ``False`` only
-        while the kept policies are fresh, no batch of rows is due to be written and no policy
-        binds the caller's mandate or user: :meth:`admit` would then return ``None`` at once
-        and change nothing, so the AI service may skip its coroutine (a stored, removed or
-        forgotten policy makes it ``True`` again, as it makes :meth:`admit` read them)."""
-        now = time.monotonic()
-        if now - self._loaded_at >= self.cache_s:
-            return True
-        loose = self._loose
-        if loose.rows and (
-            len(loose.rows) >= self.flush_rows or now - loose.since >= self.flush_s
-        ):  # (as _flush_due)
-            return True
-        if not self._policies and not self.require_credit:
-            return False
-        return bool(self._binding(*_subject(context))[0])
-
     async def admit(
         self,
         context: Any,
