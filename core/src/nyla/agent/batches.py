@@ -33,13 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nyla.agent.cancel import RunCancelled
-from nyla.agent.guard import (
-    DeadlineClock,
-    ToolRun,
-    await_tool_runs,
-    run_is_cancelled,
-    safe_result,
-)
+from nyla.agent.guard import ToolRun, await_tool_runs, run_is_cancelled, safe_result
 from nyla.agent.write_gate import BEFORE_WRITE, BeforeWrite
 from nyla.models.ai import ToolCall
 from nyla.models.tools import Tool, ToolContext, ToolResult
@@ -155,21 +149,18 @@ class BatchRunner:
         return pending
 
     async def finish(
-        self,
-        pending: list[_Pending],
-        then: Callable[[], None] | None = None,
-        clock: DeadlineClock | None = None,
+        self, pending: list[_Pending], then: Callable[[], None] | None = None
     ) -> list[Dispatched]:
         """Wait for the started handlers; the batch's results in call order. ``then()`` is
         called as soon as the batch is over, before its results are built (it starts the
-        next batch); ``clock``: the turn's deadline timer (see :func:`await_tool_runs`)."""
+        next batch)."""
         runs = []
         for item in pending:  # (loops, not comprehensions: each is a frame of its own on 3.11)
             if item.run is not None:
                 runs.append(item.run)
         cancelled_inside = False
         try:
-            await await_tool_runs(runs, then, clock)
+            await await_tool_runs(runs, then)
         except asyncio.CancelledError:
             if run_is_cancelled():
                 raise
@@ -229,7 +220,6 @@ class BatchRunner:
         ctx_for: Callable[[ToolCall], ToolContext],
         gate: BeforeWrite | None,
         started: list[list[_Pending]],
-        clock: DeadlineClock,
     ) -> list[Dispatched]:
         """``batch`` checked while ``current`` runs, then ``current``'s results; ``batch`` is
         started (into ``started``) the moment ``current`` is over. One wait for both."""
@@ -238,7 +228,7 @@ class BatchRunner:
         def then() -> None:
             started.append(self.start(following, gate))
 
-        return await self.finish(current, then, clock)
+        return await self.finish(current, then)
 
     async def run_turn(
         self,
@@ -260,7 +250,6 @@ class BatchRunner:
         gate = BEFORE_WRITE.get()
         current: list[_Pending] = []
         started: list[list[_Pending]] = []  # batches the gate of the one before started
-        clock = DeadlineClock()  # one deadline timer for the turn's batches
         try:
             await wait(self._opening(batches[0], ctx_for, gate, current, cancelled))
             for item in current:
@@ -273,15 +262,14 @@ class BatchRunner:
             for index in range(len(batches)):
                 if index < last:  # (a gate-started batch has begun already)
                     results = await wait(
-                        self._next(batches[index + 1], current, ctx_for, gate, started, clock)
+                        self._next(batches[index + 1], current, ctx_for, gate, started)
                     )
                     current = started[-1]
                 else:
-                    results = await wait(self.finish(current, None, clock))
+                    results = await wait(self.finish(current))
                     current = []
                 yield results
         finally:  # a consumer that stopped early leaves nothing running
-            clock.close()
             for batch in (current, *started):
                 for item in batch:
                     if item.run is not None and not item.run.task.done():

@@ -213,18 +213,13 @@ class ToolRun:
             raise RuntimeError("the tool raised CancelledError (cancelled from inside)") from None
 
 
-async def await_tool_runs(
-    runs: list[ToolRun],
-    then: Callable[[], None] | None = None,
-    clock: DeadlineClock | None = None,
-) -> None:
+async def await_tool_runs(runs: list[ToolRun], then: Callable[[], None] | None = None) -> None:
     """Wait until every run has finished or passed its deadline (one wait for a batch of
     concurrent calls); runs past their deadline are abandoned. ``then()`` is called the moment
     the batch is over (from inside the last run's task as it ends, in the waiting task's
     context), before the waiting task wakes: the next batch starts without waiting for this
-    one's results to be handed out. When the caller is cancelled, the unfinished runs are
-    cancelled and ``then`` is never called. ``clock``: the deadline timer shared by the
-    batches of a turn, awaited one after the other (without one, the batch arms its own)."""
+    one's results to be handed out. When the caller
+    is cancelled, the unfinished runs are cancelled and ``then`` is never called."""
     for r in runs:
         if r.finished is None:
             break
@@ -233,7 +228,7 @@ async def await_tool_runs(
             then()
             await asyncio.sleep(0)  # the batch ``then`` started begins before this one goes on
         return
-    gate = _BatchGate(runs, then, clock)
+    gate = _BatchGate(runs, then)
     opened_at_once = gate.future.done()  # every run had ended already
     try:
         await gate.future
@@ -246,77 +241,18 @@ async def await_tool_runs(
         raise
 
 
-class DeadlineClock:
-    """One deadline timer for batch gates awaited one after the other (a turn's batches): a
-    gate whose earliest deadline is not before the armed one arms no timer of its own (arming
-    and cancelling one cost ~10-15k instructions a batch). When the timer fires before the
-    gate's own deadline, the gate finds no run past it and re-arms for it. :meth:`close`
-    stops the timer once the last gate is over."""
-
-    __slots__ = ("gate", "timer", "when")
-
-    def __init__(self) -> None:
-        #: the gate waiting on the timer (``None``: the timer has no one to wake)
-        self.gate: _BatchGate | None = None
-        self.timer: asyncio.TimerHandle | None = None
-        #: the deadline the timer was armed for
-        self.when = 0.0
-
-    def wake(self, gate: _BatchGate, when: float, now: float) -> None:
-        """Have ``gate`` checked at ``when`` or sooner (``now``: ``time.monotonic()``)."""
-        self.gate = gate
-        timer = self.timer
-        if timer is not None:
-            if self.when <= when:
-                return  # armed as soon: the gate re-arms for its own deadline then
-            timer.cancel()
-        self.when = when
-        self.timer = asyncio.get_running_loop().call_later(when - now, self._fired)
-
-    def release(self, gate: _BatchGate) -> None:
-        """``gate`` is over: the timer, if it fires, wakes no one (the next gate may use it)."""
-        if self.gate is gate:
-            self.gate = None
-
-    def close(self) -> None:
-        """Stop the timer."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        self.gate = None
-
-    def _fired(self) -> None:
-        self.timer = None
-        gate, self.gate = self.gate, None
-        if gate is None:
-            return
-        # the timer may have been armed in an earlier gate's context: a ``then`` the deadline
-        # calls runs in this gate's (its waiting task's), as a timer of its own ran it
-        context = gate.context
-        if context is not None:
-            context.run(gate._on_deadline)
-        else:
-            gate._on_deadline()
-
-
 class _BatchGate:
     """Counts a batch's runs down (each run reports its end from inside its task, one timer
-    for the earliest deadline: ``clock``, its own unless shared) and opens once: the cheap
-    equivalent of ``asyncio.wait`` in a loop, one event-loop iteration sooner."""
+    for the earliest deadline) and opens once: the cheap equivalent of ``asyncio.wait`` in a
+    loop, one event-loop iteration sooner."""
 
-    __slots__ = ("clock", "context", "future", "left", "own_clock", "runs", "then")
+    __slots__ = ("context", "future", "left", "runs", "then", "timer")
 
-    def __init__(
-        self,
-        runs: list[ToolRun],
-        then: Callable[[], None] | None,
-        clock: DeadlineClock | None = None,
-    ) -> None:
+    def __init__(self, runs: list[ToolRun], then: Callable[[], None] | None) -> None:
         loop = asyncio.get_running_loop()
         self.runs, self.then = runs, then
         self.future: asyncio.Future[None] = loop.create_future()
-        self.own_clock = clock is None
-        self.clock = DeadlineClock() if clock is None else clock
+        self.timer: asyncio.TimerHandle | None = None
         #: the waiting task's context: ``then`` starts the next batch in it, not in the
         #: context of the tool whose end opened the gate
         self.context = contextvars.copy_context() if then is not None else None
@@ -355,7 +291,8 @@ class _BatchGate:
         if earliest is None:
             self._open()
         elif not self.future.done():
-            self.clock.wake(self, earliest, now)
+            loop = asyncio.get_running_loop()
+            self.timer = loop.call_later(earliest - now, self._on_deadline)
 
     def _open(self) -> None:
         if self.future.done():
@@ -374,12 +311,10 @@ class _BatchGate:
         self.future.set_result(None)
 
     def close(self) -> None:
-        """Stop (or, shared, release) the deadline timer; a gate closed by its waiter never
-        calls ``then``."""
-        if self.own_clock:
-            self.clock.close()
-        else:
-            self.clock.release(self)
+        """Stop the deadline timer; a gate closed by its waiter never calls ``then``."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         self.then = self.context = None
         for r in self.runs:
             r.gate = None
