@@ -108,29 +108,6 @@ def _jsonable(values: Sequence[Any]) -> list[Any]:
     return out
 
 
-def _tool_triples(values: Sequence[Any]) -> list[tuple[str, bool, str]] | None:
-    """``values`` as ``(tool name, success, content)`` triples, every string storable, when
-    each is a :class:`RoundToolResult` of a str name and content and a bool success (the
-    insert makes them the objects :func:`_jsonable` gives); else ``None``.
-
-    The usual round's four results, callgrind: 15.3k -> 9.4k instructions here and 14.0k ->
-    5.6k to write them as JSON (no dict, no keys)."""
-    out = []
-    for v in values:
-        if type(v) is not RoundToolResult:
-            return None
-        name, success, content = v.tool_name, v.success, v.content
-        if type(name) is not str or type(content) is not str or type(success) is not bool:
-            return None
-        # (clean_text's own checks, without its call for the usual clean text)
-        if "\x00" in name or not name.isascii():
-            name = clean_text(name)
-        if "\x00" in content or not content.isascii():
-            content = clean_text(content)
-        out.append((name, success, content))
-    return out
-
-
 def _clean(value: Any) -> Any:
     """``value`` with every string storable as PostgreSQL text/jsonb (no NUL, no lone
     surrogate): a tool result may carry them, and the round must still be remembered."""
@@ -157,10 +134,7 @@ def round_row(
     scope: str | None = None,
 ) -> dict[str, Any]:
     """The RoundMemory row of one round, every string storable. ``scope``: the context's
-    :func:`scope_key` when the caller has it (a run's rounds share one). Its tool results
-    are ``(name, success, content)`` triples where :func:`_tool_triples` allows
-    (``tool_triples``: the insert makes them the objects), else the objects."""
-    triples = _tool_triples(tool_results) if tool_results else None
+    :func:`scope_key` when the caller has it (a run's rounds share one)."""
     return {
         "scope_key": scope if scope is not None else scope_key(context),
         "run_id": run_id,
@@ -171,8 +145,7 @@ def round_row(
         "feature_instance_id": context.feature_instance_id,
         # (no comprehension or call for the usual empty lists: each is a frame of its own)
         "file_refs": [clean_text(str(f)) for f in file_refs] if file_refs else [],
-        "tool_results": triples if triples is not None else _jsonable(tool_results),
-        "tool_triples": triples is not None,
+        "tool_results": _jsonable(tool_results),
         "decisions": _jsonable(decisions) if decisions else [],
         "summary": summary,
         "embedding_model": model if vector is not None else None,
@@ -215,34 +188,18 @@ ROUND_TYPES = [
 ]
 
 
-#: a row's values in the rows document: :data:`ROUND_COLUMNS` but the vector, then whether
-#: its tool results are triples (:func:`_tool_triples`)
-_ROW_KEYS = (*ROUND_COLUMNS[:-1], "tool_triples")
-_TRIPLES = _ROW_KEYS.index("tool_triples")
-
-
-def _column_value(i: int, kind: str) -> str:
-    """The SQL of the row document's value ``i`` as a column of type ``kind``; the tool
-    results' triples become their objects (in their order)."""
-    if ROUND_COLUMNS[i] == "tool_results":
-        objects = (
-            "(SELECT coalesce(jsonb_agg(jsonb_build_object('toolName', t->0, 'success', t->1,"
-            f" 'content', t->2) ORDER BY o), '[]') FROM json_array_elements(r.v->{i})"
-            " WITH ORDINALITY AS e(t, o))"
-        )
-        return f"CASE WHEN (r.v->>{_TRIPLES})::boolean THEN {objects} ELSE (r.v->{i})::jsonb END"
-    return f"(r.v->{i})::jsonb" if kind == "jsonb" else f"(r.v->>{i})::{kind}"
-
-
-#: the rounds as one JSON array of arrays (each a row's values, :data:`_ROW_KEYS`; its place
-#: ``n`` joins it to its vector) and their vectors as one ``vector[]`` (NULL: none), in one
-#: statement; its commit does not wait for the disk (``set_config`` local to the
-#: statement's own transaction)
+#: the rounds as one JSON array of arrays (each a row's values in :data:`ROUND_COLUMNS` order
+#: but the vector; its place ``n`` joins it to its vector) and their vectors as one
+#: ``vector[]`` (NULL: none), in one statement; its commit does not wait for the disk
+#: (``set_config`` local to the statement's own transaction)
 _INSERT_ROUNDS = (
     f"WITH written AS (INSERT INTO {RoundMemory.__tablename__}"
     f" ({', '.join(ROUND_COLUMNS)})"
     " SELECT "
-    + ", ".join(_column_value(i, t) for i, t in enumerate(ROUND_TYPES[:-1]))
+    + ", ".join(
+        f"(r.v->{i})::jsonb" if t == "jsonb" else f"(r.v->>{i})::{t}"
+        for i, t in enumerate(ROUND_TYPES[:-1])
+    )
     + ", v.embedding"
     " FROM json_array_elements(%s::json) WITH ORDINALITY AS r(v, n)"
     " JOIN unnest(%s::vector[]) WITH ORDINALITY AS v(embedding, n) ON v.n = r.n"
@@ -250,7 +207,7 @@ _INSERT_ROUNDS = (
     " SELECT set_config('synchronous_commit', 'off', true), (SELECT count(*) FROM written)"
 )
 #: a row's values as :data:`_INSERT_ROUNDS` reads them (a tuple: the JSON holds no keys)
-_ROUND_VALUES = itemgetter(*_ROW_KEYS)
+_ROUND_VALUES = itemgetter(*ROUND_COLUMNS[:-1])
 _VECTOR_OID = "nyla_vector_oid"
 
 
