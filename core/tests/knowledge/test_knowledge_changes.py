@@ -30,8 +30,11 @@ async def _until(done: Callable[[], bool], timeout: float = 15.0) -> None:
             await asyncio.sleep(0.01)
 
 
-def _wal_reads(monkeypatch: pytest.MonkeyPatch, *, fail: bool = False) -> list[int]:
-    """Count the WAL position reads (or make any read fail the test)."""
+def _wal_reads(
+    monkeypatch: pytest.MonkeyPatch, *, fail: bool = False, seen: list[Any] | None = None
+) -> list[int]:
+    """Count the WAL position reads (or make any read fail the test); ``seen`` gets each
+    position read."""
     reads = [0]
     real = context_module.wal_position
 
@@ -39,7 +42,10 @@ def _wal_reads(monkeypatch: pytest.MonkeyPatch, *, fail: bool = False) -> list[i
         if fail:
             raise AssertionError("the WAL position was read while listening")
         reads[0] += 1
-        return await real(db)
+        position = await real(db)
+        if seen is not None:
+            seen.append(position)
+        return position
 
     monkeypatch.setattr(context_module, "wal_position", counting)
     return reads
@@ -95,11 +101,16 @@ async def test_switched_off_it_reads_the_wal_position_every_round(kernel, other,
     me = ctx("u1", "m1")
     kernel.knowledge.settings.context_notify = False
     await kernel.knowledge.indexing.index_file(item("a", "payroll.txt"), PAYROLL, context=me)
-    reads = _wal_reads(monkeypatch)
+    positions: list[Any] = []
+    reads = _wal_reads(monkeypatch, seen=positions)
     build = kernel.knowledge.agent_context_builder([])
     first = await build("payroll", me)
-    assert await build("payroll", me) == first
+    second = await build("payroll", me)
     assert reads[0] == 2
+    # the WAL position is the whole server's: anything written between the two rounds
+    # (autovacuum, a checkpoint) moves it, and the block is then built again
+    if positions[0] == positions[1]:
+        assert second == first
     await other.knowledge.indexing.index_file(item("b", "payroll-12.txt"), DECEMBER, context=me)
     assert "payroll-12.txt" in await build("payroll", me)
 
