@@ -39,6 +39,7 @@ class Interleaving:
     either commits; the first commits its first page; the second runs to its end; then the
     first goes on and sweeps what the second re-marked."""
 
+    a_started: asyncio.Event = field(default_factory=asyncio.Event)
     b_loaded: asyncio.Event = field(default_factory=asyncio.Event)
     a_page: asyncio.Event = field(default_factory=asyncio.Event)
     b_done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -52,6 +53,7 @@ class Interleaving:
             async def is_cancelled(self) -> bool:
                 if not self.started:
                     self.started = True
+                    steps.a_started.set()
                     await _until(steps.b_loaded)
                 return await super().is_cancelled()
 
@@ -94,7 +96,8 @@ async def _both(a_kernel: Any, b_kernel: Any, ds: str, a_runner: Any = None,
         return kernel.jobs.run("sync", run, user_id="u1", data_source_id=ds)
 
     async def second() -> Any:
-        await asyncio.sleep(0.2)  # the first one is under way
+        # the first one is under way (an event, not a pause: a busy machine may take longer)
+        await asyncio.wait_for(steps.a_started.wait(), 60)
         try:
             return await job(b_kernel, b_runner, steps.second())
         finally:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import subprocess
 
+import psutil
 import pytest
 
 from nyla_toolbox_code.sandbox import Limits, run_python
@@ -208,10 +208,27 @@ for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK, socket.AF_UNI
 async def test_a_cancelled_call_kills_its_sandbox():
     code = "import time\nprint('up', flush=True)\ntime.sleep(10**6)"
     task = asyncio.ensure_future(run(code, wall_seconds=120))
-    await asyncio.sleep(2)
+    # this test's own sandbox (another test's, in another worker, may run at the same time)
+    ours: list[psutil.Process] = []
+    for _ in range(600):
+        ours = [
+            p
+            for p in psutil.Process().children(recursive=True)
+            if "/code/runner.py" in " ".join(_cmdline(p))
+        ]
+        if ours:
+            break
+        await asyncio.sleep(0.05)
+    assert ours, "the sandbox did not start"
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await asyncio.sleep(0.5)
-    sleeping = subprocess.run(["pgrep", "-f", "/code/runner.py"], capture_output=True, text=True)
-    assert sleeping.stdout == ""
+    _gone, alive = await asyncio.to_thread(psutil.wait_procs, ours, 30)
+    assert not alive, alive
+
+
+def _cmdline(process: psutil.Process) -> list[str]:
+    try:
+        return process.cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return []
