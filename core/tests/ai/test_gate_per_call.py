@@ -1,5 +1,8 @@
 """The pipeline keeps one gate per (neutralizers, require) and hands each call a gate of its
-own: a call's failures stay the call's, and a change of the neutralizers is seen."""
+own: a call's failures stay the call's, and a change of the neutralizers is seen. A failure is
+counted every time it happens in a call: a second text that fails the same way in the same call
+is not memoized as neutralized (it was, when the gate listed each error message once: the text
+then went out unneutralized for the rest of the run, even after the neutralizer recovered)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from nyla.ai.neutralize import NeutralizationSession
+from nyla.ai.neutralize import NeutralizationGate, NeutralizationSession
 from nyla.ai.pipeline import AiPipeline
 from nyla.errors import NeutralizationError
 from nyla.models.ai import Message, Role
@@ -130,3 +133,29 @@ def test_required_without_neutralizers_is_blocked_every_call() -> None:
         with pytest.raises(NeutralizationError):
             ai._gate(required)
     assert ai._gate(None).neutralizers == []
+
+
+def test_a_text_failing_like_an_earlier_one_in_the_call_is_checked_again_later() -> None:
+    flaky = Flaky()
+    gate, session = NeutralizationGate([flaky]), NeutralizationSession()
+    first, second = f"ask {SECRET} now", f"tell {SECRET} later"
+    assert gate.apply(first, session) == first  # down: let through, the failure recorded
+    assert gate.apply(second, session) == second  # the same failure again, same call
+    assert len(gate.errors) == 2
+    flaky.broken = False
+    later = NeutralizationGate([flaky])  # the next call of the run, the detector back
+    assert SECRET not in later.apply(first, session)
+    assert SECRET not in later.apply(second, session)
+    assert later.errors == []
+
+
+def test_the_report_lists_each_failure_once() -> None:
+    from nyla.ai.route import Route
+
+    gate = NeutralizationGate([Flaky()])
+    session = NeutralizationSession()
+    gate.apply(f"a {SECRET}", session)
+    gate.apply(f"b {SECRET}", session)
+    route = Route.__new__(Route)
+    route.gate, route.session = gate, session
+    assert route.report().errors == ["neutralizer 'flaky' failed: RuntimeError('detector down')"]
