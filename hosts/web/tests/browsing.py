@@ -47,9 +47,10 @@ MARKS = [
 async def served_fixture(embedded_pg, tmp_path, request, monkeypatch):
     """A served host and a sysadmin's token; the demo model streams its words
     ``MODEL_DELAY`` seconds apart and the server's environment has ``SERVED_ENV`` (constants
-    of the test module; 0.15 s and nothing by default)."""
+    of the test module; 0.15 s and nothing by default). A value's ``{tmp}`` is the test's
+    own temporary directory, removed with it (a module-level ``mkdtemp`` never was)."""
     for key, value in getattr(request.module, "SERVED_ENV", {}).items():
-        monkeypatch.setenv(key, value)
+        monkeypatch.setenv(key, value.replace("{tmp}", str(tmp_path)))
     server = Served(embedded_pg, tmp_path)
     token = await server.prepare()
     server.start(delay_s=getattr(request.module, "MODEL_DELAY", 0.15))

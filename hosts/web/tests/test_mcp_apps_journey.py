@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
-import tempfile
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -36,7 +35,7 @@ pytestmark = MARKS
 
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
 MODEL_DELAY = 0.01
-SERVED_ENV = {"NYLA_MCP_DIR": tempfile.mkdtemp(prefix="nyla-mcp-apps-")}
+SERVED_ENV = {"NYLA_MCP_DIR": "{tmp}/mcp"}
 HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=1</script>Evil & "Co"'
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 MCP_ACCEPT = "application/json, text/event-stream"

@@ -6,7 +6,6 @@ then he signs out. Screenshot: docs/screenshots/mcp-03-signed-in.png."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from nyla_host.tokens import TokenStore
@@ -18,7 +17,7 @@ pytestmark = MARKS
 
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
 MODEL_DELAY = 0.01
-SERVED_ENV = {"NYLA_MCP_DIR": tempfile.mkdtemp(prefix="nyla-mcp-oauth-journey-")}
+SERVED_ENV = {"NYLA_MCP_DIR": "{tmp}/mcp"}
 
 
 async def test_a_user_signs_in_to_an_oauth_mcp_server_from_the_page(served, page, oauth_base):

@@ -6,7 +6,6 @@ Bob then sees without a way to remove it. Screenshots: docs/screenshots/mcp-NN-*
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 from nyla_host.tokens import TokenStore
@@ -25,7 +24,7 @@ pytestmark = MARKS
 
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
 MODEL_DELAY = 0.01
-SERVED_ENV = {"NYLA_MCP_DIR": tempfile.mkdtemp(prefix="nyla-mcp-journey-")}
+SERVED_ENV = {"NYLA_MCP_DIR": "{tmp}/mcp"}
 DEMO = Path(__file__).parents[3] / "plugins/toolboxes/mcp/tests/demo_server.py"
 
 
