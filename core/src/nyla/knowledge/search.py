@@ -129,7 +129,12 @@ async def vector_ranks(
         and (files.listening(driver) or await files.listen(driver))
         else None
     )
-    sql = ranking_sql(file_where, where, int(dims), int(limit), exact, scoped, held is not None)
+    # the files joined in the ranking while most searches' hits' files are not held
+    joined_at = None if held is None or held.worth_holding() else held.generation
+    lean = held is not None
+    sql = ranking_sql(
+        file_where, where, int(dims), int(limit), exact, scoped, lean, joined_at is not None
+    )
     bound = {**params, "q": QueryVector(vector)}
     setup = info = None
     if not exact:
@@ -158,7 +163,7 @@ async def vector_ranks(
     if setup is not None and info is not None:
         info["nyla_hnsw_settings"] = setup[2]
     if held is not None and driver is not None:
-        return await held_hits(driver, rows, held, model, not exact)
+        return await held_hits(driver, rows, held, model, not exact, joined_at)
     return [hit(r, model) for r in rows]
 
 

@@ -35,6 +35,8 @@ CHUNK_COLUMNS = "c.id, c.data, c.context_ref, c.content_type, c.owner_key"
 #: :data:`HIT_COLUMNS` over a ranking ``n`` that carries :data:`CHUNK_COLUMNS` and the
 #: distance, joined to its file ``f`` (see :data:`FILE_OF_RANKED`)
 RANKED_HIT_COLUMNS = _hit_columns("n")
+#: what a hit shows of its file ``f``, in :data:`~nyla.knowledge.file_rows.FileDetails` order
+FILE_DETAIL_COLUMNS = "f.file_id, f.name, f.content_hash, f.source_path, f.connection_id, f.web_url"
 #: join condition: the ranked chunk ``n`` belongs to file ``f``
 FILE_OF_RANKED = f"f.file_no = (n.id >> {CHUNK_ID_BITS})"
 

@@ -19,11 +19,22 @@ from nyla.models.knowledge import SearchHit, SearchResult
 
 
 async def held_hits(
-    driver: ReadConnection, rows: list[Any], files: FileRows, model: str, resort: bool
+    driver: ReadConnection,
+    rows: list[Any],
+    files: FileRows,
+    model: str,
+    resort: bool,
+    joined_at: int | None = None,
 ) -> list[SearchHit]:
     """The hits of a lean ranking's ``rows`` with their files' details: all held (the
-    common case) without a coroutine, else what is missing read first."""
+    common case) without a coroutine, else what is missing read first. ``joined_at``: the
+    rows carry their files' details (``with_files``; the generation of
+    :class:`FileRows` read before the statement ran)."""
+    if joined_at is not None:
+        chunks, details = files.joined(rows, joined_at)
+        return ranked_hits(chunks, details, model, resort=True) or []
     found = ranked_hits(rows, files.rows(), model, resort=resort, complete=True)
+    files.note(found is not None)
     if found is not None:
         return found
     details = await files.details(driver, {r[0] >> CHUNK_ID_BITS for r in rows})
@@ -36,9 +47,12 @@ class ReadyRanking:
     :func:`~nyla.knowledge.search.vector_ranks`, decides the same per search): the
     prepared ``statement``, its parameters with the owner keys dumped already (``q_at``:
     where the query vector goes; the exact path's keys are in its text), and the HNSW
-    ``settings`` it runs under (``None``: the exact path)."""
+    ``settings`` it runs under (``None``: the exact path). ``joined``: the same ranking
+    with its files' details (the same parameters), run while the files of most searches'
+    hits are not held (:meth:`FileRows.worth_holding`)."""
 
     statement: Statement
+    joined: Statement
     params: list[bytes | None]
     q_at: int
     settings: tuple[int, int, bool] | None
@@ -52,16 +66,14 @@ def ready_ranking(
     if plan.exact and not plan.scoped:
         return None
     file_where, where = scope_where(model)
-    sql = ranking_sql(file_where, where, dims, plan.pool, plan.exact, plan.scoped, True)
-    if plan.exact:
-        # the keys in its text: planned once per scope (see vector_ranks)
-        statement, names = prepared(sql, tuple(keys))
-        wanted = None
-    else:
-        statement, names = prepared(sql)
-        wanted = (plan.ef_search, int(settings.max_scan_tuples), plan.iterative)
+    shape = (file_where, where, dims, plan.pool, plan.exact, plan.scoped, True)
+    # the exact path's keys in its text: planned once per scope (see vector_ranks)
+    in_text = tuple(keys) if plan.exact else None
+    statement, names = prepared(ranking_sql(*shape), in_text)
+    joined, _ = prepared(ranking_sql(*shape, with_files=True), in_text)
+    wanted = None if plan.exact else (plan.ef_search, int(settings.max_scan_tuples), plan.iterative)
     params = [keys_array(tuple(keys)) if name == "keys" else None for name in names]
-    return ReadyRanking(statement, params, names.index("q"), wanted)
+    return ReadyRanking(statement, joined, params, names.index("q"), wanted)
 
 
 async def ready_ranks(
@@ -77,8 +89,12 @@ async def ready_ranks(
         return None
     params = ready.params.copy()
     params[ready.q_at] = vector_binary(vector)
-    rows = await conn.run(ready.statement, params)
-    return await held_hits(conn, rows, files, model, ready.settings is not None)
+    if files.worth_holding():
+        rows = await conn.run(ready.statement, params)
+        return await held_hits(conn, rows, files, model, ready.settings is not None)
+    generation = files.generation
+    rows = await conn.run(ready.joined, params)
+    return await held_hits(conn, rows, files, model, True, generation)
 
 
 async def ready_search(
