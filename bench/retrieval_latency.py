@@ -18,7 +18,8 @@ Like for like:
 - **Held file details.** nyla ranks the chunk table alone and takes its hits' file details
   from what the process holds (kept fresh by LISTEN/NOTIFY: nyla/knowledge/file_rows.py).
   The timed rounds follow a warm-up pass of the same queries, so they find them held; one
-  row times every search with nothing held (a second statement for the ten files).
+  row times every search with nothing held (after a few such searches nyla joins the files
+  in the ranking statement instead of reading them in a second one).
 - **Same client.** Both run on a psycopg ``AsyncConnection`` in this process, statements
   prepared, the query vector in binary (each made inside the timed call from the list of
   floats an embedding API returns). raw uses one cursor, as pgvector's documentation
@@ -345,9 +346,11 @@ async def main(n: int, queries: int, rounds: int, efs: tuple[int, ...], reuse: b
 async def _cold(
     raw: Raw, nyla: Any, knowledge: Any, qvecs: list[Any], ef: int, rounds: int
 ) -> None:
-    """The unfiltered row again with nothing held of the hits' files: every nyla search
-    reads its ten files' details in a second statement (what a search of files no search
-    of this process has shown since their last change costs)."""
+    """The unfiltered row again with nothing held of the hits' files (what a search of
+    files no search of this process has shown since their last change costs): the warm-up
+    pass's first searches read their files' details in a second statement, and once most
+    found nothing held nyla joins them in the ranking (``FileRows.worth_holding``), as
+    every timed search does."""
     files = knowledge.indexes.files
 
     async def cold(q: Any, scopes: Any) -> list[int]:

@@ -188,7 +188,8 @@ def _running_binary(pid: int) -> str | None:
     return exe
 
 
-def _is_alive(pid: int) -> bool:
+def is_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
     import psutil
 
     try:
@@ -202,7 +203,7 @@ def stale_reason(data_dir: Path, inst: Installation) -> str | None:
     """Why the server running in ``data_dir`` is not this installation's (``None``: it is,
     or nothing runs)."""
     pid = _postmaster_pid(data_dir / "pgdata")
-    if pid is None or not _is_alive(pid):
+    if pid is None or not is_alive(pid):
         return None
     exe = _running_binary(pid)
     if exe == "":
@@ -220,18 +221,18 @@ def stop_server(pgdata: Path, *, mode: str = "fast", timeout: float = 30.0) -> b
     """Stop the server of ``pgdata`` by signalling its postmaster (works when its own
     binaries are gone). True when one was running."""
     pid = _postmaster_pid(pgdata)
-    if pid is None or not _is_alive(pid):
+    if pid is None or not is_alive(pid):
         return False
     sig = {"smart": signal.SIGTERM, "fast": signal.SIGINT}.get(mode, signal.SIGQUIT)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
     deadline = time.monotonic() + timeout
-    while _is_alive(pid) and time.monotonic() < deadline:
+    while is_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    if _is_alive(pid):
+    if is_alive(pid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        while _is_alive(pid):
+        while is_alive(pid):
             time.sleep(0.05)
     return True
 

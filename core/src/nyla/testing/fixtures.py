@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +33,31 @@ from nyla.testing.helpers import ToolboxPlugin, collect_events, events_of
 from nyla.testing.kernels import plugin_host, plugin_kernel
 from nyla.testing.scripted import ScriptedProvider
 
+#: the directories of the sessions' servers (under the system's temporary directory), each
+#: with the pid of the session that started it in :data:`_HOLDER`
+_SERVER_PREFIX = "nyla-pg-"
+_HOLDER = "session.pid"
+
+
+def _stop_abandoned(root: Path) -> None:
+    """Stop and remove the servers of earlier sessions killed before their end (a timeout,
+    a second ^C): nothing else stops them, and each would hold its memory until the
+    machine restarts. A directory without a holder, or whose holder runs, is left alone
+    (another session on the machine, perhaps still starting)."""
+    import shutil
+
+    from nyla.embedded import is_alive, stop_server
+
+    for base in root.glob(f"{_SERVER_PREFIX}*"):
+        try:
+            holder = int((base / _HOLDER).read_text())
+        except (OSError, ValueError):
+            continue
+        if holder == os.getpid() or is_alive(holder):
+            continue
+        stop_server(base / "pgdata", mode="immediate")
+        shutil.rmtree(base, ignore_errors=True)
+
 
 @pytest.fixture(scope="session")
 def embedded_pg() -> Iterator[str]:
@@ -41,13 +67,14 @@ def embedded_pg() -> Iterator[str]:
         return
     import shutil
     import tempfile
-    from pathlib import Path
 
     from nyla.embedded import start_embedded
 
+    _stop_abandoned(Path(tempfile.gettempdir()))
     # Its own directory, not pytest's basetemp: pytest prunes old basetemps, which removes the
     # data directory of a server another pytest session on the machine is still using.
-    base = Path(tempfile.mkdtemp(prefix="nyla-pg-"))
+    base = Path(tempfile.mkdtemp(prefix=_SERVER_PREFIX))
+    (base / _HOLDER).write_text(str(os.getpid()))
     server = start_embedded(base, cleanup_mode="delete")
     server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     # a throwaway server: nothing in it must outlive a crash of the machine, so it skips the
