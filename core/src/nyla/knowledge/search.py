@@ -63,7 +63,7 @@ from nyla.knowledge.search_plan import (
 )
 from nyla.knowledge.search_ready import held_hits, ready_ranking, ready_ranks
 from nyla.knowledge.search_sql import filter_where as _where
-from nyla.knowledge.search_sql import ranking_sql, with_keys
+from nyla.knowledge.search_sql import ranking_sql, ranking_with_files_sql, with_keys
 from nyla.knowledge.search_sql import scope_where as _scope_where
 from nyla.knowledge.search_text import text_ranks
 from nyla.knowledge.settings import KnowledgeSettings
@@ -131,10 +131,11 @@ async def vector_ranks(
     )
     # the files joined in the ranking while most searches' hits' files are not held
     joined_at = None if held is None or held.worth_holding() else held.generation
-    lean = held is not None
-    sql = ranking_sql(
-        file_where, where, int(dims), int(limit), exact, scoped, lean, joined_at is not None
-    )
+    shape = (file_where, where, int(dims), int(limit), exact, scoped)
+    if joined_at is not None:
+        sql = ranking_with_files_sql(*shape)
+    else:
+        sql = ranking_sql(*shape, held is not None)
     bound = {**params, "q": QueryVector(vector)}
     setup = info = None
     if not exact:

@@ -12,7 +12,7 @@ from nyla.knowledge.file_rows import FileRows
 from nyla.knowledge.search_driver import ReadConnection, Statement, keys_array, prepared
 from nyla.knowledge.search_hits import merged, ranked_hits, result
 from nyla.knowledge.search_plan import SearchPlan
-from nyla.knowledge.search_sql import ranking_sql, scope_where
+from nyla.knowledge.search_sql import ranking_sql, ranking_with_files_sql, scope_where
 from nyla.knowledge.settings import KnowledgeSettings
 from nyla.knowledge.vectors import CHUNK_ID_BITS, vector_binary
 from nyla.models.knowledge import SearchHit, SearchResult
@@ -66,11 +66,11 @@ def ready_ranking(
     if plan.exact and not plan.scoped:
         return None
     file_where, where = scope_where(model)
-    shape = (file_where, where, dims, plan.pool, plan.exact, plan.scoped, True)
+    shape = (file_where, where, dims, plan.pool, plan.exact, plan.scoped)
     # the exact path's keys in its text: planned once per scope (see vector_ranks)
     in_text = tuple(keys) if plan.exact else None
-    statement, names = prepared(ranking_sql(*shape), in_text)
-    joined, _ = prepared(ranking_sql(*shape, with_files=True), in_text)
+    statement, names = prepared(ranking_sql(*shape, True), in_text)
+    joined, _ = prepared(ranking_with_files_sql(*shape), in_text)
     wanted = None if plan.exact else (plan.ef_search, int(settings.max_scan_tuples), plan.iterative)
     params = [keys_array(tuple(keys)) if name == "keys" else None for name in names]
     return ReadyRanking(statement, joined, params, names.index("q"), wanted)

@@ -27,21 +27,12 @@ def ranking_sql(
     exact: bool,
     scoped: bool = False,
     lean: bool = False,
-    with_files: bool = False,
 ) -> str:
     """The ranking statement. The limit is a literal: a prepared statement's generic plan
     then knows it is small. ``scoped``: the exact path may read the scope's chunks through
     the scope btree. ``lean``: the chunks alone (:data:`CHUNK_COLUMNS` and the distance),
     their files' details looked up afterwards (:mod:`nyla.knowledge.file_rows`); on the
-    HNSW path not sorted by the exact distance either (the caller sorts the k rows).
-    ``with_files`` (with ``lean``): each lean row followed by its file's details
-    (:data:`FILE_DETAIL_COLUMNS`), in no particular order."""
-    if lean and with_files:
-        return (
-            f"SELECT n.*, {FILE_DETAIL_COLUMNS} FROM "
-            f"({ranking_sql(file_where, where, dims, limit, exact, scoped, True)}) n "
-            f"JOIN knowledge_file_index f ON {FILE_OF_RANKED}"
-        )
+    HNSW path not sorted by the exact distance either (the caller sorts the k rows)."""
     expr = f"{vector_expr(dims, 'c.embedding')} <=> CAST(:q AS vector({dims}))"
     if exact and scoped:
         # The scope's chunks by the btree on (owner key, model), ranked exactly on their id
@@ -100,6 +91,19 @@ def ranking_sql(
     return (
         f"SELECT {RANKED_HIT_COLUMNS}, n.distance FROM ({ranked}) n "
         f"JOIN knowledge_file_index f ON {FILE_OF_RANKED} ORDER BY n.distance"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def ranking_with_files_sql(
+    file_where: str, where: str, dims: int, limit: int, exact: bool, scoped: bool = False
+) -> str:
+    """The lean ranking (:func:`ranking_sql`) with each row followed by its file's details
+    (:data:`FILE_DETAIL_COLUMNS`), in no particular order."""
+    lean = ranking_sql(file_where, where, dims, limit, exact, scoped, True)
+    return (
+        f"SELECT n.*, {FILE_DETAIL_COLUMNS} FROM ({lean}) n "
+        f"JOIN knowledge_file_index f ON {FILE_OF_RANKED}"
     )
 
 
