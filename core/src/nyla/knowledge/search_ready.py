@@ -28,8 +28,9 @@ async def held_hits(
 ) -> list[SearchHit]:
     """The hits of a lean ranking's ``rows`` with their files' details: all held (the
     common case) without a coroutine, else what is missing read first. ``joined_at``: the
-    rows carry their files' details (``with_files``; the generation of
-    :class:`FileRows` read before the statement ran)."""
+    rows carry their files' details
+    (:func:`~nyla.knowledge.search_sql.ranking_with_files_sql`; the value is the
+    generation of :class:`FileRows` read before the statement ran)."""
     if joined_at is not None:
         chunks, details = files.joined(rows, joined_at)
         return ranked_hits(chunks, details, model, resort=True) or []
